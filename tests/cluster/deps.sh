@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the testbed, the build and the tests need. Idempotent.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd); . "$here/env.sh"
+[ "$(id -u)" = 0 ] || die "the testbed needs root (Debian bookworm)"
+# Debian's etcd-server/containerd must not start as system services (a system etcd would take 2379).
+if [ ! -e /usr/sbin/policy-rc.d ]; then printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d; chmod +x /usr/sbin/policy-rc.d; fi
+# deb-src for `apt-get source kubernetes`
+src=/etc/apt/sources.list.d/zz-kubectl-etcd-src.sources
+if [ ! -e "$src" ]; then
+  cat > "$src" <<SRC
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: bookworm
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+  rm -f "$KE_CACHE/.apt-updated"
+fi
+pkgs="golang-go dpkg-dev make gcc libc6-dev golang-github-modern-go-reflect2-dev
+  etcd-server etcd-client containerd runc containernetworking-plugins iptables conntrack
+  buildah busybox-static dnsmasq-base bind9-dnsutils jq curl bc file socat ethtool openssl
+  protobuf-compiler iproute2 kmod python3-pip python3-venv"
+missing=$(dpkg-query -W -f='${Package} ${Status}\n' $pkgs 2>/dev/null | awk '$4!="installed"{print $1}' || true)
+need=0; for p in $pkgs; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need=1; done
+mkdir -p "$KE_CACHE"
+if [ $need = 1 ] || [ ! -e "$KE_CACHE/.apt-updated" ]; then
+  log "installing Debian packages"
+  apt-get update -qq
+  touch "$KE_CACHE/.apt-updated"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $pkgs >/dev/null
+fi
+log "Debian packages present"
