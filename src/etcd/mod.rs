@@ -1,0 +1,1 @@
+//! etcd client layer (in progress).
