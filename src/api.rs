@@ -1,0 +1,221 @@
+//! The custom resource `EtcdCluster`: spec, status, condition types and reasons.
+//!
+//! Pure data: no I/O, no client. Everything the API server stores about a cluster is declared here.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{Affinity, ResourceRequirements, Toleration};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// API group owned by the project.
+pub const GROUP: &str = "etcd.kubectl-etcd.io";
+/// Finalizer the engine puts on every EtcdCluster it manages.
+pub const FINALIZER: &str = "etcd.kubectl-etcd.io/cleanup";
+/// Largest cluster we accept: etcd's own guidance is 7; 9 leaves room for replacement headroom.
+pub const MAX_REPLICAS: i32 = 9;
+
+/// A highly available etcd cluster managed by kubectl-etcd.
+///
+/// Spec is written by users and `kubectl etcd` verbs only; status by the engine only.
+#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[kube(
+    group = "etcd.kubectl-etcd.io",
+    version = "v1alpha1",
+    kind = "EtcdCluster",
+    plural = "etcdclusters",
+    singular = "etcdcluster",
+    shortname = "etcdc",
+    category = "etcd",
+    namespaced,
+    status = "EtcdClusterStatus",
+    doc = "An etcd cluster managed by kubectl-etcd",
+    scale = r#"{"specReplicasPath":".spec.replicas","statusReplicasPath":".status.replicas","labelSelectorPath":".status.selector"}"#,
+    printcolumn = r#"{"name":"Replicas","type":"integer","jsonPath":".spec.replicas"}"#,
+    printcolumn = r#"{"name":"Ready","type":"integer","jsonPath":".status.readyReplicas"}"#,
+    printcolumn = r#"{"name":"Version","type":"string","jsonPath":".spec.version"}"#,
+    printcolumn = r#"{"name":"Phase","type":"string","jsonPath":".status.phase"}"#,
+    printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
+)]
+#[serde(rename_all = "camelCase")]
+pub struct EtcdClusterSpec {
+    /// Number of voting members. Odd numbers tolerate the most failures per member.
+    #[schemars(range(min = 1, max = 9))]
+    pub replicas: i32,
+    /// etcd release, e.g. "3.5.16" (no leading v).
+    #[schemars(regex(pattern = r"^3\.[0-9]+\.[0-9]+$"))]
+    pub version: String,
+    /// Image repository; the tag is `v<version>`. Default: gcr.io/etcd-development/etcd.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_repository: Option<String>,
+    /// Where members keep their data.
+    #[serde(default)]
+    pub storage: StorageSpec,
+    /// CPU and memory for each member's container.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources: Option<ResourceRequirements>,
+    /// Passed through to the member pods.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub affinity: Option<Affinity>,
+    /// Passed through to the member pods.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tolerations: Option<Vec<Toleration>>,
+    /// Passed through to the member pods.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_selector: Option<BTreeMap<String, String>>,
+    /// etcd server tuning.
+    #[serde(default)]
+    pub etcd: EtcdTuning,
+    /// When true the engine observes and reports but changes nothing.
+    #[serde(default)]
+    pub paused: bool,
+}
+
+/// Member storage.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StorageSpec {
+    /// Volume size per member, e.g. "1Gi". Default 1Gi.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$"))]
+    pub size: Option<String>,
+    /// StorageClass of the member volumes; the cluster default when empty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage_class_name: Option<String>,
+    /// Keep data in an emptyDir: fast and disposable, lost when a pod is deleted.
+    #[serde(default)]
+    pub ephemeral: bool,
+}
+
+/// etcd server flags the engine passes through.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EtcdTuning {
+    /// --quota-backend-bytes (etcd default 2 GiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
+    pub quota_backend_bytes: Option<i64>,
+    /// --auto-compaction-mode: "periodic" or "revision".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_compaction_mode: Option<CompactionMode>,
+    /// --auto-compaction-retention, e.g. "1h" (periodic) or "1000" (revision).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_compaction_retention: Option<String>,
+}
+
+#[derive(Deserialize, Serialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CompactionMode {
+    Periodic,
+    Revision,
+}
+
+/// What the engine last observed and decided. Written only by the engine.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EtcdClusterStatus {
+    /// One word for humans: Creating, Running, Scaling, Upgrading, Degraded, Failed, Paused, Deleting.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<Phase>,
+    /// The engine's next step or reason for waiting, as one sentence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<Condition>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub members: Vec<MemberStatus>,
+    /// Members in the etcd cluster (voters and learners); the scale subresource reads it.
+    #[serde(default)]
+    pub replicas: i32,
+    /// Healthy voting members.
+    #[serde(default)]
+    pub ready_replicas: i32,
+    /// Lowest server version among members.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// etcd cluster id, 16 hex digits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_id: Option<String>,
+    /// Label selector of member pods (for the scale subresource).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+}
+
+/// One etcd member as last observed.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MemberStatus {
+    pub name: String,
+    /// Member id, 16 hex digits.
+    pub id: String,
+    #[serde(default)]
+    pub peer_url: String,
+    #[serde(default)]
+    pub learner: bool,
+    #[serde(default)]
+    pub leader: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    #[serde(default)]
+    pub healthy: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub db_size: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raft_index: Option<u64>,
+    /// Why the member is not healthy, when it is not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+#[derive(Deserialize, Serialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
+pub enum Phase {
+    Creating,
+    Running,
+    Scaling,
+    Upgrading,
+    Degraded,
+    Failed,
+    Paused,
+    Deleting,
+}
+
+impl std::fmt::Display for Phase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self, f)
+    }
+}
+
+/// Condition types (metav1.Condition `type`).
+pub mod condition {
+    pub const READY: &str = "Ready";
+    pub const SCALING: &str = "Scaling";
+    pub const UPGRADING: &str = "Upgrading";
+    pub const RECOVERING: &str = "Recovering";
+    pub const DEGRADED: &str = "Degraded";
+}
+
+/// Condition reasons (CamelCase, as metav1.Condition requires).
+pub mod reason {
+    pub const ALL_MEMBERS_HEALTHY: &str = "AllMembersHealthy";
+    pub const MEMBERS_UNHEALTHY: &str = "MembersUnhealthy";
+    pub const BOOTSTRAPPING: &str = "Bootstrapping";
+    pub const ADDING_LEARNER: &str = "AddingLearner";
+    pub const PROMOTING_LEARNER: &str = "PromotingLearner";
+    pub const REMOVING_MEMBER: &str = "RemovingMember";
+    pub const MOVING_LEADER: &str = "MovingLeader";
+    pub const RESIZING_WORKLOAD: &str = "ResizingWorkload";
+    pub const CLEANING_UP: &str = "CleaningUp";
+    pub const ROLLING_MEMBERS: &str = "RollingMembers";
+    pub const REPAIRING: &str = "Repairing";
+    pub const AS_DESIRED: &str = "AsDesired";
+    pub const INVALID_SPEC: &str = "InvalidSpec";
+    pub const SPLIT_BRAIN: &str = "ClusterIdMismatch";
+    pub const QUORUM_AT_RISK: &str = "QuorumAtRisk";
+    pub const ETCD_UNREACHABLE: &str = "EtcdUnreachable";
+    pub const PAUSED: &str = "Paused";
+    pub const STRANDED_MEMBER: &str = "StrandedMember";
+}

@@ -1,0 +1,426 @@
+//! The two inputs of the planner: `Desired` (the validated spec) and `Observed` (the world).
+//!
+//! Pure: no client, no clock. `validate` is the only place that reads raw spec fields for
+//! configuration; everything downstream reads `Desired`.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::api::{CompactionMode, EtcdCluster, MAX_REPLICAS};
+
+/// Image repository used when the spec names none (the layout of etcd's official release images).
+pub const DEFAULT_IMAGE_REPOSITORY: &str = "gcr.io/etcd-development/etcd";
+/// Version `kubectl etcd create` uses when none is given.
+pub const DEFAULT_VERSION: &str = "3.5.16";
+/// Oldest minor the engine knows how to run (learners need 3.4).
+pub const MIN_MINOR: u32 = 4;
+/// Newest minor the engine knows how to run.
+pub const MAX_MINOR: u32 = 6;
+/// Volume size when the spec names none.
+pub const DEFAULT_STORAGE_SIZE: &str = "1Gi";
+
+/// An etcd release `3.<minor>.<patch>`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Version {
+    pub major: u32,
+    pub minor: u32,
+    pub patch: u32,
+}
+
+impl Version {
+    /// Parses "3.5.16" (a leading "v" is accepted so users can paste image tags).
+    pub fn parse(s: &str) -> Option<Version> {
+        let s = s.strip_prefix('v').unwrap_or(s);
+        let mut it = s.split('.');
+        let mut num = || -> Option<u32> {
+            let p = it.next()?;
+            if p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()) || p.len() > 6 {
+                return None;
+            }
+            p.parse().ok()
+        };
+        let v = Version { major: num()?, minor: num()?, patch: num()? };
+        if it.next().is_some() {
+            return None;
+        }
+        Some(v)
+    }
+}
+
+impl fmt::Display for Version {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}.{}", self.major, self.minor, self.patch)
+    }
+}
+
+/// Where members keep their data.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum Storage {
+    Ephemeral,
+    Volume { size: String, class: Option<String> },
+}
+
+/// The validated, defaulted spec. Built once per pass by `validate`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Desired {
+    pub name: String,
+    pub namespace: String,
+    /// Owner uid, for owner references and a unique initial-cluster token.
+    pub uid: String,
+    pub generation: i64,
+    pub replicas: u32,
+    pub version: Version,
+    pub image: String,
+    pub storage: Storage,
+    pub resources: Option<k8s_openapi::api::core::v1::ResourceRequirements>,
+    pub affinity: Option<k8s_openapi::api::core::v1::Affinity>,
+    pub tolerations: Option<Vec<k8s_openapi::api::core::v1::Toleration>>,
+    pub node_selector: Option<BTreeMap<String, String>>,
+    /// Extra etcd flags (`--name=value`), from the tuning section.
+    pub etcd_flags: Vec<String>,
+    pub paused: bool,
+}
+
+/// Why a spec can never work. The message names the field and the fix.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {message}")]
+pub struct InvalidSpec {
+    pub field: &'static str,
+    pub message: String,
+}
+
+fn invalid(field: &'static str, message: impl Into<String>) -> InvalidSpec {
+    InvalidSpec { field, message: message.into() }
+}
+
+/// Checks a replica count given on the command line or in a spec.
+pub fn validate_replicas(replicas: i64) -> Result<u32, InvalidSpec> {
+    if replicas < 1 || replicas > MAX_REPLICAS as i64 {
+        return Err(invalid(
+            "spec.replicas",
+            format!("{replicas} is out of range; use 1 to {MAX_REPLICAS} (odd numbers tolerate the most failures)"),
+        ));
+    }
+    Ok(replicas as u32)
+}
+
+/// Checks a version given on the command line or in a spec.
+pub fn validate_version(version: &str) -> Result<Version, InvalidSpec> {
+    let v = Version::parse(version).ok_or_else(|| {
+        invalid("spec.version", format!("{version:?} is not an etcd release; use the form 3.5.16"))
+    })?;
+    if v.major != 3 || v.minor < MIN_MINOR || v.minor > MAX_MINOR {
+        return Err(invalid(
+            "spec.version",
+            format!("etcd {v} is not supported; use a 3.{MIN_MINOR}, ... or 3.{MAX_MINOR} release"),
+        ));
+    }
+    Ok(v)
+}
+
+fn validate_quantity(field: &'static str, q: &str) -> Result<(), InvalidSpec> {
+    let digits_end = q.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(q.len());
+    let (num, unit) = q.split_at(digits_end);
+    let ok_num = !num.is_empty() && num.parse::<f64>().map(|n| n > 0.0).unwrap_or(false);
+    let ok_unit = matches!(unit, "" | "Ki" | "Mi" | "Gi" | "Ti" | "Pi" | "k" | "M" | "G" | "T" | "P");
+    if !ok_num || !ok_unit {
+        return Err(invalid(field, format!("{q:?} is not a positive size; use e.g. 1Gi or 500Mi")));
+    }
+    Ok(())
+}
+
+/// Checks a cluster name: it becomes a StatefulSet, Service and pod-name prefix.
+pub fn validate_name(name: &str) -> Result<(), InvalidSpec> {
+    let ok = !name.is_empty()
+        && name.len() <= 40
+        && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && name.as_bytes()[0].is_ascii_lowercase()
+        && !name.ends_with('-');
+    if !ok {
+        return Err(invalid(
+            "metadata.name",
+            format!("{name:?} is not a usable cluster name; use at most 40 lowercase letters, digits and '-', starting with a letter"),
+        ));
+    }
+    Ok(())
+}
+
+/// Validates and defaults a cluster's spec. The one reader of raw spec fields.
+pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
+    let name = cluster.metadata.name.clone().unwrap_or_default();
+    validate_name(&name)?;
+    let spec = &cluster.spec;
+    let replicas = validate_replicas(spec.replicas as i64)?;
+    let version = validate_version(&spec.version)?;
+    let repo = spec.image_repository.as_deref().unwrap_or(DEFAULT_IMAGE_REPOSITORY);
+    if repo.is_empty() || repo.contains(char::is_whitespace) || repo.contains('@') {
+        return Err(invalid("spec.imageRepository", format!("{repo:?} is not an image repository; use e.g. {DEFAULT_IMAGE_REPOSITORY}")));
+    }
+    let storage = if spec.storage.ephemeral {
+        Storage::Ephemeral
+    } else {
+        let size = spec.storage.size.clone().unwrap_or_else(|| DEFAULT_STORAGE_SIZE.to_string());
+        validate_quantity("spec.storage.size", &size)?;
+        Storage::Volume { size, class: spec.storage.storage_class_name.clone().filter(|c| !c.is_empty()) }
+    };
+    let mut etcd_flags = Vec::new();
+    let t = &spec.etcd;
+    if let Some(q) = t.quota_backend_bytes {
+        if q < 0 {
+            return Err(invalid("spec.etcd.quotaBackendBytes", "must not be negative; 0 means etcd's default"));
+        }
+        etcd_flags.push(format!("--quota-backend-bytes={q}"));
+    }
+    match (t.auto_compaction_mode, &t.auto_compaction_retention) {
+        (None, None) => {}
+        (mode, Some(ret)) => {
+            let mode = mode.unwrap_or(CompactionMode::Periodic);
+            let valid = match mode {
+                CompactionMode::Revision => ret.parse::<u64>().is_ok(),
+                CompactionMode::Periodic => {
+                    ret.parse::<u64>().is_ok()
+                        || (ret.len() > 1
+                            && ret.ends_with(['h', 'm', 's'])
+                            && ret[..ret.len() - 1].parse::<u64>().is_ok())
+                }
+            };
+            if !valid {
+                return Err(invalid(
+                    "spec.etcd.autoCompactionRetention",
+                    format!("{ret:?} does not fit mode {mode:?}; use e.g. \"1h\" (periodic) or \"1000\" (revision)"),
+                ));
+            }
+            let m = if mode == CompactionMode::Periodic { "periodic" } else { "revision" };
+            etcd_flags.push(format!("--auto-compaction-mode={m}"));
+            etcd_flags.push(format!("--auto-compaction-retention={ret}"));
+        }
+        (Some(_), None) => {
+            return Err(invalid("spec.etcd.autoCompactionRetention", "is required when autoCompactionMode is set"));
+        }
+    }
+    Ok(Desired {
+        namespace: cluster.metadata.namespace.clone().unwrap_or_else(|| "default".into()),
+        uid: cluster.metadata.uid.clone().unwrap_or_default(),
+        generation: cluster.metadata.generation.unwrap_or(0),
+        name,
+        replicas,
+        version,
+        image: format!("{repo}:v{version}"),
+        storage,
+        resources: spec.resources.clone(),
+        affinity: spec.affinity.clone(),
+        tolerations: spec.tolerations.clone(),
+        node_selector: spec.node_selector.clone(),
+        etcd_flags,
+        paused: spec.paused,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Observed
+
+/// Everything one pass saw, Kubernetes and etcd alike. Built by `observe`, read by `plan`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Observed {
+    /// The member StatefulSet, if it exists.
+    pub statefulset: Option<WorkloadView>,
+    /// Both Services and the disruption budget exist.
+    pub supporting_objects: bool,
+    /// Data of the member-config ConfigMap (`None`: missing).
+    pub config: Option<BTreeMap<String, String>>,
+    /// Member pods by ordinal.
+    pub pods: BTreeMap<u32, PodView>,
+    /// Member volume claims by ordinal.
+    pub volumes: BTreeMap<u32, VolumeView>,
+    pub etcd: EtcdView,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct WorkloadView {
+    pub replicas: u32,
+    /// Hash of the pod template the engine last applied (annotation).
+    pub template_hash: Option<String>,
+    /// The StatefulSet's current update revision.
+    pub update_revision: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct PodView {
+    pub name: String,
+    pub ready: bool,
+    pub running: bool,
+    pub terminating: bool,
+    pub revision: Option<String>,
+    pub ip: Option<String>,
+    /// Container restarts (a crash-looping member shows here).
+    pub restarts: i32,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct VolumeView {
+    pub name: String,
+    pub terminating: bool,
+}
+
+/// What etcd said, as a whole.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub enum EtcdView {
+    /// No member pod was running, so nobody was asked.
+    #[default]
+    NotQueried,
+    /// Pods run but no member answered.
+    Unreachable { errors: Vec<String> },
+    /// Members answered with different cluster ids: two clusters answer to one name.
+    Split { cluster_ids: Vec<u64> },
+    Reached(ClusterView),
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ClusterView {
+    pub cluster_id: u64,
+    pub leader: Option<u64>,
+    pub members: Vec<MemberView>,
+}
+
+impl ClusterView {
+    pub fn member_at(&self, ordinal: u32) -> Option<&MemberView> {
+        self.members.iter().find(|m| m.ordinal == Some(ordinal))
+    }
+    pub fn voters(&self) -> impl Iterator<Item = &MemberView> {
+        self.members.iter().filter(|m| !m.learner)
+    }
+    pub fn learners(&self) -> impl Iterator<Item = &MemberView> {
+        self.members.iter().filter(|m| m.learner)
+    }
+    pub fn leader_member(&self) -> Option<&MemberView> {
+        self.leader.and_then(|l| self.members.iter().find(|m| m.id == l))
+    }
+}
+
+/// One member as etcd lists it, joined with its own status answer.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct MemberView {
+    pub id: u64,
+    /// Name etcd reports; empty until the member has started once.
+    pub name: String,
+    /// Ordinal parsed from the peer URL (which the engine always builds); `None`: not ours.
+    pub ordinal: Option<u32>,
+    pub peer_url: String,
+    pub learner: bool,
+    pub started: bool,
+    /// Its own answer to status/health; `None` when it did not answer.
+    pub status: Option<MemberStatusView>,
+    pub healthy: bool,
+    pub error: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct MemberStatusView {
+    pub version: String,
+    pub db_size: i64,
+    pub raft_index: u64,
+    pub raft_term: u64,
+    pub leader: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::EtcdClusterSpec;
+
+    fn cluster(spec: EtcdClusterSpec) -> EtcdCluster {
+        let mut c = EtcdCluster::new("demo", spec);
+        c.metadata.namespace = Some("ns".into());
+        c
+    }
+    fn spec(replicas: i32, version: &str) -> EtcdClusterSpec {
+        EtcdClusterSpec { replicas, version: version.into(), ..Default::default() }
+    }
+
+    #[test]
+    fn versions_parse_with_or_without_v() {
+        assert_eq!(Version::parse("3.5.16"), Some(Version { major: 3, minor: 5, patch: 16 }));
+        assert_eq!(Version::parse("v3.4.23").unwrap().to_string(), "3.4.23");
+        for bad in ["", "3", "3.5", "3.5.x", "3.5.16.1", "3..1", "-3.5.1", "3.5.1-rc"] {
+            assert_eq!(Version::parse(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn versions_compare_numerically_not_as_strings() {
+        assert!(Version::parse("3.5.10").unwrap() > Version::parse("3.5.9").unwrap());
+    }
+
+    #[test]
+    fn a_valid_spec_is_defaulted() {
+        let d = validate(&cluster(spec(3, "3.5.16"))).unwrap();
+        assert_eq!(d.replicas, 3);
+        assert_eq!(d.image, "gcr.io/etcd-development/etcd:v3.5.16");
+        assert_eq!(d.storage, Storage::Volume { size: "1Gi".into(), class: None });
+        assert_eq!(d.namespace, "ns");
+        assert!(d.etcd_flags.is_empty());
+    }
+
+    #[test]
+    fn replicas_out_of_range_are_rejected_with_the_fix() {
+        for r in [0, -1, 10] {
+            let e = validate(&cluster(spec(r, "3.5.16"))).unwrap_err();
+            assert_eq!(e.field, "spec.replicas");
+            assert!(e.message.contains("1 to 9"), "{e}");
+        }
+    }
+
+    #[test]
+    fn malformed_and_unsupported_versions_are_rejected() {
+        for v in ["latest", "3.5", "2.3.8", "3.3.27", "3.9.0", "4.0.0"] {
+            let e = validate(&cluster(spec(3, v))).unwrap_err();
+            assert_eq!(e.field, "spec.version", "{v}");
+        }
+    }
+
+    #[test]
+    fn bad_names_are_rejected() {
+        for n in ["", "Demo", "1demo", "demo-", "a_b", &"x".repeat(41)] {
+            assert!(validate_name(n).is_err(), "{n}");
+        }
+        assert!(validate_name("demo-2").is_ok());
+    }
+
+    #[test]
+    fn storage_size_must_be_a_positive_quantity() {
+        let mut s = spec(3, "3.5.16");
+        s.storage.size = Some("lots".into());
+        assert_eq!(validate(&cluster(s.clone())).unwrap_err().field, "spec.storage.size");
+        s.storage.size = Some("0Gi".into());
+        assert!(validate(&cluster(s.clone())).is_err());
+        s.storage.size = Some("512Mi".into());
+        s.storage.storage_class_name = Some("fast".into());
+        assert_eq!(
+            validate(&cluster(s.clone())).unwrap().storage,
+            Storage::Volume { size: "512Mi".into(), class: Some("fast".into()) }
+        );
+        s.storage.ephemeral = true;
+        assert_eq!(validate(&cluster(s)).unwrap().storage, Storage::Ephemeral);
+    }
+
+    #[test]
+    fn tuning_becomes_flags_and_bad_retention_is_rejected() {
+        let mut s = spec(3, "3.5.16");
+        s.etcd.quota_backend_bytes = Some(4 << 30);
+        s.etcd.auto_compaction_mode = Some(CompactionMode::Revision);
+        s.etcd.auto_compaction_retention = Some("1000".into());
+        let d = validate(&cluster(s.clone())).unwrap();
+        assert_eq!(
+            d.etcd_flags,
+            vec!["--quota-backend-bytes=4294967296", "--auto-compaction-mode=revision", "--auto-compaction-retention=1000"]
+        );
+        s.etcd.auto_compaction_retention = Some("1h".into());
+        assert_eq!(validate(&cluster(s.clone())).unwrap_err().field, "spec.etcd.autoCompactionRetention");
+        s.etcd.auto_compaction_mode = Some(CompactionMode::Periodic);
+        assert!(validate(&cluster(s.clone())).is_ok());
+        s.etcd.auto_compaction_retention = None;
+        assert!(validate(&cluster(s)).is_err());
+    }
+}

@@ -1,0 +1,448 @@
+//! Names, labels and the Kubernetes objects of one etcd cluster.
+//!
+//! Pure functions: no client. Every object name, label key, port and annotation the engine uses
+//! comes from here, so observe, act and the tests agree by construction.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::apps::v1::{StatefulSet, StatefulSetSpec, StatefulSetUpdateStrategy};
+use k8s_openapi::api::core::v1::{
+    ConfigMap, ConfigMapEnvSource, Container, ContainerPort, EmptyDirVolumeSource, EnvFromSource, EnvVar,
+    EnvVarSource, HTTPGetAction, ObjectFieldSelector, PersistentVolumeClaim, PersistentVolumeClaimSpec,
+    PodSpec, PodTemplateSpec, Probe, Service, ServicePort, ServiceSpec, Volume, VolumeMount,
+    VolumeResourceRequirements,
+};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+
+use crate::model::{Desired, Storage};
+
+pub const CLIENT_PORT: u16 = 2379;
+pub const PEER_PORT: u16 = 2380;
+/// Field manager of every server-side apply the engine does.
+pub const FIELD_MANAGER: &str = "kubectl-etcd";
+pub const LABEL_NAME: &str = "app.kubernetes.io/name";
+pub const LABEL_INSTANCE: &str = "app.kubernetes.io/instance";
+pub const LABEL_MANAGED_BY: &str = "app.kubernetes.io/managed-by";
+pub const ANNOTATION_TEMPLATE_HASH: &str = "etcd.kubectl-etcd.io/template-hash";
+/// Label a StatefulSet puts on its pods naming their revision.
+pub const LABEL_REVISION: &str = "controller-revision-hash";
+pub const DATA_VOLUME: &str = "data";
+pub const DATA_DIR: &str = "/var/lib/etcd";
+pub const CONTAINER: &str = "etcd";
+
+/// Keys of the member-config ConfigMap, read by the member start script as environment.
+pub mod config_key {
+    pub const INITIAL_CLUSTER: &str = "KE_INITIAL_CLUSTER";
+    pub const INITIAL_TOKEN: &str = "KE_INITIAL_TOKEN";
+    pub const SERVICE: &str = "KE_SERVICE";
+    /// Present once the initial members have formed the cluster: after that, a member without
+    /// data may only start through its join entry (never bootstrap a second cluster).
+    pub const BOOTSTRAPPED: &str = "KE_BOOTSTRAPPED";
+    pub const JOIN_PREFIX: &str = "KE_JOIN_";
+}
+
+pub fn statefulset_name(cluster: &str) -> String {
+    cluster.to_string()
+}
+/// Headless Service: stable per-member DNS names for peers (publishes not-ready addresses).
+pub fn peer_service_name(cluster: &str) -> String {
+    cluster.to_string()
+}
+/// ClusterIP Service for clients.
+pub fn client_service_name(cluster: &str) -> String {
+    format!("{cluster}-client")
+}
+pub fn config_name(cluster: &str) -> String {
+    format!("{cluster}-members")
+}
+pub fn pdb_name(cluster: &str) -> String {
+    cluster.to_string()
+}
+pub fn pod_name(cluster: &str, ordinal: u32) -> String {
+    format!("{cluster}-{ordinal}")
+}
+pub fn volume_name(cluster: &str, ordinal: u32) -> String {
+    format!("{DATA_VOLUME}-{cluster}-{ordinal}")
+}
+fn member_host(cluster: &str, namespace: &str, ordinal: u32) -> String {
+    format!("{}.{}.{namespace}.svc.cluster.local", pod_name(cluster, ordinal), peer_service_name(cluster))
+}
+pub fn peer_url(cluster: &str, namespace: &str, ordinal: u32) -> String {
+    format!("http://{}:{PEER_PORT}", member_host(cluster, namespace, ordinal))
+}
+pub fn client_url(cluster: &str, namespace: &str, ordinal: u32) -> String {
+    format!("http://{}:{CLIENT_PORT}", member_host(cluster, namespace, ordinal))
+}
+
+/// `demo-3` → 3 for cluster `demo`. Parsed as a number, never compared as a string.
+pub fn ordinal_of_pod(cluster: &str, pod: &str) -> Option<u32> {
+    let rest = pod.strip_prefix(cluster)?.strip_prefix('-')?;
+    if rest.is_empty() || !rest.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    rest.parse().ok()
+}
+pub fn ordinal_of_volume(cluster: &str, pvc: &str) -> Option<u32> {
+    ordinal_of_pod(cluster, pvc.strip_prefix(DATA_VOLUME)?.strip_prefix('-')?)
+}
+/// The ordinal of a member from the peer URL the engine built for it; `None` for foreign members.
+pub fn ordinal_of_peer_url(cluster: &str, namespace: &str, url: &str) -> Option<u32> {
+    let host = url.strip_prefix("http://")?.strip_suffix(&format!(":{PEER_PORT}"))?;
+    let pod = host.strip_suffix(&format!(".{}.{namespace}.svc.cluster.local", peer_service_name(cluster)))?;
+    ordinal_of_pod(cluster, pod)
+}
+
+pub fn selector_labels(cluster: &str) -> BTreeMap<String, String> {
+    BTreeMap::from([(LABEL_NAME.to_string(), "etcd".to_string()), (LABEL_INSTANCE.to_string(), cluster.to_string())])
+}
+/// `app.kubernetes.io/name=etcd,app.kubernetes.io/instance=demo` for list calls and the scale subresource.
+pub fn selector_string(cluster: &str) -> String {
+    selector_labels(cluster).iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",")
+}
+fn labels(cluster: &str) -> BTreeMap<String, String> {
+    let mut l = selector_labels(cluster);
+    l.insert(LABEL_MANAGED_BY.to_string(), FIELD_MANAGER.to_string());
+    l
+}
+
+/// Owner reference to the EtcdCluster: children are garbage-collected with it.
+pub fn owner(d: &Desired) -> OwnerReference {
+    OwnerReference {
+        api_version: format!("{}/v1alpha1", crate::api::GROUP),
+        kind: "EtcdCluster".into(),
+        name: d.name.clone(),
+        uid: d.uid.clone(),
+        controller: Some(true),
+        block_owner_deletion: Some(true),
+    }
+}
+
+fn meta(d: &Desired, name: String) -> ObjectMeta {
+    ObjectMeta {
+        name: Some(name),
+        namespace: Some(d.namespace.clone()),
+        labels: Some(labels(&d.name)),
+        owner_references: Some(vec![owner(d)]),
+        ..Default::default()
+    }
+}
+
+fn port(name: &str, port: u16) -> ServicePort {
+    ServicePort {
+        name: Some(name.into()),
+        port: port as i32,
+        target_port: Some(IntOrString::Int(port as i32)),
+        // Server-side apply of Service ports fails without protocol (it is a list-map key).
+        protocol: Some("TCP".into()),
+        ..Default::default()
+    }
+}
+
+pub fn peer_service(d: &Desired) -> Service {
+    Service {
+        metadata: meta(d, peer_service_name(&d.name)),
+        spec: Some(ServiceSpec {
+            cluster_ip: Some("None".into()),
+            // Peers must resolve each other before any of them is Ready (bootstrap needs quorum).
+            publish_not_ready_addresses: Some(true),
+            selector: Some(selector_labels(&d.name)),
+            ports: Some(vec![port("client", CLIENT_PORT), port("peer", PEER_PORT)]),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+pub fn client_service(d: &Desired) -> Service {
+    Service {
+        metadata: meta(d, client_service_name(&d.name)),
+        spec: Some(ServiceSpec {
+            selector: Some(selector_labels(&d.name)),
+            ports: Some(vec![port("client", CLIENT_PORT)]),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+/// PodDisruptionBudget (maxUnavailable 1) as JSON: the 1.20 API level only has policy/v1beta1,
+/// which k8s-openapi no longer models; the body is the same in policy/v1.
+pub fn pdb(d: &Desired, api_version: &str) -> serde_json::Value {
+    serde_json::json!({
+        "apiVersion": api_version,
+        "kind": "PodDisruptionBudget",
+        "metadata": meta(d, pdb_name(&d.name)),
+        "spec": {
+            "maxUnavailable": 1,
+            "selector": { "matchLabels": selector_labels(&d.name) }
+        }
+    })
+}
+
+pub fn initial_cluster(d: &Desired, ordinals: impl IntoIterator<Item = u32>) -> String {
+    ordinals
+        .into_iter()
+        .map(|o| format!("{}={}", pod_name(&d.name, o), peer_url(&d.name, &d.namespace, o)))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// The member-config data for a brand-new cluster of `replicas` members.
+pub fn bootstrap_config(d: &Desired, replicas: u32) -> BTreeMap<String, String> {
+    let token_suffix: String = d.uid.chars().filter(|c| *c != '-').take(8).collect();
+    BTreeMap::from([
+        (config_key::INITIAL_CLUSTER.to_string(), initial_cluster(d, 0..replicas)),
+        (config_key::INITIAL_TOKEN.to_string(), format!("{}-{}", d.name, token_suffix)),
+        (config_key::SERVICE.to_string(), peer_service_name(&d.name)),
+    ])
+}
+
+pub fn join_key(ordinal: u32) -> String {
+    format!("{}{ordinal}", config_key::JOIN_PREFIX)
+}
+
+pub fn config_map(d: &Desired, data: BTreeMap<String, String>) -> ConfigMap {
+    ConfigMap { metadata: meta(d, config_name(&d.name)), data: Some(data), ..Default::default() }
+}
+
+/// Start script of a member container. Decides from its data dir and the member-config how etcd
+/// starts: with data → as itself; with a join entry → joins the existing cluster (it was added as
+/// a learner first); before bootstrap → founds the cluster with its peers; otherwise it refuses
+/// (a member that lost its data must never found a second cluster or rejoin blindly).
+const START_SCRIPT: &str = r#"
+ord="${POD_NAME##*-}"
+data="$DATA_DIR/data"
+host="$POD_NAME.$KE_SERVICE.$POD_NS.svc.cluster.local"
+set -- --name="$POD_NAME" --data-dir="$data" \
+  --listen-client-urls=http://0.0.0.0:2379 --advertise-client-urls="http://$host:2379" \
+  --listen-peer-urls=http://0.0.0.0:2380 --initial-advertise-peer-urls="http://$host:2380" "$@"
+if [ -d "$data/member" ]; then exec etcd "$@"; fi
+eval "join=\${KE_JOIN_$ord:-}"
+if [ -n "$join" ]; then
+  exec etcd "$@" --initial-cluster-state=existing --initial-cluster="$join"
+fi
+if [ -z "${KE_BOOTSTRAPPED:-}" ]; then
+  exec etcd "$@" --initial-cluster-state=new --initial-cluster="$KE_INITIAL_CLUSTER" --initial-cluster-token="$KE_INITIAL_TOKEN"
+fi
+echo "member $POD_NAME has no data and no join entry in the member config: it is not a member any more; kubectl-etcd will resize or re-add it" >&2
+exit 1
+"#;
+
+fn env_field(name: &str, path: &str) -> EnvVar {
+    EnvVar {
+        name: name.into(),
+        value_from: Some(EnvVarSource {
+            field_ref: Some(ObjectFieldSelector { field_path: path.into(), ..Default::default() }),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+pub fn pod_template(d: &Desired) -> PodTemplateSpec {
+    let mut args = vec!["/bin/sh".to_string(), "-c".into(), START_SCRIPT.trim_start().into(), "etcd-start".into()];
+    args.extend(d.etcd_flags.iter().cloned());
+    let container = Container {
+        name: CONTAINER.into(),
+        image: Some(d.image.clone()),
+        image_pull_policy: Some("IfNotPresent".into()),
+        command: Some(args),
+        env: Some(vec![
+            env_field("POD_NAME", "metadata.name"),
+            env_field("POD_NS", "metadata.namespace"),
+            EnvVar { name: "DATA_DIR".into(), value: Some(DATA_DIR.into()), ..Default::default() },
+            EnvVar { name: "ETCDCTL_API".into(), value: Some("3".into()), ..Default::default() },
+        ]),
+        env_from: Some(vec![EnvFromSource {
+            config_map_ref: Some(ConfigMapEnvSource { name: config_name(&d.name), optional: Some(false) }),
+            ..Default::default()
+        }]),
+        ports: Some(vec![
+            ContainerPort { name: Some("client".into()), container_port: CLIENT_PORT as i32, protocol: Some("TCP".into()), ..Default::default() },
+            ContainerPort { name: Some("peer".into()), container_port: PEER_PORT as i32, protocol: Some("TCP".into()), ..Default::default() },
+        ]),
+        readiness_probe: Some(Probe {
+            http_get: Some(HTTPGetAction { path: Some("/health".into()), port: IntOrString::Int(CLIENT_PORT as i32), ..Default::default() }),
+            period_seconds: Some(2),
+            timeout_seconds: Some(2),
+            failure_threshold: Some(3),
+            ..Default::default()
+        }),
+        resources: d.resources.clone(),
+        volume_mounts: Some(vec![VolumeMount { name: DATA_VOLUME.into(), mount_path: DATA_DIR.into(), ..Default::default() }]),
+        ..Default::default()
+    };
+    let volumes = match d.storage {
+        Storage::Ephemeral => Some(vec![Volume {
+            name: DATA_VOLUME.into(),
+            empty_dir: Some(EmptyDirVolumeSource::default()),
+            ..Default::default()
+        }]),
+        Storage::Volume { .. } => None,
+    };
+    PodTemplateSpec {
+        metadata: Some(ObjectMeta { labels: Some(labels(&d.name)), ..Default::default() }),
+        spec: Some(PodSpec {
+            containers: vec![container],
+            volumes,
+            affinity: d.affinity.clone(),
+            tolerations: d.tolerations.clone(),
+            node_selector: d.node_selector.clone(),
+            // etcd flushes on SIGTERM quickly; a long grace only slows member replacement.
+            termination_grace_period_seconds: Some(10),
+            ..Default::default()
+        }),
+    }
+}
+
+/// FNV-1a over the serialised template: stable across Rust releases (unlike `DefaultHasher`),
+/// and compared against our own annotation, never against fields admission may rewrite.
+pub fn template_hash(d: &Desired) -> String {
+    let json = serde_json::to_string(&(pod_template(d), volume_claim(d))).unwrap_or_default();
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in json.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    format!("{h:016x}")
+}
+
+fn volume_claim(d: &Desired) -> Option<PersistentVolumeClaim> {
+    match &d.storage {
+        Storage::Ephemeral => None,
+        Storage::Volume { size, class } => Some(PersistentVolumeClaim {
+            metadata: ObjectMeta { name: Some(DATA_VOLUME.into()), labels: Some(labels(&d.name)), ..Default::default() },
+            spec: Some(PersistentVolumeClaimSpec {
+                access_modes: Some(vec!["ReadWriteOnce".into()]),
+                storage_class_name: class.clone(),
+                resources: Some(VolumeResourceRequirements {
+                    requests: Some(BTreeMap::from([("storage".to_string(), Quantity(size.clone()))])),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }),
+    }
+}
+
+/// The member StatefulSet at `replicas`. Parallel pod management (members bootstrap together;
+/// the engine itself adds one member at a time) and OnDelete updates (the engine restarts members
+/// one at a time, healthy cluster first; the StatefulSet controller never does on its own).
+pub fn statefulset(d: &Desired, replicas: u32) -> StatefulSet {
+    let mut metadata = meta(d, statefulset_name(&d.name));
+    metadata.annotations = Some(BTreeMap::from([(ANNOTATION_TEMPLATE_HASH.to_string(), template_hash(d))]));
+    StatefulSet {
+        metadata,
+        spec: Some(StatefulSetSpec {
+            replicas: Some(replicas as i32),
+            service_name: Some(peer_service_name(&d.name)),
+            pod_management_policy: Some("Parallel".into()),
+            selector: LabelSelector { match_labels: Some(selector_labels(&d.name)), ..Default::default() },
+            update_strategy: Some(StatefulSetUpdateStrategy { type_: Some("OnDelete".into()), ..Default::default() }),
+            template: pod_template(d),
+            volume_claim_templates: volume_claim(d).map(|c| vec![c]),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Version;
+
+    pub(crate) fn desired() -> Desired {
+        Desired {
+            name: "demo".into(),
+            namespace: "ns".into(),
+            uid: "1234abcd-ef".into(),
+            generation: 1,
+            replicas: 3,
+            version: Version { major: 3, minor: 5, patch: 16 },
+            image: "gcr.io/etcd-development/etcd:v3.5.16".into(),
+            storage: Storage::Volume { size: "1Gi".into(), class: None },
+            resources: None,
+            affinity: None,
+            tolerations: None,
+            node_selector: None,
+            etcd_flags: vec![],
+            paused: false,
+        }
+    }
+
+    #[test]
+    fn ordinals_are_parsed_from_names_and_urls() {
+        assert_eq!(ordinal_of_pod("demo", "demo-12"), Some(12));
+        assert_eq!(ordinal_of_pod("demo", "demo-x"), None);
+        assert_eq!(ordinal_of_pod("demo", "demox-1"), None);
+        assert_eq!(ordinal_of_pod("demo", "demo-2-1"), None);
+        assert_eq!(ordinal_of_volume("demo", "data-demo-4"), Some(4));
+        let url = peer_url("demo", "ns", 10);
+        assert_eq!(url, "http://demo-10.demo.ns.svc.cluster.local:2380");
+        assert_eq!(ordinal_of_peer_url("demo", "ns", &url), Some(10));
+        assert_eq!(ordinal_of_peer_url("demo", "other", &url), None);
+        assert_eq!(ordinal_of_peer_url("demo", "ns", "http://10.0.0.1:2380"), None);
+    }
+
+    #[test]
+    fn bootstrap_config_lists_every_initial_member_and_a_unique_token() {
+        let c = bootstrap_config(&desired(), 3);
+        assert_eq!(
+            c[config_key::INITIAL_CLUSTER],
+            "demo-0=http://demo-0.demo.ns.svc.cluster.local:2380,demo-1=http://demo-1.demo.ns.svc.cluster.local:2380,demo-2=http://demo-2.demo.ns.svc.cluster.local:2380"
+        );
+        assert_eq!(c[config_key::INITIAL_TOKEN], "demo-1234abcd");
+        assert!(!c.contains_key(config_key::BOOTSTRAPPED));
+    }
+
+    #[test]
+    fn services_always_name_their_port_protocol() {
+        for s in [peer_service(&desired()), client_service(&desired())] {
+            for p in s.spec.unwrap().ports.unwrap() {
+                assert_eq!(p.protocol.as_deref(), Some("TCP"));
+            }
+        }
+        assert_eq!(peer_service(&desired()).spec.unwrap().publish_not_ready_addresses, Some(true));
+    }
+
+    #[test]
+    fn template_hash_changes_with_the_template_only() {
+        let a = desired();
+        let mut b = desired();
+        assert_eq!(template_hash(&a), template_hash(&b));
+        b.replicas = 5;
+        assert_eq!(template_hash(&a), template_hash(&b), "replicas are not part of the template");
+        b.image = "other/etcd:v3.5.16".into();
+        assert_ne!(template_hash(&a), template_hash(&b));
+    }
+
+    #[test]
+    fn statefulset_uses_on_delete_parallel_and_owner_reference() {
+        let s = statefulset(&desired(), 4);
+        let spec = s.spec.as_ref().unwrap();
+        assert_eq!(spec.replicas, Some(4));
+        assert_eq!(spec.pod_management_policy.as_deref(), Some("Parallel"));
+        assert_eq!(spec.update_strategy.as_ref().unwrap().type_.as_deref(), Some("OnDelete"));
+        assert_eq!(s.metadata.owner_references.unwrap()[0].kind, "EtcdCluster");
+        assert_eq!(spec.volume_claim_templates.as_ref().unwrap().len(), 1);
+        let mut e = desired();
+        e.storage = Storage::Ephemeral;
+        let s = statefulset(&e, 1);
+        assert!(s.spec.as_ref().unwrap().volume_claim_templates.is_none());
+        assert!(s.spec.unwrap().template.spec.unwrap().volumes.unwrap()[0].empty_dir.is_some());
+    }
+
+    #[test]
+    fn etcd_tuning_flags_reach_the_container() {
+        let mut d = desired();
+        d.etcd_flags = vec!["--quota-backend-bytes=1".into()];
+        let t = pod_template(&d);
+        let cmd = t.spec.unwrap().containers[0].command.clone().unwrap();
+        assert_eq!(cmd.last().unwrap(), "--quota-backend-bytes=1");
+        assert_eq!(cmd[3], "etcd-start");
+    }
+}

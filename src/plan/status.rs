@@ -1,0 +1,126 @@
+//! Status derivation: desired, observed and the chosen step in, the status to write out.
+//!
+//! Pure: `now` is passed in. Condition transition times only move when a condition's status flips.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+
+use super::Step;
+use crate::api::{condition, reason, EtcdClusterStatus, MemberStatus, Phase};
+use crate::model::{Desired, EtcdView, Observed};
+use crate::objects;
+
+fn cond(prev: &[Condition], type_: &str, on: bool, reason: &str, message: String, generation: i64, now: jiff::Timestamp) -> Condition {
+    let status = if on { "True" } else { "False" };
+    let last = prev
+        .iter()
+        .find(|c| c.type_ == type_ && c.status == status)
+        .map(|c| c.last_transition_time.clone())
+        .unwrap_or(Time(now));
+    Condition {
+        type_: type_.to_string(),
+        status: status.into(),
+        reason: reason.into(),
+        message,
+        observed_generation: Some(generation),
+        last_transition_time: last,
+    }
+}
+
+/// Builds the status the engine writes after a pass that chose `step`.
+pub fn derive_status(d: &Desired, o: &Observed, step: &Step, prev: Option<&EtcdClusterStatus>, now: jiff::Timestamp) -> EtcdClusterStatus {
+    let prev_conds: &[Condition] = prev.map_or(&[], |p| &p.conditions);
+    let mut st = EtcdClusterStatus {
+        selector: Some(objects::selector_string(&d.name)),
+        observed_generation: Some(d.generation),
+        message: Some(step.to_string()),
+        ..Default::default()
+    };
+    let mut voters = 0usize;
+    let mut healthy = 0usize;
+    if let EtcdView::Reached(c) = &o.etcd {
+        st.cluster_id = Some(crate::etcd::fmt_id(c.cluster_id));
+        let mut members: Vec<MemberStatus> = c
+            .members
+            .iter()
+            .map(|m| MemberStatus {
+                name: super::member_name(d, m),
+                id: crate::etcd::fmt_id(m.id),
+                peer_url: m.peer_url.clone(),
+                learner: m.learner,
+                leader: c.leader == Some(m.id),
+                version: m.status.as_ref().map(|s| s.version.clone()),
+                healthy: m.healthy,
+                db_size: m.status.as_ref().map(|s| s.db_size),
+                raft_index: m.status.as_ref().map(|s| s.raft_index),
+                error: m.error.clone(),
+            })
+            .collect();
+        members.sort_by_key(|m| objects::ordinal_of_pod(&d.name, &m.name).unwrap_or(u32::MAX));
+        voters = c.voters().count();
+        healthy = c.voters().filter(|m| m.healthy).count();
+        st.version = c
+            .members
+            .iter()
+            .filter_map(|m| m.status.as_ref().and_then(|s| crate::model::Version::parse(&s.version)))
+            .min()
+            .map(|v| v.to_string());
+        st.replicas = members.len() as i32;
+        st.ready_replicas = healthy as i32;
+        st.members = members;
+    } else if let Some(p) = prev {
+        // Nobody answered: keep the last member list so users still see who should be there,
+        // but mark nobody healthy.
+        st.members = p.members.iter().cloned().map(|mut m| { m.healthy = false; m }).collect();
+        st.replicas = p.replicas;
+        st.cluster_id = p.cluster_id.clone();
+        st.version = p.version.clone();
+    }
+
+    let g = d.generation;
+    let r = step.reason();
+    let msg = step.to_string();
+    let converged = matches!(step, Step::Idle);
+    let ready = voters > 0 && healthy >= super::quorum(voters) && !matches!(step, Step::Hold { .. });
+    let scaling = matches!(
+        step,
+        Step::AddLearner { .. } | Step::PromoteLearner { .. } | Step::RemoveMember { .. } | Step::ResizeStatefulSet { .. } | Step::DeleteVolume { .. } | Step::MoveLeader { .. }
+    ) || (matches!(step, Step::Wait { .. } | Step::WriteConfig { .. }) && [reason::ADDING_LEARNER, reason::PROMOTING_LEARNER, reason::RESIZING_WORKLOAD, reason::CLEANING_UP].contains(&r))
+        || (voters > 0 && voters != d.replicas as usize && !matches!(step, Step::Hold { .. } | Step::Paused));
+    let upgrading = matches!(step, Step::UpdateTemplate { .. } | Step::RestartMember { .. }) || (matches!(step, Step::Wait { .. }) && r == reason::ROLLING_MEMBERS);
+    let recovering = matches!(step, Step::ApplySupportingObjects | Step::WriteConfig { why: super::ConfigChange::Repair, .. })
+        || matches!(step, Step::ResizeStatefulSet { from: 0, .. }) && o.statefulset.is_none() && !o.volumes.is_empty();
+    let degraded = matches!(step, Step::Hold { .. }) || (voters > 0 && healthy < voters) || r == reason::ETCD_UNREACHABLE;
+
+    let degraded_reason = match step {
+        Step::Hold { reason, .. } => *reason,
+        _ if r == reason::ETCD_UNREACHABLE => reason::ETCD_UNREACHABLE,
+        _ if degraded => reason::MEMBERS_UNHEALTHY,
+        _ => reason::ALL_MEMBERS_HEALTHY,
+    };
+    let degraded_msg = if degraded {
+        match step {
+            Step::Hold { .. } => msg.clone(),
+            _ => format!("{healthy} of {voters} voting members healthy"),
+        }
+    } else {
+        format!("{healthy} of {voters} voting members healthy")
+    };
+    st.conditions = vec![
+        cond(prev_conds, condition::READY, ready, if ready { reason::ALL_MEMBERS_HEALTHY } else { r }, if ready { format!("{healthy} of {voters} voting members healthy; quorum {}", super::quorum(voters.max(1))) } else { msg.clone() }, g, now),
+        cond(prev_conds, condition::SCALING, scaling, if scaling { r } else { reason::AS_DESIRED }, if scaling { msg.clone() } else { format!("{voters} voting members as desired") }, g, now),
+        cond(prev_conds, condition::UPGRADING, upgrading, if upgrading { r } else { reason::AS_DESIRED }, if upgrading { msg.clone() } else { "every member runs the current template".into() }, g, now),
+        cond(prev_conds, condition::RECOVERING, recovering, if recovering { r } else { reason::AS_DESIRED }, if recovering { msg.clone() } else { "nothing to recover".into() }, g, now),
+        cond(prev_conds, condition::DEGRADED, degraded, degraded_reason, degraded_msg, g, now),
+    ];
+    st.phase = Some(match step {
+        Step::Paused => Phase::Paused,
+        Step::Hold { .. } => Phase::Degraded,
+        _ if o.statefulset.is_none() && o.volumes.is_empty() || (!ready && r == reason::BOOTSTRAPPING) => Phase::Creating,
+        _ if upgrading => Phase::Upgrading,
+        _ if scaling => Phase::Scaling,
+        _ if degraded => Phase::Degraded,
+        _ if converged || ready => Phase::Running,
+        _ => Phase::Creating,
+    });
+    st
+}

@@ -1,0 +1,364 @@
+//! Table-style planner tests: one observed situation each, and the step it must lead to.
+
+use std::collections::BTreeMap;
+
+use super::*;
+use crate::api::{condition, reason};
+use crate::model::{MemberStatusView, PodView, VolumeView, WorkloadView};
+
+fn desired(replicas: u32) -> Desired {
+    let mut c = crate::api::EtcdCluster::new("demo", crate::api::EtcdClusterSpec { replicas: replicas as i32, version: "3.5.16".into(), ..Default::default() });
+    c.metadata.namespace = Some("ns".into());
+    c.metadata.uid = Some("uid-1".into());
+    c.metadata.generation = Some(7);
+    crate::model::validate(&c).unwrap()
+}
+
+fn member(d: &Desired, ordinal: u32) -> MemberView {
+    MemberView {
+        id: 100 + ordinal as u64,
+        name: objects::pod_name(&d.name, ordinal),
+        ordinal: Some(ordinal),
+        peer_url: objects::peer_url(&d.name, &d.namespace, ordinal),
+        learner: false,
+        started: true,
+        status: Some(MemberStatusView { version: "3.5.16".into(), db_size: 20480, raft_index: 1000, raft_term: 2, leader: 100 }),
+        healthy: true,
+        error: None,
+    }
+}
+
+/// A healthy, converged cluster of `n` members (leader: ordinal 0) as desired by `d`.
+fn healthy(d: &Desired, n: u32) -> Observed {
+    let mut config = objects::bootstrap_config(d, n);
+    config.insert(config_key::BOOTSTRAPPED.into(), "true".into());
+    Observed {
+        statefulset: Some(WorkloadView { replicas: n, template_hash: Some(objects::template_hash(d)), update_revision: Some("rev1".into()) }),
+        supporting_objects: true,
+        config: Some(config),
+        pods: (0..n).map(|o| (o, PodView { name: objects::pod_name(&d.name, o), ready: true, running: true, revision: Some("rev1".into()), ..Default::default() })).collect(),
+        volumes: (0..n).map(|o| (o, VolumeView { name: objects::volume_name(&d.name, o), terminating: false })).collect(),
+        etcd: EtcdView::Reached(ClusterView { cluster_id: 7, leader: Some(100), members: (0..n).map(|o| member(d, o)).collect() }),
+    }
+}
+
+fn cluster(o: &mut Observed) -> &mut ClusterView {
+    match &mut o.etcd {
+        EtcdView::Reached(c) => c,
+        _ => panic!("not reached"),
+    }
+}
+
+fn with_learner(d: &Desired, o: &mut Observed, ordinal: u32, started: bool, raft_index: u64) {
+    let mut m = member(d, ordinal);
+    m.learner = true;
+    m.started = started;
+    if !started {
+        m.name.clear();
+        m.status = None;
+        m.healthy = false;
+    } else {
+        m.status.as_mut().unwrap().raft_index = raft_index;
+    }
+    cluster(o).members.push(m);
+}
+
+#[test]
+fn a_new_cluster_is_bootstrapped_whole() {
+    assert_eq!(plan(&desired(3), &Observed::default()), Step::Bootstrap { replicas: 3 });
+}
+
+#[test]
+fn a_paused_cluster_is_only_observed() {
+    let mut d = desired(3);
+    d.paused = true;
+    assert_eq!(plan(&d, &Observed::default()), Step::Paused);
+}
+
+#[test]
+fn a_deleted_statefulset_is_recreated_at_the_size_of_its_volumes() {
+    let d = desired(3);
+    let mut o = healthy(&d, 5);
+    o.statefulset = None;
+    o.etcd = EtcdView::NotQueried;
+    assert_eq!(plan(&d, &o), Step::ResizeStatefulSet { from: 0, to: 5 });
+}
+
+#[test]
+fn missing_services_are_reapplied() {
+    let d = desired(3);
+    let mut o = healthy(&d, 3);
+    o.supporting_objects = false;
+    assert_eq!(plan(&d, &o), Step::ApplySupportingObjects);
+}
+
+#[test]
+fn a_changed_template_is_applied_without_changing_the_size() {
+    let d = desired(3);
+    let mut o = healthy(&d, 3);
+    o.statefulset.as_mut().unwrap().template_hash = Some("old".into());
+    assert_eq!(plan(&d, &o), Step::UpdateTemplate { replicas: 3 });
+}
+
+#[test]
+fn two_cluster_ids_hold_everything() {
+    let d = desired(5);
+    let mut o = healthy(&d, 3);
+    o.etcd = EtcdView::Split { cluster_ids: vec![1, 2] };
+    let s = plan(&d, &o);
+    assert!(matches!(&s, Step::Hold { reason, message } if *reason == reason::SPLIT_BRAIN && message.contains("0000000000000001")), "{s:?}");
+    assert!(!s.is_change());
+}
+
+#[test]
+fn unreachable_etcd_waits_during_bootstrap_and_reports_after() {
+    let d = desired(3);
+    let mut o = healthy(&d, 3);
+    o.etcd = EtcdView::Unreachable { errors: vec!["connection refused".into()] };
+    assert!(matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == reason::ETCD_UNREACHABLE));
+    o.config.as_mut().unwrap().remove(config_key::BOOTSTRAPPED);
+    assert!(matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == reason::BOOTSTRAPPING));
+}
+
+#[test]
+fn the_bootstrap_is_recorded_once_every_initial_member_started() {
+    let d = desired(3);
+    let mut o = healthy(&d, 3);
+    o.config.as_mut().unwrap().remove(config_key::BOOTSTRAPPED);
+    cluster(&mut o).members[2].started = false;
+    assert!(matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == reason::BOOTSTRAPPING));
+    cluster(&mut o).members[2].started = true;
+    assert!(matches!(plan(&d, &o), Step::WriteConfig { why: ConfigChange::Bootstrapped, ref data } if data.contains_key(config_key::BOOTSTRAPPED)));
+}
+
+#[test]
+fn scale_up_adds_the_next_ordinal_as_a_learner() {
+    let d = desired(5);
+    let o = healthy(&d, 3);
+    assert_eq!(
+        plan(&d, &o),
+        Step::AddLearner { ordinal: 3, name: "demo-3".into(), peer_url: "http://demo-3.demo.ns.svc.cluster.local:2380".into() }
+    );
+}
+
+#[test]
+fn scale_up_waits_for_every_member_to_be_healthy() {
+    let d = desired(5);
+    let mut o = healthy(&d, 3);
+    cluster(&mut o).members[1].healthy = false;
+    assert!(matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == reason::MEMBERS_UNHEALTHY));
+}
+
+#[test]
+fn a_new_learner_gets_a_join_entry_listing_every_member_and_itself() {
+    let d = desired(5);
+    let mut o = healthy(&d, 3);
+    with_learner(&d, &mut o, 3, false, 0);
+    let Step::WriteConfig { data, why } = plan(&d, &o) else { panic!() };
+    assert_eq!(why, ConfigChange::Joins);
+    assert_eq!(data[&objects::join_key(3)], objects::initial_cluster(&d, 0..4));
+}
+
+#[test]
+fn a_learner_with_its_join_entry_gets_its_pod() {
+    let d = desired(5);
+    let mut o = healthy(&d, 3);
+    with_learner(&d, &mut o, 3, false, 0);
+    o.config.as_mut().unwrap().insert(objects::join_key(3), objects::initial_cluster(&d, 0..4));
+    assert_eq!(plan(&d, &o), Step::ResizeStatefulSet { from: 3, to: 4 });
+}
+
+#[test]
+fn a_learner_is_removed_rather_than_started_on_an_old_volume() {
+    let d = desired(5);
+    let mut o = healthy(&d, 3);
+    with_learner(&d, &mut o, 3, false, 0);
+    o.config.as_mut().unwrap().insert(objects::join_key(3), objects::initial_cluster(&d, 0..4));
+    o.volumes.insert(3, VolumeView { name: "data-demo-3".into(), terminating: false });
+    assert_eq!(plan(&d, &o), Step::RemoveMember { id: 103, name: "demo-3".into() });
+}
+
+#[test]
+fn a_learner_is_promoted_only_when_caught_up() {
+    let d = desired(5);
+    let mut o = healthy(&d, 4);
+    cluster(&mut o).members.pop();
+    with_learner(&d, &mut o, 3, true, 100);
+    assert!(matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == reason::PROMOTING_LEARNER));
+    with_learner(&d, &mut { o.clone() }, 3, true, 950);
+    cluster(&mut o).members.last_mut().unwrap().status.as_mut().unwrap().raft_index = 950;
+    assert_eq!(plan(&d, &o), Step::PromoteLearner { id: 103, name: "demo-3".into() });
+}
+
+#[test]
+fn a_learner_left_behind_by_a_reversed_scale_up_is_removed() {
+    let d = desired(3);
+    let mut o = healthy(&d, 4);
+    cluster(&mut o).members.pop();
+    with_learner(&d, &mut o, 3, true, 1000);
+    assert_eq!(plan(&d, &o), Step::RemoveMember { id: 103, name: "demo-3".into() });
+    // ... also when it never got its pod.
+    let mut o = healthy(&d, 3);
+    with_learner(&d, &mut o, 3, false, 0);
+    o.config.as_mut().unwrap().insert(objects::join_key(3), objects::initial_cluster(&d, 0..4));
+    assert_eq!(plan(&d, &o), Step::RemoveMember { id: 103, name: "demo-3".into() });
+}
+
+#[test]
+fn scale_down_moves_leadership_before_removing_the_leader() {
+    let d = desired(3);
+    let mut o = healthy(&d, 5);
+    cluster(&mut o).leader = Some(104);
+    assert_eq!(plan(&d, &o), Step::MoveLeader { from: "demo-4".into(), to_id: 100, to: "demo-0".into() });
+    cluster(&mut o).leader = Some(100);
+    assert_eq!(plan(&d, &o), Step::RemoveMember { id: 104, name: "demo-4".into() });
+}
+
+#[test]
+fn scale_down_never_leaves_fewer_healthy_voters_than_quorum() {
+    let d = desired(2);
+    let mut o = healthy(&d, 3);
+    cluster(&mut o).members[1].healthy = false;
+    let s = plan(&d, &o);
+    assert!(matches!(&s, Step::Hold { reason, .. } if *reason == reason::QUORUM_AT_RISK), "{s:?}");
+}
+
+#[test]
+fn a_slot_without_a_member_is_shrunk_away() {
+    let d = desired(3);
+    let mut o = healthy(&d, 4);
+    cluster(&mut o).members.pop();
+    assert_eq!(plan(&d, &o), Step::ResizeStatefulSet { from: 4, to: 3 });
+    // ... even when the spec went back up meanwhile: the member is re-added fresh afterwards.
+    assert_eq!(plan(&desired(5), &o), Step::ResizeStatefulSet { from: 4, to: 3 });
+}
+
+#[test]
+fn a_hole_below_the_top_is_held_for_a_human() {
+    let d = desired(3);
+    let mut o = healthy(&d, 3);
+    cluster(&mut o).members.remove(1);
+    assert!(matches!(plan(&d, &o), Step::Hold { reason, .. } if reason == reason::STRANDED_MEMBER));
+}
+
+#[test]
+fn volumes_of_removed_members_are_deleted_once_their_pod_is_gone() {
+    let d = desired(3);
+    let mut o = healthy(&d, 3);
+    o.volumes.insert(3, VolumeView { name: "data-demo-3".into(), terminating: false });
+    o.pods.insert(3, PodView { name: "demo-3".into(), terminating: true, ..Default::default() });
+    assert!(matches!(plan(&d, &o), Step::Wait { .. }));
+    o.pods.remove(&3);
+    assert_eq!(plan(&d, &o), Step::DeleteVolume { ordinal: 3, claim: "data-demo-3".into() });
+    o.volumes.get_mut(&3).unwrap().terminating = true;
+    assert!(matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == reason::CLEANING_UP));
+}
+
+#[test]
+fn a_voter_without_a_pod_slot_is_removed_when_quorum_allows() {
+    let d = desired(3);
+    let mut o = healthy(&d, 4);
+    o.statefulset.as_mut().unwrap().replicas = 3;
+    o.pods.remove(&3);
+    cluster(&mut o).members[3].healthy = false;
+    assert_eq!(plan(&d, &o), Step::RemoveMember { id: 103, name: "demo-3".into() });
+}
+
+#[test]
+fn ordinals_are_numbers_so_scale_down_from_11_removes_demo_10() {
+    let d = desired(9);
+    let mut o = healthy(&d, 11);
+    o.statefulset.as_mut().unwrap().replicas = 11;
+    let s = plan(&d, &o);
+    assert_eq!(s, Step::RemoveMember { id: 110, name: "demo-10".into() });
+}
+
+#[test]
+fn foreign_members_are_held() {
+    let d = desired(3);
+    let mut o = healthy(&d, 3);
+    let mut m = member(&d, 0);
+    m.id = 999;
+    m.ordinal = None;
+    m.peer_url = "http://10.0.0.9:2380".into();
+    cluster(&mut o).members.push(m);
+    assert!(matches!(plan(&d, &o), Step::Hold { reason, .. } if reason == reason::STRANDED_MEMBER));
+}
+
+#[test]
+fn stale_pods_restart_one_at_a_time_leader_last() {
+    let d = desired(3);
+    let mut o = healthy(&d, 3);
+    o.statefulset.as_mut().unwrap().update_revision = Some("rev2".into());
+    assert_eq!(plan(&d, &o), Step::RestartMember { ordinal: 2, pod: "demo-2".into() });
+    o.pods.get_mut(&2).unwrap().revision = Some("rev2".into());
+    o.pods.get_mut(&1).unwrap().revision = Some("rev2".into());
+    assert_eq!(plan(&d, &o), Step::MoveLeader { from: "demo-0".into(), to_id: 101, to: "demo-1".into() });
+    o.pods.get_mut(&1).unwrap().ready = false;
+    assert!(matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == reason::ROLLING_MEMBERS));
+}
+
+#[test]
+fn an_unhealthy_member_of_a_right_sized_cluster_is_reported_not_touched() {
+    let d = desired(3);
+    let mut o = healthy(&d, 3);
+    cluster(&mut o).members[2].healthy = false;
+    let s = plan(&d, &o);
+    assert!(matches!(&s, Step::Wait { reason, message } if *reason == reason::MEMBERS_UNHEALTHY && message.contains("demo-2")), "{s:?}");
+}
+
+#[test]
+fn a_converged_cluster_is_idle() {
+    let d = desired(3);
+    assert_eq!(plan(&d, &healthy(&d, 3)), Step::Idle);
+}
+
+#[test]
+fn steps_read_as_sentences() {
+    assert_eq!(Step::AddLearner { ordinal: 3, name: "demo-3".into(), peer_url: String::new() }.to_string(), "add demo-3 as a learner");
+    assert_eq!(Step::ResizeStatefulSet { from: 4, to: 3 }.to_string(), "resize the StatefulSet from 4 to 3");
+}
+
+fn cond<'a>(s: &'a crate::api::EtcdClusterStatus, t: &str) -> &'a k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition {
+    s.conditions.iter().find(|c| c.type_ == t).unwrap()
+}
+
+#[test]
+fn status_of_a_healthy_cluster_is_ready_and_running() {
+    let d = desired(3);
+    let o = healthy(&d, 3);
+    let now = jiff::Timestamp::from_second(1_000_000).unwrap();
+    let s = derive_status(&d, &o, &Step::Idle, None, now);
+    assert_eq!(s.phase, Some(crate::api::Phase::Running));
+    assert_eq!(cond(&s, condition::READY).status, "True");
+    assert_eq!(cond(&s, condition::DEGRADED).status, "False");
+    assert_eq!(cond(&s, condition::SCALING).status, "False");
+    assert_eq!(s.ready_replicas, 3);
+    assert_eq!(s.observed_generation, Some(7));
+    assert_eq!(s.members.iter().map(|m| m.name.as_str()).collect::<Vec<_>>(), ["demo-0", "demo-1", "demo-2"]);
+    assert!(s.members[0].leader);
+    assert_eq!(s.cluster_id.as_deref(), Some("0000000000000007"));
+    // Transition times stay put while a condition keeps its status.
+    let later = jiff::Timestamp::from_second(2_000_000).unwrap();
+    let s2 = derive_status(&d, &o, &Step::Idle, Some(&s), later);
+    assert_eq!(cond(&s2, condition::READY).last_transition_time, cond(&s, condition::READY).last_transition_time);
+}
+
+#[test]
+fn status_while_scaling_and_when_split() {
+    let d = desired(5);
+    let o = healthy(&d, 3);
+    let now = jiff::Timestamp::from_second(1_000_000).unwrap();
+    let step = plan(&d, &o);
+    let s = derive_status(&d, &o, &step, None, now);
+    assert_eq!(s.phase, Some(crate::api::Phase::Scaling));
+    assert_eq!(cond(&s, condition::SCALING).status, "True");
+    assert_eq!(cond(&s, condition::SCALING).reason, reason::ADDING_LEARNER);
+    let mut o2 = o.clone();
+    o2.etcd = EtcdView::Split { cluster_ids: vec![1, 2] };
+    let step = plan(&d, &o2);
+    let s = derive_status(&d, &o2, &step, None, now);
+    assert_eq!(s.phase, Some(crate::api::Phase::Degraded));
+    assert_eq!(cond(&s, condition::DEGRADED).reason, reason::SPLIT_BRAIN);
+    let _ = BTreeMap::<u8, u8>::new();
+}

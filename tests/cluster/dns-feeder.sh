@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The cluster DNS's data source: once a second, Services and Endpoints from the API -> a hosts file in
+# dnsmasq's --hostsdir (dnsmasq reloads it by inotify). Records (TTL 1 s, like CoreDNS' kubernetes plugin):
+#   ClusterIP service:  <svc>.<ns>.svc.cluster.local           -> clusterIP
+#   headless service:   <svc>.<ns>.svc.cluster.local           -> every ready endpoint address
+#                       <hostname>.<svc>.<ns>.svc.cluster.local -> that address (StatefulSet pods)
+# (with publishNotReadyAddresses: true the endpoints controller lists not-ready pods as ready addresses.)
+# Not provided: SRV, PTR, pod A records (a-b-c-d.<ns>.pod), ExternalName CNAMEs.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd); . "$here/env.sh"
+P=$TB/pki
+dir=$TB/dns/hosts
+out=$dir/cluster.hosts
+mkdir -p "$dir" "$TB/dns/tmp"
+chmod 755 "$TB/dns" "$dir"
+api="https://$NODE_IP:6443"
+c=(curl -sf --max-time 5 --cacert "$P/ca.crt" --cert "$P/admin.crt" --key "$P/admin.key")
+t=$TB/dns/tmp
+while :; do
+  if "${c[@]}" "$api/api/v1/services" -o "$t/svc.json" && "${c[@]}" "$api/api/v1/endpoints" -o "$t/ep.json"; then
+    if jq -r -n --slurpfile s "$t/svc.json" --slurpfile e "$t/ep.json" '
+        ($s[0].items) as $svcs
+        | ([ $svcs[] | select(.spec.clusterIP == "None") | "\(.metadata.namespace)/\(.metadata.name)" ]) as $headless
+        | ( $svcs[]
+            | select(.spec.clusterIP != null and .spec.clusterIP != "" and .spec.clusterIP != "None")
+            | "\(.spec.clusterIP) \(.metadata.name).\(.metadata.namespace).svc.cluster.local" ),
+          ( $e[0].items[]
+            | select(("\(.metadata.namespace)/\(.metadata.name)") as $k | $headless | index($k))
+            | .metadata as $m
+            | .subsets[]? | .addresses[]?
+            | "\(.ip) \($m.name).\($m.namespace).svc.cluster.local",
+              (select(.hostname != null and .hostname != "")
+               | "\(.ip) \(.hostname).\($m.name).\($m.namespace).svc.cluster.local") )
+      ' 2>/dev/null | sort -u > "$t/hosts.new"; then
+      if ! cmp -s "$t/hosts.new" "$out"; then
+        chmod 644 "$t/hosts.new"
+        # same filesystem as $dir? no: write next to it, then rename (atomic for dnsmasq's inotify)
+        cp "$t/hosts.new" "$dir/.cluster.hosts.tmp" && mv "$dir/.cluster.hosts.tmp" "$out"
+      fi
+    fi
+  fi
+  sleep 1
+done
