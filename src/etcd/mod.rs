@@ -1,4 +1,675 @@
-//! etcd client layer (placeholder until the etcd-layer branch lands).
+//! The etcd wrapper: speaks gRPC to one etcd member per [`EtcdClient`].
+//!
+//! May touch: the network to one etcd member, and — only to dial it — the Kubernetes API for a
+//! port-forward. Knows nothing of custom resources, plans or Kubernetes objects; it turns etcd's
+//! answers into plain data ([`Member`], [`MemberList`], [`EndpointStatus`]) and etcd's failures into
+//! [`EtcdError`], which says which member failed at what and whether waiting may help
+//! ([`EtcdError::is_transient`]).
+//!
+//! One client talks to exactly one member: a client built with several endpoints would
+//! load-balance every call, while status, move-leader and the like are questions for one member.
+//! Every call is bounded by the client's RPC timeout, so a dead member never hangs a caller.
+
+mod dial;
+
+use std::time::Duration;
+
+use etcd_client::{AlarmAction, AlarmType, Client, MemberAddOptions};
+use k8s_openapi::api::core::v1::Pod;
+use serde::Serialize;
+
+/// How long one RPC may take unless [`EtcdClient::with_rpc_timeout`] says otherwise.
+pub const DEFAULT_RPC_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Formats a member id as etcdctl does: 16 lowercase hex digits.
 pub fn fmt_id(id: u64) -> String {
     format!("{id:016x}")
+}
+
+/// Parses a member id as etcdctl prints it (hex, leading zeros optional).
+pub fn parse_id(hex: &str) -> Option<u64> {
+    u64::from_str_radix(hex, 16).ok()
+}
+
+/// One entry of etcd's member list.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Member {
+    pub id: u64,
+    /// Empty for a member that was added but has never started (etcd learns the name from it).
+    pub name: String,
+    pub peer_urls: Vec<String>,
+    /// Empty for a member that has never started.
+    pub client_urls: Vec<String>,
+    pub is_learner: bool,
+}
+
+impl Member {
+    /// Whether the member process has ever joined (etcd reports an empty name until it has).
+    pub fn started(&self) -> bool {
+        !self.name.is_empty()
+    }
+}
+
+impl From<&etcd_client::Member> for Member {
+    fn from(m: &etcd_client::Member) -> Self {
+        Self {
+            id: m.id(),
+            name: m.name().to_owned(),
+            peer_urls: m.peer_urls().to_vec(),
+            client_urls: m.client_urls().to_vec(),
+            is_learner: m.is_learner(),
+        }
+    }
+}
+
+/// The member list as one member sees it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct MemberList {
+    pub cluster_id: u64,
+    pub members: Vec<Member>,
+}
+
+/// One member's view of itself (`etcdctl endpoint status`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct EndpointStatus {
+    pub member_id: u64,
+    pub cluster_id: u64,
+    /// 0 while the member knows no leader.
+    pub leader_id: u64,
+    /// The server's version, e.g. "3.5.16".
+    pub version: String,
+    pub db_size: i64,
+    pub db_size_in_use: i64,
+    pub raft_index: u64,
+    pub raft_applied_index: u64,
+    pub raft_term: u64,
+    pub is_learner: bool,
+    pub errors: Vec<String>,
+}
+
+impl EndpointStatus {
+    pub fn is_leader(&self) -> bool {
+        self.leader_id != 0 && self.leader_id == self.member_id
+    }
+}
+
+/// Why a call failed underneath (the `source` of an [`EtcdError`]).
+#[derive(Debug, thiserror::Error)]
+pub enum Cause {
+    /// The server answered with an error, or the transport below the RPC failed.
+    #[error(transparent)]
+    Etcd(#[from] etcd_client::Error),
+    #[error("no answer within {0:?}")]
+    Timeout(Duration),
+    #[error(transparent)]
+    Transport(#[from] tonic::transport::Error),
+    #[error(transparent)]
+    PortForward(#[from] kube::Error),
+    #[error("the port-forward carries no stream for port {0}")]
+    PortForwardStream(u16),
+    #[error("the response lacks {0}")]
+    Incomplete(&'static str),
+    #[error("the value is not UTF-8")]
+    NotUtf8(#[source] std::str::Utf8Error),
+}
+
+/// A failed etcd call, named for what failed and carrying the endpoint it was sent to.
+#[derive(Debug, thiserror::Error)]
+pub enum EtcdError {
+    #[error("failed to connect to etcd at {endpoint}")]
+    Connect {
+        endpoint: String,
+        #[source]
+        source: Cause,
+    },
+    #[error("failed to list members via {endpoint}")]
+    MemberList {
+        endpoint: String,
+        #[source]
+        source: Cause,
+    },
+    #[error("failed to get the status of {endpoint}")]
+    Status {
+        endpoint: String,
+        #[source]
+        source: Cause,
+    },
+    #[error("etcd at {endpoint} is unhealthy: a linearizable read failed")]
+    Health {
+        endpoint: String,
+        #[source]
+        source: Cause,
+    },
+    #[error("failed to list alarms via {endpoint}")]
+    AlarmList {
+        endpoint: String,
+        #[source]
+        source: Cause,
+    },
+    #[error("etcd at {endpoint} is unhealthy: active alarms {alarms}")]
+    Alarms { endpoint: String, alarms: String },
+    #[error("failed to add learner {peer_url} via {endpoint}")]
+    AddLearner {
+        endpoint: String,
+        peer_url: String,
+        #[source]
+        source: Cause,
+    },
+    #[error("failed to promote member {member} via {endpoint}")]
+    Promote {
+        endpoint: String,
+        member: String,
+        #[source]
+        source: Cause,
+    },
+    #[error("failed to remove member {member} via {endpoint}")]
+    Remove {
+        endpoint: String,
+        member: String,
+        #[source]
+        source: Cause,
+    },
+    #[error("failed to move leadership to member {to} via {endpoint}")]
+    MoveLeader {
+        endpoint: String,
+        to: String,
+        #[source]
+        source: Cause,
+    },
+    #[error("failed to put {key} via {endpoint}")]
+    Put {
+        endpoint: String,
+        key: String,
+        #[source]
+        source: Cause,
+    },
+    #[error("failed to get {key} via {endpoint}")]
+    Get {
+        endpoint: String,
+        key: String,
+        #[source]
+        source: Cause,
+    },
+}
+
+/// Substrings (lowercase) of etcd and transport errors that go away by waiting: a cluster that just
+/// started or lost its leader, a learner still catching up, a request sent to a follower, etcd
+/// 3.4's one-learner limit while another learner is being promoted, and unreachable members.
+const TRANSIENT_MESSAGES: &[&str] = &[
+    "unhealthy cluster",
+    "can only promote a learner member which is in sync with leader",
+    "not leader",
+    "no leader",
+    "leader changed",
+    "too many learner members",
+    "request timed out",
+    "timed out",
+    "deadline exceeded",
+    "connection refused",
+    "connection reset",
+    "broken pipe",
+    "too many requests",
+];
+
+fn is_transient_message(text: &str) -> bool {
+    let text = text.to_lowercase();
+    TRANSIENT_MESSAGES.iter().any(|m| text.contains(m))
+}
+
+/// The error's own text plus every source below it.
+fn chain_text(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut next = error.source();
+    while let Some(e) = next {
+        text.push_str(": ");
+        text.push_str(&e.to_string());
+        next = e.source();
+    }
+    text
+}
+
+impl Cause {
+    fn is_transient(&self) -> bool {
+        use tonic::Code;
+        match self {
+            Cause::Timeout(_) => true,
+            Cause::Etcd(etcd_client::Error::GRpcStatus(status)) => {
+                matches!(status.code(), Code::Unavailable | Code::DeadlineExceeded)
+                    || is_transient_message(&chain_text(status))
+            }
+            Cause::Etcd(
+                etcd_client::Error::TransportError(_) | etcd_client::Error::IoError(_),
+            ) => true,
+            Cause::Etcd(e) => is_transient_message(&e.to_string()),
+            // A connect failure is transient unless the API server refused the port-forward for
+            // good (no such pod, forbidden).
+            Cause::Transport(e) => !refused_by_api(e) || is_transient_message(&chain_text(e)),
+            Cause::PortForward(e) => !refused_by_api(e),
+            Cause::PortForwardStream(_) | Cause::Incomplete(_) | Cause::NotUtf8(_) => false,
+        }
+    }
+}
+
+/// Whether a kube API error with a 4xx code (other than 429) sits in the error's chain.
+fn refused_by_api(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut next = Some(error);
+    while let Some(e) = next {
+        if let Some(kube::Error::Api(status)) = e.downcast_ref::<kube::Error>() {
+            return (400..500).contains(&status.code) && status.code != 429;
+        }
+        next = e.source();
+    }
+    false
+}
+
+impl EtcdError {
+    /// The endpoint the failed call was sent to.
+    pub fn endpoint(&self) -> &str {
+        match self {
+            EtcdError::Connect { endpoint, .. }
+            | EtcdError::MemberList { endpoint, .. }
+            | EtcdError::Status { endpoint, .. }
+            | EtcdError::Health { endpoint, .. }
+            | EtcdError::AlarmList { endpoint, .. }
+            | EtcdError::Alarms { endpoint, .. }
+            | EtcdError::AddLearner { endpoint, .. }
+            | EtcdError::Promote { endpoint, .. }
+            | EtcdError::Remove { endpoint, .. }
+            | EtcdError::MoveLeader { endpoint, .. }
+            | EtcdError::Put { endpoint, .. }
+            | EtcdError::Get { endpoint, .. } => endpoint,
+        }
+    }
+
+    fn cause(&self) -> Option<&Cause> {
+        match self {
+            EtcdError::Connect { source, .. }
+            | EtcdError::MemberList { source, .. }
+            | EtcdError::Status { source, .. }
+            | EtcdError::Health { source, .. }
+            | EtcdError::AlarmList { source, .. }
+            | EtcdError::AddLearner { source, .. }
+            | EtcdError::Promote { source, .. }
+            | EtcdError::Remove { source, .. }
+            | EtcdError::MoveLeader { source, .. }
+            | EtcdError::Put { source, .. }
+            | EtcdError::Get { source, .. } => Some(source),
+            EtcdError::Alarms { .. } => None,
+        }
+    }
+
+    /// Whether waiting and retrying may succeed: the cluster is (re)electing or just started, a
+    /// learner is still catching up, the call reached a follower where the leader was needed,
+    /// etcd 3.4 still has a learner, or the member did not answer. Callers treat these as "wait",
+    /// everything else as broken. Raised alarms are not transient: they need an operator.
+    pub fn is_transient(&self) -> bool {
+        self.cause().is_some_and(Cause::is_transient)
+    }
+}
+
+/// A client for one etcd member.
+#[derive(Clone)]
+pub struct EtcdClient {
+    client: Client,
+    endpoint: String,
+    rpc_timeout: Duration,
+}
+
+impl std::fmt::Debug for EtcdClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EtcdClient")
+            .field("endpoint", &self.endpoint)
+            .field("rpc_timeout", &self.rpc_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl EtcdClient {
+    /// Direct dial, e.g. "http://10.244.0.5:2379" (a bare "host:port" gets `http://`). Fails within
+    /// `timeout` if the member cannot be reached.
+    pub async fn connect(url: &str, timeout: Duration) -> Result<Self, EtcdError> {
+        let endpoint = dial::normalize_url(url);
+        let client = dial::direct(&endpoint, timeout)
+            .await
+            .map_err(|source| EtcdError::Connect {
+                endpoint: endpoint.clone(),
+                source,
+            })?;
+        Ok(Self::new(client, endpoint))
+    }
+
+    /// Through the Kubernetes API: every new connection opens a port-forward to `pod`:`port`
+    /// (no local socket). Fails within `timeout` if the first one cannot be opened.
+    pub async fn connect_port_forward(
+        pods: kube::Api<Pod>,
+        pod: &str,
+        port: u16,
+        timeout: Duration,
+    ) -> Result<Self, EtcdError> {
+        let endpoint = match pods.namespace() {
+            Some(ns) => format!("pod/{ns}/{pod}:{port}"),
+            None => format!("pod/{pod}:{port}"),
+        };
+        let client = dial::port_forward(pods, pod, port, timeout)
+            .await
+            .map_err(|source| EtcdError::Connect {
+                endpoint: endpoint.clone(),
+                source,
+            })?;
+        Ok(Self::new(client, endpoint))
+    }
+
+    fn new(client: Client, endpoint: String) -> Self {
+        Self {
+            client,
+            endpoint,
+            rpc_timeout: DEFAULT_RPC_TIMEOUT,
+        }
+    }
+
+    /// Bounds every later RPC of this client by `timeout`.
+    pub fn with_rpc_timeout(mut self, timeout: Duration) -> Self {
+        self.rpc_timeout = timeout;
+        self
+    }
+
+    /// The label of the member this client talks to (its URL, or `pod/<ns>/<pod>:<port>`).
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    /// Runs one RPC under the client's timeout.
+    async fn call<T>(
+        timeout: Duration,
+        rpc: impl Future<Output = Result<T, etcd_client::Error>>,
+    ) -> Result<T, Cause> {
+        tokio::time::timeout(timeout, rpc)
+            .await
+            .map_err(|_| Cause::Timeout(timeout))?
+            .map_err(Cause::Etcd)
+    }
+
+    pub async fn member_list(&mut self) -> Result<MemberList, EtcdError> {
+        let resp = Self::call(self.rpc_timeout, self.client.member_list())
+            .await
+            .map_err(|source| EtcdError::MemberList {
+                endpoint: self.endpoint.clone(),
+                source,
+            })?;
+        Ok(MemberList {
+            cluster_id: resp.header().map_or(0, |h| h.cluster_id()),
+            members: resp.members().iter().map(Member::from).collect(),
+        })
+    }
+
+    pub async fn status(&mut self) -> Result<EndpointStatus, EtcdError> {
+        let resp = Self::call(self.rpc_timeout, self.client.status())
+            .await
+            .map_err(|source| EtcdError::Status {
+                endpoint: self.endpoint.clone(),
+                source,
+            })?;
+        let header = resp.header().ok_or_else(|| EtcdError::Status {
+            endpoint: self.endpoint.clone(),
+            source: Cause::Incomplete("a header"),
+        })?;
+        Ok(EndpointStatus {
+            member_id: header.member_id(),
+            cluster_id: header.cluster_id(),
+            leader_id: resp.leader(),
+            version: resp.version().to_owned(),
+            db_size: resp.db_size(),
+            db_size_in_use: resp.raft_used_db_size(),
+            raft_index: resp.raft_index(),
+            raft_applied_index: resp.raft_applied_index(),
+            raft_term: resp.raft_term(),
+            is_learner: resp.is_learner(),
+            errors: resp.errors().to_vec(),
+        })
+    }
+
+    /// Like `etcdctl endpoint health`: a linearizable read must succeed and no alarm may be raised.
+    pub async fn health(&mut self) -> Result<(), EtcdError> {
+        // The key need not exist; etcdctl reads the same one. Gets are linearizable by default.
+        Self::call(self.rpc_timeout, self.client.get("health", None))
+            .await
+            .map_err(|source| EtcdError::Health {
+                endpoint: self.endpoint.clone(),
+                source,
+            })?;
+        let alarms = Self::call(
+            self.rpc_timeout,
+            self.client.alarm(AlarmAction::Get, AlarmType::None, None),
+        )
+        .await
+        .map_err(|source| EtcdError::AlarmList {
+            endpoint: self.endpoint.clone(),
+            source,
+        })?;
+        let raised: Vec<String> = alarms
+            .alarms()
+            .iter()
+            .filter(|a| a.alarm() != AlarmType::None)
+            .map(|a| format!("{}:{}", fmt_id(a.member_id()), a.alarm().as_str_name()))
+            .collect();
+        if raised.is_empty() {
+            Ok(())
+        } else {
+            Err(EtcdError::Alarms {
+                endpoint: self.endpoint.clone(),
+                alarms: raised.join(", "),
+            })
+        }
+    }
+
+    /// Adds a learner with the given peer URL; returns the new (not yet started) member.
+    pub async fn add_learner(&mut self, peer_url: &str) -> Result<Member, EtcdError> {
+        let error = |source| EtcdError::AddLearner {
+            endpoint: self.endpoint.clone(),
+            peer_url: peer_url.to_owned(),
+            source,
+        };
+        let options = MemberAddOptions::new().with_is_learner();
+        let resp = Self::call(
+            self.rpc_timeout,
+            self.client.member_add([peer_url], Some(options)),
+        )
+        .await
+        .map_err(error)?;
+        resp.member()
+            .map(Member::from)
+            .ok_or_else(|| error(Cause::Incomplete("the added member")))
+    }
+
+    /// Promotes a learner to a voting member; fails (transiently) until it has caught up.
+    pub async fn promote(&mut self, id: u64) -> Result<(), EtcdError> {
+        Self::call(self.rpc_timeout, self.client.member_promote(id))
+            .await
+            .map_err(|source| EtcdError::Promote {
+                endpoint: self.endpoint.clone(),
+                member: fmt_id(id),
+                source,
+            })?;
+        Ok(())
+    }
+
+    pub async fn remove(&mut self, id: u64) -> Result<(), EtcdError> {
+        Self::call(self.rpc_timeout, self.client.member_remove(id))
+            .await
+            .map_err(|source| EtcdError::Remove {
+                endpoint: self.endpoint.clone(),
+                member: fmt_id(id),
+                source,
+            })?;
+        Ok(())
+    }
+
+    /// Transfers leadership to member `to`. Must be sent to the current leader (a follower
+    /// answers "not leader", which is transient: ask the leader).
+    pub async fn move_leader(&mut self, to: u64) -> Result<(), EtcdError> {
+        Self::call(self.rpc_timeout, self.client.move_leader(to))
+            .await
+            .map_err(|source| EtcdError::MoveLeader {
+                endpoint: self.endpoint.clone(),
+                to: fmt_id(to),
+                source,
+            })?;
+        Ok(())
+    }
+
+    pub async fn put(&mut self, key: &str, value: &str) -> Result<(), EtcdError> {
+        Self::call(self.rpc_timeout, self.client.put(key, value, None))
+            .await
+            .map_err(|source| EtcdError::Put {
+                endpoint: self.endpoint.clone(),
+                key: key.to_owned(),
+                source,
+            })?;
+        Ok(())
+    }
+
+    pub async fn get(&mut self, key: &str) -> Result<Option<String>, EtcdError> {
+        let error = |source| EtcdError::Get {
+            endpoint: self.endpoint.clone(),
+            key: key.to_owned(),
+            source,
+        };
+        let resp = Self::call(self.rpc_timeout, self.client.get(key, None))
+            .await
+            .map_err(error)?;
+        match resp.kvs().first() {
+            None => Ok(None),
+            Some(kv) => kv
+                .value_str()
+                .map(|v| Some(v.to_owned()))
+                .map_err(|e| match e {
+                    etcd_client::Error::Utf8Error(e) => error(Cause::NotUtf8(e)),
+                    e => error(Cause::Etcd(e)),
+                }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tonic::{Code, Status};
+
+    fn grpc(code: Code, message: &str) -> Cause {
+        Cause::Etcd(etcd_client::Error::GRpcStatus(Status::new(code, message)))
+    }
+
+    fn promote_failing_with(source: Cause) -> EtcdError {
+        EtcdError::Promote {
+            endpoint: "http://127.0.0.1:2379".into(),
+            member: fmt_id(1),
+            source,
+        }
+    }
+
+    #[test]
+    fn ids_are_formatted_like_etcdctl() {
+        assert_eq!(fmt_id(0x8e9e05c52164694d), "8e9e05c52164694d");
+        assert_eq!(fmt_id(0x2a), "000000000000002a");
+        assert_eq!(parse_id("000000000000002a"), Some(42));
+        assert_eq!(parse_id("8e9e05c52164694d"), Some(0x8e9e05c52164694d));
+        assert_eq!(parse_id("zz"), None);
+    }
+
+    #[test]
+    fn waiting_errors_from_etcd_are_transient() {
+        // Messages and codes as etcd's gRPC layer sends them (api/v3rpc/rpctypes).
+        for (code, message) in [
+            (Code::Unavailable, "etcdserver: unhealthy cluster"),
+            (
+                Code::FailedPrecondition,
+                "etcdserver: can only promote a learner member which is in sync with leader",
+            ),
+            (Code::FailedPrecondition, "etcdserver: not leader"),
+            (Code::Unavailable, "etcdserver: no leader"),
+            (Code::Unavailable, "etcdserver: leader changed"),
+            (
+                Code::FailedPrecondition,
+                "etcdserver: too many learner members in cluster",
+            ),
+            (Code::Unavailable, "etcdserver: request timed out"),
+            (Code::DeadlineExceeded, "context deadline exceeded"),
+            (
+                Code::Unknown,
+                "transport error: tcp connect error: Connection refused (os error 111)",
+            ),
+        ] {
+            let error = promote_failing_with(grpc(code, message));
+            assert!(error.is_transient(), "{message} should be transient");
+        }
+        assert!(promote_failing_with(Cause::Timeout(DEFAULT_RPC_TIMEOUT)).is_transient());
+    }
+
+    #[test]
+    fn refusals_that_waiting_cannot_fix_are_not_transient() {
+        for (code, message) in [
+            (Code::NotFound, "etcdserver: member not found"),
+            (
+                Code::FailedPrecondition,
+                "etcdserver: can only promote a learner member",
+            ),
+            (Code::FailedPrecondition, "etcdserver: Peer URLs already exists"),
+            (Code::InvalidArgument, "etcdserver: member ID already exist"),
+            (Code::PermissionDenied, "etcdserver: permission denied"),
+        ] {
+            let error = promote_failing_with(grpc(code, message));
+            assert!(!error.is_transient(), "{message} should not be transient");
+        }
+        let alarms = EtcdError::Alarms {
+            endpoint: "http://127.0.0.1:2379".into(),
+            alarms: "000000000000002a:NOSPACE".into(),
+        };
+        assert!(!alarms.is_transient());
+        assert!(!promote_failing_with(Cause::Incomplete("a header")).is_transient());
+    }
+
+    #[test]
+    fn a_port_forward_to_a_missing_pod_is_not_transient_but_a_server_error_is() {
+        let api = |code: u16| {
+            Cause::PortForward(kube::Error::Api(Box::new(kube::core::Status {
+                code,
+                message: format!("code {code}"),
+                ..Default::default()
+            })))
+        };
+        assert!(!promote_failing_with(api(404)).is_transient());
+        assert!(!promote_failing_with(api(403)).is_transient());
+        assert!(promote_failing_with(api(429)).is_transient());
+        assert!(promote_failing_with(api(503)).is_transient());
+    }
+
+    #[test]
+    fn errors_name_the_endpoint_and_keep_the_cause_as_source() {
+        let error = EtcdError::AddLearner {
+            endpoint: "http://127.0.0.1:2379".into(),
+            peer_url: "http://127.0.0.1:2380".into(),
+            source: grpc(Code::Unavailable, "etcdserver: unhealthy cluster"),
+        };
+        assert_eq!(
+            error.to_string(),
+            "failed to add learner http://127.0.0.1:2380 via http://127.0.0.1:2379"
+        );
+        assert_eq!(error.endpoint(), "http://127.0.0.1:2379");
+        let source = std::error::Error::source(&error).expect("a source");
+        assert!(source.to_string().contains("unhealthy cluster"));
+    }
+
+    #[test]
+    fn a_member_is_started_once_it_has_a_name() {
+        let mut member = Member {
+            id: 1,
+            name: String::new(),
+            peer_urls: vec!["http://127.0.0.1:2380".into()],
+            client_urls: vec![],
+            is_learner: true,
+        };
+        assert!(!member.started());
+        member.name = "m1".into();
+        assert!(member.started());
+    }
 }
