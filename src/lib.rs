@@ -7,3 +7,5 @@ pub mod etcd;
 pub mod model;
 pub mod objects;
 pub mod plan;
+pub mod engine;
+pub mod error;

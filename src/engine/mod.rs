@@ -1,0 +1,227 @@
+//! The reconcile engine: one pass = validate → observe → plan → act (at most one change) → status.
+//!
+//! Both drivers call `reconcile_once`: the CLI verbs in a loop until converged, `operate` per
+//! watch event. Nothing here parses flags, prints, or knows about leader election.
+
+mod act;
+mod observe;
+
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
+use kube::api::{Api, ApiResource, DeleteParams, ListParams, Patch, PatchParams};
+use kube::{Client, ResourceExt};
+use serde_json::json;
+
+use crate::api::{condition, reason, EtcdCluster, EtcdClusterStatus, Phase, FINALIZER};
+use crate::error::Error;
+use crate::etcd::{EtcdClient, EtcdError};
+use crate::model::{self, Desired, Observed};
+use crate::objects;
+use crate::plan::{self, Step};
+
+pub use act::planned_objects;
+
+/// Annotation the `delete --delete-data` verb sets: the finalizer then deletes member volumes too.
+pub const ANNOTATION_DELETE_DATA: &str = "etcd.kubectl-etcd.io/delete-data";
+
+/// How the engine reaches etcd members.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dial {
+    /// Through the Kubernetes API (a port-forward per connection): the CLI outside the cluster.
+    PortForward,
+    /// Straight to the pod IP: `operate` inside the cluster.
+    Direct,
+}
+
+/// What a pass needs: a client, how to dial members, and the disruption-budget API of this server.
+#[derive(Clone)]
+pub struct Context {
+    pub client: Client,
+    pub dial: Dial,
+    pub pdb: ApiResource,
+    pub connect_timeout: Duration,
+}
+
+impl Context {
+    /// Discovers which PodDisruptionBudget version the server serves (policy/v1 from 1.21,
+    /// policy/v1beta1 before).
+    pub async fn new(client: Client, dial: Dial) -> Result<Context, Error> {
+        let v1 = match client.list_api_group_resources("policy/v1").await {
+            Ok(list) => list.resources.iter().any(|r| r.name == "poddisruptionbudgets"),
+            Err(kube::Error::Api(s)) if s.code == 404 => false,
+            Err(e) => return Err(Error::kube("discover", "APIGroup", "", "policy", e)),
+        };
+        let version = if v1 { "v1" } else { "v1beta1" };
+        let pdb = ApiResource {
+            group: "policy".into(),
+            version: version.into(),
+            api_version: format!("policy/{version}"),
+            kind: "PodDisruptionBudget".into(),
+            plural: "poddisruptionbudgets".into(),
+        };
+        Ok(Context { client, dial, pdb, connect_timeout: Duration::from_secs(3) })
+    }
+
+    /// A client for the member at `ordinal`.
+    pub async fn connect(&self, d: &Desired, ordinal: u32, pod_ip: Option<&str>) -> Result<EtcdClient, EtcdError> {
+        let client = match (self.dial, pod_ip) {
+            (Dial::Direct, Some(ip)) => EtcdClient::connect(&format!("http://{ip}:{}", objects::CLIENT_PORT), self.connect_timeout).await?,
+            (Dial::Direct, None) => EtcdClient::connect(&objects::client_url(&d.name, &d.namespace, ordinal), self.connect_timeout).await?,
+            (Dial::PortForward, _) => {
+                let pods: Api<Pod> = Api::namespaced(self.client.clone(), &d.namespace);
+                EtcdClient::connect_port_forward(pods, &objects::pod_name(&d.name, ordinal), objects::CLIENT_PORT, self.connect_timeout).await?
+            }
+        };
+        Ok(client.with_rpc_timeout(Duration::from_secs(5)))
+    }
+}
+
+/// Whether a pass may change anything.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Act,
+    /// Observe and plan only: nothing is written, not even status.
+    DryRun,
+}
+
+/// What one pass saw, decided and did.
+#[derive(Clone, Debug)]
+pub struct Pass {
+    pub desired: Desired,
+    pub observed: Observed,
+    pub step: Step,
+    pub status: EtcdClusterStatus,
+    pub outcome: Outcome,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    /// The step's change was made.
+    Acted,
+    /// Nothing to change (wait, hold, idle, paused, or dry run).
+    Unchanged,
+    /// etcd answered "not yet" to the step's change; it is retried next pass.
+    NotYet(String),
+    /// The cluster was being deleted and its finalizer has been released.
+    Released,
+}
+
+impl Pass {
+    /// Converged: nothing left to do and a healthy majority.
+    pub fn converged(&self) -> bool {
+        self.step == Step::Idle
+    }
+}
+
+fn cluster_api(client: &Client, ns: &str) -> Api<EtcdCluster> {
+    Api::namespaced(client.clone(), ns)
+}
+
+/// One reconcile pass over `cluster`. See the module doc.
+pub async fn reconcile_once(ctx: &Context, cluster: &EtcdCluster, mode: Mode) -> Result<Pass, Error> {
+    let ns = cluster.namespace().unwrap_or_else(|| "default".into());
+    let name = cluster.name_any();
+    let api = cluster_api(&ctx.client, &ns);
+    let desired = match model::validate(cluster) {
+        Ok(d) => d,
+        Err(source) => {
+            if mode == Mode::Act {
+                report_invalid(&api, cluster, &source.to_string()).await?;
+            }
+            return Err(Error::InvalidSpec { namespace: ns, name, source });
+        }
+    };
+    if cluster.metadata.deletion_timestamp.is_some() {
+        if mode == Mode::Act {
+            release(ctx, cluster, &desired).await?;
+        }
+        let observed = Observed::default();
+        let status = cluster.status.clone().unwrap_or_default();
+        return Ok(Pass { desired, observed, step: Step::Idle, status, outcome: if mode == Mode::Act { Outcome::Released } else { Outcome::Unchanged } });
+    }
+    if mode == Mode::Act && !cluster.finalizers().iter().any(|f| f == FINALIZER) {
+        let mut fins = cluster.finalizers().to_vec();
+        fins.push(FINALIZER.to_string());
+        api.patch(&name, &PatchParams::default(), &Patch::Merge(json!({"metadata": {"finalizers": fins}})))
+            .await
+            .map_err(|e| Error::kube("add the finalizer to", "EtcdCluster", &ns, &name, e))?;
+    }
+
+    let observed = observe::observe(ctx, &desired).await?;
+    let mut step = plan::plan(&desired, &observed);
+    let mut outcome = Outcome::Unchanged;
+    if mode == Mode::Act && step.is_change() {
+        tracing::info!(cluster = %name, namespace = %ns, step = %step, "acting");
+        match act::act(ctx, &desired, &observed, &step).await? {
+            act::Done::Changed => outcome = Outcome::Acted,
+            act::Done::NotYet(why) => {
+                tracing::info!(cluster = %name, namespace = %ns, step = %step, "etcd said not yet: {why}");
+                outcome = Outcome::NotYet(why.clone());
+                step = Step::Wait { reason: step.reason(), message: format!("{step} (etcd: not yet: {why})") };
+            }
+        }
+    }
+    let status = plan::derive_status(&desired, &observed, &step, cluster.status.as_ref(), jiff::Timestamp::now());
+    if mode == Mode::Act && cluster.status.as_ref() != Some(&status) {
+        write_status(&api, &name, &ns, &status).await?;
+    }
+    Ok(Pass { desired, observed, step, status, outcome })
+}
+
+async fn write_status(api: &Api<EtcdCluster>, name: &str, ns: &str, status: &EtcdClusterStatus) -> Result<(), Error> {
+    api.patch_status(name, &PatchParams::default(), &Patch::Merge(json!({ "status": status })))
+        .await
+        .map_err(|e| Error::kube("update the status of", "EtcdCluster", ns, name, e))?;
+    Ok(())
+}
+
+/// An invalid spec is reported as a condition (and never hot-loops: the operator waits for the
+/// next spec change).
+async fn report_invalid(api: &Api<EtcdCluster>, cluster: &EtcdCluster, message: &str) -> Result<(), Error> {
+    let ns = cluster.namespace().unwrap_or_default();
+    let name = cluster.name_any();
+    let mut status = cluster.status.clone().unwrap_or_default();
+    let now = k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(jiff::Timestamp::now());
+    let generation = cluster.metadata.generation;
+    status.phase = Some(Phase::Failed);
+    status.message = Some(format!("invalid spec: {message}"));
+    status.conditions.retain(|c| c.type_ != condition::DEGRADED);
+    status.conditions.push(k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition {
+        type_: condition::DEGRADED.into(),
+        status: "True".into(),
+        reason: reason::INVALID_SPEC.into(),
+        message: message.into(),
+        observed_generation: generation,
+        last_transition_time: now,
+    });
+    status.observed_generation = generation;
+    if cluster.status.as_ref().and_then(|s| s.message.as_ref()) != status.message.as_ref() {
+        write_status(api, &name, &ns, &status).await?;
+    }
+    Ok(())
+}
+
+/// Deletion: owned objects go with the EtcdCluster (owner references); member volumes are kept
+/// unless `delete --delete-data` asked for them. Then the finalizer is released.
+async fn release(ctx: &Context, cluster: &EtcdCluster, d: &Desired) -> Result<(), Error> {
+    let ns = &d.namespace;
+    let delete_data = cluster.annotations().get(ANNOTATION_DELETE_DATA).is_some_and(|v| v == "true");
+    if delete_data {
+        let pvcs: Api<PersistentVolumeClaim> = Api::namespaced(ctx.client.clone(), ns);
+        let lp = ListParams::default().labels(&objects::selector_string(&d.name));
+        pvcs.delete_collection(&DeleteParams::default(), &lp)
+            .await
+            .map_err(|e| Error::kube("delete the volumes of", "EtcdCluster", ns, &d.name, e))?;
+    }
+    if cluster.finalizers().iter().any(|f| f == FINALIZER) {
+        let fins: Vec<&String> = cluster.finalizers().iter().filter(|f| *f != FINALIZER).collect();
+        let api = cluster_api(&ctx.client, ns);
+        match api.patch(&d.name, &PatchParams::default(), &Patch::Merge(json!({"metadata": {"finalizers": fins}}))).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.code == 404 => {}
+            Err(e) => return Err(Error::kube("release the finalizer of", "EtcdCluster", ns, &d.name, e)),
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,195 @@
+//! Observe: read the cluster's Kubernetes objects and ask every running member about itself.
+//!
+//! Read-only I/O. Produces the `Observed` value the planner decides on.
+
+use std::collections::BTreeMap;
+
+use futures::future::join_all;
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::{ConfigMap, PersistentVolumeClaim, Pod, Service};
+use kube::api::{Api, DynamicObject, ListParams};
+
+use super::Context;
+use crate::error::Error;
+use crate::etcd::EtcdClient;
+use crate::model::{ClusterView, Desired, EtcdView, MemberStatusView, MemberView, Observed, PodView, VolumeView, WorkloadView};
+use crate::objects;
+
+async fn get_opt<K>(api: &Api<K>, kind: &'static str, ns: &str, name: &str) -> Result<Option<K>, Error>
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    api.get_opt(name).await.map_err(|e| Error::kube("get", kind, ns, name, e))
+}
+
+pub async fn observe(ctx: &Context, d: &Desired) -> Result<Observed, Error> {
+    let ns = d.namespace.as_str();
+    let client = ctx.client.clone();
+    let sts_api: Api<StatefulSet> = Api::namespaced(client.clone(), ns);
+    let svc_api: Api<Service> = Api::namespaced(client.clone(), ns);
+    let cm_api: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
+    let pod_api: Api<Pod> = Api::namespaced(client.clone(), ns);
+    let pvc_api: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), ns);
+    let pdb_api: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &ctx.pdb);
+    let lp = ListParams::default().labels(&objects::selector_string(&d.name));
+
+    let (sts_name, peer_name, client_name, pdb_name, cm_name) = (
+        objects::statefulset_name(&d.name),
+        objects::peer_service_name(&d.name),
+        objects::client_service_name(&d.name),
+        objects::pdb_name(&d.name),
+        objects::config_name(&d.name),
+    );
+    let (sts, peer_svc, client_svc, pdb, cm, pods, pvcs) = tokio::try_join!(
+        get_opt(&sts_api, "StatefulSet", ns, &sts_name),
+        get_opt(&svc_api, "Service", ns, &peer_name),
+        get_opt(&svc_api, "Service", ns, &client_name),
+        get_opt(&pdb_api, "PodDisruptionBudget", ns, &pdb_name),
+        get_opt(&cm_api, "ConfigMap", ns, &cm_name),
+        async { pod_api.list(&lp).await.map_err(|e| Error::kube("list", "Pod", ns, &d.name, e)) },
+        async { pvc_api.list(&lp).await.map_err(|e| Error::kube("list", "PersistentVolumeClaim", ns, &d.name, e)) },
+    )?;
+
+    let statefulset = sts.map(|s| WorkloadView {
+        replicas: s.spec.as_ref().and_then(|s| s.replicas).unwrap_or(0).max(0) as u32,
+        template_hash: s.metadata.annotations.as_ref().and_then(|a| a.get(objects::ANNOTATION_TEMPLATE_HASH).cloned()),
+        update_revision: s.status.as_ref().and_then(|s| s.update_revision.clone()),
+    });
+    let mut pod_views = BTreeMap::new();
+    for p in pods {
+        let name = p.metadata.name.clone().unwrap_or_default();
+        let Some(ord) = objects::ordinal_of_pod(&d.name, &name) else { continue };
+        let status = p.status.as_ref();
+        let cstatus = status.and_then(|s| s.container_statuses.as_ref()).and_then(|c| c.iter().find(|c| c.name == objects::CONTAINER));
+        pod_views.insert(
+            ord,
+            PodView {
+                ready: status.and_then(|s| s.conditions.as_ref()).is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True")),
+                running: cstatus.and_then(|c| c.state.as_ref()).is_some_and(|s| s.running.is_some()),
+                terminating: p.metadata.deletion_timestamp.is_some(),
+                revision: p.metadata.labels.as_ref().and_then(|l| l.get(objects::LABEL_REVISION).cloned()),
+                ip: status.and_then(|s| s.pod_ip.clone()),
+                restarts: cstatus.map_or(0, |c| c.restart_count),
+                name,
+            },
+        );
+    }
+    let volumes = pvcs
+        .into_iter()
+        .filter_map(|v| {
+            let name = v.metadata.name.clone()?;
+            let ord = objects::ordinal_of_volume(&d.name, &name)?;
+            Some((ord, VolumeView { name, terminating: v.metadata.deletion_timestamp.is_some() }))
+        })
+        .collect();
+    let etcd = observe_etcd(ctx, d, &pod_views).await;
+    Ok(Observed {
+        statefulset,
+        supporting_objects: peer_svc.is_some() && client_svc.is_some() && pdb.is_some(),
+        config: cm.map(|c| c.data.unwrap_or_default()),
+        pods: pod_views,
+        volumes,
+        etcd,
+    })
+}
+
+/// What one running member said about itself.
+struct Answer {
+    ordinal: u32,
+    client: Option<EtcdClient>,
+    status: Option<crate::etcd::EndpointStatus>,
+    health: Result<(), String>,
+}
+
+async fn ask(ctx: &Context, d: &Desired, ordinal: u32, pod: &PodView) -> Answer {
+    let mut a = Answer { ordinal, client: None, status: None, health: Err(String::new()) };
+    let mut client = match ctx.connect(d, ordinal, pod.ip.as_deref()).await {
+        Ok(c) => c,
+        Err(e) => {
+            a.health = Err(crate::error::Error::Etcd { namespace: d.namespace.clone(), name: d.name.clone(), source: e }.report());
+            return a;
+        }
+    };
+    match client.status().await {
+        Ok(s) => {
+            // Learners refuse linearizable reads; answering status is all a learner can show.
+            a.health = if s.is_learner { Ok(()) } else { client.health().await.map_err(|e| e.to_string()) };
+            a.status = Some(s);
+        }
+        Err(e) => a.health = Err(e.to_string()),
+    }
+    a.client = Some(client);
+    a
+}
+
+/// Asks every running member for its status and health, and one voter for the member list.
+async fn observe_etcd(ctx: &Context, d: &Desired, pods: &BTreeMap<u32, PodView>) -> EtcdView {
+    let running: Vec<(u32, &PodView)> = pods.iter().filter(|(_, p)| p.running && !p.terminating).map(|(o, p)| (*o, p)).collect();
+    if running.is_empty() {
+        return EtcdView::NotQueried;
+    }
+    let answers: Vec<Answer> = join_all(running.iter().map(|(o, p)| ask(ctx, d, *o, p))).await;
+    let mut cluster_ids: Vec<u64> = answers.iter().filter_map(|a| a.status.as_ref().map(|s| s.cluster_id)).collect();
+    cluster_ids.sort_unstable();
+    cluster_ids.dedup();
+    if cluster_ids.len() > 1 {
+        return EtcdView::Split { cluster_ids };
+    }
+    // Ask the leader for the member list if it answered, else any voter, else anyone.
+    let mut order: Vec<&Answer> = answers.iter().filter(|a| a.status.is_some()).collect();
+    order.sort_by_key(|a| {
+        let s = a.status.as_ref().unwrap();
+        (s.member_id != s.leader_id, s.is_learner, a.ordinal)
+    });
+    let mut list = None;
+    let mut errors: Vec<String> = answers.iter().filter_map(|a| a.health.as_ref().err().filter(|e| !e.is_empty()).cloned()).collect();
+    for a in order {
+        let mut c = a.client.clone().expect("answered members have a client");
+        match c.member_list().await {
+            Ok(l) => {
+                list = Some(l);
+                break;
+            }
+            Err(e) => errors.push(e.to_string()),
+        }
+    }
+    let Some(list) = list else {
+        if errors.is_empty() {
+            errors.push("no member answered".into());
+        }
+        return EtcdView::Unreachable { errors };
+    };
+    let by_id: BTreeMap<u64, &Answer> = answers.iter().filter_map(|a| a.status.as_ref().map(|s| (s.member_id, a))).collect();
+    let leader = answers.iter().filter_map(|a| a.status.as_ref()).map(|s| s.leader_id).find(|l| *l != 0);
+    let members = list
+        .members
+        .iter()
+        .map(|m| {
+            let answer = by_id.get(&m.id);
+            let status = answer.and_then(|a| a.status.as_ref());
+            let ordinal = m.peer_urls.iter().find_map(|u| objects::ordinal_of_peer_url(&d.name, &d.namespace, u));
+            let error = match answer {
+                Some(a) => a.health.clone().err(),
+                None => ordinal.and_then(|o| answers.iter().find(|a| a.ordinal == o)).and_then(|a| a.health.clone().err()).or_else(|| Some("no running pod answered for this member".into())),
+            };
+            MemberView {
+                id: m.id,
+                name: m.name.clone(),
+                ordinal,
+                peer_url: m.peer_urls.first().cloned().unwrap_or_default(),
+                learner: m.is_learner,
+                started: !m.name.is_empty(),
+                status: status.map(|s| MemberStatusView {
+                    version: s.version.clone(),
+                    db_size: s.db_size,
+                    raft_index: s.raft_index,
+                    raft_term: s.raft_term,
+                    leader: s.leader_id,
+                }),
+                healthy: answer.is_some_and(|a| a.health.is_ok()),
+                error: error.filter(|e| !e.is_empty()),
+            }
+        })
+        .collect();
+    EtcdView::Reached(ClusterView { cluster_id: list.cluster_id, leader, members })
+}

@@ -1,0 +1,160 @@
+//! Errors of the engine and the CLI, and the one mapping from an error to an exit code.
+
+use crate::etcd::EtcdError;
+use crate::model::InvalidSpec;
+
+/// Documented exit codes (README "Exit codes").
+pub mod exit {
+    pub const OK: i32 = 0;
+    /// Something failed that fits no other code.
+    pub const FAILURE: i32 = 1;
+    /// Bad command line or invalid spec: nothing was changed.
+    pub const USAGE: i32 = 2;
+    /// The named cluster (or another object) does not exist.
+    pub const NOT_FOUND: i32 = 3;
+    /// `--timeout` passed before the cluster converged (it keeps converging).
+    pub const TIMEOUT: i32 = 4;
+    /// The Kubernetes API could not be reached.
+    pub const API_UNREACHABLE: i32 = 5;
+    /// RBAC denied a request.
+    pub const FORBIDDEN: i32 = 6;
+    /// etcd did not answer, or the engine holds because acting would be unsafe.
+    pub const ETCD_UNAVAILABLE: i32 = 7;
+    /// The EtcdCluster CRD is not installed.
+    pub const CRD_MISSING: i32 = 8;
+    /// The object exists already.
+    pub const CONFLICT: i32 = 9;
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("invalid spec of EtcdCluster {namespace}/{name}: {source}")]
+    InvalidSpec { namespace: String, name: String, source: InvalidSpec },
+    #[error("{0}")]
+    Usage(String),
+    #[error("EtcdCluster {namespace}/{name} not found; list clusters with `kubectl etcd status -A` or create it with `kubectl etcd create {name}`")]
+    NotFound { namespace: String, name: String },
+    #[error("EtcdCluster {namespace}/{name} already exists; change it with `kubectl etcd scale` or delete it first")]
+    AlreadyExists { namespace: String, name: String },
+    #[error("the EtcdCluster CRD is not installed in this cluster; install it with `kubectl etcd install` (or `kubectl apply -f crds/`)")]
+    CrdMissing,
+    #[error("failed to {verb} {kind} {namespace}/{name}")]
+    Kube {
+        verb: &'static str,
+        kind: &'static str,
+        namespace: String,
+        name: String,
+        #[source]
+        source: kube::Error,
+    },
+    #[error("cannot reach the Kubernetes API; check --kubeconfig/--context and that the cluster is up")]
+    ApiUnreachable(#[source] kube::Error),
+    #[error("failed to load the kubeconfig; pass --kubeconfig or set KUBECONFIG")]
+    Config(#[source] Box<dyn std::error::Error + Send + Sync>),
+    #[error("etcd of EtcdCluster {namespace}/{name} did not answer")]
+    Etcd {
+        namespace: String,
+        name: String,
+        #[source]
+        source: EtcdError,
+    },
+    #[error("EtcdCluster {namespace}/{name} did not converge within {seconds} s (last: {last}); it keeps converging, watch it with `kubectl etcd status {name}`")]
+    Timeout { namespace: String, name: String, seconds: u64, last: String },
+    #[error("EtcdCluster {namespace}/{name} is held: {message}")]
+    Held { namespace: String, name: String, message: String },
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    #[error("failed to serialize output")]
+    Serialize(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl Error {
+    pub fn kube(verb: &'static str, kind: &'static str, namespace: &str, name: &str, source: kube::Error) -> Error {
+        match &source {
+            kube::Error::HyperError(_) | kube::Error::Service(_) => Error::ApiUnreachable(source),
+            _ => Error::Kube { verb, kind, namespace: namespace.into(), name: name.into(), source },
+        }
+    }
+
+    fn kube_source(&self) -> Option<&kube::Error> {
+        match self {
+            Error::Kube { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+
+    /// The HTTP status of a failed Kubernetes request, if any.
+    pub fn api_code(&self) -> Option<u16> {
+        match self.kube_source()? {
+            kube::Error::Api(s) => Some(s.code),
+            _ => None,
+        }
+    }
+
+    /// The documented exit code for this error.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::InvalidSpec { .. } | Error::Usage(_) => exit::USAGE,
+            Error::NotFound { .. } => exit::NOT_FOUND,
+            Error::AlreadyExists { .. } => exit::CONFLICT,
+            Error::CrdMissing => exit::CRD_MISSING,
+            Error::ApiUnreachable(_) | Error::Config(_) => exit::API_UNREACHABLE,
+            Error::Etcd { .. } | Error::Held { .. } => exit::ETCD_UNAVAILABLE,
+            Error::Timeout { .. } => exit::TIMEOUT,
+            Error::Kube { .. } => match self.api_code() {
+                Some(403) | Some(401) => exit::FORBIDDEN,
+                Some(404) => exit::NOT_FOUND,
+                Some(409) => exit::CONFLICT,
+                Some(422) | Some(400) => exit::USAGE,
+                _ => exit::FAILURE,
+            },
+            Error::Io(_) | Error::Serialize(_) => exit::FAILURE,
+        }
+    }
+
+    /// One line for people: the message and its causes, and the fix for RBAC denials.
+    pub fn report(&self) -> String {
+        let mut s = self.to_string();
+        let mut src = std::error::Error::source(self);
+        while let Some(e) = src {
+            let m = e.to_string();
+            if !s.contains(&m) {
+                s.push_str(": ");
+                s.push_str(&m);
+            }
+            src = e.source();
+        }
+        if self.exit_code() == exit::FORBIDDEN {
+            s.push_str(" (RBAC denied it: ask for the role in the README's \"Permissions\" section, or use --context with more rights)");
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn api_err(code: u16) -> Error {
+        let status = kube::core::Status::failure("denied", "Forbidden").with_code(code);
+        Error::Kube { verb: "create", kind: "EtcdCluster", namespace: "ns".into(), name: "demo".into(), source: kube::Error::Api(Box::new(status)) }
+    }
+
+    #[test]
+    fn api_failures_map_to_documented_codes() {
+        assert_eq!(api_err(403).exit_code(), exit::FORBIDDEN);
+        assert_eq!(api_err(404).exit_code(), exit::NOT_FOUND);
+        assert_eq!(api_err(409).exit_code(), exit::CONFLICT);
+        assert_eq!(api_err(500).exit_code(), exit::FAILURE);
+        assert!(api_err(403).report().contains("RBAC"));
+        assert!(api_err(403).report().starts_with("failed to create EtcdCluster ns/demo"));
+    }
+
+    #[test]
+    fn user_errors_name_the_object_and_the_fix() {
+        let e = Error::NotFound { namespace: "ns".into(), name: "demo".into() };
+        assert_eq!(e.exit_code(), exit::NOT_FOUND);
+        assert!(e.report().contains("ns/demo") && e.report().contains("kubectl etcd create demo"));
+        assert_eq!(Error::CrdMissing.exit_code(), exit::CRD_MISSING);
+    }
+}
