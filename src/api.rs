@@ -97,19 +97,30 @@ pub struct EtcdTuning {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0))]
     pub quota_backend_bytes: Option<i64>,
-    /// --auto-compaction-mode: "periodic" or "revision".
+    /// --auto-compaction-mode: "periodic" or "revision" (a string in the schema: 1.20 rejects
+    /// the null member schemars gives optional enums).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub auto_compaction_mode: Option<CompactionMode>,
+    #[schemars(regex(pattern = r"^(periodic|revision)$"))]
+    pub auto_compaction_mode: Option<String>,
     /// --auto-compaction-retention, e.g. "1h" (periodic) or "1000" (revision).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auto_compaction_retention: Option<String>,
 }
 
-#[derive(Deserialize, Serialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CompactionMode {
     Periodic,
     Revision,
+}
+
+impl CompactionMode {
+    pub fn parse(s: &str) -> Option<CompactionMode> {
+        match s {
+            "periodic" => Some(CompactionMode::Periodic),
+            "revision" => Some(CompactionMode::Revision),
+            _ => None,
+        }
+    }
 }
 
 /// What the engine last observed and decided. Written only by the engine.
@@ -118,6 +129,7 @@ pub enum CompactionMode {
 pub struct EtcdClusterStatus {
     /// One word for humans: Creating, Running, Scaling, Upgrading, Degraded, Failed, Paused, Deleting.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
     pub phase: Option<Phase>,
     /// The engine's next step or reason for waiting, as one sentence.
     #[serde(default, skip_serializing_if = "Option::is_none")]

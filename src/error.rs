@@ -38,7 +38,7 @@ pub enum Error {
     AlreadyExists { namespace: String, name: String },
     #[error("the EtcdCluster CRD is not installed in this cluster; install it with `kubectl etcd install` (or `kubectl apply -f crds/`)")]
     CrdMissing,
-    #[error("failed to {verb} {kind} {namespace}/{name}")]
+    #[error("failed to {verb} {kind} {}{name}", if namespace.is_empty() { String::new() } else { format!("{namespace}/") })]
     Kube {
         verb: &'static str,
         kind: &'static str,
@@ -117,6 +117,12 @@ impl Error {
         let mut s = self.to_string();
         let mut src = std::error::Error::source(self);
         while let Some(e) = src {
+            // The API's own message, not the Debug dump kube's Display carries.
+            if let Some(kube::Error::Api(st)) = e.downcast_ref::<kube::Error>() {
+                s.push_str(": ");
+                s.push_str(&st.message);
+                break;
+            }
             let m = e.to_string();
             if !s.contains(&m) {
                 s.push_str(": ");

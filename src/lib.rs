@@ -9,3 +9,6 @@ pub mod objects;
 pub mod plan;
 pub mod engine;
 pub mod error;
+pub mod lease;
+pub mod cli;
+pub mod operate;

@@ -1,1 +1,43 @@
-fn main() {}
+//! Thin main: parse, set up logging, run, map the result to a documented exit code.
+
+use clap::Parser;
+use kubectl_etcd::cli::{Cli, LogFormat, Verb};
+
+fn init_tracing(cli: &Cli) {
+    let operate = matches!(cli.verb, Verb::Operate { .. });
+    // CLI default `warn` (stderr is for people), operate default `info`; RUST_LOG wins.
+    let level = match (cli.global.verbose, operate) {
+        (0, false) => "warn",
+        (0, true) | (1, _) => "info",
+        _ => "debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("{level},kube=warn,tower=warn,hyper=warn,h2=warn")));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    match cli.global.log_format {
+        LogFormat::Json => builder.json().init(),
+        LogFormat::Text => builder.with_target(false).init(),
+    }
+}
+
+fn main() {
+    let cli = Cli::parse();
+    init_tracing(&cli);
+    let rt = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            std::process::exit(kubectl_etcd::error::exit::FAILURE);
+        }
+    };
+    let code = match rt.block_on(kubectl_etcd::cli::run(cli)) {
+        Ok(()) => kubectl_etcd::error::exit::OK,
+        Err(e) => {
+            eprintln!("error: {}", e.report());
+            e.exit_code()
+        }
+    };
+    // Port-forward tasks may still linger; don't wait for them.
+    rt.shutdown_timeout(std::time::Duration::from_millis(200));
+    std::process::exit(code);
+}

@@ -173,7 +173,11 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
         }
         etcd_flags.push(format!("--quota-backend-bytes={q}"));
     }
-    match (t.auto_compaction_mode, &t.auto_compaction_retention) {
+    let mode = match t.auto_compaction_mode.as_deref() {
+        None => None,
+        Some(m) => Some(CompactionMode::parse(m).ok_or_else(|| invalid("spec.etcd.autoCompactionMode", format!("{m:?} is not a mode; use \"periodic\" or \"revision\"")))?),
+    };
+    match (mode, &t.auto_compaction_retention) {
         (None, None) => {}
         (mode, Some(ret)) => {
             let mode = mode.unwrap_or(CompactionMode::Periodic);
@@ -409,7 +413,7 @@ mod tests {
     fn tuning_becomes_flags_and_bad_retention_is_rejected() {
         let mut s = spec(3, "3.5.16");
         s.etcd.quota_backend_bytes = Some(4 << 30);
-        s.etcd.auto_compaction_mode = Some(CompactionMode::Revision);
+        s.etcd.auto_compaction_mode = Some("revision".into());
         s.etcd.auto_compaction_retention = Some("1000".into());
         let d = validate(&cluster(s.clone())).unwrap();
         assert_eq!(
@@ -418,7 +422,7 @@ mod tests {
         );
         s.etcd.auto_compaction_retention = Some("1h".into());
         assert_eq!(validate(&cluster(s.clone())).unwrap_err().field, "spec.etcd.autoCompactionRetention");
-        s.etcd.auto_compaction_mode = Some(CompactionMode::Periodic);
+        s.etcd.auto_compaction_mode = Some("periodic".into());
         assert!(validate(&cluster(s.clone())).is_ok());
         s.etcd.auto_compaction_retention = None;
         assert!(validate(&cluster(s)).is_err());

@@ -1,0 +1,190 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_kubectl_etcd_global_optspecs
+    string join \n n/namespace= context= kubeconfig= o/output= v/verbose log-format= h/help V/version
+end
+
+function __fish_kubectl_etcd_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_kubectl_etcd_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_kubectl_etcd_using_subcommand
+    set -l cmd (__fish_kubectl_etcd_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -l context -d 'kubeconfig context to use' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -l kubeconfig -d 'Path of the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -s o -l output -d 'Output format of results on stdout' -r -f -a "table\t''
+json\t''
+yaml\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
+json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -s h -l help -d 'Print help'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -s V -l version -d 'Print version'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -f -a "create" -d 'Create an etcd cluster and wait until it is Ready'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -f -a "scale" -d 'Change the number of voting members, one member at a time'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -f -a "status" -d 'Show clusters, their members and the engine\'s next step (observes only)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -f -a "reconcile" -d 'Run reconcile passes on a cluster until it converges (repairs after a crash or a manual edit)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -f -a "delete" -d 'Delete a cluster. Member volumes are kept unless --delete-data --yes is given'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -f -a "operate" -d 'Run the engine as a controller (in-cluster, or from a workstation for debugging)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -f -a "install" -d 'Install the CRD (and with --operator the in-cluster operator) into the current context'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -f -a "crd" -d 'Print the EtcdCluster CRD as YAML (crds/etcdclusters.yaml is this output)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -f -a "manifests" -d 'Print the operator\'s install manifests as YAML (crds/operator.yaml is this output)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -f -a "completions" -d 'Print shell completions (the files in completions/ are this output)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l replicas -d 'Voting members (1-9; odd numbers tolerate the most failures)' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l version -d 'etcd release' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l storage -d 'Volume size per member' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l storage-class -d 'StorageClass of the member volumes (default: the cluster\'s default class)' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l image-repository -d 'Image repository (tag is v<version>)' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l timeout -d 'Give up waiting after this long (e.g. 90s, 5m). The cluster keeps converging' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l context -d 'kubeconfig context to use' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l kubeconfig -d 'Path of the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -s o -l output -d 'Output format of results on stdout' -r -f -a "table\t''
+json\t''
+yaml\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
+json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l ephemeral -d 'Keep data in emptyDir volumes (lost when a pod is deleted): for tests only'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l no-wait -d 'Return once the intent is written, without waiting for convergence'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l dry-run -d 'Print the steps the engine would take and the objects it would write; change nothing'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand scale" -l replicas -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand scale" -l timeout -d 'Give up waiting after this long (e.g. 90s, 5m). The cluster keeps converging' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand scale" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand scale" -l context -d 'kubeconfig context to use' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand scale" -l kubeconfig -d 'Path of the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand scale" -s o -l output -d 'Output format of results on stdout' -r -f -a "table\t''
+json\t''
+yaml\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand scale" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
+json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand scale" -l no-wait -d 'Return once the intent is written, without waiting for convergence'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand scale" -l dry-run -d 'Print the steps the engine would take and the objects it would write; change nothing'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand scale" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand scale" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand status" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand status" -l context -d 'kubeconfig context to use' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand status" -l kubeconfig -d 'Path of the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand status" -s o -l output -d 'Output format of results on stdout' -r -f -a "table\t''
+json\t''
+yaml\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand status" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
+json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand status" -s A -l all-namespaces -d 'All namespaces (only without NAME)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand status" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand reconcile" -l timeout -d 'Give up waiting after this long (e.g. 90s, 5m). The cluster keeps converging' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand reconcile" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand reconcile" -l context -d 'kubeconfig context to use' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand reconcile" -l kubeconfig -d 'Path of the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand reconcile" -s o -l output -d 'Output format of results on stdout' -r -f -a "table\t''
+json\t''
+yaml\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand reconcile" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
+json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand reconcile" -l no-wait -d 'Return once the intent is written, without waiting for convergence'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand reconcile" -l dry-run -d 'Print the steps the engine would take and the objects it would write; change nothing'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand reconcile" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand reconcile" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand delete" -l timeout -d 'Give up waiting after this long (e.g. 90s, 5m). The cluster keeps converging' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand delete" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand delete" -l context -d 'kubeconfig context to use' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand delete" -l kubeconfig -d 'Path of the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand delete" -s o -l output -d 'Output format of results on stdout' -r -f -a "table\t''
+json\t''
+yaml\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand delete" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
+json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand delete" -l delete-data -d 'Also delete the member volumes: all data of the cluster is lost'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand delete" -l yes -d 'Confirm --delete-data'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand delete" -l no-wait -d 'Return once the intent is written, without waiting for convergence'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand delete" -l dry-run -d 'Print the steps the engine would take and the objects it would write; change nothing'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand delete" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand delete" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -l watch-namespace -d 'Watch only this namespace (default: all namespaces). -n is ignored here' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -l metrics-addr -d 'Address of /metrics, /healthz and /readyz' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -l dial -d 'How to reach etcd members (default: direct in a pod, port-forward outside)' -r -f -a "direct\t''
+port-forward\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -l identity -d 'Leader-election identity (default: operator/$POD_NAME or operator/<hostname>)' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -l context -d 'kubeconfig context to use' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -l kubeconfig -d 'Path of the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -s o -l output -d 'Output format of results on stdout' -r -f -a "table\t''
+json\t''
+yaml\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
+json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand install" -l image -d 'Operator image' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand install" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand install" -l context -d 'kubeconfig context to use' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand install" -l kubeconfig -d 'Path of the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand install" -s o -l output -d 'Output format of results on stdout' -r -f -a "table\t''
+json\t''
+yaml\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand install" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
+json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand install" -l operator -d 'Also install the operator: namespace, service account, RBAC, Deployment'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand install" -l print -d 'Print the manifests instead of applying them'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand install" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand install" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand crd" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand crd" -l context -d 'kubeconfig context to use' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand crd" -l kubeconfig -d 'Path of the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand crd" -s o -l output -d 'Output format of results on stdout' -r -f -a "table\t''
+json\t''
+yaml\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand crd" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
+json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand crd" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand crd" -s h -l help -d 'Print help'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand manifests" -l image -d 'Operator image' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand manifests" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand manifests" -l context -d 'kubeconfig context to use' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand manifests" -l kubeconfig -d 'Path of the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand manifests" -s o -l output -d 'Output format of results on stdout' -r -f -a "table\t''
+json\t''
+yaml\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand manifests" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
+json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand manifests" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand manifests" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand completions" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand completions" -l context -d 'kubeconfig context to use' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand completions" -l kubeconfig -d 'Path of the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand completions" -s o -l output -d 'Output format of results on stdout' -r -f -a "table\t''
+json\t''
+yaml\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand completions" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
+json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand completions" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand completions" -s h -l help -d 'Print help'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and not __fish_seen_subcommand_from create scale status reconcile delete operate install crd manifests completions help" -f -a "create" -d 'Create an etcd cluster and wait until it is Ready'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and not __fish_seen_subcommand_from create scale status reconcile delete operate install crd manifests completions help" -f -a "scale" -d 'Change the number of voting members, one member at a time'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and not __fish_seen_subcommand_from create scale status reconcile delete operate install crd manifests completions help" -f -a "status" -d 'Show clusters, their members and the engine\'s next step (observes only)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and not __fish_seen_subcommand_from create scale status reconcile delete operate install crd manifests completions help" -f -a "reconcile" -d 'Run reconcile passes on a cluster until it converges (repairs after a crash or a manual edit)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and not __fish_seen_subcommand_from create scale status reconcile delete operate install crd manifests completions help" -f -a "delete" -d 'Delete a cluster. Member volumes are kept unless --delete-data --yes is given'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and not __fish_seen_subcommand_from create scale status reconcile delete operate install crd manifests completions help" -f -a "operate" -d 'Run the engine as a controller (in-cluster, or from a workstation for debugging)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and not __fish_seen_subcommand_from create scale status reconcile delete operate install crd manifests completions help" -f -a "install" -d 'Install the CRD (and with --operator the in-cluster operator) into the current context'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and not __fish_seen_subcommand_from create scale status reconcile delete operate install crd manifests completions help" -f -a "crd" -d 'Print the EtcdCluster CRD as YAML (crds/etcdclusters.yaml is this output)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and not __fish_seen_subcommand_from create scale status reconcile delete operate install crd manifests completions help" -f -a "manifests" -d 'Print the operator\'s install manifests as YAML (crds/operator.yaml is this output)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and not __fish_seen_subcommand_from create scale status reconcile delete operate install crd manifests completions help" -f -a "completions" -d 'Print shell completions (the files in completions/ are this output)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and not __fish_seen_subcommand_from create scale status reconcile delete operate install crd manifests completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -1,0 +1,295 @@
+//! Everything the CLI prints. Results go to stdout (tables, JSON or YAML and nothing else);
+//! progress goes to stderr (a spinner on a terminal, plain lines otherwise).
+
+use std::io::Write;
+use std::time::Duration;
+
+use clap::ValueEnum;
+use comfy_table::{presets::UTF8_BORDERS_ONLY, Cell, ContentArrangement, Table};
+use serde::Serialize;
+use serde_json::json;
+
+use crate::api::{condition, EtcdCluster, MemberStatus};
+use crate::engine::Pass;
+use crate::error::Error;
+use crate::plan::Step;
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Table,
+    Json,
+    Yaml,
+}
+
+/// YAML text (serde-saphyr: pure Rust, maintained; serde_yaml is archived upstream).
+pub fn yaml<T: Serialize>(v: &T) -> String {
+    serde_saphyr::to_string(v).unwrap_or_default()
+}
+
+/// Writes to stdout; a closed pipe (`| head`) is not an error.
+pub fn print_raw(text: &str) -> Result<(), Error> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| if text.ends_with('\n') { Ok(()) } else { out.write_all(b"\n") }).and_then(|_| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => r.map_err(Error::Io),
+    }
+}
+
+fn print_value<T: Serialize>(format: Format, v: &T) -> Result<(), Error> {
+    match format {
+        Format::Json => print_raw(&serde_json::to_string_pretty(v).map_err(|e| Error::Serialize(Box::new(e)))?),
+        Format::Yaml => print_raw(&yaml(v)),
+        Format::Table => unreachable!("tables are printed by their own functions"),
+    }
+}
+
+/// A line for people on stderr.
+pub fn progress_line(msg: &str) {
+    let _ = writeln!(std::io::stderr(), "{msg}");
+}
+
+/// Progress of a waiting verb: an indicatif spinner when stderr is a terminal, plain lines
+/// (one per new step) otherwise, so CI logs stay readable.
+pub struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+    prefix: String,
+}
+
+impl Progress {
+    pub fn new(prefix: &str) -> Progress {
+        let bar = super::stderr_is_tty().then(|| {
+            let b = indicatif::ProgressBar::new_spinner();
+            b.set_style(indicatif::ProgressStyle::with_template("{spinner} [{elapsed}] {prefix}: {msg}").unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()));
+            b.set_prefix(prefix.to_string());
+            b.enable_steady_tick(Duration::from_millis(120));
+            b
+        });
+        Progress { bar, prefix: prefix.to_string() }
+    }
+    pub fn step(&self, msg: &str) {
+        match &self.bar {
+            Some(b) => {
+                b.println(format!("  {msg}"));
+                b.set_message(msg.to_string());
+            }
+            None => progress_line(&format!("{}: {msg}", self.prefix)),
+        }
+    }
+    pub fn note(&self, msg: &str) {
+        self.step(msg)
+    }
+    pub fn finish(&self, msg: &str) {
+        match &self.bar {
+            Some(b) => b.finish_with_message(msg.to_string()),
+            None => progress_line(&format!("{}: {msg}", self.prefix)),
+        }
+    }
+    pub fn abandon(&self) {
+        if let Some(b) = &self.bar {
+            b.abandon();
+        }
+    }
+}
+
+fn human_bytes(n: i64) -> String {
+    let n = n as f64;
+    for (unit, size) in [("GiB", 1u64 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] {
+        if n >= size as f64 {
+            return format!("{:.1} {unit}", n / size as f64);
+        }
+    }
+    format!("{n} B")
+}
+
+/// etcd's default backend quota.
+const DEFAULT_QUOTA: i64 = 2 << 30;
+
+fn quota_of(c: &EtcdCluster) -> i64 {
+    c.spec.etcd.quota_backend_bytes.filter(|q| *q > 0).unwrap_or(DEFAULT_QUOTA)
+}
+
+fn role(m: &MemberStatus) -> &'static str {
+    if m.learner {
+        "learner"
+    } else if m.leader {
+        "leader"
+    } else {
+        "follower"
+    }
+}
+
+fn table() -> Table {
+    let mut t = Table::new();
+    t.load_style(UTF8_BORDERS_ONLY).set_content_arrangement(ContentArrangement::Dynamic);
+    t
+}
+
+fn ready_of(c: &EtcdCluster) -> String {
+    c.status
+        .as_ref()
+        .and_then(|s| s.conditions.iter().find(|k| k.type_ == condition::READY))
+        .map_or("Unknown".into(), |k| k.status.clone())
+}
+
+/// The machine-readable status document (`-o json|yaml`).
+fn status_doc(c: &EtcdCluster, pass: Option<&Pass>) -> serde_json::Value {
+    let status = pass.map(|p| &p.status).or(c.status.as_ref());
+    json!({
+        "name": c.metadata.name,
+        "namespace": c.metadata.namespace,
+        "spec": c.spec,
+        "status": status,
+        "nextStep": pass.map(|p| &p.step),
+        "nextStepText": pass.map(|p| p.step.to_string()),
+    })
+}
+
+/// A cluster after a verb finished (as stored).
+pub fn print_cluster(format: Format, c: &EtcdCluster) -> Result<(), Error> {
+    match format {
+        Format::Table => print_status(format, c, None),
+        _ => print_value(format, &status_doc(c, None)),
+    }
+}
+
+pub fn print_pass(format: Format, p: &Pass) -> Result<(), Error> {
+    let doc = json!({"name": p.desired.name, "namespace": p.desired.namespace, "status": p.status, "nextStep": p.step});
+    match format {
+        Format::Table => print_raw(&format!("{}/{}: {}", p.desired.namespace, p.desired.name, p.step)),
+        _ => print_value(format, &doc),
+    }
+}
+
+/// `status NAME`: the summary, then a row per member. `pass` is the live observation.
+pub fn print_status(format: Format, c: &EtcdCluster, pass: Option<&Pass>) -> Result<(), Error> {
+    if format != Format::Table {
+        return print_value(format, &status_doc(c, pass));
+    }
+    let st = pass.map(|p| p.status.clone()).or_else(|| c.status.clone()).unwrap_or_default();
+    let mut summary = table();
+    summary.set_header(vec!["NAMESPACE", "NAME", "PHASE", "READY", "VOTERS", "DESIRED", "VERSION", "CLUSTER ID", "NEXT STEP"]);
+    let voters = st.members.iter().filter(|m| !m.learner).count();
+    summary.add_row(vec![
+        Cell::new(c.metadata.namespace.clone().unwrap_or_default()),
+        Cell::new(c.metadata.name.clone().unwrap_or_default()),
+        Cell::new(st.phase.map(|p| p.to_string()).unwrap_or_else(|| "-".into())),
+        Cell::new(format!("{}/{}", st.ready_replicas, voters)),
+        Cell::new(voters),
+        Cell::new(c.spec.replicas),
+        Cell::new(st.version.clone().unwrap_or_else(|| c.spec.version.clone())),
+        Cell::new(st.cluster_id.clone().unwrap_or_else(|| "-".into())),
+        Cell::new(pass.map(|p| p.step.to_string()).or(st.message.clone()).unwrap_or_default()),
+    ]);
+    let mut out = summary.to_string();
+    out.push('\n');
+    if !st.members.is_empty() {
+        let quota = quota_of(c);
+        let mut members = table();
+        members.set_header(vec!["MEMBER", "ID", "ROLE", "VERSION", "HEALTH", "DB SIZE / QUOTA", "RAFT INDEX"]);
+        for m in &st.members {
+            members.add_row(vec![
+                Cell::new(&m.name),
+                Cell::new(&m.id),
+                Cell::new(role(m)),
+                Cell::new(m.version.clone().unwrap_or_else(|| "-".into())),
+                Cell::new(if m.healthy { "healthy".to_string() } else { format!("unhealthy{}", m.error.as_ref().map(|e| format!(": {e}")).unwrap_or_default()) }),
+                Cell::new(m.db_size.map(|d| format!("{} / {} ({:.1}%)", human_bytes(d), human_bytes(quota), d as f64 * 100.0 / quota as f64)).unwrap_or_else(|| "-".into())),
+                Cell::new(m.raft_index.map(|r| r.to_string()).unwrap_or_else(|| "-".into())),
+            ]);
+        }
+        out.push_str(&members.to_string());
+        out.push('\n');
+    }
+    if let Some(conds) = (!st.conditions.is_empty()).then_some(&st.conditions) {
+        let mut t = table();
+        t.set_header(vec!["CONDITION", "STATUS", "REASON", "MESSAGE"]);
+        for k in conds {
+            t.add_row(vec![&k.type_, &k.status, &k.reason, &k.message]);
+        }
+        out.push_str(&t.to_string());
+    }
+    print_raw(&out)
+}
+
+/// `status` without a name: one row per cluster.
+pub fn print_status_list(format: Format, rows: &[(EtcdCluster, Option<Pass>)], all: bool) -> Result<(), Error> {
+    if format != Format::Table {
+        let docs: Vec<serde_json::Value> = rows.iter().map(|(c, p)| status_doc(c, p.as_ref())).collect();
+        return print_value(format, &json!({ "clusters": docs }));
+    }
+    if rows.is_empty() {
+        progress_line("no EtcdClusters found; create one with `kubectl etcd create NAME`");
+        return Ok(());
+    }
+    let mut t = table();
+    let mut header = vec!["NAME", "PHASE", "READY", "DESIRED", "VERSION", "NEXT STEP"];
+    if all {
+        header.insert(0, "NAMESPACE");
+    }
+    t.set_header(header);
+    for (c, p) in rows {
+        let st = p.as_ref().map(|p| p.status.clone()).or_else(|| c.status.clone()).unwrap_or_default();
+        let voters = st.members.iter().filter(|m| !m.learner).count();
+        let mut row = vec![
+            c.metadata.name.clone().unwrap_or_default(),
+            st.phase.map(|p| p.to_string()).unwrap_or_else(|| "-".into()),
+            format!("{}/{} ({})", st.ready_replicas, voters, ready_of(c)),
+            c.spec.replicas.to_string(),
+            st.version.clone().unwrap_or_else(|| c.spec.version.clone()),
+            p.as_ref().map(|p| p.step.to_string()).unwrap_or_else(|| "unreachable".into()),
+        ];
+        if all {
+            row.insert(0, c.metadata.namespace.clone().unwrap_or_default());
+        }
+        t.add_row(row);
+    }
+    print_raw(&t.to_string())
+}
+
+/// `--dry-run`: the intent, the next step, and the objects it would write.
+pub fn print_dry_run(format: Format, lines: &[String], objects: &[serde_json::Value], step: Option<&Step>) -> Result<(), Error> {
+    match format {
+        Format::Table => {
+            let mut out = String::from("dry run: nothing was changed\n");
+            for l in lines {
+                out.push_str(&format!("  - {l}\n"));
+            }
+            for o in objects {
+                out.push_str("---\n");
+                out.push_str(&yaml(o));
+            }
+            print_raw(&out)
+        }
+        _ => print_value(format, &json!({"dryRun": true, "steps": lines, "nextStep": step, "objects": objects})),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_are_human() {
+        assert_eq!(human_bytes(512), "512 B");
+        assert_eq!(human_bytes(20480), "20.0 KiB");
+        assert_eq!(human_bytes(2 << 30), "2.0 GiB");
+    }
+
+    #[test]
+    fn status_table_shows_every_member_with_role_and_quota() {
+        let mut c = EtcdCluster::new("demo", crate::api::EtcdClusterSpec { replicas: 3, version: "3.5.16".into(), ..Default::default() });
+        c.metadata.namespace = Some("ns".into());
+        let st = crate::api::EtcdClusterStatus {
+            members: vec![
+                MemberStatus { name: "demo-0".into(), id: "00000000000000aa".into(), leader: true, healthy: true, db_size: Some(1 << 20), raft_index: Some(9), ..Default::default() },
+                MemberStatus { name: "demo-1".into(), id: "00000000000000bb".into(), learner: true, healthy: false, error: Some("timeout".into()), ..Default::default() },
+            ],
+            ..Default::default()
+        };
+        c.status = Some(st);
+        let doc = status_doc(&c, None);
+        assert_eq!(doc["status"]["members"][0]["name"], "demo-0");
+        assert_eq!(role(&c.status.as_ref().unwrap().members[1]), "learner");
+        assert_eq!(quota_of(&c), 2 << 30);
+    }
+}

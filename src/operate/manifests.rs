@@ -1,0 +1,253 @@
+//! The operator's install manifests, generated from code so names, ports and RBAC agree with the
+//! binary. Pure: values out, no client.
+//!
+//! The CRD is not among them (it comes from `crate::api`); apply it first.
+
+use serde_json::{json, Value};
+
+use crate::api::GROUP;
+use crate::lease;
+use crate::objects::{FIELD_MANAGER, LABEL_MANAGED_BY, LABEL_NAME};
+
+/// Name of the Deployment, ServiceAccount, roles and bindings.
+pub const NAME: &str = "kubectl-etcd-operator";
+/// Port of `/metrics`, `/healthz` and `/readyz` inside the operator pod.
+pub const METRICS_PORT: u16 = 8080;
+/// Environment variable carrying the pod name (the lease identity).
+pub const POD_NAME_ENV: &str = "POD_NAME";
+
+fn labels() -> Value {
+    json!({ LABEL_NAME: NAME, LABEL_MANAGED_BY: FIELD_MANAGER })
+}
+
+fn rule(groups: &[&str], resources: &[&str], verbs: &[&str]) -> Value {
+    json!({ "apiGroups": groups, "resources": resources, "verbs": verbs })
+}
+
+/// What the engine does across namespaces (watch, observe, act, status, finalizer, events).
+fn cluster_rules() -> Vec<Value> {
+    const OWNED: &[&str] = &["get", "list", "watch", "create", "patch", "update", "delete"];
+    vec![
+        rule(&[GROUP], &["etcdclusters"], &["get", "list", "watch", "patch", "update"]),
+        rule(&[GROUP], &["etcdclusters/status"], &["get", "patch", "update"]),
+        rule(&[GROUP], &["etcdclusters/finalizers"], &["update"]),
+        rule(&["apps"], &["statefulsets"], OWNED),
+        rule(&[""], &["services", "configmaps"], OWNED),
+        rule(&[""], &["pods"], &["get", "list", "watch", "delete"]),
+        rule(&[""], &["pods/portforward"], &["create"]),
+        rule(&[""], &["persistentvolumeclaims"], &["get", "list", "watch", "delete", "deletecollection"]),
+        rule(&["policy"], &["poddisruptionbudgets"], OWNED),
+        rule(&["events.k8s.io"], &["events"], &["create", "patch"]),
+        rule(&[""], &["events"], &["create", "patch"]),
+    ]
+}
+
+/// The engine Lease, in the lease namespace only.
+fn lease_rules() -> Vec<Value> {
+    vec![rule(&["coordination.k8s.io"], &["leases"], &["get", "create", "update", "patch"])]
+}
+
+/// Namespace, ServiceAccount, ClusterRole + binding, lease Role + binding, Deployment.
+///
+/// The engine Lease always lives in `lease::NAMESPACE` (the CLI looks for it there); when the
+/// operator is installed into another namespace, that namespace is created too and holds only the
+/// lease Role.
+pub fn install_manifests(image: &str, namespace: &str) -> Vec<Value> {
+    let meta = |name: &str, ns: Option<&str>| {
+        let mut m = json!({ "name": name, "labels": labels() });
+        if let Some(ns) = ns {
+            m["namespace"] = json!(ns);
+        }
+        m
+    };
+    let subject = json!([{ "kind": "ServiceAccount", "name": NAME, "namespace": namespace }]);
+    let mut out = vec![json!({ "apiVersion": "v1", "kind": "Namespace", "metadata": meta(namespace, None) })];
+    if namespace != lease::NAMESPACE {
+        out.push(json!({ "apiVersion": "v1", "kind": "Namespace", "metadata": meta(lease::NAMESPACE, None) }));
+    }
+    out.push(json!({ "apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta(NAME, Some(namespace)) }));
+    out.push(json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": meta(NAME, None), "rules": cluster_rules(),
+    }));
+    out.push(json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+        "metadata": meta(NAME, None),
+        "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": NAME },
+        "subjects": subject,
+    }));
+    out.push(json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+        "metadata": meta(NAME, Some(lease::NAMESPACE)), "rules": lease_rules(),
+    }));
+    out.push(json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+        "metadata": meta(NAME, Some(lease::NAMESPACE)),
+        "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": NAME },
+        "subjects": subject,
+    }));
+    out.push(deployment(image, namespace));
+    out
+}
+
+fn deployment(image: &str, namespace: &str) -> Value {
+    let selector = json!({ LABEL_NAME: NAME });
+    let probe = |path: &str, period: u32| {
+        json!({ "httpGet": { "path": path, "port": "metrics" }, "periodSeconds": period, "timeoutSeconds": 2, "failureThreshold": 3 })
+    };
+    json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": { "name": NAME, "namespace": namespace, "labels": labels() },
+        "spec": {
+            // One replica by default; more are safe (the engine Lease picks one leader) and only
+            // shorten failover.
+            "replicas": 1,
+            "selector": { "matchLabels": selector },
+            "template": {
+                "metadata": { "labels": labels() },
+                "spec": {
+                    "serviceAccountName": NAME,
+                    // Long enough for a pass in flight to finish and the Lease to be released.
+                    "terminationGracePeriodSeconds": 30,
+                    "securityContext": { "runAsNonRoot": true, "runAsUser": 65532, "runAsGroup": 65532 },
+                    "containers": [{
+                        "name": "operator",
+                        "image": image,
+                        "imagePullPolicy": "IfNotPresent",
+                        "args": ["operate"],
+                        "env": [{ "name": POD_NAME_ENV, "valueFrom": { "fieldRef": { "fieldPath": "metadata.name" } } }],
+                        "ports": [{ "name": "metrics", "containerPort": METRICS_PORT, "protocol": "TCP" }],
+                        "readinessProbe": probe("/readyz", 5),
+                        "livenessProbe": probe("/healthz", 10),
+                        "resources": {
+                            "requests": { "cpu": "50m", "memory": "64Mi" },
+                            "limits": { "memory": "256Mi" },
+                        },
+                        "securityContext": {
+                            "allowPrivilegeEscalation": false,
+                            "readOnlyRootFilesystem": true,
+                            "runAsNonRoot": true,
+                            "capabilities": { "drop": ["ALL"] },
+                        },
+                    }],
+                },
+            },
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kind<'a>(all: &'a [Value], kind: &str, ns: Option<&str>) -> &'a Value {
+        all.iter()
+            .find(|o| o["kind"] == kind && ns.is_none_or(|ns| o["metadata"]["namespace"] == ns))
+            .unwrap_or_else(|| panic!("no {kind}"))
+    }
+
+    fn allows(role: &Value, group: &str, resource: &str, verb: &str) -> bool {
+        let has = |v: &Value, s: &str| v.as_array().is_some_and(|a| a.iter().any(|x| x == s || x == "*"));
+        role["rules"].as_array().unwrap().iter().any(|r| has(&r["apiGroups"], group) && has(&r["resources"], resource) && has(&r["verbs"], verb))
+    }
+
+    /// Every request the controller and the engine make (observe, act, status, finalizer,
+    /// deletion, port-forward, events, watches of owned objects).
+    const ENGINE_REQUESTS: &[(&str, &str, &str)] = &[
+        (GROUP, "etcdclusters", "list"),
+        (GROUP, "etcdclusters", "watch"),
+        (GROUP, "etcdclusters", "patch"),
+        (GROUP, "etcdclusters/status", "patch"),
+        ("apps", "statefulsets", "get"),
+        ("apps", "statefulsets", "watch"),
+        ("apps", "statefulsets", "patch"),
+        ("apps", "statefulsets", "create"),
+        ("", "services", "patch"),
+        ("", "services", "watch"),
+        ("", "configmaps", "get"),
+        ("", "configmaps", "patch"),
+        ("", "configmaps", "watch"),
+        ("", "pods", "list"),
+        ("", "pods", "delete"),
+        ("", "pods/portforward", "create"),
+        ("", "persistentvolumeclaims", "list"),
+        ("", "persistentvolumeclaims", "delete"),
+        ("", "persistentvolumeclaims", "deletecollection"),
+        ("policy", "poddisruptionbudgets", "get"),
+        ("policy", "poddisruptionbudgets", "patch"),
+        ("events.k8s.io", "events", "create"),
+        ("events.k8s.io", "events", "patch"),
+    ];
+
+    #[test]
+    fn the_cluster_role_covers_every_request_of_the_engine() {
+        let all = install_manifests("img", lease::NAMESPACE);
+        let role = kind(&all, "ClusterRole", None);
+        for (g, r, v) in ENGINE_REQUESTS {
+            assert!(allows(role, g, r, v), "ClusterRole lacks {v} on {r} in group {g:?}");
+        }
+    }
+
+    #[test]
+    fn the_cluster_role_is_least_privilege() {
+        let all = install_manifests("img", lease::NAMESPACE);
+        let role = kind(&all, "ClusterRole", None);
+        assert!(!allows(role, "", "secrets", "get"));
+        assert!(!allows(role, "", "pods/exec", "create"));
+        assert!(!allows(role, GROUP, "etcdclusters", "delete"));
+        assert!(!allows(role, "", "pods", "create"), "pods come from the StatefulSet");
+        assert!(!allows(role, "coordination.k8s.io", "leases", "get"), "leases only in the lease namespace");
+        let text = serde_json::to_string(role).unwrap();
+        assert!(!text.contains("\"*\""), "no wildcards: {text}");
+    }
+
+    #[test]
+    fn the_lease_role_lives_where_the_cli_looks_for_the_lease() {
+        let all = install_manifests("img", "ops");
+        let role = kind(&all, "Role", Some(lease::NAMESPACE));
+        for v in ["get", "create", "update"] {
+            assert!(allows(role, "coordination.k8s.io", "leases", v));
+        }
+        let namespaces: Vec<&Value> = all.iter().filter(|o| o["kind"] == "Namespace").map(|o| &o["metadata"]["name"]).collect();
+        assert_eq!(namespaces, ["ops", lease::NAMESPACE]);
+        let binding = kind(&all, "RoleBinding", Some(lease::NAMESPACE));
+        assert_eq!(binding["subjects"][0]["namespace"], "ops");
+    }
+
+    #[test]
+    fn the_deployment_runs_operate_as_a_locked_down_non_root_pod() {
+        let all = install_manifests("example.com/kubectl-etcd:1.0", lease::NAMESPACE);
+        assert_eq!(all.iter().filter(|o| o["kind"] == "Namespace").count(), 1);
+        let d = kind(&all, "Deployment", Some(lease::NAMESPACE));
+        let c = &d["spec"]["template"]["spec"]["containers"][0];
+        assert_eq!(d["spec"]["replicas"], 1);
+        assert_eq!(c["image"], "example.com/kubectl-etcd:1.0");
+        assert_eq!(c["args"], json!(["operate"]));
+        assert_eq!(c["imagePullPolicy"], "IfNotPresent");
+        assert_eq!(c["env"][0]["name"], POD_NAME_ENV);
+        assert_eq!(c["env"][0]["valueFrom"]["fieldRef"]["fieldPath"], "metadata.name");
+        assert_eq!(c["readinessProbe"]["httpGet"]["path"], "/readyz");
+        assert_eq!(c["livenessProbe"]["httpGet"]["path"], "/healthz");
+        assert_eq!(c["ports"][0]["containerPort"], METRICS_PORT);
+        assert_eq!(c["securityContext"]["readOnlyRootFilesystem"], true);
+        assert_eq!(c["securityContext"]["runAsNonRoot"], true);
+        let selector = &d["spec"]["selector"]["matchLabels"];
+        for (k, v) in selector.as_object().unwrap() {
+            assert_eq!(&d["spec"]["template"]["metadata"]["labels"][k], v, "the selector matches the pod labels");
+        }
+    }
+
+    #[test]
+    fn every_manifest_parses_as_its_kubernetes_type() {
+        use k8s_openapi::api::{apps::v1::Deployment, rbac::v1::{ClusterRole, Role}};
+        let all = install_manifests("img", "ops");
+        for o in &all {
+            match o["kind"].as_str().unwrap() {
+                "Deployment" => drop(serde_json::from_value::<Deployment>(o.clone()).unwrap()),
+                "ClusterRole" => drop(serde_json::from_value::<ClusterRole>(o.clone()).unwrap()),
+                "Role" => drop(serde_json::from_value::<Role>(o.clone()).unwrap()),
+                _ => {}
+            }
+        }
+    }
+}

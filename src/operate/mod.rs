@@ -1,0 +1,439 @@
+//! `kubectl etcd operate`: the in-cluster driver of the reconcile engine.
+//!
+//! May touch: watches, the engine Lease, Events, the metrics listener, process signals. It
+//! decides nothing about etcd: every pass is `engine::reconcile_once`, and this room only picks
+//! when the next pass runs and reports what the pass did.
+//!
+//! ```text
+//!  start ─▶ serve /metrics /healthz /readyz
+//!        ─▶ stand by: try the Lease every 5 s (held by another operator replica or a CLI run)
+//!        ─▶ lead: Controller over EtcdCluster (+ owned StatefulSets, Services, ConfigMaps)
+//!                 renew the Lease every 5 s
+//!             ├─ SIGTERM/SIGINT ─▶ finish passes in flight, release the Lease, Ok
+//!             └─ Lease lost or not renewed for 10 s ─▶ Err (the process exits; the Deployment
+//!                restarts it as a standby: never two leaders acting at once)
+//! ```
+
+pub mod manifests;
+mod metrics;
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures::{FutureExt, StreamExt};
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::{ConfigMap, Service};
+use kube::api::Api;
+use kube::runtime::controller::{self, Action, Controller};
+use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::runtime::reflector::ObjectRef;
+use kube::runtime::watcher;
+use kube::{Client, Resource, ResourceExt};
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use crate::api::{reason, EtcdCluster};
+use crate::engine::{self, Context, Dial, Mode, Outcome};
+use crate::error::{exit, Error};
+use crate::lease::{self, Acquired, Lock};
+use crate::objects::{FIELD_MANAGER, LABEL_MANAGED_BY};
+use crate::plan::Step;
+use metrics::{Metrics, PassResult};
+
+pub use manifests::install_manifests;
+
+/// How long a leader's Lease lasts without renewal.
+pub const LEASE_DURATION: Duration = Duration::from_secs(15);
+/// How often the leader renews (and a standby retries).
+pub const RENEW_EVERY: Duration = Duration::from_secs(5);
+/// A leader that could not renew for this long stops, before anyone else may take the Lease.
+const STEP_DOWN_AFTER: Duration = Duration::from_secs(10);
+/// How long a shutdown waits for passes in flight.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(20);
+/// `reportingController` of our Events.
+pub const REPORTER: &str = "kubectl-etcd";
+/// Event action of every reconcile Event.
+const ACTION: &str = "Reconcile";
+/// Event reason of a failed pass (an operator-side reason: not a status condition reason).
+const REASON_FAILED: &str = "ReconcileFailed";
+/// events.k8s.io limits `note` to 1 kB.
+const NOTE_MAX: usize = 1024;
+
+const BACKOFF_MIN: Duration = Duration::from_secs(1);
+const BACKOFF_MAX: Duration = Duration::from_secs(60);
+
+/// What `operate` needs from the command line.
+pub struct OperateOptions {
+    pub client: Client,
+    /// Watch one namespace, or all namespaces when `None`.
+    pub namespace: Option<String>,
+    /// Lease identity, `lease::operator_identity(pod)`; also the Event reporting instance.
+    pub identity: String,
+    /// Listen address of `/metrics`, `/healthz` and `/readyz` (the manifests use port 8080).
+    pub metrics_addr: SocketAddr,
+    pub dial: Dial,
+}
+
+/// Runs the operator until SIGTERM/SIGINT (`Ok`) or until leadership is lost (`Err`: exit and
+/// let the Deployment restart the process).
+pub async fn run(opts: OperateOptions) -> Result<(), Error> {
+    let metrics = Arc::new(Metrics::default());
+    let listener = metrics::bind(opts.metrics_addr).await?;
+    let server = tokio::spawn(metrics::serve(listener, metrics.clone()));
+    tracing::info!(identity = %opts.identity, addr = %opts.metrics_addr, "operator starting");
+
+    let shutdown = CancellationToken::new();
+    cancel_on_signal(shutdown.clone())?;
+    let lock = Lock::new(opts.client.clone(), lease::NAMESPACE, opts.identity.clone(), LEASE_DURATION);
+
+    let result = async {
+        if !stand_by(&lock, &metrics, &shutdown).await? {
+            return Ok(());
+        }
+        lead(&opts, &lock, &metrics, &shutdown).await
+    }
+    .await;
+    // Lets a standby take over at once instead of after LEASE_DURATION. A no-op when the Lease
+    // is someone else's by now.
+    lock.release().await;
+    metrics.set_leader(false);
+    server.abort();
+    match &result {
+        Ok(()) => tracing::info!("operator stopped"),
+        Err(e) => tracing::error!("operator stopped: {}", e.report()),
+    }
+    result
+}
+
+fn cancel_on_signal(token: CancellationToken) -> Result<(), Error> {
+    #[cfg(unix)]
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    tokio::spawn(async move {
+        #[cfg(unix)]
+        let terminate = term.recv().map(drop);
+        #[cfg(not(unix))]
+        let terminate = futures::future::pending::<()>();
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = terminate => {}
+        }
+        tracing::info!("shutdown requested: finishing passes in flight, then releasing the lease");
+        token.cancel();
+    });
+    Ok(())
+}
+
+/// Waits for the Lease. `Ok(true)`: we hold it; `Ok(false)`: shutdown came first.
+async fn stand_by(lock: &Lock, metrics: &Metrics, shutdown: &CancellationToken) -> Result<bool, Error> {
+    let mut last_holder: Option<String> = None;
+    loop {
+        let attempt = tokio::select! {
+            _ = shutdown.cancelled() => return Ok(false),
+            r = lock.try_acquire_or_renew() => r,
+        };
+        match attempt {
+            Ok(Acquired::Held) => {
+                metrics.set_ready(true);
+                tracing::info!(identity = %lock.identity(), "acquired the engine lease: leading");
+                return Ok(true);
+            }
+            Ok(Acquired::HeldBy { holder }) => {
+                metrics.set_ready(true);
+                if last_holder.as_ref() != Some(&holder) {
+                    let who = if lease::is_operator(&holder) { "another operator replica" } else { "a kubectl etcd command" };
+                    tracing::info!(holder = %holder, "standing by: the engine lease is held by {who}");
+                    last_holder = Some(holder);
+                }
+            }
+            // RBAC is a configuration mistake: crash-loop visibly rather than stand by forever.
+            Err(e) if e.exit_code() == exit::FORBIDDEN => return Err(e),
+            Err(e) => tracing::warn!("could not read the engine lease (retrying): {}", e.report()),
+        }
+        tokio::select! {
+            _ = shutdown.cancelled() => return Ok(false),
+            _ = tokio::time::sleep(RENEW_EVERY) => {}
+        }
+    }
+}
+
+fn lost_lease(message: String) -> Error {
+    Error::Io(std::io::Error::other(message))
+}
+
+/// Renews the Lease until that fails; returns why leadership is over.
+async fn keep_lease(lock: &Lock) -> Error {
+    let mut renewed = Instant::now();
+    loop {
+        tokio::time::sleep(RENEW_EVERY).await;
+        match tokio::time::timeout(RENEW_EVERY, lock.try_acquire_or_renew()).await {
+            Ok(Ok(Acquired::Held)) => renewed = Instant::now(),
+            Ok(Ok(Acquired::HeldBy { holder })) => return lost_lease(format!("lost the engine lease to {holder}; exiting so that only one engine acts")),
+            Ok(Err(e)) => tracing::warn!("could not renew the engine lease: {}", e.report()),
+            Err(_) => tracing::warn!("renewing the engine lease timed out"),
+        }
+        if renewed.elapsed() >= STEP_DOWN_AFTER {
+            return lost_lease(format!("could not renew the engine lease for {} s; exiting before another replica may take it", STEP_DOWN_AFTER.as_secs()));
+        }
+    }
+}
+
+/// Runs the controller while holding the Lease.
+async fn lead(opts: &OperateOptions, lock: &Lock, metrics: &Arc<Metrics>, shutdown: &CancellationToken) -> Result<(), Error> {
+    metrics.set_leader(true);
+    let renewing = keep_lease(lock);
+    tokio::pin!(renewing);
+
+    let ctx = tokio::select! {
+        c = Context::new(opts.client.clone(), opts.dial) => c?,
+        e = &mut renewing => return Err(e),
+        _ = shutdown.cancelled() => return Ok(()),
+    };
+    let reporter = Reporter { controller: REPORTER.into(), instance: Some(opts.identity.clone()) };
+    let state = Arc::new(State {
+        ctx,
+        recorder: Recorder::new(opts.client.clone(), reporter),
+        metrics: metrics.clone(),
+        backoff: Backoffs::default(),
+    });
+
+    let (stop, stopped) = futures::channel::oneshot::channel::<()>();
+    let controller = controller_for(&opts.client, opts.namespace.as_deref())
+        .graceful_shutdown_on(stopped.map(drop))
+        .run(reconcile, error_policy, state)
+        .for_each(|res| async move {
+            match res {
+                Ok((obj, _)) => tracing::trace!(cluster = %obj.name, namespace = obj.namespace.as_deref().unwrap_or(""), "pass done"),
+                // Logged (with its cluster) by `reconcile` already.
+                Err(controller::Error::ReconcilerFailed(..)) => {}
+                Err(e) => tracing::warn!("controller: {e}"),
+            }
+        });
+    tokio::pin!(controller);
+    tracing::info!(namespace = opts.namespace.as_deref().unwrap_or("<all>"), "controller running");
+
+    tokio::select! {
+        _ = &mut controller => Err(lost_lease("the controller stopped unexpectedly".into())),
+        e = &mut renewing => Err(e),
+        _ = shutdown.cancelled() => {
+            let _ = stop.send(());
+            // Keep renewing while passes finish, so nobody else acts on a cluster mid-step.
+            tokio::select! {
+                r = tokio::time::timeout(SHUTDOWN_GRACE, &mut controller) => {
+                    if r.is_err() {
+                        tracing::warn!("passes in flight did not finish within {} s", SHUTDOWN_GRACE.as_secs());
+                    }
+                    Ok(())
+                }
+                e = &mut renewing => Err(e),
+            }
+        }
+    }
+}
+
+fn controller_for(client: &Client, namespace: Option<&str>) -> Controller<EtcdCluster> {
+    fn api<K: Resource<Scope = k8s_openapi::NamespaceResourceScope>>(client: &Client, ns: Option<&str>) -> Api<K>
+    where
+        K::DynamicType: Default,
+    {
+        match ns {
+            Some(ns) => Api::namespaced(client.clone(), ns),
+            None => Api::all(client.clone()),
+        }
+    }
+    // Owned objects carry the managed-by label: watch only those, not every ConfigMap around.
+    let owned = watcher::Config::default().labels(&format!("{LABEL_MANAGED_BY}={FIELD_MANAGER}"));
+    // Default list-then-watch: streaming lists fail on 1.20 API servers (HTTP 422).
+    Controller::new(api::<EtcdCluster>(client, namespace), watcher::Config::default())
+        .owns(api::<StatefulSet>(client, namespace), owned.clone())
+        .owns(api::<Service>(client, namespace), owned.clone())
+        .owns(api::<ConfigMap>(client, namespace), owned)
+}
+
+struct State {
+    ctx: Context,
+    recorder: Recorder,
+    metrics: Arc<Metrics>,
+    backoff: Backoffs,
+}
+
+fn key(cluster: &EtcdCluster) -> String {
+    format!("{}/{}", cluster.namespace().unwrap_or_default(), cluster.name_any())
+}
+
+async fn reconcile(cluster: Arc<EtcdCluster>, st: Arc<State>) -> Result<Action, Error> {
+    let span = tracing::info_span!("reconcile", cluster = %cluster.name_any(), namespace = %cluster.namespace().unwrap_or_default());
+    reconcile_inner(cluster, st).instrument(span).await
+}
+
+async fn reconcile_inner(cluster: Arc<EtcdCluster>, st: Arc<State>) -> Result<Action, Error> {
+    let started = Instant::now();
+    let result = engine::reconcile_once(&st.ctx, &cluster, Mode::Act).await;
+    let took = started.elapsed();
+    let name = cluster.name_any();
+    let ns = cluster.namespace().unwrap_or_default();
+    let pass = match result {
+        Ok(pass) => pass,
+        Err(e) => {
+            st.metrics.pass(PassResult::Error, took);
+            let reason = if matches!(e, Error::InvalidSpec { .. }) { reason::INVALID_SPEC } else { REASON_FAILED };
+            tracing::warn!(cluster = %name, namespace = %ns, "pass failed: {}", e.report());
+            st.publish(&cluster, EventType::Warning, reason, e.report()).await;
+            return Err(e);
+        }
+    };
+    st.backoff.succeeded(&ObjectRef::from_obj(&*cluster));
+    let result = match &pass.outcome {
+        Outcome::Acted | Outcome::Released => PassResult::Acted,
+        Outcome::NotYet(_) => PassResult::NotYet,
+        Outcome::Unchanged => PassResult::Unchanged,
+    };
+    st.metrics.pass(result, took);
+    if pass.outcome == Outcome::Released {
+        st.metrics.forget(&key(&cluster));
+    } else {
+        st.metrics.phase(&key(&cluster), pass.status.phase);
+    }
+    match (&pass.outcome, &pass.step) {
+        (Outcome::Acted, step) => {
+            tracing::info!(cluster = %name, namespace = %ns, step = %step, "acted");
+            st.publish(&cluster, EventType::Normal, step.reason(), step.to_string()).await;
+        }
+        (Outcome::Released, _) => tracing::info!(cluster = %name, namespace = %ns, "deleted: released the finalizer"),
+        (_, step @ Step::Hold { .. }) => {
+            tracing::warn!(cluster = %name, namespace = %ns, step = %step, "holding");
+            st.publish(&cluster, EventType::Warning, step.reason(), step.to_string()).await;
+        }
+        (_, step) => tracing::debug!(cluster = %name, namespace = %ns, step = %step, "pass"),
+    }
+    Ok(match requeue_after(&pass.outcome, &pass.step) {
+        Some(d) => Action::requeue(d),
+        None => Action::await_change(),
+    })
+}
+
+fn error_policy(cluster: Arc<EtcdCluster>, err: &Error, st: Arc<State>) -> Action {
+    if matches!(err, Error::InvalidSpec { .. }) {
+        // The status says why; only a spec change can fix it, and that change triggers a pass.
+        return Action::await_change();
+    }
+    Action::requeue(st.backoff.failed(ObjectRef::from_obj(&*cluster)))
+}
+
+/// When the next pass runs after one that succeeded (`None`: on the next change only).
+fn requeue_after(outcome: &Outcome, step: &Step) -> Option<Duration> {
+    let secs = match (outcome, step) {
+        (Outcome::Released, _) => return None,
+        // The next step can usually follow at once; the watch may not have fired yet.
+        (Outcome::Acted, _) => 1,
+        (Outcome::NotYet(_), _) | (_, Step::Wait { .. }) => 3,
+        (_, Step::Hold { .. }) => 30,
+        // Periodic health re-check of a converged (or paused) cluster.
+        (_, Step::Idle | Step::Paused) => 60,
+        // A change that was not made (cannot happen in Mode::Act): try again soon.
+        _ => 1,
+    };
+    Some(Duration::from_secs(secs))
+}
+
+/// The backoff after `previous` (none: first failure): 1 s doubling to 60 s.
+fn next_backoff(previous: Option<Duration>) -> Duration {
+    previous.map_or(BACKOFF_MIN, |d| (d * 2).clamp(BACKOFF_MIN, BACKOFF_MAX))
+}
+
+/// Per-cluster error backoff, reset by a successful pass.
+#[derive(Default)]
+struct Backoffs(Mutex<HashMap<ObjectRef<EtcdCluster>, Duration>>);
+
+impl Backoffs {
+    fn failed(&self, key: ObjectRef<EtcdCluster>) -> Duration {
+        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let next = next_backoff(map.get(&key).copied());
+        map.insert(key, next);
+        next
+    }
+    fn succeeded(&self, key: &ObjectRef<EtcdCluster>) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).remove(key);
+    }
+}
+
+/// Cuts `s` to at most `max` bytes on a character boundary.
+fn truncate(mut s: String, max: usize) -> String {
+    if s.len() > max {
+        let mut end = max.saturating_sub(3);
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        s.truncate(end);
+        s.push_str("...");
+    }
+    s
+}
+
+impl State {
+    /// Best effort: a failed Event never fails the pass.
+    async fn publish(&self, cluster: &EtcdCluster, type_: EventType, reason: &str, note: String) {
+        let ev = Event { type_, reason: reason.into(), note: Some(truncate(note, NOTE_MAX)), action: ACTION.into(), secondary: None };
+        if let Err(e) = self.recorder.publish(&ev, &cluster.object_ref(&())).await {
+            tracing::warn!(cluster = %cluster.name_any(), namespace = %cluster.namespace().unwrap_or_default(), "could not publish an event: {e}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wait() -> Step {
+        Step::Wait { reason: reason::BOOTSTRAPPING, message: "pods starting".into() }
+    }
+    fn hold() -> Step {
+        Step::Hold { reason: reason::QUORUM_AT_RISK, message: "2 of 3 down".into() }
+    }
+
+    #[test]
+    fn the_next_pass_comes_sooner_the_more_is_going_on() {
+        let s = |n| Some(Duration::from_secs(n));
+        assert_eq!(requeue_after(&Outcome::Acted, &Step::ApplySupportingObjects), s(1));
+        assert_eq!(requeue_after(&Outcome::NotYet("unhealthy cluster".into()), &wait()), s(3));
+        assert_eq!(requeue_after(&Outcome::Unchanged, &wait()), s(3));
+        assert_eq!(requeue_after(&Outcome::Unchanged, &hold()), s(30));
+        assert_eq!(requeue_after(&Outcome::Unchanged, &Step::Idle), s(60));
+        assert_eq!(requeue_after(&Outcome::Unchanged, &Step::Paused), s(60));
+        assert_eq!(requeue_after(&Outcome::Released, &Step::Idle), None);
+    }
+
+    #[test]
+    fn failures_back_off_from_one_second_doubling_to_a_minute() {
+        let mut d = None;
+        let mut seen = vec![];
+        for _ in 0..9 {
+            let next = next_backoff(d);
+            seen.push(next.as_secs());
+            d = Some(next);
+        }
+        assert_eq!(seen, [1, 2, 4, 8, 16, 32, 60, 60, 60]);
+    }
+
+    #[test]
+    fn a_successful_pass_resets_the_backoff_of_its_cluster_only() {
+        let b = Backoffs::default();
+        let a = ObjectRef::<EtcdCluster>::new("a").within("ns");
+        let other = ObjectRef::<EtcdCluster>::new("b").within("ns");
+        assert_eq!(b.failed(a.clone()), Duration::from_secs(1));
+        assert_eq!(b.failed(a.clone()), Duration::from_secs(2));
+        assert_eq!(b.failed(other.clone()), Duration::from_secs(1));
+        b.succeeded(&a);
+        assert_eq!(b.failed(a), Duration::from_secs(1));
+        assert_eq!(b.failed(other), Duration::from_secs(2));
+    }
+
+    #[test]
+    fn event_notes_fit_the_api_limit_without_splitting_characters() {
+        assert_eq!(truncate("short".into(), NOTE_MAX), "short");
+        let long = "é".repeat(1000);
+        let cut = truncate(long, NOTE_MAX);
+        assert!(cut.len() <= NOTE_MAX && cut.ends_with("..."));
+    }
+}

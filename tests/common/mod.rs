@@ -1,0 +1,130 @@
+//! Harness of the end-to-end tests: the real binary through kubectl's plugin discovery, against
+//! the testbed (tests/cluster/up.sh), one namespace per test, deleted afterwards.
+//!
+//! The tests find the cluster through `KE_E2E_KUBECONFIG` (tests/run-all.sh sets it to
+//! /tmp/tb/admin.kubeconfig). Without it they fail: they never skip.
+#![allow(dead_code)] // each test binary uses a different part of the harness
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+pub fn kubeconfig() -> String {
+    std::env::var("KE_E2E_KUBECONFIG").expect(
+        "KE_E2E_KUBECONFIG is not set: start the testbed with tests/cluster/up.sh and run the e2e tests through tests/run-all.sh (or export KE_E2E_KUBECONFIG=/tmp/tb/admin.kubeconfig)",
+    )
+}
+
+/// PATH with the freshly built plugin first, so `kubectl etcd` finds it.
+fn path() -> String {
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_kubectl-etcd"));
+    format!("{}:{}", bin.parent().unwrap().display(), std::env::var("PATH").unwrap_or_default())
+}
+
+pub fn kubectl_cmd(args: &[&str]) -> Command {
+    let mut c = Command::new("kubectl");
+    c.args(args).env("KUBECONFIG", kubeconfig()).env("PATH", path()).env_remove("KUBECTL_ETCD_NAMESPACE");
+    c
+}
+
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+fn finish(args: &[&str], o: Output) -> Run {
+    let r = Run { code: o.status.code().unwrap_or(-1), stdout: String::from_utf8_lossy(&o.stdout).into(), stderr: String::from_utf8_lossy(&o.stderr).into() };
+    eprintln!("$ kubectl {} → {}\n{}", args.join(" "), r.code, r.stderr.lines().rev().take(12).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n"));
+    r
+}
+
+pub fn kubectl(args: &[&str]) -> Run {
+    finish(args, kubectl_cmd(args).stdin(Stdio::null()).output().expect("kubectl runs"))
+}
+
+pub fn kubectl_stdin(args: &[&str], input: &str) -> Run {
+    use std::io::Write;
+    let mut child = kubectl_cmd(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("kubectl runs");
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    finish(args, child.wait_with_output().unwrap())
+}
+
+/// `kubectl etcd -n NS ARGS…` through kubectl's plugin discovery.
+pub fn etcd(ns: &str, args: &[&str]) -> Run {
+    let mut all = vec!["etcd", "-n", ns];
+    all.extend_from_slice(args);
+    kubectl(&all)
+}
+
+pub fn ok(r: Run) -> Run {
+    assert_eq!(r.code, 0, "command failed\nstdout: {}\nstderr: {}", r.stdout, r.stderr);
+    r
+}
+
+pub fn json(r: &Run) -> serde_json::Value {
+    serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", r.stdout))
+}
+
+/// A namespace of one test, deleted (without waiting) when dropped.
+pub struct Ns(pub String);
+
+impl Ns {
+    pub fn new(test: &str) -> Ns {
+        let suffix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() % 100_000;
+        let name = format!("e2e-{test}-{suffix}");
+        ok(kubectl(&["create", "namespace", &name]));
+        Ns(name)
+    }
+}
+
+impl Drop for Ns {
+    fn drop(&mut self) {
+        if std::env::var_os("KE_E2E_KEEP").is_none() {
+            let _ = kubectl_cmd(&["delete", "namespace", &self.0, "--wait=false"]).output();
+        }
+    }
+}
+
+/// Makes sure the CRD is installed (idempotent server-side apply).
+pub fn install_crd() {
+    ok(kubectl(&["etcd", "install"]));
+}
+
+/// Polls `f` until it returns Some, or panics after `timeout` naming `what`.
+pub fn eventually<T>(what: &str, timeout: Duration, mut f: impl FnMut() -> Option<T>) -> T {
+    let start = Instant::now();
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(start.elapsed() < timeout, "timed out after {timeout:?} waiting for {what}");
+        std::thread::sleep(Duration::from_secs(1));
+    }
+}
+
+/// `etcdctl` inside a member pod (the image's own client).
+pub fn etcdctl(ns: &str, pod: &str, args: &[&str]) -> Run {
+    let mut all = vec!["-n", ns, "exec", pod, "--", "etcdctl"];
+    all.extend_from_slice(args);
+    kubectl(&all)
+}
+
+/// Member names from `etcdctl member list -w json` inside `pod`, with their learner flag.
+pub fn members(ns: &str, pod: &str) -> Vec<(String, bool)> {
+    let r = ok(etcdctl(ns, pod, &["member", "list", "-w", "json"]));
+    let v = json(&r);
+    v["members"].as_array().cloned().unwrap_or_default().iter().map(|m| (m["name"].as_str().unwrap_or("").to_string(), m["isLearner"].as_bool().unwrap_or(false))).collect()
+}
+
+/// The EtcdCluster as `kubectl get -o json` shows it.
+pub fn cluster_json(ns: &str, name: &str) -> serde_json::Value {
+    json(&ok(kubectl(&["-n", ns, "get", "etcdcluster", name, "-o", "json"])))
+}
+
+pub fn ready_members(status: &serde_json::Value) -> (usize, usize, usize) {
+    let members = status["members"].as_array().cloned().unwrap_or_default();
+    let voters = members.iter().filter(|m| !m["learner"].as_bool().unwrap_or(false)).count();
+    let healthy = members.iter().filter(|m| m["healthy"].as_bool().unwrap_or(false) && !m["learner"].as_bool().unwrap_or(false)).count();
+    (members.len(), voters, healthy)
+}
