@@ -32,7 +32,6 @@ use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use kube::{Client, Resource, ResourceExt};
 use tokio_util::sync::CancellationToken;
-use tracing::Instrument;
 
 use crate::api::{reason, EtcdCluster};
 use crate::engine::{self, Context, Dial, Mode, Outcome};
@@ -107,7 +106,7 @@ pub async fn run(opts: OperateOptions) -> Result<(), Error> {
     result
 }
 
-fn cancel_on_signal(token: CancellationToken) -> Result<(), Error> {
+fn cancel_on_signal(token: CancellationToken) -> std::io::Result<()> {
     #[cfg(unix)]
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     tokio::spawn(async move {
@@ -149,6 +148,10 @@ async fn stand_by(lock: &Lock, metrics: &Metrics, shutdown: &CancellationToken) 
             }
             // RBAC is a configuration mistake: crash-loop visibly rather than stand by forever.
             Err(e) if e.exit_code() == exit::FORBIDDEN => return Err(e),
+            Err(e) if e.api_code() == Some(404) => tracing::warn!(
+                "namespace {} does not exist, so the engine lease cannot be created (retrying); install the operator with `kubectl etcd install` or create the namespace",
+                lease::NAMESPACE
+            ),
             Err(e) => tracing::warn!("could not read the engine lease (retrying): {}", e.report()),
         }
         tokio::select! {
@@ -262,12 +265,9 @@ fn key(cluster: &EtcdCluster) -> String {
     format!("{}/{}", cluster.namespace().unwrap_or_default(), cluster.name_any())
 }
 
+/// One pass (kube-runtime already wraps it in a span naming the object; our lines carry the
+/// `cluster`/`namespace` fields themselves so JSON logs can be filtered on them).
 async fn reconcile(cluster: Arc<EtcdCluster>, st: Arc<State>) -> Result<Action, Error> {
-    let span = tracing::info_span!("reconcile", cluster = %cluster.name_any(), namespace = %cluster.namespace().unwrap_or_default());
-    reconcile_inner(cluster, st).instrument(span).await
-}
-
-async fn reconcile_inner(cluster: Arc<EtcdCluster>, st: Arc<State>) -> Result<Action, Error> {
     let started = Instant::now();
     let result = engine::reconcile_once(&st.ctx, &cluster, Mode::Act).await;
     let took = started.elapsed();
