@@ -232,3 +232,50 @@ mod tests {
         assert!(cli.starts_with("cli/") && cli.ends_with(&format!("/{}", std::process::id())));
     }
 }
+
+/// Against a real API server: `KUBECONFIG=... cargo test --lib --features e2e -- --ignored lease::live`
+#[cfg(all(test, feature = "e2e"))]
+mod live {
+    use super::*;
+    use futures::FutureExt;
+    use k8s_openapi::api::core::v1::Namespace;
+    use kube::api::DeleteParams;
+
+    #[tokio::test]
+    #[ignore = "needs a Kubernetes API server (KUBECONFIG)"]
+    async fn contenders_take_turns_and_exactly_one_wins_a_race() {
+        let client = Client::try_default().await.unwrap();
+        let ns = format!("ke-lease-{}", std::process::id());
+        let nss: Api<Namespace> = Api::all(client.clone());
+        let body = Namespace { metadata: ObjectMeta { name: Some(ns.clone()), ..Default::default() }, ..Default::default() };
+        nss.create(&PostParams::default(), &body).await.unwrap();
+        let outcome = std::panic::AssertUnwindSafe(async {
+            let short = Duration::from_secs(2);
+            let a = Lock::new(client.clone(), &ns, "operator/a", short);
+            let b = Lock::new(client.clone(), &ns, "cli/host/1", short);
+            assert_eq!(active_holder(client.clone(), &ns).await.unwrap(), None, "no lease yet");
+            assert_eq!(a.try_acquire_or_renew().await.unwrap(), Acquired::Held, "created");
+            assert_eq!(b.try_acquire_or_renew().await.unwrap(), Acquired::HeldBy { holder: "operator/a".into() });
+            assert_eq!(active_holder(client.clone(), &ns).await.unwrap().as_deref(), Some("operator/a"));
+            assert_eq!(a.try_acquire_or_renew().await.unwrap(), Acquired::Held, "renewed");
+            a.release().await;
+            assert_eq!(active_holder(client.clone(), &ns).await.unwrap(), None, "released");
+            b.release().await; // not ours: a no-op
+            assert_eq!(b.try_acquire_or_renew().await.unwrap(), Acquired::Held, "a released lease is free");
+            tokio::time::sleep(Duration::from_secs(3)).await;
+            assert_eq!(active_holder(client.clone(), &ns).await.unwrap(), None, "expired");
+            let (x, y) = tokio::join!(a.try_acquire_or_renew(), b.try_acquire_or_renew());
+            let held = [x.unwrap(), y.unwrap()].iter().filter(|r| **r == Acquired::Held).count();
+            assert_eq!(held, 1, "exactly one contender wins an expired lease");
+            assert_eq!(active_holder(client.clone(), "ke-no-such-namespace").await.unwrap(), None);
+            let err = Lock::new(client.clone(), "ke-no-such-namespace", "cli/h/2", short).try_acquire_or_renew().await.unwrap_err();
+            assert_eq!(err.api_code(), Some(404));
+        })
+        .catch_unwind()
+        .await;
+        let _ = nss.delete(&ns, &DeleteParams::default()).await;
+        if let Err(panic) = outcome {
+            std::panic::resume_unwind(panic);
+        }
+    }
+}

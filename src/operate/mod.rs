@@ -78,14 +78,19 @@ pub struct OperateOptions {
 /// Runs the operator until SIGTERM/SIGINT (`Ok`) or until leadership is lost (`Err`: exit and
 /// let the Deployment restart the process).
 pub async fn run(opts: OperateOptions) -> Result<(), Error> {
+    let shutdown = CancellationToken::new();
+    cancel_on_signal(shutdown.clone())?;
+    run_until(opts, lease::NAMESPACE, shutdown).await
+}
+
+/// `run` with the Lease in `lease_namespace` and shutdown on `shutdown` (tests use their own).
+async fn run_until(opts: OperateOptions, lease_namespace: &str, shutdown: CancellationToken) -> Result<(), Error> {
     let metrics = Arc::new(Metrics::default());
     let listener = metrics::bind(opts.metrics_addr).await?;
     let server = tokio::spawn(metrics::serve(listener, metrics.clone()));
     tracing::info!(identity = %opts.identity, addr = %opts.metrics_addr, "operator starting");
 
-    let shutdown = CancellationToken::new();
-    cancel_on_signal(shutdown.clone())?;
-    let lock = Lock::new(opts.client.clone(), lease::NAMESPACE, opts.identity.clone(), LEASE_DURATION);
+    let lock = Lock::new(opts.client.clone(), lease_namespace, opts.identity.clone(), LEASE_DURATION);
 
     let result = async {
         if !stand_by(&lock, &metrics, &shutdown).await? {
@@ -149,8 +154,8 @@ async fn stand_by(lock: &Lock, metrics: &Metrics, shutdown: &CancellationToken) 
             // RBAC is a configuration mistake: crash-loop visibly rather than stand by forever.
             Err(e) if e.exit_code() == exit::FORBIDDEN => return Err(e),
             Err(e) if e.api_code() == Some(404) => tracing::warn!(
-                "namespace {} does not exist, so the engine lease cannot be created (retrying); install the operator with `kubectl etcd install` or create the namespace",
-                lease::NAMESPACE
+                "the namespace of the engine lease does not exist, so the lease cannot be created (retrying); install the operator with `kubectl etcd install` or create the namespace: {}",
+                e.report()
             ),
             Err(e) => tracing::warn!("could not read the engine lease (retrying): {}", e.report()),
         }
@@ -435,5 +440,135 @@ mod tests {
         let long = "é".repeat(1000);
         let cut = truncate(long, NOTE_MAX);
         assert!(cut.len() <= NOTE_MAX && cut.ends_with("..."));
+    }
+}
+
+/// Against a real API server (the testbed):
+/// `KUBECONFIG=/tmp/tb/admin.kubeconfig cargo test --lib --features e2e -- --ignored operate::live`.
+/// Uses its own namespace for the clusters and the Lease, so it never contends with a real
+/// operator or other tests.
+#[cfg(all(test, feature = "e2e"))]
+mod live {
+    use super::*;
+    use futures::FutureExt;
+    use k8s_openapi::api::core::v1::Namespace;
+    use k8s_openapi::api::events::v1::Event as K8sEvent;
+    use kube::api::{DeleteParams, ListParams, PostParams};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    async fn get(addr: SocketAddr, path: &str) -> String {
+        let mut conn = tokio::net::TcpStream::connect(addr).await.unwrap();
+        conn.write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes()).await.unwrap();
+        let mut out = String::new();
+        conn.read_to_string(&mut out).await.unwrap();
+        out
+    }
+
+    async fn eventually<T, F: std::future::Future<Output = Option<T>>>(what: &str, secs: u64, mut f: impl FnMut() -> F) -> T {
+        let until = Instant::now() + Duration::from_secs(secs);
+        loop {
+            if let Some(v) = f().await {
+                return v;
+            }
+            assert!(Instant::now() < until, "timed out waiting for {what}");
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    #[ignore = "needs a Kubernetes API server with the EtcdCluster CRD (KUBECONFIG)"]
+    async fn the_leader_bootstraps_a_cluster_reports_it_and_lets_go_on_shutdown() {
+        let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "kubectl_etcd=info".into());
+        let _ = tracing_subscriber::fmt().with_env_filter(filter).with_test_writer().try_init();
+        let client = Client::try_default().await.unwrap();
+        let pid = std::process::id();
+        let ns = format!("ke-operate-{pid}");
+        let nss: Api<Namespace> = Api::all(client.clone());
+        let body = Namespace { metadata: kube::api::ObjectMeta { name: Some(ns.clone()), ..Default::default() }, ..Default::default() };
+        nss.create(&PostParams::default(), &body).await.unwrap();
+        let clusters: Api<EtcdCluster> = Api::namespaced(client.clone(), &ns);
+        let identity = format!("operator/test-{pid}");
+        let addr: SocketAddr = format!("127.0.0.1:{}", 20000 + pid % 10000).parse().unwrap();
+        let token = CancellationToken::new();
+        let opts = OperateOptions { client: client.clone(), namespace: Some(ns.clone()), identity: identity.clone(), metrics_addr: addr, dial: Dial::PortForward };
+        let lease_ns = ns.clone();
+        let op = tokio::spawn({
+            let token = token.clone();
+            async move { run_until(opts, &lease_ns, token).await }
+        });
+
+        let outcome = std::panic::AssertUnwindSafe(async {
+            let cluster: EtcdCluster = serde_json::from_value(serde_json::json!({
+                "apiVersion": "etcd.kubectl-etcd.io/v1alpha1", "kind": "EtcdCluster",
+                "metadata": { "name": "demo" }, "spec": { "replicas": 1, "version": "3.5.16" },
+            }))
+            .unwrap();
+            clusters.create(&PostParams::default(), &cluster).await.unwrap();
+            let sts: Api<StatefulSet> = Api::namespaced(client.clone(), &ns);
+            eventually("the StatefulSet", 60, || async { sts.get_opt(&crate::objects::statefulset_name("demo")).await.unwrap() }).await;
+            let events: Api<K8sEvent> = Api::namespaced(client.clone(), &ns);
+            let ev = eventually("a Bootstrapping event", 30, || async {
+                events.list(&ListParams::default()).await.unwrap().items.into_iter().find(|e| e.reason.as_deref() == Some(reason::BOOTSTRAPPING))
+            })
+            .await;
+            assert_eq!(ev.type_.as_deref(), Some("Normal"));
+            assert_eq!(ev.reporting_controller.as_deref(), Some(REPORTER));
+            assert_eq!(ev.action.as_deref(), Some(ACTION));
+            assert_eq!(ev.regarding.as_ref().and_then(|r| r.name.as_deref()), Some("demo"));
+
+            assert_eq!(lease::active_holder(client.clone(), &ns).await.unwrap().as_deref(), Some(identity.as_str()));
+            let text = get(addr, "/metrics").await;
+            assert!(text.contains("\nkubectl_etcd_leader 1\n"), "{text}");
+            assert!(!text.contains("kubectl_etcd_reconciles_total{result=\"acted\"} 0\n"), "{text}");
+            assert!(get(addr, "/readyz").await.starts_with("HTTP/1.1 200"));
+            assert!(get(addr, "/healthz").await.starts_with("HTTP/1.1 200"));
+
+            // The controller keeps requeueing until the member runs; then a scale-up (learner
+            // add, join, promote: several NotYet/Wait passes) converges through watch + requeue.
+            let running = |replicas: i32| {
+                let clusters = clusters.clone();
+                move || {
+                    let clusters = clusters.clone();
+                    async move {
+                        let c = clusters.get("demo").await.unwrap();
+                        let s = c.status.unwrap_or_default();
+                        (s.phase == Some(crate::api::Phase::Running) && s.ready_replicas == replicas).then_some(())
+                    }
+                }
+            };
+            eventually("demo to run with 1 member", 120, running(1)).await;
+            clusters
+                .patch("demo", &kube::api::PatchParams::default(), &kube::api::Patch::Merge(serde_json::json!({"spec": {"replicas": 3}})))
+                .await
+                .unwrap();
+            eventually("demo to run with 3 members", 240, running(3)).await;
+            let text = get(addr, "/metrics").await;
+            assert!(text.contains("\nkubectl_etcd_clusters{phase=\"Running\"} 1\n"), "{text}");
+            let reasons: Vec<String> = events.list(&ListParams::default()).await.unwrap().items.into_iter().filter_map(|e| e.reason).collect();
+            for r in [reason::ADDING_LEARNER, reason::PROMOTING_LEARNER] {
+                assert!(reasons.iter().any(|x| x == r), "no {r} event in {reasons:?}");
+            }
+
+            clusters.delete("demo", &DeleteParams::default()).await.unwrap();
+            eventually("the finalizer to be released", 60, || async { clusters.get_opt("demo").await.unwrap().is_none().then_some(()) }).await;
+        })
+        .catch_unwind()
+        .await;
+
+        token.cancel();
+        let stopped = tokio::time::timeout(Duration::from_secs(30), op).await;
+        let holder = lease::active_holder(client.clone(), &ns).await;
+        if outcome.is_err() {
+            // Leave nothing behind that a finalizer would block.
+            if let Ok(Some(c)) = clusters.get_opt("demo").await {
+                let _ = clusters.patch(&c.name_any(), &kube::api::PatchParams::default(), &kube::api::Patch::Merge(serde_json::json!({"metadata": {"finalizers": null}}))).await;
+            }
+        }
+        let _ = nss.delete(&ns, &DeleteParams::default()).await;
+        if let Err(panic) = outcome {
+            std::panic::resume_unwind(panic);
+        }
+        stopped.expect("the operator stops within 30 s of a shutdown").unwrap().unwrap();
+        assert_eq!(holder.unwrap(), None, "the lease was released on shutdown");
     }
 }

@@ -16,9 +16,13 @@ pub fn kubeconfig() -> String {
 }
 
 /// PATH with the freshly built plugin first, so `kubectl etcd` finds it.
+/// `KE_PLUGIN_DIR` points at another build of the plugin (e.g. an installed release binary).
 fn path() -> String {
-    let bin = PathBuf::from(env!("CARGO_BIN_EXE_kubectl-etcd"));
-    format!("{}:{}", bin.parent().unwrap().display(), std::env::var("PATH").unwrap_or_default())
+    let dir = match std::env::var("KE_PLUGIN_DIR") {
+        Ok(d) if !d.is_empty() => PathBuf::from(d),
+        _ => PathBuf::from(env!("CARGO_BIN_EXE_kubectl-etcd")).parent().unwrap().to_path_buf(),
+    };
+    format!("{}:{}", dir.display(), std::env::var("PATH").unwrap_or_default())
 }
 
 pub fn kubectl_cmd(args: &[&str]) -> Command {
