@@ -194,10 +194,13 @@ pub enum EtcdError {
 
 /// Substrings (lowercase) of etcd and transport errors that go away by waiting: a cluster that just
 /// started or lost its leader, a learner still catching up, a request sent to a follower, etcd
-/// 3.4's one-learner limit while another learner is being promoted, and unreachable members.
+/// 3.4's one-learner limit while another learner is being promoted, a learner refusing reads (it
+/// does so until promoted, and for a moment after, until it has applied its own promotion), and
+/// unreachable members.
 const TRANSIENT_MESSAGES: &[&str] = &[
     "unhealthy cluster",
     "can only promote a learner member which is in sync with leader",
+    "rpc not supported for learner",
     "not leader",
     "no leader",
     "leader changed",
@@ -299,8 +302,8 @@ impl EtcdError {
     }
 
     /// Whether waiting and retrying may succeed: the cluster is (re)electing or just started, a
-    /// learner is still catching up, the call reached a follower where the leader was needed,
-    /// etcd 3.4 still has a learner, or the member did not answer. Callers treat these as "wait",
+    /// learner is still catching up (or, as a learner, refuses reads), the call reached a follower
+    /// where the leader was needed, etcd 3.4 still has a learner, or the member did not answer. Callers treat these as "wait",
     /// everything else as broken. Raised alarms are not transient: they need an operator.
     pub fn is_transient(&self) -> bool {
         self.cause().is_some_and(Cause::is_transient)
@@ -593,6 +596,7 @@ mod tests {
                 "etcdserver: too many learner members in cluster",
             ),
             (Code::Unavailable, "etcdserver: request timed out"),
+            (Code::FailedPrecondition, "etcdserver: rpc not supported for learner"),
             (Code::DeadlineExceeded, "context deadline exceeded"),
             (
                 Code::Unknown,
