@@ -48,7 +48,10 @@ fn etcd_binary_in(dir: &Path, minor: &str) -> (String, PathBuf) {
     let version = versions
         .lines()
         .map(str::trim)
-        .find(|v| v.strip_prefix(minor).is_some_and(|rest| rest.starts_with('.')))
+        .find(|v| {
+            v.strip_prefix(minor)
+                .is_some_and(|rest| rest.starts_with('.'))
+        })
         .unwrap_or_else(|| {
             panic!(
                 "no etcd {minor}.x in {}/VERSIONS; run {BIN_SCRIPT}",
@@ -338,7 +341,11 @@ async fn leader_index(cluster: &Cluster, nodes: &[usize]) -> usize {
 
 async fn member_id(cluster: &Cluster, i: usize) -> u64 {
     let mut c = cluster.client(i).await;
-    c.status().await.map_err(|e| report(&e)).expect("status").member_id
+    c.status()
+        .await
+        .map_err(|e| report(&e))
+        .expect("status")
+        .member_id
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -356,14 +363,25 @@ async fn learner_lifecycle(minor: &str, base_port: u16) {
     let list = c0.member_list().await.map_err(|e| report(&e)).unwrap();
     assert_eq!(names(&list.members), ["m0", "m1", "m2"]);
     assert!(list.members.iter().all(|m| m.started() && !m.is_learner));
-    assert_eq!(list.members.iter().find(|m| m.name == "m1").unwrap().client_urls, [
-        cluster.nodes[1].client_url.clone()
-    ]);
+    assert_eq!(
+        list.members
+            .iter()
+            .find(|m| m.name == "m1")
+            .unwrap()
+            .client_urls,
+        [cluster.nodes[1].client_url.clone()]
+    );
     let status = c0.status().await.unwrap();
     assert_eq!(list.cluster_id, status.cluster_id);
 
-    c0.put("/live/greeting", "hello").await.map_err(|e| report(&e)).unwrap();
-    assert_eq!(c1.get("/live/greeting").await.unwrap().as_deref(), Some("hello"));
+    c0.put("/live/greeting", "hello")
+        .await
+        .map_err(|e| report(&e))
+        .unwrap();
+    assert_eq!(
+        c1.get("/live/greeting").await.unwrap().as_deref(),
+        Some("hello")
+    );
     assert_eq!(c1.get("/live/absent").await.unwrap(), None);
 
     // add m3 as a learner; right after start etcd may answer "unhealthy cluster" for a while
@@ -376,10 +394,14 @@ async fn learner_lifecycle(minor: &str, base_port: u16) {
     })
     .await;
     assert!(learner.is_learner && !learner.started());
-    assert_eq!(learner.peer_urls, [peer_url.clone()]);
+    assert_eq!(learner.peer_urls, vec![peer_url.clone()]);
     let list = c1.member_list().await.unwrap();
     assert_eq!(list.members.len(), 4);
-    let listed = list.members.iter().find(|m| m.id == learner.id).expect("the learner is listed");
+    let listed = list
+        .members
+        .iter()
+        .find(|m| m.id == learner.id)
+        .expect("the learner is listed");
     assert!(listed.is_learner && !listed.started());
 
     let initial = cluster.initial_cluster(new + 1);
@@ -387,7 +409,11 @@ async fn learner_lifecycle(minor: &str, base_port: u16) {
     let mut c3 = cluster.client(new).await;
     eventually("the learner reports itself as a learner", || {
         let mut c = c3.clone();
-        async move { c.status().await.is_ok_and(|s| s.is_learner && s.leader_id != 0) }
+        async move {
+            c.status()
+                .await
+                .is_ok_and(|s| s.is_learner && s.leader_id != 0)
+        }
     })
     .await;
 
@@ -411,7 +437,10 @@ async fn learner_lifecycle(minor: &str, base_port: u16) {
         .await;
     }
     cluster.wait_healthy(new).await;
-    assert_eq!(c3.get("/live/greeting").await.unwrap().as_deref(), Some("hello"));
+    assert_eq!(
+        c3.get("/live/greeting").await.unwrap().as_deref(),
+        Some("hello")
+    );
     assert_one_leader(&cluster, &[0, 1, 2, new]).await;
 
     // remove it again
@@ -426,7 +455,10 @@ async fn learner_lifecycle(minor: &str, base_port: u16) {
         cluster.wait_exit(new, SETTLE).await.is_some(),
         "a removed member stops by itself"
     );
-    assert!(c3.status().await.is_err(), "a removed member no longer serves");
+    assert!(
+        c3.status().await.is_err(),
+        "a removed member no longer serves"
+    );
 
     // restarted on its data dir it stops again by itself (etcd sees it was removed and exits,
     // with status 0 in 3.4–3.6) rather than rejoin
@@ -437,7 +469,10 @@ async fn learner_lifecycle(minor: &str, base_port: u16) {
     );
     let list = c0.member_list().await.unwrap();
     assert_eq!(names(&list.members), ["m0", "m1", "m2"]);
-    c0.put("/live/after", "removal").await.map_err(|e| report(&e)).unwrap();
+    c0.put("/live/after", "removal")
+        .await
+        .map_err(|e| report(&e))
+        .unwrap();
     for i in voters {
         cluster.wait_healthy(i).await;
     }
@@ -452,16 +487,35 @@ async fn leadership_moves_then_old_leader_is_removed(minor: &str, base_port: u16
     let old = leader_index(&cluster, &all).await;
     assert_eq!(member_id(&cluster, old).await, leader_id);
     let follower = all.iter().copied().find(|&i| i != old).unwrap();
-    let target = all.iter().copied().find(|&i| i != old && i != follower).unwrap();
+    let target = all
+        .iter()
+        .copied()
+        .find(|&i| i != old && i != follower)
+        .unwrap();
     let target_id = member_id(&cluster, target).await;
 
     let mut from_follower = cluster.client(follower).await;
-    let refused = from_follower.move_leader(target_id).await.expect_err("a follower cannot move leadership");
-    assert!(refused.is_transient(), "not leader is a wait: {}", report(&refused));
-    assert!(report(&refused).contains("not leader"), "{}", report(&refused));
+    let refused = from_follower
+        .move_leader(target_id)
+        .await
+        .expect_err("a follower cannot move leadership");
+    assert!(
+        refused.is_transient(),
+        "not leader is a wait: {}",
+        report(&refused)
+    );
+    assert!(
+        report(&refused).contains("not leader"),
+        "{}",
+        report(&refused)
+    );
 
     let mut from_leader = cluster.client(old).await;
-    from_leader.move_leader(target_id).await.map_err(|e| report(&e)).expect("move leader");
+    from_leader
+        .move_leader(target_id)
+        .await
+        .map_err(|e| report(&e))
+        .expect("move leader");
     eventually("everyone follows the new leader", || {
         let cluster = &cluster;
         async move {
@@ -552,6 +606,9 @@ async fn an_unreachable_member_fails_fast_and_transiently() {
 fn missing_binaries_fail_the_test_naming_the_script_that_fetches_them() {
     let missing = std::panic::catch_unwind(|| etcd_binary_in(Path::new("/nonexistent"), "3.5"))
         .expect_err("no binaries there");
-    let message = missing.downcast_ref::<String>().cloned().unwrap_or_default();
+    let message = missing
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
     assert!(message.contains(BIN_SCRIPT), "{message}");
 }

@@ -240,9 +240,9 @@ impl Cause {
                 matches!(status.code(), Code::Unavailable | Code::DeadlineExceeded)
                     || is_transient_message(&chain_text(status))
             }
-            Cause::Etcd(
-                etcd_client::Error::TransportError(_) | etcd_client::Error::IoError(_),
-            ) => true,
+            Cause::Etcd(etcd_client::Error::TransportError(_) | etcd_client::Error::IoError(_)) => {
+                true
+            }
             Cause::Etcd(e) => is_transient_message(&e.to_string()),
             // A connect failure is transient unless the API server refused the port-forward for
             // good (no such pod, forbidden).
@@ -332,12 +332,13 @@ impl EtcdClient {
     /// `timeout` if the member cannot be reached.
     pub async fn connect(url: &str, timeout: Duration) -> Result<Self, EtcdError> {
         let endpoint = dial::normalize_url(url);
-        let client = dial::direct(&endpoint, timeout)
-            .await
-            .map_err(|source| EtcdError::Connect {
-                endpoint: endpoint.clone(),
-                source,
-            })?;
+        let client =
+            dial::direct(&endpoint, timeout)
+                .await
+                .map_err(|source| EtcdError::Connect {
+                    endpoint: endpoint.clone(),
+                    source,
+                })?;
         Ok(Self::new(client, endpoint))
     }
 
@@ -596,7 +597,10 @@ mod tests {
                 "etcdserver: too many learner members in cluster",
             ),
             (Code::Unavailable, "etcdserver: request timed out"),
-            (Code::FailedPrecondition, "etcdserver: rpc not supported for learner"),
+            (
+                Code::FailedPrecondition,
+                "etcdserver: rpc not supported for learner",
+            ),
             (Code::DeadlineExceeded, "context deadline exceeded"),
             (
                 Code::Unknown,
@@ -617,7 +621,10 @@ mod tests {
                 Code::FailedPrecondition,
                 "etcdserver: can only promote a learner member",
             ),
-            (Code::FailedPrecondition, "etcdserver: Peer URLs already exists"),
+            (
+                Code::FailedPrecondition,
+                "etcdserver: Peer URLs already exists",
+            ),
             (Code::InvalidArgument, "etcdserver: member ID already exist"),
             (Code::PermissionDenied, "etcdserver: permission denied"),
         ] {
