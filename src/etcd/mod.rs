@@ -253,16 +253,30 @@ impl Cause {
     }
 }
 
-/// Whether a kube API error with a 4xx code (other than 429) sits in the error's chain.
+/// Whether the API server refused for good (4xx other than 429: no such pod, forbidden) somewhere
+/// in the error's chain.
 fn refused_by_api(error: &(dyn std::error::Error + 'static)) -> bool {
-    let mut next = Some(error);
-    while let Some(e) = next {
-        if let Some(kube::Error::Api(status)) = e.downcast_ref::<kube::Error>() {
-            return (400..500).contains(&status.code) && status.code != 429;
-        }
-        next = e.source();
+    api_code(error).is_some_and(|code| (400..500).contains(&code) && code != 429)
+}
+
+/// The HTTP code of the first kube API error in the chain. `source()` alone cannot find it: a
+/// transparent `Cause` and an `io::Error` both report their inner error's source, skipping the
+/// inner error itself, and tonic wraps the connector's error in both.
+fn api_code(error: &(dyn std::error::Error + 'static)) -> Option<u16> {
+    if let Some(kube::Error::Api(status)) = error.downcast_ref::<kube::Error>() {
+        return Some(status.code);
     }
-    false
+    if let Some(Cause::PortForward(kube::Error::Api(status))) = error.downcast_ref::<Cause>() {
+        return Some(status.code);
+    }
+    if let Some(inner) = error
+        .downcast_ref::<std::io::Error>()
+        .and_then(std::io::Error::get_ref)
+        && let Some(code) = api_code(inner)
+    {
+        return Some(code);
+    }
+    error.source().and_then(api_code)
 }
 
 impl EtcdError {
@@ -649,6 +663,10 @@ mod tests {
             })))
         };
         assert!(!promote_failing_with(api(404)).is_transient());
+        // as tonic hands the connector's error back: boxed, possibly inside an io::Error
+        let wrapped = std::io::Error::other(api(404));
+        assert!(refused_by_api(&wrapped));
+        assert!(!refused_by_api(&std::io::Error::other(api(503))));
         assert!(!promote_failing_with(api(403)).is_transient());
         assert!(promote_failing_with(api(429)).is_transient());
         assert!(promote_failing_with(api(503)).is_transient());
