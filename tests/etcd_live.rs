@@ -612,3 +612,199 @@ fn missing_binaries_fail_the_test_naming_the_script_that_fetches_them() {
         .unwrap_or_default();
     assert!(message.contains(BIN_SCRIPT), "{message}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// the port-forward dial, through kube's real Portforwarder, against a fake API server that serves
+// only `pods/<pod>/portforward` (websocket, v4.channel.k8s.io) and pipes it to an etcd on loopback
+
+mod fake_api {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use futures::{SinkExt, StreamExt};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::{TcpListener, TcpStream};
+    use tokio::sync::Notify;
+    use tokio_tungstenite::tungstenite::Message;
+    use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
+    use tokio_tungstenite::tungstenite::http;
+
+    pub struct FakeApi {
+        pub url: String,
+        /// How many port-forwards were opened.
+        pub forwards: Arc<AtomicUsize>,
+        /// Drops every open port-forward, as an API server restart or a pod deletion would.
+        pub sever: Arc<Notify>,
+        task: tokio::task::JoinHandle<()>,
+    }
+
+    impl Drop for FakeApi {
+        fn drop(&mut self) {
+            self.task.abort();
+        }
+    }
+
+    /// Serves port-forwards to `pod` in namespace `default` by connecting to `target`.
+    pub async fn start(pod: &'static str, target: String) -> FakeApi {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a loopback listener");
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let forwards = Arc::new(AtomicUsize::new(0));
+        let sever = Arc::new(Notify::new());
+        let (f, s) = (forwards.clone(), sever.clone());
+        let task = tokio::spawn(async move {
+            while let Ok((tcp, _)) = listener.accept().await {
+                tokio::spawn(serve(tcp, pod, target.clone(), f.clone(), s.clone()));
+            }
+        });
+        FakeApi {
+            url,
+            forwards,
+            sever,
+            task,
+        }
+    }
+
+    fn status(code: u16, message: &str) -> ErrorResponse {
+        let body = format!(
+            r#"{{"kind":"Status","apiVersion":"v1","metadata":{{}},"status":"Failure","message":"{message}","reason":"NotFound","code":{code}}}"#
+        );
+        http::Response::builder()
+            .status(code)
+            .header("content-type", "application/json")
+            .body(Some(body))
+            .unwrap()
+    }
+
+    async fn serve(
+        tcp: TcpStream,
+        pod: &str,
+        target: String,
+        forwards: Arc<AtomicUsize>,
+        sever: Arc<Notify>,
+    ) {
+        let mut port = 0u16;
+        let path = format!("/api/v1/namespaces/default/pods/{pod}/portforward");
+        let callback = |req: &Request, mut resp: Response| -> Result<Response, ErrorResponse> {
+            if req.uri().path() != path {
+                return Err(status(404, &format!("{} not found", req.uri().path())));
+            }
+            port = req
+                .uri()
+                .query()
+                .and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("ports=")))
+                .and_then(|p| p.parse().ok())
+                .ok_or_else(|| status(400, "one port expected"))?;
+            resp.headers_mut().insert(
+                http::header::SEC_WEBSOCKET_PROTOCOL,
+                http::HeaderValue::from_static("v4.channel.k8s.io"),
+            );
+            Ok(resp)
+        };
+        let Ok(ws) = tokio_tungstenite::accept_hdr_async(tcp, callback).await else {
+            return;
+        };
+        forwards.fetch_add(1, Ordering::SeqCst);
+        let (mut to_client, mut from_client) = ws.split();
+        let etcd = TcpStream::connect(&target)
+            .await
+            .expect("the etcd behind the fake");
+        let (mut etcd_rx, mut etcd_tx) = etcd.into_split();
+        // the API server first names the port on the data (0) and error (1) channels
+        let [lo, hi] = port.to_le_bytes();
+        for channel in [0u8, 1] {
+            let _ = to_client.send(Message::binary(vec![channel, lo, hi])).await;
+        }
+        let up = async {
+            while let Some(Ok(msg)) = from_client.next().await {
+                match msg {
+                    Message::Binary(b) if b.first() == Some(&0) => {
+                        if etcd_tx.write_all(&b[1..]).await.is_err() {
+                            break;
+                        }
+                    }
+                    Message::Close(_) => break,
+                    _ => {}
+                }
+            }
+        };
+        let down = async {
+            let mut buf = vec![0u8; 64 * 1024];
+            while let Ok(n @ 1..) = etcd_rx.read(&mut buf).await {
+                let mut frame = Vec::with_capacity(n + 1);
+                frame.push(0);
+                frame.extend_from_slice(&buf[..n]);
+                if to_client.send(Message::binary(frame)).await.is_err() {
+                    break;
+                }
+            }
+        };
+        tokio::select! {
+            () = up => {}
+            () = down => {}
+            () = sever.notified() => {}
+        }
+    }
+}
+
+fn pods_via(api: &fake_api::FakeApi) -> kube::Api<k8s_openapi::api::core::v1::Pod> {
+    let config = kube::Config::new(api.url.parse().expect("a URL"));
+    let client = kube::Client::try_from(config).expect("a kube client");
+    kube::Api::namespaced(client, "default")
+}
+
+#[tokio::test]
+async fn a_member_is_reached_through_a_port_forward_that_reopens_after_a_drop() {
+    use std::sync::atomic::Ordering;
+    let cluster = Cluster::start("3.5", 25300, 1).await;
+    let target = cluster.nodes[0]
+        .client_url
+        .trim_start_matches("http://")
+        .to_owned();
+    let api = fake_api::start("etcd-0", target).await;
+
+    let mut c = EtcdClient::connect_port_forward(pods_via(&api), "etcd-0", 2379, DIAL_TIMEOUT)
+        .await
+        .map_err(|e| report(&e))
+        .expect("a port-forwarded client");
+    assert_eq!(c.endpoint(), "pod/default/etcd-0:2379");
+    let status = c.status().await.map_err(|e| report(&e)).unwrap();
+    assert_eq!(status.version, cluster.version);
+    assert!(status.is_leader());
+    assert_eq!(c.member_list().await.unwrap().members.len(), 1);
+    c.put("/pf/k", "v").await.unwrap();
+    assert_eq!(c.get("/pf/k").await.unwrap().as_deref(), Some("v"));
+    c.health().await.map_err(|e| report(&e)).unwrap();
+    assert_eq!(
+        api.forwards.load(Ordering::SeqCst),
+        1,
+        "one connection, one forward"
+    );
+
+    // the forward dies; the channel opens a new one for later calls
+    api.sever.notify_waiters();
+    let fresh = c.clone();
+    retry("status after the forward was dropped", || {
+        let mut c = fresh.clone();
+        async move { c.status().await }
+    })
+    .await;
+    assert_eq!(
+        api.forwards.load(Ordering::SeqCst),
+        2,
+        "a new forward after the drop"
+    );
+}
+
+#[tokio::test]
+async fn a_port_forward_to_a_missing_pod_fails_for_good() {
+    let api = fake_api::start("etcd-0", "127.0.0.1:1".into()).await;
+    let started = Instant::now();
+    let error = EtcdClient::connect_port_forward(pods_via(&api), "etcd-9", 2379, DIAL_TIMEOUT)
+        .await
+        .expect_err("no such pod");
+    assert!(started.elapsed() < DIAL_TIMEOUT);
+    assert!(report(&error).contains("etcd-9"), "{}", report(&error));
+    assert!(!error.is_transient(), "{}", report(&error));
+}
