@@ -686,6 +686,8 @@ mod fake_api {
     ) {
         let mut port = 0u16;
         let path = format!("/api/v1/namespaces/default/pods/{pod}/portforward");
+        // The signature is tungstenite's (`Callback`), large error variant and all.
+        #[allow(clippy::result_large_err)]
         let callback = |req: &Request, mut resp: Response| -> Result<Response, ErrorResponse> {
             if req.uri().path() != path {
                 return Err(status(404, &format!("{} not found", req.uri().path())));
@@ -718,14 +720,15 @@ mod fake_api {
         }
         let up = async {
             while let Some(Ok(msg)) = from_client.next().await {
-                match msg {
-                    Message::Binary(b) if b.first() == Some(&0) => {
-                        if etcd_tx.write_all(&b[1..]).await.is_err() {
-                            break;
-                        }
-                    }
-                    Message::Close(_) => break,
-                    _ => {}
+                if msg.is_close() {
+                    break;
+                }
+                // data for the pod arrives on channel 0
+                if let Message::Binary(b) = msg
+                    && b.first() == Some(&0)
+                    && etcd_tx.write_all(&b[1..]).await.is_err()
+                {
+                    break;
                 }
             }
         };
