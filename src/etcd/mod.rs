@@ -194,10 +194,13 @@ pub enum EtcdError {
 
 /// Substrings (lowercase) of etcd and transport errors that go away by waiting: a cluster that just
 /// started or lost its leader, a learner still catching up, a request sent to a follower, etcd
-/// 3.4's one-learner limit while another learner is being promoted, and unreachable members.
+/// 3.4's one-learner limit while another learner is being promoted, a learner refusing reads (it
+/// does so until promoted, and for a moment after, until it has applied its own promotion), and
+/// unreachable members.
 const TRANSIENT_MESSAGES: &[&str] = &[
     "unhealthy cluster",
     "can only promote a learner member which is in sync with leader",
+    "rpc not supported for learner",
     "not leader",
     "no leader",
     "leader changed",
@@ -237,9 +240,9 @@ impl Cause {
                 matches!(status.code(), Code::Unavailable | Code::DeadlineExceeded)
                     || is_transient_message(&chain_text(status))
             }
-            Cause::Etcd(
-                etcd_client::Error::TransportError(_) | etcd_client::Error::IoError(_),
-            ) => true,
+            Cause::Etcd(etcd_client::Error::TransportError(_) | etcd_client::Error::IoError(_)) => {
+                true
+            }
             Cause::Etcd(e) => is_transient_message(&e.to_string()),
             // A connect failure is transient unless the API server refused the port-forward for
             // good (no such pod, forbidden).
@@ -250,16 +253,30 @@ impl Cause {
     }
 }
 
-/// Whether a kube API error with a 4xx code (other than 429) sits in the error's chain.
+/// Whether the API server refused for good (4xx other than 429: no such pod, forbidden) somewhere
+/// in the error's chain.
 fn refused_by_api(error: &(dyn std::error::Error + 'static)) -> bool {
-    let mut next = Some(error);
-    while let Some(e) = next {
-        if let Some(kube::Error::Api(status)) = e.downcast_ref::<kube::Error>() {
-            return (400..500).contains(&status.code) && status.code != 429;
-        }
-        next = e.source();
+    api_code(error).is_some_and(|code| (400..500).contains(&code) && code != 429)
+}
+
+/// The HTTP code of the first kube API error in the chain. `source()` alone cannot find it: a
+/// transparent `Cause` and an `io::Error` both report their inner error's source, skipping the
+/// inner error itself, and tonic wraps the connector's error in both.
+fn api_code(error: &(dyn std::error::Error + 'static)) -> Option<u16> {
+    if let Some(kube::Error::Api(status)) = error.downcast_ref::<kube::Error>() {
+        return Some(status.code);
     }
-    false
+    if let Some(Cause::PortForward(kube::Error::Api(status))) = error.downcast_ref::<Cause>() {
+        return Some(status.code);
+    }
+    if let Some(inner) = error
+        .downcast_ref::<std::io::Error>()
+        .and_then(std::io::Error::get_ref)
+        && let Some(code) = api_code(inner)
+    {
+        return Some(code);
+    }
+    error.source().and_then(api_code)
 }
 
 impl EtcdError {
@@ -299,8 +316,8 @@ impl EtcdError {
     }
 
     /// Whether waiting and retrying may succeed: the cluster is (re)electing or just started, a
-    /// learner is still catching up, the call reached a follower where the leader was needed,
-    /// etcd 3.4 still has a learner, or the member did not answer. Callers treat these as "wait",
+    /// learner is still catching up (or, as a learner, refuses reads), the call reached a follower
+    /// where the leader was needed, etcd 3.4 still has a learner, or the member did not answer. Callers treat these as "wait",
     /// everything else as broken. Raised alarms are not transient: they need an operator.
     pub fn is_transient(&self) -> bool {
         self.cause().is_some_and(Cause::is_transient)
@@ -329,12 +346,13 @@ impl EtcdClient {
     /// `timeout` if the member cannot be reached.
     pub async fn connect(url: &str, timeout: Duration) -> Result<Self, EtcdError> {
         let endpoint = dial::normalize_url(url);
-        let client = dial::direct(&endpoint, timeout)
-            .await
-            .map_err(|source| EtcdError::Connect {
-                endpoint: endpoint.clone(),
-                source,
-            })?;
+        let client =
+            dial::direct(&endpoint, timeout)
+                .await
+                .map_err(|source| EtcdError::Connect {
+                    endpoint: endpoint.clone(),
+                    source,
+                })?;
         Ok(Self::new(client, endpoint))
     }
 
@@ -593,6 +611,10 @@ mod tests {
                 "etcdserver: too many learner members in cluster",
             ),
             (Code::Unavailable, "etcdserver: request timed out"),
+            (
+                Code::FailedPrecondition,
+                "etcdserver: rpc not supported for learner",
+            ),
             (Code::DeadlineExceeded, "context deadline exceeded"),
             (
                 Code::Unknown,
@@ -613,7 +635,10 @@ mod tests {
                 Code::FailedPrecondition,
                 "etcdserver: can only promote a learner member",
             ),
-            (Code::FailedPrecondition, "etcdserver: Peer URLs already exists"),
+            (
+                Code::FailedPrecondition,
+                "etcdserver: Peer URLs already exists",
+            ),
             (Code::InvalidArgument, "etcdserver: member ID already exist"),
             (Code::PermissionDenied, "etcdserver: permission denied"),
         ] {
@@ -638,6 +663,10 @@ mod tests {
             })))
         };
         assert!(!promote_failing_with(api(404)).is_transient());
+        // as tonic hands the connector's error back: boxed, possibly inside an io::Error
+        let wrapped = std::io::Error::other(api(404));
+        assert!(refused_by_api(&wrapped));
+        assert!(!refused_by_api(&std::io::Error::other(api(503))));
         assert!(!promote_failing_with(api(403)).is_transient());
         assert!(promote_failing_with(api(429)).is_transient());
         assert!(promote_failing_with(api(503)).is_transient());

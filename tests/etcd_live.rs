@@ -1,0 +1,813 @@
+#![cfg(feature = "live")]
+//! The etcd wrapper against real etcd servers (3.4, 3.5, 3.6) on loopback.
+//!
+//! Binaries come from `$KE_ETCD_BIN_DIR/v<version>/etcd` (default
+//! `/var/cache/kubectl-etcd/etcd`, filled by `tests/cluster/etcd-bins.sh`); `VERSIONS` there names
+//! the exact patch release of each minor. Every test starts its own cluster on its own ports
+//! (below 32768, distinct per test so tests run in parallel) in a temporary directory and kills
+//! exactly the processes it started when it ends.
+//!
+//! Run: `cargo test --features live --test etcd_live`
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use kubectl_etcd::etcd::{EtcdClient, EtcdError, Member, fmt_id};
+
+const DIAL_TIMEOUT: Duration = Duration::from_secs(2);
+const RPC_TIMEOUT: Duration = Duration::from_secs(3);
+/// How long a cluster may take to elect a leader, a learner to catch up, a removed member to stop.
+const SETTLE: Duration = Duration::from_secs(40);
+const POLL: Duration = Duration::from_millis(100);
+const BIN_SCRIPT: &str = "tests/cluster/etcd-bins.sh";
+
+// ---------------------------------------------------------------------------------------------
+// etcd binaries
+
+fn bin_dir() -> PathBuf {
+    std::env::var_os("KE_ETCD_BIN_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/var/cache/kubectl-etcd/etcd"))
+}
+
+/// The exact version of `minor` ("3.5") listed in the binary dir, and its etcd binary.
+/// Panics (the test fails, it is not skipped) when the binaries are missing.
+fn etcd_binary(minor: &str) -> (String, PathBuf) {
+    etcd_binary_in(&bin_dir(), minor)
+}
+
+fn etcd_binary_in(dir: &Path, minor: &str) -> (String, PathBuf) {
+    let versions = std::fs::read_to_string(dir.join("VERSIONS")).unwrap_or_else(|e| {
+        panic!(
+            "no etcd binaries: cannot read {}/VERSIONS ({e}); run {BIN_SCRIPT} (or set KE_ETCD_BIN_DIR)",
+            dir.display()
+        )
+    });
+    let version = versions
+        .lines()
+        .map(str::trim)
+        .find(|v| {
+            v.strip_prefix(minor)
+                .is_some_and(|rest| rest.starts_with('.'))
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "no etcd {minor}.x in {}/VERSIONS; run {BIN_SCRIPT}",
+                dir.display()
+            )
+        })
+        .to_owned();
+    let bin = dir.join(format!("v{version}")).join("etcd");
+    assert!(
+        bin.is_file(),
+        "{} is missing; run {BIN_SCRIPT}",
+        bin.display()
+    );
+    (version, bin)
+}
+
+// ---------------------------------------------------------------------------------------------
+// a cluster of etcd processes on loopback
+
+struct Node {
+    name: String,
+    client_url: String,
+    peer_url: String,
+    child: Option<Child>,
+}
+
+struct Cluster {
+    bin: PathBuf,
+    version: String,
+    dir: tempfile::TempDir,
+    base_port: u16,
+    nodes: Vec<Node>,
+}
+
+impl Cluster {
+    /// Starts `size` members named m0.. with client port `base_port + 2i` and peer port
+    /// `base_port + 2i + 1`, and waits until every member is healthy.
+    async fn start(minor: &str, base_port: u16, size: usize) -> Cluster {
+        let (version, bin) = etcd_binary(minor);
+        let mut cluster = Cluster {
+            bin,
+            version,
+            dir: tempfile::tempdir().expect("a temporary directory"),
+            base_port,
+            nodes: Vec::new(),
+        };
+        for i in 0..size {
+            let node = cluster.node(i);
+            cluster.nodes.push(node);
+        }
+        let initial = cluster.initial_cluster(size);
+        for i in 0..size {
+            cluster.spawn(i, &initial, "new");
+        }
+        for i in 0..size {
+            cluster.wait_healthy(i).await;
+        }
+        cluster
+    }
+
+    fn node(&self, i: usize) -> Node {
+        let client = self.base_port + 2 * i as u16;
+        Node {
+            name: format!("m{i}"),
+            client_url: format!("http://127.0.0.1:{client}"),
+            peer_url: format!("http://127.0.0.1:{}", client + 1),
+            child: None,
+        }
+    }
+
+    /// `--initial-cluster` for the first `n` nodes.
+    fn initial_cluster(&self, n: usize) -> String {
+        self.nodes[..n]
+            .iter()
+            .map(|n| format!("{}={}", n.name, n.peer_url))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    fn log_path(&self, i: usize) -> PathBuf {
+        self.dir.path().join(format!("{}.log", self.nodes[i].name))
+    }
+
+    fn spawn(&mut self, i: usize, initial_cluster: &str, state: &str) {
+        let node = &self.nodes[i];
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.log_path(i))
+            .expect("an etcd log file");
+        let child = Command::new(&self.bin)
+            .arg("--name")
+            .arg(&node.name)
+            .arg("--data-dir")
+            .arg(self.dir.path().join(&node.name))
+            .arg("--listen-client-urls")
+            .arg(&node.client_url)
+            .arg("--advertise-client-urls")
+            .arg(&node.client_url)
+            .arg("--listen-peer-urls")
+            .arg(&node.peer_url)
+            .arg("--initial-advertise-peer-urls")
+            .arg(&node.peer_url)
+            .arg("--initial-cluster")
+            .arg(initial_cluster)
+            .arg("--initial-cluster-state")
+            .arg(state)
+            .arg("--initial-cluster-token")
+            .arg(format!("live-{}", self.base_port))
+            .env_clear()
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().expect("a log handle"))
+            .stderr(log)
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", self.bin.display()));
+        self.nodes[i].child = Some(child);
+    }
+
+    /// Adds node `i` (a new name and ports) to the nodes known to the test, not to etcd.
+    fn plan_node(&mut self) -> usize {
+        let i = self.nodes.len();
+        let node = self.node(i);
+        self.nodes.push(node);
+        i
+    }
+
+    async fn client(&self, i: usize) -> EtcdClient {
+        let url = self.nodes[i].client_url.clone();
+        retry(&format!("connect to {url}"), || {
+            let url = url.clone();
+            async move { EtcdClient::connect(&url, DIAL_TIMEOUT).await }
+        })
+        .await
+        .with_rpc_timeout(RPC_TIMEOUT)
+    }
+
+    async fn wait_healthy(&self, i: usize) {
+        let client = self.client(i).await;
+        retry(&format!("health of {}", self.nodes[i].name), || {
+            let mut c = client.clone();
+            async move { c.health().await }
+        })
+        .await;
+    }
+
+    /// Waits for node `i`'s process to exit by itself; returns how, or None if it still runs.
+    async fn wait_exit(&mut self, i: usize, within: Duration) -> Option<ExitStatus> {
+        let end = Instant::now() + within;
+        let child = self.nodes[i].child.as_mut().expect("a started node");
+        loop {
+            if let Some(status) = child.try_wait().expect("the etcd process state") {
+                return Some(status);
+            }
+            if Instant::now() > end {
+                return None;
+            }
+            tokio::time::sleep(POLL).await;
+        }
+    }
+
+    fn kill(&mut self, i: usize) {
+        if let Some(mut child) = self.nodes[i].child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    fn log_tail(&self, i: usize) -> String {
+        let text = std::fs::read_to_string(self.log_path(i)).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(15)..].join("\n")
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        for i in 0..self.nodes.len() {
+            self.kill(i);
+        }
+        if std::thread::panicking() {
+            for i in 0..self.nodes.len() {
+                eprintln!(
+                    "--- last lines of {} ({} {}):\n{}",
+                    self.nodes[i].name,
+                    self.version,
+                    self.nodes[i].client_url,
+                    self.log_tail(i)
+                );
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// helpers
+
+/// The error with every source below it, for failure messages.
+fn report(error: &EtcdError) -> String {
+    let mut text = error.to_string();
+    let mut next = std::error::Error::source(error);
+    while let Some(e) = next {
+        text.push_str(": ");
+        text.push_str(&e.to_string());
+        next = e.source();
+    }
+    text
+}
+
+/// Retries `call` while it fails transiently, for at most [`SETTLE`]; panics on anything else.
+async fn retry<T, F, Fut>(what: &str, mut call: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, EtcdError>>,
+{
+    let end = Instant::now() + SETTLE;
+    loop {
+        match call().await {
+            Ok(value) => return value,
+            Err(e) if e.is_transient() && Instant::now() < end => tokio::time::sleep(POLL).await,
+            Err(e) => panic!("{what}: {} (transient: {})", report(&e), e.is_transient()),
+        }
+    }
+}
+
+/// Polls `check` until it returns true, for at most [`SETTLE`].
+async fn eventually<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = bool>,
+{
+    let end = Instant::now() + SETTLE;
+    while !check().await {
+        assert!(Instant::now() < end, "timed out waiting until {what}");
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+fn names(members: &[Member]) -> Vec<String> {
+    let mut names: Vec<String> = members.iter().map(|m| m.name.clone()).collect();
+    names.sort();
+    names
+}
+
+/// Every member's status agrees on one cluster, one leader among them, and the version.
+async fn assert_one_leader(cluster: &Cluster, nodes: &[usize]) -> u64 {
+    let mut statuses = Vec::new();
+    for &i in nodes {
+        let c = cluster.client(i).await;
+        statuses.push(
+            retry("status", || {
+                let mut c = c.clone();
+                async move { c.status().await }
+            })
+            .await,
+        );
+    }
+    let cluster_id = statuses[0].cluster_id;
+    let leader = statuses[0].leader_id;
+    assert_ne!(cluster_id, 0);
+    assert_ne!(leader, 0, "no leader");
+    for s in &statuses {
+        assert_eq!(s.cluster_id, cluster_id, "one cluster id");
+        assert_eq!(s.leader_id, leader, "one leader");
+        assert_eq!(s.version, cluster.version, "server version");
+        assert!(!s.is_learner);
+        assert!(s.db_size > 0 && s.db_size_in_use > 0 && s.db_size_in_use <= s.db_size);
+        assert!(s.raft_term > 0 && s.raft_index > 0);
+        assert!(s.errors.is_empty(), "{:?}", s.errors);
+    }
+    let leaders: Vec<_> = statuses.iter().filter(|s| s.is_leader()).collect();
+    assert_eq!(leaders.len(), 1, "exactly one member says it leads");
+    leader
+}
+
+/// Which of `nodes` currently leads, by asking each.
+async fn leader_index(cluster: &Cluster, nodes: &[usize]) -> usize {
+    for &i in nodes {
+        let mut c = cluster.client(i).await;
+        if let Ok(s) = c.status().await
+            && s.is_leader()
+        {
+            return i;
+        }
+    }
+    panic!("none of {nodes:?} leads");
+}
+
+async fn member_id(cluster: &Cluster, i: usize) -> u64 {
+    let mut c = cluster.client(i).await;
+    c.status()
+        .await
+        .map_err(|e| report(&e))
+        .expect("status")
+        .member_id
+}
+
+// ---------------------------------------------------------------------------------------------
+// scenarios
+
+/// Start 3 → status, health, put/get → add a learner → start it → promote once caught up →
+/// remove it → it stops and cannot come back.
+async fn learner_lifecycle(minor: &str, base_port: u16) {
+    let mut cluster = Cluster::start(minor, base_port, 3).await;
+    let voters = [0, 1, 2];
+    assert_one_leader(&cluster, &voters).await;
+
+    let mut c0 = cluster.client(0).await;
+    let mut c1 = cluster.client(1).await;
+    let list = c0.member_list().await.map_err(|e| report(&e)).unwrap();
+    assert_eq!(names(&list.members), ["m0", "m1", "m2"]);
+    assert!(list.members.iter().all(|m| m.started() && !m.is_learner));
+    assert_eq!(
+        list.members
+            .iter()
+            .find(|m| m.name == "m1")
+            .unwrap()
+            .client_urls,
+        [cluster.nodes[1].client_url.clone()]
+    );
+    let status = c0.status().await.unwrap();
+    assert_eq!(list.cluster_id, status.cluster_id);
+
+    c0.put("/live/greeting", "hello")
+        .await
+        .map_err(|e| report(&e))
+        .unwrap();
+    assert_eq!(
+        c1.get("/live/greeting").await.unwrap().as_deref(),
+        Some("hello")
+    );
+    assert_eq!(c1.get("/live/absent").await.unwrap(), None);
+
+    // add m3 as a learner; right after start etcd may answer "unhealthy cluster" for a while
+    let new = cluster.plan_node();
+    let peer_url = cluster.nodes[new].peer_url.clone();
+    let learner = retry("add learner", || {
+        let mut c = c0.clone();
+        let peer_url = peer_url.clone();
+        async move { c.add_learner(&peer_url).await }
+    })
+    .await;
+    assert!(learner.is_learner && !learner.started());
+    assert_eq!(learner.peer_urls, vec![peer_url.clone()]);
+    let list = c1.member_list().await.unwrap();
+    assert_eq!(list.members.len(), 4);
+    let listed = list
+        .members
+        .iter()
+        .find(|m| m.id == learner.id)
+        .expect("the learner is listed");
+    assert!(listed.is_learner && !listed.started());
+
+    let initial = cluster.initial_cluster(new + 1);
+    cluster.spawn(new, &initial, "existing");
+    let mut c3 = cluster.client(new).await;
+    eventually("the learner reports itself as a learner", || {
+        let mut c = c3.clone();
+        async move {
+            c.status()
+                .await
+                .is_ok_and(|s| s.is_learner && s.leader_id != 0)
+        }
+    })
+    .await;
+
+    retry(&format!("promote {}", fmt_id(learner.id)), || {
+        let mut c = c0.clone();
+        async move { c.promote(learner.id).await }
+    })
+    .await;
+    // each member answers the member list from its own applied state, which may lag a moment
+    for i in [0, 1, 2, new] {
+        let c = cluster.client(i).await;
+        eventually("every member lists m3 as a started voter", || {
+            let mut c = c.clone();
+            async move {
+                c.member_list().await.is_ok_and(|list| {
+                    names(&list.members) == ["m0", "m1", "m2", "m3"]
+                        && list.members.iter().all(|m| m.started() && !m.is_learner)
+                })
+            }
+        })
+        .await;
+    }
+    cluster.wait_healthy(new).await;
+    assert_eq!(
+        c3.get("/live/greeting").await.unwrap().as_deref(),
+        Some("hello")
+    );
+    assert_one_leader(&cluster, &[0, 1, 2, new]).await;
+
+    // remove it again
+    retry(&format!("remove {}", fmt_id(learner.id)), || {
+        let mut c = c1.clone();
+        async move { c.remove(learner.id).await }
+    })
+    .await;
+    let list = c1.member_list().await.unwrap();
+    assert_eq!(names(&list.members), ["m0", "m1", "m2"]);
+    assert!(
+        cluster.wait_exit(new, SETTLE).await.is_some(),
+        "a removed member stops by itself"
+    );
+    assert!(
+        c3.status().await.is_err(),
+        "a removed member no longer serves"
+    );
+
+    // restarted on its data dir it stops again by itself (etcd sees it was removed and exits,
+    // with status 0 in 3.4–3.6) rather than rejoin
+    cluster.spawn(new, &initial, "existing");
+    assert!(
+        cluster.wait_exit(new, SETTLE).await.is_some(),
+        "a removed member restarted on its data dir must stop by itself"
+    );
+    let list = c0.member_list().await.unwrap();
+    assert_eq!(names(&list.members), ["m0", "m1", "m2"]);
+    c0.put("/live/after", "removal")
+        .await
+        .map_err(|e| report(&e))
+        .unwrap();
+    for i in voters {
+        cluster.wait_healthy(i).await;
+    }
+}
+
+/// Start 3 → move-leader is refused by a follower → moved by the leader → the old leader,
+/// now a follower, is removed → the remaining two serve.
+async fn leadership_moves_then_old_leader_is_removed(minor: &str, base_port: u16) {
+    let mut cluster = Cluster::start(minor, base_port, 3).await;
+    let all = [0, 1, 2];
+    let leader_id = assert_one_leader(&cluster, &all).await;
+    let old = leader_index(&cluster, &all).await;
+    assert_eq!(member_id(&cluster, old).await, leader_id);
+    let follower = all.iter().copied().find(|&i| i != old).unwrap();
+    let target = all
+        .iter()
+        .copied()
+        .find(|&i| i != old && i != follower)
+        .unwrap();
+    let target_id = member_id(&cluster, target).await;
+
+    let mut from_follower = cluster.client(follower).await;
+    let refused = from_follower
+        .move_leader(target_id)
+        .await
+        .expect_err("a follower cannot move leadership");
+    assert!(
+        refused.is_transient(),
+        "not leader is a wait: {}",
+        report(&refused)
+    );
+    assert!(
+        report(&refused).contains("not leader"),
+        "{}",
+        report(&refused)
+    );
+
+    let mut from_leader = cluster.client(old).await;
+    from_leader
+        .move_leader(target_id)
+        .await
+        .map_err(|e| report(&e))
+        .expect("move leader");
+    eventually("everyone follows the new leader", || {
+        let cluster = &cluster;
+        async move {
+            for i in all {
+                let mut c = cluster.client(i).await;
+                if !c.status().await.is_ok_and(|s| s.leader_id == target_id) {
+                    return false;
+                }
+            }
+            true
+        }
+    })
+    .await;
+    assert_eq!(assert_one_leader(&cluster, &all).await, target_id);
+
+    let old_id = member_id(&cluster, old).await;
+    let mut c = cluster.client(target).await;
+    retry("remove the old leader", || {
+        let mut c = c.clone();
+        async move { c.remove(old_id).await }
+    })
+    .await;
+    let list = c.member_list().await.unwrap();
+    assert_eq!(list.members.len(), 2);
+    assert!(list.members.iter().all(|m| m.id != old_id));
+    assert!(
+        cluster.wait_exit(old, SETTLE).await.is_some(),
+        "a removed member stops by itself"
+    );
+    cluster.kill(old);
+
+    let rest: Vec<usize> = all.iter().copied().filter(|&i| i != old).collect();
+    for &i in &rest {
+        cluster.wait_healthy(i).await;
+    }
+    c.put("/live/k", "v").await.map_err(|e| report(&e)).unwrap();
+    let mut other = cluster.client(follower).await;
+    assert_eq!(other.get("/live/k").await.unwrap().as_deref(), Some("v"));
+    assert_one_leader(&cluster, &rest).await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// tests: ports 2xyyy, x = etcd minor, distinct per test
+
+#[tokio::test]
+async fn learner_is_added_caught_up_promoted_and_removed_on_3_4() {
+    learner_lifecycle("3.4", 24100).await;
+}
+
+#[tokio::test]
+async fn learner_is_added_caught_up_promoted_and_removed_on_3_5() {
+    learner_lifecycle("3.5", 25100).await;
+}
+
+#[tokio::test]
+async fn learner_is_added_caught_up_promoted_and_removed_on_3_6() {
+    learner_lifecycle("3.6", 26100).await;
+}
+
+#[tokio::test]
+async fn leadership_moves_then_the_old_leader_is_removed_on_3_4() {
+    leadership_moves_then_old_leader_is_removed("3.4", 24200).await;
+}
+
+#[tokio::test]
+async fn leadership_moves_then_the_old_leader_is_removed_on_3_5() {
+    leadership_moves_then_old_leader_is_removed("3.5", 25200).await;
+}
+
+#[tokio::test]
+async fn leadership_moves_then_the_old_leader_is_removed_on_3_6() {
+    leadership_moves_then_old_leader_is_removed("3.6", 26200).await;
+}
+
+#[tokio::test]
+async fn an_unreachable_member_fails_fast_and_transiently() {
+    // nothing listens on this port (below the ephemeral range, unused by the tests above)
+    let started = Instant::now();
+    let error = EtcdClient::connect("http://127.0.0.1:23999", DIAL_TIMEOUT)
+        .await
+        .expect_err("nobody listens");
+    assert!(started.elapsed() < DIAL_TIMEOUT + Duration::from_secs(1));
+    assert!(error.is_transient(), "{}", report(&error));
+    assert_eq!(error.endpoint(), "http://127.0.0.1:23999");
+}
+
+#[test]
+fn missing_binaries_fail_the_test_naming_the_script_that_fetches_them() {
+    let missing = std::panic::catch_unwind(|| etcd_binary_in(Path::new("/nonexistent"), "3.5"))
+        .expect_err("no binaries there");
+    let message = missing
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert!(message.contains(BIN_SCRIPT), "{message}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// the port-forward dial, through kube's real Portforwarder, against a fake API server that serves
+// only `pods/<pod>/portforward` (websocket, v4.channel.k8s.io) and pipes it to an etcd on loopback
+
+mod fake_api {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use futures::{SinkExt, StreamExt};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::{TcpListener, TcpStream};
+    use tokio::sync::Notify;
+    use tokio_tungstenite::tungstenite::Message;
+    use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
+    use tokio_tungstenite::tungstenite::http;
+
+    pub struct FakeApi {
+        pub url: String,
+        /// How many port-forwards were opened.
+        pub forwards: Arc<AtomicUsize>,
+        /// Drops every open port-forward, as an API server restart or a pod deletion would.
+        pub sever: Arc<Notify>,
+        task: tokio::task::JoinHandle<()>,
+    }
+
+    impl Drop for FakeApi {
+        fn drop(&mut self) {
+            self.task.abort();
+        }
+    }
+
+    /// Serves port-forwards to `pod` in namespace `default` by connecting to `target`.
+    pub async fn start(pod: &'static str, target: String) -> FakeApi {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a loopback listener");
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let forwards = Arc::new(AtomicUsize::new(0));
+        let sever = Arc::new(Notify::new());
+        let (f, s) = (forwards.clone(), sever.clone());
+        let task = tokio::spawn(async move {
+            while let Ok((tcp, _)) = listener.accept().await {
+                tokio::spawn(serve(tcp, pod, target.clone(), f.clone(), s.clone()));
+            }
+        });
+        FakeApi {
+            url,
+            forwards,
+            sever,
+            task,
+        }
+    }
+
+    fn status(code: u16, message: &str) -> ErrorResponse {
+        let body = format!(
+            r#"{{"kind":"Status","apiVersion":"v1","metadata":{{}},"status":"Failure","message":"{message}","reason":"NotFound","code":{code}}}"#
+        );
+        http::Response::builder()
+            .status(code)
+            .header("content-type", "application/json")
+            .body(Some(body))
+            .unwrap()
+    }
+
+    async fn serve(
+        tcp: TcpStream,
+        pod: &str,
+        target: String,
+        forwards: Arc<AtomicUsize>,
+        sever: Arc<Notify>,
+    ) {
+        let mut port = 0u16;
+        let path = format!("/api/v1/namespaces/default/pods/{pod}/portforward");
+        // The signature is tungstenite's (`Callback`), large error variant and all.
+        #[allow(clippy::result_large_err)]
+        let callback = |req: &Request, mut resp: Response| -> Result<Response, ErrorResponse> {
+            if req.uri().path() != path {
+                return Err(status(404, &format!("{} not found", req.uri().path())));
+            }
+            port = req
+                .uri()
+                .query()
+                .and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("ports=")))
+                .and_then(|p| p.parse().ok())
+                .ok_or_else(|| status(400, "one port expected"))?;
+            resp.headers_mut().insert(
+                http::header::SEC_WEBSOCKET_PROTOCOL,
+                http::HeaderValue::from_static("v4.channel.k8s.io"),
+            );
+            Ok(resp)
+        };
+        let Ok(ws) = tokio_tungstenite::accept_hdr_async(tcp, callback).await else {
+            return;
+        };
+        forwards.fetch_add(1, Ordering::SeqCst);
+        let (mut to_client, mut from_client) = ws.split();
+        let etcd = TcpStream::connect(&target)
+            .await
+            .expect("the etcd behind the fake");
+        let (mut etcd_rx, mut etcd_tx) = etcd.into_split();
+        // the API server first names the port on the data (0) and error (1) channels
+        let [lo, hi] = port.to_le_bytes();
+        for channel in [0u8, 1] {
+            let _ = to_client.send(Message::binary(vec![channel, lo, hi])).await;
+        }
+        let up = async {
+            while let Some(Ok(msg)) = from_client.next().await {
+                if msg.is_close() {
+                    break;
+                }
+                // data for the pod arrives on channel 0
+                if let Message::Binary(b) = msg
+                    && b.first() == Some(&0)
+                    && etcd_tx.write_all(&b[1..]).await.is_err()
+                {
+                    break;
+                }
+            }
+        };
+        let down = async {
+            let mut buf = vec![0u8; 64 * 1024];
+            while let Ok(n @ 1..) = etcd_rx.read(&mut buf).await {
+                let mut frame = Vec::with_capacity(n + 1);
+                frame.push(0);
+                frame.extend_from_slice(&buf[..n]);
+                if to_client.send(Message::binary(frame)).await.is_err() {
+                    break;
+                }
+            }
+        };
+        tokio::select! {
+            () = up => {}
+            () = down => {}
+            () = sever.notified() => {}
+        }
+    }
+}
+
+fn pods_via(api: &fake_api::FakeApi) -> kube::Api<k8s_openapi::api::core::v1::Pod> {
+    let config = kube::Config::new(api.url.parse().expect("a URL"));
+    let client = kube::Client::try_from(config).expect("a kube client");
+    kube::Api::namespaced(client, "default")
+}
+
+#[tokio::test]
+async fn a_member_is_reached_through_a_port_forward_that_reopens_after_a_drop() {
+    use std::sync::atomic::Ordering;
+    let cluster = Cluster::start("3.5", 25300, 1).await;
+    let target = cluster.nodes[0]
+        .client_url
+        .trim_start_matches("http://")
+        .to_owned();
+    let api = fake_api::start("etcd-0", target).await;
+
+    let mut c = EtcdClient::connect_port_forward(pods_via(&api), "etcd-0", 2379, DIAL_TIMEOUT)
+        .await
+        .map_err(|e| report(&e))
+        .expect("a port-forwarded client");
+    assert_eq!(c.endpoint(), "pod/default/etcd-0:2379");
+    let status = c.status().await.map_err(|e| report(&e)).unwrap();
+    assert_eq!(status.version, cluster.version);
+    assert!(status.is_leader());
+    assert_eq!(c.member_list().await.unwrap().members.len(), 1);
+    c.put("/pf/k", "v").await.unwrap();
+    assert_eq!(c.get("/pf/k").await.unwrap().as_deref(), Some("v"));
+    c.health().await.map_err(|e| report(&e)).unwrap();
+    assert_eq!(
+        api.forwards.load(Ordering::SeqCst),
+        1,
+        "one connection, one forward"
+    );
+
+    // the forward dies; the channel opens a new one for later calls
+    api.sever.notify_waiters();
+    let fresh = c.clone();
+    retry("status after the forward was dropped", || {
+        let mut c = fresh.clone();
+        async move { c.status().await }
+    })
+    .await;
+    assert_eq!(
+        api.forwards.load(Ordering::SeqCst),
+        2,
+        "a new forward after the drop"
+    );
+}
+
+#[tokio::test]
+async fn a_port_forward_to_a_missing_pod_fails_for_good() {
+    let api = fake_api::start("etcd-0", "127.0.0.1:1".into()).await;
+    let started = Instant::now();
+    let error = EtcdClient::connect_port_forward(pods_via(&api), "etcd-9", 2379, DIAL_TIMEOUT)
+        .await
+        .expect_err("no such pod");
+    assert!(started.elapsed() < DIAL_TIMEOUT);
+    assert!(report(&error).contains("etcd-9"), "{}", report(&error));
+    assert!(!error.is_transient(), "{}", report(&error));
+}
