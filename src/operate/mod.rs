@@ -29,7 +29,7 @@ use kube::api::Api;
 use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::runtime::reflector::ObjectRef;
-use kube::runtime::watcher;
+use kube::runtime::{reflector, watcher, watcher::watcher as watch, WatchStreamExt};
 use kube::{Client, Resource, ResourceExt};
 use tokio_util::sync::CancellationToken;
 
@@ -250,13 +250,33 @@ fn controller_for(client: &Client, namespace: Option<&str>) -> Controller<EtcdCl
             None => Api::all(client.clone()),
         }
     }
+    // Default list-then-watch: streaming lists fail on 1.20 API servers (HTTP 422).
+    let (reader, writer) = reflector::store();
+    let clusters = watch(api::<EtcdCluster>(client, namespace), watcher::Config::default())
+        .default_backoff()
+        .reflect(writer)
+        .applied_objects()
+        .predicate_filter(trigger_hash, Default::default());
     // Owned objects carry the managed-by label: watch only those, not every ConfigMap around.
     let owned = watcher::Config::default().labels(&format!("{LABEL_MANAGED_BY}={FIELD_MANAGER}"));
-    // Default list-then-watch: streaming lists fail on 1.20 API servers (HTTP 422).
-    Controller::new(api::<EtcdCluster>(client, namespace), watcher::Config::default())
+    Controller::for_stream(clusters, reader)
         .owns(api::<StatefulSet>(client, namespace), owned.clone())
         .owns(api::<Service>(client, namespace), owned.clone())
         .owns(api::<ConfigMap>(client, namespace), owned)
+}
+
+/// What makes a change of an EtcdCluster itself a reason for a pass: its spec (generation),
+/// deletion, finalizers and annotations. Status is not: every pass writes it (member raft
+/// indexes move with every etcd write), and reacting to our own writes would start the next pass
+/// at once, every time, defeating the requeue intervals. Owned objects still trigger passes.
+fn trigger_hash(c: &EtcdCluster) -> Option<u64> {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    c.metadata.generation.hash(&mut h);
+    c.metadata.deletion_timestamp.is_some().hash(&mut h);
+    c.finalizers().hash(&mut h);
+    c.annotations().hash(&mut h);
+    Some(h.finish())
 }
 
 struct State {
@@ -407,6 +427,31 @@ mod tests {
         assert_eq!(requeue_after(&Outcome::Unchanged, &Step::Idle), s(60));
         assert_eq!(requeue_after(&Outcome::Unchanged, &Step::Paused), s(60));
         assert_eq!(requeue_after(&Outcome::Released, &Step::Idle), None);
+    }
+
+    #[test]
+    fn status_writes_do_not_trigger_a_pass_but_spec_deletion_and_annotations_do() {
+        let mut c: EtcdCluster = serde_json::from_value(serde_json::json!({
+            "apiVersion": "etcd.kubectl-etcd.io/v1alpha1", "kind": "EtcdCluster",
+            "metadata": { "name": "demo", "namespace": "ns", "generation": 1 },
+            "spec": { "replicas": 3, "version": "3.5.16" },
+        }))
+        .unwrap();
+        let base = trigger_hash(&c);
+        c.status = Some(crate::api::EtcdClusterStatus { replicas: 3, message: Some("converged".into()), ..Default::default() });
+        c.metadata.resource_version = Some("42".into());
+        assert_eq!(trigger_hash(&c), base, "status and resourceVersion are ignored");
+        let changed = |f: &dyn Fn(&mut EtcdCluster)| {
+            let mut d = c.clone();
+            f(&mut d);
+            trigger_hash(&d) != base
+        };
+        assert!(changed(&|d| d.metadata.generation = Some(2)));
+        assert!(changed(&|d| d.metadata.deletion_timestamp = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(jiff::Timestamp::UNIX_EPOCH))));
+        assert!(changed(&|d| d.metadata.finalizers = Some(vec![crate::api::FINALIZER.into()])));
+        assert!(changed(&|d| {
+            d.annotations_mut().insert(engine::ANNOTATION_DELETE_DATA.into(), "true".into());
+        }));
     }
 
     #[test]
