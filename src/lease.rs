@@ -186,6 +186,57 @@ impl Lock {
     }
 }
 
+/// A background task that keeps a held Lease renewed (for a CLI verb that runs longer than the
+/// lease duration). Dropping it stops renewing; call `Lock::release` to free the Lease at once.
+pub struct Renewal {
+    task: tokio::task::JoinHandle<()>,
+    lost: tokio::sync::watch::Receiver<Option<String>>,
+}
+
+impl Renewal {
+    /// Why the Lease is no longer ours, once that happened: stop acting.
+    pub fn lost(&self) -> Option<String> {
+        self.lost.borrow().clone()
+    }
+}
+
+impl Drop for Renewal {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl Lock {
+    /// Renews the Lease every `every` (a third of the duration is usual) until dropped. The
+    /// Lease counts as lost when someone else holds it or when no renewal succeeded for two
+    /// thirds of the duration (before anyone else may take it over).
+    pub fn keep_renewed(&self, every: Duration) -> Renewal {
+        let (tx, rx) = tokio::sync::watch::channel(None);
+        let lock = self.clone();
+        let give_up = self.duration * 2 / 3;
+        let task = tokio::spawn(async move {
+            let mut renewed = tokio::time::Instant::now();
+            loop {
+                tokio::time::sleep(every).await;
+                match tokio::time::timeout(every, lock.try_acquire_or_renew()).await {
+                    Ok(Ok(Acquired::Held)) => renewed = tokio::time::Instant::now(),
+                    Ok(Ok(Acquired::HeldBy { holder })) => {
+                        let _ = tx.send(Some(format!("the engine lease was taken over by {holder}")));
+                        return;
+                    }
+                    Ok(Err(e)) => tracing::debug!("could not renew the engine lease: {}", e.report()),
+                    Err(_) => tracing::debug!("renewing the engine lease timed out"),
+                }
+                if renewed.elapsed() >= give_up {
+                    let _ = tx.send(Some(format!("could not renew the engine lease for {} s", give_up.as_secs())));
+                    return;
+                }
+            }
+        });
+        Renewal { task, lost: rx }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -242,7 +293,7 @@ mod live {
     use kube::api::DeleteParams;
 
     #[tokio::test]
-    #[ignore = "needs a Kubernetes API server (KUBECONFIG)"]
+    // Runs with --features e2e (tests/run-all.sh), against $KUBECONFIG.
     async fn contenders_take_turns_and_exactly_one_wins_a_race() {
         let client = Client::try_default().await.unwrap();
         let ns = format!("ke-lease-{}", std::process::id());
@@ -267,6 +318,13 @@ mod live {
             let (x, y) = tokio::join!(a.try_acquire_or_renew(), b.try_acquire_or_renew());
             let held = [x.unwrap(), y.unwrap()].iter().filter(|r| **r == Acquired::Held).count();
             assert_eq!(held, 1, "exactly one contender wins an expired lease");
+            let winner = if active_holder(client.clone(), &ns).await.unwrap().as_deref() == Some("operator/a") { &a } else { &b };
+            let renewal = winner.keep_renewed(Duration::from_millis(500));
+            tokio::time::sleep(Duration::from_secs(3)).await;
+            assert_eq!(active_holder(client.clone(), &ns).await.unwrap().as_deref(), Some(winner.identity()), "kept past its duration");
+            assert_eq!(renewal.lost(), None);
+            drop(renewal);
+            winner.release().await;
             assert_eq!(active_holder(client.clone(), "ke-no-such-namespace").await.unwrap(), None);
             let err = Lock::new(client.clone(), "ke-no-such-namespace", "cli/h/2", short).try_acquire_or_renew().await.unwrap_err();
             assert_eq!(err.api_code(), Some(404));

@@ -260,6 +260,8 @@ pub struct PodView {
     pub ip: Option<String>,
     /// Container restarts (a crash-looping member shows here).
     pub restarts: i32,
+    /// Why the container is not running (e.g. ImagePullBackOff, CrashLoopBackOff).
+    pub waiting_reason: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]

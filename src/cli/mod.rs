@@ -497,7 +497,7 @@ async fn drive(s: &Session, g: &Global, cluster: EtcdCluster, wait: &WaitFlags) 
             }
         };
         let note = pass.step.to_string();
-        if note != last_note {
+        if note != last_note && !pass.converged() {
             progress.step(&note);
             last_note = note;
         }

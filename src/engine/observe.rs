@@ -70,6 +70,7 @@ pub async fn observe(ctx: &Context, d: &Desired) -> Result<Observed, Error> {
                 revision: p.metadata.labels.as_ref().and_then(|l| l.get(objects::LABEL_REVISION).cloned()),
                 ip: status.and_then(|s| s.pod_ip.clone()),
                 restarts: cstatus.map_or(0, |c| c.restart_count),
+                waiting_reason: cstatus.and_then(|c| c.state.as_ref()).and_then(|s| s.waiting.as_ref()).and_then(|w| w.reason.clone()),
                 name,
             },
         );

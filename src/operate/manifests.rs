@@ -251,3 +251,46 @@ mod tests {
         }
     }
 }
+
+/// `KUBECONFIG=... cargo test --lib --features e2e -- --ignored manifests::live`: the API server
+/// accepts every manifest (server-side dry run: nothing is created but the test namespace).
+#[cfg(all(test, feature = "e2e"))]
+mod live {
+    use super::*;
+    use k8s_openapi::api::core::v1::Namespace;
+    use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams};
+
+    #[tokio::test]
+    // Runs with --features e2e (tests/run-all.sh), against $KUBECONFIG.
+    async fn the_api_server_accepts_the_install_manifests() {
+        let client = kube::Client::try_default().await.unwrap();
+        let ns = format!("ke-manifests-{}", std::process::id());
+        let nss: Api<Namespace> = Api::all(client.clone());
+        let body = Namespace { metadata: kube::api::ObjectMeta { name: Some(ns.clone()), ..Default::default() }, ..Default::default() };
+        nss.create(&PostParams::default(), &body).await.unwrap();
+        let mut failures = vec![];
+        for mut obj in install_manifests("testbed.local/kubectl-etcd:dev", &ns) {
+            // The lease namespace may not exist here: validate its objects in the test namespace.
+            if obj["metadata"]["namespace"] == lease::NAMESPACE {
+                obj["metadata"]["namespace"] = ns.clone().into();
+            }
+            let (group, version) = match obj["apiVersion"].as_str().unwrap().split_once('/') {
+                Some((g, v)) => (g.to_string(), v.to_string()),
+                None => (String::new(), obj["apiVersion"].as_str().unwrap().to_string()),
+            };
+            let kind = obj["kind"].as_str().unwrap().to_string();
+            let ar = ApiResource::from_gvk(&GroupVersionKind::gvk(&group, &version, &kind));
+            let name = obj["metadata"]["name"].as_str().unwrap().to_string();
+            let api: Api<DynamicObject> = match obj["metadata"]["namespace"].as_str() {
+                Some(n) => Api::namespaced_with(client.clone(), n, &ar),
+                None => Api::all_with(client.clone(), &ar),
+            };
+            let pp = PatchParams::apply("kubectl-etcd-test").force().dry_run();
+            if let Err(e) = api.patch(&name, &pp, &Patch::Apply(&obj)).await {
+                failures.push(format!("{kind} {name}: {e}"));
+            }
+        }
+        let _ = nss.delete(&ns, &DeleteParams::default()).await;
+        assert!(failures.is_empty(), "{failures:#?}");
+    }
+}

@@ -521,7 +521,7 @@ mod live {
     }
 
     #[tokio::test(flavor = "multi_thread")]
-    #[ignore = "needs a Kubernetes API server with the EtcdCluster CRD (KUBECONFIG)"]
+    // Runs with --features e2e (tests/run-all.sh), against $KUBECONFIG.
     async fn the_leader_bootstraps_a_cluster_reports_it_and_lets_go_on_shutdown() {
         let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "kubectl_etcd=info".into());
         let _ = tracing_subscriber::fmt().with_env_filter(filter).with_test_writer().try_init();
@@ -533,7 +533,8 @@ mod live {
         nss.create(&PostParams::default(), &body).await.unwrap();
         let clusters: Api<EtcdCluster> = Api::namespaced(client.clone(), &ns);
         let identity = format!("operator/test-{pid}");
-        let addr: SocketAddr = format!("127.0.0.1:{}", 20000 + pid % 10000).parse().unwrap();
+        // Distinct port ranges per test: the tests of one run share a pid.
+        let addr: SocketAddr = format!("127.0.0.1:{}", 20000 + pid % 5000).parse().unwrap();
         let token = CancellationToken::new();
         let opts = OperateOptions { client: client.clone(), namespace: Some(ns.clone()), identity: identity.clone(), metrics_addr: addr, dial: Dial::PortForward };
         let lease_ns = ns.clone();
@@ -616,4 +617,71 @@ mod live {
         stopped.expect("the operator stops within 30 s of a shutdown").unwrap().unwrap();
         assert_eq!(holder.unwrap(), None, "the lease was released on shutdown");
     }
+
+    fn options(client: &Client, ns: &str, who: &str, port: u16) -> OperateOptions {
+        OperateOptions {
+            client: client.clone(),
+            namespace: Some(ns.into()),
+            identity: lease::operator_identity(who),
+            metrics_addr: SocketAddr::from(([127, 0, 0, 1], port)),
+            dial: Dial::PortForward,
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    // Runs with --features e2e (tests/run-all.sh), against $KUBECONFIG.
+    async fn a_standby_takes_over_from_a_stopped_leader_and_a_leader_that_loses_the_lease_exits() {
+        use k8s_openapi::api::coordination::v1::Lease;
+        let client = Client::try_default().await.unwrap();
+        let pid = std::process::id();
+        let ns = format!("ke-failover-{pid}");
+        let nss: Api<Namespace> = Api::all(client.clone());
+        let body = Namespace { metadata: kube::api::ObjectMeta { name: Some(ns.clone()), ..Default::default() }, ..Default::default() };
+        nss.create(&PostParams::default(), &body).await.unwrap();
+        let port = (25000 + pid % 5000) as u16;
+        let spawn = |who: &str, port: u16, token: CancellationToken| {
+            let opts = options(&client, &ns, who, port);
+            let lease_ns = ns.clone();
+            tokio::spawn(async move { run_until(opts, &lease_ns, token).await })
+        };
+        let holder = || async { lease::active_holder(client.clone(), &ns).await.unwrap() };
+
+        let outcome = std::panic::AssertUnwindSafe(async {
+            let (stop_a, stop_b) = (CancellationToken::new(), CancellationToken::new());
+            let a = spawn("a", port, stop_a.clone());
+            eventually("a to lead", 10, || async { (holder().await.as_deref() == Some("operator/a")).then_some(()) }).await;
+            let b = spawn("b", port + 1, stop_b.clone());
+            let b_addr = SocketAddr::from(([127, 0, 0, 1], port + 1));
+            eventually("b to stand by, ready", 10, || async {
+                let r = tokio::net::TcpStream::connect(b_addr).await.ok()?;
+                drop(r);
+                get(b_addr, "/readyz").await.starts_with("HTTP/1.1 200").then_some(())
+            })
+            .await;
+            assert!(get(b_addr, "/metrics").await.contains("\nkubectl_etcd_leader 0\n"));
+
+            stop_a.cancel();
+            a.await.unwrap().expect("a stops cleanly on shutdown");
+            eventually("b to take over", 10, || async { (holder().await.as_deref() == Some("operator/b")).then_some(()) }).await;
+            eventually("b to report leading", 5, || async { get(b_addr, "/metrics").await.contains("\nkubectl_etcd_leader 1\n").then_some(()) }).await;
+
+            // Someone else takes the Lease (as after a partition): b must stop within a renew period.
+            let leases: Api<Lease> = Api::namespaced(client.clone(), &ns);
+            let mut l = leases.get(lease::NAME).await.unwrap();
+            let spec = l.spec.as_mut().unwrap();
+            spec.holder_identity = Some("cli/thief/1".into());
+            spec.renew_time = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime(jiff::Timestamp::now()));
+            leases.replace(lease::NAME, &PostParams::default(), &l).await.unwrap();
+            let err = tokio::time::timeout(RENEW_EVERY * 2, b).await.expect("b exits").unwrap().unwrap_err();
+            assert!(err.report().contains("lost the engine lease to cli/thief/1"), "{}", err.report());
+            assert_eq!(holder().await.as_deref(), Some("cli/thief/1"), "a leader that lost the lease does not release it");
+        })
+        .catch_unwind()
+        .await;
+        let _ = nss.delete(&ns, &DeleteParams::default()).await;
+        if let Err(panic) = outcome {
+            std::panic::resume_unwind(panic);
+        }
+    }
+
 }

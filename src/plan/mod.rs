@@ -202,9 +202,9 @@ pub fn plan(d: &Desired, o: &Observed) -> Step {
             return hold(reason::SPLIT_BRAIN, format!("members answer with different cluster ids ({}); fix by hand, the engine will not act", ids.join(", ")));
         }
         EtcdView::NotQueried | EtcdView::Unreachable { .. } if !bootstrapped => {
-            return wait(reason::BOOTSTRAPPING, "members are starting");
+            return wait(reason::BOOTSTRAPPING, format!("members are starting{}", pod_trouble(o)));
         }
-        EtcdView::NotQueried => return wait(reason::ETCD_UNREACHABLE, "no member pod is running"),
+        EtcdView::NotQueried => return wait(reason::ETCD_UNREACHABLE, format!("no member pod is running{}", pod_trouble(o))),
         EtcdView::Unreachable { errors } => {
             return wait(reason::ETCD_UNREACHABLE, format!("no member answered: {}", errors.first().map_or("", |e| e.as_str())));
         }
@@ -338,6 +338,12 @@ pub fn plan(d: &Desired, o: &Observed) -> Step {
         return wait(reason::MEMBERS_UNHEALTHY, format!("unhealthy: {}", sick.join(", ")));
     }
     Step::Idle
+}
+
+/// ` (demo-0: ImagePullBackOff, …)` for pods whose container waits for a reason, else empty.
+fn pod_trouble(o: &Observed) -> String {
+    let trouble: Vec<String> = o.pods.values().filter_map(|p| p.waiting_reason.as_ref().filter(|r| *r != "ContainerCreating").map(|r| format!("{}: {r}", p.name))).collect();
+    if trouble.is_empty() { String::new() } else { format!(" ({})", trouble.join(", ")) }
 }
 
 fn move_leader_off(d: &Desired, c: &ClusterView, from: &MemberView) -> Step {

@@ -362,3 +362,14 @@ fn status_while_scaling_and_when_split() {
     assert_eq!(cond(&s, condition::DEGRADED).reason, reason::SPLIT_BRAIN);
     let _ = BTreeMap::<u8, u8>::new();
 }
+
+#[test]
+fn a_bootstrap_stuck_on_its_image_says_so() {
+    let d = desired(3);
+    let mut o = healthy(&d, 3);
+    o.config.as_mut().unwrap().remove(config_key::BOOTSTRAPPED);
+    o.etcd = EtcdView::NotQueried;
+    o.pods.get_mut(&0).unwrap().waiting_reason = Some("ImagePullBackOff".into());
+    let s = plan(&d, &o);
+    assert!(matches!(&s, Step::Wait { message, .. } if message.contains("demo-0: ImagePullBackOff")), "{s:?}");
+}
