@@ -29,14 +29,24 @@ pub mod exit {
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("invalid spec of EtcdCluster {namespace}/{name}: {source}")]
-    InvalidSpec { namespace: String, name: String, source: InvalidSpec },
+    InvalidSpec {
+        namespace: String,
+        name: String,
+        source: InvalidSpec,
+    },
     #[error("{0}")]
     Usage(String),
-    #[error("EtcdCluster {namespace}/{name} not found; list clusters with `kubectl etcd status -A` or create it with `kubectl etcd create {name}`")]
+    #[error(
+        "EtcdCluster {namespace}/{name} not found; list clusters with `kubectl etcd status -A` or create it with `kubectl etcd create {name}`"
+    )]
     NotFound { namespace: String, name: String },
-    #[error("EtcdCluster {namespace}/{name} already exists; change it with `kubectl etcd scale` or delete it first")]
+    #[error(
+        "EtcdCluster {namespace}/{name} already exists; change it with `kubectl etcd scale` or delete it first"
+    )]
     AlreadyExists { namespace: String, name: String },
-    #[error("the EtcdCluster CRD is not installed in this cluster; install it with `kubectl etcd install` (or `kubectl apply -f crds/`)")]
+    #[error(
+        "the EtcdCluster CRD is not installed in this cluster; install it with `kubectl etcd install` (or `kubectl apply -f crds/`)"
+    )]
     CrdMissing,
     #[error("failed to {verb} {kind} {}{name}", if namespace.is_empty() { String::new() } else { format!("{namespace}/") })]
     Kube {
@@ -47,7 +57,9 @@ pub enum Error {
         #[source]
         source: kube::Error,
     },
-    #[error("cannot reach the Kubernetes API; check --kubeconfig/--context and that the cluster is up")]
+    #[error(
+        "cannot reach the Kubernetes API; check --kubeconfig/--context and that the cluster is up"
+    )]
     ApiUnreachable(#[source] kube::Error),
     #[error("failed to load the kubeconfig; pass --kubeconfig or set KUBECONFIG")]
     Config(#[source] Box<dyn std::error::Error + Send + Sync>),
@@ -58,10 +70,21 @@ pub enum Error {
         #[source]
         source: EtcdError,
     },
-    #[error("EtcdCluster {namespace}/{name} did not converge within {seconds} s (last: {last}); it keeps converging, watch it with `kubectl etcd status {name}`")]
-    Timeout { namespace: String, name: String, seconds: u64, last: String },
+    #[error(
+        "EtcdCluster {namespace}/{name} did not converge within {seconds} s (last: {last}); it keeps converging, watch it with `kubectl etcd status {name}`"
+    )]
+    Timeout {
+        namespace: String,
+        name: String,
+        seconds: u64,
+        last: String,
+    },
     #[error("EtcdCluster {namespace}/{name} is held: {message}")]
-    Held { namespace: String, name: String, message: String },
+    Held {
+        namespace: String,
+        name: String,
+        message: String,
+    },
     #[error("{0}")]
     Io(#[from] std::io::Error),
     #[error("failed to serialize output")]
@@ -69,10 +92,22 @@ pub enum Error {
 }
 
 impl Error {
-    pub fn kube(verb: &'static str, kind: &'static str, namespace: &str, name: &str, source: kube::Error) -> Error {
+    pub fn kube(
+        verb: &'static str,
+        kind: &'static str,
+        namespace: &str,
+        name: &str,
+        source: kube::Error,
+    ) -> Error {
         match &source {
             kube::Error::HyperError(_) | kube::Error::Service(_) => Error::ApiUnreachable(source),
-            _ => Error::Kube { verb, kind, namespace: namespace.into(), name: name.into(), source },
+            _ => Error::Kube {
+                verb,
+                kind,
+                namespace: namespace.into(),
+                name: name.into(),
+                source,
+            },
         }
     }
 
@@ -143,7 +178,13 @@ mod tests {
 
     fn api_err(code: u16) -> Error {
         let status = kube::core::Status::failure("denied", "Forbidden").with_code(code);
-        Error::Kube { verb: "create", kind: "EtcdCluster", namespace: "ns".into(), name: "demo".into(), source: kube::Error::Api(Box::new(status)) }
+        Error::Kube {
+            verb: "create",
+            kind: "EtcdCluster",
+            namespace: "ns".into(),
+            name: "demo".into(),
+            source: kube::Error::Api(Box::new(status)),
+        }
     }
 
     #[test]
@@ -153,12 +194,19 @@ mod tests {
         assert_eq!(api_err(409).exit_code(), exit::CONFLICT);
         assert_eq!(api_err(500).exit_code(), exit::FAILURE);
         assert!(api_err(403).report().contains("RBAC"));
-        assert!(api_err(403).report().starts_with("failed to create EtcdCluster ns/demo"));
+        assert!(
+            api_err(403)
+                .report()
+                .starts_with("failed to create EtcdCluster ns/demo")
+        );
     }
 
     #[test]
     fn user_errors_name_the_object_and_the_fix() {
-        let e = Error::NotFound { namespace: "ns".into(), name: "demo".into() };
+        let e = Error::NotFound {
+            namespace: "ns".into(),
+            name: "demo".into(),
+        };
         assert_eq!(e.exit_code(), exit::NOT_FOUND);
         assert!(e.report().contains("ns/demo") && e.report().contains("kubectl etcd create demo"));
         assert_eq!(Error::CrdMissing.exit_code(), exit::CRD_MISSING);

@@ -14,8 +14,8 @@ use std::time::Duration;
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
-use kube::api::{Api, PostParams};
 use kube::Client;
+use kube::api::{Api, PostParams};
 
 use crate::error::Error;
 
@@ -78,7 +78,10 @@ fn live_holder(lease: &Lease, now: Timestamp) -> Option<String> {
 /// Lease does not exist (no operator installed, no CLI acting). RBAC denials are errors.
 pub async fn active_holder(client: Client, namespace: &str) -> Result<Option<String>, Error> {
     let api: Api<Lease> = Api::namespaced(client, namespace);
-    let lease = api.get_opt(NAME).await.map_err(|e| Error::kube("get", KIND, namespace, NAME, e))?;
+    let lease = api
+        .get_opt(NAME)
+        .await
+        .map_err(|e| Error::kube("get", KIND, namespace, NAME, e))?;
     Ok(lease.and_then(|l| live_holder(&l, Timestamp::now())))
 }
 
@@ -92,8 +95,18 @@ pub struct Lock {
 }
 
 impl Lock {
-    pub fn new(client: Client, namespace: &str, identity: impl Into<String>, duration: Duration) -> Lock {
-        Lock { api: Api::namespaced(client, namespace), namespace: namespace.into(), identity: identity.into(), duration }
+    pub fn new(
+        client: Client,
+        namespace: &str,
+        identity: impl Into<String>,
+        duration: Duration,
+    ) -> Lock {
+        Lock {
+            api: Api::namespaced(client, namespace),
+            namespace: namespace.into(),
+            identity: identity.into(),
+            duration,
+        }
     }
 
     pub fn identity(&self) -> &str {
@@ -115,9 +128,18 @@ impl Lock {
     /// treat that as "nobody else can hold it".
     pub async fn try_acquire_or_renew(&self) -> Result<Acquired, Error> {
         let now = Timestamp::now();
-        let Some(mut lease) = self.api.get_opt(NAME).await.map_err(|e| self.err("get", e))? else {
+        let Some(mut lease) = self
+            .api
+            .get_opt(NAME)
+            .await
+            .map_err(|e| self.err("get", e))?
+        else {
             let lease = Lease {
-                metadata: ObjectMeta { name: Some(NAME.into()), namespace: Some(self.namespace.clone()), ..Default::default() },
+                metadata: ObjectMeta {
+                    name: Some(NAME.into()),
+                    namespace: Some(self.namespace.clone()),
+                    ..Default::default()
+                },
                 spec: Some(LeaseSpec {
                     holder_identity: Some(self.identity.clone()),
                     acquire_time: Some(MicroTime(now)),
@@ -135,7 +157,9 @@ impl Lock {
         };
         let holder = live_holder(&lease, now);
         if let Some(other) = holder.as_ref().filter(|h| **h != self.identity) {
-            return Ok(Acquired::HeldBy { holder: other.clone() });
+            return Ok(Acquired::HeldBy {
+                holder: other.clone(),
+            });
         }
         let spec = lease.spec.get_or_insert_with(Default::default);
         if holder.is_none() {
@@ -157,10 +181,15 @@ impl Lock {
     /// Who won a race we lost (best effort: the name is for messages only).
     async fn winner(&self) -> Acquired {
         let holder = match self.api.get_opt(NAME).await {
-            Ok(Some(l)) => l.spec.and_then(|s| s.holder_identity).filter(|h| !h.is_empty()),
+            Ok(Some(l)) => l
+                .spec
+                .and_then(|s| s.holder_identity)
+                .filter(|h| !h.is_empty()),
             _ => None,
         };
-        Acquired::HeldBy { holder: holder.unwrap_or_else(|| "another process".into()) }
+        Acquired::HeldBy {
+            holder: holder.unwrap_or_else(|| "another process".into()),
+        }
     }
 
     /// Gives the Lease up if we hold it, so the next contender need not wait for it to expire.
@@ -170,18 +199,28 @@ impl Lock {
             Ok(Some(l)) => l,
             Ok(None) => return,
             Err(e) => {
-                tracing::warn!("could not read the engine lease to release it: {}", self.err("get", e).report());
+                tracing::warn!(
+                    "could not read the engine lease to release it: {}",
+                    self.err("get", e).report()
+                );
                 return;
             }
         };
-        let Some(spec) = lease.spec.as_mut().filter(|s| s.holder_identity.as_deref() == Some(self.identity.as_str())) else {
+        let Some(spec) = lease
+            .spec
+            .as_mut()
+            .filter(|s| s.holder_identity.as_deref() == Some(self.identity.as_str()))
+        else {
             return;
         };
         spec.holder_identity = None;
         spec.renew_time = Some(MicroTime(Timestamp::now()));
         match self.api.replace(NAME, &PostParams::default(), &lease).await {
             Ok(_) => tracing::debug!(identity = %self.identity, "released the engine lease"),
-            Err(e) => tracing::warn!("could not release the engine lease: {}", self.err("update", e).report()),
+            Err(e) => tracing::warn!(
+                "could not release the engine lease: {}",
+                self.err("update", e).report()
+            ),
         }
     }
 }
@@ -221,14 +260,20 @@ impl Lock {
                 match tokio::time::timeout(every, lock.try_acquire_or_renew()).await {
                     Ok(Ok(Acquired::Held)) => renewed = tokio::time::Instant::now(),
                     Ok(Ok(Acquired::HeldBy { holder })) => {
-                        let _ = tx.send(Some(format!("the engine lease was taken over by {holder}")));
+                        let _ =
+                            tx.send(Some(format!("the engine lease was taken over by {holder}")));
                         return;
                     }
-                    Ok(Err(e)) => tracing::debug!("could not renew the engine lease: {}", e.report()),
+                    Ok(Err(e)) => {
+                        tracing::debug!("could not renew the engine lease: {}", e.report())
+                    }
                     Err(_) => tracing::debug!("renewing the engine lease timed out"),
                 }
                 if renewed.elapsed() >= give_up {
-                    let _ = tx.send(Some(format!("could not renew the engine lease for {} s", give_up.as_secs())));
+                    let _ = tx.send(Some(format!(
+                        "could not renew the engine lease for {} s",
+                        give_up.as_secs()
+                    )));
                     return;
                 }
             }
@@ -262,14 +307,26 @@ mod tests {
         assert!(!expired(at(0), 15, at(0)));
         assert!(!expired(at(0), 15, at(15)));
         assert!(expired(at(0), 15, at(16)));
-        assert!(!expired(at(10), 15, at(5)), "a renew time ahead of our clock is live");
-        assert!(expired(at(0), -3, at(1)), "a negative duration counts as zero");
+        assert!(
+            !expired(at(10), 15, at(5)),
+            "a renew time ahead of our clock is live"
+        );
+        assert!(
+            expired(at(0), -3, at(1)),
+            "a negative duration counts as zero"
+        );
     }
 
     #[test]
     fn only_a_named_unexpired_holder_holds_the_lease() {
-        assert_eq!(live_holder(&lease(Some("operator/a"), Some(0), 15), at(10)).as_deref(), Some("operator/a"));
-        assert_eq!(live_holder(&lease(Some("operator/a"), Some(0), 15), at(20)), None);
+        assert_eq!(
+            live_holder(&lease(Some("operator/a"), Some(0), 15), at(10)).as_deref(),
+            Some("operator/a")
+        );
+        assert_eq!(
+            live_holder(&lease(Some("operator/a"), Some(0), 15), at(20)),
+            None
+        );
         assert_eq!(live_holder(&lease(Some(""), Some(0), 15), at(1)), None);
         assert_eq!(live_holder(&lease(None, Some(0), 15), at(1)), None);
         assert_eq!(live_holder(&lease(Some("cli/h/1"), None, 15), at(1)), None);
@@ -298,35 +355,94 @@ mod live {
         let client = Client::try_default().await.unwrap();
         let ns = format!("ke-lease-{}", std::process::id());
         let nss: Api<Namespace> = Api::all(client.clone());
-        let body = Namespace { metadata: ObjectMeta { name: Some(ns.clone()), ..Default::default() }, ..Default::default() };
+        let body = Namespace {
+            metadata: ObjectMeta {
+                name: Some(ns.clone()),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
         nss.create(&PostParams::default(), &body).await.unwrap();
         let outcome = std::panic::AssertUnwindSafe(async {
             let short = Duration::from_secs(2);
             let a = Lock::new(client.clone(), &ns, "operator/a", short);
             let b = Lock::new(client.clone(), &ns, "cli/host/1", short);
-            assert_eq!(active_holder(client.clone(), &ns).await.unwrap(), None, "no lease yet");
-            assert_eq!(a.try_acquire_or_renew().await.unwrap(), Acquired::Held, "created");
-            assert_eq!(b.try_acquire_or_renew().await.unwrap(), Acquired::HeldBy { holder: "operator/a".into() });
-            assert_eq!(active_holder(client.clone(), &ns).await.unwrap().as_deref(), Some("operator/a"));
-            assert_eq!(a.try_acquire_or_renew().await.unwrap(), Acquired::Held, "renewed");
+            assert_eq!(
+                active_holder(client.clone(), &ns).await.unwrap(),
+                None,
+                "no lease yet"
+            );
+            assert_eq!(
+                a.try_acquire_or_renew().await.unwrap(),
+                Acquired::Held,
+                "created"
+            );
+            assert_eq!(
+                b.try_acquire_or_renew().await.unwrap(),
+                Acquired::HeldBy {
+                    holder: "operator/a".into()
+                }
+            );
+            assert_eq!(
+                active_holder(client.clone(), &ns).await.unwrap().as_deref(),
+                Some("operator/a")
+            );
+            assert_eq!(
+                a.try_acquire_or_renew().await.unwrap(),
+                Acquired::Held,
+                "renewed"
+            );
             a.release().await;
-            assert_eq!(active_holder(client.clone(), &ns).await.unwrap(), None, "released");
+            assert_eq!(
+                active_holder(client.clone(), &ns).await.unwrap(),
+                None,
+                "released"
+            );
             b.release().await; // not ours: a no-op
-            assert_eq!(b.try_acquire_or_renew().await.unwrap(), Acquired::Held, "a released lease is free");
+            assert_eq!(
+                b.try_acquire_or_renew().await.unwrap(),
+                Acquired::Held,
+                "a released lease is free"
+            );
             tokio::time::sleep(Duration::from_secs(3)).await;
-            assert_eq!(active_holder(client.clone(), &ns).await.unwrap(), None, "expired");
+            assert_eq!(
+                active_holder(client.clone(), &ns).await.unwrap(),
+                None,
+                "expired"
+            );
             let (x, y) = tokio::join!(a.try_acquire_or_renew(), b.try_acquire_or_renew());
-            let held = [x.unwrap(), y.unwrap()].iter().filter(|r| **r == Acquired::Held).count();
+            let held = [x.unwrap(), y.unwrap()]
+                .iter()
+                .filter(|r| **r == Acquired::Held)
+                .count();
             assert_eq!(held, 1, "exactly one contender wins an expired lease");
-            let winner = if active_holder(client.clone(), &ns).await.unwrap().as_deref() == Some("operator/a") { &a } else { &b };
+            let winner = if active_holder(client.clone(), &ns).await.unwrap().as_deref()
+                == Some("operator/a")
+            {
+                &a
+            } else {
+                &b
+            };
             let renewal = winner.keep_renewed(Duration::from_millis(500));
             tokio::time::sleep(Duration::from_secs(3)).await;
-            assert_eq!(active_holder(client.clone(), &ns).await.unwrap().as_deref(), Some(winner.identity()), "kept past its duration");
+            assert_eq!(
+                active_holder(client.clone(), &ns).await.unwrap().as_deref(),
+                Some(winner.identity()),
+                "kept past its duration"
+            );
             assert_eq!(renewal.lost(), None);
             drop(renewal);
             winner.release().await;
-            assert_eq!(active_holder(client.clone(), "ke-no-such-namespace").await.unwrap(), None);
-            let err = Lock::new(client.clone(), "ke-no-such-namespace", "cli/h/2", short).try_acquire_or_renew().await.unwrap_err();
+            assert_eq!(
+                active_holder(client.clone(), "ke-no-such-namespace")
+                    .await
+                    .unwrap(),
+                None
+            );
+            let err = Lock::new(client.clone(), "ke-no-such-namespace", "cli/h/2", short)
+                .try_acquire_or_renew()
+                .await
+                .unwrap_err();
             assert_eq!(err.api_code(), Some(404));
         })
         .catch_unwind()

@@ -2,13 +2,17 @@
 //!
 //! Rooms, and the way dependencies point: `api` ← `model` ← `plan` ← `observe`/`act` ← `engine`
 //! ← `cli`, `operate`. `objects` (names, labels, builders) and `etcd` (gRPC) are leaves.
+// `Error` carries kube's and etcd's errors by value so callers can match on them; it is built
+// only on failure paths, never per item, so its size costs nothing measurable.
+#![allow(clippy::result_large_err)]
+
 pub mod api;
-pub mod etcd;
-pub mod model;
-pub mod objects;
-pub mod plan;
+pub mod cli;
 pub mod engine;
 pub mod error;
+pub mod etcd;
 pub mod lease;
-pub mod cli;
+pub mod model;
+pub mod objects;
 pub mod operate;
+pub mod plan;

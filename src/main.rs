@@ -11,9 +11,14 @@ fn init_tracing(cli: &Cli) {
         (0, true) | (1, _) => "info",
         _ => "debug",
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("{level},kube=warn,tower=warn,hyper=warn,h2=warn")));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+        tracing_subscriber::EnvFilter::new(format!(
+            "{level},kube=warn,tower=warn,hyper=warn,h2=warn"
+        ))
+    });
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
     match cli.global.log_format {
         LogFormat::Json => builder.json().init(),
         LogFormat::Text => builder.with_target(false).init(),
@@ -23,7 +28,11 @@ fn init_tracing(cli: &Cli) {
 fn main() {
     let cli = Cli::parse();
     init_tracing(&cli);
-    let rt = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");

@@ -41,7 +41,11 @@ impl Version {
             }
             p.parse().ok()
         };
-        let v = Version { major: num()?, minor: num()?, patch: num()? };
+        let v = Version {
+            major: num()?,
+            minor: num()?,
+            patch: num()?,
+        };
         if it.next().is_some() {
             return None;
         }
@@ -92,7 +96,10 @@ pub struct InvalidSpec {
 }
 
 fn invalid(field: &'static str, message: impl Into<String>) -> InvalidSpec {
-    InvalidSpec { field, message: message.into() }
+    InvalidSpec {
+        field,
+        message: message.into(),
+    }
 }
 
 /// Checks a replica count given on the command line or in a spec.
@@ -100,7 +107,9 @@ pub fn validate_replicas(replicas: i64) -> Result<u32, InvalidSpec> {
     if replicas < 1 || replicas > MAX_REPLICAS as i64 {
         return Err(invalid(
             "spec.replicas",
-            format!("{replicas} is out of range; use 1 to {MAX_REPLICAS} (odd numbers tolerate the most failures)"),
+            format!(
+                "{replicas} is out of range; use 1 to {MAX_REPLICAS} (odd numbers tolerate the most failures)"
+            ),
         ));
     }
     Ok(replicas as u32)
@@ -109,7 +118,10 @@ pub fn validate_replicas(replicas: i64) -> Result<u32, InvalidSpec> {
 /// Checks a version given on the command line or in a spec.
 pub fn validate_version(version: &str) -> Result<Version, InvalidSpec> {
     let v = Version::parse(version).ok_or_else(|| {
-        invalid("spec.version", format!("{version:?} is not an etcd release; use the form 3.5.16"))
+        invalid(
+            "spec.version",
+            format!("{version:?} is not an etcd release; use the form 3.5.16"),
+        )
     })?;
     if v.major != 3 || v.minor < MIN_MINOR || v.minor > MAX_MINOR {
         return Err(invalid(
@@ -121,12 +133,20 @@ pub fn validate_version(version: &str) -> Result<Version, InvalidSpec> {
 }
 
 fn validate_quantity(field: &'static str, q: &str) -> Result<(), InvalidSpec> {
-    let digits_end = q.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(q.len());
+    let digits_end = q
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(q.len());
     let (num, unit) = q.split_at(digits_end);
     let ok_num = !num.is_empty() && num.parse::<f64>().map(|n| n > 0.0).unwrap_or(false);
-    let ok_unit = matches!(unit, "" | "Ki" | "Mi" | "Gi" | "Ti" | "Pi" | "k" | "M" | "G" | "T" | "P");
+    let ok_unit = matches!(
+        unit,
+        "" | "Ki" | "Mi" | "Gi" | "Ti" | "Pi" | "k" | "M" | "G" | "T" | "P"
+    );
     if !ok_num || !ok_unit {
-        return Err(invalid(field, format!("{q:?} is not a positive size; use e.g. 1Gi or 500Mi")));
+        return Err(invalid(
+            field,
+            format!("{q:?} is not a positive size; use e.g. 1Gi or 500Mi"),
+        ));
     }
     Ok(())
 }
@@ -135,13 +155,17 @@ fn validate_quantity(field: &'static str, q: &str) -> Result<(), InvalidSpec> {
 pub fn validate_name(name: &str) -> Result<(), InvalidSpec> {
     let ok = !name.is_empty()
         && name.len() <= 40
-        && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
         && name.as_bytes()[0].is_ascii_lowercase()
         && !name.ends_with('-');
     if !ok {
         return Err(invalid(
             "metadata.name",
-            format!("{name:?} is not a usable cluster name; use at most 40 lowercase letters, digits and '-', starting with a letter"),
+            format!(
+                "{name:?} is not a usable cluster name; use at most 40 lowercase letters, digits and '-', starting with a letter"
+            ),
         ));
     }
     Ok(())
@@ -154,28 +178,53 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
     let spec = &cluster.spec;
     let replicas = validate_replicas(spec.replicas as i64)?;
     let version = validate_version(&spec.version)?;
-    let repo = spec.image_repository.as_deref().unwrap_or(DEFAULT_IMAGE_REPOSITORY);
+    let repo = spec
+        .image_repository
+        .as_deref()
+        .unwrap_or(DEFAULT_IMAGE_REPOSITORY);
     if repo.is_empty() || repo.contains(char::is_whitespace) || repo.contains('@') {
-        return Err(invalid("spec.imageRepository", format!("{repo:?} is not an image repository; use e.g. {DEFAULT_IMAGE_REPOSITORY}")));
+        return Err(invalid(
+            "spec.imageRepository",
+            format!("{repo:?} is not an image repository; use e.g. {DEFAULT_IMAGE_REPOSITORY}"),
+        ));
     }
     let storage = if spec.storage.ephemeral {
         Storage::Ephemeral
     } else {
-        let size = spec.storage.size.clone().unwrap_or_else(|| DEFAULT_STORAGE_SIZE.to_string());
+        let size = spec
+            .storage
+            .size
+            .clone()
+            .unwrap_or_else(|| DEFAULT_STORAGE_SIZE.to_string());
         validate_quantity("spec.storage.size", &size)?;
-        Storage::Volume { size, class: spec.storage.storage_class_name.clone().filter(|c| !c.is_empty()) }
+        Storage::Volume {
+            size,
+            class: spec
+                .storage
+                .storage_class_name
+                .clone()
+                .filter(|c| !c.is_empty()),
+        }
     };
     let mut etcd_flags = Vec::new();
     let t = &spec.etcd;
     if let Some(q) = t.quota_backend_bytes {
         if q < 0 {
-            return Err(invalid("spec.etcd.quotaBackendBytes", "must not be negative; 0 means etcd's default"));
+            return Err(invalid(
+                "spec.etcd.quotaBackendBytes",
+                "must not be negative; 0 means etcd's default",
+            ));
         }
         etcd_flags.push(format!("--quota-backend-bytes={q}"));
     }
     let mode = match t.auto_compaction_mode.as_deref() {
         None => None,
-        Some(m) => Some(CompactionMode::parse(m).ok_or_else(|| invalid("spec.etcd.autoCompactionMode", format!("{m:?} is not a mode; use \"periodic\" or \"revision\"")))?),
+        Some(m) => Some(CompactionMode::parse(m).ok_or_else(|| {
+            invalid(
+                "spec.etcd.autoCompactionMode",
+                format!("{m:?} is not a mode; use \"periodic\" or \"revision\""),
+            )
+        })?),
     };
     match (mode, &t.auto_compaction_retention) {
         (None, None) => {}
@@ -193,19 +242,32 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
             if !valid {
                 return Err(invalid(
                     "spec.etcd.autoCompactionRetention",
-                    format!("{ret:?} does not fit mode {mode:?}; use e.g. \"1h\" (periodic) or \"1000\" (revision)"),
+                    format!(
+                        "{ret:?} does not fit mode {mode:?}; use e.g. \"1h\" (periodic) or \"1000\" (revision)"
+                    ),
                 ));
             }
-            let m = if mode == CompactionMode::Periodic { "periodic" } else { "revision" };
+            let m = if mode == CompactionMode::Periodic {
+                "periodic"
+            } else {
+                "revision"
+            };
             etcd_flags.push(format!("--auto-compaction-mode={m}"));
             etcd_flags.push(format!("--auto-compaction-retention={ret}"));
         }
         (Some(_), None) => {
-            return Err(invalid("spec.etcd.autoCompactionRetention", "is required when autoCompactionMode is set"));
+            return Err(invalid(
+                "spec.etcd.autoCompactionRetention",
+                "is required when autoCompactionMode is set",
+            ));
         }
     }
     Ok(Desired {
-        namespace: cluster.metadata.namespace.clone().unwrap_or_else(|| "default".into()),
+        namespace: cluster
+            .metadata
+            .namespace
+            .clone()
+            .unwrap_or_else(|| "default".into()),
         uid: cluster.metadata.uid.clone().unwrap_or_default(),
         generation: cluster.metadata.generation.unwrap_or(0),
         name,
@@ -277,9 +339,13 @@ pub enum EtcdView {
     #[default]
     NotQueried,
     /// Pods run but no member answered.
-    Unreachable { errors: Vec<String> },
+    Unreachable {
+        errors: Vec<String>,
+    },
     /// Members answered with different cluster ids: two clusters answer to one name.
-    Split { cluster_ids: Vec<u64> },
+    Split {
+        cluster_ids: Vec<u64>,
+    },
     Reached(ClusterView),
 }
 
@@ -301,7 +367,8 @@ impl ClusterView {
         self.members.iter().filter(|m| m.learner)
     }
     pub fn leader_member(&self) -> Option<&MemberView> {
-        self.leader.and_then(|l| self.members.iter().find(|m| m.id == l))
+        self.leader
+            .and_then(|l| self.members.iter().find(|m| m.id == l))
     }
 }
 
@@ -342,14 +409,27 @@ mod tests {
         c
     }
     fn spec(replicas: i32, version: &str) -> EtcdClusterSpec {
-        EtcdClusterSpec { replicas, version: version.into(), ..Default::default() }
+        EtcdClusterSpec {
+            replicas,
+            version: version.into(),
+            ..Default::default()
+        }
     }
 
     #[test]
     fn versions_parse_with_or_without_v() {
-        assert_eq!(Version::parse("3.5.16"), Some(Version { major: 3, minor: 5, patch: 16 }));
+        assert_eq!(
+            Version::parse("3.5.16"),
+            Some(Version {
+                major: 3,
+                minor: 5,
+                patch: 16
+            })
+        );
         assert_eq!(Version::parse("v3.4.23").unwrap().to_string(), "3.4.23");
-        for bad in ["", "3", "3.5", "3.5.x", "3.5.16.1", "3..1", "-3.5.1", "3.5.1-rc"] {
+        for bad in [
+            "", "3", "3.5", "3.5.x", "3.5.16.1", "3..1", "-3.5.1", "3.5.1-rc",
+        ] {
             assert_eq!(Version::parse(bad), None, "{bad}");
         }
     }
@@ -364,7 +444,13 @@ mod tests {
         let d = validate(&cluster(spec(3, "3.5.16"))).unwrap();
         assert_eq!(d.replicas, 3);
         assert_eq!(d.image, "gcr.io/etcd-development/etcd:v3.5.16");
-        assert_eq!(d.storage, Storage::Volume { size: "1Gi".into(), class: None });
+        assert_eq!(
+            d.storage,
+            Storage::Volume {
+                size: "1Gi".into(),
+                class: None
+            }
+        );
         assert_eq!(d.namespace, "ns");
         assert!(d.etcd_flags.is_empty());
     }
@@ -398,14 +484,20 @@ mod tests {
     fn storage_size_must_be_a_positive_quantity() {
         let mut s = spec(3, "3.5.16");
         s.storage.size = Some("lots".into());
-        assert_eq!(validate(&cluster(s.clone())).unwrap_err().field, "spec.storage.size");
+        assert_eq!(
+            validate(&cluster(s.clone())).unwrap_err().field,
+            "spec.storage.size"
+        );
         s.storage.size = Some("0Gi".into());
         assert!(validate(&cluster(s.clone())).is_err());
         s.storage.size = Some("512Mi".into());
         s.storage.storage_class_name = Some("fast".into());
         assert_eq!(
             validate(&cluster(s.clone())).unwrap().storage,
-            Storage::Volume { size: "512Mi".into(), class: Some("fast".into()) }
+            Storage::Volume {
+                size: "512Mi".into(),
+                class: Some("fast".into())
+            }
         );
         s.storage.ephemeral = true;
         assert_eq!(validate(&cluster(s)).unwrap().storage, Storage::Ephemeral);
@@ -420,10 +512,17 @@ mod tests {
         let d = validate(&cluster(s.clone())).unwrap();
         assert_eq!(
             d.etcd_flags,
-            vec!["--quota-backend-bytes=4294967296", "--auto-compaction-mode=revision", "--auto-compaction-retention=1000"]
+            vec![
+                "--quota-backend-bytes=4294967296",
+                "--auto-compaction-mode=revision",
+                "--auto-compaction-retention=1000"
+            ]
         );
         s.etcd.auto_compaction_retention = Some("1h".into());
-        assert_eq!(validate(&cluster(s.clone())).unwrap_err().field, "spec.etcd.autoCompactionRetention");
+        assert_eq!(
+            validate(&cluster(s.clone())).unwrap_err().field,
+            "spec.etcd.autoCompactionRetention"
+        );
         s.etcd.auto_compaction_mode = Some("periodic".into());
         assert!(validate(&cluster(s.clone())).is_ok());
         s.etcd.auto_compaction_retention = None;

@@ -7,10 +7,10 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::apps::v1::{StatefulSet, StatefulSetSpec, StatefulSetUpdateStrategy};
 use k8s_openapi::api::core::v1::{
-    ConfigMap, ConfigMapEnvSource, Container, ContainerPort, EmptyDirVolumeSource, EnvFromSource, EnvVar,
-    EnvVarSource, HTTPGetAction, ObjectFieldSelector, PersistentVolumeClaim, PersistentVolumeClaimSpec,
-    PodSpec, PodTemplateSpec, Probe, Service, ServicePort, ServiceSpec, Volume, VolumeMount,
-    VolumeResourceRequirements,
+    ConfigMap, ConfigMapEnvSource, Container, ContainerPort, EmptyDirVolumeSource, EnvFromSource,
+    EnvVar, EnvVarSource, HTTPGetAction, ObjectFieldSelector, PersistentVolumeClaim,
+    PersistentVolumeClaimSpec, PodSpec, PodTemplateSpec, Probe, Service, ServicePort, ServiceSpec,
+    Volume, VolumeMount, VolumeResourceRequirements,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
@@ -67,13 +67,23 @@ pub fn volume_name(cluster: &str, ordinal: u32) -> String {
     format!("{DATA_VOLUME}-{cluster}-{ordinal}")
 }
 fn member_host(cluster: &str, namespace: &str, ordinal: u32) -> String {
-    format!("{}.{}.{namespace}.svc.cluster.local", pod_name(cluster, ordinal), peer_service_name(cluster))
+    format!(
+        "{}.{}.{namespace}.svc.cluster.local",
+        pod_name(cluster, ordinal),
+        peer_service_name(cluster)
+    )
 }
 pub fn peer_url(cluster: &str, namespace: &str, ordinal: u32) -> String {
-    format!("http://{}:{PEER_PORT}", member_host(cluster, namespace, ordinal))
+    format!(
+        "http://{}:{PEER_PORT}",
+        member_host(cluster, namespace, ordinal)
+    )
 }
 pub fn client_url(cluster: &str, namespace: &str, ordinal: u32) -> String {
-    format!("http://{}:{CLIENT_PORT}", member_host(cluster, namespace, ordinal))
+    format!(
+        "http://{}:{CLIENT_PORT}",
+        member_host(cluster, namespace, ordinal)
+    )
 }
 
 /// `demo-3` → 3 for cluster `demo`. Parsed as a number, never compared as a string.
@@ -89,17 +99,29 @@ pub fn ordinal_of_volume(cluster: &str, pvc: &str) -> Option<u32> {
 }
 /// The ordinal of a member from the peer URL the engine built for it; `None` for foreign members.
 pub fn ordinal_of_peer_url(cluster: &str, namespace: &str, url: &str) -> Option<u32> {
-    let host = url.strip_prefix("http://")?.strip_suffix(&format!(":{PEER_PORT}"))?;
-    let pod = host.strip_suffix(&format!(".{}.{namespace}.svc.cluster.local", peer_service_name(cluster)))?;
+    let host = url
+        .strip_prefix("http://")?
+        .strip_suffix(&format!(":{PEER_PORT}"))?;
+    let pod = host.strip_suffix(&format!(
+        ".{}.{namespace}.svc.cluster.local",
+        peer_service_name(cluster)
+    ))?;
     ordinal_of_pod(cluster, pod)
 }
 
 pub fn selector_labels(cluster: &str) -> BTreeMap<String, String> {
-    BTreeMap::from([(LABEL_NAME.to_string(), "etcd".to_string()), (LABEL_INSTANCE.to_string(), cluster.to_string())])
+    BTreeMap::from([
+        (LABEL_NAME.to_string(), "etcd".to_string()),
+        (LABEL_INSTANCE.to_string(), cluster.to_string()),
+    ])
 }
 /// `app.kubernetes.io/name=etcd,app.kubernetes.io/instance=demo` for list calls and the scale subresource.
 pub fn selector_string(cluster: &str) -> String {
-    selector_labels(cluster).iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",")
+    selector_labels(cluster)
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(",")
 }
 fn labels(cluster: &str) -> BTreeMap<String, String> {
     let mut l = selector_labels(cluster);
@@ -184,7 +206,13 @@ pub fn pdb(d: &Desired, api_version: &str) -> serde_json::Value {
 pub fn initial_cluster(d: &Desired, ordinals: impl IntoIterator<Item = u32>) -> String {
     ordinals
         .into_iter()
-        .map(|o| format!("{}={}", pod_name(&d.name, o), peer_url(&d.name, &d.namespace, o)))
+        .map(|o| {
+            format!(
+                "{}={}",
+                pod_name(&d.name, o),
+                peer_url(&d.name, &d.namespace, o)
+            )
+        })
         .collect::<Vec<_>>()
         .join(",")
 }
@@ -193,8 +221,14 @@ pub fn initial_cluster(d: &Desired, ordinals: impl IntoIterator<Item = u32>) -> 
 pub fn bootstrap_config(d: &Desired, replicas: u32) -> BTreeMap<String, String> {
     let token_suffix: String = d.uid.chars().filter(|c| *c != '-').take(8).collect();
     BTreeMap::from([
-        (config_key::INITIAL_CLUSTER.to_string(), initial_cluster(d, 0..replicas)),
-        (config_key::INITIAL_TOKEN.to_string(), format!("{}-{}", d.name, token_suffix)),
+        (
+            config_key::INITIAL_CLUSTER.to_string(),
+            initial_cluster(d, 0..replicas),
+        ),
+        (
+            config_key::INITIAL_TOKEN.to_string(),
+            format!("{}-{}", d.name, token_suffix),
+        ),
         (config_key::SERVICE.to_string(), peer_service_name(&d.name)),
     ])
 }
@@ -204,7 +238,11 @@ pub fn join_key(ordinal: u32) -> String {
 }
 
 pub fn config_map(d: &Desired, data: BTreeMap<String, String>) -> ConfigMap {
-    ConfigMap { metadata: meta(d, config_name(&d.name)), data: Some(data), ..Default::default() }
+    ConfigMap {
+        metadata: meta(d, config_name(&d.name)),
+        data: Some(data),
+        ..Default::default()
+    }
 }
 
 /// Start script of a member container. Decides from its data dir and the member-config how etcd
@@ -234,7 +272,10 @@ fn env_field(name: &str, path: &str) -> EnvVar {
     EnvVar {
         name: name.into(),
         value_from: Some(EnvVarSource {
-            field_ref: Some(ObjectFieldSelector { field_path: path.into(), ..Default::default() }),
+            field_ref: Some(ObjectFieldSelector {
+                field_path: path.into(),
+                ..Default::default()
+            }),
             ..Default::default()
         }),
         ..Default::default()
@@ -242,7 +283,12 @@ fn env_field(name: &str, path: &str) -> EnvVar {
 }
 
 pub fn pod_template(d: &Desired) -> PodTemplateSpec {
-    let mut args = vec!["/bin/sh".to_string(), "-c".into(), START_SCRIPT.trim_start().into(), "etcd-start".into()];
+    let mut args = vec![
+        "/bin/sh".to_string(),
+        "-c".into(),
+        START_SCRIPT.trim_start().into(),
+        "etcd-start".into(),
+    ];
     args.extend(d.etcd_flags.iter().cloned());
     let container = Container {
         name: CONTAINER.into(),
@@ -252,26 +298,55 @@ pub fn pod_template(d: &Desired) -> PodTemplateSpec {
         env: Some(vec![
             env_field("POD_NAME", "metadata.name"),
             env_field("POD_NS", "metadata.namespace"),
-            EnvVar { name: "DATA_DIR".into(), value: Some(DATA_DIR.into()), ..Default::default() },
-            EnvVar { name: "ETCDCTL_API".into(), value: Some("3".into()), ..Default::default() },
+            EnvVar {
+                name: "DATA_DIR".into(),
+                value: Some(DATA_DIR.into()),
+                ..Default::default()
+            },
+            EnvVar {
+                name: "ETCDCTL_API".into(),
+                value: Some("3".into()),
+                ..Default::default()
+            },
         ]),
         env_from: Some(vec![EnvFromSource {
-            config_map_ref: Some(ConfigMapEnvSource { name: config_name(&d.name), optional: Some(false) }),
+            config_map_ref: Some(ConfigMapEnvSource {
+                name: config_name(&d.name),
+                optional: Some(false),
+            }),
             ..Default::default()
         }]),
         ports: Some(vec![
-            ContainerPort { name: Some("client".into()), container_port: CLIENT_PORT as i32, protocol: Some("TCP".into()), ..Default::default() },
-            ContainerPort { name: Some("peer".into()), container_port: PEER_PORT as i32, protocol: Some("TCP".into()), ..Default::default() },
+            ContainerPort {
+                name: Some("client".into()),
+                container_port: CLIENT_PORT as i32,
+                protocol: Some("TCP".into()),
+                ..Default::default()
+            },
+            ContainerPort {
+                name: Some("peer".into()),
+                container_port: PEER_PORT as i32,
+                protocol: Some("TCP".into()),
+                ..Default::default()
+            },
         ]),
         readiness_probe: Some(Probe {
-            http_get: Some(HTTPGetAction { path: Some("/health".into()), port: IntOrString::Int(CLIENT_PORT as i32), ..Default::default() }),
+            http_get: Some(HTTPGetAction {
+                path: Some("/health".into()),
+                port: IntOrString::Int(CLIENT_PORT as i32),
+                ..Default::default()
+            }),
             period_seconds: Some(2),
             timeout_seconds: Some(2),
             failure_threshold: Some(3),
             ..Default::default()
         }),
         resources: d.resources.clone(),
-        volume_mounts: Some(vec![VolumeMount { name: DATA_VOLUME.into(), mount_path: DATA_DIR.into(), ..Default::default() }]),
+        volume_mounts: Some(vec![VolumeMount {
+            name: DATA_VOLUME.into(),
+            mount_path: DATA_DIR.into(),
+            ..Default::default()
+        }]),
         ..Default::default()
     };
     let volumes = match d.storage {
@@ -283,7 +358,10 @@ pub fn pod_template(d: &Desired) -> PodTemplateSpec {
         Storage::Volume { .. } => None,
     };
     PodTemplateSpec {
-        metadata: Some(ObjectMeta { labels: Some(labels(&d.name)), ..Default::default() }),
+        metadata: Some(ObjectMeta {
+            labels: Some(labels(&d.name)),
+            ..Default::default()
+        }),
         spec: Some(PodSpec {
             containers: vec![container],
             volumes,
@@ -313,12 +391,19 @@ fn volume_claim(d: &Desired) -> Option<PersistentVolumeClaim> {
     match &d.storage {
         Storage::Ephemeral => None,
         Storage::Volume { size, class } => Some(PersistentVolumeClaim {
-            metadata: ObjectMeta { name: Some(DATA_VOLUME.into()), labels: Some(labels(&d.name)), ..Default::default() },
+            metadata: ObjectMeta {
+                name: Some(DATA_VOLUME.into()),
+                labels: Some(labels(&d.name)),
+                ..Default::default()
+            },
             spec: Some(PersistentVolumeClaimSpec {
                 access_modes: Some(vec!["ReadWriteOnce".into()]),
                 storage_class_name: class.clone(),
                 resources: Some(VolumeResourceRequirements {
-                    requests: Some(BTreeMap::from([("storage".to_string(), Quantity(size.clone()))])),
+                    requests: Some(BTreeMap::from([(
+                        "storage".to_string(),
+                        Quantity(size.clone()),
+                    )])),
                     ..Default::default()
                 }),
                 ..Default::default()
@@ -333,15 +418,24 @@ fn volume_claim(d: &Desired) -> Option<PersistentVolumeClaim> {
 /// one at a time, healthy cluster first; the StatefulSet controller never does on its own).
 pub fn statefulset(d: &Desired, replicas: u32) -> StatefulSet {
     let mut metadata = meta(d, statefulset_name(&d.name));
-    metadata.annotations = Some(BTreeMap::from([(ANNOTATION_TEMPLATE_HASH.to_string(), template_hash(d))]));
+    metadata.annotations = Some(BTreeMap::from([(
+        ANNOTATION_TEMPLATE_HASH.to_string(),
+        template_hash(d),
+    )]));
     StatefulSet {
         metadata,
         spec: Some(StatefulSetSpec {
             replicas: Some(replicas as i32),
             service_name: Some(peer_service_name(&d.name)),
             pod_management_policy: Some("Parallel".into()),
-            selector: LabelSelector { match_labels: Some(selector_labels(&d.name)), ..Default::default() },
-            update_strategy: Some(StatefulSetUpdateStrategy { type_: Some("OnDelete".into()), ..Default::default() }),
+            selector: LabelSelector {
+                match_labels: Some(selector_labels(&d.name)),
+                ..Default::default()
+            },
+            update_strategy: Some(StatefulSetUpdateStrategy {
+                type_: Some("OnDelete".into()),
+                ..Default::default()
+            }),
             template: pod_template(d),
             volume_claim_templates: volume_claim(d).map(|c| vec![c]),
             ..Default::default()
@@ -362,9 +456,16 @@ mod tests {
             uid: "1234abcd-ef".into(),
             generation: 1,
             replicas: 3,
-            version: Version { major: 3, minor: 5, patch: 16 },
+            version: Version {
+                major: 3,
+                minor: 5,
+                patch: 16,
+            },
             image: "gcr.io/etcd-development/etcd:v3.5.16".into(),
-            storage: Storage::Volume { size: "1Gi".into(), class: None },
+            storage: Storage::Volume {
+                size: "1Gi".into(),
+                class: None,
+            },
             resources: None,
             affinity: None,
             tolerations: None,
@@ -385,7 +486,10 @@ mod tests {
         assert_eq!(url, "http://demo-10.demo.ns.svc.cluster.local:2380");
         assert_eq!(ordinal_of_peer_url("demo", "ns", &url), Some(10));
         assert_eq!(ordinal_of_peer_url("demo", "other", &url), None);
-        assert_eq!(ordinal_of_peer_url("demo", "ns", "http://10.0.0.1:2380"), None);
+        assert_eq!(
+            ordinal_of_peer_url("demo", "ns", "http://10.0.0.1:2380"),
+            None
+        );
     }
 
     #[test]
@@ -406,7 +510,13 @@ mod tests {
                 assert_eq!(p.protocol.as_deref(), Some("TCP"));
             }
         }
-        assert_eq!(peer_service(&desired()).spec.unwrap().publish_not_ready_addresses, Some(true));
+        assert_eq!(
+            peer_service(&desired())
+                .spec
+                .unwrap()
+                .publish_not_ready_addresses,
+            Some(true)
+        );
     }
 
     #[test]
@@ -415,7 +525,11 @@ mod tests {
         let mut b = desired();
         assert_eq!(template_hash(&a), template_hash(&b));
         b.replicas = 5;
-        assert_eq!(template_hash(&a), template_hash(&b), "replicas are not part of the template");
+        assert_eq!(
+            template_hash(&a),
+            template_hash(&b),
+            "replicas are not part of the template"
+        );
         b.image = "other/etcd:v3.5.16".into();
         assert_ne!(template_hash(&a), template_hash(&b));
     }
@@ -426,14 +540,21 @@ mod tests {
         let spec = s.spec.as_ref().unwrap();
         assert_eq!(spec.replicas, Some(4));
         assert_eq!(spec.pod_management_policy.as_deref(), Some("Parallel"));
-        assert_eq!(spec.update_strategy.as_ref().unwrap().type_.as_deref(), Some("OnDelete"));
+        assert_eq!(
+            spec.update_strategy.as_ref().unwrap().type_.as_deref(),
+            Some("OnDelete")
+        );
         assert_eq!(s.metadata.owner_references.unwrap()[0].kind, "EtcdCluster");
         assert_eq!(spec.volume_claim_templates.as_ref().unwrap().len(), 1);
         let mut e = desired();
         e.storage = Storage::Ephemeral;
         let s = statefulset(&e, 1);
         assert!(s.spec.as_ref().unwrap().volume_claim_templates.is_none());
-        assert!(s.spec.unwrap().template.spec.unwrap().volumes.unwrap()[0].empty_dir.is_some());
+        assert!(
+            s.spec.unwrap().template.spec.unwrap().volumes.unwrap()[0]
+                .empty_dir
+                .is_some()
+        );
     }
 
     #[test]

@@ -12,15 +12,30 @@ use common::*;
 fn create_builds_a_healthy_three_member_cluster_seen_from_inside_a_pod() {
     install_crd();
     let ns = Ns::new("create");
-    let r = ok(etcd(&ns.0, &["create", "demo", "--replicas", "3", "--timeout", "4m", "-o", "json"]));
+    let r = ok(etcd(
+        &ns.0,
+        &[
+            "create",
+            "demo",
+            "--replicas",
+            "3",
+            "--timeout",
+            "4m",
+            "-o",
+            "json",
+        ],
+    ));
     let doc = json(&r);
     assert_eq!(doc["status"]["phase"], "Running", "{doc}");
     assert_eq!(ready_members(&doc["status"]), (3, 3, 3));
     // From inside a member pod, with the image's own etcdctl.
-    let names: Vec<String> = members(&ns.0, "demo-0").into_iter().map(|(n, learner)| {
-        assert!(!learner);
-        n
-    }).collect();
+    let names: Vec<String> = members(&ns.0, "demo-0")
+        .into_iter()
+        .map(|(n, learner)| {
+            assert!(!learner);
+            n
+        })
+        .collect();
     let mut sorted = names.clone();
     sorted.sort();
     assert_eq!(sorted, ["demo-0", "demo-1", "demo-2"]);
@@ -30,47 +45,131 @@ fn create_builds_a_healthy_three_member_cluster_seen_from_inside_a_pod() {
     assert_eq!(text.matches("is healthy").count(), 3, "{text}");
     // The CRD's printer columns and short name work.
     let get = ok(kubectl(&["-n", &ns.0, "get", "etcdc"]));
-    assert!(get.stdout.contains("demo") && get.stdout.contains("Running"), "{}", get.stdout);
+    assert!(
+        get.stdout.contains("demo") && get.stdout.contains("Running"),
+        "{}",
+        get.stdout
+    );
     // status in both formats.
     let st = ok(etcd(&ns.0, &["status", "demo"]));
-    assert!(st.stdout.contains("leader") && st.stdout.contains("demo-2"), "{}", st.stdout);
+    assert!(
+        st.stdout.contains("leader") && st.stdout.contains("demo-2"),
+        "{}",
+        st.stdout
+    );
     let st = json(&ok(etcd(&ns.0, &["status", "-o", "json"])));
     assert_eq!(st["clusters"].as_array().unwrap().len(), 1);
     // Deleting with data removes everything, volumes included.
-    ok(etcd(&ns.0, &["delete", "demo", "--delete-data", "--yes", "--timeout", "2m"]));
+    ok(etcd(
+        &ns.0,
+        &[
+            "delete",
+            "demo",
+            "--delete-data",
+            "--yes",
+            "--timeout",
+            "2m",
+        ],
+    ));
     let pvcs = ok(kubectl(&["-n", &ns.0, "get", "pvc", "-o", "name"]));
     assert_eq!(pvcs.stdout.trim(), "", "volumes left: {}", pvcs.stdout);
-    assert_eq!(etcd(&ns.0, &["status", "demo"]).code, 3, "deleted cluster must be not found");
+    assert_eq!(
+        etcd(&ns.0, &["status", "demo"]).code,
+        3,
+        "deleted cluster must be not found"
+    );
 }
 
 #[test]
 fn scaling_3_5_3_keeps_every_key_readable() {
     install_crd();
     let ns = Ns::new("scale");
-    ok(etcd(&ns.0, &["create", "demo", "--replicas", "3", "--timeout", "4m"]));
-    ok(kubectl(&["-n", &ns.0, "exec", "demo-0", "--", "sh", "-c", "for i in $(seq 1 200); do etcdctl put key-$i value-$i >/dev/null || exit 1; done"]));
+    ok(etcd(
+        &ns.0,
+        &["create", "demo", "--replicas", "3", "--timeout", "4m"],
+    ));
+    ok(kubectl(&[
+        "-n",
+        &ns.0,
+        "exec",
+        "demo-0",
+        "--",
+        "sh",
+        "-c",
+        "for i in $(seq 1 200); do etcdctl put key-$i value-$i >/dev/null || exit 1; done",
+    ]));
 
-    let up = json(&ok(etcd(&ns.0, &["scale", "demo", "--replicas", "5", "--timeout", "5m", "-o", "json"])));
+    let up = json(&ok(etcd(
+        &ns.0,
+        &[
+            "scale",
+            "demo",
+            "--replicas",
+            "5",
+            "--timeout",
+            "5m",
+            "-o",
+            "json",
+        ],
+    )));
     assert_eq!(ready_members(&up["status"]), (5, 5, 5), "{up}");
     let m = members(&ns.0, "demo-4");
     assert_eq!(m.len(), 5);
-    assert!(m.iter().all(|(n, learner)| !learner && !n.is_empty()), "{m:?}");
+    assert!(
+        m.iter().all(|(n, learner)| !learner && !n.is_empty()),
+        "{m:?}"
+    );
 
-    let down = json(&ok(etcd(&ns.0, &["scale", "demo", "--replicas", "3", "--timeout", "5m", "-o", "json"])));
+    let down = json(&ok(etcd(
+        &ns.0,
+        &[
+            "scale",
+            "demo",
+            "--replicas",
+            "3",
+            "--timeout",
+            "5m",
+            "-o",
+            "json",
+        ],
+    )));
     assert_eq!(ready_members(&down["status"]), (3, 3, 3), "{down}");
-    let mut names: Vec<String> = members(&ns.0, "demo-0").into_iter().map(|(n, _)| n).collect();
+    let mut names: Vec<String> = members(&ns.0, "demo-0")
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
     names.sort();
     assert_eq!(names, ["demo-0", "demo-1", "demo-2"]);
     // Removed members' volumes are gone: they can never rejoin with old data.
     let pvcs = ok(kubectl(&["-n", &ns.0, "get", "pvc", "-o", "name"]));
     let mut pvcs: Vec<&str> = pvcs.stdout.lines().collect();
     pvcs.sort();
-    assert_eq!(pvcs, ["persistentvolumeclaim/data-demo-0", "persistentvolumeclaim/data-demo-1", "persistentvolumeclaim/data-demo-2"]);
+    assert_eq!(
+        pvcs,
+        [
+            "persistentvolumeclaim/data-demo-0",
+            "persistentvolumeclaim/data-demo-1",
+            "persistentvolumeclaim/data-demo-2"
+        ]
+    );
     for pod in ["demo-0", "demo-1", "demo-2"] {
-        let count = ok(kubectl(&["-n", &ns.0, "exec", pod, "--", "sh", "-c", "etcdctl get --prefix key- --keys-only | grep -c key-"]));
+        let count = ok(kubectl(&[
+            "-n",
+            &ns.0,
+            "exec",
+            pod,
+            "--",
+            "sh",
+            "-c",
+            "etcdctl get --prefix key- --keys-only | grep -c key-",
+        ]));
         assert_eq!(count.stdout.trim(), "200", "keys readable via {pod}");
     }
-    let v = ok(etcdctl(&ns.0, "demo-2", &["get", "key-137", "--print-value-only"]));
+    let v = ok(etcdctl(
+        &ns.0,
+        "demo-2",
+        &["get", "key-137", "--print-value-only"],
+    ));
     assert_eq!(v.stdout.trim(), "value-137");
 }
 
@@ -78,12 +177,25 @@ fn scaling_3_5_3_keeps_every_key_readable() {
 fn a_cli_killed_mid_scale_is_repaired_by_the_next_run_without_stray_members() {
     install_crd();
     let ns = Ns::new("crash");
-    ok(etcd(&ns.0, &["create", "demo", "--replicas", "3", "--timeout", "4m"]));
-    let mut child = kubectl_cmd(&["etcd", "-n", &ns.0, "scale", "demo", "--replicas", "5", "--timeout", "5m"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    ok(etcd(
+        &ns.0,
+        &["create", "demo", "--replicas", "3", "--timeout", "4m"],
+    ));
+    let mut child = kubectl_cmd(&[
+        "etcd",
+        "-n",
+        &ns.0,
+        "scale",
+        "demo",
+        "--replicas",
+        "5",
+        "--timeout",
+        "5m",
+    ])
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::null())
+    .spawn()
+    .unwrap();
     // Kill it right after it added the first learner (a membership change is half done).
     eventually("a learner to appear", Duration::from_secs(120), || {
         let m = members(&ns.0, "demo-0");
@@ -91,15 +203,33 @@ fn a_cli_killed_mid_scale_is_repaired_by_the_next_run_without_stray_members() {
     });
     child.kill().unwrap();
     child.wait().unwrap();
-    let r = json(&ok(etcd(&ns.0, &["reconcile", "demo", "--timeout", "5m", "-o", "json"])));
+    let r = json(&ok(etcd(
+        &ns.0,
+        &["reconcile", "demo", "--timeout", "5m", "-o", "json"],
+    )));
     assert_eq!(ready_members(&r["status"]), (5, 5, 5), "{r}");
-    let mut names: Vec<String> = members(&ns.0, "demo-0").into_iter().map(|(n, l)| {
-        assert!(!l, "learner left behind");
-        n
-    }).collect();
+    let mut names: Vec<String> = members(&ns.0, "demo-0")
+        .into_iter()
+        .map(|(n, l)| {
+            assert!(!l, "learner left behind");
+            n
+        })
+        .collect();
     names.sort();
-    assert_eq!(names, ["demo-0", "demo-1", "demo-2", "demo-3", "demo-4"], "stray or missing members");
-    let sts = json(&ok(kubectl(&["-n", &ns.0, "get", "statefulset", "demo", "-o", "json"])));
+    assert_eq!(
+        names,
+        ["demo-0", "demo-1", "demo-2", "demo-3", "demo-4"],
+        "stray or missing members"
+    );
+    let sts = json(&ok(kubectl(&[
+        "-n",
+        &ns.0,
+        "get",
+        "statefulset",
+        "demo",
+        "-o",
+        "json",
+    ])));
     assert_eq!(sts["spec"]["replicas"], 5);
 }
 
@@ -109,37 +239,74 @@ fn bad_input_is_refused_with_a_clear_line_and_no_change() {
     let ns = Ns::new("bad");
     let r = etcd(&ns.0, &["create", "demo", "--replicas", "0"]);
     assert_eq!(r.code, 2);
-    assert!(r.stderr.contains("spec.replicas") && r.stderr.contains("1 to 9"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("spec.replicas") && r.stderr.contains("1 to 9"),
+        "{}",
+        r.stderr
+    );
     let r = etcd(&ns.0, &["create", "demo", "--version", "3.5"]);
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("spec.version"), "{}", r.stderr);
     let r = etcd(&ns.0, &["create", "Demo"]);
     assert_eq!(r.code, 2, "{}", r.stderr);
     let none = ok(kubectl(&["-n", &ns.0, "get", "etcdclusters", "-o", "name"]));
-    assert_eq!(none.stdout.trim(), "", "nothing may be created by bad input");
+    assert_eq!(
+        none.stdout.trim(),
+        "",
+        "nothing may be created by bad input"
+    );
     let r = etcd(&ns.0, &["scale", "ghost", "--replicas", "3"]);
     assert_eq!(r.code, 3);
-    assert!(r.stderr.contains(&format!("{}/ghost", ns.0)) && r.stderr.contains("not found"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!("{}/ghost", ns.0)) && r.stderr.contains("not found"),
+        "{}",
+        r.stderr
+    );
     let r = etcd(&ns.0, &["status", "ghost"]);
     assert_eq!(r.code, 3);
     let r = etcd(&ns.0, &["delete", "ghost", "--delete-data"]);
     assert_eq!(r.code, 2);
     // The API server's own schema also refuses what can never work.
-    let bad = format!("apiVersion: etcd.kubectl-etcd.io/v1alpha1\nkind: EtcdCluster\nmetadata: {{name: bad, namespace: {}}}\nspec: {{replicas: 0, version: \"3.5.16\"}}\n", ns.0);
+    let bad = format!(
+        "apiVersion: etcd.kubectl-etcd.io/v1alpha1\nkind: EtcdCluster\nmetadata: {{name: bad, namespace: {}}}\nspec: {{replicas: 0, version: \"3.5.16\"}}\n",
+        ns.0
+    );
     let r = kubectl_stdin(&["apply", "-f", "-"], &bad);
     assert_ne!(r.code, 0, "schema must reject replicas 0");
     // An unreachable API server.
     let dir = tempfile::tempdir().unwrap();
     let kc = dir.path().join("kc");
     std::fs::write(&kc, "apiVersion: v1\nkind: Config\nclusters: [{name: x, cluster: {server: 'https://127.0.0.1:1'}}]\nusers: [{name: x, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: x, user: x}}]\ncurrent-context: x\n").unwrap();
-    let r = kubectl(&["etcd", "--kubeconfig", kc.to_str().unwrap(), "status", "demo"]);
+    let r = kubectl(&[
+        "etcd",
+        "--kubeconfig",
+        kc.to_str().unwrap(),
+        "status",
+        "demo",
+    ]);
     assert_eq!(r.code, 5, "{}", r.stderr);
     assert!(r.stderr.contains("Kubernetes API"), "{}", r.stderr);
     // Dry runs print the plan and change nothing.
-    let d = json(&ok(etcd(&ns.0, &["create", "dry", "--dry-run", "-o", "json"])));
+    let d = json(&ok(etcd(
+        &ns.0,
+        &["create", "dry", "--dry-run", "-o", "json"],
+    )));
     assert_eq!(d["nextStep"]["step"], "bootstrap");
-    assert!(d["objects"].as_array().unwrap().iter().any(|o| o["kind"] == "StatefulSet"));
-    let none = ok(kubectl(&["-n", &ns.0, "get", "etcdclusters,statefulsets", "-o", "name"]));
+    assert!(
+        d["objects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|o| o["kind"] == "StatefulSet")
+    );
+    let none = ok(kubectl(&[
+        "-n",
+        &ns.0,
+        "get",
+        "etcdclusters,statefulsets",
+        "-o",
+        "name",
+    ]));
     assert_eq!(none.stdout.trim(), "");
 }
 
@@ -147,18 +314,52 @@ fn bad_input_is_refused_with_a_clear_line_and_no_change() {
 fn rbac_denial_is_reported_with_its_own_exit_code() {
     install_crd();
     let ns = Ns::new("rbac");
-    ok(kubectl(&["-n", &ns.0, "create", "serviceaccount", "nobody"]));
+    ok(kubectl(&[
+        "-n",
+        &ns.0,
+        "create",
+        "serviceaccount",
+        "nobody",
+    ]));
     let secret = eventually("the service account token", Duration::from_secs(30), || {
-        let r = kubectl(&["-n", &ns.0, "get", "serviceaccount", "nobody", "-o", "jsonpath={.secrets[0].name}"]);
+        let r = kubectl(&[
+            "-n",
+            &ns.0,
+            "get",
+            "serviceaccount",
+            "nobody",
+            "-o",
+            "jsonpath={.secrets[0].name}",
+        ]);
         (r.code == 0 && !r.stdout.trim().is_empty()).then(|| r.stdout.trim().to_string())
     });
-    let token = ok(kubectl(&["-n", &ns.0, "get", "secret", &secret, "-o", "jsonpath={.data.token}"]));
+    let token = ok(kubectl(&[
+        "-n",
+        &ns.0,
+        "get",
+        "secret",
+        &secret,
+        "-o",
+        "jsonpath={.data.token}",
+    ]));
     let token = String::from_utf8(base64_decode(token.stdout.trim())).unwrap();
-    let server = ok(kubectl(&["config", "view", "--minify", "-o", "jsonpath={.clusters[0].cluster.server}"]));
+    let server = ok(kubectl(&[
+        "config",
+        "view",
+        "--minify",
+        "-o",
+        "jsonpath={.clusters[0].cluster.server}",
+    ]));
     let dir = tempfile::tempdir().unwrap();
     let kc = dir.path().join("kc");
     std::fs::write(&kc, format!("apiVersion: v1\nkind: Config\nclusters: [{{name: x, cluster: {{server: '{}', insecure-skip-tls-verify: true}}}}]\nusers: [{{name: x, user: {{token: '{token}'}}}}]\ncontexts: [{{name: x, context: {{cluster: x, user: x, namespace: {}}}}}]\ncurrent-context: x\n", server.stdout.trim(), ns.0)).unwrap();
-    let r = kubectl(&["etcd", "--kubeconfig", kc.to_str().unwrap(), "create", "demo"]);
+    let r = kubectl(&[
+        "etcd",
+        "--kubeconfig",
+        kc.to_str().unwrap(),
+        "create",
+        "demo",
+    ]);
     assert_eq!(r.code, 6, "{}", r.stderr);
     assert!(r.stderr.contains("RBAC"), "{}", r.stderr);
 }

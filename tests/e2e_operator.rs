@@ -19,13 +19,18 @@ fn status_ready(ns: &str, voters: usize) -> Option<serde_json::Value> {
     let c = cluster_json(ns, "demo");
     let st = &c["status"];
     let current = st["observedGeneration"] == c["metadata"]["generation"];
-    (current && st["phase"] == "Running" && ready_members(st) == (voters, voters, voters)).then(|| c.clone())
+    (current && st["phase"] == "Running" && ready_members(st) == (voters, voters, voters))
+        .then(|| c.clone())
 }
 
 fn http_get(addr: &str, path: &str) -> String {
     let mut s = std::net::TcpStream::connect(addr).expect("operator metrics port reachable");
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
     let mut out = String::new();
     let _ = s.read_to_string(&mut out);
     out
@@ -35,19 +40,53 @@ struct Operator;
 impl Drop for Operator {
     fn drop(&mut self) {
         // Later test binaries run the engine from the CLI: take the operator away again.
-        let _ = kubectl_cmd(&["-n", OP_NS, "delete", "deployment", "kubectl-etcd-operator", "--wait=true", "--timeout=60s"]).output();
+        let _ = kubectl_cmd(&[
+            "-n",
+            OP_NS,
+            "delete",
+            "deployment",
+            "kubectl-etcd-operator",
+            "--wait=true",
+            "--timeout=60s",
+        ])
+        .output();
     }
 }
 
 #[test]
 fn the_in_cluster_operator_converges_kubectl_apply_and_kubectl_scale_and_the_cli_defers_to_it() {
-    ok(kubectl(&["etcd", "install", "--operator", "--image", &operator_image()]));
+    ok(kubectl(&[
+        "etcd",
+        "install",
+        "--operator",
+        "--image",
+        &operator_image(),
+    ]));
     let _op = Operator;
-    ok(kubectl(&["-n", OP_NS, "rollout", "status", "deployment/kubectl-etcd-operator", "--timeout=180s"]));
-    eventually("the operator to hold the engine lease", Duration::from_secs(60), || {
-        let r = kubectl(&["-n", OP_NS, "get", "lease", "kubectl-etcd-engine", "-o", "jsonpath={.spec.holderIdentity}"]);
-        r.stdout.starts_with("operator/").then_some(())
-    });
+    ok(kubectl(&[
+        "-n",
+        OP_NS,
+        "rollout",
+        "status",
+        "deployment/kubectl-etcd-operator",
+        "--timeout=180s",
+    ]));
+    eventually(
+        "the operator to hold the engine lease",
+        Duration::from_secs(60),
+        || {
+            let r = kubectl(&[
+                "-n",
+                OP_NS,
+                "get",
+                "lease",
+                "kubectl-etcd-engine",
+                "-o",
+                "jsonpath={.spec.holderIdentity}",
+            ]);
+            r.stdout.starts_with("operator/").then_some(())
+        },
+    );
 
     let ns = Ns::new("operator");
     let manifest = format!(
@@ -55,43 +94,121 @@ fn the_in_cluster_operator_converges_kubectl_apply_and_kubectl_scale_and_the_cli
         ns.0
     );
     ok(kubectl_stdin(&["apply", "-f", "-"], &manifest));
-    eventually("the operator to bring up 3 healthy members", Duration::from_secs(240), || status_ready(&ns.0, 3));
-    ok(kubectl(&["-n", &ns.0, "exec", "demo-0", "--", "etcdctl", "put", "kept", "yes"]));
+    eventually(
+        "the operator to bring up 3 healthy members",
+        Duration::from_secs(240),
+        || status_ready(&ns.0, 3),
+    );
+    ok(kubectl(&[
+        "-n", &ns.0, "exec", "demo-0", "--", "etcdctl", "put", "kept", "yes",
+    ]));
 
-    ok(kubectl(&["-n", &ns.0, "scale", "etcdcluster/demo", "--replicas", "5"]));
-    eventually("the operator to scale to 5 healthy voters", Duration::from_secs(300), || status_ready(&ns.0, 5));
+    ok(kubectl(&[
+        "-n",
+        &ns.0,
+        "scale",
+        "etcdcluster/demo",
+        "--replicas",
+        "5",
+    ]));
+    eventually(
+        "the operator to scale to 5 healthy voters",
+        Duration::from_secs(300),
+        || status_ready(&ns.0, 5),
+    );
     let m = members(&ns.0, "demo-4");
     assert_eq!(m.len(), 5);
     assert!(m.iter().all(|(n, l)| !l && !n.is_empty()), "{m:?}");
 
     // The CLI writes intent and waits on the operator's status instead of acting itself.
-    let r = ok(etcd(&ns.0, &["scale", "demo", "--replicas", "3", "--timeout", "5m", "-o", "json"]));
-    assert!(r.stderr.contains("holds the engine lease"), "the CLI must defer to the operator: {}", r.stderr);
+    let r = ok(etcd(
+        &ns.0,
+        &[
+            "scale",
+            "demo",
+            "--replicas",
+            "3",
+            "--timeout",
+            "5m",
+            "-o",
+            "json",
+        ],
+    ));
+    assert!(
+        r.stderr.contains("holds the engine lease"),
+        "the CLI must defer to the operator: {}",
+        r.stderr
+    );
     assert_eq!(ready_members(&json(&r)["status"]), (3, 3, 3));
-    let v = ok(etcdctl(&ns.0, "demo-1", &["get", "kept", "--print-value-only"]));
+    let v = ok(etcdctl(
+        &ns.0,
+        "demo-1",
+        &["get", "kept", "--print-value-only"],
+    ));
     assert_eq!(v.stdout.trim(), "yes");
 
     // Each performed step became an Event on the EtcdCluster.
     let ev = ok(kubectl(&["-n", &ns.0, "get", "events", "-o", "json"]));
-    let reasons: Vec<String> = json(&ev)["items"].as_array().unwrap().iter().map(|e| e["reason"].as_str().unwrap_or("").to_string()).collect();
-    for want in ["Bootstrapping", "AddingLearner", "PromotingLearner", "RemovingMember"] {
-        assert!(reasons.iter().any(|r| r == want), "no {want} event in {reasons:?}");
+    let reasons: Vec<String> = json(&ev)["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["reason"].as_str().unwrap_or("").to_string())
+        .collect();
+    for want in [
+        "Bootstrapping",
+        "AddingLearner",
+        "PromotingLearner",
+        "RemovingMember",
+    ] {
+        assert!(
+            reasons.iter().any(|r| r == want),
+            "no {want} event in {reasons:?}"
+        );
     }
 
     // Metrics and health endpoints, straight to the operator pod.
-    let ip = ok(kubectl(&["-n", OP_NS, "get", "pods", "-l", "app.kubernetes.io/name=kubectl-etcd-operator", "-o", "jsonpath={.items[0].status.podIP}"]));
+    let ip = ok(kubectl(&[
+        "-n",
+        OP_NS,
+        "get",
+        "pods",
+        "-l",
+        "app.kubernetes.io/name=kubectl-etcd-operator",
+        "-o",
+        "jsonpath={.items[0].status.podIP}",
+    ]));
     let addr = format!("{}:8080", ip.stdout.trim());
     let metrics = http_get(&addr, "/metrics");
     assert!(metrics.starts_with("HTTP/1.1 200"), "{metrics}");
-    for name in ["kubectl_etcd_reconciles_total", "kubectl_etcd_reconcile_duration_seconds", "kubectl_etcd_clusters", "kubectl_etcd_leader 1"] {
-        assert!(metrics.contains(name), "{name} missing from /metrics:\n{metrics}");
+    for name in [
+        "kubectl_etcd_reconciles_total",
+        "kubectl_etcd_reconcile_duration_seconds",
+        "kubectl_etcd_clusters",
+        "kubectl_etcd_leader 1",
+    ] {
+        assert!(
+            metrics.contains(name),
+            "{name} missing from /metrics:\n{metrics}"
+        );
     }
     assert!(http_get(&addr, "/healthz").starts_with("HTTP/1.1 200"));
 
     // Deleting the EtcdCluster: the operator's finalizer lets it go, owned objects follow.
-    ok(kubectl(&["-n", &ns.0, "delete", "etcdcluster", "demo", "--timeout=120s"]));
-    eventually("the StatefulSet to be garbage-collected", Duration::from_secs(120), || {
-        let r = kubectl(&["-n", &ns.0, "get", "statefulsets", "-o", "name"]);
-        r.stdout.trim().is_empty().then_some(())
-    });
+    ok(kubectl(&[
+        "-n",
+        &ns.0,
+        "delete",
+        "etcdcluster",
+        "demo",
+        "--timeout=120s",
+    ]));
+    eventually(
+        "the StatefulSet to be garbage-collected",
+        Duration::from_secs(120),
+        || {
+            let r = kubectl(&["-n", &ns.0, "get", "statefulsets", "-o", "name"]);
+            r.stdout.trim().is_empty().then_some(())
+        },
+    );
 }

@@ -4,17 +4,28 @@ use kubectl_etcd::cli;
 
 fn check(path: &str, want: &str, regenerate: &str) {
     let have = std::fs::read_to_string(path).unwrap_or_default();
-    assert!(have == want, "{path} is stale or missing; regenerate it with `{regenerate}`");
+    assert!(
+        have == want,
+        "{path} is stale or missing; regenerate it with `{regenerate}`"
+    );
 }
 
 #[test]
 fn the_crd_file_is_fresh() {
-    check("crds/etcdclusters.yaml", &cli::crd_yaml(), "cargo run -q -- crd > crds/etcdclusters.yaml");
+    check(
+        "crds/etcdclusters.yaml",
+        &cli::crd_yaml(),
+        "cargo run -q -- crd > crds/etcdclusters.yaml",
+    );
 }
 
 #[test]
 fn the_operator_manifests_are_fresh() {
-    check("crds/operator.yaml", &cli::operator_yaml(), "cargo run -q -- manifests > crds/operator.yaml");
+    check(
+        "crds/operator.yaml",
+        &cli::operator_yaml(),
+        "cargo run -q -- manifests > crds/operator.yaml",
+    );
 }
 
 #[test]
@@ -24,7 +35,11 @@ fn completions_are_fresh() {
         (clap_complete::Shell::Zsh, "completions/_kubectl-etcd"),
         (clap_complete::Shell::Fish, "completions/kubectl-etcd.fish"),
     ] {
-        check(file, &cli::completions(shell), &format!("cargo run -q -- completions {shell} > {file}"));
+        check(
+            file,
+            &cli::completions(shell),
+            &format!("cargo run -q -- completions {shell} > {file}"),
+        );
     }
 }
 
@@ -32,9 +47,17 @@ fn completions_are_fresh() {
 fn the_crd_has_the_scale_subresource_printer_columns_and_a_short_name() {
     let crd = serde_json::to_value(cli::crd()).unwrap();
     let v = &crd["spec"]["versions"][0];
-    assert_eq!(v["subresources"]["scale"]["specReplicasPath"], ".spec.replicas");
+    assert_eq!(
+        v["subresources"]["scale"]["specReplicasPath"],
+        ".spec.replicas"
+    );
     assert!(v["subresources"]["status"].is_object());
-    let cols: Vec<&str> = v["additionalPrinterColumns"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
+    let cols: Vec<&str> = v["additionalPrinterColumns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
     assert_eq!(cols, ["Replicas", "Ready", "Version", "Phase", "Age"]);
     assert_eq!(crd["spec"]["names"]["shortNames"][0], "etcdc");
     let replicas = &v["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["replicas"];

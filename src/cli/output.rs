@@ -5,11 +5,11 @@ use std::io::Write;
 use std::time::Duration;
 
 use clap::ValueEnum;
-use comfy_table::{presets::UTF8_BORDERS_ONLY, Cell, ContentArrangement, Table};
+use comfy_table::{Cell, ContentArrangement, Table, presets::UTF8_BORDERS_ONLY};
 use serde::Serialize;
 use serde_json::json;
 
-use crate::api::{condition, EtcdCluster, MemberStatus};
+use crate::api::{EtcdCluster, MemberStatus, condition};
 use crate::engine::Pass;
 use crate::error::Error;
 use crate::plan::Step;
@@ -29,7 +29,17 @@ pub fn yaml<T: Serialize>(v: &T) -> String {
 /// Writes to stdout; a closed pipe (`| head`) is not an error.
 pub fn print_raw(text: &str) -> Result<(), Error> {
     let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|_| if text.ends_with('\n') { Ok(()) } else { out.write_all(b"\n") }).and_then(|_| out.flush()) {
+    match out
+        .write_all(text.as_bytes())
+        .and_then(|_| {
+            if text.ends_with('\n') {
+                Ok(())
+            } else {
+                out.write_all(b"\n")
+            }
+        })
+        .and_then(|_| out.flush())
+    {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         r => r.map_err(Error::Io),
     }
@@ -37,7 +47,9 @@ pub fn print_raw(text: &str) -> Result<(), Error> {
 
 fn print_value<T: Serialize>(format: Format, v: &T) -> Result<(), Error> {
     match format {
-        Format::Json => print_raw(&serde_json::to_string_pretty(v).map_err(|e| Error::Serialize(Box::new(e)))?),
+        Format::Json => {
+            print_raw(&serde_json::to_string_pretty(v).map_err(|e| Error::Serialize(Box::new(e)))?)
+        }
         Format::Yaml => print_raw(&yaml(v)),
         Format::Table => unreachable!("tables are printed by their own functions"),
     }
@@ -59,12 +71,18 @@ impl Progress {
     pub fn new(prefix: &str) -> Progress {
         let bar = super::stderr_is_tty().then(|| {
             let b = indicatif::ProgressBar::new_spinner();
-            b.set_style(indicatif::ProgressStyle::with_template("{spinner} [{elapsed}] {prefix}: {msg}").unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()));
+            b.set_style(
+                indicatif::ProgressStyle::with_template("{spinner} [{elapsed}] {prefix}: {msg}")
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+            );
             b.set_prefix(prefix.to_string());
             b.enable_steady_tick(Duration::from_millis(120));
             b
         });
-        Progress { bar, prefix: prefix.to_string() }
+        Progress {
+            bar,
+            prefix: prefix.to_string(),
+        }
     }
     pub fn step(&self, msg: &str) {
         match &self.bar {
@@ -105,7 +123,11 @@ fn human_bytes(n: i64) -> String {
 const DEFAULT_QUOTA: i64 = 2 << 30;
 
 fn quota_of(c: &EtcdCluster) -> i64 {
-    c.spec.etcd.quota_backend_bytes.filter(|q| *q > 0).unwrap_or(DEFAULT_QUOTA)
+    c.spec
+        .etcd
+        .quota_backend_bytes
+        .filter(|q| *q > 0)
+        .unwrap_or(DEFAULT_QUOTA)
 }
 
 fn role(m: &MemberStatus) -> &'static str {
@@ -120,7 +142,8 @@ fn role(m: &MemberStatus) -> &'static str {
 
 fn table() -> Table {
     let mut t = Table::new();
-    t.load_style(UTF8_BORDERS_ONLY).set_content_arrangement(ContentArrangement::Dynamic);
+    t.load_style(UTF8_BORDERS_ONLY)
+        .set_content_arrangement(ContentArrangement::Dynamic);
     t
 }
 
@@ -155,7 +178,10 @@ pub fn print_cluster(format: Format, c: &EtcdCluster) -> Result<(), Error> {
 pub fn print_pass(format: Format, p: &Pass) -> Result<(), Error> {
     let doc = json!({"name": p.desired.name, "namespace": p.desired.namespace, "status": p.status, "nextStep": p.step});
     match format {
-        Format::Table => print_raw(&format!("{}/{}: {}", p.desired.namespace, p.desired.name, p.step)),
+        Format::Table => print_raw(&format!(
+            "{}/{}: {}",
+            p.desired.namespace, p.desired.name, p.step
+        )),
         _ => print_value(format, &doc),
     }
 }
@@ -165,36 +191,90 @@ pub fn print_status(format: Format, c: &EtcdCluster, pass: Option<&Pass>) -> Res
     if format != Format::Table {
         return print_value(format, &status_doc(c, pass));
     }
-    let st = pass.map(|p| p.status.clone()).or_else(|| c.status.clone()).unwrap_or_default();
+    let st = pass
+        .map(|p| p.status.clone())
+        .or_else(|| c.status.clone())
+        .unwrap_or_default();
     let mut summary = table();
-    summary.set_header(vec!["NAMESPACE", "NAME", "PHASE", "READY", "VOTERS", "DESIRED", "VERSION", "CLUSTER ID", "NEXT STEP"]);
+    summary.set_header(vec![
+        "NAMESPACE",
+        "NAME",
+        "PHASE",
+        "READY",
+        "VOTERS",
+        "DESIRED",
+        "VERSION",
+        "CLUSTER ID",
+        "NEXT STEP",
+    ]);
     let voters = st.members.iter().filter(|m| !m.learner).count();
     summary.add_row(vec![
         Cell::new(c.metadata.namespace.clone().unwrap_or_default()),
         Cell::new(c.metadata.name.clone().unwrap_or_default()),
-        Cell::new(st.phase.map(|p| p.to_string()).unwrap_or_else(|| "-".into())),
+        Cell::new(
+            st.phase
+                .map(|p| p.to_string())
+                .unwrap_or_else(|| "-".into()),
+        ),
         Cell::new(format!("{}/{}", st.ready_replicas, voters)),
         Cell::new(voters),
         Cell::new(c.spec.replicas),
         Cell::new(st.version.clone().unwrap_or_else(|| c.spec.version.clone())),
         Cell::new(st.cluster_id.clone().unwrap_or_else(|| "-".into())),
-        Cell::new(pass.map(|p| p.step.to_string()).or(st.message.clone()).unwrap_or_default()),
+        Cell::new(
+            pass.map(|p| p.step.to_string())
+                .or(st.message.clone())
+                .unwrap_or_default(),
+        ),
     ]);
     let mut out = summary.to_string();
     out.push('\n');
     if !st.members.is_empty() {
         let quota = quota_of(c);
         let mut members = table();
-        members.set_header(vec!["MEMBER", "ID", "ROLE", "VERSION", "HEALTH", "DB SIZE / QUOTA", "RAFT INDEX"]);
+        members.set_header(vec![
+            "MEMBER",
+            "ID",
+            "ROLE",
+            "VERSION",
+            "HEALTH",
+            "DB SIZE / QUOTA",
+            "RAFT INDEX",
+        ]);
         for m in &st.members {
             members.add_row(vec![
                 Cell::new(&m.name),
                 Cell::new(&m.id),
                 Cell::new(role(m)),
                 Cell::new(m.version.clone().unwrap_or_else(|| "-".into())),
-                Cell::new(if m.healthy { "healthy".to_string() } else { format!("unhealthy{}", m.error.as_ref().map(|e| format!(": {e}")).unwrap_or_default()) }),
-                Cell::new(m.db_size.map(|d| format!("{} / {} ({:.1}%)", human_bytes(d), human_bytes(quota), d as f64 * 100.0 / quota as f64)).unwrap_or_else(|| "-".into())),
-                Cell::new(m.raft_index.map(|r| r.to_string()).unwrap_or_else(|| "-".into())),
+                Cell::new(if m.healthy {
+                    "healthy".to_string()
+                } else {
+                    format!(
+                        "unhealthy{}",
+                        m.error
+                            .as_ref()
+                            .map(|e| format!(": {e}"))
+                            .unwrap_or_default()
+                    )
+                }),
+                Cell::new(
+                    m.db_size
+                        .map(|d| {
+                            format!(
+                                "{} / {} ({:.1}%)",
+                                human_bytes(d),
+                                human_bytes(quota),
+                                d as f64 * 100.0 / quota as f64
+                            )
+                        })
+                        .unwrap_or_else(|| "-".into()),
+                ),
+                Cell::new(
+                    m.raft_index
+                        .map(|r| r.to_string())
+                        .unwrap_or_else(|| "-".into()),
+                ),
             ]);
         }
         out.push_str(&members.to_string());
@@ -212,9 +292,16 @@ pub fn print_status(format: Format, c: &EtcdCluster, pass: Option<&Pass>) -> Res
 }
 
 /// `status` without a name: one row per cluster.
-pub fn print_status_list(format: Format, rows: &[(EtcdCluster, Option<Pass>)], all: bool) -> Result<(), Error> {
+pub fn print_status_list(
+    format: Format,
+    rows: &[(EtcdCluster, Option<Pass>)],
+    all: bool,
+) -> Result<(), Error> {
     if format != Format::Table {
-        let docs: Vec<serde_json::Value> = rows.iter().map(|(c, p)| status_doc(c, p.as_ref())).collect();
+        let docs: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|(c, p)| status_doc(c, p.as_ref()))
+            .collect();
         return print_value(format, &json!({ "clusters": docs }));
     }
     if rows.is_empty() {
@@ -228,15 +315,23 @@ pub fn print_status_list(format: Format, rows: &[(EtcdCluster, Option<Pass>)], a
     }
     t.set_header(header);
     for (c, p) in rows {
-        let st = p.as_ref().map(|p| p.status.clone()).or_else(|| c.status.clone()).unwrap_or_default();
+        let st = p
+            .as_ref()
+            .map(|p| p.status.clone())
+            .or_else(|| c.status.clone())
+            .unwrap_or_default();
         let voters = st.members.iter().filter(|m| !m.learner).count();
         let mut row = vec![
             c.metadata.name.clone().unwrap_or_default(),
-            st.phase.map(|p| p.to_string()).unwrap_or_else(|| "-".into()),
+            st.phase
+                .map(|p| p.to_string())
+                .unwrap_or_else(|| "-".into()),
             format!("{}/{} ({})", st.ready_replicas, voters, ready_of(c)),
             c.spec.replicas.to_string(),
             st.version.clone().unwrap_or_else(|| c.spec.version.clone()),
-            p.as_ref().map(|p| p.step.to_string()).unwrap_or_else(|| "unreachable".into()),
+            p.as_ref()
+                .map(|p| p.step.to_string())
+                .unwrap_or_else(|| "unreachable".into()),
         ];
         if all {
             row.insert(0, c.metadata.namespace.clone().unwrap_or_default());
@@ -247,7 +342,12 @@ pub fn print_status_list(format: Format, rows: &[(EtcdCluster, Option<Pass>)], a
 }
 
 /// `--dry-run`: the intent, the next step, and the objects it would write.
-pub fn print_dry_run(format: Format, lines: &[String], objects: &[serde_json::Value], step: Option<&Step>) -> Result<(), Error> {
+pub fn print_dry_run(
+    format: Format,
+    lines: &[String],
+    objects: &[serde_json::Value],
+    step: Option<&Step>,
+) -> Result<(), Error> {
     match format {
         Format::Table => {
             let mut out = String::from("dry run: nothing was changed\n");
@@ -260,7 +360,10 @@ pub fn print_dry_run(format: Format, lines: &[String], objects: &[serde_json::Va
             }
             print_raw(&out)
         }
-        _ => print_value(format, &json!({"dryRun": true, "steps": lines, "nextStep": step, "objects": objects})),
+        _ => print_value(
+            format,
+            &json!({"dryRun": true, "steps": lines, "nextStep": step, "objects": objects}),
+        ),
     }
 }
 
@@ -277,12 +380,34 @@ mod tests {
 
     #[test]
     fn status_table_shows_every_member_with_role_and_quota() {
-        let mut c = EtcdCluster::new("demo", crate::api::EtcdClusterSpec { replicas: 3, version: "3.5.16".into(), ..Default::default() });
+        let mut c = EtcdCluster::new(
+            "demo",
+            crate::api::EtcdClusterSpec {
+                replicas: 3,
+                version: "3.5.16".into(),
+                ..Default::default()
+            },
+        );
         c.metadata.namespace = Some("ns".into());
         let st = crate::api::EtcdClusterStatus {
             members: vec![
-                MemberStatus { name: "demo-0".into(), id: "00000000000000aa".into(), leader: true, healthy: true, db_size: Some(1 << 20), raft_index: Some(9), ..Default::default() },
-                MemberStatus { name: "demo-1".into(), id: "00000000000000bb".into(), learner: true, healthy: false, error: Some("timeout".into()), ..Default::default() },
+                MemberStatus {
+                    name: "demo-0".into(),
+                    id: "00000000000000aa".into(),
+                    leader: true,
+                    healthy: true,
+                    db_size: Some(1 << 20),
+                    raft_index: Some(9),
+                    ..Default::default()
+                },
+                MemberStatus {
+                    name: "demo-1".into(),
+                    id: "00000000000000bb".into(),
+                    learner: true,
+                    healthy: false,
+                    error: Some("timeout".into()),
+                    ..Default::default()
+                },
             ],
             ..Default::default()
         };

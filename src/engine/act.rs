@@ -18,11 +18,19 @@ fn apply_params() -> PatchParams {
     PatchParams::apply(objects::FIELD_MANAGER).force()
 }
 
-async fn apply<K>(api: &Api<K>, kind: &'static str, d: &Desired, name: &str, obj: &K) -> Result<(), Error>
+async fn apply<K>(
+    api: &Api<K>,
+    kind: &'static str,
+    d: &Desired,
+    name: &str,
+    obj: &K,
+) -> Result<(), Error>
 where
     K: kube::Resource + Clone + serde::de::DeserializeOwned + serde::Serialize + std::fmt::Debug,
 {
-    api.patch(name, &apply_params(), &Patch::Apply(obj)).await.map_err(|e| Error::kube("apply", kind, &d.namespace, name, e))?;
+    api.patch(name, &apply_params(), &Patch::Apply(obj))
+        .await
+        .map_err(|e| Error::kube("apply", kind, &d.namespace, name, e))?;
     Ok(())
 }
 
@@ -37,23 +45,63 @@ where
     }
 }
 
-async fn apply_config(ctx: &Context, d: &Desired, data: std::collections::BTreeMap<String, String>) -> Result<(), Error> {
+async fn apply_config(
+    ctx: &Context,
+    d: &Desired,
+    data: std::collections::BTreeMap<String, String>,
+) -> Result<(), Error> {
     let api: Api<ConfigMap> = Api::namespaced(ctx.client.clone(), &d.namespace);
-    apply(&api, "ConfigMap", d, &objects::config_name(&d.name), &objects::config_map(d, data)).await
+    apply(
+        &api,
+        "ConfigMap",
+        d,
+        &objects::config_name(&d.name),
+        &objects::config_map(d, data),
+    )
+    .await
 }
 
 async fn apply_supporting(ctx: &Context, d: &Desired) -> Result<(), Error> {
     let svc: Api<Service> = Api::namespaced(ctx.client.clone(), &d.namespace);
-    apply(&svc, "Service", d, &objects::peer_service_name(&d.name), &objects::peer_service(d)).await?;
-    apply(&svc, "Service", d, &objects::client_service_name(&d.name), &objects::client_service(d)).await?;
+    apply(
+        &svc,
+        "Service",
+        d,
+        &objects::peer_service_name(&d.name),
+        &objects::peer_service(d),
+    )
+    .await?;
+    apply(
+        &svc,
+        "Service",
+        d,
+        &objects::client_service_name(&d.name),
+        &objects::client_service(d),
+    )
+    .await?;
     let pdb: Api<DynamicObject> = Api::namespaced_with(ctx.client.clone(), &d.namespace, &ctx.pdb);
-    let body: DynamicObject = serde_json::from_value(objects::pdb(d, &ctx.pdb.api_version)).map_err(|e| Error::Serialize(Box::new(e)))?;
-    apply(&pdb, "PodDisruptionBudget", d, &objects::pdb_name(&d.name), &body).await
+    let body: DynamicObject = serde_json::from_value(objects::pdb(d, &ctx.pdb.api_version))
+        .map_err(|e| Error::Serialize(Box::new(e)))?;
+    apply(
+        &pdb,
+        "PodDisruptionBudget",
+        d,
+        &objects::pdb_name(&d.name),
+        &body,
+    )
+    .await
 }
 
 async fn apply_statefulset(ctx: &Context, d: &Desired, replicas: u32) -> Result<(), Error> {
     let api: Api<StatefulSet> = Api::namespaced(ctx.client.clone(), &d.namespace);
-    apply(&api, "StatefulSet", d, &objects::statefulset_name(&d.name), &objects::statefulset(d, replicas)).await
+    apply(
+        &api,
+        "StatefulSet",
+        d,
+        &objects::statefulset_name(&d.name),
+        &objects::statefulset(d, replicas),
+    )
+    .await
 }
 
 /// A client to the current leader (membership changes and leader moves go there), or failing
@@ -62,7 +110,11 @@ async fn leader_client(ctx: &Context, d: &Desired, o: &Observed) -> Result<EtcdC
     let EtcdView::Reached(c) = &o.etcd else {
         return Err(format!("no member of {}/{} answered", d.namespace, d.name));
     };
-    let mut candidates: Vec<u32> = c.leader_member().and_then(|m| m.ordinal).into_iter().collect();
+    let mut candidates: Vec<u32> = c
+        .leader_member()
+        .and_then(|m| m.ordinal)
+        .into_iter()
+        .collect();
     candidates.extend(c.voters().filter(|m| m.healthy).filter_map(|m| m.ordinal));
     let mut last = None;
     for ord in candidates {
@@ -72,7 +124,12 @@ async fn leader_client(ctx: &Context, d: &Desired, o: &Observed) -> Result<EtcdC
             Err(e) => last = Some(e.to_string()),
         }
     }
-    Err(last.unwrap_or_else(|| format!("no healthy voter of {}/{} to send the change to", d.namespace, d.name)))
+    Err(last.unwrap_or_else(|| {
+        format!(
+            "no healthy voter of {}/{} to send the change to",
+            d.namespace, d.name
+        )
+    }))
 }
 
 /// What carrying out a step amounted to.
@@ -86,11 +143,22 @@ pub enum Done {
 /// Carries out `step`. At most one change to the world (Bootstrap writes the objects of a new
 /// cluster, each idempotent; a crash between them is repaired by the planner).
 pub async fn act(ctx: &Context, d: &Desired, o: &Observed, step: &Step) -> Result<Done, Error> {
-    let etcd_err = |source: EtcdError| Error::Etcd { namespace: d.namespace.clone(), name: d.name.clone(), source };
+    let etcd_err = |source: EtcdError| Error::Etcd {
+        namespace: d.namespace.clone(),
+        name: d.name.clone(),
+        source,
+    };
     let etcd_result = |r: Result<(), EtcdError>| -> Result<Done, Error> {
         match r {
             Ok(()) => Ok(Done::Changed),
-            Err(e) if e.is_transient() => Ok(Done::NotYet(crate::error::Error::Etcd { namespace: d.namespace.clone(), name: d.name.clone(), source: e }.report())),
+            Err(e) if e.is_transient() => Ok(Done::NotYet(
+                crate::error::Error::Etcd {
+                    namespace: d.namespace.clone(),
+                    name: d.name.clone(),
+                    source: e,
+                }
+                .report(),
+            )),
             Err(e) => Err(etcd_err(e)),
         }
     };
@@ -155,15 +223,35 @@ pub fn planned_objects(ctx: &Context, d: &Desired, step: &Step) -> Vec<serde_jso
         }
         val
     };
-    let sts = |r: u32| with_kind(v(serde_json::to_value(objects::statefulset(d, r))), "apps/v1", "StatefulSet");
+    let sts = |r: u32| {
+        with_kind(
+            v(serde_json::to_value(objects::statefulset(d, r))),
+            "apps/v1",
+            "StatefulSet",
+        )
+    };
     let supporting = || {
         vec![
-            with_kind(v(serde_json::to_value(objects::peer_service(d))), "v1", "Service"),
-            with_kind(v(serde_json::to_value(objects::client_service(d))), "v1", "Service"),
+            with_kind(
+                v(serde_json::to_value(objects::peer_service(d))),
+                "v1",
+                "Service",
+            ),
+            with_kind(
+                v(serde_json::to_value(objects::client_service(d))),
+                "v1",
+                "Service",
+            ),
             objects::pdb(d, &ctx.pdb.api_version),
         ]
     };
-    let cm = |data| with_kind(v(serde_json::to_value(objects::config_map(d, data))), "v1", "ConfigMap");
+    let cm = |data| {
+        with_kind(
+            v(serde_json::to_value(objects::config_map(d, data))),
+            "v1",
+            "ConfigMap",
+        )
+    };
     match step {
         Step::Bootstrap { replicas } => {
             let mut out = vec![cm(objects::bootstrap_config(d, *replicas))];

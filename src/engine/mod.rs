@@ -13,7 +13,7 @@ use kube::api::{Api, ApiResource, DeleteParams, ListParams, Patch, PatchParams};
 use kube::{Client, ResourceExt};
 use serde_json::json;
 
-use crate::api::{condition, reason, EtcdCluster, EtcdClusterStatus, Phase, FINALIZER};
+use crate::api::{EtcdCluster, EtcdClusterStatus, FINALIZER, Phase, condition, reason};
 use crate::error::Error;
 use crate::etcd::{EtcdClient, EtcdError};
 use crate::model::{self, Desired, Observed};
@@ -41,6 +41,10 @@ pub struct Context {
     pub dial: Dial,
     pub pdb: ApiResource,
     pub connect_timeout: Duration,
+    /// Put the finalizer on clusters. Only a long-running operator does: a finalizer that no
+    /// process is there to release would block the deletion of the cluster (and its namespace).
+    /// The CLI still releases a finalizer it finds on a cluster being deleted.
+    pub add_finalizer: bool,
 }
 
 impl Context {
@@ -48,7 +52,10 @@ impl Context {
     /// policy/v1beta1 before).
     pub async fn new(client: Client, dial: Dial) -> Result<Context, Error> {
         let v1 = match client.list_api_group_resources("policy/v1").await {
-            Ok(list) => list.resources.iter().any(|r| r.name == "poddisruptionbudgets"),
+            Ok(list) => list
+                .resources
+                .iter()
+                .any(|r| r.name == "poddisruptionbudgets"),
             Err(kube::Error::Api(s)) if s.code == 404 => false,
             Err(e) => return Err(Error::kube("discover", "APIGroup", "", "policy", e)),
         };
@@ -60,17 +67,46 @@ impl Context {
             kind: "PodDisruptionBudget".into(),
             plural: "poddisruptionbudgets".into(),
         };
-        Ok(Context { client, dial, pdb, connect_timeout: Duration::from_secs(3) })
+        Ok(Context {
+            client,
+            dial,
+            pdb,
+            connect_timeout: Duration::from_secs(3),
+            add_finalizer: false,
+        })
     }
 
     /// A client for the member at `ordinal`.
-    pub async fn connect(&self, d: &Desired, ordinal: u32, pod_ip: Option<&str>) -> Result<EtcdClient, EtcdError> {
+    pub async fn connect(
+        &self,
+        d: &Desired,
+        ordinal: u32,
+        pod_ip: Option<&str>,
+    ) -> Result<EtcdClient, EtcdError> {
         let client = match (self.dial, pod_ip) {
-            (Dial::Direct, Some(ip)) => EtcdClient::connect(&format!("http://{ip}:{}", objects::CLIENT_PORT), self.connect_timeout).await?,
-            (Dial::Direct, None) => EtcdClient::connect(&objects::client_url(&d.name, &d.namespace, ordinal), self.connect_timeout).await?,
+            (Dial::Direct, Some(ip)) => {
+                EtcdClient::connect(
+                    &format!("http://{ip}:{}", objects::CLIENT_PORT),
+                    self.connect_timeout,
+                )
+                .await?
+            }
+            (Dial::Direct, None) => {
+                EtcdClient::connect(
+                    &objects::client_url(&d.name, &d.namespace, ordinal),
+                    self.connect_timeout,
+                )
+                .await?
+            }
             (Dial::PortForward, _) => {
                 let pods: Api<Pod> = Api::namespaced(self.client.clone(), &d.namespace);
-                EtcdClient::connect_port_forward(pods, &objects::pod_name(&d.name, ordinal), objects::CLIENT_PORT, self.connect_timeout).await?
+                EtcdClient::connect_port_forward(
+                    pods,
+                    &objects::pod_name(&d.name, ordinal),
+                    objects::CLIENT_PORT,
+                    self.connect_timeout,
+                )
+                .await?
             }
         };
         Ok(client.with_rpc_timeout(Duration::from_secs(5)))
@@ -119,7 +155,11 @@ fn cluster_api(client: &Client, ns: &str) -> Api<EtcdCluster> {
 }
 
 /// One reconcile pass over `cluster`. See the module doc.
-pub async fn reconcile_once(ctx: &Context, cluster: &EtcdCluster, mode: Mode) -> Result<Pass, Error> {
+pub async fn reconcile_once(
+    ctx: &Context,
+    cluster: &EtcdCluster,
+    mode: Mode,
+) -> Result<Pass, Error> {
     let ns = cluster.namespace().unwrap_or_else(|| "default".into());
     let name = cluster.name_any();
     let api = cluster_api(&ctx.client, &ns);
@@ -129,7 +169,11 @@ pub async fn reconcile_once(ctx: &Context, cluster: &EtcdCluster, mode: Mode) ->
             if mode == Mode::Act {
                 report_invalid(&api, cluster, &source.to_string()).await?;
             }
-            return Err(Error::InvalidSpec { namespace: ns, name, source });
+            return Err(Error::InvalidSpec {
+                namespace: ns,
+                name,
+                source,
+            });
         }
     };
     if cluster.metadata.deletion_timestamp.is_some() {
@@ -138,14 +182,31 @@ pub async fn reconcile_once(ctx: &Context, cluster: &EtcdCluster, mode: Mode) ->
         }
         let observed = Observed::default();
         let status = cluster.status.clone().unwrap_or_default();
-        return Ok(Pass { desired, observed, step: Step::Idle, status, outcome: if mode == Mode::Act { Outcome::Released } else { Outcome::Unchanged } });
+        return Ok(Pass {
+            desired,
+            observed,
+            step: Step::Idle,
+            status,
+            outcome: if mode == Mode::Act {
+                Outcome::Released
+            } else {
+                Outcome::Unchanged
+            },
+        });
     }
-    if mode == Mode::Act && !cluster.finalizers().iter().any(|f| f == FINALIZER) {
+    if mode == Mode::Act
+        && ctx.add_finalizer
+        && !cluster.finalizers().iter().any(|f| f == FINALIZER)
+    {
         let mut fins = cluster.finalizers().to_vec();
         fins.push(FINALIZER.to_string());
-        api.patch(&name, &PatchParams::default(), &Patch::Merge(json!({"metadata": {"finalizers": fins}})))
-            .await
-            .map_err(|e| Error::kube("add the finalizer to", "EtcdCluster", &ns, &name, e))?;
+        api.patch(
+            &name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"finalizers": fins}})),
+        )
+        .await
+        .map_err(|e| Error::kube("add the finalizer to", "EtcdCluster", &ns, &name, e))?;
     }
 
     let observed = observe::observe(ctx, &desired).await?;
@@ -158,27 +219,55 @@ pub async fn reconcile_once(ctx: &Context, cluster: &EtcdCluster, mode: Mode) ->
             act::Done::NotYet(why) => {
                 tracing::info!(cluster = %name, namespace = %ns, step = %step, "etcd said not yet: {why}");
                 outcome = Outcome::NotYet(why.clone());
-                step = Step::Wait { reason: step.reason(), message: format!("{step} (etcd: not yet: {why})") };
+                step = Step::Wait {
+                    reason: step.reason(),
+                    message: format!("{step} (etcd: not yet: {why})"),
+                };
             }
         }
     }
-    let status = plan::derive_status(&desired, &observed, &step, cluster.status.as_ref(), jiff::Timestamp::now());
+    let status = plan::derive_status(
+        &desired,
+        &observed,
+        &step,
+        cluster.status.as_ref(),
+        jiff::Timestamp::now(),
+    );
     if mode == Mode::Act && cluster.status.as_ref() != Some(&status) {
         write_status(&api, &name, &ns, &status).await?;
     }
-    Ok(Pass { desired, observed, step, status, outcome })
+    Ok(Pass {
+        desired,
+        observed,
+        step,
+        status,
+        outcome,
+    })
 }
 
-async fn write_status(api: &Api<EtcdCluster>, name: &str, ns: &str, status: &EtcdClusterStatus) -> Result<(), Error> {
-    api.patch_status(name, &PatchParams::default(), &Patch::Merge(json!({ "status": status })))
-        .await
-        .map_err(|e| Error::kube("update the status of", "EtcdCluster", ns, name, e))?;
+async fn write_status(
+    api: &Api<EtcdCluster>,
+    name: &str,
+    ns: &str,
+    status: &EtcdClusterStatus,
+) -> Result<(), Error> {
+    api.patch_status(
+        name,
+        &PatchParams::default(),
+        &Patch::Merge(json!({ "status": status })),
+    )
+    .await
+    .map_err(|e| Error::kube("update the status of", "EtcdCluster", ns, name, e))?;
     Ok(())
 }
 
 /// An invalid spec is reported as a condition (and never hot-loops: the operator waits for the
 /// next spec change).
-async fn report_invalid(api: &Api<EtcdCluster>, cluster: &EtcdCluster, message: &str) -> Result<(), Error> {
+async fn report_invalid(
+    api: &Api<EtcdCluster>,
+    cluster: &EtcdCluster,
+    message: &str,
+) -> Result<(), Error> {
     let ns = cluster.namespace().unwrap_or_default();
     let name = cluster.name_any();
     let mut status = cluster.status.clone().unwrap_or_default();
@@ -187,14 +276,16 @@ async fn report_invalid(api: &Api<EtcdCluster>, cluster: &EtcdCluster, message: 
     status.phase = Some(Phase::Failed);
     status.message = Some(format!("invalid spec: {message}"));
     status.conditions.retain(|c| c.type_ != condition::DEGRADED);
-    status.conditions.push(k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition {
-        type_: condition::DEGRADED.into(),
-        status: "True".into(),
-        reason: reason::INVALID_SPEC.into(),
-        message: message.into(),
-        observed_generation: generation,
-        last_transition_time: now,
-    });
+    status
+        .conditions
+        .push(k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition {
+            type_: condition::DEGRADED.into(),
+            status: "True".into(),
+            reason: reason::INVALID_SPEC.into(),
+            message: message.into(),
+            observed_generation: generation,
+            last_transition_time: now,
+        });
     status.observed_generation = generation;
     if cluster.status.as_ref().and_then(|s| s.message.as_ref()) != status.message.as_ref() {
         write_status(api, &name, &ns, &status).await?;
@@ -206,7 +297,10 @@ async fn report_invalid(api: &Api<EtcdCluster>, cluster: &EtcdCluster, message: 
 /// unless `delete --delete-data` asked for them. Then the finalizer is released.
 async fn release(ctx: &Context, cluster: &EtcdCluster, d: &Desired) -> Result<(), Error> {
     let ns = &d.namespace;
-    let delete_data = cluster.annotations().get(ANNOTATION_DELETE_DATA).is_some_and(|v| v == "true");
+    let delete_data = cluster
+        .annotations()
+        .get(ANNOTATION_DELETE_DATA)
+        .is_some_and(|v| v == "true");
     if delete_data {
         let pvcs: Api<PersistentVolumeClaim> = Api::namespaced(ctx.client.clone(), ns);
         let lp = ListParams::default().labels(&objects::selector_string(&d.name));
@@ -215,12 +309,31 @@ async fn release(ctx: &Context, cluster: &EtcdCluster, d: &Desired) -> Result<()
             .map_err(|e| Error::kube("delete the volumes of", "EtcdCluster", ns, &d.name, e))?;
     }
     if cluster.finalizers().iter().any(|f| f == FINALIZER) {
-        let fins: Vec<&String> = cluster.finalizers().iter().filter(|f| *f != FINALIZER).collect();
+        let fins: Vec<&String> = cluster
+            .finalizers()
+            .iter()
+            .filter(|f| *f != FINALIZER)
+            .collect();
         let api = cluster_api(&ctx.client, ns);
-        match api.patch(&d.name, &PatchParams::default(), &Patch::Merge(json!({"metadata": {"finalizers": fins}}))).await {
+        match api
+            .patch(
+                &d.name,
+                &PatchParams::default(),
+                &Patch::Merge(json!({"metadata": {"finalizers": fins}})),
+            )
+            .await
+        {
             Ok(_) => {}
             Err(kube::Error::Api(s)) if s.code == 404 => {}
-            Err(e) => return Err(Error::kube("release the finalizer of", "EtcdCluster", ns, &d.name, e)),
+            Err(e) => {
+                return Err(Error::kube(
+                    "release the finalizer of",
+                    "EtcdCluster",
+                    ns,
+                    &d.name,
+                    e,
+                ));
+            }
         }
     }
     Ok(())

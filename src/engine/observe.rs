@@ -12,14 +12,24 @@ use kube::api::{Api, DynamicObject, ListParams};
 use super::Context;
 use crate::error::Error;
 use crate::etcd::EtcdClient;
-use crate::model::{ClusterView, Desired, EtcdView, MemberStatusView, MemberView, Observed, PodView, VolumeView, WorkloadView};
+use crate::model::{
+    ClusterView, Desired, EtcdView, MemberStatusView, MemberView, Observed, PodView, VolumeView,
+    WorkloadView,
+};
 use crate::objects;
 
-async fn get_opt<K>(api: &Api<K>, kind: &'static str, ns: &str, name: &str) -> Result<Option<K>, Error>
+async fn get_opt<K>(
+    api: &Api<K>,
+    kind: &'static str,
+    ns: &str,
+    name: &str,
+) -> Result<Option<K>, Error>
 where
     K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
 {
-    api.get_opt(name).await.map_err(|e| Error::kube("get", kind, ns, name, e))
+    api.get_opt(name)
+        .await
+        .map_err(|e| Error::kube("get", kind, ns, name, e))
 }
 
 pub async fn observe(ctx: &Context, d: &Desired) -> Result<Observed, Error> {
@@ -46,31 +56,60 @@ pub async fn observe(ctx: &Context, d: &Desired) -> Result<Observed, Error> {
         get_opt(&svc_api, "Service", ns, &client_name),
         get_opt(&pdb_api, "PodDisruptionBudget", ns, &pdb_name),
         get_opt(&cm_api, "ConfigMap", ns, &cm_name),
-        async { pod_api.list(&lp).await.map_err(|e| Error::kube("list", "Pod", ns, &d.name, e)) },
-        async { pvc_api.list(&lp).await.map_err(|e| Error::kube("list", "PersistentVolumeClaim", ns, &d.name, e)) },
+        async {
+            pod_api
+                .list(&lp)
+                .await
+                .map_err(|e| Error::kube("list", "Pod", ns, &d.name, e))
+        },
+        async {
+            pvc_api
+                .list(&lp)
+                .await
+                .map_err(|e| Error::kube("list", "PersistentVolumeClaim", ns, &d.name, e))
+        },
     )?;
 
     let statefulset = sts.map(|s| WorkloadView {
         replicas: s.spec.as_ref().and_then(|s| s.replicas).unwrap_or(0).max(0) as u32,
-        template_hash: s.metadata.annotations.as_ref().and_then(|a| a.get(objects::ANNOTATION_TEMPLATE_HASH).cloned()),
+        template_hash: s
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(objects::ANNOTATION_TEMPLATE_HASH).cloned()),
         update_revision: s.status.as_ref().and_then(|s| s.update_revision.clone()),
     });
     let mut pod_views = BTreeMap::new();
     for p in pods {
         let name = p.metadata.name.clone().unwrap_or_default();
-        let Some(ord) = objects::ordinal_of_pod(&d.name, &name) else { continue };
+        let Some(ord) = objects::ordinal_of_pod(&d.name, &name) else {
+            continue;
+        };
         let status = p.status.as_ref();
-        let cstatus = status.and_then(|s| s.container_statuses.as_ref()).and_then(|c| c.iter().find(|c| c.name == objects::CONTAINER));
+        let cstatus = status
+            .and_then(|s| s.container_statuses.as_ref())
+            .and_then(|c| c.iter().find(|c| c.name == objects::CONTAINER));
         pod_views.insert(
             ord,
             PodView {
-                ready: status.and_then(|s| s.conditions.as_ref()).is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True")),
-                running: cstatus.and_then(|c| c.state.as_ref()).is_some_and(|s| s.running.is_some()),
+                ready: status
+                    .and_then(|s| s.conditions.as_ref())
+                    .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True")),
+                running: cstatus
+                    .and_then(|c| c.state.as_ref())
+                    .is_some_and(|s| s.running.is_some()),
                 terminating: p.metadata.deletion_timestamp.is_some(),
-                revision: p.metadata.labels.as_ref().and_then(|l| l.get(objects::LABEL_REVISION).cloned()),
+                revision: p
+                    .metadata
+                    .labels
+                    .as_ref()
+                    .and_then(|l| l.get(objects::LABEL_REVISION).cloned()),
                 ip: status.and_then(|s| s.pod_ip.clone()),
                 restarts: cstatus.map_or(0, |c| c.restart_count),
-                waiting_reason: cstatus.and_then(|c| c.state.as_ref()).and_then(|s| s.waiting.as_ref()).and_then(|w| w.reason.clone()),
+                waiting_reason: cstatus
+                    .and_then(|c| c.state.as_ref())
+                    .and_then(|s| s.waiting.as_ref())
+                    .and_then(|w| w.reason.clone()),
                 name,
             },
         );
@@ -80,7 +119,13 @@ pub async fn observe(ctx: &Context, d: &Desired) -> Result<Observed, Error> {
         .filter_map(|v| {
             let name = v.metadata.name.clone()?;
             let ord = objects::ordinal_of_volume(&d.name, &name)?;
-            Some((ord, VolumeView { name, terminating: v.metadata.deletion_timestamp.is_some() }))
+            Some((
+                ord,
+                VolumeView {
+                    name,
+                    terminating: v.metadata.deletion_timestamp.is_some(),
+                },
+            ))
         })
         .collect();
     let etcd = observe_etcd(ctx, d, &pod_views).await;
@@ -103,18 +148,32 @@ struct Answer {
 }
 
 async fn ask(ctx: &Context, d: &Desired, ordinal: u32, pod: &PodView) -> Answer {
-    let mut a = Answer { ordinal, client: None, status: None, health: Err(String::new()) };
+    let mut a = Answer {
+        ordinal,
+        client: None,
+        status: None,
+        health: Err(String::new()),
+    };
     let mut client = match ctx.connect(d, ordinal, pod.ip.as_deref()).await {
         Ok(c) => c,
         Err(e) => {
-            a.health = Err(crate::error::Error::Etcd { namespace: d.namespace.clone(), name: d.name.clone(), source: e }.report());
+            a.health = Err(crate::error::Error::Etcd {
+                namespace: d.namespace.clone(),
+                name: d.name.clone(),
+                source: e,
+            }
+            .report());
             return a;
         }
     };
     match client.status().await {
         Ok(s) => {
             // Learners refuse linearizable reads; answering status is all a learner can show.
-            a.health = if s.is_learner { Ok(()) } else { client.health().await.map_err(|e| e.to_string()) };
+            a.health = if s.is_learner {
+                Ok(())
+            } else {
+                client.health().await.map_err(|e| e.to_string())
+            };
             a.status = Some(s);
         }
         Err(e) => a.health = Err(e.to_string()),
@@ -125,12 +184,19 @@ async fn ask(ctx: &Context, d: &Desired, ordinal: u32, pod: &PodView) -> Answer 
 
 /// Asks every running member for its status and health, and one voter for the member list.
 async fn observe_etcd(ctx: &Context, d: &Desired, pods: &BTreeMap<u32, PodView>) -> EtcdView {
-    let running: Vec<(u32, &PodView)> = pods.iter().filter(|(_, p)| p.running && !p.terminating).map(|(o, p)| (*o, p)).collect();
+    let running: Vec<(u32, &PodView)> = pods
+        .iter()
+        .filter(|(_, p)| p.running && !p.terminating)
+        .map(|(o, p)| (*o, p))
+        .collect();
     if running.is_empty() {
         return EtcdView::NotQueried;
     }
     let answers: Vec<Answer> = join_all(running.iter().map(|(o, p)| ask(ctx, d, *o, p))).await;
-    let mut cluster_ids: Vec<u64> = answers.iter().filter_map(|a| a.status.as_ref().map(|s| s.cluster_id)).collect();
+    let mut cluster_ids: Vec<u64> = answers
+        .iter()
+        .filter_map(|a| a.status.as_ref().map(|s| s.cluster_id))
+        .collect();
     cluster_ids.sort_unstable();
     cluster_ids.dedup();
     if cluster_ids.len() > 1 {
@@ -143,7 +209,10 @@ async fn observe_etcd(ctx: &Context, d: &Desired, pods: &BTreeMap<u32, PodView>)
         (s.member_id != s.leader_id, s.is_learner, a.ordinal)
     });
     let mut list = None;
-    let mut errors: Vec<String> = answers.iter().filter_map(|a| a.health.as_ref().err().filter(|e| !e.is_empty()).cloned()).collect();
+    let mut errors: Vec<String> = answers
+        .iter()
+        .filter_map(|a| a.health.as_ref().err().filter(|e| !e.is_empty()).cloned())
+        .collect();
     for a in order {
         let mut c = a.client.clone().expect("answered members have a client");
         match c.member_list().await {
@@ -160,18 +229,31 @@ async fn observe_etcd(ctx: &Context, d: &Desired, pods: &BTreeMap<u32, PodView>)
         }
         return EtcdView::Unreachable { errors };
     };
-    let by_id: BTreeMap<u64, &Answer> = answers.iter().filter_map(|a| a.status.as_ref().map(|s| (s.member_id, a))).collect();
-    let leader = answers.iter().filter_map(|a| a.status.as_ref()).map(|s| s.leader_id).find(|l| *l != 0);
+    let by_id: BTreeMap<u64, &Answer> = answers
+        .iter()
+        .filter_map(|a| a.status.as_ref().map(|s| (s.member_id, a)))
+        .collect();
+    let leader = answers
+        .iter()
+        .filter_map(|a| a.status.as_ref())
+        .map(|s| s.leader_id)
+        .find(|l| *l != 0);
     let members = list
         .members
         .iter()
         .map(|m| {
             let answer = by_id.get(&m.id);
             let status = answer.and_then(|a| a.status.as_ref());
-            let ordinal = m.peer_urls.iter().find_map(|u| objects::ordinal_of_peer_url(&d.name, &d.namespace, u));
+            let ordinal = m
+                .peer_urls
+                .iter()
+                .find_map(|u| objects::ordinal_of_peer_url(&d.name, &d.namespace, u));
             let error = match answer {
                 Some(a) => a.health.clone().err(),
-                None => ordinal.and_then(|o| answers.iter().find(|a| a.ordinal == o)).and_then(|a| a.health.clone().err()).or_else(|| Some("no running pod answered for this member".into())),
+                None => ordinal
+                    .and_then(|o| answers.iter().find(|a| a.ordinal == o))
+                    .and_then(|a| a.health.clone().err())
+                    .or_else(|| Some("no running pod answered for this member".into())),
             };
             MemberView {
                 id: m.id,
@@ -192,5 +274,9 @@ async fn observe_etcd(ctx: &Context, d: &Desired, pods: &BTreeMap<u32, PodView>)
             }
         })
         .collect();
-    EtcdView::Reached(ClusterView { cluster_id: list.cluster_id, leader, members })
+    EtcdView::Reached(ClusterView {
+        cluster_id: list.cluster_id,
+        leader,
+        members,
+    })
 }

@@ -3,7 +3,7 @@
 //!
 //! The CRD is not among them (it comes from `crate::api`); apply it first.
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 use crate::api::GROUP;
 use crate::lease;
@@ -26,16 +26,30 @@ fn rule(groups: &[&str], resources: &[&str], verbs: &[&str]) -> Value {
 
 /// What the engine does across namespaces (watch, observe, act, status, finalizer, events).
 fn cluster_rules() -> Vec<Value> {
-    const OWNED: &[&str] = &["get", "list", "watch", "create", "patch", "update", "delete"];
+    const OWNED: &[&str] = &[
+        "get", "list", "watch", "create", "patch", "update", "delete",
+    ];
     vec![
-        rule(&[GROUP], &["etcdclusters"], &["get", "list", "watch", "patch", "update"]),
-        rule(&[GROUP], &["etcdclusters/status"], &["get", "patch", "update"]),
+        rule(
+            &[GROUP],
+            &["etcdclusters"],
+            &["get", "list", "watch", "patch", "update"],
+        ),
+        rule(
+            &[GROUP],
+            &["etcdclusters/status"],
+            &["get", "patch", "update"],
+        ),
         rule(&[GROUP], &["etcdclusters/finalizers"], &["update"]),
         rule(&["apps"], &["statefulsets"], OWNED),
         rule(&[""], &["services", "configmaps"], OWNED),
         rule(&[""], &["pods"], &["get", "list", "watch", "delete"]),
         rule(&[""], &["pods/portforward"], &["create"]),
-        rule(&[""], &["persistentvolumeclaims"], &["get", "list", "watch", "delete", "deletecollection"]),
+        rule(
+            &[""],
+            &["persistentvolumeclaims"],
+            &["get", "list", "watch", "delete", "deletecollection"],
+        ),
         rule(&["policy"], &["poddisruptionbudgets"], OWNED),
         rule(&["events.k8s.io"], &["events"], &["create", "patch"]),
         rule(&[""], &["events"], &["create", "patch"]),
@@ -44,7 +58,11 @@ fn cluster_rules() -> Vec<Value> {
 
 /// The engine Lease, in the lease namespace only.
 fn lease_rules() -> Vec<Value> {
-    vec![rule(&["coordination.k8s.io"], &["leases"], &["get", "create", "update", "patch"])]
+    vec![rule(
+        &["coordination.k8s.io"],
+        &["leases"],
+        &["get", "create", "update", "patch"],
+    )]
 }
 
 /// Namespace, ServiceAccount, ClusterRole + binding, lease Role + binding, Deployment.
@@ -61,7 +79,8 @@ pub fn install_manifests(image: &str, namespace: &str) -> Vec<Value> {
         m
     };
     let subject = json!([{ "kind": "ServiceAccount", "name": NAME, "namespace": namespace }]);
-    let mut out = vec![json!({ "apiVersion": "v1", "kind": "Namespace", "metadata": meta(namespace, None) })];
+    let mut out =
+        vec![json!({ "apiVersion": "v1", "kind": "Namespace", "metadata": meta(namespace, None) })];
     if namespace != lease::NAMESPACE {
         out.push(json!({ "apiVersion": "v1", "kind": "Namespace", "metadata": meta(lease::NAMESPACE, None) }));
     }
@@ -92,9 +111,7 @@ pub fn install_manifests(image: &str, namespace: &str) -> Vec<Value> {
 
 fn deployment(image: &str, namespace: &str) -> Value {
     let selector = json!({ LABEL_NAME: NAME });
-    let probe = |path: &str, period: u32| {
-        json!({ "httpGet": { "path": path, "port": "metrics" }, "periodSeconds": period, "timeoutSeconds": 2, "failureThreshold": 3 })
-    };
+    let probe = |path: &str, period: u32| json!({ "httpGet": { "path": path, "port": "metrics" }, "periodSeconds": period, "timeoutSeconds": 2, "failureThreshold": 3 });
     json!({
         "apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": { "name": NAME, "namespace": namespace, "labels": labels() },
@@ -147,8 +164,13 @@ mod tests {
     }
 
     fn allows(role: &Value, group: &str, resource: &str, verb: &str) -> bool {
-        let has = |v: &Value, s: &str| v.as_array().is_some_and(|a| a.iter().any(|x| x == s || x == "*"));
-        role["rules"].as_array().unwrap().iter().any(|r| has(&r["apiGroups"], group) && has(&r["resources"], resource) && has(&r["verbs"], verb))
+        let has = |v: &Value, s: &str| {
+            v.as_array()
+                .is_some_and(|a| a.iter().any(|x| x == s || x == "*"))
+        };
+        role["rules"].as_array().unwrap().iter().any(|r| {
+            has(&r["apiGroups"], group) && has(&r["resources"], resource) && has(&r["verbs"], verb)
+        })
     }
 
     /// Every request the controller and the engine make (observe, act, status, finalizer,
@@ -184,7 +206,10 @@ mod tests {
         let all = install_manifests("img", lease::NAMESPACE);
         let role = kind(&all, "ClusterRole", None);
         for (g, r, v) in ENGINE_REQUESTS {
-            assert!(allows(role, g, r, v), "ClusterRole lacks {v} on {r} in group {g:?}");
+            assert!(
+                allows(role, g, r, v),
+                "ClusterRole lacks {v} on {r} in group {g:?}"
+            );
         }
     }
 
@@ -195,8 +220,14 @@ mod tests {
         assert!(!allows(role, "", "secrets", "get"));
         assert!(!allows(role, "", "pods/exec", "create"));
         assert!(!allows(role, GROUP, "etcdclusters", "delete"));
-        assert!(!allows(role, "", "pods", "create"), "pods come from the StatefulSet");
-        assert!(!allows(role, "coordination.k8s.io", "leases", "get"), "leases only in the lease namespace");
+        assert!(
+            !allows(role, "", "pods", "create"),
+            "pods come from the StatefulSet"
+        );
+        assert!(
+            !allows(role, "coordination.k8s.io", "leases", "get"),
+            "leases only in the lease namespace"
+        );
         let text = serde_json::to_string(role).unwrap();
         assert!(!text.contains("\"*\""), "no wildcards: {text}");
     }
@@ -208,7 +239,11 @@ mod tests {
         for v in ["get", "create", "update"] {
             assert!(allows(role, "coordination.k8s.io", "leases", v));
         }
-        let namespaces: Vec<&Value> = all.iter().filter(|o| o["kind"] == "Namespace").map(|o| &o["metadata"]["name"]).collect();
+        let namespaces: Vec<&Value> = all
+            .iter()
+            .filter(|o| o["kind"] == "Namespace")
+            .map(|o| &o["metadata"]["name"])
+            .collect();
         assert_eq!(namespaces, ["ops", lease::NAMESPACE]);
         let binding = kind(&all, "RoleBinding", Some(lease::NAMESPACE));
         assert_eq!(binding["subjects"][0]["namespace"], "ops");
@@ -225,7 +260,10 @@ mod tests {
         assert_eq!(c["args"], json!(["operate"]));
         assert_eq!(c["imagePullPolicy"], "IfNotPresent");
         assert_eq!(c["env"][0]["name"], POD_NAME_ENV);
-        assert_eq!(c["env"][0]["valueFrom"]["fieldRef"]["fieldPath"], "metadata.name");
+        assert_eq!(
+            c["env"][0]["valueFrom"]["fieldRef"]["fieldPath"],
+            "metadata.name"
+        );
         assert_eq!(c["readinessProbe"]["httpGet"]["path"], "/readyz");
         assert_eq!(c["livenessProbe"]["httpGet"]["path"], "/healthz");
         assert_eq!(c["ports"][0]["containerPort"], METRICS_PORT);
@@ -233,13 +271,19 @@ mod tests {
         assert_eq!(c["securityContext"]["runAsNonRoot"], true);
         let selector = &d["spec"]["selector"]["matchLabels"];
         for (k, v) in selector.as_object().unwrap() {
-            assert_eq!(&d["spec"]["template"]["metadata"]["labels"][k], v, "the selector matches the pod labels");
+            assert_eq!(
+                &d["spec"]["template"]["metadata"]["labels"][k], v,
+                "the selector matches the pod labels"
+            );
         }
     }
 
     #[test]
     fn every_manifest_parses_as_its_kubernetes_type() {
-        use k8s_openapi::api::{apps::v1::Deployment, rbac::v1::{ClusterRole, Role}};
+        use k8s_openapi::api::{
+            apps::v1::Deployment,
+            rbac::v1::{ClusterRole, Role},
+        };
         let all = install_manifests("img", "ops");
         for o in &all {
             match o["kind"].as_str().unwrap() {
@@ -258,7 +302,10 @@ mod tests {
 mod live {
     use super::*;
     use k8s_openapi::api::core::v1::Namespace;
-    use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams};
+    use kube::api::{
+        Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams,
+        PostParams,
+    };
 
     #[tokio::test]
     // Runs with --features e2e (tests/run-all.sh), against $KUBECONFIG.
@@ -266,7 +313,13 @@ mod live {
         let client = kube::Client::try_default().await.unwrap();
         let ns = format!("ke-manifests-{}", std::process::id());
         let nss: Api<Namespace> = Api::all(client.clone());
-        let body = Namespace { metadata: kube::api::ObjectMeta { name: Some(ns.clone()), ..Default::default() }, ..Default::default() };
+        let body = Namespace {
+            metadata: kube::api::ObjectMeta {
+                name: Some(ns.clone()),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
         nss.create(&PostParams::default(), &body).await.unwrap();
         let mut failures = vec![];
         for mut obj in install_manifests("testbed.local/kubectl-etcd:dev", &ns) {
@@ -276,7 +329,10 @@ mod live {
             }
             let (group, version) = match obj["apiVersion"].as_str().unwrap().split_once('/') {
                 Some((g, v)) => (g.to_string(), v.to_string()),
-                None => (String::new(), obj["apiVersion"].as_str().unwrap().to_string()),
+                None => (
+                    String::new(),
+                    obj["apiVersion"].as_str().unwrap().to_string(),
+                ),
             };
             let kind = obj["kind"].as_str().unwrap().to_string();
             let ar = ApiResource::from_gvk(&GroupVersionKind::gvk(&group, &version, &kind));

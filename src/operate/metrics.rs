@@ -23,8 +23,16 @@ use crate::api::Phase;
 /// Upper bounds (seconds) of the reconcile-duration histogram buckets.
 const BUCKETS: [f64; 8] = [0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
 /// Every phase is reported, at 0 when no cluster is in it, so alerts need no `absent()`.
-const PHASES: [Phase; 8] =
-    [Phase::Creating, Phase::Running, Phase::Scaling, Phase::Upgrading, Phase::Degraded, Phase::Failed, Phase::Paused, Phase::Deleting];
+const PHASES: [Phase; 8] = [
+    Phase::Creating,
+    Phase::Running,
+    Phase::Scaling,
+    Phase::Upgrading,
+    Phase::Degraded,
+    Phase::Failed,
+    Phase::Paused,
+    Phase::Deleting,
+];
 
 /// How one reconcile pass ended, the `result` label.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -36,7 +44,12 @@ pub enum PassResult {
 }
 
 impl PassResult {
-    const ALL: [PassResult; 4] = [PassResult::Acted, PassResult::Unchanged, PassResult::NotYet, PassResult::Error];
+    const ALL: [PassResult; 4] = [
+        PassResult::Acted,
+        PassResult::Unchanged,
+        PassResult::NotYet,
+        PassResult::Error,
+    ];
     fn label(self) -> &'static str {
         match self {
             PassResult::Acted => "acted",
@@ -168,10 +181,18 @@ fn respond(metrics: &Metrics, request_line: &str) -> (&'static str, &'static str
     }
     let path = target.split('?').next().unwrap_or(target);
     match path {
-        "/metrics" => ("200 OK", "text/plain; version=0.0.4; charset=utf-8", metrics.render()),
+        "/metrics" => (
+            "200 OK",
+            "text/plain; version=0.0.4; charset=utf-8",
+            metrics.render(),
+        ),
         "/healthz" => ("200 OK", TEXT, "ok\n".into()),
         "/readyz" if metrics.ready() => ("200 OK", TEXT, "ok\n".into()),
-        "/readyz" => ("503 Service Unavailable", TEXT, "leader election has not reached the API server yet\n".into()),
+        "/readyz" => (
+            "503 Service Unavailable",
+            TEXT,
+            "leader election has not reached the API server yet\n".into(),
+        ),
         _ => ("404 Not Found", TEXT, "not found\n".into()),
     }
 }
@@ -190,11 +211,16 @@ async fn serve_one(mut conn: TcpStream, metrics: &Metrics) -> std::io::Result<()
         }
         Ok::<_, std::io::Error>(())
     };
-    tokio::time::timeout(Duration::from_secs(5), read).await.map_err(|_| std::io::ErrorKind::TimedOut)??;
+    tokio::time::timeout(Duration::from_secs(5), read)
+        .await
+        .map_err(|_| std::io::ErrorKind::TimedOut)??;
     let text = String::from_utf8_lossy(&buf);
     let line = text.lines().next().unwrap_or("");
     let (status, content_type, body) = respond(metrics, line);
-    let head = format!("HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len());
+    let head = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
     conn.write_all(head.as_bytes()).await?;
     if !line.starts_with("HEAD ") {
         conn.write_all(body.as_bytes()).await?;
@@ -233,18 +259,34 @@ mod tests {
     use super::*;
 
     fn line<'a>(text: &'a str, prefix: &str) -> &'a str {
-        text.lines().find(|l| l.starts_with(prefix)).unwrap_or_else(|| panic!("no line {prefix} in\n{text}"))
+        text.lines()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no line {prefix} in\n{text}"))
     }
 
     #[test]
     fn a_fresh_operator_reports_every_series_at_zero() {
         let text = Metrics::default().render();
         for r in ["acted", "unchanged", "not_yet", "error"] {
-            assert_eq!(line(&text, &format!("kubectl_etcd_reconciles_total{{result=\"{r}\"}}")).rsplit(' ').next(), Some("0"));
+            assert_eq!(
+                line(
+                    &text,
+                    &format!("kubectl_etcd_reconciles_total{{result=\"{r}\"}}")
+                )
+                .rsplit(' ')
+                .next(),
+                Some("0")
+            );
         }
-        assert_eq!(line(&text, "kubectl_etcd_clusters{phase=\"Running\"}"), "kubectl_etcd_clusters{phase=\"Running\"} 0");
+        assert_eq!(
+            line(&text, "kubectl_etcd_clusters{phase=\"Running\"}"),
+            "kubectl_etcd_clusters{phase=\"Running\"} 0"
+        );
         assert_eq!(line(&text, "kubectl_etcd_leader "), "kubectl_etcd_leader 0");
-        assert_eq!(line(&text, "kubectl_etcd_reconcile_duration_seconds_count"), "kubectl_etcd_reconcile_duration_seconds_count 0");
+        assert_eq!(
+            line(&text, "kubectl_etcd_reconcile_duration_seconds_count"),
+            "kubectl_etcd_reconcile_duration_seconds_count 0"
+        );
         assert!(text.contains("# TYPE kubectl_etcd_reconcile_duration_seconds histogram"));
     }
 
@@ -255,13 +297,46 @@ mod tests {
         m.pass(PassResult::Error, Duration::from_secs(3));
         m.pass(PassResult::Unchanged, Duration::from_secs(60));
         let text = m.render();
-        assert_eq!(line(&text, "kubectl_etcd_reconciles_total{result=\"acted\"}"), "kubectl_etcd_reconciles_total{result=\"acted\"} 1");
-        assert_eq!(line(&text, "kubectl_etcd_reconcile_errors_total"), "kubectl_etcd_reconcile_errors_total 1");
-        assert_eq!(line(&text, "kubectl_etcd_reconcile_duration_seconds_bucket{le=\"0.05\"}"), "kubectl_etcd_reconcile_duration_seconds_bucket{le=\"0.05\"} 0");
-        assert_eq!(line(&text, "kubectl_etcd_reconcile_duration_seconds_bucket{le=\"0.1\"}"), "kubectl_etcd_reconcile_duration_seconds_bucket{le=\"0.1\"} 1");
-        assert_eq!(line(&text, "kubectl_etcd_reconcile_duration_seconds_bucket{le=\"5\"}"), "kubectl_etcd_reconcile_duration_seconds_bucket{le=\"5\"} 2");
-        assert_eq!(line(&text, "kubectl_etcd_reconcile_duration_seconds_bucket{le=\"+Inf\"}"), "kubectl_etcd_reconcile_duration_seconds_bucket{le=\"+Inf\"} 3");
-        assert_eq!(line(&text, "kubectl_etcd_reconcile_duration_seconds_sum"), "kubectl_etcd_reconcile_duration_seconds_sum 63.08");
+        assert_eq!(
+            line(&text, "kubectl_etcd_reconciles_total{result=\"acted\"}"),
+            "kubectl_etcd_reconciles_total{result=\"acted\"} 1"
+        );
+        assert_eq!(
+            line(&text, "kubectl_etcd_reconcile_errors_total"),
+            "kubectl_etcd_reconcile_errors_total 1"
+        );
+        assert_eq!(
+            line(
+                &text,
+                "kubectl_etcd_reconcile_duration_seconds_bucket{le=\"0.05\"}"
+            ),
+            "kubectl_etcd_reconcile_duration_seconds_bucket{le=\"0.05\"} 0"
+        );
+        assert_eq!(
+            line(
+                &text,
+                "kubectl_etcd_reconcile_duration_seconds_bucket{le=\"0.1\"}"
+            ),
+            "kubectl_etcd_reconcile_duration_seconds_bucket{le=\"0.1\"} 1"
+        );
+        assert_eq!(
+            line(
+                &text,
+                "kubectl_etcd_reconcile_duration_seconds_bucket{le=\"5\"}"
+            ),
+            "kubectl_etcd_reconcile_duration_seconds_bucket{le=\"5\"} 2"
+        );
+        assert_eq!(
+            line(
+                &text,
+                "kubectl_etcd_reconcile_duration_seconds_bucket{le=\"+Inf\"}"
+            ),
+            "kubectl_etcd_reconcile_duration_seconds_bucket{le=\"+Inf\"} 3"
+        );
+        assert_eq!(
+            line(&text, "kubectl_etcd_reconcile_duration_seconds_sum"),
+            "kubectl_etcd_reconcile_duration_seconds_sum 63.08"
+        );
     }
 
     #[test]
@@ -275,8 +350,14 @@ mod tests {
         m.forget("b/three");
         m.set_leader(true);
         let text = m.render();
-        assert_eq!(line(&text, "kubectl_etcd_clusters{phase=\"Running\"}"), "kubectl_etcd_clusters{phase=\"Running\"} 2");
-        assert_eq!(line(&text, "kubectl_etcd_clusters{phase=\"Degraded\"}"), "kubectl_etcd_clusters{phase=\"Degraded\"} 0");
+        assert_eq!(
+            line(&text, "kubectl_etcd_clusters{phase=\"Running\"}"),
+            "kubectl_etcd_clusters{phase=\"Running\"} 2"
+        );
+        assert_eq!(
+            line(&text, "kubectl_etcd_clusters{phase=\"Degraded\"}"),
+            "kubectl_etcd_clusters{phase=\"Degraded\"} 0"
+        );
         assert_eq!(line(&text, "kubectl_etcd_leader "), "kubectl_etcd_leader 1");
     }
 
@@ -284,11 +365,20 @@ mod tests {
     fn probes_answer_by_path_and_readiness() {
         let m = Metrics::default();
         assert_eq!(respond(&m, "GET /healthz HTTP/1.1").0, "200 OK");
-        assert_eq!(respond(&m, "GET /readyz HTTP/1.1").0, "503 Service Unavailable");
+        assert_eq!(
+            respond(&m, "GET /readyz HTTP/1.1").0,
+            "503 Service Unavailable"
+        );
         m.set_ready(true);
         assert_eq!(respond(&m, "GET /readyz HTTP/1.1").0, "200 OK");
-        assert_eq!(respond(&m, "GET /metrics?x=1 HTTP/1.1").1, "text/plain; version=0.0.4; charset=utf-8");
-        assert_eq!(respond(&m, "POST /metrics HTTP/1.1").0, "405 Method Not Allowed");
+        assert_eq!(
+            respond(&m, "GET /metrics?x=1 HTTP/1.1").1,
+            "text/plain; version=0.0.4; charset=utf-8"
+        );
+        assert_eq!(
+            respond(&m, "POST /metrics HTTP/1.1").0,
+            "405 Method Not Allowed"
+        );
         assert_eq!(respond(&m, "GET /nope HTTP/1.1").0, "404 Not Found");
         assert_eq!(respond(&m, "").0, "400 Bad Request");
     }
@@ -300,7 +390,9 @@ mod tests {
         let m = std::sync::Arc::new(Metrics::default());
         let server = tokio::spawn(serve(listener, m));
         let mut conn = TcpStream::connect(addr).await.unwrap();
-        conn.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n").await.unwrap();
+        conn.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+            .await
+            .unwrap();
         let mut out = String::new();
         conn.read_to_string(&mut out).await.unwrap();
         server.abort();

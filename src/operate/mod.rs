@@ -29,13 +29,13 @@ use kube::api::Api;
 use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::runtime::reflector::ObjectRef;
-use kube::runtime::{reflector, watcher, watcher::watcher as watch, WatchStreamExt};
+use kube::runtime::{WatchStreamExt, reflector, watcher, watcher::watcher as watch};
 use kube::{Client, Resource, ResourceExt};
 use tokio_util::sync::CancellationToken;
 
-use crate::api::{reason, EtcdCluster};
+use crate::api::{EtcdCluster, reason};
 use crate::engine::{self, Context, Dial, Mode, Outcome};
-use crate::error::{exit, Error};
+use crate::error::{Error, exit};
 use crate::lease::{self, Acquired, Lock};
 use crate::objects::{FIELD_MANAGER, LABEL_MANAGED_BY};
 use crate::plan::Step;
@@ -84,13 +84,22 @@ pub async fn run(opts: OperateOptions) -> Result<(), Error> {
 }
 
 /// `run` with the Lease in `lease_namespace` and shutdown on `shutdown` (tests use their own).
-async fn run_until(opts: OperateOptions, lease_namespace: &str, shutdown: CancellationToken) -> Result<(), Error> {
+async fn run_until(
+    opts: OperateOptions,
+    lease_namespace: &str,
+    shutdown: CancellationToken,
+) -> Result<(), Error> {
     let metrics = Arc::new(Metrics::default());
     let listener = metrics::bind(opts.metrics_addr).await?;
     let server = tokio::spawn(metrics::serve(listener, metrics.clone()));
     tracing::info!(identity = %opts.identity, addr = %opts.metrics_addr, "operator starting");
 
-    let lock = Lock::new(opts.client.clone(), lease_namespace, opts.identity.clone(), LEASE_DURATION);
+    let lock = Lock::new(
+        opts.client.clone(),
+        lease_namespace,
+        opts.identity.clone(),
+        LEASE_DURATION,
+    );
 
     let result = async {
         if !stand_by(&lock, &metrics, &shutdown).await? {
@@ -130,7 +139,11 @@ fn cancel_on_signal(token: CancellationToken) -> std::io::Result<()> {
 }
 
 /// Waits for the Lease. `Ok(true)`: we hold it; `Ok(false)`: shutdown came first.
-async fn stand_by(lock: &Lock, metrics: &Metrics, shutdown: &CancellationToken) -> Result<bool, Error> {
+async fn stand_by(
+    lock: &Lock,
+    metrics: &Metrics,
+    shutdown: &CancellationToken,
+) -> Result<bool, Error> {
     let mut last_holder: Option<String> = None;
     loop {
         let attempt = tokio::select! {
@@ -146,7 +159,11 @@ async fn stand_by(lock: &Lock, metrics: &Metrics, shutdown: &CancellationToken) 
             Ok(Acquired::HeldBy { holder }) => {
                 metrics.set_ready(true);
                 if last_holder.as_ref() != Some(&holder) {
-                    let who = if lease::is_operator(&holder) { "another operator replica" } else { "a kubectl etcd command" };
+                    let who = if lease::is_operator(&holder) {
+                        "another operator replica"
+                    } else {
+                        "a kubectl etcd command"
+                    };
                     tracing::info!(holder = %holder, "standing by: the engine lease is held by {who}");
                     last_holder = Some(holder);
                 }
@@ -177,28 +194,47 @@ async fn keep_lease(lock: &Lock) -> Error {
         tokio::time::sleep(RENEW_EVERY).await;
         match tokio::time::timeout(RENEW_EVERY, lock.try_acquire_or_renew()).await {
             Ok(Ok(Acquired::Held)) => renewed = Instant::now(),
-            Ok(Ok(Acquired::HeldBy { holder })) => return lost_lease(format!("lost the engine lease to {holder}; exiting so that only one engine acts")),
+            Ok(Ok(Acquired::HeldBy { holder })) => {
+                return lost_lease(format!(
+                    "lost the engine lease to {holder}; exiting so that only one engine acts"
+                ));
+            }
             Ok(Err(e)) => tracing::warn!("could not renew the engine lease: {}", e.report()),
             Err(_) => tracing::warn!("renewing the engine lease timed out"),
         }
         if renewed.elapsed() >= STEP_DOWN_AFTER {
-            return lost_lease(format!("could not renew the engine lease for {} s; exiting before another replica may take it", STEP_DOWN_AFTER.as_secs()));
+            return lost_lease(format!(
+                "could not renew the engine lease for {} s; exiting before another replica may take it",
+                STEP_DOWN_AFTER.as_secs()
+            ));
         }
     }
 }
 
 /// Runs the controller while holding the Lease.
-async fn lead(opts: &OperateOptions, lock: &Lock, metrics: &Arc<Metrics>, shutdown: &CancellationToken) -> Result<(), Error> {
+async fn lead(
+    opts: &OperateOptions,
+    lock: &Lock,
+    metrics: &Arc<Metrics>,
+    shutdown: &CancellationToken,
+) -> Result<(), Error> {
     metrics.set_leader(true);
     let renewing = keep_lease(lock);
     tokio::pin!(renewing);
 
     let ctx = tokio::select! {
-        c = Context::new(opts.client.clone(), opts.dial) => c?,
+        c = Context::new(opts.client.clone(), opts.dial) => {
+            let mut c = c?;
+            c.add_finalizer = true;
+            c
+        }
         e = &mut renewing => return Err(e),
         _ = shutdown.cancelled() => return Ok(()),
     };
-    let reporter = Reporter { controller: REPORTER.into(), instance: Some(opts.identity.clone()) };
+    let reporter = Reporter {
+        controller: REPORTER.into(),
+        instance: Some(opts.identity.clone()),
+    };
     let state = Arc::new(State {
         ctx,
         recorder: Recorder::new(opts.client.clone(), reporter),
@@ -219,7 +255,10 @@ async fn lead(opts: &OperateOptions, lock: &Lock, metrics: &Arc<Metrics>, shutdo
             }
         });
     tokio::pin!(controller);
-    tracing::info!(namespace = opts.namespace.as_deref().unwrap_or("<all>"), "controller running");
+    tracing::info!(
+        namespace = opts.namespace.as_deref().unwrap_or("<all>"),
+        "controller running"
+    );
 
     tokio::select! {
         _ = &mut controller => Err(lost_lease("the controller stopped unexpectedly".into())),
@@ -241,7 +280,10 @@ async fn lead(opts: &OperateOptions, lock: &Lock, metrics: &Arc<Metrics>, shutdo
 }
 
 fn controller_for(client: &Client, namespace: Option<&str>) -> Controller<EtcdCluster> {
-    fn api<K: Resource<Scope = k8s_openapi::NamespaceResourceScope>>(client: &Client, ns: Option<&str>) -> Api<K>
+    fn api<K: Resource<Scope = k8s_openapi::NamespaceResourceScope>>(
+        client: &Client,
+        ns: Option<&str>,
+    ) -> Api<K>
     where
         K::DynamicType: Default,
     {
@@ -252,11 +294,14 @@ fn controller_for(client: &Client, namespace: Option<&str>) -> Controller<EtcdCl
     }
     // Default list-then-watch: streaming lists fail on 1.20 API servers (HTTP 422).
     let (reader, writer) = reflector::store();
-    let clusters = watch(api::<EtcdCluster>(client, namespace), watcher::Config::default())
-        .default_backoff()
-        .reflect(writer)
-        .applied_objects()
-        .predicate_filter(trigger_hash, Default::default());
+    let clusters = watch(
+        api::<EtcdCluster>(client, namespace),
+        watcher::Config::default(),
+    )
+    .default_backoff()
+    .reflect(writer)
+    .applied_objects()
+    .predicate_filter(trigger_hash, Default::default());
     // Owned objects carry the managed-by label: watch only those, not every ConfigMap around.
     let owned = watcher::Config::default().labels(&format!("{LABEL_MANAGED_BY}={FIELD_MANAGER}"));
     Controller::for_stream(clusters, reader)
@@ -287,7 +332,11 @@ struct State {
 }
 
 fn key(cluster: &EtcdCluster) -> String {
-    format!("{}/{}", cluster.namespace().unwrap_or_default(), cluster.name_any())
+    format!(
+        "{}/{}",
+        cluster.namespace().unwrap_or_default(),
+        cluster.name_any()
+    )
 }
 
 /// One pass (kube-runtime already wraps it in a span naming the object; our lines carry the
@@ -302,9 +351,14 @@ async fn reconcile(cluster: Arc<EtcdCluster>, st: Arc<State>) -> Result<Action, 
         Ok(pass) => pass,
         Err(e) => {
             st.metrics.pass(PassResult::Error, took);
-            let reason = if matches!(e, Error::InvalidSpec { .. }) { reason::INVALID_SPEC } else { REASON_FAILED };
+            let reason = if matches!(e, Error::InvalidSpec { .. }) {
+                reason::INVALID_SPEC
+            } else {
+                REASON_FAILED
+            };
             tracing::warn!(cluster = %name, namespace = %ns, "pass failed: {}", e.report());
-            st.publish(&cluster, EventType::Warning, reason, e.report()).await;
+            st.publish(&cluster, EventType::Warning, reason, e.report())
+                .await;
             return Err(e);
         }
     };
@@ -323,12 +377,21 @@ async fn reconcile(cluster: Arc<EtcdCluster>, st: Arc<State>) -> Result<Action, 
     match (&pass.outcome, &pass.step) {
         (Outcome::Acted, step) => {
             tracing::info!(cluster = %name, namespace = %ns, step = %step, "acted");
-            st.publish(&cluster, EventType::Normal, step.reason(), step.to_string()).await;
+            st.publish(&cluster, EventType::Normal, step.reason(), step.to_string())
+                .await;
         }
-        (Outcome::Released, _) => tracing::info!(cluster = %name, namespace = %ns, "deleted: released the finalizer"),
+        (Outcome::Released, _) => {
+            tracing::info!(cluster = %name, namespace = %ns, "deleted: released the finalizer")
+        }
         (_, step @ Step::Hold { .. }) => {
             tracing::warn!(cluster = %name, namespace = %ns, step = %step, "holding");
-            st.publish(&cluster, EventType::Warning, step.reason(), step.to_string()).await;
+            st.publish(
+                &cluster,
+                EventType::Warning,
+                step.reason(),
+                step.to_string(),
+            )
+            .await;
         }
         (_, step) => tracing::debug!(cluster = %name, namespace = %ns, step = %step, "pass"),
     }
@@ -399,7 +462,13 @@ fn truncate(mut s: String, max: usize) -> String {
 impl State {
     /// Best effort: a failed Event never fails the pass.
     async fn publish(&self, cluster: &EtcdCluster, type_: EventType, reason: &str, note: String) {
-        let ev = Event { type_, reason: reason.into(), note: Some(truncate(note, NOTE_MAX)), action: ACTION.into(), secondary: None };
+        let ev = Event {
+            type_,
+            reason: reason.into(),
+            note: Some(truncate(note, NOTE_MAX)),
+            action: ACTION.into(),
+            secondary: None,
+        };
         if let Err(e) = self.recorder.publish(&ev, &cluster.object_ref(&())).await {
             tracing::warn!(cluster = %cluster.name_any(), namespace = %cluster.namespace().unwrap_or_default(), "could not publish an event: {e}");
         }
@@ -411,17 +480,29 @@ mod tests {
     use super::*;
 
     fn wait() -> Step {
-        Step::Wait { reason: reason::BOOTSTRAPPING, message: "pods starting".into() }
+        Step::Wait {
+            reason: reason::BOOTSTRAPPING,
+            message: "pods starting".into(),
+        }
     }
     fn hold() -> Step {
-        Step::Hold { reason: reason::QUORUM_AT_RISK, message: "2 of 3 down".into() }
+        Step::Hold {
+            reason: reason::QUORUM_AT_RISK,
+            message: "2 of 3 down".into(),
+        }
     }
 
     #[test]
     fn the_next_pass_comes_sooner_the_more_is_going_on() {
         let s = |n| Some(Duration::from_secs(n));
-        assert_eq!(requeue_after(&Outcome::Acted, &Step::ApplySupportingObjects), s(1));
-        assert_eq!(requeue_after(&Outcome::NotYet("unhealthy cluster".into()), &wait()), s(3));
+        assert_eq!(
+            requeue_after(&Outcome::Acted, &Step::ApplySupportingObjects),
+            s(1)
+        );
+        assert_eq!(
+            requeue_after(&Outcome::NotYet("unhealthy cluster".into()), &wait()),
+            s(3)
+        );
         assert_eq!(requeue_after(&Outcome::Unchanged, &wait()), s(3));
         assert_eq!(requeue_after(&Outcome::Unchanged, &hold()), s(30));
         assert_eq!(requeue_after(&Outcome::Unchanged, &Step::Idle), s(60));
@@ -438,19 +519,32 @@ mod tests {
         }))
         .unwrap();
         let base = trigger_hash(&c);
-        c.status = Some(crate::api::EtcdClusterStatus { replicas: 3, message: Some("converged".into()), ..Default::default() });
+        c.status = Some(crate::api::EtcdClusterStatus {
+            replicas: 3,
+            message: Some("converged".into()),
+            ..Default::default()
+        });
         c.metadata.resource_version = Some("42".into());
-        assert_eq!(trigger_hash(&c), base, "status and resourceVersion are ignored");
+        assert_eq!(
+            trigger_hash(&c),
+            base,
+            "status and resourceVersion are ignored"
+        );
         let changed = |f: &dyn Fn(&mut EtcdCluster)| {
             let mut d = c.clone();
             f(&mut d);
             trigger_hash(&d) != base
         };
         assert!(changed(&|d| d.metadata.generation = Some(2)));
-        assert!(changed(&|d| d.metadata.deletion_timestamp = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(jiff::Timestamp::UNIX_EPOCH))));
-        assert!(changed(&|d| d.metadata.finalizers = Some(vec![crate::api::FINALIZER.into()])));
+        assert!(changed(&|d| d.metadata.deletion_timestamp = Some(
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(jiff::Timestamp::UNIX_EPOCH)
+        )));
+        assert!(changed(
+            &|d| d.metadata.finalizers = Some(vec![crate::api::FINALIZER.into()])
+        ));
         assert!(changed(&|d| {
-            d.annotations_mut().insert(engine::ANNOTATION_DELETE_DATA.into(), "true".into());
+            d.annotations_mut()
+                .insert(engine::ANNOTATION_DELETE_DATA.into(), "true".into());
         }));
     }
 
@@ -503,13 +597,19 @@ mod live {
 
     async fn get(addr: SocketAddr, path: &str) -> String {
         let mut conn = tokio::net::TcpStream::connect(addr).await.unwrap();
-        conn.write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes()).await.unwrap();
+        conn.write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes())
+            .await
+            .unwrap();
         let mut out = String::new();
         conn.read_to_string(&mut out).await.unwrap();
         out
     }
 
-    async fn eventually<T, F: std::future::Future<Output = Option<T>>>(what: &str, secs: u64, mut f: impl FnMut() -> F) -> T {
+    async fn eventually<T, F: std::future::Future<Output = Option<T>>>(
+        what: &str,
+        secs: u64,
+        mut f: impl FnMut() -> F,
+    ) -> T {
         let until = Instant::now() + Duration::from_secs(secs);
         loop {
             if let Some(v) = f().await {
@@ -523,20 +623,36 @@ mod live {
     #[tokio::test(flavor = "multi_thread")]
     // Runs with --features e2e (tests/run-all.sh), against $KUBECONFIG.
     async fn the_leader_bootstraps_a_cluster_reports_it_and_lets_go_on_shutdown() {
-        let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "kubectl_etcd=info".into());
-        let _ = tracing_subscriber::fmt().with_env_filter(filter).with_test_writer().try_init();
+        let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+            .unwrap_or_else(|_| "kubectl_etcd=info".into());
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_test_writer()
+            .try_init();
         let client = Client::try_default().await.unwrap();
         let pid = std::process::id();
         let ns = format!("ke-operate-{pid}");
         let nss: Api<Namespace> = Api::all(client.clone());
-        let body = Namespace { metadata: kube::api::ObjectMeta { name: Some(ns.clone()), ..Default::default() }, ..Default::default() };
+        let body = Namespace {
+            metadata: kube::api::ObjectMeta {
+                name: Some(ns.clone()),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
         nss.create(&PostParams::default(), &body).await.unwrap();
         let clusters: Api<EtcdCluster> = Api::namespaced(client.clone(), &ns);
         let identity = format!("operator/test-{pid}");
         // Distinct port ranges per test: the tests of one run share a pid.
         let addr: SocketAddr = format!("127.0.0.1:{}", 20000 + pid % 5000).parse().unwrap();
         let token = CancellationToken::new();
-        let opts = OperateOptions { client: client.clone(), namespace: Some(ns.clone()), identity: identity.clone(), metrics_addr: addr, dial: Dial::PortForward };
+        let opts = OperateOptions {
+            client: client.clone(),
+            namespace: Some(ns.clone()),
+            identity: identity.clone(),
+            metrics_addr: addr,
+            dial: Dial::PortForward,
+        };
         let lease_ns = ns.clone();
         let op = tokio::spawn({
             let token = token.clone();
@@ -549,23 +665,49 @@ mod live {
                 "metadata": { "name": "demo" }, "spec": { "replicas": 1, "version": "3.5.16" },
             }))
             .unwrap();
-            clusters.create(&PostParams::default(), &cluster).await.unwrap();
+            clusters
+                .create(&PostParams::default(), &cluster)
+                .await
+                .unwrap();
             let sts: Api<StatefulSet> = Api::namespaced(client.clone(), &ns);
-            eventually("the StatefulSet", 60, || async { sts.get_opt(&crate::objects::statefulset_name("demo")).await.unwrap() }).await;
+            eventually("the StatefulSet", 60, || async {
+                sts.get_opt(&crate::objects::statefulset_name("demo"))
+                    .await
+                    .unwrap()
+            })
+            .await;
             let events: Api<K8sEvent> = Api::namespaced(client.clone(), &ns);
             let ev = eventually("a Bootstrapping event", 30, || async {
-                events.list(&ListParams::default()).await.unwrap().items.into_iter().find(|e| e.reason.as_deref() == Some(reason::BOOTSTRAPPING))
+                events
+                    .list(&ListParams::default())
+                    .await
+                    .unwrap()
+                    .items
+                    .into_iter()
+                    .find(|e| e.reason.as_deref() == Some(reason::BOOTSTRAPPING))
             })
             .await;
             assert_eq!(ev.type_.as_deref(), Some("Normal"));
             assert_eq!(ev.reporting_controller.as_deref(), Some(REPORTER));
             assert_eq!(ev.action.as_deref(), Some(ACTION));
-            assert_eq!(ev.regarding.as_ref().and_then(|r| r.name.as_deref()), Some("demo"));
+            assert_eq!(
+                ev.regarding.as_ref().and_then(|r| r.name.as_deref()),
+                Some("demo")
+            );
 
-            assert_eq!(lease::active_holder(client.clone(), &ns).await.unwrap().as_deref(), Some(identity.as_str()));
+            assert_eq!(
+                lease::active_holder(client.clone(), &ns)
+                    .await
+                    .unwrap()
+                    .as_deref(),
+                Some(identity.as_str())
+            );
             let text = get(addr, "/metrics").await;
             assert!(text.contains("\nkubectl_etcd_leader 1\n"), "{text}");
-            assert!(!text.contains("kubectl_etcd_reconciles_total{result=\"acted\"} 0\n"), "{text}");
+            assert!(
+                !text.contains("kubectl_etcd_reconciles_total{result=\"acted\"} 0\n"),
+                "{text}"
+            );
             assert!(get(addr, "/readyz").await.starts_with("HTTP/1.1 200"));
             assert!(get(addr, "/healthz").await.starts_with("HTTP/1.1 200"));
 
@@ -578,25 +720,55 @@ mod live {
                     async move {
                         let c = clusters.get("demo").await.unwrap();
                         let s = c.status.unwrap_or_default();
-                        (s.phase == Some(crate::api::Phase::Running) && s.ready_replicas == replicas).then_some(())
+                        (s.phase == Some(crate::api::Phase::Running)
+                            && s.ready_replicas == replicas)
+                            .then_some(())
                     }
                 }
             };
             eventually("demo to run with 1 member", 120, running(1)).await;
             clusters
-                .patch("demo", &kube::api::PatchParams::default(), &kube::api::Patch::Merge(serde_json::json!({"spec": {"replicas": 3}})))
+                .patch(
+                    "demo",
+                    &kube::api::PatchParams::default(),
+                    &kube::api::Patch::Merge(serde_json::json!({"spec": {"replicas": 3}})),
+                )
                 .await
                 .unwrap();
             eventually("demo to run with 3 members", 240, running(3)).await;
             let text = get(addr, "/metrics").await;
-            assert!(text.contains("\nkubectl_etcd_clusters{phase=\"Running\"} 1\n"), "{text}");
-            let reasons: Vec<String> = events.list(&ListParams::default()).await.unwrap().items.into_iter().filter_map(|e| e.reason).collect();
+            assert!(
+                text.contains("\nkubectl_etcd_clusters{phase=\"Running\"} 1\n"),
+                "{text}"
+            );
+            let reasons: Vec<String> = events
+                .list(&ListParams::default())
+                .await
+                .unwrap()
+                .items
+                .into_iter()
+                .filter_map(|e| e.reason)
+                .collect();
             for r in [reason::ADDING_LEARNER, reason::PROMOTING_LEARNER] {
-                assert!(reasons.iter().any(|x| x == r), "no {r} event in {reasons:?}");
+                assert!(
+                    reasons.iter().any(|x| x == r),
+                    "no {r} event in {reasons:?}"
+                );
             }
 
-            clusters.delete("demo", &DeleteParams::default()).await.unwrap();
-            eventually("the finalizer to be released", 60, || async { clusters.get_opt("demo").await.unwrap().is_none().then_some(()) }).await;
+            clusters
+                .delete("demo", &DeleteParams::default())
+                .await
+                .unwrap();
+            eventually("the finalizer to be released", 60, || async {
+                clusters
+                    .get_opt("demo")
+                    .await
+                    .unwrap()
+                    .is_none()
+                    .then_some(())
+            })
+            .await;
         })
         .catch_unwind()
         .await;
@@ -607,14 +779,25 @@ mod live {
         if outcome.is_err() {
             // Leave nothing behind that a finalizer would block.
             if let Ok(Some(c)) = clusters.get_opt("demo").await {
-                let _ = clusters.patch(&c.name_any(), &kube::api::PatchParams::default(), &kube::api::Patch::Merge(serde_json::json!({"metadata": {"finalizers": null}}))).await;
+                let _ = clusters
+                    .patch(
+                        &c.name_any(),
+                        &kube::api::PatchParams::default(),
+                        &kube::api::Patch::Merge(
+                            serde_json::json!({"metadata": {"finalizers": null}}),
+                        ),
+                    )
+                    .await;
             }
         }
         let _ = nss.delete(&ns, &DeleteParams::default()).await;
         if let Err(panic) = outcome {
             std::panic::resume_unwind(panic);
         }
-        stopped.expect("the operator stops within 30 s of a shutdown").unwrap().unwrap();
+        stopped
+            .expect("the operator stops within 30 s of a shutdown")
+            .unwrap()
+            .unwrap();
         assert_eq!(holder.unwrap(), None, "the lease was released on shutdown");
     }
 
@@ -636,7 +819,13 @@ mod live {
         let pid = std::process::id();
         let ns = format!("ke-failover-{pid}");
         let nss: Api<Namespace> = Api::all(client.clone());
-        let body = Namespace { metadata: kube::api::ObjectMeta { name: Some(ns.clone()), ..Default::default() }, ..Default::default() };
+        let body = Namespace {
+            metadata: kube::api::ObjectMeta {
+                name: Some(ns.clone()),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
         nss.create(&PostParams::default(), &body).await.unwrap();
         let port = (25000 + pid % 5000) as u16;
         let spawn = |who: &str, port: u16, token: CancellationToken| {
@@ -649,32 +838,69 @@ mod live {
         let outcome = std::panic::AssertUnwindSafe(async {
             let (stop_a, stop_b) = (CancellationToken::new(), CancellationToken::new());
             let a = spawn("a", port, stop_a.clone());
-            eventually("a to lead", 10, || async { (holder().await.as_deref() == Some("operator/a")).then_some(()) }).await;
+            eventually("a to lead", 10, || async {
+                (holder().await.as_deref() == Some("operator/a")).then_some(())
+            })
+            .await;
             let b = spawn("b", port + 1, stop_b.clone());
             let b_addr = SocketAddr::from(([127, 0, 0, 1], port + 1));
             eventually("b to stand by, ready", 10, || async {
                 let r = tokio::net::TcpStream::connect(b_addr).await.ok()?;
                 drop(r);
-                get(b_addr, "/readyz").await.starts_with("HTTP/1.1 200").then_some(())
+                get(b_addr, "/readyz")
+                    .await
+                    .starts_with("HTTP/1.1 200")
+                    .then_some(())
             })
             .await;
-            assert!(get(b_addr, "/metrics").await.contains("\nkubectl_etcd_leader 0\n"));
+            assert!(
+                get(b_addr, "/metrics")
+                    .await
+                    .contains("\nkubectl_etcd_leader 0\n")
+            );
 
             stop_a.cancel();
             a.await.unwrap().expect("a stops cleanly on shutdown");
-            eventually("b to take over", 10, || async { (holder().await.as_deref() == Some("operator/b")).then_some(()) }).await;
-            eventually("b to report leading", 5, || async { get(b_addr, "/metrics").await.contains("\nkubectl_etcd_leader 1\n").then_some(()) }).await;
+            eventually("b to take over", 10, || async {
+                (holder().await.as_deref() == Some("operator/b")).then_some(())
+            })
+            .await;
+            eventually("b to report leading", 5, || async {
+                get(b_addr, "/metrics")
+                    .await
+                    .contains("\nkubectl_etcd_leader 1\n")
+                    .then_some(())
+            })
+            .await;
 
             // Someone else takes the Lease (as after a partition): b must stop within a renew period.
             let leases: Api<Lease> = Api::namespaced(client.clone(), &ns);
             let mut l = leases.get(lease::NAME).await.unwrap();
             let spec = l.spec.as_mut().unwrap();
             spec.holder_identity = Some("cli/thief/1".into());
-            spec.renew_time = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime(jiff::Timestamp::now()));
-            leases.replace(lease::NAME, &PostParams::default(), &l).await.unwrap();
-            let err = tokio::time::timeout(RENEW_EVERY * 2, b).await.expect("b exits").unwrap().unwrap_err();
-            assert!(err.report().contains("lost the engine lease to cli/thief/1"), "{}", err.report());
-            assert_eq!(holder().await.as_deref(), Some("cli/thief/1"), "a leader that lost the lease does not release it");
+            spec.renew_time = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime(
+                jiff::Timestamp::now(),
+            ));
+            leases
+                .replace(lease::NAME, &PostParams::default(), &l)
+                .await
+                .unwrap();
+            let err = tokio::time::timeout(RENEW_EVERY * 2, b)
+                .await
+                .expect("b exits")
+                .unwrap()
+                .unwrap_err();
+            assert!(
+                err.report()
+                    .contains("lost the engine lease to cli/thief/1"),
+                "{}",
+                err.report()
+            );
+            assert_eq!(
+                holder().await.as_deref(),
+                Some("cli/thief/1"),
+                "a leader that lost the lease does not release it"
+            );
         })
         .catch_unwind()
         .await;
@@ -683,5 +909,4 @@ mod live {
             std::panic::resume_unwind(panic);
         }
     }
-
 }

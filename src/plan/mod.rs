@@ -30,17 +30,28 @@ pub enum Step {
     /// (Re)create the Services and disruption budget.
     ApplySupportingObjects,
     /// Write the member-config ConfigMap.
-    WriteConfig { data: BTreeMap<String, String>, why: ConfigChange },
+    WriteConfig {
+        data: BTreeMap<String, String>,
+        why: ConfigChange,
+    },
     /// Apply a changed pod template (no pod restarts by itself: OnDelete).
     UpdateTemplate { replicas: u32 },
     /// Add the member at `ordinal` to etcd as a non-voting learner.
-    AddLearner { ordinal: u32, name: String, peer_url: String },
+    AddLearner {
+        ordinal: u32,
+        name: String,
+        peer_url: String,
+    },
     /// Set the StatefulSet's size (creates it when missing).
     ResizeStatefulSet { from: u32, to: u32 },
     /// Make a caught-up learner a voter.
     PromoteLearner { id: u64, name: String },
     /// Hand leadership to another voter before its member is removed or restarted.
-    MoveLeader { from: String, to_id: u64, to: String },
+    MoveLeader {
+        from: String,
+        to_id: u64,
+        to: String,
+    },
     /// Remove a member from etcd.
     RemoveMember { id: u64, name: String },
     /// Delete the data volume of a member that no longer exists, so it can never rejoin.
@@ -48,10 +59,16 @@ pub enum Step {
     /// Delete a member's pod so it restarts with the current template.
     RestartMember { ordinal: u32, pod: String },
     /// Nothing to do until the world moves on.
-    Wait { reason: &'static str, message: String },
+    Wait {
+        reason: &'static str,
+        message: String,
+    },
     /// Acting would be unsafe or ambiguous: report and change nothing until a human or the
     /// world fixes it.
-    Hold { reason: &'static str, message: String },
+    Hold {
+        reason: &'static str,
+        message: String,
+    },
     /// Spec says paused.
     Paused,
     /// Converged.
@@ -72,20 +89,35 @@ pub enum ConfigChange {
 impl Step {
     /// True when the step changes the world.
     pub fn is_change(&self) -> bool {
-        !matches!(self, Step::Wait { .. } | Step::Hold { .. } | Step::Paused | Step::Idle)
+        !matches!(
+            self,
+            Step::Wait { .. } | Step::Hold { .. } | Step::Paused | Step::Idle
+        )
     }
     /// True when the step changes etcd membership.
     pub fn is_membership_change(&self) -> bool {
-        matches!(self, Step::AddLearner { .. } | Step::PromoteLearner { .. } | Step::RemoveMember { .. })
+        matches!(
+            self,
+            Step::AddLearner { .. } | Step::PromoteLearner { .. } | Step::RemoveMember { .. }
+        )
     }
     /// Condition reason describing this step.
     pub fn reason(&self) -> &'static str {
         match self {
             Step::Bootstrap { .. } => reason::BOOTSTRAPPING,
             Step::ApplySupportingObjects => reason::REPAIRING,
-            Step::WriteConfig { why: ConfigChange::Bootstrapped, .. } => reason::BOOTSTRAPPING,
-            Step::WriteConfig { why: ConfigChange::Joins, .. } => reason::ADDING_LEARNER,
-            Step::WriteConfig { why: ConfigChange::Repair, .. } => reason::REPAIRING,
+            Step::WriteConfig {
+                why: ConfigChange::Bootstrapped,
+                ..
+            } => reason::BOOTSTRAPPING,
+            Step::WriteConfig {
+                why: ConfigChange::Joins,
+                ..
+            } => reason::ADDING_LEARNER,
+            Step::WriteConfig {
+                why: ConfigChange::Repair,
+                ..
+            } => reason::REPAIRING,
             Step::UpdateTemplate { .. } | Step::RestartMember { .. } => reason::ROLLING_MEMBERS,
             Step::AddLearner { .. } => reason::ADDING_LEARNER,
             Step::ResizeStatefulSet { .. } => reason::RESIZING_WORKLOAD,
@@ -104,20 +136,30 @@ impl Step {
 impl fmt::Display for Step {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Step::Bootstrap { replicas } => write!(f, "bootstrap a new cluster of {replicas} members"),
-            Step::ApplySupportingObjects => write!(f, "apply the Services and the disruption budget"),
+            Step::Bootstrap { replicas } => {
+                write!(f, "bootstrap a new cluster of {replicas} members")
+            }
+            Step::ApplySupportingObjects => {
+                write!(f, "apply the Services and the disruption budget")
+            }
             Step::WriteConfig { why, .. } => match why {
-                ConfigChange::Bootstrapped => write!(f, "record that the initial members formed the cluster"),
+                ConfigChange::Bootstrapped => {
+                    write!(f, "record that the initial members formed the cluster")
+                }
                 ConfigChange::Joins => write!(f, "write the join entries of new members"),
                 ConfigChange::Repair => write!(f, "repair the member config"),
             },
             Step::UpdateTemplate { .. } => write!(f, "apply the changed member pod template"),
             Step::AddLearner { name, .. } => write!(f, "add {name} as a learner"),
-            Step::ResizeStatefulSet { from, to } => write!(f, "resize the StatefulSet from {from} to {to}"),
+            Step::ResizeStatefulSet { from, to } => {
+                write!(f, "resize the StatefulSet from {from} to {to}")
+            }
             Step::PromoteLearner { name, .. } => write!(f, "promote learner {name} to voter"),
             Step::MoveLeader { from, to, .. } => write!(f, "move leadership from {from} to {to}"),
             Step::RemoveMember { name, .. } => write!(f, "remove member {name}"),
-            Step::DeleteVolume { claim, .. } => write!(f, "delete volume {claim} of a removed member"),
+            Step::DeleteVolume { claim, .. } => {
+                write!(f, "delete volume {claim} of a removed member")
+            }
             Step::RestartMember { pod, .. } => write!(f, "restart {pod} with the new template"),
             Step::Wait { message, .. } => write!(f, "waiting: {message}"),
             Step::Hold { message, .. } => write!(f, "holding: {message}"),
@@ -133,15 +175,24 @@ pub fn quorum(voters: usize) -> usize {
 }
 
 fn wait(reason: &'static str, message: impl Into<String>) -> Step {
-    Step::Wait { reason, message: message.into() }
+    Step::Wait {
+        reason,
+        message: message.into(),
+    }
 }
 fn hold(reason: &'static str, message: impl Into<String>) -> Step {
-    Step::Hold { reason, message: message.into() }
+    Step::Hold {
+        reason,
+        message: message.into(),
+    }
 }
 
 /// A learner may be promoted once its log is within 10% of the leader's (etcd's own rule).
 fn caught_up(learner: &MemberView, leader: Option<&MemberView>) -> bool {
-    match (learner.status.as_ref(), leader.and_then(|l| l.status.as_ref())) {
+    match (
+        learner.status.as_ref(),
+        leader.and_then(|l| l.status.as_ref()),
+    ) {
         (Some(l), Some(lead)) => l.raft_index as u128 * 10 >= lead.raft_index as u128 * 9,
         _ => false,
     }
@@ -150,11 +201,17 @@ fn caught_up(learner: &MemberView, leader: Option<&MemberView>) -> bool {
 /// The member-config data the world should have now.
 pub fn wanted_config(d: &Desired, o: &Observed, c: &ClusterView) -> BTreeMap<String, String> {
     let current = o.config.clone().unwrap_or_default();
-    let mut data: BTreeMap<String, String> =
-        current.iter().filter(|(k, _)| !k.starts_with(config_key::JOIN_PREFIX)).map(|(k, v)| (k.clone(), v.clone())).collect();
+    let mut data: BTreeMap<String, String> = current
+        .iter()
+        .filter(|(k, _)| !k.starts_with(config_key::JOIN_PREFIX))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
     if !data.contains_key(config_key::INITIAL_CLUSTER) {
         // Lost config: a cluster that answers is formed; rebuild the fixed keys from the spec.
-        data.extend(objects::bootstrap_config(d, o.statefulset.as_ref().map_or(d.replicas, |s| s.replicas)));
+        data.extend(objects::bootstrap_config(
+            d,
+            o.statefulset.as_ref().map_or(d.replicas, |s| s.replicas),
+        ));
         data.insert(config_key::BOOTSTRAPPED.into(), "true".into());
     }
     let initial_started = c.members.iter().all(|m| m.started);
@@ -167,7 +224,10 @@ pub fn wanted_config(d: &Desired, o: &Observed, c: &ClusterView) -> BTreeMap<Str
         ordinals.sort_unstable();
         for m in c.members.iter().filter(|m| !m.started) {
             if let Some(ord) = m.ordinal {
-                data.insert(objects::join_key(ord), objects::initial_cluster(d, ordinals.iter().copied()));
+                data.insert(
+                    objects::join_key(ord),
+                    objects::initial_cluster(d, ordinals.iter().copied()),
+                );
             }
         }
     }
@@ -181,7 +241,9 @@ pub fn plan(d: &Desired, o: &Observed) -> Step {
     }
     let Some(sts) = &o.statefulset else {
         if o.config.is_none() && o.volumes.is_empty() {
-            return Step::Bootstrap { replicas: d.replicas };
+            return Step::Bootstrap {
+                replicas: d.replicas,
+            };
         }
         // The StatefulSet was deleted under a formed cluster: bring the members back on their
         // volumes (their data makes them start as themselves).
@@ -195,27 +257,60 @@ pub fn plan(d: &Desired, o: &Observed) -> Step {
     if sts.template_hash.as_deref() != Some(objects::template_hash(d).as_str()) {
         return Step::UpdateTemplate { replicas: s };
     }
-    let bootstrapped = o.config.as_ref().is_some_and(|c| c.contains_key(config_key::BOOTSTRAPPED));
+    let bootstrapped = o
+        .config
+        .as_ref()
+        .is_some_and(|c| c.contains_key(config_key::BOOTSTRAPPED));
     let c = match &o.etcd {
         EtcdView::Split { cluster_ids } => {
             let ids: Vec<String> = cluster_ids.iter().map(|i| format!("{i:016x}")).collect();
-            return hold(reason::SPLIT_BRAIN, format!("members answer with different cluster ids ({}); fix by hand, the engine will not act", ids.join(", ")));
+            return hold(
+                reason::SPLIT_BRAIN,
+                format!(
+                    "members answer with different cluster ids ({}); fix by hand, the engine will not act",
+                    ids.join(", ")
+                ),
+            );
         }
         EtcdView::NotQueried | EtcdView::Unreachable { .. } if !bootstrapped => {
-            return wait(reason::BOOTSTRAPPING, format!("members are starting{}", pod_trouble(o)));
+            return wait(
+                reason::BOOTSTRAPPING,
+                format!("members are starting{}", pod_trouble(o)),
+            );
         }
-        EtcdView::NotQueried => return wait(reason::ETCD_UNREACHABLE, format!("no member pod is running{}", pod_trouble(o))),
+        EtcdView::NotQueried => {
+            return wait(
+                reason::ETCD_UNREACHABLE,
+                format!("no member pod is running{}", pod_trouble(o)),
+            );
+        }
         EtcdView::Unreachable { errors } => {
-            return wait(reason::ETCD_UNREACHABLE, format!("no member answered: {}", errors.first().map_or("", |e| e.as_str())));
+            return wait(
+                reason::ETCD_UNREACHABLE,
+                format!(
+                    "no member answered: {}",
+                    errors.first().map_or("", |e| e.as_str())
+                ),
+            );
         }
         EtcdView::Reached(c) => c,
     };
     if let Some(m) = c.members.iter().find(|m| m.ordinal.is_none()) {
-        return hold(reason::STRANDED_MEMBER, format!("member {} ({}) was not added by kubectl-etcd; remove it with etcdctl", m.name, m.peer_url));
+        return hold(
+            reason::STRANDED_MEMBER,
+            format!(
+                "member {} ({}) was not added by kubectl-etcd; remove it with etcdctl",
+                m.name, m.peer_url
+            ),
+        );
     }
     let config = wanted_config(d, o, c);
     if o.config.as_ref() != Some(&config) {
-        let why = if o.config.as_ref().is_none_or(|c| !c.contains_key(config_key::INITIAL_CLUSTER)) {
+        let why = if o
+            .config
+            .as_ref()
+            .is_none_or(|c| !c.contains_key(config_key::INITIAL_CLUSTER))
+        {
             ConfigChange::Repair
         } else if !bootstrapped {
             ConfigChange::Bootstrapped
@@ -228,14 +323,21 @@ pub fn plan(d: &Desired, o: &Observed) -> Step {
         return wait(reason::BOOTSTRAPPING, "initial members are starting");
     }
     if let Some((ord, pod)) = o.pods.iter().find(|(o, p)| **o >= s && p.terminating) {
-        return wait(reason::RESIZING_WORKLOAD, format!("pod {} of ordinal {ord} is terminating", pod.name));
+        return wait(
+            reason::RESIZING_WORKLOAD,
+            format!("pod {} of ordinal {ord} is terminating", pod.name),
+        );
     }
     let healthy_voters = c.voters().filter(|m| m.healthy).count();
     let voters = c.voters().count();
 
     // 1. Members without a StatefulSet slot (highest first): a learner added before the resize,
     //    or one left behind by a reversed scale-up.
-    let mut beyond: Vec<&MemberView> = c.members.iter().filter(|m| m.ordinal.unwrap_or(0) >= s).collect();
+    let mut beyond: Vec<&MemberView> = c
+        .members
+        .iter()
+        .filter(|m| m.ordinal.unwrap_or(0) >= s)
+        .collect();
     beyond.sort_by_key(|m| std::cmp::Reverse(m.ordinal));
     if let Some(m) = beyond.first() {
         let ord = m.ordinal.unwrap_or(0);
@@ -243,19 +345,35 @@ pub fn plan(d: &Desired, o: &Observed) -> Step {
             if o.volumes.contains_key(&ord) {
                 // A volume from an earlier member of this ordinal would make the learner start
                 // with foreign data. Take the learner out; the volume is deleted next.
-                return Step::RemoveMember { id: m.id, name: member_name(d, m) };
+                return Step::RemoveMember {
+                    id: m.id,
+                    name: member_name(d, m),
+                };
             }
             return Step::ResizeStatefulSet { from: s, to: s + 1 };
         }
         if m.learner {
-            return Step::RemoveMember { id: m.id, name: member_name(d, m) };
+            return Step::RemoveMember {
+                id: m.id,
+                name: member_name(d, m),
+            };
         }
         // A voter without a pod slot: only removed when the rest keeps a healthy majority.
         let rest_healthy = c.voters().filter(|v| v.id != m.id && v.healthy).count();
         if rest_healthy >= quorum(voters - 1) {
-            return Step::RemoveMember { id: m.id, name: member_name(d, m) };
+            return Step::RemoveMember {
+                id: m.id,
+                name: member_name(d, m),
+            };
         }
-        return hold(reason::QUORUM_AT_RISK, format!("voter {} has no pod, and removing it would leave {rest_healthy} healthy of {} voters", member_name(d, m), voters - 1));
+        return hold(
+            reason::QUORUM_AT_RISK,
+            format!(
+                "voter {} has no pod, and removing it would leave {rest_healthy} healthy of {} voters",
+                member_name(d, m),
+                voters - 1
+            ),
+        );
     }
 
     // 2. StatefulSet slots without a member: the top one is shrunk away (a removed member, or one
@@ -264,19 +382,38 @@ pub fn plan(d: &Desired, o: &Observed) -> Step {
         if ord == s - 1 {
             return Step::ResizeStatefulSet { from: s, to: s - 1 };
         }
-        return hold(reason::STRANDED_MEMBER, format!("pod {} has no etcd member; delete its volume {} and pod to let it be re-added", objects::pod_name(&d.name, ord), objects::volume_name(&d.name, ord)));
+        return hold(
+            reason::STRANDED_MEMBER,
+            format!(
+                "pod {} has no etcd member; delete its volume {} and pod to let it be re-added",
+                objects::pod_name(&d.name, ord),
+                objects::volume_name(&d.name, ord)
+            ),
+        );
     }
 
     // 3. Volumes of ordinals beyond the StatefulSet belong to removed members: delete them so
     //    those members can never come back with stale data.
     if let Some((ord, v)) = o.volumes.iter().find(|(o, _)| **o >= s) {
         if v.terminating {
-            return wait(reason::CLEANING_UP, format!("volume {} is being deleted", v.name));
+            return wait(
+                reason::CLEANING_UP,
+                format!("volume {} is being deleted", v.name),
+            );
         }
         if !o.pods.contains_key(ord) {
-            return Step::DeleteVolume { ordinal: *ord, claim: v.name.clone() };
+            return Step::DeleteVolume {
+                ordinal: *ord,
+                claim: v.name.clone(),
+            };
         }
-        return wait(reason::CLEANING_UP, format!("pod of removed member {} is still present", objects::pod_name(&d.name, *ord)));
+        return wait(
+            reason::CLEANING_UP,
+            format!(
+                "pod of removed member {} is still present",
+                objects::pod_name(&d.name, *ord)
+            ),
+        );
     }
 
     // 4. A learner in its slot is promoted once caught up (or removed when no longer wanted).
@@ -287,10 +424,16 @@ pub fn plan(d: &Desired, o: &Observed) -> Step {
             return Step::RemoveMember { id: l.id, name };
         }
         if !l.started || l.status.is_none() {
-            return wait(reason::ADDING_LEARNER, format!("learner {name} is starting"));
+            return wait(
+                reason::ADDING_LEARNER,
+                format!("learner {name} is starting"),
+            );
         }
         if !caught_up(l, c.leader_member()) {
-            return wait(reason::PROMOTING_LEARNER, format!("learner {name} is catching up with the leader"));
+            return wait(
+                reason::PROMOTING_LEARNER,
+                format!("learner {name} is catching up with the leader"),
+            );
         }
         return Step::PromoteLearner { id: l.id, name };
     }
@@ -298,58 +441,138 @@ pub fn plan(d: &Desired, o: &Observed) -> Step {
     // 5. Scale, one member at a time.
     if voters < target {
         if healthy_voters < voters {
-            return wait(reason::MEMBERS_UNHEALTHY, format!("{healthy_voters} of {voters} members are healthy; adding a member waits for all"));
+            return wait(
+                reason::MEMBERS_UNHEALTHY,
+                format!(
+                    "{healthy_voters} of {voters} members are healthy; adding a member waits for all"
+                ),
+            );
         }
         let ord = s;
-        return Step::AddLearner { ordinal: ord, name: objects::pod_name(&d.name, ord), peer_url: objects::peer_url(&d.name, &d.namespace, ord) };
+        return Step::AddLearner {
+            ordinal: ord,
+            name: objects::pod_name(&d.name, ord),
+            peer_url: objects::peer_url(&d.name, &d.namespace, ord),
+        };
     }
     if voters > target {
-        let Some(victim) = c.member_at(s - 1) else { return hold(reason::STRANDED_MEMBER, "member list and StatefulSet disagree") };
-        let rest_healthy = c.voters().filter(|v| v.id != victim.id && v.healthy).count();
+        let Some(victim) = c.member_at(s - 1) else {
+            return hold(
+                reason::STRANDED_MEMBER,
+                "member list and StatefulSet disagree",
+            );
+        };
+        let rest_healthy = c
+            .voters()
+            .filter(|v| v.id != victim.id && v.healthy)
+            .count();
         if rest_healthy < quorum(voters - 1) {
-            return hold(reason::QUORUM_AT_RISK, format!("removing {} would leave {rest_healthy} healthy of {} voters (quorum {})", member_name(d, victim), voters - 1, quorum(voters - 1)));
+            return hold(
+                reason::QUORUM_AT_RISK,
+                format!(
+                    "removing {} would leave {rest_healthy} healthy of {} voters (quorum {})",
+                    member_name(d, victim),
+                    voters - 1,
+                    quorum(voters - 1)
+                ),
+            );
         }
         if c.leader == Some(victim.id) {
             return move_leader_off(d, c, victim);
         }
-        return Step::RemoveMember { id: victim.id, name: member_name(d, victim) };
+        return Step::RemoveMember {
+            id: victim.id,
+            name: member_name(d, victim),
+        };
     }
 
     // 6. Members on an old template restart one at a time, highest ordinal first, leader last.
     if let Some(rev) = &sts.update_revision {
-        let stale: Vec<u32> = o.pods.iter().filter(|(_, p)| p.revision.as_ref().is_some_and(|r| r != rev)).map(|(o, _)| *o).collect();
+        let stale: Vec<u32> = o
+            .pods
+            .iter()
+            .filter(|(_, p)| p.revision.as_ref().is_some_and(|r| r != rev))
+            .map(|(o, _)| *o)
+            .collect();
         if !stale.is_empty() {
             if healthy_voters < voters || o.pods.values().any(|p| !p.ready) {
-                return wait(reason::ROLLING_MEMBERS, "a restart waits until every member is healthy and ready");
+                return wait(
+                    reason::ROLLING_MEMBERS,
+                    "a restart waits until every member is healthy and ready",
+                );
             }
             let leader_ord = c.leader_member().and_then(|l| l.ordinal);
-            let pick = stale.iter().rev().find(|o| Some(**o) != leader_ord).or(stale.first()).copied().unwrap_or(0);
-            if Some(pick) == leader_ord && voters > 1 {
-                if let Some(m) = c.member_at(pick) {
-                    return move_leader_off(d, c, m);
-                }
+            let pick = stale
+                .iter()
+                .rev()
+                .find(|o| Some(**o) != leader_ord)
+                .or(stale.first())
+                .copied()
+                .unwrap_or(0);
+            if let Some(m) = c
+                .member_at(pick)
+                .filter(|_| Some(pick) == leader_ord && voters > 1)
+            {
+                return move_leader_off(d, c, m);
             }
-            return Step::RestartMember { ordinal: pick, pod: objects::pod_name(&d.name, pick) };
+            return Step::RestartMember {
+                ordinal: pick,
+                pod: objects::pod_name(&d.name, pick),
+            };
         }
     }
 
     if healthy_voters < voters {
-        let sick: Vec<String> = c.voters().filter(|m| !m.healthy).map(|m| member_name(d, m)).collect();
-        return wait(reason::MEMBERS_UNHEALTHY, format!("unhealthy: {}", sick.join(", ")));
+        let sick: Vec<String> = c
+            .voters()
+            .filter(|m| !m.healthy)
+            .map(|m| member_name(d, m))
+            .collect();
+        return wait(
+            reason::MEMBERS_UNHEALTHY,
+            format!("unhealthy: {}", sick.join(", ")),
+        );
     }
     Step::Idle
 }
 
 /// ` (demo-0: ImagePullBackOff, …)` for pods whose container waits for a reason, else empty.
 fn pod_trouble(o: &Observed) -> String {
-    let trouble: Vec<String> = o.pods.values().filter_map(|p| p.waiting_reason.as_ref().filter(|r| *r != "ContainerCreating").map(|r| format!("{}: {r}", p.name))).collect();
-    if trouble.is_empty() { String::new() } else { format!(" ({})", trouble.join(", ")) }
+    let trouble: Vec<String> = o
+        .pods
+        .values()
+        .filter_map(|p| {
+            p.waiting_reason
+                .as_ref()
+                .filter(|r| *r != "ContainerCreating")
+                .map(|r| format!("{}: {r}", p.name))
+        })
+        .collect();
+    if trouble.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", trouble.join(", "))
+    }
 }
 
 fn move_leader_off(d: &Desired, c: &ClusterView, from: &MemberView) -> Step {
-    match c.voters().filter(|m| m.id != from.id && m.healthy).min_by_key(|m| m.ordinal) {
-        Some(to) => Step::MoveLeader { from: member_name(d, from), to_id: to.id, to: member_name(d, to) },
-        None => hold(reason::QUORUM_AT_RISK, format!("no healthy voter can take over leadership from {}", member_name(d, from))),
+    match c
+        .voters()
+        .filter(|m| m.id != from.id && m.healthy)
+        .min_by_key(|m| m.ordinal)
+    {
+        Some(to) => Step::MoveLeader {
+            from: member_name(d, from),
+            to_id: to.id,
+            to: member_name(d, to),
+        },
+        None => hold(
+            reason::QUORUM_AT_RISK,
+            format!(
+                "no healthy voter can take over leadership from {}",
+                member_name(d, from)
+            ),
+        ),
     }
 }
 
@@ -366,6 +589,6 @@ mod status;
 pub use status::derive_status;
 
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
 mod sim;
+#[cfg(test)]
+mod tests;

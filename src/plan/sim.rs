@@ -4,8 +4,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{plan, quorum, Step};
-use crate::model::{ClusterView, Desired, EtcdView, MemberStatusView, MemberView, Observed, PodView, VolumeView, WorkloadView};
+use super::{Step, plan, quorum};
+use crate::model::{
+    ClusterView, Desired, EtcdView, MemberStatusView, MemberView, Observed, PodView, VolumeView,
+    WorkloadView,
+};
 use crate::objects::{self, config_key};
 
 #[derive(Clone, Debug)]
@@ -16,6 +19,9 @@ struct SimMember {
     started: bool,
     raft_index: u64,
 }
+
+/// One sub-action of a step; a crash may fall between two of them.
+type SubAction = Box<dyn FnOnce(&mut World)>;
 
 /// The world as the planner cannot see it directly.
 #[derive(Clone, Debug, Default)]
@@ -38,7 +44,9 @@ pub(crate) struct World {
 
 impl World {
     fn bootstrapped(&self) -> bool {
-        self.config.as_ref().is_some_and(|c| c.contains_key(config_key::BOOTSTRAPPED))
+        self.config
+            .as_ref()
+            .is_some_and(|c| c.contains_key(config_key::BOOTSTRAPPED))
     }
 
     /// What the StatefulSet controller, kubelet and etcd do between passes.
@@ -51,13 +59,23 @@ impl World {
             }
         }
         // Bootstrap: the initial members form the cluster once a majority runs.
-        if self.members.is_empty() && !self.bootstrapped() {
-            if let Some(cfg) = &self.config {
+        if let Some(cfg) = self
+            .config
+            .as_ref()
+            .filter(|_| self.members.is_empty() && !self.bootstrapped())
+        {
+            {
                 let n = cfg[config_key::INITIAL_CLUSTER].split(',').count() as u32;
                 if (0..n).filter(|o| self.pods.contains(o)).count() >= quorum(n as usize) {
                     for o in 0..n {
                         self.next_id += 1;
-                        self.members.push(SimMember { id: 1000 + self.next_id, ordinal: o, learner: false, started: false, raft_index: 0 });
+                        self.members.push(SimMember {
+                            id: 1000 + self.next_id,
+                            ordinal: o,
+                            learner: false,
+                            started: false,
+                            raft_index: 0,
+                        });
                     }
                     // The highest ordinal leads, so scaling down must move leadership first.
                     self.leader = self.members.last().map(|m| m.id);
@@ -68,12 +86,21 @@ impl World {
         let bootstrapped = self.bootstrapped();
         for o in self.pods.clone() {
             let data = self.volumes.get(&o).copied().unwrap_or(0);
-            let Some(m) = self.members.iter_mut().find(|m| m.ordinal == o) else { continue };
+            let Some(m) = self.members.iter_mut().find(|m| m.ordinal == o) else {
+                continue;
+            };
             if data != 0 {
-                assert_eq!(data, m.id, "{}: member {} started on the data of member {data}", d.name, m.id);
+                assert_eq!(
+                    data, m.id,
+                    "{}: member {} started on the data of member {data}",
+                    d.name, m.id
+                );
                 m.started = true;
             } else {
-                let join = self.config.as_ref().is_some_and(|c| c.contains_key(&objects::join_key(o)));
+                let join = self
+                    .config
+                    .as_ref()
+                    .is_some_and(|c| c.contains_key(&objects::join_key(o)));
                 if join || (!bootstrapped && !m.learner) {
                     m.started = true;
                     self.volumes.insert(o, m.id);
@@ -85,13 +112,24 @@ impl World {
                 m.raft_index = self.index;
             }
         }
-        if self.leader.is_none_or(|l| !self.members.iter().any(|m| m.id == l)) {
-            self.leader = self.members.iter().find(|m| !m.learner && m.started).map(|m| m.id);
+        if self
+            .leader
+            .is_none_or(|l| !self.members.iter().any(|m| m.id == l))
+        {
+            self.leader = self
+                .members
+                .iter()
+                .find(|m| !m.learner && m.started)
+                .map(|m| m.id);
         }
     }
 
     fn observe(&self, d: &Desired) -> Observed {
-        let etcd = if self.members.iter().any(|m| m.started && self.pods.contains(&m.ordinal)) {
+        let etcd = if self
+            .members
+            .iter()
+            .any(|m| m.started && self.pods.contains(&m.ordinal))
+        {
             EtcdView::Reached(ClusterView {
                 cluster_id: 42,
                 leader: self.leader,
@@ -102,12 +140,22 @@ impl World {
                         let up = m.started && self.pods.contains(&m.ordinal);
                         MemberView {
                             id: m.id,
-                            name: if m.started { objects::pod_name(&d.name, m.ordinal) } else { String::new() },
+                            name: if m.started {
+                                objects::pod_name(&d.name, m.ordinal)
+                            } else {
+                                String::new()
+                            },
                             ordinal: Some(m.ordinal),
                             peer_url: objects::peer_url(&d.name, &d.namespace, m.ordinal),
                             learner: m.learner,
                             started: m.started,
-                            status: up.then(|| MemberStatusView { version: "3.5.16".into(), db_size: 1, raft_index: m.raft_index, raft_term: 2, leader: self.leader.unwrap_or(0) }),
+                            status: up.then(|| MemberStatusView {
+                                version: "3.5.16".into(),
+                                db_size: 1,
+                                raft_index: m.raft_index,
+                                raft_term: 2,
+                                leader: self.leader.unwrap_or(0),
+                            }),
                             healthy: up,
                             error: None,
                         }
@@ -117,14 +165,46 @@ impl World {
         } else if self.pods.is_empty() {
             EtcdView::NotQueried
         } else {
-            EtcdView::Unreachable { errors: vec!["connection refused".into()] }
+            EtcdView::Unreachable {
+                errors: vec!["connection refused".into()],
+            }
         };
         Observed {
-            statefulset: self.sts.as_ref().map(|(r, h)| WorkloadView { replicas: *r, template_hash: Some(h.clone()), update_revision: None }),
+            statefulset: self.sts.as_ref().map(|(r, h)| WorkloadView {
+                replicas: *r,
+                template_hash: Some(h.clone()),
+                update_revision: None,
+            }),
             supporting_objects: self.supporting,
             config: self.config.clone(),
-            pods: self.pods.iter().map(|o| (*o, PodView { name: objects::pod_name(&d.name, *o), ready: true, running: true, ..Default::default() })).collect(),
-            volumes: self.volumes.keys().map(|o| (*o, VolumeView { name: objects::volume_name(&d.name, *o), terminating: false })).collect(),
+            pods: self
+                .pods
+                .iter()
+                .map(|o| {
+                    (
+                        *o,
+                        PodView {
+                            name: objects::pod_name(&d.name, *o),
+                            ready: true,
+                            running: true,
+                            ..Default::default()
+                        },
+                    )
+                })
+                .collect(),
+            volumes: self
+                .volumes
+                .keys()
+                .map(|o| {
+                    (
+                        *o,
+                        VolumeView {
+                            name: objects::volume_name(&d.name, *o),
+                            terminating: false,
+                        },
+                    )
+                })
+                .collect(),
             etcd,
         }
     }
@@ -132,7 +212,7 @@ impl World {
     /// Carries out `step`, stopping after `parts` of its sub-actions (a crash mid-step).
     fn act(&mut self, d: &Desired, step: &Step, parts: usize) {
         let hash = objects::template_hash(d);
-        let mut actions: Vec<Box<dyn FnOnce(&mut World)>> = Vec::new();
+        let mut actions: Vec<SubAction> = Vec::new();
         match step.clone() {
             Step::Bootstrap { replicas } => {
                 let cfg = objects::bootstrap_config(d, replicas);
@@ -142,28 +222,59 @@ impl World {
                 actions.push(Box::new(move |w| w.sts = Some((replicas, h))));
             }
             Step::ApplySupportingObjects => actions.push(Box::new(|w| w.supporting = true)),
-            Step::WriteConfig { data, .. } => actions.push(Box::new(move |w| w.config = Some(data))),
-            Step::UpdateTemplate { replicas } => actions.push(Box::new(move |w| w.sts = Some((replicas, hash)))),
-            Step::ResizeStatefulSet { to, .. } => actions.push(Box::new(move |w| w.sts = Some((to, hash)))),
+            Step::WriteConfig { data, .. } => {
+                actions.push(Box::new(move |w| w.config = Some(data)))
+            }
+            Step::UpdateTemplate { replicas } => {
+                actions.push(Box::new(move |w| w.sts = Some((replicas, hash))))
+            }
+            Step::ResizeStatefulSet { to, .. } => {
+                actions.push(Box::new(move |w| w.sts = Some((to, hash))))
+            }
             Step::AddLearner { ordinal, .. } => actions.push(Box::new(move |w| {
-                assert!(w.members.iter().all(|m| !m.learner), "a second learner was added");
-                assert!(!w.volumes.contains_key(&ordinal), "learner {ordinal} added while an old volume exists");
+                assert!(
+                    w.members.iter().all(|m| !m.learner),
+                    "a second learner was added"
+                );
+                assert!(
+                    !w.volumes.contains_key(&ordinal),
+                    "learner {ordinal} added while an old volume exists"
+                );
                 w.next_id += 1;
                 w.index += 1;
                 let id = 1000 + w.next_id;
-                w.members.push(SimMember { id, ordinal, learner: true, started: false, raft_index: 0 });
+                w.members.push(SimMember {
+                    id,
+                    ordinal,
+                    learner: true,
+                    started: false,
+                    raft_index: 0,
+                });
                 w.changes_this_pass += 1;
             })),
             Step::PromoteLearner { id, .. } => actions.push(Box::new(move |w| {
-                let m = w.members.iter_mut().find(|m| m.id == id).expect("promoted member exists");
-                assert!(m.learner && m.started, "promoted a learner that was not running");
+                let m = w
+                    .members
+                    .iter_mut()
+                    .find(|m| m.id == id)
+                    .expect("promoted member exists");
+                assert!(
+                    m.learner && m.started,
+                    "promoted a learner that was not running"
+                );
                 m.learner = false;
                 w.index += 1;
                 w.changes_this_pass += 1;
             })),
-            Step::MoveLeader { to_id, .. } => actions.push(Box::new(move |w| w.leader = Some(to_id))),
+            Step::MoveLeader { to_id, .. } => {
+                actions.push(Box::new(move |w| w.leader = Some(to_id)))
+            }
             Step::RemoveMember { id, .. } => actions.push(Box::new(move |w| {
-                assert_ne!(w.leader, Some(id), "removed the leader without moving leadership first");
+                assert_ne!(
+                    w.leader,
+                    Some(id),
+                    "removed the leader without moving leadership first"
+                );
                 let was_voter = w.members.iter().any(|m| m.id == id && !m.learner);
                 w.members.retain(|m| m.id != id);
                 w.removed.insert(id);
@@ -171,16 +282,28 @@ impl World {
                 w.changes_this_pass += 1;
                 if was_voter {
                     let voters = w.members.iter().filter(|m| !m.learner).count();
-                    let healthy = w.members.iter().filter(|m| !m.learner && m.started && w.pods.contains(&m.ordinal)).count();
-                    assert!(healthy >= quorum(voters), "removal left {healthy} healthy of {voters} voters");
+                    let healthy = w
+                        .members
+                        .iter()
+                        .filter(|m| !m.learner && m.started && w.pods.contains(&m.ordinal))
+                        .count();
+                    assert!(
+                        healthy >= quorum(voters),
+                        "removal left {healthy} healthy of {voters} voters"
+                    );
                 }
             })),
             Step::DeleteVolume { ordinal, .. } => actions.push(Box::new(move |w| {
-                assert!(!w.pods.contains(&ordinal), "deleted the volume of a running pod");
+                assert!(
+                    !w.pods.contains(&ordinal),
+                    "deleted the volume of a running pod"
+                );
                 w.volumes.remove(&ordinal);
             })),
             Step::RestartMember { .. } | Step::Wait { .. } | Step::Paused | Step::Idle => {}
-            Step::Hold { message, .. } => panic!("the planner held in a healthy simulation: {message}"),
+            Step::Hold { message, .. } => {
+                panic!("the planner held in a healthy simulation: {message}")
+            }
         }
         for a in actions.into_iter().take(parts) {
             a(self);
@@ -188,20 +311,45 @@ impl World {
     }
 
     fn check_invariants(&self) {
-        assert!(self.members.iter().filter(|m| m.learner).count() <= 1, "more than one learner: {:?}", self.members);
-        assert!(self.changes_this_pass <= 1, "{} membership changes in one pass", self.changes_this_pass);
+        assert!(
+            self.members.iter().filter(|m| m.learner).count() <= 1,
+            "more than one learner: {:?}",
+            self.members
+        );
+        assert!(
+            self.changes_this_pass <= 1,
+            "{} membership changes in one pass",
+            self.changes_this_pass
+        );
         for m in &self.members {
-            assert!(!self.removed.contains(&m.id), "removed member {} came back", m.id);
+            assert!(
+                !self.removed.contains(&m.id),
+                "removed member {} came back",
+                m.id
+            );
         }
         for (o, id) in &self.volumes {
-            assert!(*id == 0 || !self.removed.contains(id) || !self.pods.contains(o) || !self.members.iter().any(|m| m.ordinal == *o), "volume of removed member {id} is used by a new member at {o}");
+            assert!(
+                *id == 0
+                    || !self.removed.contains(id)
+                    || !self.pods.contains(o)
+                    || !self.members.iter().any(|m| m.ordinal == *o),
+                "volume of removed member {id} is used by a new member at {o}"
+            );
         }
     }
 }
 
 fn desired(replicas: u32) -> Desired {
     let mut d = crate::model::validate(&{
-        let mut c = crate::api::EtcdCluster::new("demo", crate::api::EtcdClusterSpec { replicas: replicas as i32, version: "3.5.16".into(), ..Default::default() });
+        let mut c = crate::api::EtcdCluster::new(
+            "demo",
+            crate::api::EtcdClusterSpec {
+                replicas: replicas as i32,
+                version: "3.5.16".into(),
+                ..Default::default()
+            },
+        );
         c.metadata.namespace = Some("ns".into());
         c.metadata.uid = Some("uid-1".into());
         c
@@ -232,7 +380,11 @@ fn converge(w: &mut World, d: &Desired, crash_at: Option<(usize, usize)>, max: u
         w.check_invariants();
         steps.push(step);
     }
-    panic!("no convergence to {} members after {max} passes; last steps: {:#?}\nworld: {w:#?}", d.replicas, &steps[steps.len().saturating_sub(6)..]);
+    panic!(
+        "no convergence to {} members after {max} passes; last steps: {:#?}\nworld: {w:#?}",
+        d.replicas,
+        &steps[steps.len().saturating_sub(6)..]
+    );
 }
 
 fn check_converged(w: &World, d: &Desired) {
@@ -242,7 +394,11 @@ fn check_converged(w: &World, d: &Desired) {
     assert!(w.members.iter().all(|m| !m.learner && m.started));
     let ords: BTreeSet<u32> = w.members.iter().map(|m| m.ordinal).collect();
     assert_eq!(ords, (0..n).collect());
-    assert_eq!(w.volumes.keys().copied().collect::<BTreeSet<_>>(), (0..n).collect(), "leftover volumes");
+    assert_eq!(
+        w.volumes.keys().copied().collect::<BTreeSet<_>>(),
+        (0..n).collect(),
+        "leftover volumes"
+    );
 }
 
 const PATH: [u32; 5] = [1, 3, 5, 3, 1];
@@ -333,5 +489,10 @@ fn scale_down_removes_members_before_shrinking_and_deletes_their_volumes() {
             _ => "other",
         })
         .collect();
-    assert_eq!(kinds, ["leader", "remove", "resize", "volume", "remove", "resize", "volume"]);
+    assert_eq!(
+        kinds,
+        [
+            "leader", "remove", "resize", "volume", "remove", "resize", "volume"
+        ]
+    );
 }

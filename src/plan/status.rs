@@ -5,11 +5,19 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 
 use super::Step;
-use crate::api::{condition, reason, EtcdClusterStatus, MemberStatus, Phase};
+use crate::api::{EtcdClusterStatus, MemberStatus, Phase, condition, reason};
 use crate::model::{Desired, EtcdView, Observed};
 use crate::objects;
 
-fn cond(prev: &[Condition], type_: &str, on: bool, reason: &str, message: String, generation: i64, now: jiff::Timestamp) -> Condition {
+fn cond(
+    prev: &[Condition],
+    type_: &str,
+    on: bool,
+    reason: &str,
+    message: String,
+    generation: i64,
+    now: jiff::Timestamp,
+) -> Condition {
     let status = if on { "True" } else { "False" };
     let last = prev
         .iter()
@@ -27,7 +35,13 @@ fn cond(prev: &[Condition], type_: &str, on: bool, reason: &str, message: String
 }
 
 /// Builds the status the engine writes after a pass that chose `step`.
-pub fn derive_status(d: &Desired, o: &Observed, step: &Step, prev: Option<&EtcdClusterStatus>, now: jiff::Timestamp) -> EtcdClusterStatus {
+pub fn derive_status(
+    d: &Desired,
+    o: &Observed,
+    step: &Step,
+    prev: Option<&EtcdClusterStatus>,
+    now: jiff::Timestamp,
+) -> EtcdClusterStatus {
     let prev_conds: &[Condition] = prev.map_or(&[], |p| &p.conditions);
     let mut st = EtcdClusterStatus {
         selector: Some(objects::selector_string(&d.name)),
@@ -61,7 +75,11 @@ pub fn derive_status(d: &Desired, o: &Observed, step: &Step, prev: Option<&EtcdC
         st.version = c
             .members
             .iter()
-            .filter_map(|m| m.status.as_ref().and_then(|s| crate::model::Version::parse(&s.version)))
+            .filter_map(|m| {
+                m.status
+                    .as_ref()
+                    .and_then(|s| crate::model::Version::parse(&s.version))
+            })
             .min()
             .map(|v| v.to_string());
         st.replicas = members.len() as i32;
@@ -70,7 +88,15 @@ pub fn derive_status(d: &Desired, o: &Observed, step: &Step, prev: Option<&EtcdC
     } else if let Some(p) = prev {
         // Nobody answered: keep the last member list so users still see who should be there,
         // but mark nobody healthy.
-        st.members = p.members.iter().cloned().map(|mut m| { m.healthy = false; m }).collect();
+        st.members = p
+            .members
+            .iter()
+            .cloned()
+            .map(|mut m| {
+                m.healthy = false;
+                m
+            })
+            .collect();
         st.replicas = p.replicas;
         st.cluster_id = p.cluster_id.clone();
         st.version = p.version.clone();
@@ -80,16 +106,44 @@ pub fn derive_status(d: &Desired, o: &Observed, step: &Step, prev: Option<&EtcdC
     let r = step.reason();
     let msg = step.to_string();
     let converged = matches!(step, Step::Idle);
-    let ready = voters > 0 && healthy >= super::quorum(voters) && !matches!(step, Step::Hold { .. });
+    let ready =
+        voters > 0 && healthy >= super::quorum(voters) && !matches!(step, Step::Hold { .. });
     let scaling = matches!(
         step,
-        Step::AddLearner { .. } | Step::PromoteLearner { .. } | Step::RemoveMember { .. } | Step::ResizeStatefulSet { .. } | Step::DeleteVolume { .. } | Step::MoveLeader { .. }
-    ) || (matches!(step, Step::Wait { .. } | Step::WriteConfig { .. }) && [reason::ADDING_LEARNER, reason::PROMOTING_LEARNER, reason::RESIZING_WORKLOAD, reason::CLEANING_UP].contains(&r))
-        || (voters > 0 && voters != d.replicas as usize && !matches!(step, Step::Hold { .. } | Step::Paused));
-    let upgrading = matches!(step, Step::UpdateTemplate { .. } | Step::RestartMember { .. }) || (matches!(step, Step::Wait { .. }) && r == reason::ROLLING_MEMBERS);
-    let recovering = matches!(step, Step::ApplySupportingObjects | Step::WriteConfig { why: super::ConfigChange::Repair, .. })
-        || matches!(step, Step::ResizeStatefulSet { from: 0, .. }) && o.statefulset.is_none() && !o.volumes.is_empty();
-    let degraded = matches!(step, Step::Hold { .. }) || (voters > 0 && healthy < voters) || r == reason::ETCD_UNREACHABLE;
+        Step::AddLearner { .. }
+            | Step::PromoteLearner { .. }
+            | Step::RemoveMember { .. }
+            | Step::ResizeStatefulSet { .. }
+            | Step::DeleteVolume { .. }
+            | Step::MoveLeader { .. }
+    ) || (matches!(step, Step::Wait { .. } | Step::WriteConfig { .. })
+        && [
+            reason::ADDING_LEARNER,
+            reason::PROMOTING_LEARNER,
+            reason::RESIZING_WORKLOAD,
+            reason::CLEANING_UP,
+        ]
+        .contains(&r))
+        || (voters > 0
+            && voters != d.replicas as usize
+            && !matches!(step, Step::Hold { .. } | Step::Paused));
+    let upgrading = matches!(
+        step,
+        Step::UpdateTemplate { .. } | Step::RestartMember { .. }
+    ) || (matches!(step, Step::Wait { .. }) && r == reason::ROLLING_MEMBERS);
+    let recovering = matches!(
+        step,
+        Step::ApplySupportingObjects
+            | Step::WriteConfig {
+                why: super::ConfigChange::Repair,
+                ..
+            }
+    ) || matches!(step, Step::ResizeStatefulSet { from: 0, .. })
+        && o.statefulset.is_none()
+        && !o.volumes.is_empty();
+    let degraded = matches!(step, Step::Hold { .. })
+        || (voters > 0 && healthy < voters)
+        || r == reason::ETCD_UNREACHABLE;
 
     let degraded_reason = match step {
         Step::Hold { reason, .. } => *reason,
@@ -106,16 +160,83 @@ pub fn derive_status(d: &Desired, o: &Observed, step: &Step, prev: Option<&EtcdC
         format!("{healthy} of {voters} voting members healthy")
     };
     st.conditions = vec![
-        cond(prev_conds, condition::READY, ready, if ready { reason::ALL_MEMBERS_HEALTHY } else { r }, if ready { format!("{healthy} of {voters} voting members healthy; quorum {}", super::quorum(voters.max(1))) } else { msg.clone() }, g, now),
-        cond(prev_conds, condition::SCALING, scaling, if scaling { r } else { reason::AS_DESIRED }, if scaling { msg.clone() } else { format!("{voters} voting members as desired") }, g, now),
-        cond(prev_conds, condition::UPGRADING, upgrading, if upgrading { r } else { reason::AS_DESIRED }, if upgrading { msg.clone() } else { "every member runs the current template".into() }, g, now),
-        cond(prev_conds, condition::RECOVERING, recovering, if recovering { r } else { reason::AS_DESIRED }, if recovering { msg.clone() } else { "nothing to recover".into() }, g, now),
-        cond(prev_conds, condition::DEGRADED, degraded, degraded_reason, degraded_msg, g, now),
+        cond(
+            prev_conds,
+            condition::READY,
+            ready,
+            if ready {
+                reason::ALL_MEMBERS_HEALTHY
+            } else {
+                r
+            },
+            if ready {
+                format!(
+                    "{healthy} of {voters} voting members healthy; quorum {}",
+                    super::quorum(voters.max(1))
+                )
+            } else {
+                msg.clone()
+            },
+            g,
+            now,
+        ),
+        cond(
+            prev_conds,
+            condition::SCALING,
+            scaling,
+            if scaling { r } else { reason::AS_DESIRED },
+            if scaling {
+                msg.clone()
+            } else {
+                format!("{voters} voting members as desired")
+            },
+            g,
+            now,
+        ),
+        cond(
+            prev_conds,
+            condition::UPGRADING,
+            upgrading,
+            if upgrading { r } else { reason::AS_DESIRED },
+            if upgrading {
+                msg.clone()
+            } else {
+                "every member runs the current template".into()
+            },
+            g,
+            now,
+        ),
+        cond(
+            prev_conds,
+            condition::RECOVERING,
+            recovering,
+            if recovering { r } else { reason::AS_DESIRED },
+            if recovering {
+                msg.clone()
+            } else {
+                "nothing to recover".into()
+            },
+            g,
+            now,
+        ),
+        cond(
+            prev_conds,
+            condition::DEGRADED,
+            degraded,
+            degraded_reason,
+            degraded_msg,
+            g,
+            now,
+        ),
     ];
     st.phase = Some(match step {
         Step::Paused => Phase::Paused,
         Step::Hold { .. } => Phase::Degraded,
-        _ if o.statefulset.is_none() && o.volumes.is_empty() || (!ready && r == reason::BOOTSTRAPPING) => Phase::Creating,
+        _ if o.statefulset.is_none() && o.volumes.is_empty()
+            || (!ready && r == reason::BOOTSTRAPPING) =>
+        {
+            Phase::Creating
+        }
         _ if upgrading => Phase::Upgrading,
         _ if scaling => Phase::Scaling,
         _ if degraded => Phase::Degraded,

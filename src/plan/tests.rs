@@ -7,7 +7,14 @@ use crate::api::{condition, reason};
 use crate::model::{MemberStatusView, PodView, VolumeView, WorkloadView};
 
 fn desired(replicas: u32) -> Desired {
-    let mut c = crate::api::EtcdCluster::new("demo", crate::api::EtcdClusterSpec { replicas: replicas as i32, version: "3.5.16".into(), ..Default::default() });
+    let mut c = crate::api::EtcdCluster::new(
+        "demo",
+        crate::api::EtcdClusterSpec {
+            replicas: replicas as i32,
+            version: "3.5.16".into(),
+            ..Default::default()
+        },
+    );
     c.metadata.namespace = Some("ns".into());
     c.metadata.uid = Some("uid-1".into());
     c.metadata.generation = Some(7);
@@ -22,7 +29,13 @@ fn member(d: &Desired, ordinal: u32) -> MemberView {
         peer_url: objects::peer_url(&d.name, &d.namespace, ordinal),
         learner: false,
         started: true,
-        status: Some(MemberStatusView { version: "3.5.16".into(), db_size: 20480, raft_index: 1000, raft_term: 2, leader: 100 }),
+        status: Some(MemberStatusView {
+            version: "3.5.16".into(),
+            db_size: 20480,
+            raft_index: 1000,
+            raft_term: 2,
+            leader: 100,
+        }),
         healthy: true,
         error: None,
     }
@@ -33,12 +46,43 @@ fn healthy(d: &Desired, n: u32) -> Observed {
     let mut config = objects::bootstrap_config(d, n);
     config.insert(config_key::BOOTSTRAPPED.into(), "true".into());
     Observed {
-        statefulset: Some(WorkloadView { replicas: n, template_hash: Some(objects::template_hash(d)), update_revision: Some("rev1".into()) }),
+        statefulset: Some(WorkloadView {
+            replicas: n,
+            template_hash: Some(objects::template_hash(d)),
+            update_revision: Some("rev1".into()),
+        }),
         supporting_objects: true,
         config: Some(config),
-        pods: (0..n).map(|o| (o, PodView { name: objects::pod_name(&d.name, o), ready: true, running: true, revision: Some("rev1".into()), ..Default::default() })).collect(),
-        volumes: (0..n).map(|o| (o, VolumeView { name: objects::volume_name(&d.name, o), terminating: false })).collect(),
-        etcd: EtcdView::Reached(ClusterView { cluster_id: 7, leader: Some(100), members: (0..n).map(|o| member(d, o)).collect() }),
+        pods: (0..n)
+            .map(|o| {
+                (
+                    o,
+                    PodView {
+                        name: objects::pod_name(&d.name, o),
+                        ready: true,
+                        running: true,
+                        revision: Some("rev1".into()),
+                        ..Default::default()
+                    },
+                )
+            })
+            .collect(),
+        volumes: (0..n)
+            .map(|o| {
+                (
+                    o,
+                    VolumeView {
+                        name: objects::volume_name(&d.name, o),
+                        terminating: false,
+                    },
+                )
+            })
+            .collect(),
+        etcd: EtcdView::Reached(ClusterView {
+            cluster_id: 7,
+            leader: Some(100),
+            members: (0..n).map(|o| member(d, o)).collect(),
+        }),
     }
 }
 
@@ -65,7 +109,10 @@ fn with_learner(d: &Desired, o: &mut Observed, ordinal: u32, started: bool, raft
 
 #[test]
 fn a_new_cluster_is_bootstrapped_whole() {
-    assert_eq!(plan(&desired(3), &Observed::default()), Step::Bootstrap { replicas: 3 });
+    assert_eq!(
+        plan(&desired(3), &Observed::default()),
+        Step::Bootstrap { replicas: 3 }
+    );
 }
 
 #[test]
@@ -104,9 +151,14 @@ fn a_changed_template_is_applied_without_changing_the_size() {
 fn two_cluster_ids_hold_everything() {
     let d = desired(5);
     let mut o = healthy(&d, 3);
-    o.etcd = EtcdView::Split { cluster_ids: vec![1, 2] };
+    o.etcd = EtcdView::Split {
+        cluster_ids: vec![1, 2],
+    };
     let s = plan(&d, &o);
-    assert!(matches!(&s, Step::Hold { reason, message } if *reason == reason::SPLIT_BRAIN && message.contains("0000000000000001")), "{s:?}");
+    assert!(
+        matches!(&s, Step::Hold { reason, message } if *reason == reason::SPLIT_BRAIN && message.contains("0000000000000001")),
+        "{s:?}"
+    );
     assert!(!s.is_change());
 }
 
@@ -114,8 +166,12 @@ fn two_cluster_ids_hold_everything() {
 fn unreachable_etcd_waits_during_bootstrap_and_reports_after() {
     let d = desired(3);
     let mut o = healthy(&d, 3);
-    o.etcd = EtcdView::Unreachable { errors: vec!["connection refused".into()] };
-    assert!(matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == reason::ETCD_UNREACHABLE));
+    o.etcd = EtcdView::Unreachable {
+        errors: vec!["connection refused".into()],
+    };
+    assert!(
+        matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == reason::ETCD_UNREACHABLE)
+    );
     o.config.as_mut().unwrap().remove(config_key::BOOTSTRAPPED);
     assert!(matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == reason::BOOTSTRAPPING));
 }
@@ -128,7 +184,9 @@ fn the_bootstrap_is_recorded_once_every_initial_member_started() {
     cluster(&mut o).members[2].started = false;
     assert!(matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == reason::BOOTSTRAPPING));
     cluster(&mut o).members[2].started = true;
-    assert!(matches!(plan(&d, &o), Step::WriteConfig { why: ConfigChange::Bootstrapped, ref data } if data.contains_key(config_key::BOOTSTRAPPED)));
+    assert!(
+        matches!(plan(&d, &o), Step::WriteConfig { why: ConfigChange::Bootstrapped, ref data } if data.contains_key(config_key::BOOTSTRAPPED))
+    );
 }
 
 #[test]
@@ -137,7 +195,11 @@ fn scale_up_adds_the_next_ordinal_as_a_learner() {
     let o = healthy(&d, 3);
     assert_eq!(
         plan(&d, &o),
-        Step::AddLearner { ordinal: 3, name: "demo-3".into(), peer_url: "http://demo-3.demo.ns.svc.cluster.local:2380".into() }
+        Step::AddLearner {
+            ordinal: 3,
+            name: "demo-3".into(),
+            peer_url: "http://demo-3.demo.ns.svc.cluster.local:2380".into()
+        }
     );
 }
 
@@ -146,7 +208,9 @@ fn scale_up_waits_for_every_member_to_be_healthy() {
     let d = desired(5);
     let mut o = healthy(&d, 3);
     cluster(&mut o).members[1].healthy = false;
-    assert!(matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == reason::MEMBERS_UNHEALTHY));
+    assert!(
+        matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == reason::MEMBERS_UNHEALTHY)
+    );
 }
 
 #[test]
@@ -154,9 +218,14 @@ fn a_new_learner_gets_a_join_entry_listing_every_member_and_itself() {
     let d = desired(5);
     let mut o = healthy(&d, 3);
     with_learner(&d, &mut o, 3, false, 0);
-    let Step::WriteConfig { data, why } = plan(&d, &o) else { panic!() };
+    let Step::WriteConfig { data, why } = plan(&d, &o) else {
+        panic!()
+    };
     assert_eq!(why, ConfigChange::Joins);
-    assert_eq!(data[&objects::join_key(3)], objects::initial_cluster(&d, 0..4));
+    assert_eq!(
+        data[&objects::join_key(3)],
+        objects::initial_cluster(&d, 0..4)
+    );
 }
 
 #[test]
@@ -164,7 +233,10 @@ fn a_learner_with_its_join_entry_gets_its_pod() {
     let d = desired(5);
     let mut o = healthy(&d, 3);
     with_learner(&d, &mut o, 3, false, 0);
-    o.config.as_mut().unwrap().insert(objects::join_key(3), objects::initial_cluster(&d, 0..4));
+    o.config
+        .as_mut()
+        .unwrap()
+        .insert(objects::join_key(3), objects::initial_cluster(&d, 0..4));
     assert_eq!(plan(&d, &o), Step::ResizeStatefulSet { from: 3, to: 4 });
 }
 
@@ -173,9 +245,24 @@ fn a_learner_is_removed_rather_than_started_on_an_old_volume() {
     let d = desired(5);
     let mut o = healthy(&d, 3);
     with_learner(&d, &mut o, 3, false, 0);
-    o.config.as_mut().unwrap().insert(objects::join_key(3), objects::initial_cluster(&d, 0..4));
-    o.volumes.insert(3, VolumeView { name: "data-demo-3".into(), terminating: false });
-    assert_eq!(plan(&d, &o), Step::RemoveMember { id: 103, name: "demo-3".into() });
+    o.config
+        .as_mut()
+        .unwrap()
+        .insert(objects::join_key(3), objects::initial_cluster(&d, 0..4));
+    o.volumes.insert(
+        3,
+        VolumeView {
+            name: "data-demo-3".into(),
+            terminating: false,
+        },
+    );
+    assert_eq!(
+        plan(&d, &o),
+        Step::RemoveMember {
+            id: 103,
+            name: "demo-3".into()
+        }
+    );
 }
 
 #[test]
@@ -184,10 +271,25 @@ fn a_learner_is_promoted_only_when_caught_up() {
     let mut o = healthy(&d, 4);
     cluster(&mut o).members.pop();
     with_learner(&d, &mut o, 3, true, 100);
-    assert!(matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == reason::PROMOTING_LEARNER));
+    assert!(
+        matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == reason::PROMOTING_LEARNER)
+    );
     with_learner(&d, &mut { o.clone() }, 3, true, 950);
-    cluster(&mut o).members.last_mut().unwrap().status.as_mut().unwrap().raft_index = 950;
-    assert_eq!(plan(&d, &o), Step::PromoteLearner { id: 103, name: "demo-3".into() });
+    cluster(&mut o)
+        .members
+        .last_mut()
+        .unwrap()
+        .status
+        .as_mut()
+        .unwrap()
+        .raft_index = 950;
+    assert_eq!(
+        plan(&d, &o),
+        Step::PromoteLearner {
+            id: 103,
+            name: "demo-3".into()
+        }
+    );
 }
 
 #[test]
@@ -196,12 +298,27 @@ fn a_learner_left_behind_by_a_reversed_scale_up_is_removed() {
     let mut o = healthy(&d, 4);
     cluster(&mut o).members.pop();
     with_learner(&d, &mut o, 3, true, 1000);
-    assert_eq!(plan(&d, &o), Step::RemoveMember { id: 103, name: "demo-3".into() });
+    assert_eq!(
+        plan(&d, &o),
+        Step::RemoveMember {
+            id: 103,
+            name: "demo-3".into()
+        }
+    );
     // ... also when it never got its pod.
     let mut o = healthy(&d, 3);
     with_learner(&d, &mut o, 3, false, 0);
-    o.config.as_mut().unwrap().insert(objects::join_key(3), objects::initial_cluster(&d, 0..4));
-    assert_eq!(plan(&d, &o), Step::RemoveMember { id: 103, name: "demo-3".into() });
+    o.config
+        .as_mut()
+        .unwrap()
+        .insert(objects::join_key(3), objects::initial_cluster(&d, 0..4));
+    assert_eq!(
+        plan(&d, &o),
+        Step::RemoveMember {
+            id: 103,
+            name: "demo-3".into()
+        }
+    );
 }
 
 #[test]
@@ -209,9 +326,22 @@ fn scale_down_moves_leadership_before_removing_the_leader() {
     let d = desired(3);
     let mut o = healthy(&d, 5);
     cluster(&mut o).leader = Some(104);
-    assert_eq!(plan(&d, &o), Step::MoveLeader { from: "demo-4".into(), to_id: 100, to: "demo-0".into() });
+    assert_eq!(
+        plan(&d, &o),
+        Step::MoveLeader {
+            from: "demo-4".into(),
+            to_id: 100,
+            to: "demo-0".into()
+        }
+    );
     cluster(&mut o).leader = Some(100);
-    assert_eq!(plan(&d, &o), Step::RemoveMember { id: 104, name: "demo-4".into() });
+    assert_eq!(
+        plan(&d, &o),
+        Step::RemoveMember {
+            id: 104,
+            name: "demo-4".into()
+        }
+    );
 }
 
 #[test]
@@ -220,7 +350,10 @@ fn scale_down_never_leaves_fewer_healthy_voters_than_quorum() {
     let mut o = healthy(&d, 3);
     cluster(&mut o).members[1].healthy = false;
     let s = plan(&d, &o);
-    assert!(matches!(&s, Step::Hold { reason, .. } if *reason == reason::QUORUM_AT_RISK), "{s:?}");
+    assert!(
+        matches!(&s, Step::Hold { reason, .. } if *reason == reason::QUORUM_AT_RISK),
+        "{s:?}"
+    );
 }
 
 #[test]
@@ -230,7 +363,10 @@ fn a_slot_without_a_member_is_shrunk_away() {
     cluster(&mut o).members.pop();
     assert_eq!(plan(&d, &o), Step::ResizeStatefulSet { from: 4, to: 3 });
     // ... even when the spec went back up meanwhile: the member is re-added fresh afterwards.
-    assert_eq!(plan(&desired(5), &o), Step::ResizeStatefulSet { from: 4, to: 3 });
+    assert_eq!(
+        plan(&desired(5), &o),
+        Step::ResizeStatefulSet { from: 4, to: 3 }
+    );
 }
 
 #[test]
@@ -245,11 +381,30 @@ fn a_hole_below_the_top_is_held_for_a_human() {
 fn volumes_of_removed_members_are_deleted_once_their_pod_is_gone() {
     let d = desired(3);
     let mut o = healthy(&d, 3);
-    o.volumes.insert(3, VolumeView { name: "data-demo-3".into(), terminating: false });
-    o.pods.insert(3, PodView { name: "demo-3".into(), terminating: true, ..Default::default() });
+    o.volumes.insert(
+        3,
+        VolumeView {
+            name: "data-demo-3".into(),
+            terminating: false,
+        },
+    );
+    o.pods.insert(
+        3,
+        PodView {
+            name: "demo-3".into(),
+            terminating: true,
+            ..Default::default()
+        },
+    );
     assert!(matches!(plan(&d, &o), Step::Wait { .. }));
     o.pods.remove(&3);
-    assert_eq!(plan(&d, &o), Step::DeleteVolume { ordinal: 3, claim: "data-demo-3".into() });
+    assert_eq!(
+        plan(&d, &o),
+        Step::DeleteVolume {
+            ordinal: 3,
+            claim: "data-demo-3".into()
+        }
+    );
     o.volumes.get_mut(&3).unwrap().terminating = true;
     assert!(matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == reason::CLEANING_UP));
 }
@@ -261,7 +416,13 @@ fn a_voter_without_a_pod_slot_is_removed_when_quorum_allows() {
     o.statefulset.as_mut().unwrap().replicas = 3;
     o.pods.remove(&3);
     cluster(&mut o).members[3].healthy = false;
-    assert_eq!(plan(&d, &o), Step::RemoveMember { id: 103, name: "demo-3".into() });
+    assert_eq!(
+        plan(&d, &o),
+        Step::RemoveMember {
+            id: 103,
+            name: "demo-3".into()
+        }
+    );
 }
 
 #[test]
@@ -270,7 +431,13 @@ fn ordinals_are_numbers_so_scale_down_from_11_removes_demo_10() {
     let mut o = healthy(&d, 11);
     o.statefulset.as_mut().unwrap().replicas = 11;
     let s = plan(&d, &o);
-    assert_eq!(s, Step::RemoveMember { id: 110, name: "demo-10".into() });
+    assert_eq!(
+        s,
+        Step::RemoveMember {
+            id: 110,
+            name: "demo-10".into()
+        }
+    );
 }
 
 #[test]
@@ -290,10 +457,23 @@ fn stale_pods_restart_one_at_a_time_leader_last() {
     let d = desired(3);
     let mut o = healthy(&d, 3);
     o.statefulset.as_mut().unwrap().update_revision = Some("rev2".into());
-    assert_eq!(plan(&d, &o), Step::RestartMember { ordinal: 2, pod: "demo-2".into() });
+    assert_eq!(
+        plan(&d, &o),
+        Step::RestartMember {
+            ordinal: 2,
+            pod: "demo-2".into()
+        }
+    );
     o.pods.get_mut(&2).unwrap().revision = Some("rev2".into());
     o.pods.get_mut(&1).unwrap().revision = Some("rev2".into());
-    assert_eq!(plan(&d, &o), Step::MoveLeader { from: "demo-0".into(), to_id: 101, to: "demo-1".into() });
+    assert_eq!(
+        plan(&d, &o),
+        Step::MoveLeader {
+            from: "demo-0".into(),
+            to_id: 101,
+            to: "demo-1".into()
+        }
+    );
     o.pods.get_mut(&1).unwrap().ready = false;
     assert!(matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == reason::ROLLING_MEMBERS));
 }
@@ -304,7 +484,10 @@ fn an_unhealthy_member_of_a_right_sized_cluster_is_reported_not_touched() {
     let mut o = healthy(&d, 3);
     cluster(&mut o).members[2].healthy = false;
     let s = plan(&d, &o);
-    assert!(matches!(&s, Step::Wait { reason, message } if *reason == reason::MEMBERS_UNHEALTHY && message.contains("demo-2")), "{s:?}");
+    assert!(
+        matches!(&s, Step::Wait { reason, message } if *reason == reason::MEMBERS_UNHEALTHY && message.contains("demo-2")),
+        "{s:?}"
+    );
 }
 
 #[test]
@@ -315,11 +498,25 @@ fn a_converged_cluster_is_idle() {
 
 #[test]
 fn steps_read_as_sentences() {
-    assert_eq!(Step::AddLearner { ordinal: 3, name: "demo-3".into(), peer_url: String::new() }.to_string(), "add demo-3 as a learner");
-    assert_eq!(Step::ResizeStatefulSet { from: 4, to: 3 }.to_string(), "resize the StatefulSet from 4 to 3");
+    assert_eq!(
+        Step::AddLearner {
+            ordinal: 3,
+            name: "demo-3".into(),
+            peer_url: String::new()
+        }
+        .to_string(),
+        "add demo-3 as a learner"
+    );
+    assert_eq!(
+        Step::ResizeStatefulSet { from: 4, to: 3 }.to_string(),
+        "resize the StatefulSet from 4 to 3"
+    );
 }
 
-fn cond<'a>(s: &'a crate::api::EtcdClusterStatus, t: &str) -> &'a k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition {
+fn cond<'a>(
+    s: &'a crate::api::EtcdClusterStatus,
+    t: &str,
+) -> &'a k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition {
     s.conditions.iter().find(|c| c.type_ == t).unwrap()
 }
 
@@ -335,13 +532,22 @@ fn status_of_a_healthy_cluster_is_ready_and_running() {
     assert_eq!(cond(&s, condition::SCALING).status, "False");
     assert_eq!(s.ready_replicas, 3);
     assert_eq!(s.observed_generation, Some(7));
-    assert_eq!(s.members.iter().map(|m| m.name.as_str()).collect::<Vec<_>>(), ["demo-0", "demo-1", "demo-2"]);
+    assert_eq!(
+        s.members
+            .iter()
+            .map(|m| m.name.as_str())
+            .collect::<Vec<_>>(),
+        ["demo-0", "demo-1", "demo-2"]
+    );
     assert!(s.members[0].leader);
     assert_eq!(s.cluster_id.as_deref(), Some("0000000000000007"));
     // Transition times stay put while a condition keeps its status.
     let later = jiff::Timestamp::from_second(2_000_000).unwrap();
     let s2 = derive_status(&d, &o, &Step::Idle, Some(&s), later);
-    assert_eq!(cond(&s2, condition::READY).last_transition_time, cond(&s, condition::READY).last_transition_time);
+    assert_eq!(
+        cond(&s2, condition::READY).last_transition_time,
+        cond(&s, condition::READY).last_transition_time
+    );
 }
 
 #[test]
@@ -355,7 +561,9 @@ fn status_while_scaling_and_when_split() {
     assert_eq!(cond(&s, condition::SCALING).status, "True");
     assert_eq!(cond(&s, condition::SCALING).reason, reason::ADDING_LEARNER);
     let mut o2 = o.clone();
-    o2.etcd = EtcdView::Split { cluster_ids: vec![1, 2] };
+    o2.etcd = EtcdView::Split {
+        cluster_ids: vec![1, 2],
+    };
     let step = plan(&d, &o2);
     let s = derive_status(&d, &o2, &step, None, now);
     assert_eq!(s.phase, Some(crate::api::Phase::Degraded));
@@ -371,5 +579,8 @@ fn a_bootstrap_stuck_on_its_image_says_so() {
     o.etcd = EtcdView::NotQueried;
     o.pods.get_mut(&0).unwrap().waiting_reason = Some("ImagePullBackOff".into());
     let s = plan(&d, &o);
-    assert!(matches!(&s, Step::Wait { message, .. } if message.contains("demo-0: ImagePullBackOff")), "{s:?}");
+    assert!(
+        matches!(&s, Step::Wait { message, .. } if message.contains("demo-0: ImagePullBackOff")),
+        "{s:?}"
+    );
 }

@@ -20,14 +20,24 @@ pub fn kubeconfig() -> String {
 fn path() -> String {
     let dir = match std::env::var("KE_PLUGIN_DIR") {
         Ok(d) if !d.is_empty() => PathBuf::from(d),
-        _ => PathBuf::from(env!("CARGO_BIN_EXE_kubectl-etcd")).parent().unwrap().to_path_buf(),
+        _ => PathBuf::from(env!("CARGO_BIN_EXE_kubectl-etcd"))
+            .parent()
+            .unwrap()
+            .to_path_buf(),
     };
-    format!("{}:{}", dir.display(), std::env::var("PATH").unwrap_or_default())
+    format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
 }
 
 pub fn kubectl_cmd(args: &[&str]) -> Command {
     let mut c = Command::new("kubectl");
-    c.args(args).env("KUBECONFIG", kubeconfig()).env("PATH", path()).env_remove("KUBECTL_ETCD_NAMESPACE");
+    c.args(args)
+        .env("KUBECONFIG", kubeconfig())
+        .env("PATH", path())
+        .env_remove("KUBECTL_ETCD_NAMESPACE");
     c
 }
 
@@ -38,19 +48,52 @@ pub struct Run {
 }
 
 fn finish(args: &[&str], o: Output) -> Run {
-    let r = Run { code: o.status.code().unwrap_or(-1), stdout: String::from_utf8_lossy(&o.stdout).into(), stderr: String::from_utf8_lossy(&o.stderr).into() };
-    eprintln!("$ kubectl {} → {}\n{}", args.join(" "), r.code, r.stderr.lines().rev().take(12).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n"));
+    let r = Run {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into(),
+        stderr: String::from_utf8_lossy(&o.stderr).into(),
+    };
+    eprintln!(
+        "$ kubectl {} → {}\n{}",
+        args.join(" "),
+        r.code,
+        r.stderr
+            .lines()
+            .rev()
+            .take(12)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
     r
 }
 
 pub fn kubectl(args: &[&str]) -> Run {
-    finish(args, kubectl_cmd(args).stdin(Stdio::null()).output().expect("kubectl runs"))
+    finish(
+        args,
+        kubectl_cmd(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("kubectl runs"),
+    )
 }
 
 pub fn kubectl_stdin(args: &[&str], input: &str) -> Run {
     use std::io::Write;
-    let mut child = kubectl_cmd(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("kubectl runs");
-    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    let mut child = kubectl_cmd(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("kubectl runs");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
     finish(args, child.wait_with_output().unwrap())
 }
 
@@ -62,12 +105,17 @@ pub fn etcd(ns: &str, args: &[&str]) -> Run {
 }
 
 pub fn ok(r: Run) -> Run {
-    assert_eq!(r.code, 0, "command failed\nstdout: {}\nstderr: {}", r.stdout, r.stderr);
+    assert_eq!(
+        r.code, 0,
+        "command failed\nstdout: {}\nstderr: {}",
+        r.stdout, r.stderr
+    );
     r
 }
 
 pub fn json(r: &Run) -> serde_json::Value {
-    serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", r.stdout))
+    serde_json::from_str(&r.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", r.stdout))
 }
 
 /// A namespace of one test, deleted (without waiting) when dropped.
@@ -75,7 +123,11 @@ pub struct Ns(pub String);
 
 impl Ns {
     pub fn new(test: &str) -> Ns {
-        let suffix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() % 100_000;
+        let suffix = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis()
+            % 100_000;
         let name = format!("e2e-{test}-{suffix}");
         ok(kubectl(&["create", "namespace", &name]));
         Ns(name)
@@ -102,7 +154,10 @@ pub fn eventually<T>(what: &str, timeout: Duration, mut f: impl FnMut() -> Optio
         if let Some(v) = f() {
             return v;
         }
-        assert!(start.elapsed() < timeout, "timed out after {timeout:?} waiting for {what}");
+        assert!(
+            start.elapsed() < timeout,
+            "timed out after {timeout:?} waiting for {what}"
+        );
         std::thread::sleep(Duration::from_secs(1));
     }
 }
@@ -118,17 +173,44 @@ pub fn etcdctl(ns: &str, pod: &str, args: &[&str]) -> Run {
 pub fn members(ns: &str, pod: &str) -> Vec<(String, bool)> {
     let r = ok(etcdctl(ns, pod, &["member", "list", "-w", "json"]));
     let v = json(&r);
-    v["members"].as_array().cloned().unwrap_or_default().iter().map(|m| (m["name"].as_str().unwrap_or("").to_string(), m["isLearner"].as_bool().unwrap_or(false))).collect()
+    v["members"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .map(|m| {
+            (
+                m["name"].as_str().unwrap_or("").to_string(),
+                m["isLearner"].as_bool().unwrap_or(false),
+            )
+        })
+        .collect()
 }
 
 /// The EtcdCluster as `kubectl get -o json` shows it.
 pub fn cluster_json(ns: &str, name: &str) -> serde_json::Value {
-    json(&ok(kubectl(&["-n", ns, "get", "etcdcluster", name, "-o", "json"])))
+    json(&ok(kubectl(&[
+        "-n",
+        ns,
+        "get",
+        "etcdcluster",
+        name,
+        "-o",
+        "json",
+    ])))
 }
 
 pub fn ready_members(status: &serde_json::Value) -> (usize, usize, usize) {
     let members = status["members"].as_array().cloned().unwrap_or_default();
-    let voters = members.iter().filter(|m| !m["learner"].as_bool().unwrap_or(false)).count();
-    let healthy = members.iter().filter(|m| m["healthy"].as_bool().unwrap_or(false) && !m["learner"].as_bool().unwrap_or(false)).count();
+    let voters = members
+        .iter()
+        .filter(|m| !m["learner"].as_bool().unwrap_or(false))
+        .count();
+    let healthy = members
+        .iter()
+        .filter(|m| {
+            m["healthy"].as_bool().unwrap_or(false) && !m["learner"].as_bool().unwrap_or(false)
+        })
+        .count();
     (members.len(), voters, healthy)
 }
