@@ -57,6 +57,7 @@ install -D -m 0755 target/release/kubectl-etcd "$PREFIX/bin/kubectl-etcd"
 install -D -m 0644 completions/kubectl-etcd.bash "$PREFIX/share/bash-completion/completions/kubectl-etcd"
 install -D -m 0644 completions/_kubectl-etcd "$PREFIX/share/zsh/site-functions/_kubectl-etcd"
 install -D -m 0644 completions/kubectl-etcd.fish "$PREFIX/share/fish/vendor_completions.d/kubectl-etcd.fish"
+install -D -m 0755 completions/kubectl_complete-etcd "$PREFIX/bin/kubectl_complete-etcd"   # kubectl etcd <TAB>
 say "installed $PREFIX/bin/kubectl-etcd ($("$PREFIX/bin/kubectl-etcd" --version)) and completions"
 export PATH=$PREFIX/bin:$PATH
 

@@ -131,7 +131,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__completions)
-            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --help bash elvish fish powershell zsh"
+            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --help bash zsh fish kubectl"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

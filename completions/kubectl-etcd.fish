@@ -176,7 +176,7 @@ yaml\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand completions" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
 json\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand completions" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
-complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand completions" -s h -l help -d 'Print help'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and not __fish_seen_subcommand_from create scale status reconcile delete operate install crd manifests completions help" -f -a "create" -d 'Create an etcd cluster and wait until it is Ready'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and not __fish_seen_subcommand_from create scale status reconcile delete operate install crd manifests completions help" -f -a "scale" -d 'Change the number of voting members, one member at a time'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and not __fish_seen_subcommand_from create scale status reconcile delete operate install crd manifests completions help" -f -a "status" -d 'Show clusters, their members and the engine\'s next step (observes only)'

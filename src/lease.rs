@@ -33,16 +33,20 @@ pub fn operator_identity(pod: &str) -> String {
     format!("{OPERATOR_PREFIX}{pod}")
 }
 
-/// The identity of this CLI process: `cli/<hostname>/<pid>`.
-pub fn cli_identity() -> String {
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+/// This machine's host name (or "unknown").
+pub fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
         .or_else(|_| std::fs::read_to_string("/etc/hostname"))
         .map(|h| h.trim().to_string())
         .ok()
         .filter(|h| !h.is_empty())
         .or_else(|| std::env::var("HOSTNAME").ok())
-        .unwrap_or_else(|| "unknown".into());
-    format!("{CLI_PREFIX}{host}/{}", std::process::id())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// The identity of this CLI process: `cli/<hostname>/<pid>`.
+pub fn cli_identity() -> String {
+    format!("{CLI_PREFIX}{}/{}", hostname(), std::process::id())
 }
 
 /// Whether a holder identity belongs to an operator replica (and not a CLI run).

@@ -201,17 +201,44 @@ fn the_in_cluster_operator_converges_kubectl_apply_and_kubectl_scale_and_the_cli
         ns.0
     );
     ok(kubectl_stdin(&["apply", "-f", "-"], &bad));
-    let c = eventually("the invalid spec to be reported", Duration::from_secs(60), || {
-        let c = cluster_json(&ns.0, "bad");
-        (c["status"]["phase"] == "Failed").then_some(c)
-    });
-    let degraded = c["status"]["conditions"].as_array().unwrap().iter().find(|k| k["type"] == "Degraded").cloned().unwrap();
+    let c = eventually(
+        "the invalid spec to be reported",
+        Duration::from_secs(60),
+        || {
+            let c = cluster_json(&ns.0, "bad");
+            (c["status"]["phase"] == "Failed").then_some(c)
+        },
+    );
+    let degraded = c["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["type"] == "Degraded")
+        .cloned()
+        .unwrap();
     assert_eq!(degraded["reason"], "InvalidSpec", "{c}");
-    assert!(degraded["message"].as_str().unwrap().contains("spec.version"), "{c}");
+    assert!(
+        degraded["message"]
+            .as_str()
+            .unwrap()
+            .contains("spec.version"),
+        "{c}"
+    );
     let rv = c["metadata"]["resourceVersion"].clone();
     std::thread::sleep(Duration::from_secs(5));
-    assert_eq!(cluster_json(&ns.0, "bad")["metadata"]["resourceVersion"], rv, "an invalid spec must not be rewritten in a loop");
-    assert_eq!(ok(kubectl(&["-n", &ns.0, "get", "statefulsets", "-o", "name"])).stdout.lines().filter(|l| l.contains("bad")).count(), 0);
+    assert_eq!(
+        cluster_json(&ns.0, "bad")["metadata"]["resourceVersion"],
+        rv,
+        "an invalid spec must not be rewritten in a loop"
+    );
+    assert_eq!(
+        ok(kubectl(&["-n", &ns.0, "get", "statefulsets", "-o", "name"]))
+            .stdout
+            .lines()
+            .filter(|l| l.contains("bad"))
+            .count(),
+        0
+    );
 
     // Deleting the EtcdCluster: the operator's finalizer lets it go, owned objects follow.
     ok(kubectl(&[

@@ -30,17 +30,70 @@ fn the_operator_manifests_are_fresh() {
 
 #[test]
 fn completions_are_fresh() {
-    for (shell, file) in [
-        (clap_complete::Shell::Bash, "completions/kubectl-etcd.bash"),
-        (clap_complete::Shell::Zsh, "completions/_kubectl-etcd"),
-        (clap_complete::Shell::Fish, "completions/kubectl-etcd.fish"),
+    for (shell, name, file) in [
+        (
+            cli::CompletionTarget::Bash,
+            "bash",
+            "completions/kubectl-etcd.bash",
+        ),
+        (
+            cli::CompletionTarget::Zsh,
+            "zsh",
+            "completions/_kubectl-etcd",
+        ),
+        (
+            cli::CompletionTarget::Fish,
+            "fish",
+            "completions/kubectl-etcd.fish",
+        ),
+        (
+            cli::CompletionTarget::Kubectl,
+            "kubectl",
+            "completions/kubectl_complete-etcd",
+        ),
     ] {
         check(
             file,
             &cli::completions(shell),
-            &format!("cargo run -q -- completions {shell} > {file}"),
+            &format!("cargo run -q -- completions {name} > {file}"),
         );
     }
+}
+
+/// Runs the kubectl completion helper as kubectl would.
+fn complete(words: &[&str]) -> Vec<String> {
+    let out = std::process::Command::new("/bin/sh")
+        .arg("completions/kubectl_complete-etcd")
+        .args(words)
+        .env("PATH", "/nonexistent") // no kubectl: API lookups answer nothing
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn kubectl_plugin_completion_offers_verbs_then_flags() {
+    let verbs = complete(&[""]);
+    assert!(
+        verbs.contains(&"create".to_string()) && verbs.contains(&"scale".to_string()),
+        "{verbs:?}"
+    );
+    assert_eq!(verbs.last().unwrap(), ":4");
+    let flags = complete(&["scale", "demo", "--"]);
+    assert!(
+        flags.contains(&"--replicas".to_string()) && flags.contains(&"--namespace".to_string()),
+        "{flags:?}"
+    );
+    assert!(
+        !flags.contains(&"--storage".to_string()),
+        "create's flags leak into scale: {flags:?}"
+    );
+    let formats = complete(&["status", "-o", ""]);
+    assert_eq!(formats, ["table", "json", "yaml", ":4"]);
 }
 
 #[test]
