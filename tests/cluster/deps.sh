@@ -22,7 +22,7 @@ pkgs="golang-go dpkg-dev make gcc libc6-dev golang-github-modern-go-reflect2-dev
   buildah busybox-static dnsmasq-base bind9-dnsutils jq curl bc file socat ethtool openssl
   protobuf-compiler libprotobuf-dev iproute2 kmod python3-pip python3-venv rsync"
 missing=$(dpkg-query -W -f='${Package} ${Status}\n' $pkgs 2>/dev/null | awk '$4!="installed"{print $1}' || true)
-need=0; for p in $pkgs; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need=1; done
+need=0; for p in $pkgs; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep 'install ok installed' >/dev/null || need=1; done
 mkdir -p "$KE_CACHE"
 if [ $need = 1 ] || [ ! -e "$KE_CACHE/.apt-updated" ]; then
   log "installing Debian packages"

@@ -27,7 +27,7 @@ if alive containerd; then
   for t in $tasks; do
     for i in 1 2 3 4 5 6 7 8 9 10; do
       $CTR tasks delete "$t" >/dev/null 2>&1 && break
-      $CTR tasks ls -q 2>/dev/null | grep -Fxq "$t" || break
+      $CTR tasks ls -q 2>/dev/null | grep -Fx "$t" >/dev/null || break
       sleep 0.3
     done
   done

@@ -21,7 +21,7 @@ have() { [ -x "$ETCD_BIN_DIR/v$1/etcd" ] && [ -x "$ETCD_BIN_DIR/v$1/etcdctl" ]; 
 # --- 3.4: the system's bookworm packages ---------------------------------------------------------------
 if ! have "$V34"; then
   [ -x /usr/bin/etcd ] && [ -x /usr/bin/etcdctl ] || die "/usr/bin/etcd missing: run tests/cluster/deps.sh first"
-  /usr/bin/etcd --version | grep -q "etcd Version: $V34" || die "/usr/bin/etcd is not $V34"
+  /usr/bin/etcd --version | grep "etcd Version: $V34" >/dev/null || die "/usr/bin/etcd is not $V34"
   mkdir -p "$ETCD_BIN_DIR/v$V34"
   install -m 0755 /usr/bin/etcd /usr/bin/etcdctl "$ETCD_BIN_DIR/v$V34/"
   log "etcd $V34 from bookworm"

@@ -51,7 +51,8 @@ commit_archive() {
   mv "$archive.tmp" "$archive"
 }
 
-imported() { $CTR images ls -q 2>/dev/null | grep -Fxq "$1"; }
+# (no grep -q: it exits at the first match, and under pipefail the SIGPIPE of ctr fails the check)
+imported() { $CTR images ls -q 2>/dev/null | grep -Fx "$1" >/dev/null; }
 
 import_archive() {
   local image=$1 archive=$2

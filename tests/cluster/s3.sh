@@ -82,7 +82,7 @@ case "${1:-}" in
       rm -f "$PIDS/s3.pid" "$PIDS/s3.exe"
     fi
     # the ports linger briefly after exit
-    for i in $(seq 50); do ss -ltn "sport = :$S3_PORT" | grep -q LISTEN || break; sleep 0.1; done
+    for i in $(seq 50); do ss -ltn "sport = :$S3_PORT" | grep LISTEN >/dev/null || break; sleep 0.1; done
     log "s3 down"
     ;;
   status)
