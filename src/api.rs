@@ -5,6 +5,9 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{Affinity, ResourceRequirements, Toleration};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    CustomResourceDefinition, JSONSchemaProps, JSONSchemaPropsOrArray,
+};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::CustomResource;
 use schemars::JsonSchema;
@@ -198,6 +201,35 @@ pub enum Phase {
 impl std::fmt::Display for Phase {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         std::fmt::Debug::fmt(self, f)
+    }
+}
+
+/// The CRD object, from the Rust types. Schema defaults are dropped under `status` (only the
+/// engine writes status, and the 1.20 API server rejects some of them, e.g. empty-string defaults).
+pub fn crd() -> CustomResourceDefinition {
+    use kube::CustomResourceExt;
+    let mut crd = EtcdCluster::crd();
+    for v in &mut crd.spec.versions {
+        if let Some(status) = v
+            .schema
+            .as_mut()
+            .and_then(|s| s.open_api_v3_schema.as_mut())
+            .and_then(|s| s.properties.as_mut())
+            .and_then(|p| p.get_mut("status"))
+        {
+            strip_defaults(status);
+        }
+    }
+    crd
+}
+
+fn strip_defaults(s: &mut JSONSchemaProps) {
+    s.default = None;
+    for p in s.properties.iter_mut().flat_map(|p| p.values_mut()) {
+        strip_defaults(p);
+    }
+    if let Some(JSONSchemaPropsOrArray::Schema(items)) = s.items.as_mut() {
+        strip_defaults(items);
     }
 }
 

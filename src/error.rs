@@ -79,7 +79,7 @@ pub enum Error {
         seconds: u64,
         last: String,
     },
-    #[error("EtcdCluster {namespace}/{name} is held: {message}")]
+    #[error("EtcdCluster {namespace}/{name}: {message}")]
     Held {
         namespace: String,
         name: String,

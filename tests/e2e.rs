@@ -59,6 +59,44 @@ fn create_builds_a_healthy_three_member_cluster_seen_from_inside_a_pod() {
     );
     let st = json(&ok(etcd(&ns.0, &["status", "-o", "json"])));
     assert_eq!(st["clusters"].as_array().unwrap().len(), 1);
+    // Someone scales the StatefulSet to 0 by hand: status says etcd is unreachable (exit 7),
+    // and the engine brings every member back on its own volume, data intact.
+    ok(etcdctl(&ns.0, "demo-0", &["put", "survivor", "yes"]));
+    ok(kubectl(&[
+        "-n",
+        &ns.0,
+        "scale",
+        "statefulset",
+        "demo",
+        "--replicas",
+        "0",
+    ]));
+    eventually(
+        "the member pods to be gone",
+        Duration::from_secs(90),
+        || {
+            let r = kubectl(&["-n", &ns.0, "get", "pods", "-o", "name"]);
+            r.stdout.trim().is_empty().then_some(())
+        },
+    );
+    let r = etcd(&ns.0, &["status", "demo"]);
+    assert_eq!(r.code, 7, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!("{}/demo", ns.0)) && r.stderr.contains("get pods"),
+        "{}",
+        r.stderr
+    );
+    let back = json(&ok(etcd(
+        &ns.0,
+        &["reconcile", "demo", "--timeout", "3m", "-o", "json"],
+    )));
+    assert_eq!(ready_members(&back["status"]), (3, 3, 3), "{back}");
+    let v = ok(etcdctl(
+        &ns.0,
+        "demo-2",
+        &["get", "survivor", "--print-value-only"],
+    ));
+    assert_eq!(v.stdout.trim(), "yes");
     // Deleting with data removes everything, volumes included.
     ok(etcd(
         &ns.0,

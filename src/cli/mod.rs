@@ -13,7 +13,7 @@ use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::{Client, CustomResourceExt, ResourceExt};
+use kube::{Client, ResourceExt};
 use serde_json::json;
 
 use crate::api::{EtcdCluster, EtcdClusterSpec, StorageSpec};
@@ -216,6 +216,10 @@ pub enum DialArg {
     PortForward,
 }
 
+/// How long a verb waits out an engine hold (e.g. a member restarting during a scale-down)
+/// before it reports it.
+const HOLD_PATIENCE: Duration = Duration::from_secs(30);
+
 /// Image of the operator Deployment unless --image says otherwise.
 pub const DEFAULT_OPERATOR_IMAGE: &str = concat!(
     "ghcr.io/kubectl-etcd/kubectl-etcd:",
@@ -239,34 +243,9 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     }
 }
 
-/// The CRD object, from the Rust types. Schema defaults are dropped under `status` (only the
-/// engine writes status, and the 1.20 API server rejects some of them, e.g. empty-string defaults).
+/// The CRD object (see `api::crd`).
 pub fn crd() -> CustomResourceDefinition {
-    let mut crd = EtcdCluster::crd();
-    for v in &mut crd.spec.versions {
-        if let Some(status) = v
-            .schema
-            .as_mut()
-            .and_then(|s| s.open_api_v3_schema.as_mut())
-            .and_then(|s| s.properties.as_mut())
-            .and_then(|p| p.get_mut("status"))
-        {
-            strip_defaults(status);
-        }
-    }
-    crd
-}
-
-fn strip_defaults(
-    s: &mut k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps,
-) {
-    s.default = None;
-    for p in s.properties.iter_mut().flat_map(|p| p.values_mut()) {
-        strip_defaults(p);
-    }
-    if let Some(k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaPropsOrArray::Schema(items)) = s.items.as_mut() {
-        strip_defaults(items);
-    }
+    crate::api::crd()
 }
 
 pub fn crd_yaml() -> String {
@@ -717,6 +696,8 @@ async fn drive(
     );
     let ctx = Context::new(s.client.clone(), Dial::PortForward).await?;
     let mut last_note = String::new();
+    // A hold that outlasts this is reported (exit 7) instead of waited out to --timeout.
+    let mut holding_since: Option<Instant> = None;
     let result = loop {
         if started.elapsed() > wait.timeout {
             break Err(Error::Timeout {
@@ -781,6 +762,17 @@ async fn drive(
         }
         if pass.converged() {
             break Ok(Some(pass));
+        }
+        if let crate::plan::Step::Hold { message, .. } = &pass.step {
+            if holding_since.get_or_insert_with(Instant::now).elapsed() > HOLD_PATIENCE {
+                break Err(Error::Held {
+                    namespace: ns.clone(),
+                    name: name.clone(),
+                    message: message.clone(),
+                });
+            }
+        } else {
+            holding_since = None;
         }
         let pause = match (&pass.outcome, &pass.step) {
             (engine::Outcome::Acted, _) => Duration::from_millis(300),
@@ -953,7 +945,28 @@ async fn status(g: &Global, name: Option<String>, all: bool) -> Result<(), Error
             let cluster = get_cluster(&api, &s.namespace, &name).await?;
             let pass = engine::reconcile_once(&ctx, &cluster, Mode::DryRun).await;
             output::print_status(g.output, &cluster, pass.as_ref().ok())?;
-            pass.map(|_| ())
+            // Scripts can rely on the exit code: 0 only when etcd answers and nothing holds.
+            match pass?.step {
+                crate::plan::Step::Hold { message, .. } => Err(Error::Held {
+                    namespace: s.namespace,
+                    name,
+                    message,
+                }),
+                crate::plan::Step::Wait { reason, message }
+                    if reason == crate::api::reason::ETCD_UNREACHABLE =>
+                {
+                    Err(Error::Held {
+                        namespace: s.namespace.clone(),
+                        message: format!(
+                            "{message}; check the member pods: kubectl -n {} get pods -l {}",
+                            s.namespace,
+                            objects::selector_string(&name)
+                        ),
+                        name,
+                    })
+                }
+                _ => Ok(()),
+            }
         }
         None => {
             let api: Api<EtcdCluster> = if all {

@@ -620,6 +620,30 @@ mod live {
         }
     }
 
+    /// The tests of this module need the CRD; on a fresh testbed nobody installed it yet.
+    async fn install_crd(client: &Client) {
+        use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+        let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+        let crd = crate::api::crd();
+        let name = crd.metadata.name.clone().unwrap();
+        crds.patch(
+            &name,
+            &kube::api::PatchParams::apply(crate::objects::FIELD_MANAGER).force(),
+            &kube::api::Patch::Apply(&crd),
+        )
+        .await
+        .unwrap();
+        let established = kube::runtime::wait::await_condition(
+            crds,
+            &name,
+            kube::runtime::wait::conditions::is_crd_established(),
+        );
+        tokio::time::timeout(std::time::Duration::from_secs(30), established)
+            .await
+            .unwrap()
+            .unwrap();
+    }
+
     #[tokio::test(flavor = "multi_thread")]
     // Runs with --features e2e (tests/run-all.sh), against $KUBECONFIG.
     async fn the_leader_bootstraps_a_cluster_reports_it_and_lets_go_on_shutdown() {
@@ -630,6 +654,7 @@ mod live {
             .with_test_writer()
             .try_init();
         let client = Client::try_default().await.unwrap();
+        install_crd(&client).await;
         let pid = std::process::id();
         let ns = format!("ke-operate-{pid}");
         let nss: Api<Namespace> = Api::all(client.clone());
@@ -816,6 +841,7 @@ mod live {
     async fn a_standby_takes_over_from_a_stopped_leader_and_a_leader_that_loses_the_lease_exits() {
         use k8s_openapi::api::coordination::v1::Lease;
         let client = Client::try_default().await.unwrap();
+        install_crd(&client).await;
         let pid = std::process::id();
         let ns = format!("ke-failover-{pid}");
         let nss: Api<Namespace> = Api::all(client.clone());

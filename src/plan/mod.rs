@@ -278,6 +278,14 @@ pub fn plan(d: &Desired, o: &Observed) -> Step {
                 format!("members are starting{}", pod_trouble(o)),
             );
         }
+        EtcdView::NotQueried | EtcdView::Unreachable { .. }
+            if o.volumes.keys().max().is_some_and(|m| m + 1 > s) =>
+        {
+            // Nobody answers and members' volumes lie beyond the StatefulSet (someone scaled it
+            // down by hand): bring those members back on their data.
+            let to = o.volumes.keys().max().map_or(s, |m| m + 1);
+            return Step::ResizeStatefulSet { from: s, to };
+        }
         EtcdView::NotQueried => {
             return wait(
                 reason::ETCD_UNREACHABLE,

@@ -138,8 +138,8 @@ pub fn derive_status(
                 why: super::ConfigChange::Repair,
                 ..
             }
-    ) || matches!(step, Step::ResizeStatefulSet { from: 0, .. })
-        && o.statefulset.is_none()
+    ) || matches!(step, Step::ResizeStatefulSet { from, to } if to > from)
+        && !matches!(o.etcd, EtcdView::Reached(_))
         && !o.volumes.is_empty();
     let degraded = matches!(step, Step::Hold { .. })
         || (voters > 0 && healthy < voters)

@@ -584,3 +584,22 @@ fn a_bootstrap_stuck_on_its_image_says_so() {
         "{s:?}"
     );
 }
+
+#[test]
+fn a_statefulset_scaled_down_by_hand_is_restored_onto_its_volumes() {
+    let d = desired(3);
+    let mut o = healthy(&d, 3);
+    o.statefulset.as_mut().unwrap().replicas = 0;
+    o.pods.clear();
+    o.etcd = EtcdView::NotQueried;
+    let step = plan(&d, &o);
+    assert_eq!(step, Step::ResizeStatefulSet { from: 0, to: 3 });
+    let st = derive_status(
+        &d,
+        &o,
+        &step,
+        None,
+        jiff::Timestamp::from_second(1).unwrap(),
+    );
+    assert_eq!(cond(&st, condition::RECOVERING).status, "True");
+}
