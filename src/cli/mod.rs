@@ -945,26 +945,32 @@ async fn status(g: &Global, name: Option<String>, all: bool) -> Result<(), Error
             let cluster = get_cluster(&api, &s.namespace, &name).await?;
             let pass = engine::reconcile_once(&ctx, &cluster, Mode::DryRun).await;
             output::print_status(g.output, &cluster, pass.as_ref().ok())?;
-            // Scripts can rely on the exit code: 0 only when etcd answers and nothing holds.
-            match pass?.step {
-                crate::plan::Step::Hold { message, .. } => Err(Error::Held {
+            // Scripts can rely on the exit code: 0 only when etcd answers (once the cluster was
+            // formed) and nothing holds.
+            let pass = pass?;
+            let formed = pass
+                .observed
+                .config
+                .as_ref()
+                .is_some_and(|c| c.contains_key(objects::config_key::BOOTSTRAPPED));
+            match (&pass.step, &pass.observed.etcd) {
+                (crate::plan::Step::Hold { message, .. }, _) => Err(Error::Held {
                     namespace: s.namespace,
                     name,
-                    message,
+                    message: message.clone(),
                 }),
-                crate::plan::Step::Wait { reason, message }
-                    if reason == crate::api::reason::ETCD_UNREACHABLE =>
-                {
-                    Err(Error::Held {
-                        namespace: s.namespace.clone(),
-                        message: format!(
-                            "{message}; check the member pods: kubectl -n {} get pods -l {}",
-                            s.namespace,
-                            objects::selector_string(&name)
-                        ),
-                        name,
-                    })
-                }
+                (
+                    step,
+                    crate::model::EtcdView::NotQueried | crate::model::EtcdView::Unreachable { .. },
+                ) if formed => Err(Error::Held {
+                    namespace: s.namespace.clone(),
+                    message: format!(
+                        "no member answered (next step: {step}); check the member pods: kubectl -n {} get pods -l {}",
+                        s.namespace,
+                        objects::selector_string(&name)
+                    ),
+                    name,
+                }),
                 _ => Ok(()),
             }
         }
