@@ -312,16 +312,8 @@ fn bad_input_is_refused_with_a_clear_line_and_no_change() {
     let r = kubectl_stdin(&["apply", "-f", "-"], &bad);
     assert_ne!(r.code, 0, "schema must reject replicas 0");
     // An unreachable API server.
-    let dir = tempfile::tempdir().unwrap();
-    let kc = dir.path().join("kc");
-    std::fs::write(&kc, "apiVersion: v1\nkind: Config\nclusters: [{name: x, cluster: {server: 'https://127.0.0.1:1'}}]\nusers: [{name: x, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: x, user: x}}]\ncurrent-context: x\n").unwrap();
-    let r = kubectl(&[
-        "etcd",
-        "--kubeconfig",
-        kc.to_str().unwrap(),
-        "status",
-        "demo",
-    ]);
+    let (_dir, kc) = token_kubeconfig("https://127.0.0.1:1", "t", &ns.0);
+    let r = kubectl(&["etcd", "--kubeconfig", &kc, "status", "demo"]);
     assert_eq!(r.code, 5, "{}", r.stderr);
     assert!(r.stderr.contains("Kubernetes API"), "{}", r.stderr);
     // Dry runs print the plan and change nothing.
@@ -388,16 +380,8 @@ fn rbac_denial_is_reported_with_its_own_exit_code() {
         "-o",
         "jsonpath={.clusters[0].cluster.server}",
     ]));
-    let dir = tempfile::tempdir().unwrap();
-    let kc = dir.path().join("kc");
-    std::fs::write(&kc, format!("apiVersion: v1\nkind: Config\nclusters: [{{name: x, cluster: {{server: '{}', insecure-skip-tls-verify: true}}}}]\nusers: [{{name: x, user: {{token: '{token}'}}}}]\ncontexts: [{{name: x, context: {{cluster: x, user: x, namespace: {}}}}}]\ncurrent-context: x\n", server.stdout.trim(), ns.0)).unwrap();
-    let r = kubectl(&[
-        "etcd",
-        "--kubeconfig",
-        kc.to_str().unwrap(),
-        "create",
-        "demo",
-    ]);
+    let (_dir, kc) = token_kubeconfig(server.stdout.trim(), &token, &ns.0);
+    let r = kubectl(&["etcd", "--kubeconfig", &kc, "create", "demo"]);
     assert_eq!(r.code, 6, "{}", r.stderr);
     assert!(r.stderr.contains("RBAC"), "{}", r.stderr);
 }

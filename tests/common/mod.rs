@@ -214,3 +214,19 @@ pub fn ready_members(status: &serde_json::Value) -> (usize, usize, usize) {
         .count();
     (members.len(), voters, healthy)
 }
+
+/// A kubeconfig file for `server` with a bearer `token` (TLS unverified), in a temporary dir
+/// that lives as long as the returned guard.
+pub fn token_kubeconfig(server: &str, token: &str, namespace: &str) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kubeconfig");
+    std::fs::write(
+        &path,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters: [{{name: x, cluster: {{server: '{server}', insecure-skip-tls-verify: true}}}}]\nusers: [{{name: x, user: {{token: '{token}'}}}}]\ncontexts: [{{name: x, context: {{cluster: x, user: x, namespace: {namespace}}}}}]\ncurrent-context: x\n"
+        ),
+    )
+    .unwrap();
+    let path = path.to_str().unwrap().to_string();
+    (dir, path)
+}
