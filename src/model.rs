@@ -376,7 +376,7 @@ impl ClusterView {
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct MemberView {
     pub id: u64,
-    /// Name etcd reports; empty until the member has started once.
+    /// Name etcd reports (empty for a learner that never started).
     pub name: String,
     /// Ordinal parsed from the peer URL (which the engine always builds); `None`: not ours.
     pub ordinal: Option<u32>,

@@ -261,7 +261,7 @@ async fn observe_etcd(ctx: &Context, d: &Desired, pods: &BTreeMap<u32, PodView>)
                 ordinal,
                 peer_url: m.peer_urls.first().cloned().unwrap_or_default(),
                 learner: m.is_learner,
-                started: !m.name.is_empty(),
+                started: m.started(),
                 status: status.map(|s| MemberStatusView {
                     version: s.version.clone(),
                     db_size: s.db_size,

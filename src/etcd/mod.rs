@@ -44,9 +44,12 @@ pub struct Member {
 }
 
 impl Member {
-    /// Whether the member process has ever joined (etcd reports an empty name until it has).
+    /// Whether the member process has ever run and published itself. Its client URLs are the
+    /// sign: a member added with `member add` has neither name nor client URLs until it starts,
+    /// but the members of a static bootstrap carry their names from `--initial-cluster` from the
+    /// start, so a name alone does not prove a member ever ran.
     pub fn started(&self) -> bool {
-        !self.name.is_empty()
+        !self.client_urls.is_empty()
     }
 }
 
@@ -689,7 +692,7 @@ mod tests {
     }
 
     #[test]
-    fn a_member_is_started_once_it_has_a_name() {
+    fn a_member_is_started_once_it_published_its_client_urls() {
         let mut member = Member {
             id: 1,
             name: String::new(),
@@ -698,7 +701,10 @@ mod tests {
             is_learner: true,
         };
         assert!(!member.started());
+        // A static-bootstrap member has its name before it ever ran.
         member.name = "m1".into();
+        assert!(!member.started());
+        member.client_urls = vec!["http://127.0.0.1:2379".into()];
         assert!(member.started());
     }
 }
