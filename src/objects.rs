@@ -32,15 +32,29 @@ pub const DATA_VOLUME: &str = "data";
 pub const DATA_DIR: &str = "/var/lib/etcd";
 pub const CONTAINER: &str = "etcd";
 
-/// Keys of the member-config ConfigMap, read by the member start script as environment.
+/// Keys of the member-config ConfigMap. They are etcd's own environment variables: the member
+/// container takes them with `envFrom` when it starts, so the image needs no shell (etcd's
+/// official images since 3.5 are distroless).
 pub mod config_key {
-    pub const INITIAL_CLUSTER: &str = "KE_INITIAL_CLUSTER";
-    pub const INITIAL_TOKEN: &str = "KE_INITIAL_TOKEN";
-    pub const SERVICE: &str = "KE_SERVICE";
-    /// Present once the initial members have formed the cluster: after that, a member without
-    /// data may only start through its join entry (never bootstrap a second cluster).
-    pub const BOOTSTRAPPED: &str = "KE_BOOTSTRAPPED";
-    pub const JOIN_PREFIX: &str = "KE_JOIN_";
+    /// Before the bootstrap: the initial members. After it: the current member list (learners
+    /// included), which is what a member starting without data must present to join.
+    pub const INITIAL_CLUSTER: &str = "ETCD_INITIAL_CLUSTER";
+    /// "new" until the initial members have all started, then "existing": from then on a
+    /// member without data can only join the cluster as the member it was added as, and never
+    /// found a second cluster.
+    pub const INITIAL_CLUSTER_STATE: &str = "ETCD_INITIAL_CLUSTER_STATE";
+    pub const INITIAL_TOKEN: &str = "ETCD_INITIAL_CLUSTER_TOKEN";
+}
+
+pub const STATE_NEW: &str = "new";
+pub const STATE_EXISTING: &str = "existing";
+
+/// Whether the member config says the initial members formed the cluster.
+pub fn is_bootstrapped(config: &BTreeMap<String, String>) -> bool {
+    config
+        .get(config_key::INITIAL_CLUSTER_STATE)
+        .map(String::as_str)
+        == Some(STATE_EXISTING)
 }
 
 pub fn statefulset_name(cluster: &str) -> String {
@@ -226,15 +240,14 @@ pub fn bootstrap_config(d: &Desired, replicas: u32) -> BTreeMap<String, String> 
             initial_cluster(d, 0..replicas),
         ),
         (
+            config_key::INITIAL_CLUSTER_STATE.to_string(),
+            STATE_NEW.to_string(),
+        ),
+        (
             config_key::INITIAL_TOKEN.to_string(),
             format!("{}-{}", d.name, token_suffix),
         ),
-        (config_key::SERVICE.to_string(), peer_service_name(&d.name)),
     ])
-}
-
-pub fn join_key(ordinal: u32) -> String {
-    format!("{}{ordinal}", config_key::JOIN_PREFIX)
 }
 
 pub fn config_map(d: &Desired, data: BTreeMap<String, String>) -> ConfigMap {
@@ -244,29 +257,6 @@ pub fn config_map(d: &Desired, data: BTreeMap<String, String>) -> ConfigMap {
         ..Default::default()
     }
 }
-
-/// Start script of a member container. Decides from its data dir and the member-config how etcd
-/// starts: with data → as itself; with a join entry → joins the existing cluster (it was added as
-/// a learner first); before bootstrap → founds the cluster with its peers; otherwise it refuses
-/// (a member that lost its data must never found a second cluster or rejoin blindly).
-const START_SCRIPT: &str = r#"
-ord="${POD_NAME##*-}"
-data="$DATA_DIR/data"
-host="$POD_NAME.$KE_SERVICE.$POD_NS.svc.cluster.local"
-set -- --name="$POD_NAME" --data-dir="$data" \
-  --listen-client-urls=http://0.0.0.0:2379 --advertise-client-urls="http://$host:2379" \
-  --listen-peer-urls=http://0.0.0.0:2380 --initial-advertise-peer-urls="http://$host:2380" "$@"
-if [ -d "$data/member" ]; then exec etcd "$@"; fi
-eval "join=\${KE_JOIN_$ord:-}"
-if [ -n "$join" ]; then
-  exec etcd "$@" --initial-cluster-state=existing --initial-cluster="$join"
-fi
-if [ -z "${KE_BOOTSTRAPPED:-}" ]; then
-  exec etcd "$@" --initial-cluster-state=new --initial-cluster="$KE_INITIAL_CLUSTER" --initial-cluster-token="$KE_INITIAL_TOKEN"
-fi
-echo "member $POD_NAME has no data and no join entry in the member config: it is not a member any more; kubectl-etcd will resize or re-add it" >&2
-exit 1
-"#;
 
 fn env_field(name: &str, path: &str) -> EnvVar {
     EnvVar {
@@ -282,32 +272,50 @@ fn env_field(name: &str, path: &str) -> EnvVar {
     }
 }
 
+fn env_value(name: &str, value: impl Into<String>) -> EnvVar {
+    EnvVar {
+        name: name.into(),
+        value: Some(value.into()),
+        ..Default::default()
+    }
+}
+
 pub fn pod_template(d: &Desired) -> PodTemplateSpec {
-    let mut args = vec![
-        "/bin/sh".to_string(),
-        "-c".into(),
-        START_SCRIPT.trim_start().into(),
-        "etcd-start".into(),
-    ];
+    // `$(POD_NAME)`/`$(POD_NS)` are expanded by the kubelet from the variables defined before.
+    let host = format!(
+        "$(POD_NAME).{}.$(POD_NS).svc.cluster.local",
+        peer_service_name(&d.name)
+    );
+    let mut args = vec!["etcd".to_string()];
     args.extend(d.etcd_flags.iter().cloned());
     let container = Container {
         name: CONTAINER.into(),
         image: Some(d.image.clone()),
         image_pull_policy: Some("IfNotPresent".into()),
         command: Some(args),
+        // etcd reads its flags from ETCD_* variables; the member-config adds the bootstrap ones.
         env: Some(vec![
             env_field("POD_NAME", "metadata.name"),
             env_field("POD_NS", "metadata.namespace"),
-            EnvVar {
-                name: "DATA_DIR".into(),
-                value: Some(DATA_DIR.into()),
-                ..Default::default()
-            },
-            EnvVar {
-                name: "ETCDCTL_API".into(),
-                value: Some("3".into()),
-                ..Default::default()
-            },
+            env_value("ETCD_NAME", "$(POD_NAME)"),
+            env_value("ETCD_DATA_DIR", format!("{DATA_DIR}/data")),
+            env_value(
+                "ETCD_LISTEN_CLIENT_URLS",
+                format!("http://0.0.0.0:{CLIENT_PORT}"),
+            ),
+            env_value(
+                "ETCD_ADVERTISE_CLIENT_URLS",
+                format!("http://{host}:{CLIENT_PORT}"),
+            ),
+            env_value(
+                "ETCD_LISTEN_PEER_URLS",
+                format!("http://0.0.0.0:{PEER_PORT}"),
+            ),
+            env_value(
+                "ETCD_INITIAL_ADVERTISE_PEER_URLS",
+                format!("http://{host}:{PEER_PORT}"),
+            ),
+            env_value("ETCDCTL_API", "3"),
         ]),
         env_from: Some(vec![EnvFromSource {
             config_map_ref: Some(ConfigMapEnvSource {
@@ -370,6 +378,9 @@ pub fn pod_template(d: &Desired) -> PodTemplateSpec {
             node_selector: d.node_selector.clone(),
             // etcd flushes on SIGTERM quickly; a long grace only slows member replacement.
             termination_grace_period_seconds: Some(10),
+            // Service links would inject ETCD_* variables (for a Service named "etcd") that
+            // etcd reads as flags.
+            enable_service_links: Some(false),
             ..Default::default()
         }),
     }
@@ -500,7 +511,8 @@ mod tests {
             "demo-0=http://demo-0.demo.ns.svc.cluster.local:2380,demo-1=http://demo-1.demo.ns.svc.cluster.local:2380,demo-2=http://demo-2.demo.ns.svc.cluster.local:2380"
         );
         assert_eq!(c[config_key::INITIAL_TOKEN], "demo-1234abcd");
-        assert!(!c.contains_key(config_key::BOOTSTRAPPED));
+        assert_eq!(c[config_key::INITIAL_CLUSTER_STATE], "new");
+        assert!(!is_bootstrapped(&c));
     }
 
     #[test]
@@ -563,7 +575,50 @@ mod tests {
         d.etcd_flags = vec!["--quota-backend-bytes=1".into()];
         let t = pod_template(&d);
         let cmd = t.spec.unwrap().containers[0].command.clone().unwrap();
-        assert_eq!(cmd.last().unwrap(), "--quota-backend-bytes=1");
-        assert_eq!(cmd[3], "etcd-start");
+        assert_eq!(cmd, ["etcd", "--quota-backend-bytes=1"]);
+    }
+
+    #[test]
+    fn members_need_no_shell_in_the_image_only_etcd_variables() {
+        let t = pod_template(&desired());
+        let spec = t.spec.unwrap();
+        assert_eq!(spec.enable_service_links, Some(false));
+        let c = &spec.containers[0];
+        assert_eq!(c.command.as_ref().unwrap()[0], "etcd");
+        let env: BTreeMap<String, String> = c
+            .env
+            .clone()
+            .unwrap()
+            .into_iter()
+            .filter_map(|e| Some((e.name, e.value?)))
+            .collect();
+        assert_eq!(env["ETCD_NAME"], "$(POD_NAME)");
+        assert_eq!(
+            env["ETCD_INITIAL_ADVERTISE_PEER_URLS"],
+            "http://$(POD_NAME).demo.$(POD_NS).svc.cluster.local:2380"
+        );
+        // Every ETCD_* variable is a flag etcd knows (an unknown one stops etcd 3.4).
+        let known = [
+            "ETCD_NAME",
+            "ETCD_DATA_DIR",
+            "ETCD_LISTEN_CLIENT_URLS",
+            "ETCD_ADVERTISE_CLIENT_URLS",
+            "ETCD_LISTEN_PEER_URLS",
+            "ETCD_INITIAL_ADVERTISE_PEER_URLS",
+        ];
+        assert!(
+            env.keys()
+                .filter(|k| k.starts_with("ETCD_"))
+                .all(|k| known.contains(&k.as_str())),
+            "{env:?}"
+        );
+        assert_eq!(
+            c.env_from.as_ref().unwrap()[0]
+                .config_map_ref
+                .as_ref()
+                .unwrap()
+                .name,
+            "demo-members"
+        );
     }
 }

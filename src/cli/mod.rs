@@ -952,7 +952,7 @@ async fn status(g: &Global, name: Option<String>, all: bool) -> Result<(), Error
                 .observed
                 .config
                 .as_ref()
-                .is_some_and(|c| c.contains_key(objects::config_key::BOOTSTRAPPED));
+                .is_some_and(objects::is_bootstrapped);
             match (&pass.step, &pass.observed.etcd) {
                 (crate::plan::Step::Hold { message, .. }, _) => Err(Error::Held {
                     namespace: s.namespace,

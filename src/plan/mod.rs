@@ -17,7 +17,7 @@ use crate::objects::{self, config_key};
 ///
 /// ```text
 ///   (no StatefulSet) ──Bootstrap──▶ members start together ──WriteConfig(bootstrapped)──▶ Idle
-///   scale up:   AddLearner(n) ─▶ WriteConfig(join n) ─▶ ResizeStatefulSet(n+1) ─▶ PromoteLearner ─▶ Idle
+///   scale up:   AddLearner(n) ─▶ WriteConfig(list) ─▶ ResizeStatefulSet(n+1) ─▶ PromoteLearner ─▶ Idle
 ///   scale down: [MoveLeader] ─▶ RemoveMember(n-1) ─▶ ResizeStatefulSet(n-1) ─▶ DeleteVolume(n-1) ─▶ Idle
 ///   template:   UpdateTemplate ─▶ RestartMember (one pod at a time, leader last) ─▶ Idle
 ///   anything not ready yet: Wait;  anything unsafe or ambiguous: Hold (no action, Degraded)
@@ -146,7 +146,7 @@ impl fmt::Display for Step {
                 ConfigChange::Bootstrapped => {
                     write!(f, "record that the initial members formed the cluster")
                 }
-                ConfigChange::Joins => write!(f, "write the join entries of new members"),
+                ConfigChange::Joins => write!(f, "update the member list new members join with"),
                 ConfigChange::Repair => write!(f, "repair the member config"),
             },
             Step::UpdateTemplate { .. } => write!(f, "apply the changed member pod template"),
@@ -199,37 +199,38 @@ fn caught_up(learner: &MemberView, leader: Option<&MemberView>) -> bool {
 }
 
 /// The member-config data the world should have now.
+///
+/// Before the bootstrap it stays as written (state "new", the initial members). Once every
+/// member has started (published its client URLs) it says "existing", and whenever a member has
+/// yet to start it lists the current members: exactly what a member starting without data must
+/// present to join as the member it was added as (learners included).
 pub fn wanted_config(d: &Desired, o: &Observed, c: &ClusterView) -> BTreeMap<String, String> {
-    let current = o.config.clone().unwrap_or_default();
-    let mut data: BTreeMap<String, String> = current
-        .iter()
-        .filter(|(k, _)| !k.starts_with(config_key::JOIN_PREFIX))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    if !data.contains_key(config_key::INITIAL_CLUSTER) {
+    let mut data = o.config.clone().unwrap_or_default();
+    if !data.contains_key(config_key::INITIAL_CLUSTER)
+        || !data.contains_key(config_key::INITIAL_TOKEN)
+    {
         // Lost config: a cluster that answers is formed; rebuild the fixed keys from the spec.
-        data.extend(objects::bootstrap_config(
-            d,
-            o.statefulset.as_ref().map_or(d.replicas, |s| s.replicas),
-        ));
-        data.insert(config_key::BOOTSTRAPPED.into(), "true".into());
+        data =
+            objects::bootstrap_config(d, o.statefulset.as_ref().map_or(d.replicas, |s| s.replicas));
+        data.insert(
+            config_key::INITIAL_CLUSTER_STATE.into(),
+            objects::STATE_EXISTING.into(),
+        );
     }
-    let initial_started = c.members.iter().all(|m| m.started);
-    if initial_started && !data.contains_key(config_key::BOOTSTRAPPED) {
-        data.insert(config_key::BOOTSTRAPPED.into(), "true".into());
+    if !objects::is_bootstrapped(&data) && c.members.iter().all(|m| m.started) {
+        data.insert(
+            config_key::INITIAL_CLUSTER_STATE.into(),
+            objects::STATE_EXISTING.into(),
+        );
     }
-    if data.contains_key(config_key::BOOTSTRAPPED) {
-        // A member that never started joins with the member list as it is now (itself included).
+    // Only a member about to start without data reads the list: rewrite it for those.
+    if objects::is_bootstrapped(&data) && c.members.iter().any(|m| !m.started) {
         let mut ordinals: Vec<u32> = c.members.iter().filter_map(|m| m.ordinal).collect();
         ordinals.sort_unstable();
-        for m in c.members.iter().filter(|m| !m.started) {
-            if let Some(ord) = m.ordinal {
-                data.insert(
-                    objects::join_key(ord),
-                    objects::initial_cluster(d, ordinals.iter().copied()),
-                );
-            }
-        }
+        data.insert(
+            config_key::INITIAL_CLUSTER.into(),
+            objects::initial_cluster(d, ordinals),
+        );
     }
     data
 }
@@ -257,10 +258,7 @@ pub fn plan(d: &Desired, o: &Observed) -> Step {
     if sts.template_hash.as_deref() != Some(objects::template_hash(d).as_str()) {
         return Step::UpdateTemplate { replicas: s };
     }
-    let bootstrapped = o
-        .config
-        .as_ref()
-        .is_some_and(|c| c.contains_key(config_key::BOOTSTRAPPED));
+    let bootstrapped = o.config.as_ref().is_some_and(objects::is_bootstrapped);
     let c = match &o.etcd {
         EtcdView::Split { cluster_ids } => {
             let ids: Vec<String> = cluster_ids.iter().map(|i| format!("{i:016x}")).collect();

@@ -44,9 +44,7 @@ pub(crate) struct World {
 
 impl World {
     fn bootstrapped(&self) -> bool {
-        self.config
-            .as_ref()
-            .is_some_and(|c| c.contains_key(config_key::BOOTSTRAPPED))
+        self.config.as_ref().is_some_and(objects::is_bootstrapped)
     }
 
     /// What the StatefulSet controller, kubelet and etcd do between passes.
@@ -82,7 +80,7 @@ impl World {
                 }
             }
         }
-        // Members start from their pods: with their own data, through a join entry, or at bootstrap.
+        // Members start from their pods: with their own data, by joining (state "existing", listed), or at bootstrap.
         let bootstrapped = self.bootstrapped();
         for o in self.pods.clone() {
             let data = self.volumes.get(&o).copied().unwrap_or(0);
@@ -97,10 +95,14 @@ impl World {
                 );
                 m.started = true;
             } else {
-                let join = self
-                    .config
-                    .as_ref()
-                    .is_some_and(|c| c.contains_key(&objects::join_key(o)));
+                // With state "existing" a member without data joins only when the member list
+                // it is given names it (exactly what etcd checks).
+                let join = bootstrapped
+                    && self.config.as_ref().is_some_and(|c| {
+                        c[config_key::INITIAL_CLUSTER]
+                            .split(',')
+                            .any(|e| e.starts_with(&format!("{}=", objects::pod_name(&d.name, o))))
+                    });
                 if join || (!bootstrapped && !m.learner) {
                     m.started = true;
                     self.volumes.insert(o, m.id);

@@ -44,7 +44,10 @@ fn member(d: &Desired, ordinal: u32) -> MemberView {
 /// A healthy, converged cluster of `n` members (leader: ordinal 0) as desired by `d`.
 fn healthy(d: &Desired, n: u32) -> Observed {
     let mut config = objects::bootstrap_config(d, n);
-    config.insert(config_key::BOOTSTRAPPED.into(), "true".into());
+    config.insert(
+        config_key::INITIAL_CLUSTER_STATE.into(),
+        objects::STATE_EXISTING.into(),
+    );
     Observed {
         statefulset: Some(WorkloadView {
             replicas: n,
@@ -172,7 +175,10 @@ fn unreachable_etcd_waits_during_bootstrap_and_reports_after() {
     assert!(
         matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == reason::ETCD_UNREACHABLE)
     );
-    o.config.as_mut().unwrap().remove(config_key::BOOTSTRAPPED);
+    o.config.as_mut().unwrap().insert(
+        config_key::INITIAL_CLUSTER_STATE.into(),
+        objects::STATE_NEW.into(),
+    );
     assert!(matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == reason::BOOTSTRAPPING));
 }
 
@@ -180,12 +186,15 @@ fn unreachable_etcd_waits_during_bootstrap_and_reports_after() {
 fn the_bootstrap_is_recorded_once_every_initial_member_started() {
     let d = desired(3);
     let mut o = healthy(&d, 3);
-    o.config.as_mut().unwrap().remove(config_key::BOOTSTRAPPED);
+    o.config.as_mut().unwrap().insert(
+        config_key::INITIAL_CLUSTER_STATE.into(),
+        objects::STATE_NEW.into(),
+    );
     cluster(&mut o).members[2].started = false;
     assert!(matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == reason::BOOTSTRAPPING));
     cluster(&mut o).members[2].started = true;
     assert!(
-        matches!(plan(&d, &o), Step::WriteConfig { why: ConfigChange::Bootstrapped, ref data } if data.contains_key(config_key::BOOTSTRAPPED))
+        matches!(plan(&d, &o), Step::WriteConfig { why: ConfigChange::Bootstrapped, ref data } if objects::is_bootstrapped(data))
     );
 }
 
@@ -223,7 +232,7 @@ fn a_new_learner_gets_a_join_entry_listing_every_member_and_itself() {
     };
     assert_eq!(why, ConfigChange::Joins);
     assert_eq!(
-        data[&objects::join_key(3)],
+        data[config_key::INITIAL_CLUSTER],
         objects::initial_cluster(&d, 0..4)
     );
 }
@@ -233,10 +242,10 @@ fn a_learner_with_its_join_entry_gets_its_pod() {
     let d = desired(5);
     let mut o = healthy(&d, 3);
     with_learner(&d, &mut o, 3, false, 0);
-    o.config
-        .as_mut()
-        .unwrap()
-        .insert(objects::join_key(3), objects::initial_cluster(&d, 0..4));
+    o.config.as_mut().unwrap().insert(
+        config_key::INITIAL_CLUSTER.into(),
+        objects::initial_cluster(&d, 0..4),
+    );
     assert_eq!(plan(&d, &o), Step::ResizeStatefulSet { from: 3, to: 4 });
 }
 
@@ -245,10 +254,10 @@ fn a_learner_is_removed_rather_than_started_on_an_old_volume() {
     let d = desired(5);
     let mut o = healthy(&d, 3);
     with_learner(&d, &mut o, 3, false, 0);
-    o.config
-        .as_mut()
-        .unwrap()
-        .insert(objects::join_key(3), objects::initial_cluster(&d, 0..4));
+    o.config.as_mut().unwrap().insert(
+        config_key::INITIAL_CLUSTER.into(),
+        objects::initial_cluster(&d, 0..4),
+    );
     o.volumes.insert(
         3,
         VolumeView {
@@ -308,10 +317,10 @@ fn a_learner_left_behind_by_a_reversed_scale_up_is_removed() {
     // ... also when it never got its pod.
     let mut o = healthy(&d, 3);
     with_learner(&d, &mut o, 3, false, 0);
-    o.config
-        .as_mut()
-        .unwrap()
-        .insert(objects::join_key(3), objects::initial_cluster(&d, 0..4));
+    o.config.as_mut().unwrap().insert(
+        config_key::INITIAL_CLUSTER.into(),
+        objects::initial_cluster(&d, 0..4),
+    );
     assert_eq!(
         plan(&d, &o),
         Step::RemoveMember {
@@ -575,7 +584,10 @@ fn status_while_scaling_and_when_split() {
 fn a_bootstrap_stuck_on_its_image_says_so() {
     let d = desired(3);
     let mut o = healthy(&d, 3);
-    o.config.as_mut().unwrap().remove(config_key::BOOTSTRAPPED);
+    o.config.as_mut().unwrap().insert(
+        config_key::INITIAL_CLUSTER_STATE.into(),
+        objects::STATE_NEW.into(),
+    );
     o.etcd = EtcdView::NotQueried;
     o.pods.get_mut(&0).unwrap().waiting_reason = Some("ImagePullBackOff".into());
     let s = plan(&d, &o);
