@@ -410,3 +410,45 @@ fn base64_decode(s: &str) -> Vec<u8> {
     }
     out
 }
+
+#[test]
+fn etcd_3_4_and_3_6_bootstrap_and_take_a_learner_like_3_5() {
+    install_crd();
+    let ns = Ns::new("versions");
+    for (name, version) in [("old", "3.4.23"), ("new", "3.6.15")] {
+        let created = json(&ok(etcd(
+            &ns.0,
+            &[
+                "create",
+                name,
+                "--version",
+                version,
+                "--timeout",
+                "4m",
+                "-o",
+                "json",
+            ],
+        )));
+        assert_eq!(created["status"]["version"], version, "{created}");
+        assert_eq!(ready_members(&created["status"]), (3, 3, 3), "{created}");
+        let scaled = json(&ok(etcd(
+            &ns.0,
+            &[
+                "scale",
+                name,
+                "--replicas",
+                "4",
+                "--timeout",
+                "4m",
+                "-o",
+                "json",
+            ],
+        )));
+        assert_eq!(ready_members(&scaled["status"]), (4, 4, 4), "{scaled}");
+        let m = members(&ns.0, &format!("{name}-3"));
+        assert!(
+            m.len() == 4 && m.iter().all(|(n, l)| !l && !n.is_empty()),
+            "{version}: {m:?}"
+        );
+    }
+}
