@@ -350,7 +350,6 @@ mod tests {
 mod live {
     use super::*;
     use futures::FutureExt;
-    use k8s_openapi::api::core::v1::Namespace;
     use kube::api::DeleteParams;
 
     #[tokio::test]
@@ -358,15 +357,7 @@ mod live {
     async fn contenders_take_turns_and_exactly_one_wins_a_race() {
         let client = Client::try_default().await.unwrap();
         let ns = format!("ke-lease-{}", std::process::id());
-        let nss: Api<Namespace> = Api::all(client.clone());
-        let body = Namespace {
-            metadata: ObjectMeta {
-                name: Some(ns.clone()),
-                ..Default::default()
-            },
-            ..Default::default()
-        };
-        nss.create(&PostParams::default(), &body).await.unwrap();
+        let nss = crate::testing::create_namespace(&client, &ns).await;
         let outcome = std::panic::AssertUnwindSafe(async {
             let short = Duration::from_secs(2);
             let a = Lock::new(client.clone(), &ns, "operator/a", short);

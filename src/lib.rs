@@ -16,3 +16,5 @@ pub mod model;
 pub mod objects;
 pub mod operate;
 pub mod plan;
+#[cfg(all(test, feature = "e2e"))]
+mod testing;

@@ -301,10 +301,8 @@ mod tests {
 #[cfg(all(test, feature = "e2e"))]
 mod live {
     use super::*;
-    use k8s_openapi::api::core::v1::Namespace;
     use kube::api::{
         Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams,
-        PostParams,
     };
 
     #[tokio::test]
@@ -312,15 +310,7 @@ mod live {
     async fn the_api_server_accepts_the_install_manifests() {
         let client = kube::Client::try_default().await.unwrap();
         let ns = format!("ke-manifests-{}", std::process::id());
-        let nss: Api<Namespace> = Api::all(client.clone());
-        let body = Namespace {
-            metadata: kube::api::ObjectMeta {
-                name: Some(ns.clone()),
-                ..Default::default()
-            },
-            ..Default::default()
-        };
-        nss.create(&PostParams::default(), &body).await.unwrap();
+        let nss = crate::testing::create_namespace(&client, &ns).await;
         let mut failures = vec![];
         for mut obj in install_manifests("testbed.local/kubectl-etcd:dev", &ns) {
             // The lease namespace may not exist here: validate its objects in the test namespace.

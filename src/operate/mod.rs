@@ -590,7 +590,6 @@ mod tests {
 mod live {
     use super::*;
     use futures::FutureExt;
-    use k8s_openapi::api::core::v1::Namespace;
     use k8s_openapi::api::events::v1::Event as K8sEvent;
     use kube::api::{DeleteParams, ListParams, PostParams};
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -657,15 +656,7 @@ mod live {
         install_crd(&client).await;
         let pid = std::process::id();
         let ns = format!("ke-operate-{pid}");
-        let nss: Api<Namespace> = Api::all(client.clone());
-        let body = Namespace {
-            metadata: kube::api::ObjectMeta {
-                name: Some(ns.clone()),
-                ..Default::default()
-            },
-            ..Default::default()
-        };
-        nss.create(&PostParams::default(), &body).await.unwrap();
+        let nss = crate::testing::create_namespace(&client, &ns).await;
         let clusters: Api<EtcdCluster> = Api::namespaced(client.clone(), &ns);
         let identity = format!("operator/test-{pid}");
         // Distinct port ranges per test: the tests of one run share a pid.
@@ -844,15 +835,7 @@ mod live {
         install_crd(&client).await;
         let pid = std::process::id();
         let ns = format!("ke-failover-{pid}");
-        let nss: Api<Namespace> = Api::all(client.clone());
-        let body = Namespace {
-            metadata: kube::api::ObjectMeta {
-                name: Some(ns.clone()),
-                ..Default::default()
-            },
-            ..Default::default()
-        };
-        nss.create(&PostParams::default(), &body).await.unwrap();
+        let nss = crate::testing::create_namespace(&client, &ns).await;
         let port = (25000 + pid % 5000) as u16;
         let spawn = |who: &str, port: u16, token: CancellationToken| {
             let opts = options(&client, &ns, who, port);

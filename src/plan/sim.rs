@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::tests::desired;
 use super::{Step, plan, quorum};
 use crate::model::{
     ClusterView, Desired, EtcdView, MemberStatusView, MemberView, Observed, PodView, VolumeView,
@@ -340,25 +341,6 @@ impl World {
             );
         }
     }
-}
-
-fn desired(replicas: u32) -> Desired {
-    let mut d = crate::model::validate(&{
-        let mut c = crate::api::EtcdCluster::new(
-            "demo",
-            crate::api::EtcdClusterSpec {
-                replicas: replicas as i32,
-                version: "3.5.16".into(),
-                ..Default::default()
-            },
-        );
-        c.metadata.namespace = Some("ns".into());
-        c.metadata.uid = Some("uid-1".into());
-        c
-    })
-    .unwrap();
-    d.replicas = replicas;
-    d
 }
 
 /// Runs passes until Idle. In every pass whose step has sub-actions, the `crash_at`-th pass

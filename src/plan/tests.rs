@@ -6,7 +6,8 @@ use super::*;
 use crate::api::{condition, reason};
 use crate::model::{MemberStatusView, PodView, VolumeView, WorkloadView};
 
-fn desired(replicas: u32) -> Desired {
+/// The cluster `ns/demo` at `replicas` (shared with the simulation).
+pub(super) fn desired(replicas: u32) -> Desired {
     let mut c = crate::api::EtcdCluster::new(
         "demo",
         crate::api::EtcdClusterSpec {
