@@ -104,6 +104,41 @@ async fn apply_statefulset(ctx: &Context, d: &Desired, replicas: u32) -> Result<
     .await
 }
 
+/// The seed's volume (the claim the StatefulSet will use for ordinal 0) and its restore pod.
+async fn restore_seed(ctx: &Context, d: &Desired) -> Result<(), Error> {
+    let Some(r) = &d.restore else { return Ok(()) };
+    let (pvc, pod) = restore_objects(d, r);
+    if let Some(pvc) = pvc {
+        let api: Api<PersistentVolumeClaim> = Api::namespaced(ctx.client.clone(), &d.namespace);
+        let name = objects::volume_name(&d.name, 0);
+        apply(&api, "PersistentVolumeClaim", d, &name, &pvc).await?;
+    }
+    let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &d.namespace);
+    let name = crate::backup::restore::pod_name(&d.name);
+    apply(&api, "Pod", d, &name, &pod).await
+}
+
+/// The seed's claim (as the StatefulSet's claim template would create it; none for ephemeral
+/// storage, which cannot be restored into) and the restore pod.
+fn restore_objects(
+    d: &Desired,
+    r: &crate::model::RestoreSource,
+) -> (Option<PersistentVolumeClaim>, Pod) {
+    let token = objects::bootstrap_config(d, 1)
+        .remove(objects::config_key::INITIAL_TOKEN)
+        .unwrap_or_default();
+    let pvc = objects::statefulset(d, 1)
+        .spec
+        .and_then(|s| s.volume_claim_templates)
+        .and_then(|mut t| t.pop())
+        .map(|mut claim| {
+            claim.metadata.name = Some(objects::volume_name(&d.name, 0));
+            claim.metadata.namespace = Some(d.namespace.clone());
+            claim
+        });
+    (pvc, crate::backup::restore::restore_pod(d, r, &token))
+}
+
 /// A client to the current leader (membership changes and leader moves go there), or failing
 /// that to any healthy voter.
 async fn leader_client(ctx: &Context, d: &Desired, o: &Observed) -> Result<EtcdClient, String> {
@@ -208,6 +243,11 @@ pub async fn act(ctx: &Context, d: &Desired, o: &Observed, step: &Step) -> Resul
             let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &d.namespace);
             delete(&api, "Pod", d, pod).await?;
         }
+        Step::RestoreSeed { .. } => restore_seed(ctx, d).await?,
+        Step::DeleteRestorePod { pod } => {
+            let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &d.namespace);
+            delete(&api, "Pod", d, pod).await?;
+        }
         Step::Wait { .. } | Step::Hold { .. } | Step::Paused | Step::Idle => {}
     }
     Ok(Done::Changed)
@@ -263,6 +303,18 @@ pub fn planned_objects(ctx: &Context, d: &Desired, step: &Step) -> Vec<serde_jso
         Step::WriteConfig { data, .. } => vec![cm(data.clone())],
         Step::UpdateTemplate { replicas } => vec![sts(*replicas)],
         Step::ResizeStatefulSet { to, .. } => vec![sts(*to)],
+        Step::RestoreSeed { .. } => match &d.restore {
+            Some(r) => {
+                let (pvc, pod) = restore_objects(d, r);
+                let mut out: Vec<serde_json::Value> = pvc
+                    .map(|p| with_kind(v(serde_json::to_value(p)), "v1", "PersistentVolumeClaim"))
+                    .into_iter()
+                    .collect();
+                out.push(with_kind(v(serde_json::to_value(pod)), "v1", "Pod"));
+                out
+            }
+            None => vec![],
+        },
         _ => vec![],
     }
 }

@@ -21,6 +21,7 @@ use crate::objects;
 use crate::plan::{self, Step};
 
 pub use act::planned_objects;
+pub use observe::observe;
 
 /// Annotation the `delete --delete-data` verb sets: the finalizer then deletes member volumes too.
 pub const ANNOTATION_DELETE_DATA: &str = "etcd.kubectl-etcd.io/delete-data";

@@ -10,7 +10,7 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::api::reason;
-use crate::model::{ClusterView, Desired, EtcdView, MemberView, Observed};
+use crate::model::{ClusterView, Desired, EtcdView, MemberView, Observed, RestorePodView};
 use crate::objects::{self, config_key};
 
 /// The next thing the engine does for one cluster: at most one change to the world.
@@ -58,6 +58,10 @@ pub enum Step {
     DeleteVolume { ordinal: u32, claim: String },
     /// Delete a member's pod so it restarts with the current template.
     RestartMember { ordinal: u32, pod: String },
+    /// Create the seed member's volume and the one-shot pod that restores the snapshot into it.
+    RestoreSeed { url: String },
+    /// Delete the finished restore pod.
+    DeleteRestorePod { pod: String },
     /// Nothing to do until the world moves on.
     Wait {
         reason: &'static str,
@@ -124,7 +128,8 @@ impl Step {
             Step::PromoteLearner { .. } => reason::PROMOTING_LEARNER,
             Step::MoveLeader { .. } => reason::MOVING_LEADER,
             Step::RemoveMember { .. } => reason::REMOVING_MEMBER,
-            Step::DeleteVolume { .. } => reason::CLEANING_UP,
+            Step::DeleteVolume { .. } | Step::DeleteRestorePod { .. } => reason::CLEANING_UP,
+            Step::RestoreSeed { .. } => reason::RESTORING,
             Step::Wait { reason, .. } | Step::Hold { reason, .. } => reason,
             Step::Paused => reason::PAUSED,
             Step::Idle => reason::AS_DESIRED,
@@ -161,6 +166,10 @@ impl fmt::Display for Step {
                 write!(f, "delete volume {claim} of a removed member")
             }
             Step::RestartMember { pod, .. } => write!(f, "restart {pod} with the new template"),
+            Step::RestoreSeed { url } => {
+                write!(f, "restore the seed member's volume from {url}")
+            }
+            Step::DeleteRestorePod { pod } => write!(f, "delete the finished restore pod {pod}"),
             Step::Wait { message, .. } => write!(f, "waiting: {message}"),
             Step::Hold { message, .. } => write!(f, "holding: {message}"),
             Step::Paused => write!(f, "paused: observing only"),
@@ -241,6 +250,9 @@ pub fn plan(d: &Desired, o: &Observed) -> Step {
         return Step::Paused;
     }
     let Some(sts) = &o.statefulset else {
+        if let Some(step) = restore_seed(d, o) {
+            return step;
+        }
         if o.config.is_none() && o.volumes.is_empty() {
             return Step::Bootstrap {
                 replicas: d.replicas,
@@ -253,6 +265,11 @@ pub fn plan(d: &Desired, o: &Observed) -> Step {
     };
     if !o.supporting_objects {
         return Step::ApplySupportingObjects;
+    }
+    if o.restore_pod.is_some() {
+        return Step::DeleteRestorePod {
+            pod: crate::backup::restore::pod_name(&d.name),
+        };
     }
     let s = sts.replicas;
     if sts.template_hash.as_deref() != Some(objects::template_hash(d).as_str()) {
@@ -540,6 +557,36 @@ pub fn plan(d: &Desired, o: &Observed) -> Step {
         );
     }
     Step::Idle
+}
+
+/// A cluster restored from a snapshot, before its StatefulSet exists: the seed's volume is filled by
+/// the restore pod, then the seed alone is bootstrapped on it (the others join as learners).
+/// `None` once the seed was bootstrapped (the member config exists) or for clusters not restored.
+fn restore_seed(d: &Desired, o: &Observed) -> Option<Step> {
+    let r = d.restore.as_ref()?;
+    if o.config.is_some() {
+        return None;
+    }
+    Some(match &o.restore_pod {
+        None => Step::RestoreSeed { url: r.url.clone() },
+        Some(RestorePodView::Running) => wait(
+            reason::RESTORING,
+            format!(
+                "restoring {} into the volume of {}",
+                r.url,
+                objects::pod_name(&d.name, 0)
+            ),
+        ),
+        Some(RestorePodView::Failed(why)) => hold(
+            reason::RESTORE_FAILED,
+            format!(
+                "the restore from {} failed ({why}); fix the cause, then delete pod {} to retry",
+                r.url,
+                crate::backup::restore::pod_name(&d.name)
+            ),
+        ),
+        Some(RestorePodView::Succeeded) => Step::Bootstrap { replicas: 1 },
+    })
 }
 
 /// ` (demo-0: ImagePullBackOff, …)` for pods whose container waits for a reason, else empty.
