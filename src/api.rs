@@ -242,24 +242,84 @@ pub mod condition {
     pub const DEGRADED: &str = "Degraded";
 }
 
-/// Condition reasons (CamelCase, as metav1.Condition requires).
+/// Why a cluster is where it is: the `reason` of conditions and Events, and what the planner's
+/// `Wait` and `Hold` carry, typed, so that status derivation and drivers match on variants rather
+/// than strings. The string of each is its variant name (CamelCase, as metav1.Condition requires),
+/// except `ClusterIdMismatch` which reads the same.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum Reason {
+    AllMembersHealthy,
+    MembersUnhealthy,
+    Bootstrapping,
+    AddingLearner,
+    PromotingLearner,
+    RemovingMember,
+    MovingLeader,
+    ResizingWorkload,
+    CleaningUp,
+    RollingMembers,
+    Repairing,
+    AsDesired,
+    InvalidSpec,
+    /// Members answer with different cluster ids.
+    ClusterIdMismatch,
+    QuorumAtRisk,
+    EtcdUnreachable,
+    Paused,
+    StrandedMember,
+}
+
+impl Reason {
+    /// The condition/Event reason string.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Reason::AllMembersHealthy => "AllMembersHealthy",
+            Reason::MembersUnhealthy => "MembersUnhealthy",
+            Reason::Bootstrapping => "Bootstrapping",
+            Reason::AddingLearner => "AddingLearner",
+            Reason::PromotingLearner => "PromotingLearner",
+            Reason::RemovingMember => "RemovingMember",
+            Reason::MovingLeader => "MovingLeader",
+            Reason::ResizingWorkload => "ResizingWorkload",
+            Reason::CleaningUp => "CleaningUp",
+            Reason::RollingMembers => "RollingMembers",
+            Reason::Repairing => "Repairing",
+            Reason::AsDesired => "AsDesired",
+            Reason::InvalidSpec => "InvalidSpec",
+            Reason::ClusterIdMismatch => "ClusterIdMismatch",
+            Reason::QuorumAtRisk => "QuorumAtRisk",
+            Reason::EtcdUnreachable => "EtcdUnreachable",
+            Reason::Paused => "Paused",
+            Reason::StrandedMember => "StrandedMember",
+        }
+    }
+}
+
+impl std::fmt::Display for Reason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Condition reasons as strings, for code that writes or matches them outside the planner.
 pub mod reason {
-    pub const ALL_MEMBERS_HEALTHY: &str = "AllMembersHealthy";
-    pub const MEMBERS_UNHEALTHY: &str = "MembersUnhealthy";
-    pub const BOOTSTRAPPING: &str = "Bootstrapping";
-    pub const ADDING_LEARNER: &str = "AddingLearner";
-    pub const PROMOTING_LEARNER: &str = "PromotingLearner";
-    pub const REMOVING_MEMBER: &str = "RemovingMember";
-    pub const MOVING_LEADER: &str = "MovingLeader";
-    pub const RESIZING_WORKLOAD: &str = "ResizingWorkload";
-    pub const CLEANING_UP: &str = "CleaningUp";
-    pub const ROLLING_MEMBERS: &str = "RollingMembers";
-    pub const REPAIRING: &str = "Repairing";
-    pub const AS_DESIRED: &str = "AsDesired";
-    pub const INVALID_SPEC: &str = "InvalidSpec";
-    pub const SPLIT_BRAIN: &str = "ClusterIdMismatch";
-    pub const QUORUM_AT_RISK: &str = "QuorumAtRisk";
-    pub const ETCD_UNREACHABLE: &str = "EtcdUnreachable";
-    pub const PAUSED: &str = "Paused";
-    pub const STRANDED_MEMBER: &str = "StrandedMember";
+    use super::Reason;
+    pub const ALL_MEMBERS_HEALTHY: &str = Reason::AllMembersHealthy.as_str();
+    pub const MEMBERS_UNHEALTHY: &str = Reason::MembersUnhealthy.as_str();
+    pub const BOOTSTRAPPING: &str = Reason::Bootstrapping.as_str();
+    pub const ADDING_LEARNER: &str = Reason::AddingLearner.as_str();
+    pub const PROMOTING_LEARNER: &str = Reason::PromotingLearner.as_str();
+    pub const REMOVING_MEMBER: &str = Reason::RemovingMember.as_str();
+    pub const MOVING_LEADER: &str = Reason::MovingLeader.as_str();
+    pub const RESIZING_WORKLOAD: &str = Reason::ResizingWorkload.as_str();
+    pub const CLEANING_UP: &str = Reason::CleaningUp.as_str();
+    pub const ROLLING_MEMBERS: &str = Reason::RollingMembers.as_str();
+    pub const REPAIRING: &str = Reason::Repairing.as_str();
+    pub const AS_DESIRED: &str = Reason::AsDesired.as_str();
+    pub const INVALID_SPEC: &str = Reason::InvalidSpec.as_str();
+    pub const SPLIT_BRAIN: &str = Reason::ClusterIdMismatch.as_str();
+    pub const QUORUM_AT_RISK: &str = Reason::QuorumAtRisk.as_str();
+    pub const ETCD_UNREACHABLE: &str = Reason::EtcdUnreachable.as_str();
+    pub const PAUSED: &str = Reason::Paused.as_str();
+    pub const STRANDED_MEMBER: &str = Reason::StrandedMember.as_str();
 }

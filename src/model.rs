@@ -287,6 +287,11 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
 // ---------------------------------------------------------------------------------------------
 // Observed
 
+/// A member or cluster id as etcdctl prints it (16 hex digits), in status and messages.
+pub fn fmt_id(id: u64) -> String {
+    format!("{id:016x}")
+}
+
 /// Everything one pass saw, Kubernetes and etcd alike. Built by `observe`, read by `plan`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Observed {
@@ -432,6 +437,12 @@ mod tests {
         ] {
             assert_eq!(Version::parse(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn ids_are_formatted_like_etcdctl() {
+        assert_eq!(fmt_id(0x8e9e05c52164694d), "8e9e05c52164694d");
+        assert_eq!(fmt_id(0x2a), "000000000000002a");
     }
 
     #[test]
