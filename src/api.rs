@@ -13,8 +13,13 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// API group owned by the project.
+/// API group owned by the project (the `#[kube]` attribute below needs literals: a unit test
+/// keeps it equal to these constants).
 pub const GROUP: &str = "etcd.kubectl-etcd.io";
+/// API version of `EtcdCluster`.
+pub const VERSION: &str = "v1alpha1";
+/// Kind of the custom resource, as error messages and owner references name it.
+pub const KIND: &str = "EtcdCluster";
 /// Finalizer the engine puts on every EtcdCluster it manages.
 pub const FINALIZER: &str = "etcd.kubectl-etcd.io/cleanup";
 /// Largest cluster we accept: etcd's own guidance is 7; 9 leaves room for replacement headroom.
@@ -45,7 +50,7 @@ pub const MAX_REPLICAS: i32 = 9;
 #[serde(rename_all = "camelCase")]
 pub struct EtcdClusterSpec {
     /// Number of voting members. Odd numbers tolerate the most failures per member.
-    #[schemars(range(min = 1, max = 9))]
+    #[schemars(range(min = 1, max = MAX_REPLICAS))]
     pub replicas: i32,
     /// etcd release, e.g. "3.5.16" (no leading v).
     #[schemars(regex(pattern = r"^3\.[0-9]+\.[0-9]+$"))]
@@ -322,4 +327,34 @@ pub mod reason {
     pub const ETCD_UNREACHABLE: &str = Reason::EtcdUnreachable.as_str();
     pub const PAUSED: &str = Reason::Paused.as_str();
     pub const STRANDED_MEMBER: &str = Reason::StrandedMember.as_str();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_derived_resource_uses_the_named_constants() {
+        use kube::Resource;
+        assert_eq!(EtcdCluster::group(&()), GROUP);
+        assert_eq!(EtcdCluster::version(&()), VERSION);
+        assert_eq!(EtcdCluster::kind(&()), KIND);
+        assert_eq!(EtcdCluster::api_version(&()), format!("{GROUP}/{VERSION}"));
+    }
+
+    #[test]
+    fn the_crd_caps_replicas_at_max_replicas() {
+        let crd = crd();
+        let schema = crd.spec.versions[0]
+            .schema
+            .as_ref()
+            .and_then(|s| s.open_api_v3_schema.as_ref())
+            .unwrap();
+        let replicas = &schema.properties.as_ref().unwrap()["spec"]
+            .properties
+            .as_ref()
+            .unwrap()["replicas"];
+        assert_eq!(replicas.maximum, Some(f64::from(MAX_REPLICAS)));
+        assert_eq!(replicas.minimum, Some(1.0));
+    }
 }

@@ -409,16 +409,14 @@ mod tests {
     use crate::api::EtcdClusterSpec;
 
     fn cluster(spec: EtcdClusterSpec) -> EtcdCluster {
-        let mut c = EtcdCluster::new("demo", spec);
-        c.metadata.namespace = Some("ns".into());
-        c
+        crate::fixtures::cluster("demo").spec(|s| *s = spec).build()
     }
     fn spec(replicas: i32, version: &str) -> EtcdClusterSpec {
-        EtcdClusterSpec {
-            replicas,
-            version: version.into(),
-            ..Default::default()
-        }
+        crate::fixtures::cluster("demo")
+            .replicas(replicas)
+            .version(version)
+            .build()
+            .spec
     }
 
     #[test]

@@ -6,18 +6,9 @@ use crate::model::{MemberStatusView, PodView, VolumeView, WorkloadView};
 
 /// The cluster `ns/demo` at `replicas` (shared with the simulation).
 pub(super) fn desired(replicas: u32) -> Desired {
-    let mut c = crate::api::EtcdCluster::new(
-        "demo",
-        crate::api::EtcdClusterSpec {
-            replicas: replicas as i32,
-            version: "3.5.16".into(),
-            ..Default::default()
-        },
-    );
-    c.metadata.namespace = Some("ns".into());
-    c.metadata.uid = Some("uid-1".into());
-    c.metadata.generation = Some(7);
-    crate::model::validate(&c).unwrap()
+    crate::fixtures::cluster("demo")
+        .replicas(replicas as i32)
+        .desired()
 }
 
 fn member(d: &Desired, ordinal: u32) -> MemberView {
