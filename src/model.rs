@@ -104,8 +104,8 @@ pub const DEFAULT_TOOLS_IMAGE: &str = "ghcr.io/kubectl-etcd/kubectl-etcd:0.1.0";
 
 fn validate_restore(r: &crate::api::RestoreSpec) -> Result<RestoreSource, InvalidSpec> {
     use crate::backup::store::Location;
-    let loc = Location::parse(&r.source)
-        .map_err(|e| invalid("spec.restore.source", e.to_string()))?;
+    let loc =
+        Location::parse(&r.source).map_err(|e| invalid("spec.restore.source", e.to_string()))?;
     if matches!(loc, Location::File(_)) {
         return Err(invalid(
             "spec.restore.source",
@@ -120,7 +120,9 @@ fn validate_restore(r: &crate::api::RestoreSpec) -> Result<RestoreSource, Invali
     {
         return Err(invalid(
             "spec.restore.sha256",
-            format!("{sum:?} is not a sha256; use the 64 hex digits `kubectl etcd backup list` shows"),
+            format!(
+                "{sum:?} is not a sha256; use the 64 hex digits `kubectl etcd backup list` shows"
+            ),
         ));
     }
     Ok(RestoreSource {
@@ -337,6 +339,11 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
 // ---------------------------------------------------------------------------------------------
 // Observed
 
+/// A member or cluster id as etcdctl prints it (16 hex digits), in status and messages.
+pub fn fmt_id(id: u64) -> String {
+    format!("{id:016x}")
+}
+
 /// Everything one pass saw, Kubernetes and etcd alike. Built by `observe`, read by `plan`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Observed {
@@ -465,16 +472,14 @@ mod tests {
     use crate::api::EtcdClusterSpec;
 
     fn cluster(spec: EtcdClusterSpec) -> EtcdCluster {
-        let mut c = EtcdCluster::new("demo", spec);
-        c.metadata.namespace = Some("ns".into());
-        c
+        crate::fixtures::cluster("demo").spec(|s| *s = spec).build()
     }
     fn spec(replicas: i32, version: &str) -> EtcdClusterSpec {
-        EtcdClusterSpec {
-            replicas,
-            version: version.into(),
-            ..Default::default()
-        }
+        crate::fixtures::cluster("demo")
+            .replicas(replicas)
+            .version(version)
+            .build()
+            .spec
     }
 
     #[test]
@@ -493,6 +498,12 @@ mod tests {
         ] {
             assert_eq!(Version::parse(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn ids_are_formatted_like_etcdctl() {
+        assert_eq!(fmt_id(0x8e9e05c52164694d), "8e9e05c52164694d");
+        assert_eq!(fmt_id(0x2a), "000000000000002a");
     }
 
     #[test]

@@ -350,7 +350,10 @@ mod tests {
         let spec = pod.spec.unwrap();
         assert_eq!(spec.restart_policy.as_deref(), Some("Never"));
         let inits = spec.init_containers.unwrap();
-        assert_eq!(inits[0].image.as_deref(), Some("example.org/kubectl-etcd:1"));
+        assert_eq!(
+            inits[0].image.as_deref(),
+            Some("example.org/kubectl-etcd:1")
+        );
         let args = inits[0].args.clone().unwrap();
         assert!(args.contains(&"--sha256".to_string()));
         assert_eq!(
@@ -372,8 +375,10 @@ mod tests {
         );
         // Not a member pod: the member selector must not match it.
         let labels = pod.metadata.labels.unwrap();
-        assert!(!objects::selector_labels("demo")
-            .iter()
-            .all(|(k, v)| labels.get(k) == Some(v)));
+        assert!(
+            !objects::selector_labels("demo")
+                .iter()
+                .all(|(k, v)| labels.get(k) == Some(v))
+        );
     }
 }

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::ResourceExt;
+use kube::api::{Api, Patch, PatchParams, PostParams};
 use serde_json::json;
 
 use super::codec::{self, Compression, SnapshotVerifier};
@@ -277,7 +277,10 @@ pub async fn execute(
             _ => 0,
         };
         // The revision is in the name: read it first (the snapshot holds at least this revision).
-        let ip = observed.pods.get(&source.ordinal).and_then(|p| p.ip.clone());
+        let ip = observed
+            .pods
+            .get(&source.ordinal)
+            .and_then(|p| p.ip.clone());
         let revision = ctx
             .connect(d, source.ordinal, ip.as_deref())
             .await
@@ -286,13 +289,7 @@ pub async fn execute(
             .await
             .map_err(|e| BackupError::Etcd(Box::new(e)))?
             .revision;
-        let key = object_key(
-            &d.namespace,
-            &d.name,
-            started,
-            revision,
-            req.compression,
-        );
+        let key = object_key(&d.namespace, &d.name, started, revision, req.compression);
         let (keyspace, stored, snapshot_bytes) = stream_snapshot(
             ctx,
             d,
@@ -406,7 +403,10 @@ mod tests {
             member(3, 20, true, true, "3.5.16"),
         ]);
         let s = choose_source(&desired(), &o).unwrap();
-        assert_eq!((s.member.as_str(), s.raft_index, s.quorum), ("demo-1", 12, true));
+        assert_eq!(
+            (s.member.as_str(), s.raft_index, s.quorum),
+            ("demo-1", 12, true)
+        );
     }
 
     #[test]
@@ -442,7 +442,10 @@ mod tests {
             ..Default::default()
         };
         let e = choose_source(&desired(), &o).unwrap_err();
-        assert!(e.contains("ns/demo") && e.contains("connection refused"), "{e}");
+        assert!(
+            e.contains("ns/demo") && e.contains("connection refused"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -425,7 +425,7 @@ async fn get_cluster(api: &Api<EtcdCluster>, ns: &str, name: &str) -> Result<Etc
             namespace: ns.into(),
             name: name.into(),
         }),
-        Err(e) => Err(Error::kube("get", "EtcdCluster", ns, name, e)),
+        Err(e) => Err(Error::kube("get", crate::api::KIND, ns, name, e)),
     }
 }
 
@@ -482,7 +482,7 @@ pub async fn run(cli: Cli) -> Result<(), Error> {
                 if api
                     .get_opt(&name)
                     .await
-                    .map_err(|e| Error::kube("get", "EtcdCluster", &s.namespace, &name, e))?
+                    .map_err(|e| Error::kube("get", crate::api::KIND, &s.namespace, &name, e))?
                     .is_some()
                 {
                     return Err(Error::AlreadyExists {
@@ -507,7 +507,15 @@ pub async fn run(cli: Cli) -> Result<(), Error> {
                         name,
                     });
                 }
-                Err(e) => return Err(Error::kube("create", "EtcdCluster", &s.namespace, &name, e)),
+                Err(e) => {
+                    return Err(Error::kube(
+                        "create",
+                        crate::api::KIND,
+                        &s.namespace,
+                        &name,
+                        e,
+                    ));
+                }
             };
             output::progress_line(&format!("created EtcdCluster {}/{name}", s.namespace));
             drive(&s, &g, created, &wait).await
@@ -548,7 +556,7 @@ pub async fn run(cli: Cli) -> Result<(), Error> {
                     &Patch::Merge(json!({"spec": {"replicas": replicas}})),
                 )
                 .await
-                .map_err(|e| Error::kube("scale", "EtcdCluster", &s.namespace, &name, e))?;
+                .map_err(|e| Error::kube("scale", crate::api::KIND, &s.namespace, &name, e))?;
             output::progress_line(&format!(
                 "EtcdCluster {}/{name}: replicas {from} → {replicas}",
                 s.namespace
@@ -736,7 +744,7 @@ async fn drive(
                     name: name.clone(),
                 });
             }
-            Err(e) => break Err(Error::kube("get", "EtcdCluster", &ns, &name, e)),
+            Err(e) => break Err(Error::kube("get", crate::api::KIND, &ns, &name, e)),
         };
         let pass = match engine::reconcile_once(&ctx, &current, Mode::Act).await {
             Ok(p) => p,
@@ -868,7 +876,7 @@ async fn delete(
             ),
         )
         .await
-        .map_err(|e| Error::kube("mark for data deletion", "EtcdCluster", &ns, &name, e))?;
+        .map_err(|e| Error::kube("mark for data deletion", crate::api::KIND, &ns, &name, e))?;
     }
     match api.delete(&name, &DeleteParams::foreground()).await {
         Ok(_) => {}
@@ -878,7 +886,7 @@ async fn delete(
                 name,
             });
         }
-        Err(e) => return Err(Error::kube("delete", "EtcdCluster", &ns, &name, e)),
+        Err(e) => return Err(Error::kube("delete", crate::api::KIND, &ns, &name, e)),
     }
     output::progress_line(&format!(
         "deleting EtcdCluster {ns}/{name}{}",
@@ -904,7 +912,7 @@ async fn delete(
                     engine::reconcile_once(&ctx, &c, Mode::Act).await?;
                 }
             }
-            Err(e) => return Err(Error::kube("get", "EtcdCluster", &ns, &name, e)),
+            Err(e) => return Err(Error::kube("get", crate::api::KIND, &ns, &name, e)),
         }
         if started.elapsed() > wait.timeout {
             return Err(Error::Timeout {
@@ -984,7 +992,7 @@ async fn status(g: &Global, name: Option<String>, all: bool) -> Result<(), Error
             let list = api.list(&ListParams::default()).await.map_err(|e| {
                 Error::kube(
                     "list",
-                    "EtcdCluster",
+                    crate::api::KIND,
                     if all { "*" } else { &s.namespace },
                     "*",
                     e,

@@ -12,9 +12,9 @@ use kube::api::{Api, DynamicObject, ListParams};
 use super::Context;
 use crate::error::Error;
 use crate::etcd::EtcdClient;
-use crate::model::{RestorePodView, 
-    ClusterView, Desired, EtcdView, MemberStatusView, MemberView, Observed, PodView, VolumeView,
-    WorkloadView,
+use crate::model::{
+    ClusterView, Desired, EtcdView, MemberStatusView, MemberView, Observed, PodView,
+    RestorePodView, VolumeView, WorkloadView,
 };
 use crate::objects;
 
