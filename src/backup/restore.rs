@@ -226,6 +226,12 @@ pub fn restore_pod(d: &Desired, r: &RestoreSource, token: &str) -> Pod {
         env_from: creds.clone(),
         volume_mounts: Some(vec![mount.clone()]),
         termination_message_policy: Some("FallbackToLogsOnError".into()),
+        // The member volume belongs to the etcd container's user (root in etcd's images); the
+        // project's image runs as nonroot by default and could not write into it.
+        security_context: Some(k8s_openapi::api::core::v1::SecurityContext {
+            run_as_user: Some(0),
+            ..Default::default()
+        }),
         ..Default::default()
     };
     let mut fetch = vec![

@@ -4,6 +4,7 @@
 //! spec, then either run reconcile passes themselves until converged, or — when an operator holds
 //! the engine lease — wait on the status it writes.
 
+mod backup;
 mod output;
 
 use std::io::IsTerminal;
@@ -117,6 +118,22 @@ pub enum Verb {
         replicas: i64,
         #[command(flatten)]
         wait: WaitFlags,
+    },
+    /// Take a snapshot now and stream it to S3 or a file; `backup list NAME` lists backups.
+    ///
+    /// Examples: kubectl etcd backup demo --to s3://backups/etcd -o json;
+    /// kubectl etcd backup demo --to file:///var/backups --compression gzip; kubectl etcd backup list demo
+    Backup(backup::BackupArgs),
+    /// Create a new cluster from a backup (verified before anything is created).
+    ///
+    /// Examples: kubectl etcd restore demo2 --latest-of demo; kubectl etcd restore demo2 --from-backup demo-20261201101500;
+    /// kubectl etcd restore demo2 --from s3://backups/etcd/default-demo-20261201T101500Z-r42.db.zst
+    Restore(backup::RestoreArgs),
+    /// Tools the restore pods run inside the cluster.
+    #[command(hide = true)]
+    Snapshot {
+        #[command(subcommand)]
+        op: backup::SnapshotOp,
     },
     /// Show clusters, their members and the engine's next step (observes only).
     ///
@@ -436,6 +453,9 @@ pub async fn run(cli: Cli) -> Result<(), Error> {
         Verb::Crd => output::print_raw(&crd_yaml()),
         Verb::Manifests { image } => output::print_raw(&operator_yaml_with(&image)),
         Verb::Completions { shell } => output::print_raw(&completions(shell)),
+        Verb::Backup(a) => backup::backup(&g, a).await,
+        Verb::Restore(a) => backup::restore(&g, a).await,
+        Verb::Snapshot { op } => backup::snapshot(op).await,
         Verb::Install {
             operator,
             image,
