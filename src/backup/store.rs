@@ -694,6 +694,26 @@ impl Store {
         self.location.object_url(key)
     }
 
+    /// Checks that the location is usable before anything is produced for it: S3 answers, the
+    /// bucket exists and the credentials may list it; a directory can be created and written.
+    /// (Uploading is the real test of write permission; this catches the common mistakes early.)
+    pub async fn check(&self) -> Result<(), StoreError> {
+        match &self.backend {
+            Backend::S3(s3) => s3.check().await,
+            Backend::File(root) => {
+                tokio::fs::create_dir_all(root)
+                    .await
+                    .map_err(|e| self.file_error(root, "create directory", e))?;
+                let probe = root.join(".kubectl-etcd-check.partial");
+                tokio::fs::write(&probe, b"")
+                    .await
+                    .map_err(|e| self.file_error(&probe, "write", e))?;
+                let _ = tokio::fs::remove_file(&probe).await;
+                Ok(())
+            }
+        }
+    }
+
     /// Stores `body` under `key`, streaming with bounded memory, and returns its size and sha256.
     /// `progress` is called with the number of bytes stored so far. Nothing is left behind on
     /// failure: S3 multipart uploads are aborted, partial files removed.
@@ -1114,9 +1134,15 @@ impl S3Backend {
                         bucket: self.bucket.clone(),
                         endpoint: self.endpoint.clone(),
                     },
-                    "NoSuchKey" | "NotFound" => {
-                        StoreError::NotFound(self.object_url(object.unwrap_or("")))
-                    }
+                    "NoSuchKey" => StoreError::NotFound(self.object_url(object.unwrap_or(""))),
+                    // A bare 404 (HEAD has no body): the object when one was named, else the bucket.
+                    "NotFound" | "" if status == 404 => match object {
+                        Some(key) => StoreError::NotFound(self.object_url(key)),
+                        None => StoreError::NoSuchBucket {
+                            bucket: self.bucket.clone(),
+                            endpoint: self.endpoint.clone(),
+                        },
+                    },
                     _ if status == 403 => StoreError::Credentials {
                         bucket: self.bucket.clone(),
                         endpoint: self.endpoint.clone(),
@@ -1126,9 +1152,6 @@ impl S3Backend {
                             code
                         },
                     },
-                    _ if status == 404 && object.is_some() => {
-                        StoreError::NotFound(self.object_url(object.unwrap_or("")))
-                    }
                     _ => {
                         let transient = status >= 500
                             || status == 429
@@ -1464,6 +1487,24 @@ impl S3Backend {
         Ok(out)
     }
 
+    async fn check(&self) -> Result<(), StoreError> {
+        self.client
+            .list_objects_v2()
+            .bucket(&self.bucket)
+            .prefix(&self.prefix)
+            .max_keys(1)
+            .send()
+            .await
+            .map_err(|e| {
+                self.error(
+                    format!("cannot list s3://{}/{}", self.bucket, self.prefix),
+                    None,
+                    e,
+                )
+            })?;
+        Ok(())
+    }
+
     async fn delete(&self, key: &str) -> Result<(), StoreError> {
         self.client
             .delete_object()
@@ -1508,18 +1549,7 @@ impl S3Backend {
                     match self.client.head_bucket().bucket(&self.bucket).send().await {
                         Ok(_) => Ok(None),
                         Err(e) => {
-                            match self.error(format!("cannot read bucket {}", self.bucket), None, e)
-                            {
-                                StoreError::Other { detail, .. }
-                                    if detail.contains("404") || detail.contains("NotFound") =>
-                                {
-                                    Err(StoreError::NoSuchBucket {
-                                        bucket: self.bucket.clone(),
-                                        endpoint: self.endpoint.clone(),
-                                    })
-                                }
-                                other => Err(other),
-                            }
+                            Err(self.error(format!("cannot read bucket {}", self.bucket), None, e))
                         }
                     }
                 }
@@ -1803,6 +1833,11 @@ mod tests {
             store.list("").await.unwrap().is_empty(),
             "a new location is empty"
         );
+        store.check().await.unwrap();
+        assert!(
+            store.list("").await.unwrap().is_empty(),
+            "check leaves nothing behind"
+        );
 
         let data: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
         let seen = std::sync::atomic::AtomicU64::new(0);
@@ -1897,6 +1932,11 @@ mod tests {
             .await
             .unwrap();
         let err = store.put("a.db", &b"x"[..], |_| {}).await.unwrap_err();
+        assert!(
+            err.to_string().contains(&blocker.display().to_string()),
+            "{err}"
+        );
+        let err = store.check().await.unwrap_err();
         assert!(
             err.to_string().contains(&blocker.display().to_string()),
             "{err}"
