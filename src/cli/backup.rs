@@ -179,12 +179,9 @@ pub async fn open_store(
 }
 
 /// Fails unless the store answers: credentials, bucket and endpoint are checked before anything is
-/// created (a HEAD of a key that need not exist).
+/// created.
 async fn probe(store: &Store) -> Result<(), Error> {
-    store
-        .head(".kubectl-etcd-probe")
-        .await
-        .map_err(BackupError::from)?;
+    store.check().await.map_err(BackupError::from)?;
     Ok(())
 }
 
