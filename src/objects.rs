@@ -20,6 +20,8 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use crate::api::EtcdCluster;
 use crate::model::{Desired, Storage};
 
+pub mod install;
+
 /// DNS domain of the Kubernetes cluster the members live in.
 pub const CLUSTER_DOMAIN: &str = "cluster.local";
 /// Container variables the kubelet fills in with the pod's own name and namespace.

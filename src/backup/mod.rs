@@ -31,6 +31,19 @@ pub enum BackupError {
 }
 
 impl BackupError {
+    /// Whether trying again may succeed (a storage hiccup, an etcd member that did not answer).
+    pub fn is_transient(&self) -> bool {
+        match self {
+            BackupError::Store(e) => e.is_transient(),
+            BackupError::Etcd(e) => e.is_transient(),
+            BackupError::Kube(e) => e.is_transient(),
+            BackupError::Usage(_)
+            | BackupError::Url(_)
+            | BackupError::NoSource(_)
+            | BackupError::Corrupt(_) => false,
+        }
+    }
+
     /// The documented exit code (README "Exit codes").
     pub fn exit_code(&self) -> i32 {
         use crate::error::exit;

@@ -716,7 +716,7 @@ pub fn member_name(d: &Desired, m: &MemberView) -> String {
 }
 
 mod status;
-pub use status::derive_status;
+pub use status::{converged, derive_status};
 
 #[cfg(test)]
 mod sim;

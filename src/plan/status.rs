@@ -260,3 +260,25 @@ pub fn derive_status(
     });
     st
 }
+
+/// Whether `status` says the engine converged on `generation`: it observed that generation, the
+/// cluster is Ready, and nothing is scaling, upgrading, recovering or degraded. What a driver
+/// waiting on another driver's status reads (typed conditions, not the message text).
+pub fn converged(status: &EtcdClusterStatus, generation: Option<i64>) -> bool {
+    let is = |type_: &str, want: &str| {
+        status
+            .conditions
+            .iter()
+            .any(|c| c.type_ == type_ && c.status == want && c.observed_generation == generation)
+    };
+    status.observed_generation == generation
+        && is(condition::READY, "True")
+        && [
+            condition::SCALING,
+            condition::UPGRADING,
+            condition::RECOVERING,
+            condition::DEGRADED,
+        ]
+        .iter()
+        .all(|t| is(t, "False"))
+}

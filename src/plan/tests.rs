@@ -571,6 +571,26 @@ fn status_of_a_healthy_cluster_is_ready_and_running() {
 }
 
 #[test]
+fn a_status_says_converged_only_for_its_generation_and_when_nothing_moves() {
+    let d = desired(3);
+    let now = jiff::Timestamp::from_second(1_000_000).unwrap();
+    let idle = derive_status(&d, &healthy(&d, 3), &Step::Idle, None, now);
+    assert!(converged(&idle, Some(7)));
+    assert!(
+        !converged(&idle, Some(8)),
+        "a newer spec is not converged yet"
+    );
+    let d5 = desired(5);
+    let o = healthy(&d5, 3);
+    let scaling = derive_status(&d5, &o, &plan(&d5, &o), None, now);
+    assert!(!converged(&scaling, Some(7)));
+    let mut sick = healthy(&d, 3);
+    cluster(&mut sick).members[2].healthy = false;
+    let degraded = derive_status(&d, &sick, &plan(&d, &sick), None, now);
+    assert!(!converged(&degraded, Some(7)));
+}
+
+#[test]
 fn status_while_scaling_and_when_split() {
     let d = desired(5);
     let o = healthy(&d, 3);
