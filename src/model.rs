@@ -102,6 +102,43 @@ pub struct RestoreSource {
 /// Image with `kubectl-etcd` used by restore pods when the spec names none.
 pub const DEFAULT_TOOLS_IMAGE: &str = "ghcr.io/kubectl-etcd/kubectl-etcd:0.1.0";
 
+/// `spec.backup`: a destination the operator can write, a schedule that parses, a known
+/// compression. (The backup section is read by the backup schedule, not by the planner.)
+fn validate_backup(b: &crate::api::BackupSpec) -> Result<(), InvalidSpec> {
+    use crate::backup::store::Location;
+    let loc = Location::parse(&b.destination)
+        .map_err(|e| invalid("spec.backup.destination", e.to_string()))?;
+    match loc {
+        Location::S3(_) => {}
+        Location::File(_) => {
+            return Err(invalid(
+                "spec.backup.destination",
+                format!(
+                    "{:?} is a file on some machine, which the operator cannot write; use s3://bucket/prefix (file:// works with `kubectl etcd backup --to`)",
+                    b.destination
+                ),
+            ));
+        }
+        Location::Pvc { .. } => {
+            return Err(invalid(
+                "spec.backup.destination",
+                format!(
+                    "{:?}: pvc:// destinations are not supported yet; use s3://bucket/prefix",
+                    b.destination
+                ),
+            ));
+        }
+    }
+    if let Some(s) = b.schedule.as_deref().filter(|s| !s.is_empty()) {
+        crate::backup::schedule::parse(s).map_err(|e| invalid("spec.backup.schedule", e))?;
+    }
+    if let Some(c) = &b.compression {
+        c.parse::<crate::backup::codec::Compression>()
+            .map_err(|e| invalid("spec.backup.compression", e))?;
+    }
+    Ok(())
+}
+
 fn validate_restore(r: &crate::api::RestoreSpec) -> Result<RestoreSource, InvalidSpec> {
     use crate::backup::store::Location;
     let loc =
@@ -313,6 +350,9 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
         }
     }
     let restore = spec.restore.as_ref().map(validate_restore).transpose()?;
+    if let Some(b) = &spec.backup {
+        validate_backup(b)?;
+    }
     Ok(Desired {
         namespace: cluster
             .metadata

@@ -11,10 +11,11 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::ResourceExt;
 use kube::api::{Api, PostParams};
 
-use super::backup::{bad_url, open_store, records};
+use super::backup::{bad_url, open_store};
 use crate::api::{
     EtcdBackup, EtcdCluster, EtcdClusterSpec, RestoreSpec, StorageSpec, backup_phase,
 };
+use crate::backup::records;
 use crate::backup::store::{Location, Store};
 use crate::backup::{BackupError, restore};
 use crate::cli::args::{Global, WaitFlags};
@@ -190,7 +191,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         .map_err(|e| Error::kube("get", crate::api::KIND, &s.namespace, &name, e))?
         .is_some()
     {
-        return Err(Error::Usage(format!(
+        return Err(Error::Conflict(format!(
             "EtcdCluster {}/{name} already exists: restore into a new name (a restore never overwrites a running cluster), or delete it first with `kubectl etcd delete {name} --delete-data --yes`",
             s.namespace
         )));
