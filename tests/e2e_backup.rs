@@ -499,3 +499,142 @@ fn snapshots_of_etcd_3_4_and_3_6_restore_into_the_same_version() {
         );
     }
 }
+
+/// `kubectl etcd operate` watching one namespace, from this machine (port-forward dial); killed on drop.
+struct LocalOperator(std::process::Child);
+impl Drop for LocalOperator {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn a_schedule_every_minute_runs_keeps_the_newest_and_retention_deletes_the_oldest() {
+    install_crd();
+    let ns = Ns::new("backup-schedule");
+    let (endpoint, bucket) = s3();
+    let _ = kubectl(&["create", "namespace", "kubectl-etcd-system"]);
+    ok(kubectl(&[
+        "-n",
+        &ns.0,
+        "create",
+        "secret",
+        "generic",
+        "s3-creds",
+        &format!(
+            "--from-literal=AWS_ACCESS_KEY_ID={}",
+            std::env::var("AWS_ACCESS_KEY_ID").unwrap()
+        ),
+        &format!(
+            "--from-literal=AWS_SECRET_ACCESS_KEY={}",
+            std::env::var("AWS_SECRET_ACCESS_KEY").unwrap()
+        ),
+        &format!("--from-literal=AWS_ENDPOINT_URL={endpoint}"),
+    ]));
+    let prefix = format!("e2e/{}/scheduled", ns.0);
+    let manifest = format!(
+        r#"{{"apiVersion":"etcd.kubectl-etcd.io/v1alpha1","kind":"EtcdCluster","metadata":{{"name":"demo","namespace":"{ns}"}},
+"spec":{{"replicas":1,"version":"3.5.16","backup":{{"destination":"s3://{bucket}/{prefix}","credentialsSecret":"s3-creds",
+"schedule":"* * * * *","runOnCreate":true,"compression":"gzip","retention":{{"keepLast":2}}}}}}}}"#,
+        ns = ns.0
+    );
+    ok(kubectl_stdin(&["apply", "-f", "-"], &manifest));
+    let _op = LocalOperator(
+        kubectl_cmd(&[
+            "etcd",
+            "operate",
+            "--watch-namespace",
+            &ns.0,
+            "--metrics-addr",
+            "127.0.0.1:18099",
+            "--dial",
+            "port-forward",
+            "--identity",
+            &format!("operator/e2e-{}", ns.0),
+        ])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap(),
+    );
+    // At least three scheduled runs, of which retention keeps the newest two.
+    let seen = std::cell::RefCell::new(std::collections::BTreeSet::new());
+    eventually(
+        "three scheduled backups, two kept",
+        Duration::from_secs(300),
+        || {
+            let list = json(&ok(kubectl(&[
+                "-n",
+                &ns.0,
+                "get",
+                "etcdbackups",
+                "-o",
+                "json",
+            ])));
+            let items = list["items"].as_array().cloned().unwrap_or_default();
+            for b in &items {
+                if b["status"]["phase"] == "Succeeded" {
+                    seen.borrow_mut()
+                        .insert(b["metadata"]["name"].as_str().unwrap().to_string());
+                }
+            }
+            (seen.borrow().len() >= 3 && items.len() == 2).then_some(())
+        },
+    );
+    let c = cluster_json(&ns.0, "demo");
+    let st = &c["status"]["backup"];
+    assert!(
+        st["lastSuccessfulUrl"]
+            .as_str()
+            .unwrap()
+            .ends_with(".db.gz"),
+        "{st}"
+    );
+    assert!(st["nextScheduledTime"].is_string(), "{st}");
+    let healthy = c["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "BackupHealthy")
+        .cloned()
+        .expect("a BackupHealthy condition");
+    assert_eq!(healthy["status"], "True", "{healthy}");
+    // The oldest backup's object is gone from S3; the kept ones are there.
+    let oldest = seen.borrow().iter().next().unwrap().clone();
+    let list = json(&ok(kubectl(&[
+        "-n",
+        &ns.0,
+        "get",
+        "etcdbackups",
+        "-o",
+        "json",
+    ])));
+    let kept: Vec<String> = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["metadata"]["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(!kept.contains(&oldest), "{oldest} was deleted: {kept:?}");
+    let objects = Command::new("/var/cache/kubectl-etcd/s3-venv/bin/python")
+        .args([
+            "-c",
+            "import sys,boto3; from botocore.config import Config; r=boto3.client('s3', endpoint_url=sys.argv[1], config=Config(s3={'addressing_style':'path'})).list_objects_v2(Bucket=sys.argv[2], Prefix=sys.argv[3]); print(len(r.get('Contents', [])))",
+            &endpoint,
+            &bucket,
+            &prefix,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&objects.stdout).trim(),
+        "2",
+        "two objects left in S3"
+    );
+    // `kubectl etcd status` shows the last backup and the next run.
+    let status = ok(etcd(&ns.0, &["status", "demo"])).stdout;
+    assert!(
+        status.contains("last backup") && status.contains("next backup"),
+        "{status}"
+    );
+}

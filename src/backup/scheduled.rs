@@ -326,6 +326,26 @@ async fn apply_retention(
     Ok(())
 }
 
+/// Records a backup taken outside the schedule (`kubectl etcd backup`) as the cluster's newest
+/// successful one, so `status` shows it too.
+pub async fn note_success(
+    ctx: &Context,
+    cluster: &EtcdCluster,
+    record: &EtcdBackup,
+) -> Result<(), Error> {
+    let rs = record.status.clone().unwrap_or_default();
+    let mut st = cluster
+        .status
+        .as_ref()
+        .and_then(|s| s.backup.clone())
+        .unwrap_or_default();
+    st.last_successful = Some(record.name_any());
+    st.last_successful_time = rs.completion_time;
+    st.last_successful_url = rs.url;
+    st.last_successful_size = rs.size;
+    write(ctx, cluster, &st, None).await
+}
+
 /// Writes `status.backup` (and the `BackupHealthy` condition, replacing its old self).
 async fn write(
     ctx: &Context,

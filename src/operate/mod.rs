@@ -451,7 +451,8 @@ async fn reconcile(cluster: Arc<EtcdCluster>, st: Arc<State>) -> Result<Action, 
     }
     // Scheduled backups of a cluster that is there (not while it is being deleted).
     let mut backup_due = None;
-    if pass.outcome != Outcome::Released {
+    let creating = pass.status.phase == Some(crate::api::Phase::Creating);
+    if pass.outcome != Outcome::Released && !creating {
         match crate::backup::scheduled::pass(
             &st.ctx,
             &cluster,

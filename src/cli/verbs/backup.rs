@@ -208,6 +208,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
             if let Some(m) = &st.message {
                 output::progress_line(&format!("warning: {m}"));
             }
+            crate::backup::scheduled::note_success(&ctx, &cluster, &record).await?;
             output::print_backups(g.output, &[record])
         }
         Err(e) => {
