@@ -636,6 +636,15 @@ fn restore_seed(d: &Desired, o: &Observed) -> Option<Step> {
     if o.config.is_some() || o.statefulset.is_some() {
         return None;
     }
+    if o.restore_pod.is_none()
+        && let Some(v) = o.volumes.values().find(|v| v.terminating)
+    {
+        // `recover` deleted the old members' volumes: the seed's claim gets a new one.
+        return Some(wait(
+            Reason::RestoringSnapshot,
+            format!("old volume {} is being deleted", v.name),
+        ));
+    }
     Some(match &o.restore_pod {
         None => Step::RestoreSeed { url: r.url.clone() },
         Some(RestorePodView::Running) => wait(

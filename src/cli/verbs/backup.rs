@@ -179,6 +179,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         credentials_secret: secret,
         trigger: label::TRIGGER_CLI,
         taken_by: crate::lease::cli_identity(),
+        member: None,
     };
     let record = take::create_record(&ctx, &cluster, &req, Timestamp::now())
         .await
