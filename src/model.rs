@@ -84,6 +84,8 @@ pub struct Desired {
     pub node_selector: Option<BTreeMap<String, String>>,
     /// Extra etcd flags (`--name=value`), from the tuning section.
     pub etcd_flags: Vec<String>,
+    /// `--quota-backend-bytes` when the spec sets it (0 or absent: etcd's default).
+    pub quota_backend_bytes: Option<i64>,
     pub paused: bool,
 }
 
@@ -280,6 +282,7 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
         tolerations: spec.tolerations.clone(),
         node_selector: spec.node_selector.clone(),
         etcd_flags,
+        quota_backend_bytes: t.quota_backend_bytes,
         paused: spec.paused,
     })
 }
