@@ -24,6 +24,9 @@ pub mod exit {
     pub const CRD_MISSING: i32 = 8;
     /// The object exists already.
     pub const CONFLICT: i32 = 9;
+    /// A backup or restore failed: storage (credentials, bucket, endpoint), the snapshot, or its
+    /// verification. The message names which.
+    pub const BACKUP_FAILED: i32 = 10;
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -89,6 +92,8 @@ pub enum Error {
     Io(#[from] std::io::Error),
     #[error("failed to serialize output")]
     Serialize(#[source] Box<dyn std::error::Error + Send + Sync>),
+    #[error(transparent)]
+    Backup(#[from] crate::backup::BackupError),
 }
 
 impl Error {
@@ -146,6 +151,7 @@ impl Error {
             | Error::Timeout { .. }
             | Error::Held { .. }
             | Error::Serialize(_) => false,
+            Error::Backup(e) => e.is_transient(),
         }
     }
 
@@ -167,6 +173,7 @@ impl Error {
                 _ => exit::FAILURE,
             },
             Error::Io(_) | Error::Serialize(_) => exit::FAILURE,
+            Error::Backup(e) => e.exit_code(),
         }
     }
 

@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use super::generate;
 use super::output::Format;
-use super::verbs::{create, delete, install, operate, reconcile, scale, status};
+use super::verbs::{backup, create, delete, install, operate, reconcile, restore, scale, status};
 
 /// kubectl etcd — create, scale, inspect and operate etcd clusters on Kubernetes.
 ///
@@ -75,6 +75,22 @@ pub enum Verb {
     ///
     /// Example: kubectl etcd scale demo --replicas 5
     Scale(scale::Args),
+    /// Take a snapshot now and stream it to S3 or a file; `backup list NAME` lists backups.
+    ///
+    /// Examples: kubectl etcd backup demo --to s3://backups/etcd -o json;
+    /// kubectl etcd backup demo --to file:///var/backups --compression gzip; kubectl etcd backup list demo
+    Backup(backup::Args),
+    /// Create a new cluster from a backup (verified before anything is created).
+    ///
+    /// Examples: kubectl etcd restore demo2 --latest-of demo; kubectl etcd restore demo2 --from-backup demo-20261201101500;
+    /// kubectl etcd restore demo2 --from s3://backups/etcd/default-demo-20261201T101500Z-r42.db.zst
+    Restore(restore::Args),
+    /// Tools the restore pods run inside the cluster.
+    #[command(hide = true)]
+    Snapshot {
+        #[command(subcommand)]
+        op: restore::SnapshotOp,
+    },
     /// Show clusters, their members and the engine's next step (observes only).
     ///
     /// Examples: kubectl etcd status demo; kubectl etcd status -A -o json
@@ -95,7 +111,7 @@ pub enum Verb {
     ///
     /// Example: kubectl etcd install --operator --image ghcr.io/kubectl-etcd/kubectl-etcd:0.1.0
     Install(install::Args),
-    /// Print the EtcdCluster CRD as YAML (crds/etcdclusters.yaml is this output).
+    /// Print the CRDs (EtcdCluster, EtcdBackup) as YAML (crds/crds.yaml is this output).
     Crd,
     /// Print the operator's install manifests as YAML (crds/operator.yaml is this output).
     ///

@@ -42,6 +42,9 @@ pub async fn run(cli: Cli) -> Result<(), Error> {
         Verb::Crd => output::print_raw(&crd_yaml()),
         Verb::Manifests(a) => output::print_raw(&operator_yaml_with(&a.image)),
         Verb::Completions(a) => output::print_raw(&completions(a.shell)),
+        Verb::Backup(a) => verbs::backup::run(g, a).await,
+        Verb::Restore(a) => verbs::restore::run(g, a).await,
+        Verb::Snapshot { op } => verbs::restore::snapshot(op).await,
     }
 }
 

@@ -22,6 +22,7 @@ use crate::objects;
 use crate::plan::{self, Step};
 
 pub use act::{Object, planned_objects, step_objects};
+pub use observe::observe;
 pub use policy::{Next, Pace};
 
 /// Annotation the `delete --delete-data` verb sets: the finalizer then deletes member volumes too.
@@ -364,36 +365,42 @@ pub async fn delete_volumes(client: &Client, namespace: &str, name: &str) -> Res
     Ok(false)
 }
 
-/// Applies the EtcdCluster CRD (server-side, fields owned by the engine) and waits until the API
-/// server serves it. The install verb and the cluster-backed tests share it.
+/// Applies the project's CRDs (EtcdCluster, EtcdBackup; server-side, fields owned by the engine)
+/// and waits until the API server serves them. The install verb and the cluster-backed tests share it.
 pub async fn apply_crd(client: &Client) -> Result<(), Error> {
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
     const KIND: &str = "CustomResourceDefinition";
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    let crd = crate::api::crd();
-    let name = crd.name_any();
-    crds.patch(
-        &name,
-        &PatchParams::apply(objects::FIELD_MANAGER).force(),
-        &Patch::Apply(&crd),
-    )
-    .await
-    .map_err(|e| Error::kube("apply", KIND, "", &name, e))?;
-    let established = kube::runtime::wait::await_condition(
-        crds,
-        &name,
-        kube::runtime::wait::conditions::is_crd_established(),
-    );
-    match tokio::time::timeout(CRD_ESTABLISHED_WITHIN, established).await {
-        Ok(Ok(_)) => Ok(()),
-        Ok(Err(e)) => Err(Error::Usage(format!(
-            "waiting for the CRD {name} to be established failed: {e}"
-        ))),
-        Err(_) => Err(Error::Usage(format!(
-            "the CRD {name} was applied but did not become Established within {} s",
-            CRD_ESTABLISHED_WITHIN.as_secs()
-        ))),
+    for crd in crate::api::crds() {
+        let name = crd.name_any();
+        crds.patch(
+            &name,
+            &PatchParams::apply(objects::FIELD_MANAGER).force(),
+            &Patch::Apply(&crd),
+        )
+        .await
+        .map_err(|e| Error::kube("apply", KIND, "", &name, e))?;
+        let established = kube::runtime::wait::await_condition(
+            crds.clone(),
+            &name,
+            kube::runtime::wait::conditions::is_crd_established(),
+        );
+        match tokio::time::timeout(CRD_ESTABLISHED_WITHIN, established).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => {
+                return Err(Error::Usage(format!(
+                    "waiting for the CRD {name} to be established failed: {e}"
+                )));
+            }
+            Err(_) => {
+                return Err(Error::Usage(format!(
+                    "the CRD {name} was applied but did not become Established within {} s",
+                    CRD_ESTABLISHED_WITHIN.as_secs()
+                )));
+            }
+        }
     }
+    Ok(())
 }
 
 /// How long `apply_crd` waits for the API server to serve a freshly applied CRD.

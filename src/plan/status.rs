@@ -237,6 +237,15 @@ pub fn derive_status(
             now,
         ),
     ];
+    // Written by the backup side, not derived from this pass: carried over as they are.
+    st.backup = prev.and_then(|p| p.backup.clone());
+    st.conditions.extend(
+        prev_conds
+            .iter()
+            .filter(|c| c.type_ == condition::BACKUP_HEALTHY)
+            .cloned(),
+    );
+    st.restored_from = d.restore.as_ref().map(|r| r.url.clone());
     st.phase = Some(match step {
         Step::Paused => Phase::Paused,
         Step::Hold { .. } => Phase::Degraded,

@@ -5,7 +5,7 @@ use kube::discovery::Scope;
 use kube::{Client, ResourceExt};
 
 use crate::cli::args::{DEFAULT_OPERATOR_IMAGE, Global};
-use crate::cli::{Session, crd, output};
+use crate::cli::{Session, output};
 use crate::engine;
 use crate::error::Error;
 use crate::objects::{self, install};
@@ -30,19 +30,22 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         vec![]
     };
     if a.print {
-        let crd = serde_json::to_value(crd()).map_err(|e| Error::Serialize(Box::new(e)))?;
-        let text: Vec<String> = std::iter::once(&crd)
-            .chain(&manifests)
-            .map(output::yaml)
-            .collect();
+        let crds: Vec<serde_json::Value> = crate::api::crds()
+            .iter()
+            .map(serde_json::to_value)
+            .collect::<Result<_, _>>()
+            .map_err(|e| Error::Serialize(Box::new(e)))?;
+        let text: Vec<String> = crds.iter().chain(&manifests).map(output::yaml).collect();
         return output::print_raw(&text.join("---\n"));
     }
     let s = Session::connect(g).await?;
     engine::apply_crd(&s.client).await?;
-    output::progress_line(&format!(
-        "applied CustomResourceDefinition {}",
-        crd().name_any()
-    ));
+    for crd in crate::api::crds() {
+        output::progress_line(&format!(
+            "applied CustomResourceDefinition {}",
+            crd.name_any()
+        ));
+    }
     for doc in &manifests {
         apply_dynamic(&s.client, doc).await?;
     }
