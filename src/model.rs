@@ -18,6 +18,8 @@ pub const DEFAULT_VERSION: &str = "3.5.16";
 pub const MIN_MINOR: u32 = 4;
 /// Newest minor the engine knows how to run.
 pub const MAX_MINOR: u32 = 6;
+/// etcd's own default of `--quota-backend-bytes` (what a spec without a quota gets).
+pub const DEFAULT_QUOTA_BYTES: i64 = 2 << 30;
 /// Volume size when the spec names none.
 pub const DEFAULT_STORAGE_SIZE: &str = "1Gi";
 

@@ -119,15 +119,13 @@ pub fn human_bytes(n: i64) -> String {
     format!("{n} B")
 }
 
-/// etcd's default backend quota.
-const DEFAULT_QUOTA: i64 = 2 << 30;
 
 fn quota_of(c: &EtcdCluster) -> i64 {
     c.spec
         .etcd
         .quota_backend_bytes
         .filter(|q| *q > 0)
-        .unwrap_or(DEFAULT_QUOTA)
+        .unwrap_or(crate::model::DEFAULT_QUOTA_BYTES)
 }
 
 fn role(m: &MemberStatus) -> &'static str {
@@ -191,6 +189,11 @@ pub fn print_status(format: Format, c: &EtcdCluster, pass: Option<&Pass>) -> Res
     if format != Format::Table {
         return print_value(format, &status_doc(c, pass));
     }
+    print_raw(&status_table(c, pass))
+}
+
+/// The tables of `status NAME`: the summary, a row per member, the conditions.
+fn status_table(c: &EtcdCluster, pass: Option<&Pass>) -> String {
     let st = pass
         .map(|p| p.status.clone())
         .or_else(|| c.status.clone())
@@ -288,7 +291,7 @@ pub fn print_status(format: Format, c: &EtcdCluster, pass: Option<&Pass>) -> Res
         }
         out.push_str(&t.to_string());
     }
-    print_raw(&out)
+    out
 }
 
 /// `status` without a name: one row per cluster.
@@ -461,5 +464,22 @@ mod tests {
         assert_eq!(doc["status"]["members"][0]["name"], "demo-0");
         assert_eq!(role(&c.status.as_ref().unwrap().members[1]), "learner");
         assert_eq!(quota_of(&c), 2 << 30);
+        let table = status_table(&c, None);
+        let row = |member: &str| {
+            table
+                .lines()
+                .find(|l| l.contains(member) && l.contains("0000000000"))
+                .unwrap_or_else(|| panic!("no row of {member} in\n{table}"))
+        };
+        let leader = row("demo-0");
+        assert!(
+            leader.contains("leader") && leader.contains("1.0 MiB / 2.0 GiB (0.0%)"),
+            "{leader}"
+        );
+        let learner = row("demo-1");
+        assert!(
+            learner.contains("learner") && learner.contains("unhealthy: timeout"),
+            "{learner}"
+        );
     }
 }

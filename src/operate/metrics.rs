@@ -32,7 +32,7 @@ use tokio::net::TcpListener;
 
 use crate::api::Phase;
 use crate::engine::Pass;
-use crate::model::EtcdView;
+use crate::model::{DEFAULT_QUOTA_BYTES, EtcdView};
 
 /// Upper bounds (seconds) of the reconcile-duration histogram buckets.
 const BUCKETS: [f64; 8] = [0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
@@ -47,8 +47,6 @@ const PHASES: [Phase; 8] = [
     Phase::Paused,
     Phase::Deleting,
 ];
-/// etcd's own default of `--quota-backend-bytes`.
-const DEFAULT_QUOTA_BYTES: i64 = 2 << 30;
 
 /// How one reconcile pass ended, the `result` label.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
