@@ -18,6 +18,8 @@ pub const DEFAULT_VERSION: &str = "3.5.16";
 pub const MIN_MINOR: u32 = 4;
 /// Newest minor the engine knows how to run.
 pub const MAX_MINOR: u32 = 6;
+/// etcd's own default of `--quota-backend-bytes` (what a spec without a quota gets).
+pub const DEFAULT_QUOTA_BYTES: i64 = 2 << 30;
 /// Volume size when the spec names none.
 pub const DEFAULT_STORAGE_SIZE: &str = "1Gi";
 
@@ -84,6 +86,8 @@ pub struct Desired {
     pub node_selector: Option<BTreeMap<String, String>>,
     /// Extra etcd flags (`--name=value`), from the tuning section.
     pub etcd_flags: Vec<String>,
+    /// `--quota-backend-bytes` when the spec sets it (0 or absent: etcd's default).
+    pub quota_backend_bytes: Option<i64>,
     pub paused: bool,
     /// The snapshot a new cluster starts from (`spec.restore`).
     pub restore: Option<RestoreSource>,
@@ -371,6 +375,7 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
         tolerations: spec.tolerations.clone(),
         node_selector: spec.node_selector.clone(),
         etcd_flags,
+        quota_backend_bytes: t.quota_backend_bytes,
         paused: spec.paused,
         restore,
     })

@@ -145,21 +145,17 @@ pub const DEFAULT_OPERATOR_IMAGE: &str = concat!(
     env!("CARGO_PKG_VERSION")
 );
 
-/// "90s", "5m", "1h", "1500ms" or plain seconds.
+/// "90s", "5m", "1h 30m", "1500ms" (humantime's forms) or plain seconds.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let s = s.trim();
-    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("{s:?} is not a duration; use e.g. 90s, 5m or 1h"))?;
-    match unit {
-        "" | "s" => Ok(Duration::from_secs(n)),
-        "ms" => Ok(Duration::from_millis(n)),
-        "m" => Ok(Duration::from_secs(n * 60)),
-        "h" => Ok(Duration::from_secs(n * 3600)),
-        _ => Err(format!("{s:?} has an unknown unit; use s, m or h")),
+    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+        return s
+            .parse()
+            .map(Duration::from_secs)
+            .map_err(|_| format!("{s:?} is too large a number of seconds"));
     }
+    humantime::parse_duration(s)
+        .map_err(|e| format!("{s:?} is not a duration ({e}); use e.g. 90s, 5m or 1h"))
 }
 
 #[cfg(test)]
@@ -176,8 +172,10 @@ mod tests {
             parse_duration("1500ms").unwrap(),
             Duration::from_millis(1500)
         );
+        assert_eq!(parse_duration("1h 30m").unwrap(), Duration::from_secs(5400));
         assert!(parse_duration("soon").is_err());
-        assert!(parse_duration("5d").is_err());
+        assert!(parse_duration("5x").is_err());
+        assert!(parse_duration("").is_err());
     }
 
     #[test]

@@ -187,7 +187,10 @@ pub async fn reconcile_once(
             release(ctx, cluster, &desired).await?;
         }
         let observed = Observed::default();
-        let status = cluster.status.clone().unwrap_or_default();
+        // What `status` shows of a cluster being deleted (never written: the object is on its
+        // way out once its finalizer is released).
+        let mut status = cluster.status.clone().unwrap_or_default();
+        status.phase = Some(Phase::Deleting);
         return Ok(Pass {
             desired,
             observed,

@@ -331,7 +331,7 @@ mod tests {
     }
 }
 
-/// `KUBECONFIG=... cargo test --lib --features e2e -- --ignored manifests::live`: the API server
+/// With `--features e2e` (tests/run-all.sh), against $KUBECONFIG: the API server
 /// accepts every manifest (server-side dry run: nothing is created but the test namespace).
 #[cfg(all(test, feature = "e2e"))]
 mod live {

@@ -364,14 +364,6 @@ struct State {
     identity: String,
 }
 
-fn key(cluster: &EtcdCluster) -> String {
-    format!(
-        "{}/{}",
-        cluster.namespace().unwrap_or_default(),
-        cluster.name_any()
-    )
-}
-
 /// One pass (kube-runtime already wraps it in a span naming the object; our lines carry the
 /// `cluster`/`namespace` fields themselves so JSON logs can be filtered on them).
 async fn reconcile(cluster: Arc<EtcdCluster>, st: Arc<State>) -> Result<Action, Error> {
@@ -417,11 +409,15 @@ async fn reconcile(cluster: Arc<EtcdCluster>, st: Arc<State>) -> Result<Action, 
         Outcome::Unchanged => PassResult::Unchanged,
     };
     st.metrics.pass(result, took);
+    let labels = metrics::ClusterLabels {
+        namespace: ns.clone(),
+        name: name.clone(),
+    };
     if pass.outcome == Outcome::Released {
-        st.metrics.forget(&key(&cluster));
+        st.metrics.forget(&labels);
         st.leases.release(&object).await;
     } else {
-        st.metrics.phase(&key(&cluster), pass.status.phase);
+        st.metrics.observed(&labels, &pass);
     }
     match (&pass.outcome, &pass.step) {
         (Outcome::Acted, step) => {

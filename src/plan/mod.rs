@@ -291,6 +291,12 @@ fn bootstrapped(o: &Observed) -> bool {
     o.config.as_ref().is_some_and(objects::is_bootstrapped)
 }
 
+/// Whether the cluster was formed: its initial members all started once (recorded in the
+/// member config). From then on a cluster none of whose members answers is in trouble.
+pub fn formed(o: &Observed) -> bool {
+    bootstrapped(o)
+}
+
 fn paused(d: &Desired, _: &Observed) -> Option<Step> {
     d.paused.then_some(Step::Paused)
 }
