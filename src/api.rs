@@ -13,8 +13,13 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// API group owned by the project.
+/// API group owned by the project (the `#[kube]` attribute below needs literals: a unit test
+/// keeps it equal to these constants).
 pub const GROUP: &str = "etcd.kubectl-etcd.io";
+/// API version of `EtcdCluster`.
+pub const VERSION: &str = "v1alpha1";
+/// Kind of the custom resource, as error messages and owner references name it.
+pub const KIND: &str = "EtcdCluster";
 /// Finalizer the engine puts on every EtcdCluster it manages.
 pub const FINALIZER: &str = "etcd.kubectl-etcd.io/cleanup";
 /// Largest cluster we accept: etcd's own guidance is 7; 9 leaves room for replacement headroom.
@@ -45,7 +50,7 @@ pub const MAX_REPLICAS: i32 = 9;
 #[serde(rename_all = "camelCase")]
 pub struct EtcdClusterSpec {
     /// Number of voting members. Odd numbers tolerate the most failures per member.
-    #[schemars(range(min = 1, max = 9))]
+    #[schemars(range(min = 1, max = MAX_REPLICAS))]
     pub replicas: i32,
     /// etcd release, e.g. "3.5.16" (no leading v).
     #[schemars(regex(pattern = r"^3\.[0-9]+\.[0-9]+$"))]
@@ -74,6 +79,86 @@ pub struct EtcdClusterSpec {
     /// When true the engine observes and reports but changes nothing.
     #[serde(default)]
     pub paused: bool,
+    /// Where backups go, and the schedule and retention of the operator's backups.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backup: Option<BackupSpec>,
+    /// Start the cluster from a snapshot instead of empty (written by `kubectl etcd restore`).
+    /// Read only while the cluster is created: the seed member's volume is restored from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restore: Option<RestoreSpec>,
+}
+
+/// Backups of one cluster: the destination `kubectl etcd backup` uses when given none, and the
+/// schedule the in-cluster operator runs.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BackupSpec {
+    /// Where backups are stored: `s3://bucket/prefix` or `pvc://claim/path` (`file://` is only
+    /// reachable from the machine running the CLI, so schedules cannot use it).
+    pub destination: String,
+    /// Secret in the cluster's namespace with the S3 credentials (keys `AWS_ACCESS_KEY_ID`,
+    /// `AWS_SECRET_ACCESS_KEY`, optional `AWS_SESSION_TOKEN`, `AWS_REGION`, `AWS_ENDPOINT_URL`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credentials_secret: Option<String>,
+    /// Cron expression (5 fields, UTC), e.g. "0 */6 * * *". No schedule: backups only on demand.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<String>,
+    /// Stop scheduled runs (existing backups and retention are kept as they are).
+    #[serde(default)]
+    pub suspend: bool,
+    /// Take the first scheduled backup as soon as the cluster is running.
+    #[serde(default)]
+    pub run_on_create: bool,
+    /// none, gzip or zstd (default zstd).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^(none|gzip|zstd)$"))]
+    pub compression: Option<String>,
+    /// Which scheduled backups to keep. Retention never deletes the newest successful backup and
+    /// never deletes anything because a backup failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retention: Option<RetentionSpec>,
+}
+
+/// Retention of scheduled backups: a backup is kept when any rule keeps it.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RetentionSpec {
+    /// Keep the newest N successful backups.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub keep_last: Option<u32>,
+    /// Keep the newest backup of each of the last N hours (UTC).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep_hourly: Option<u32>,
+    /// Keep the newest backup of each of the last N days (UTC).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep_daily: Option<u32>,
+    /// Keep the newest backup of each of the last N ISO weeks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep_weekly: Option<u32>,
+    /// Delete backups older than this (e.g. "30d", "12h"), whatever the rules above say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_age: Option<String>,
+}
+
+/// The snapshot a new cluster starts from.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RestoreSpec {
+    /// URL of the snapshot object, e.g. `s3://bucket/prefix/default-demo-20261201T101500Z-r1234.db.zst`.
+    pub source: String,
+    /// sha256 (hex) of the stored object; the restore refuses a snapshot that does not match.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+    /// Secret with the S3 credentials (same keys as `backup.credentialsSecret`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credentials_secret: Option<String>,
+    /// The EtcdBackup the snapshot was recorded by, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backup_name: Option<String>,
+    /// Image holding `kubectl-etcd` (fetches and verifies the snapshot into the seed's volume).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools_image: Option<String>,
 }
 
 /// Member storage.
@@ -158,6 +243,40 @@ pub struct EtcdClusterStatus {
     pub selector: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
+    /// Last backups and the next scheduled run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backup: Option<BackupStatus>,
+    /// Where the cluster's data came from when it was restored (the snapshot URL).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restored_from: Option<String>,
+}
+
+/// Backups of a cluster as the engine last saw them.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BackupStatus {
+    /// The newest successful backup (EtcdBackup name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_successful: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_successful_time: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>,
+    /// Where the newest successful backup is stored (object URL).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_successful_url: Option<String>,
+    /// Stored bytes of the newest successful backup.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_successful_size: Option<i64>,
+    /// The newest failed backup, when it is newer than the newest successful one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_failed: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_failed_time: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>,
+    /// When the schedule runs next.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_scheduled_time: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>,
+    /// When the schedule last created a backup.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_scheduled_time: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>,
 }
 
 /// One etcd member as last observed.
@@ -204,11 +323,130 @@ impl std::fmt::Display for Phase {
     }
 }
 
+/// One backup of one cluster: taken by `kubectl etcd backup` or by the operator's schedule, listed by
+/// `kubectl etcd backup list`, restored by `kubectl etcd restore --from-backup`.
+///
+/// The record outlives its cluster (no owner reference): backups are what is left when a cluster is
+/// gone. Deleting the record does not delete the stored object; retention deletes both.
+#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[kube(
+    group = "etcd.kubectl-etcd.io",
+    version = "v1alpha1",
+    kind = "EtcdBackup",
+    plural = "etcdbackups",
+    singular = "etcdbackup",
+    shortname = "etcdb",
+    category = "etcd",
+    namespaced,
+    status = "EtcdBackupStatus",
+    doc = "A snapshot of an etcd cluster managed by kubectl-etcd",
+    printcolumn = r#"{"name":"Cluster","type":"string","jsonPath":".spec.cluster"}"#,
+    printcolumn = r#"{"name":"Phase","type":"string","jsonPath":".status.phase"}"#,
+    printcolumn = r#"{"name":"Size","type":"integer","jsonPath":".status.size"}"#,
+    printcolumn = r#"{"name":"Revision","type":"integer","jsonPath":".status.revision"}"#,
+    printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
+)]
+#[serde(rename_all = "camelCase")]
+pub struct EtcdBackupSpec {
+    /// The EtcdCluster (same namespace) the snapshot is taken of.
+    pub cluster: String,
+    /// Where to store it: `s3://bucket/prefix`, `pvc://claim/path` or `file:///path` (the last
+    /// only for backups the CLI takes itself).
+    pub destination: String,
+    /// none, gzip or zstd (default zstd).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^(none|gzip|zstd)$"))]
+    pub compression: Option<String>,
+    /// Secret with the S3 credentials (see `EtcdCluster.spec.backup.credentialsSecret`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credentials_secret: Option<String>,
+    /// Who asked for it: "cli" or "schedule" (retention only ever deletes scheduled backups).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger: Option<String>,
+}
+
+/// What happened to a backup. Written only by whoever took it.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EtcdBackupStatus {
+    /// Running, Succeeded or Failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
+    /// Who is taking it (`cli/<host>/<pid>` or `operator/<pod>`): the one that claimed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub taken_by: Option<String>,
+    /// URL of the stored object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// Stored bytes (after compression).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<i64>,
+    /// Bytes of the etcd snapshot before compression.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot_size: Option<i64>,
+    /// sha256 (hex) of the stored bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compression: Option<String>,
+    /// etcd revision the snapshot holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<i64>,
+    /// Keys in the keyspace when the snapshot was taken.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keys: Option<i64>,
+    /// Server version of the member it came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub etcd_version: Option<String>,
+    /// The member it came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub member: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_id: Option<String>,
+    /// True when etcd's own hash inside the snapshot was checked while it was stored.
+    #[serde(default)]
+    pub verified: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_time: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completion_time: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_seconds: Option<f64>,
+    /// Why it failed, or a warning (e.g. taken from a member without quorum).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// Phases of an EtcdBackup.
+pub mod backup_phase {
+    pub const RUNNING: &str = "Running";
+    pub const SUCCEEDED: &str = "Succeeded";
+    pub const FAILED: &str = "Failed";
+}
+
+/// Every CRD the project installs.
+pub fn crds() -> Vec<CustomResourceDefinition> {
+    vec![crd(), backup_crd()]
+}
+
+/// The EtcdBackup CRD (status defaults stripped like the EtcdCluster's).
+pub fn backup_crd() -> CustomResourceDefinition {
+    use kube::CustomResourceExt;
+    let mut crd = EtcdBackup::crd();
+    strip_status_defaults(&mut crd);
+    crd
+}
+
 /// The CRD object, from the Rust types. Schema defaults are dropped under `status` (only the
 /// engine writes status, and the 1.20 API server rejects some of them, e.g. empty-string defaults).
 pub fn crd() -> CustomResourceDefinition {
     use kube::CustomResourceExt;
     let mut crd = EtcdCluster::crd();
+    strip_status_defaults(&mut crd);
+    crd
+}
+
+fn strip_status_defaults(crd: &mut CustomResourceDefinition) {
     for v in &mut crd.spec.versions {
         if let Some(status) = v
             .schema
@@ -220,7 +458,6 @@ pub fn crd() -> CustomResourceDefinition {
             strip_defaults(status);
         }
     }
-    crd
 }
 
 fn strip_defaults(s: &mut JSONSchemaProps) {
@@ -240,26 +477,130 @@ pub mod condition {
     pub const UPGRADING: &str = "Upgrading";
     pub const RECOVERING: &str = "Recovering";
     pub const DEGRADED: &str = "Degraded";
+    /// False when the last scheduled backup failed or is older than twice the schedule's interval.
+    pub const BACKUP_HEALTHY: &str = "BackupHealthy";
 }
 
-/// Condition reasons (CamelCase, as metav1.Condition requires).
+/// Why a cluster is where it is: the `reason` of conditions and Events, and what the planner's
+/// `Wait` and `Hold` carry, typed, so that status derivation and drivers match on variants rather
+/// than strings. The string of each is its variant name (CamelCase, as metav1.Condition requires),
+/// except `ClusterIdMismatch` which reads the same.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum Reason {
+    AllMembersHealthy,
+    MembersUnhealthy,
+    Bootstrapping,
+    AddingLearner,
+    PromotingLearner,
+    RemovingMember,
+    MovingLeader,
+    ResizingWorkload,
+    CleaningUp,
+    RollingMembers,
+    Repairing,
+    AsDesired,
+    InvalidSpec,
+    /// Members answer with different cluster ids.
+    ClusterIdMismatch,
+    QuorumAtRisk,
+    EtcdUnreachable,
+    Paused,
+    StrandedMember,
+    /// The seed's volume is being restored from a snapshot.
+    RestoringSnapshot,
+    RestoreFailed,
+}
+
+impl Reason {
+    /// The condition/Event reason string.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Reason::AllMembersHealthy => "AllMembersHealthy",
+            Reason::MembersUnhealthy => "MembersUnhealthy",
+            Reason::Bootstrapping => "Bootstrapping",
+            Reason::AddingLearner => "AddingLearner",
+            Reason::PromotingLearner => "PromotingLearner",
+            Reason::RemovingMember => "RemovingMember",
+            Reason::MovingLeader => "MovingLeader",
+            Reason::ResizingWorkload => "ResizingWorkload",
+            Reason::CleaningUp => "CleaningUp",
+            Reason::RollingMembers => "RollingMembers",
+            Reason::Repairing => "Repairing",
+            Reason::AsDesired => "AsDesired",
+            Reason::InvalidSpec => "InvalidSpec",
+            Reason::ClusterIdMismatch => "ClusterIdMismatch",
+            Reason::QuorumAtRisk => "QuorumAtRisk",
+            Reason::EtcdUnreachable => "EtcdUnreachable",
+            Reason::Paused => "Paused",
+            Reason::StrandedMember => "StrandedMember",
+            Reason::RestoringSnapshot => "RestoringSnapshot",
+            Reason::RestoreFailed => "RestoreFailed",
+        }
+    }
+}
+
+impl std::fmt::Display for Reason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Condition reasons as strings, for code that writes or matches them outside the planner.
 pub mod reason {
-    pub const ALL_MEMBERS_HEALTHY: &str = "AllMembersHealthy";
-    pub const MEMBERS_UNHEALTHY: &str = "MembersUnhealthy";
-    pub const BOOTSTRAPPING: &str = "Bootstrapping";
-    pub const ADDING_LEARNER: &str = "AddingLearner";
-    pub const PROMOTING_LEARNER: &str = "PromotingLearner";
-    pub const REMOVING_MEMBER: &str = "RemovingMember";
-    pub const MOVING_LEADER: &str = "MovingLeader";
-    pub const RESIZING_WORKLOAD: &str = "ResizingWorkload";
-    pub const CLEANING_UP: &str = "CleaningUp";
-    pub const ROLLING_MEMBERS: &str = "RollingMembers";
-    pub const REPAIRING: &str = "Repairing";
-    pub const AS_DESIRED: &str = "AsDesired";
-    pub const INVALID_SPEC: &str = "InvalidSpec";
-    pub const SPLIT_BRAIN: &str = "ClusterIdMismatch";
-    pub const QUORUM_AT_RISK: &str = "QuorumAtRisk";
-    pub const ETCD_UNREACHABLE: &str = "EtcdUnreachable";
-    pub const PAUSED: &str = "Paused";
-    pub const STRANDED_MEMBER: &str = "StrandedMember";
+    use super::Reason;
+    pub const ALL_MEMBERS_HEALTHY: &str = Reason::AllMembersHealthy.as_str();
+    pub const MEMBERS_UNHEALTHY: &str = Reason::MembersUnhealthy.as_str();
+    pub const BOOTSTRAPPING: &str = Reason::Bootstrapping.as_str();
+    pub const ADDING_LEARNER: &str = Reason::AddingLearner.as_str();
+    pub const PROMOTING_LEARNER: &str = Reason::PromotingLearner.as_str();
+    pub const REMOVING_MEMBER: &str = Reason::RemovingMember.as_str();
+    pub const MOVING_LEADER: &str = Reason::MovingLeader.as_str();
+    pub const RESIZING_WORKLOAD: &str = Reason::ResizingWorkload.as_str();
+    pub const CLEANING_UP: &str = Reason::CleaningUp.as_str();
+    pub const ROLLING_MEMBERS: &str = Reason::RollingMembers.as_str();
+    pub const REPAIRING: &str = Reason::Repairing.as_str();
+    pub const AS_DESIRED: &str = Reason::AsDesired.as_str();
+    pub const INVALID_SPEC: &str = Reason::InvalidSpec.as_str();
+    pub const SPLIT_BRAIN: &str = Reason::ClusterIdMismatch.as_str();
+    pub const QUORUM_AT_RISK: &str = Reason::QuorumAtRisk.as_str();
+    pub const ETCD_UNREACHABLE: &str = Reason::EtcdUnreachable.as_str();
+    pub const PAUSED: &str = Reason::Paused.as_str();
+    pub const STRANDED_MEMBER: &str = Reason::StrandedMember.as_str();
+    pub const RESTORING: &str = Reason::RestoringSnapshot.as_str();
+    pub const RESTORE_FAILED: &str = Reason::RestoreFailed.as_str();
+    // BackupHealthy's reasons (written by the backup schedule, not by the planner).
+    pub const BACKUP_SUCCEEDED: &str = "BackupSucceeded";
+    pub const BACKUP_FAILED: &str = "BackupFailed";
+    pub const BACKUP_OVERDUE: &str = "BackupOverdue";
+    pub const NO_SCHEDULE: &str = "NoSchedule";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_derived_resource_uses_the_named_constants() {
+        use kube::Resource;
+        assert_eq!(EtcdCluster::group(&()), GROUP);
+        assert_eq!(EtcdCluster::version(&()), VERSION);
+        assert_eq!(EtcdCluster::kind(&()), KIND);
+        assert_eq!(EtcdCluster::api_version(&()), format!("{GROUP}/{VERSION}"));
+    }
+
+    #[test]
+    fn the_crd_caps_replicas_at_max_replicas() {
+        let crd = crd();
+        let schema = crd.spec.versions[0]
+            .schema
+            .as_ref()
+            .and_then(|s| s.open_api_v3_schema.as_ref())
+            .unwrap();
+        let replicas = &schema.properties.as_ref().unwrap()["spec"]
+            .properties
+            .as_ref()
+            .unwrap()["replicas"];
+        assert_eq!(replicas.maximum, Some(f64::from(MAX_REPLICAS)));
+        assert_eq!(replicas.minimum, Some(1.0));
+    }
 }

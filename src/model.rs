@@ -85,6 +85,56 @@ pub struct Desired {
     /// Extra etcd flags (`--name=value`), from the tuning section.
     pub etcd_flags: Vec<String>,
     pub paused: bool,
+    /// The snapshot a new cluster starts from (`spec.restore`).
+    pub restore: Option<RestoreSource>,
+}
+
+/// A validated `spec.restore`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RestoreSource {
+    /// URL of the snapshot object (s3:// or pvc://: the restore pod fetches it in the cluster).
+    pub url: String,
+    pub sha256: Option<String>,
+    pub credentials_secret: Option<String>,
+    pub tools_image: String,
+}
+
+/// Image with `kubectl-etcd` used by restore pods when the spec names none.
+pub const DEFAULT_TOOLS_IMAGE: &str = "ghcr.io/kubectl-etcd/kubectl-etcd:0.1.0";
+
+fn validate_restore(r: &crate::api::RestoreSpec) -> Result<RestoreSource, InvalidSpec> {
+    use crate::backup::store::Location;
+    let loc =
+        Location::parse(&r.source).map_err(|e| invalid("spec.restore.source", e.to_string()))?;
+    if matches!(loc, Location::File(_)) {
+        return Err(invalid(
+            "spec.restore.source",
+            format!(
+                "{:?} is a file on some machine, which the cluster cannot read; upload it to s3:// or a pvc:// first",
+                r.source
+            ),
+        ));
+    }
+    if let Some(sum) = &r.sha256
+        && (sum.len() != 64 || !sum.bytes().all(|b| b.is_ascii_hexdigit()))
+    {
+        return Err(invalid(
+            "spec.restore.sha256",
+            format!(
+                "{sum:?} is not a sha256; use the 64 hex digits `kubectl etcd backup list` shows"
+            ),
+        ));
+    }
+    Ok(RestoreSource {
+        url: r.source.clone(),
+        sha256: r.sha256.as_ref().map(|s| s.to_ascii_lowercase()),
+        credentials_secret: r.credentials_secret.clone().filter(|s| !s.is_empty()),
+        tools_image: r
+            .tools_image
+            .clone()
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| DEFAULT_TOOLS_IMAGE.into()),
+    })
 }
 
 /// Why a spec can never work. The message names the field and the fix.
@@ -262,6 +312,7 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
             ));
         }
     }
+    let restore = spec.restore.as_ref().map(validate_restore).transpose()?;
     Ok(Desired {
         namespace: cluster
             .metadata
@@ -281,11 +332,17 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
         node_selector: spec.node_selector.clone(),
         etcd_flags,
         paused: spec.paused,
+        restore,
     })
 }
 
 // ---------------------------------------------------------------------------------------------
 // Observed
+
+/// A member or cluster id as etcdctl prints it (16 hex digits), in status and messages.
+pub fn fmt_id(id: u64) -> String {
+    format!("{id:016x}")
+}
 
 /// Everything one pass saw, Kubernetes and etcd alike. Built by `observe`, read by `plan`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -301,6 +358,17 @@ pub struct Observed {
     /// Member volume claims by ordinal.
     pub volumes: BTreeMap<u32, VolumeView>,
     pub etcd: EtcdView,
+    /// The seed's restore pod, observed only for clusters restored from a snapshot.
+    pub restore_pod: Option<RestorePodView>,
+}
+
+/// The one-shot pod that restores a seed member's volume.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum RestorePodView {
+    Running,
+    Succeeded,
+    /// Why it failed (the failing container's termination message).
+    Failed(String),
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -404,16 +472,14 @@ mod tests {
     use crate::api::EtcdClusterSpec;
 
     fn cluster(spec: EtcdClusterSpec) -> EtcdCluster {
-        let mut c = EtcdCluster::new("demo", spec);
-        c.metadata.namespace = Some("ns".into());
-        c
+        crate::fixtures::cluster("demo").spec(|s| *s = spec).build()
     }
     fn spec(replicas: i32, version: &str) -> EtcdClusterSpec {
-        EtcdClusterSpec {
-            replicas,
-            version: version.into(),
-            ..Default::default()
-        }
+        crate::fixtures::cluster("demo")
+            .replicas(replicas)
+            .version(version)
+            .build()
+            .spec
     }
 
     #[test]
@@ -432,6 +498,12 @@ mod tests {
         ] {
             assert_eq!(Version::parse(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn ids_are_formatted_like_etcdctl() {
+        assert_eq!(fmt_id(0x8e9e05c52164694d), "8e9e05c52164694d");
+        assert_eq!(fmt_id(0x2a), "000000000000002a");
     }
 
     #[test]

@@ -13,8 +13,8 @@ use super::Context;
 use crate::error::Error;
 use crate::etcd::EtcdClient;
 use crate::model::{
-    ClusterView, Desired, EtcdView, MemberStatusView, MemberView, Observed, PodView, VolumeView,
-    WorkloadView,
+    ClusterView, Desired, EtcdView, MemberStatusView, MemberView, Observed, PodView,
+    RestorePodView, VolumeView, WorkloadView,
 };
 use crate::objects;
 
@@ -129,6 +129,17 @@ pub async fn observe(ctx: &Context, d: &Desired) -> Result<Observed, Error> {
         })
         .collect();
     let etcd = observe_etcd(ctx, d, &pod_views).await;
+    let restore_pod = match &d.restore {
+        Some(_) => get_opt(
+            &pod_api,
+            "Pod",
+            ns,
+            &crate::backup::restore::pod_name(&d.name),
+        )
+        .await?
+        .map(|p| restore_pod_view(&p)),
+        None => None,
+    };
     Ok(Observed {
         statefulset,
         supporting_objects: peer_svc.is_some() && client_svc.is_some() && pdb.is_some(),
@@ -136,7 +147,41 @@ pub async fn observe(ctx: &Context, d: &Desired) -> Result<Observed, Error> {
         pods: pod_views,
         volumes,
         etcd,
+        restore_pod,
     })
+}
+
+/// Running until the pod has ended; a failure carries the failing container's last words.
+fn restore_pod_view(p: &Pod) -> RestorePodView {
+    let status = p.status.as_ref();
+    match status.and_then(|s| s.phase.as_deref()) {
+        Some("Succeeded") => RestorePodView::Succeeded,
+        Some("Failed") => {
+            let why = status
+                .into_iter()
+                .flat_map(|s| {
+                    s.init_container_statuses
+                        .iter()
+                        .flatten()
+                        .chain(s.container_statuses.iter().flatten())
+                })
+                .filter_map(|c| {
+                    let t = c.state.as_ref()?.terminated.as_ref()?;
+                    (t.exit_code != 0).then(|| {
+                        format!(
+                            "{} exited {}: {}",
+                            c.name,
+                            t.exit_code,
+                            t.message.as_deref().unwrap_or("").trim()
+                        )
+                    })
+                })
+                .next()
+                .unwrap_or_else(|| "the pod failed".into());
+            RestorePodView::Failed(why)
+        }
+        _ => RestorePodView::Running,
+    }
 }
 
 /// What one running member said about itself.

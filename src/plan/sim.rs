@@ -179,6 +179,7 @@ impl World {
                 update_revision: None,
             }),
             supporting_objects: self.supporting,
+            restore_pod: None,
             config: self.config.clone(),
             pods: self
                 .pods
@@ -303,6 +304,8 @@ impl World {
                 );
                 w.volumes.remove(&ordinal);
             })),
+            // The simulated clusters are not restored from snapshots (table tests cover that).
+            Step::RestoreSeed { .. } | Step::DeleteRestorePod { .. } => {}
             Step::RestartMember { .. } | Step::Wait { .. } | Step::Paused | Step::Idle => {}
             Step::Hold { message, .. } => {
                 panic!("the planner held in a healthy simulation: {message}")

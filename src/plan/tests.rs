@@ -1,25 +1,14 @@
 //! Table-style planner tests: one observed situation each, and the step it must lead to.
 
-use std::collections::BTreeMap;
-
 use super::*;
-use crate::api::{condition, reason};
+use crate::api::{Reason, condition, reason};
 use crate::model::{MemberStatusView, PodView, VolumeView, WorkloadView};
 
 /// The cluster `ns/demo` at `replicas` (shared with the simulation).
 pub(super) fn desired(replicas: u32) -> Desired {
-    let mut c = crate::api::EtcdCluster::new(
-        "demo",
-        crate::api::EtcdClusterSpec {
-            replicas: replicas as i32,
-            version: "3.5.16".into(),
-            ..Default::default()
-        },
-    );
-    c.metadata.namespace = Some("ns".into());
-    c.metadata.uid = Some("uid-1".into());
-    c.metadata.generation = Some(7);
-    crate::model::validate(&c).unwrap()
+    crate::fixtures::cluster("demo")
+        .replicas(replicas as i32)
+        .desired()
 }
 
 fn member(d: &Desired, ordinal: u32) -> MemberView {
@@ -56,6 +45,7 @@ fn healthy(d: &Desired, n: u32) -> Observed {
             update_revision: Some("rev1".into()),
         }),
         supporting_objects: true,
+        restore_pod: None,
         config: Some(config),
         pods: (0..n)
             .map(|o| {
@@ -160,7 +150,7 @@ fn two_cluster_ids_hold_everything() {
     };
     let s = plan(&d, &o);
     assert!(
-        matches!(&s, Step::Hold { reason, message } if *reason == reason::SPLIT_BRAIN && message.contains("0000000000000001")),
+        matches!(&s, Step::Hold { reason, message } if *reason == Reason::ClusterIdMismatch && message.contains("0000000000000001")),
         "{s:?}"
     );
     assert!(!s.is_change());
@@ -173,14 +163,12 @@ fn unreachable_etcd_waits_during_bootstrap_and_reports_after() {
     o.etcd = EtcdView::Unreachable {
         errors: vec!["connection refused".into()],
     };
-    assert!(
-        matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == reason::ETCD_UNREACHABLE)
-    );
+    assert!(matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == Reason::EtcdUnreachable));
     o.config.as_mut().unwrap().insert(
         config_key::INITIAL_CLUSTER_STATE.into(),
         objects::STATE_NEW.into(),
     );
-    assert!(matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == reason::BOOTSTRAPPING));
+    assert!(matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == Reason::Bootstrapping));
 }
 
 #[test]
@@ -192,7 +180,7 @@ fn the_bootstrap_is_recorded_once_every_initial_member_started() {
         objects::STATE_NEW.into(),
     );
     cluster(&mut o).members[2].started = false;
-    assert!(matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == reason::BOOTSTRAPPING));
+    assert!(matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == Reason::Bootstrapping));
     cluster(&mut o).members[2].started = true;
     assert!(
         matches!(plan(&d, &o), Step::WriteConfig { why: ConfigChange::Bootstrapped, ref data } if objects::is_bootstrapped(data))
@@ -219,7 +207,7 @@ fn scale_up_waits_for_every_member_to_be_healthy() {
     let mut o = healthy(&d, 3);
     cluster(&mut o).members[1].healthy = false;
     assert!(
-        matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == reason::MEMBERS_UNHEALTHY)
+        matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == Reason::MembersUnhealthy)
     );
 }
 
@@ -282,9 +270,8 @@ fn a_learner_is_promoted_only_when_caught_up() {
     cluster(&mut o).members.pop();
     with_learner(&d, &mut o, 3, true, 100);
     assert!(
-        matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == reason::PROMOTING_LEARNER)
+        matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == Reason::PromotingLearner)
     );
-    with_learner(&d, &mut { o.clone() }, 3, true, 950);
     cluster(&mut o)
         .members
         .last_mut()
@@ -361,7 +348,7 @@ fn scale_down_never_leaves_fewer_healthy_voters_than_quorum() {
     cluster(&mut o).members[1].healthy = false;
     let s = plan(&d, &o);
     assert!(
-        matches!(&s, Step::Hold { reason, .. } if *reason == reason::QUORUM_AT_RISK),
+        matches!(&s, Step::Hold { reason, .. } if *reason == Reason::QuorumAtRisk),
         "{s:?}"
     );
 }
@@ -384,7 +371,7 @@ fn a_hole_below_the_top_is_held_for_a_human() {
     let d = desired(3);
     let mut o = healthy(&d, 3);
     cluster(&mut o).members.remove(1);
-    assert!(matches!(plan(&d, &o), Step::Hold { reason, .. } if reason == reason::STRANDED_MEMBER));
+    assert!(matches!(plan(&d, &o), Step::Hold { reason, .. } if reason == Reason::StrandedMember));
 }
 
 #[test]
@@ -416,7 +403,7 @@ fn volumes_of_removed_members_are_deleted_once_their_pod_is_gone() {
         }
     );
     o.volumes.get_mut(&3).unwrap().terminating = true;
-    assert!(matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == reason::CLEANING_UP));
+    assert!(matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == Reason::CleaningUp));
 }
 
 #[test]
@@ -459,7 +446,7 @@ fn foreign_members_are_held() {
     m.ordinal = None;
     m.peer_url = "http://10.0.0.9:2380".into();
     cluster(&mut o).members.push(m);
-    assert!(matches!(plan(&d, &o), Step::Hold { reason, .. } if reason == reason::STRANDED_MEMBER));
+    assert!(matches!(plan(&d, &o), Step::Hold { reason, .. } if reason == Reason::StrandedMember));
 }
 
 #[test]
@@ -485,7 +472,7 @@ fn stale_pods_restart_one_at_a_time_leader_last() {
         }
     );
     o.pods.get_mut(&1).unwrap().ready = false;
-    assert!(matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == reason::ROLLING_MEMBERS));
+    assert!(matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == Reason::RollingMembers));
 }
 
 #[test]
@@ -495,7 +482,7 @@ fn an_unhealthy_member_of_a_right_sized_cluster_is_reported_not_touched() {
     cluster(&mut o).members[2].healthy = false;
     let s = plan(&d, &o);
     assert!(
-        matches!(&s, Step::Wait { reason, message } if *reason == reason::MEMBERS_UNHEALTHY && message.contains("demo-2")),
+        matches!(&s, Step::Wait { reason, message } if *reason == Reason::MembersUnhealthy && message.contains("demo-2")),
         "{s:?}"
     );
 }
@@ -521,6 +508,29 @@ fn steps_read_as_sentences() {
         Step::ResizeStatefulSet { from: 4, to: 3 }.to_string(),
         "resize the StatefulSet from 4 to 3"
     );
+}
+
+#[test]
+fn waits_and_holds_carry_their_condition_reason_typed() {
+    let hold = Step::Hold {
+        reason: Reason::ClusterIdMismatch,
+        message: "two clusters".into(),
+    };
+    assert_eq!(hold.reason().as_str(), reason::SPLIT_BRAIN);
+    let json = serde_json::to_value(&hold).unwrap();
+    assert_eq!(json["reason"], reason::SPLIT_BRAIN, "{json}");
+    assert_eq!(
+        serde_json::to_value(Reason::QuorumAtRisk).unwrap(),
+        reason::QUORUM_AT_RISK
+    );
+}
+
+#[test]
+fn every_rule_is_tried_in_order_and_an_empty_verdict_means_idle() {
+    let d = desired(3);
+    let o = healthy(&d, 3);
+    assert!(RULES.iter().all(|rule| rule(&d, &o).is_none()));
+    assert_eq!(plan(&d, &o), Step::Idle);
 }
 
 fn cond<'a>(
@@ -561,6 +571,26 @@ fn status_of_a_healthy_cluster_is_ready_and_running() {
 }
 
 #[test]
+fn a_status_says_converged_only_for_its_generation_and_when_nothing_moves() {
+    let d = desired(3);
+    let now = jiff::Timestamp::from_second(1_000_000).unwrap();
+    let idle = derive_status(&d, &healthy(&d, 3), &Step::Idle, None, now);
+    assert!(converged(&idle, Some(7)));
+    assert!(
+        !converged(&idle, Some(8)),
+        "a newer spec is not converged yet"
+    );
+    let d5 = desired(5);
+    let o = healthy(&d5, 3);
+    let scaling = derive_status(&d5, &o, &plan(&d5, &o), None, now);
+    assert!(!converged(&scaling, Some(7)));
+    let mut sick = healthy(&d, 3);
+    cluster(&mut sick).members[2].healthy = false;
+    let degraded = derive_status(&d, &sick, &plan(&d, &sick), None, now);
+    assert!(!converged(&degraded, Some(7)));
+}
+
+#[test]
 fn status_while_scaling_and_when_split() {
     let d = desired(5);
     let o = healthy(&d, 3);
@@ -578,7 +608,6 @@ fn status_while_scaling_and_when_split() {
     let s = derive_status(&d, &o2, &step, None, now);
     assert_eq!(s.phase, Some(crate::api::Phase::Degraded));
     assert_eq!(cond(&s, condition::DEGRADED).reason, reason::SPLIT_BRAIN);
-    let _ = BTreeMap::<u8, u8>::new();
 }
 
 #[test]
@@ -615,4 +644,82 @@ fn a_statefulset_scaled_down_by_hand_is_restored_onto_its_volumes() {
         jiff::Timestamp::from_second(1).unwrap(),
     );
     assert_eq!(cond(&st, condition::RECOVERING).status, "True");
+}
+
+fn restored(replicas: i32) -> Desired {
+    crate::fixtures::cluster("demo")
+        .replicas(replicas)
+        .spec(|s| {
+            s.restore = Some(crate::api::RestoreSpec {
+                source: "s3://backups/etcd/ns-old-20261201T000000Z-r9.db.zst".into(),
+                ..Default::default()
+            });
+        })
+        .desired()
+}
+
+#[test]
+fn a_restored_cluster_first_restores_the_seed_volume() {
+    let d = restored(3);
+    assert_eq!(
+        plan(&d, &Observed::default()),
+        Step::RestoreSeed {
+            url: "s3://backups/etcd/ns-old-20261201T000000Z-r9.db.zst".into()
+        }
+    );
+}
+
+#[test]
+fn a_running_restore_is_waited_for_and_a_failed_one_held_with_its_cause() {
+    let d = restored(3);
+    let mut o = Observed {
+        restore_pod: Some(RestorePodView::Running),
+        ..Default::default()
+    };
+    assert!(matches!(
+        plan(&d, &o),
+        Step::Wait {
+            reason: Reason::RestoringSnapshot,
+            ..
+        }
+    ));
+    o.restore_pod = Some(RestorePodView::Failed(
+        "fetch exited 1: sha256 mismatch".into(),
+    ));
+    match plan(&d, &o) {
+        Step::Hold {
+            reason: Reason::RestoreFailed,
+            message,
+        } => assert!(message.contains("sha256 mismatch") && message.contains("demo-restore")),
+        other => panic!("expected a hold, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_restored_seed_is_bootstrapped_alone_as_an_existing_cluster_and_the_others_join_as_learners() {
+    let d = restored(3);
+    let o = Observed {
+        restore_pod: Some(RestorePodView::Succeeded),
+        volumes: [(
+            0,
+            VolumeView {
+                name: objects::volume_name("demo", 0),
+                terminating: false,
+            },
+        )]
+        .into(),
+        ..Default::default()
+    };
+    assert_eq!(plan(&d, &o), Step::Bootstrap { replicas: 1 });
+    let config = objects::bootstrap_config(&d, 1);
+    assert!(
+        objects::is_bootstrapped(&config),
+        "a restored seed starts as an existing cluster"
+    );
+    // Once the seed runs, the finished restore pod goes, then scale-up takes over.
+    let mut o = healthy(&d, 1);
+    o.restore_pod = Some(RestorePodView::Succeeded);
+    assert!(matches!(plan(&d, &o), Step::DeleteRestorePod { .. }));
+    o.restore_pod = None;
+    assert!(matches!(plan(&d, &o), Step::AddLearner { ordinal: 1, .. }));
 }
