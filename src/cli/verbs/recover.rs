@@ -360,7 +360,25 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
 
-    // 4. The engine restores it as a new cluster, seed first, the others as learners.
+    // 4. The engine restores it as a new cluster, seed first, the others as learners. The restore
+    //    pod reads S3 with the named Secret, or one made from this machine's AWS_* variables.
+    let secret = match secret {
+        Some(s) => Some(s),
+        None => match super::restore::env_credentials_secret(ns, &name) {
+            Some(mut made) => {
+                made.metadata.owner_references = Some(vec![objects::owner(&d)]);
+                let secrets: Api<k8s_openapi::api::core::v1::Secret> =
+                    Api::namespaced(s.client.clone(), ns);
+                match secrets.create(&kube::api::PostParams::default(), &made).await {
+                    Ok(_) => {}
+                    Err(kube::Error::Api(st)) if st.code == 409 => {}
+                    Err(e) => return Err(Error::kube("create", "Secret", ns, &made.name_any(), e)),
+                }
+                made.metadata.name
+            }
+            None => None,
+        },
+    };
     let patched = api
         .patch(
             &name,
