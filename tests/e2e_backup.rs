@@ -376,7 +376,9 @@ fn file_backups_in_every_compression_verify_and_bad_input_changes_nothing() {
 
     // Bad input: each a clear error, a documented exit code, and nothing created.
     let to = format!("s3://{bucket}/e2e/{}", ns.0);
-    let cases: Vec<(&str, Vec<&str>, Vec<(&str, &str)>, i32, &str)> = vec![
+    // (what, arguments, environment, exit code, what stderr says)
+    type Case<'a> = (&'a str, Vec<&'a str>, Vec<(&'a str, &'a str)>, i32, &'a str);
+    let cases: Vec<Case> = vec![
         (
             "wrong credentials",
             vec!["backup", "demo", "--to", &to],

@@ -133,12 +133,9 @@ pub struct Taken {
 /// trailing hash does not check out fails the upload, which the store then aborts.
 pub async fn stream_snapshot(
     ctx: &Context,
-    d: &Desired,
-    o: &Observed,
+    (d, o): (&Desired, &Observed),
     source: &Source,
-    store: &Store,
-    key: &str,
-    compression: Compression,
+    (store, key, compression): (&Store, &str, Compression),
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<(Keyspace, super::store::Stored, u64), BackupError> {
     let ip = o.pods.get(&source.ordinal).and_then(|p| p.ip.clone());
@@ -318,12 +315,9 @@ pub async fn execute(
         let key = object_key(&d.namespace, &d.name, started, revision, req.compression);
         let (keyspace, stored, snapshot_bytes) = stream_snapshot(
             ctx,
-            d,
-            &observed,
+            (d, &observed),
             &source,
-            store,
-            &key,
-            req.compression,
+            (store, &key, req.compression),
             progress,
         )
         .await?;
