@@ -74,6 +74,12 @@ pub struct EtcdClusterSpec {
     /// When true the engine observes and reports but changes nothing.
     #[serde(default)]
     pub paused: bool,
+    /// Seconds a member must look lost (its volume holds no or damaged data, or another
+    /// member's) before the engine replaces it: remove, wipe its volume, re-add as a learner,
+    /// promote. Default 180. Restarts, evictions and node reboots never make a member look lost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
+    pub lost_member_grace_seconds: Option<i64>,
 }
 
 /// Member storage.

@@ -18,6 +18,9 @@ pub const DEFAULT_VERSION: &str = "3.5.16";
 pub const MIN_MINOR: u32 = 4;
 /// Newest minor the engine knows how to run.
 pub const MAX_MINOR: u32 = 6;
+/// How long a member must look lost (no data, unusable data, another member's identity) before
+/// the engine replaces it, when the spec names no grace period.
+pub const DEFAULT_LOST_MEMBER_GRACE_SECONDS: u64 = 180;
 /// Volume size when the spec names none.
 pub const DEFAULT_STORAGE_SIZE: &str = "1Gi";
 
@@ -85,6 +88,36 @@ pub struct Desired {
     /// Extra etcd flags (`--name=value`), from the tuning section.
     pub etcd_flags: Vec<String>,
     pub paused: bool,
+    /// Seconds a member must look lost before it is replaced (`spec.lostMemberGraceSeconds`).
+    pub lost_member_grace_seconds: u64,
+}
+
+impl Desired {
+    /// A stand-in for a cluster whose spec did not validate: only its identity is known (a
+    /// cluster being deleted is released whatever its spec says).
+    pub fn named(name: &str, namespace: &str) -> Desired {
+        Desired {
+            name: name.into(),
+            namespace: namespace.into(),
+            uid: String::new(),
+            generation: 0,
+            replicas: 0,
+            version: Version {
+                major: 3,
+                minor: MAX_MINOR,
+                patch: 0,
+            },
+            image: String::new(),
+            storage: Storage::Ephemeral,
+            resources: None,
+            affinity: None,
+            tolerations: None,
+            node_selector: None,
+            etcd_flags: Vec::new(),
+            paused: true,
+            lost_member_grace_seconds: DEFAULT_LOST_MEMBER_GRACE_SECONDS,
+        }
+    }
 }
 
 /// Why a spec can never work. The message names the field and the fix.
@@ -281,6 +314,16 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
         node_selector: spec.node_selector.clone(),
         etcd_flags,
         paused: spec.paused,
+        lost_member_grace_seconds: match spec.lost_member_grace_seconds {
+            None => DEFAULT_LOST_MEMBER_GRACE_SECONDS,
+            Some(s) if s >= 0 => s as u64,
+            Some(_) => {
+                return Err(invalid(
+                    "spec.lostMemberGraceSeconds",
+                    "must not be negative; 0 replaces a lost member at once",
+                ));
+            }
+        },
     })
 }
 
@@ -301,6 +344,9 @@ pub struct Observed {
     /// Member volume claims by ordinal.
     pub volumes: BTreeMap<u32, VolumeView>,
     pub etcd: EtcdView,
+    /// Ordinals of the members last recorded in status (the membership to rebuild the member
+    /// config from when no member answers).
+    pub known_members: std::collections::BTreeSet<u32>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -310,6 +356,8 @@ pub struct WorkloadView {
     pub template_hash: Option<String>,
     /// The StatefulSet's current update revision.
     pub update_revision: Option<String>,
+    /// Storage of its volume claim template (immutable once created); `None`: not observed.
+    pub storage: Option<Storage>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -324,7 +372,53 @@ pub struct PodView {
     pub restarts: i32,
     /// Why the container is not running (e.g. ImagePullBackOff, CrashLoopBackOff).
     pub waiting_reason: Option<String>,
+    /// The last lines etcd wrote before its container last stopped (termination message).
+    pub last_exit_message: Option<String>,
+    /// Seconds since the pod was created.
+    pub age_seconds: u64,
 }
+
+impl PodView {
+    /// Why this pod's member has no usable data, read from etcd's last words; `None` when
+    /// nothing says so (a pod that merely restarts, is evicted or waits for its node never does).
+    pub fn data_loss(&self) -> Option<&'static str> {
+        let msg = self.last_exit_message.as_deref()?;
+        DATA_LOSS_SIGNS
+            .iter()
+            .find(|(sign, _)| msg.contains(sign))
+            .map(|(_, what)| *what)
+    }
+}
+
+/// What etcd prints when it cannot start a member from its data directory, and what that means.
+const DATA_LOSS_SIGNS: &[(&str, &str)] = &[
+    (
+        "couldn't find local name",
+        "its volume holds no data (the member config lets no member join on an empty volume)",
+    ),
+    (
+        "member count is unequal",
+        "its volume holds no data (it tried to join with a stale member list)",
+    ),
+    (
+        "is out of range [lastIndex",
+        "its log is behind what it acknowledged (its data was lost or rolled back)",
+    ),
+    ("crc mismatch", "its write-ahead log is corrupt"),
+    (
+        "failed to find database snapshot file",
+        "its data directory is damaged (snapshot file missing)",
+    ),
+    (
+        "failed to recover v3 backend",
+        "its data directory is damaged",
+    ),
+    ("wal: file not found", "its data directory is damaged"),
+    (
+        "has already been bootstrapped",
+        "its volume holds no data but the cluster remembers it",
+    ),
+];
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct VolumeView {
@@ -387,6 +481,9 @@ pub struct MemberView {
     pub status: Option<MemberStatusView>,
     pub healthy: bool,
     pub error: Option<String>,
+    /// The pod of this member's ordinal answers as another member: its volume holds someone
+    /// else's data.
+    pub identity_mismatch: bool,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]

@@ -163,6 +163,26 @@ pub async fn reconcile_once(
     let ns = cluster.namespace().unwrap_or_else(|| "default".into());
     let name = cluster.name_any();
     let api = cluster_api(&ctx.client, &ns);
+    // Deletion first: a cluster being deleted is released whatever its spec says (an invalid
+    // spec must never keep a finalizer, and with it the namespace, alive).
+    if cluster.metadata.deletion_timestamp.is_some() {
+        if mode == Mode::Act {
+            release(ctx, cluster).await?;
+        }
+        let desired = model::validate(cluster).unwrap_or_else(|_| Desired::named(&name, &ns));
+        let status = cluster.status.clone().unwrap_or_default();
+        return Ok(Pass {
+            desired,
+            observed: Observed::default(),
+            step: Step::Idle,
+            status,
+            outcome: if mode == Mode::Act {
+                Outcome::Released
+            } else {
+                Outcome::Unchanged
+            },
+        });
+    }
     let desired = match model::validate(cluster) {
         Ok(d) => d,
         Err(source) => {
@@ -176,24 +196,6 @@ pub async fn reconcile_once(
             });
         }
     };
-    if cluster.metadata.deletion_timestamp.is_some() {
-        if mode == Mode::Act {
-            release(ctx, cluster, &desired).await?;
-        }
-        let observed = Observed::default();
-        let status = cluster.status.clone().unwrap_or_default();
-        return Ok(Pass {
-            desired,
-            observed,
-            step: Step::Idle,
-            status,
-            outcome: if mode == Mode::Act {
-                Outcome::Released
-            } else {
-                Outcome::Unchanged
-            },
-        });
-    }
     if mode == Mode::Act
         && ctx.add_finalizer
         && !cluster.finalizers().iter().any(|f| f == FINALIZER)
@@ -209,7 +211,7 @@ pub async fn reconcile_once(
         .map_err(|e| Error::kube("add the finalizer to", "EtcdCluster", &ns, &name, e))?;
     }
 
-    let observed = observe::observe(ctx, &desired).await?;
+    let observed = observe::observe(ctx, &desired, cluster.status.as_ref()).await?;
     let mut step = plan::plan(&desired, &observed);
     let mut outcome = Outcome::Unchanged;
     if mode == Mode::Act && step.is_change() {
@@ -295,18 +297,19 @@ async fn report_invalid(
 
 /// Deletion: owned objects go with the EtcdCluster (owner references); member volumes are kept
 /// unless `delete --delete-data` asked for them. Then the finalizer is released.
-async fn release(ctx: &Context, cluster: &EtcdCluster, d: &Desired) -> Result<(), Error> {
-    let ns = &d.namespace;
+async fn release(ctx: &Context, cluster: &EtcdCluster) -> Result<(), Error> {
+    let ns = &cluster.namespace().unwrap_or_else(|| "default".into());
+    let name = &cluster.name_any();
     let delete_data = cluster
         .annotations()
         .get(ANNOTATION_DELETE_DATA)
         .is_some_and(|v| v == "true");
     if delete_data {
         let pvcs: Api<PersistentVolumeClaim> = Api::namespaced(ctx.client.clone(), ns);
-        let lp = ListParams::default().labels(&objects::selector_string(&d.name));
+        let lp = ListParams::default().labels(&objects::selector_string(name));
         pvcs.delete_collection(&DeleteParams::default(), &lp)
             .await
-            .map_err(|e| Error::kube("delete the volumes of", "EtcdCluster", ns, &d.name, e))?;
+            .map_err(|e| Error::kube("delete the volumes of", "EtcdCluster", ns, name, e))?;
     }
     if cluster.finalizers().iter().any(|f| f == FINALIZER) {
         let fins: Vec<&String> = cluster
@@ -317,7 +320,7 @@ async fn release(ctx: &Context, cluster: &EtcdCluster, d: &Desired) -> Result<()
         let api = cluster_api(&ctx.client, ns);
         match api
             .patch(
-                &d.name,
+                name,
                 &PatchParams::default(),
                 &Patch::Merge(json!({"metadata": {"finalizers": fins}})),
             )
@@ -330,7 +333,7 @@ async fn release(ctx: &Context, cluster: &EtcdCluster, d: &Desired) -> Result<()
                     "release the finalizer of",
                     "EtcdCluster",
                     ns,
-                    &d.name,
+                    name,
                     e,
                 ));
             }

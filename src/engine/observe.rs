@@ -10,11 +10,12 @@ use k8s_openapi::api::core::v1::{ConfigMap, PersistentVolumeClaim, Pod, Service}
 use kube::api::{Api, DynamicObject, ListParams};
 
 use super::Context;
+use crate::api::EtcdClusterStatus;
 use crate::error::Error;
 use crate::etcd::EtcdClient;
 use crate::model::{
-    ClusterView, Desired, EtcdView, MemberStatusView, MemberView, Observed, PodView, VolumeView,
-    WorkloadView,
+    ClusterView, Desired, EtcdView, MemberStatusView, MemberView, Observed, PodView, Storage,
+    VolumeView, WorkloadView,
 };
 use crate::objects;
 
@@ -32,7 +33,38 @@ where
         .map_err(|e| Error::kube("get", kind, ns, name, e))
 }
 
-pub async fn observe(ctx: &Context, d: &Desired) -> Result<Observed, Error> {
+/// The storage a StatefulSet's volume claim template asks for (`Ephemeral` without one).
+fn workload_storage(s: &StatefulSet) -> Storage {
+    let claim = s
+        .spec
+        .as_ref()
+        .and_then(|s| s.volume_claim_templates.as_ref())
+        .and_then(|t| {
+            t.iter()
+                .find(|c| c.metadata.name.as_deref() == Some(objects::DATA_VOLUME))
+        });
+    match claim.and_then(|c| c.spec.as_ref()) {
+        None => Storage::Ephemeral,
+        Some(spec) => Storage::Volume {
+            size: spec
+                .resources
+                .as_ref()
+                .and_then(|r| r.requests.as_ref())
+                .and_then(|r| r.get("storage"))
+                .map(|q| q.0.clone())
+                .unwrap_or_default(),
+            class: spec.storage_class_name.clone().filter(|c| !c.is_empty()),
+        },
+    }
+}
+
+/// Reads the cluster's objects and asks its members. `last` is the status the engine wrote last
+/// (the membership it recorded there survives the loss of every other object but the volumes).
+pub async fn observe(
+    ctx: &Context,
+    d: &Desired,
+    last: Option<&EtcdClusterStatus>,
+) -> Result<Observed, Error> {
     let ns = d.namespace.as_str();
     let client = ctx.client.clone();
     let sts_api: Api<StatefulSet> = Api::namespaced(client.clone(), ns);
@@ -78,7 +110,9 @@ pub async fn observe(ctx: &Context, d: &Desired) -> Result<Observed, Error> {
             .as_ref()
             .and_then(|a| a.get(objects::ANNOTATION_TEMPLATE_HASH).cloned()),
         update_revision: s.status.as_ref().and_then(|s| s.update_revision.clone()),
+        storage: Some(workload_storage(&s)),
     });
+    let now = jiff::Timestamp::now();
     let mut pod_views = BTreeMap::new();
     for p in pods {
         let name = p.metadata.name.clone().unwrap_or_default();
@@ -110,6 +144,20 @@ pub async fn observe(ctx: &Context, d: &Desired) -> Result<Observed, Error> {
                     .and_then(|c| c.state.as_ref())
                     .and_then(|s| s.waiting.as_ref())
                     .and_then(|w| w.reason.clone()),
+                last_exit_message: cstatus
+                    .and_then(|c| {
+                        c.state
+                            .as_ref()
+                            .and_then(|s| s.terminated.as_ref())
+                            .or_else(|| c.last_state.as_ref().and_then(|s| s.terminated.as_ref()))
+                    })
+                    .and_then(|t| t.message.clone())
+                    .filter(|m| !m.trim().is_empty()),
+                age_seconds: p
+                    .metadata
+                    .creation_timestamp
+                    .as_ref()
+                    .map_or(0, |t| (now.as_second() - t.0.as_second()).max(0) as u64),
                 name,
             },
         );
@@ -136,6 +184,14 @@ pub async fn observe(ctx: &Context, d: &Desired) -> Result<Observed, Error> {
         pods: pod_views,
         volumes,
         etcd,
+        known_members: last
+            .map(|st| {
+                st.members
+                    .iter()
+                    .filter_map(|m| objects::ordinal_of_pod(&d.name, &m.name))
+                    .collect()
+            })
+            .unwrap_or_default(),
     })
 }
 
@@ -248,8 +304,18 @@ async fn observe_etcd(ctx: &Context, d: &Desired, pods: &BTreeMap<u32, PodView>)
                 .peer_urls
                 .iter()
                 .find_map(|u| objects::ordinal_of_peer_url(&d.name, &d.namespace, u));
+            // The pod of this member's ordinal answered, but as another member.
+            let imposter = ordinal
+                .and_then(|o| answers.iter().find(|a| a.ordinal == o))
+                .and_then(|a| a.status.as_ref())
+                .filter(|s| s.member_id != m.id)
+                .map(|s| s.member_id);
             let error = match answer {
                 Some(a) => a.health.clone().err(),
+                None if imposter.is_some() => Some(format!(
+                    "its pod answers as member {}",
+                    crate::etcd::fmt_id(imposter.unwrap_or_default())
+                )),
                 None => ordinal
                     .and_then(|o| answers.iter().find(|a| a.ordinal == o))
                     .and_then(|a| a.health.clone().err())
@@ -271,6 +337,7 @@ async fn observe_etcd(ctx: &Context, d: &Desired, pods: &BTreeMap<u32, PodView>)
                 }),
                 healthy: answer.is_some_and(|a| a.health.is_ok()),
                 error: error.filter(|e| !e.is_empty()),
+                identity_mismatch: imposter.is_some(),
             }
         })
         .collect();

@@ -201,9 +201,10 @@ fn caught_up(learner: &MemberView, leader: Option<&MemberView>) -> bool {
 /// The member-config data the world should have now.
 ///
 /// Before the bootstrap it stays as written (state "new", the initial members). Once every
-/// member has started (published its client URLs) it says "existing", and whenever a member has
-/// yet to start it lists the current members: exactly what a member starting without data must
-/// present to join as the member it was added as (learners included).
+/// member has started (published its client URLs) it says "existing" and lists the current
+/// members (learners included: etcd checks the count and URLs), only those yet to start under
+/// their own name: exactly what a member starting without data must present to join as the
+/// member it was added as, and nothing a member that lost its data could join with.
 pub fn wanted_config(d: &Desired, o: &Observed, c: &ClusterView) -> BTreeMap<String, String> {
     let mut data = o.config.clone().unwrap_or_default();
     if !data.contains_key(config_key::INITIAL_CLUSTER)
@@ -223,13 +224,24 @@ pub fn wanted_config(d: &Desired, o: &Observed, c: &ClusterView) -> BTreeMap<Str
             objects::STATE_EXISTING.into(),
         );
     }
-    // Only a member about to start without data reads the list: rewrite it for those.
-    if objects::is_bootstrapped(&data) && c.members.iter().any(|m| !m.started) {
-        let mut ordinals: Vec<u32> = c.members.iter().filter_map(|m| m.ordinal).collect();
-        ordinals.sort_unstable();
+    // Once formed, the list names only members yet to start under their own name (see
+    // `objects::join_list`): a member that lost its data can never rejoin as a voter.
+    // With nobody to join, a list that already names no started member is left alone (a removal
+    // needs no config write).
+    let pending = c.members.iter().any(|m| !m.started);
+    let names_a_started_member = data.get(config_key::INITIAL_CLUSTER).is_some_and(|list| {
+        list.split(',').any(|entry| {
+            let name = entry.split('=').next().unwrap_or_default();
+            objects::ordinal_of_pod(&d.name, name)
+                .and_then(|o| c.member_at(o))
+                .is_some_and(|m| m.started)
+        })
+    });
+    if objects::is_bootstrapped(&data) && (pending || names_a_started_member) {
+        let ordinals = c.members.iter().filter_map(|m| m.ordinal);
         data.insert(
             config_key::INITIAL_CLUSTER.into(),
-            objects::initial_cluster(d, ordinals),
+            objects::join_list(d, ordinals, |o| c.member_at(o).is_some_and(|m| !m.started)),
         );
     }
     data

@@ -161,6 +161,7 @@ impl World {
                             }),
                             healthy: up,
                             error: None,
+                            identity_mismatch: false,
                         }
                     })
                     .collect(),
@@ -177,6 +178,7 @@ impl World {
                 replicas: *r,
                 template_hash: Some(h.clone()),
                 update_revision: None,
+                storage: None,
             }),
             supporting_objects: self.supporting,
             config: self.config.clone(),
@@ -209,6 +211,7 @@ impl World {
                 })
                 .collect(),
             etcd,
+            known_members: Default::default(),
         }
     }
 

@@ -39,6 +39,7 @@ fn member(d: &Desired, ordinal: u32) -> MemberView {
         }),
         healthy: true,
         error: None,
+        identity_mismatch: false,
     }
 }
 
@@ -49,11 +50,16 @@ fn healthy(d: &Desired, n: u32) -> Observed {
         config_key::INITIAL_CLUSTER_STATE.into(),
         objects::STATE_EXISTING.into(),
     );
+    config.insert(
+        config_key::INITIAL_CLUSTER.into(),
+        objects::join_list(d, 0..n, |_| false),
+    );
     Observed {
         statefulset: Some(WorkloadView {
             replicas: n,
             template_hash: Some(objects::template_hash(d)),
             update_revision: Some("rev1".into()),
+            storage: Some(d.storage.clone()),
         }),
         supporting_objects: true,
         config: Some(config),
@@ -87,6 +93,7 @@ fn healthy(d: &Desired, n: u32) -> Observed {
             leader: Some(100),
             members: (0..n).map(|o| member(d, o)).collect(),
         }),
+        known_members: (0..n).collect(),
     }
 }
 
@@ -234,7 +241,7 @@ fn a_new_learner_gets_a_join_entry_listing_every_member_and_itself() {
     assert_eq!(why, ConfigChange::Joins);
     assert_eq!(
         data[config_key::INITIAL_CLUSTER],
-        objects::initial_cluster(&d, 0..4)
+        objects::join_list(&d, 0..4, |o| o == 3)
     );
 }
 
@@ -245,7 +252,7 @@ fn a_learner_with_its_join_entry_gets_its_pod() {
     with_learner(&d, &mut o, 3, false, 0);
     o.config.as_mut().unwrap().insert(
         config_key::INITIAL_CLUSTER.into(),
-        objects::initial_cluster(&d, 0..4),
+        objects::join_list(&d, 0..4, |o| o == 3),
     );
     assert_eq!(plan(&d, &o), Step::ResizeStatefulSet { from: 3, to: 4 });
 }
@@ -257,7 +264,7 @@ fn a_learner_is_removed_rather_than_started_on_an_old_volume() {
     with_learner(&d, &mut o, 3, false, 0);
     o.config.as_mut().unwrap().insert(
         config_key::INITIAL_CLUSTER.into(),
-        objects::initial_cluster(&d, 0..4),
+        objects::join_list(&d, 0..4, |o| o == 3),
     );
     o.volumes.insert(
         3,
@@ -320,7 +327,7 @@ fn a_learner_left_behind_by_a_reversed_scale_up_is_removed() {
     with_learner(&d, &mut o, 3, false, 0);
     o.config.as_mut().unwrap().insert(
         config_key::INITIAL_CLUSTER.into(),
-        objects::initial_cluster(&d, 0..4),
+        objects::join_list(&d, 0..4, |o| o == 3),
     );
     assert_eq!(
         plan(&d, &o),
@@ -615,4 +622,23 @@ fn a_statefulset_scaled_down_by_hand_is_restored_onto_its_volumes() {
         jiff::Timestamp::from_second(1).unwrap(),
     );
     assert_eq!(cond(&st, condition::RECOVERING).status, "True");
+}
+
+#[test]
+fn a_formed_cluster_lists_no_started_member_under_its_own_name() {
+    // A config written before members were masked names them: it is rewritten so that a member
+    // that loses its volume can never join again as the voter it was.
+    let d = desired(3);
+    let mut o = healthy(&d, 3);
+    o.config.as_mut().unwrap().insert(
+        config_key::INITIAL_CLUSTER.into(),
+        objects::initial_cluster(&d, 0..3),
+    );
+    let Step::WriteConfig { data, .. } = plan(&d, &o) else {
+        panic!("{:?}", plan(&d, &o))
+    };
+    let list = &data[config_key::INITIAL_CLUSTER];
+    assert_eq!(list, &objects::join_list(&d, 0..3, |_| false));
+    assert!(!list.contains("demo-1="), "{list}");
+    assert!(list.contains("demo-1.started=http://demo-1."), "{list}");
 }
