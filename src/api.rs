@@ -13,8 +13,13 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// API group owned by the project.
+/// API group owned by the project (the `#[kube]` attribute below needs literals: a unit test
+/// keeps it equal to these constants).
 pub const GROUP: &str = "etcd.kubectl-etcd.io";
+/// API version of `EtcdCluster`.
+pub const VERSION: &str = "v1alpha1";
+/// Kind of the custom resource, as error messages and owner references name it.
+pub const KIND: &str = "EtcdCluster";
 /// Finalizer the engine puts on every EtcdCluster it manages.
 pub const FINALIZER: &str = "etcd.kubectl-etcd.io/cleanup";
 /// Largest cluster we accept: etcd's own guidance is 7; 9 leaves room for replacement headroom.
@@ -45,7 +50,7 @@ pub const MAX_REPLICAS: i32 = 9;
 #[serde(rename_all = "camelCase")]
 pub struct EtcdClusterSpec {
     /// Number of voting members. Odd numbers tolerate the most failures per member.
-    #[schemars(range(min = 1, max = 9))]
+    #[schemars(range(min = 1, max = MAX_REPLICAS))]
     pub replicas: i32,
     /// etcd release, e.g. "3.5.16" (no leading v).
     #[schemars(regex(pattern = r"^3\.[0-9]+\.[0-9]+$"))]
@@ -248,24 +253,114 @@ pub mod condition {
     pub const DEGRADED: &str = "Degraded";
 }
 
-/// Condition reasons (CamelCase, as metav1.Condition requires).
+/// Why a cluster is where it is: the `reason` of conditions and Events, and what the planner's
+/// `Wait` and `Hold` carry, typed, so that status derivation and drivers match on variants rather
+/// than strings. The string of each is its variant name (CamelCase, as metav1.Condition requires),
+/// except `ClusterIdMismatch` which reads the same.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum Reason {
+    AllMembersHealthy,
+    MembersUnhealthy,
+    Bootstrapping,
+    AddingLearner,
+    PromotingLearner,
+    RemovingMember,
+    MovingLeader,
+    ResizingWorkload,
+    CleaningUp,
+    RollingMembers,
+    Repairing,
+    AsDesired,
+    InvalidSpec,
+    /// Members answer with different cluster ids.
+    ClusterIdMismatch,
+    QuorumAtRisk,
+    EtcdUnreachable,
+    Paused,
+    StrandedMember,
+}
+
+impl Reason {
+    /// The condition/Event reason string.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Reason::AllMembersHealthy => "AllMembersHealthy",
+            Reason::MembersUnhealthy => "MembersUnhealthy",
+            Reason::Bootstrapping => "Bootstrapping",
+            Reason::AddingLearner => "AddingLearner",
+            Reason::PromotingLearner => "PromotingLearner",
+            Reason::RemovingMember => "RemovingMember",
+            Reason::MovingLeader => "MovingLeader",
+            Reason::ResizingWorkload => "ResizingWorkload",
+            Reason::CleaningUp => "CleaningUp",
+            Reason::RollingMembers => "RollingMembers",
+            Reason::Repairing => "Repairing",
+            Reason::AsDesired => "AsDesired",
+            Reason::InvalidSpec => "InvalidSpec",
+            Reason::ClusterIdMismatch => "ClusterIdMismatch",
+            Reason::QuorumAtRisk => "QuorumAtRisk",
+            Reason::EtcdUnreachable => "EtcdUnreachable",
+            Reason::Paused => "Paused",
+            Reason::StrandedMember => "StrandedMember",
+        }
+    }
+}
+
+impl std::fmt::Display for Reason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Condition reasons as strings, for code that writes or matches them outside the planner.
 pub mod reason {
-    pub const ALL_MEMBERS_HEALTHY: &str = "AllMembersHealthy";
-    pub const MEMBERS_UNHEALTHY: &str = "MembersUnhealthy";
-    pub const BOOTSTRAPPING: &str = "Bootstrapping";
-    pub const ADDING_LEARNER: &str = "AddingLearner";
-    pub const PROMOTING_LEARNER: &str = "PromotingLearner";
-    pub const REMOVING_MEMBER: &str = "RemovingMember";
-    pub const MOVING_LEADER: &str = "MovingLeader";
-    pub const RESIZING_WORKLOAD: &str = "ResizingWorkload";
-    pub const CLEANING_UP: &str = "CleaningUp";
-    pub const ROLLING_MEMBERS: &str = "RollingMembers";
-    pub const REPAIRING: &str = "Repairing";
-    pub const AS_DESIRED: &str = "AsDesired";
-    pub const INVALID_SPEC: &str = "InvalidSpec";
-    pub const SPLIT_BRAIN: &str = "ClusterIdMismatch";
-    pub const QUORUM_AT_RISK: &str = "QuorumAtRisk";
-    pub const ETCD_UNREACHABLE: &str = "EtcdUnreachable";
-    pub const PAUSED: &str = "Paused";
-    pub const STRANDED_MEMBER: &str = "StrandedMember";
+    use super::Reason;
+    pub const ALL_MEMBERS_HEALTHY: &str = Reason::AllMembersHealthy.as_str();
+    pub const MEMBERS_UNHEALTHY: &str = Reason::MembersUnhealthy.as_str();
+    pub const BOOTSTRAPPING: &str = Reason::Bootstrapping.as_str();
+    pub const ADDING_LEARNER: &str = Reason::AddingLearner.as_str();
+    pub const PROMOTING_LEARNER: &str = Reason::PromotingLearner.as_str();
+    pub const REMOVING_MEMBER: &str = Reason::RemovingMember.as_str();
+    pub const MOVING_LEADER: &str = Reason::MovingLeader.as_str();
+    pub const RESIZING_WORKLOAD: &str = Reason::ResizingWorkload.as_str();
+    pub const CLEANING_UP: &str = Reason::CleaningUp.as_str();
+    pub const ROLLING_MEMBERS: &str = Reason::RollingMembers.as_str();
+    pub const REPAIRING: &str = Reason::Repairing.as_str();
+    pub const AS_DESIRED: &str = Reason::AsDesired.as_str();
+    pub const INVALID_SPEC: &str = Reason::InvalidSpec.as_str();
+    pub const SPLIT_BRAIN: &str = Reason::ClusterIdMismatch.as_str();
+    pub const QUORUM_AT_RISK: &str = Reason::QuorumAtRisk.as_str();
+    pub const ETCD_UNREACHABLE: &str = Reason::EtcdUnreachable.as_str();
+    pub const PAUSED: &str = Reason::Paused.as_str();
+    pub const STRANDED_MEMBER: &str = Reason::StrandedMember.as_str();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_derived_resource_uses_the_named_constants() {
+        use kube::Resource;
+        assert_eq!(EtcdCluster::group(&()), GROUP);
+        assert_eq!(EtcdCluster::version(&()), VERSION);
+        assert_eq!(EtcdCluster::kind(&()), KIND);
+        assert_eq!(EtcdCluster::api_version(&()), format!("{GROUP}/{VERSION}"));
+    }
+
+    #[test]
+    fn the_crd_caps_replicas_at_max_replicas() {
+        let crd = crd();
+        let schema = crd.spec.versions[0]
+            .schema
+            .as_ref()
+            .and_then(|s| s.open_api_v3_schema.as_ref())
+            .unwrap();
+        let replicas = &schema.properties.as_ref().unwrap()["spec"]
+            .properties
+            .as_ref()
+            .unwrap()["replicas"];
+        assert_eq!(replicas.maximum, Some(f64::from(MAX_REPLICAS)));
+        assert_eq!(replicas.minimum, Some(1.0));
+    }
 }

@@ -11,6 +11,8 @@ pub mod cli;
 pub mod engine;
 pub mod error;
 pub mod etcd;
+#[cfg(test)]
+mod fixtures;
 pub mod lease;
 pub mod model;
 pub mod objects;

@@ -330,6 +330,11 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
 // ---------------------------------------------------------------------------------------------
 // Observed
 
+/// A member or cluster id as etcdctl prints it (16 hex digits), in status and messages.
+pub fn fmt_id(id: u64) -> String {
+    format!("{id:016x}")
+}
+
 /// Everything one pass saw, Kubernetes and etcd alike. Built by `observe`, read by `plan`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Observed {
@@ -501,16 +506,14 @@ mod tests {
     use crate::api::EtcdClusterSpec;
 
     fn cluster(spec: EtcdClusterSpec) -> EtcdCluster {
-        let mut c = EtcdCluster::new("demo", spec);
-        c.metadata.namespace = Some("ns".into());
-        c
+        crate::fixtures::cluster("demo").spec(|s| *s = spec).build()
     }
     fn spec(replicas: i32, version: &str) -> EtcdClusterSpec {
-        EtcdClusterSpec {
-            replicas,
-            version: version.into(),
-            ..Default::default()
-        }
+        crate::fixtures::cluster("demo")
+            .replicas(replicas)
+            .version(version)
+            .build()
+            .spec
     }
 
     #[test]
@@ -529,6 +532,12 @@ mod tests {
         ] {
             assert_eq!(Version::parse(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn ids_are_formatted_like_etcdctl() {
+        assert_eq!(fmt_id(0x8e9e05c52164694d), "8e9e05c52164694d");
+        assert_eq!(fmt_id(0x2a), "000000000000002a");
     }
 
     #[test]

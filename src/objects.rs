@@ -12,12 +12,19 @@ use k8s_openapi::api::core::v1::{
     PersistentVolumeClaimSpec, PodSpec, PodTemplateSpec, Probe, Service, ServicePort, ServiceSpec,
     Volume, VolumeMount, VolumeResourceRequirements,
 };
+use k8s_openapi::api::policy::v1::{PodDisruptionBudget, PodDisruptionBudgetSpec};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
+use crate::api::EtcdCluster;
 use crate::model::{Desired, Storage};
 
+/// DNS domain of the Kubernetes cluster the members live in.
+pub const CLUSTER_DOMAIN: &str = "cluster.local";
+/// Container variables the kubelet fills in with the pod's own name and namespace.
+pub const ENV_POD_NAME: &str = "POD_NAME";
+pub const ENV_POD_NAMESPACE: &str = "POD_NS";
 pub const CLIENT_PORT: u16 = 2379;
 pub const PEER_PORT: u16 = 2380;
 /// Field manager of every server-side apply the engine does.
@@ -82,7 +89,7 @@ pub fn volume_name(cluster: &str, ordinal: u32) -> String {
 }
 fn member_host(cluster: &str, namespace: &str, ordinal: u32) -> String {
     format!(
-        "{}.{}.{namespace}.svc.cluster.local",
+        "{}.{}.{namespace}.svc.{CLUSTER_DOMAIN}",
         pod_name(cluster, ordinal),
         peer_service_name(cluster)
     )
@@ -117,7 +124,7 @@ pub fn ordinal_of_peer_url(cluster: &str, namespace: &str, url: &str) -> Option<
         .strip_prefix("http://")?
         .strip_suffix(&format!(":{PEER_PORT}"))?;
     let pod = host.strip_suffix(&format!(
-        ".{}.{namespace}.svc.cluster.local",
+        ".{}.{namespace}.svc.{CLUSTER_DOMAIN}",
         peer_service_name(cluster)
     ))?;
     ordinal_of_pod(cluster, pod)
@@ -146,8 +153,8 @@ fn labels(cluster: &str) -> BTreeMap<String, String> {
 /// Owner reference to the EtcdCluster: children are garbage-collected with it.
 pub fn owner(d: &Desired) -> OwnerReference {
     OwnerReference {
-        api_version: format!("{}/v1alpha1", crate::api::GROUP),
-        kind: "EtcdCluster".into(),
+        api_version: <EtcdCluster as kube::Resource>::api_version(&()).into_owned(),
+        kind: <EtcdCluster as kube::Resource>::kind(&()).into_owned(),
         name: d.name.clone(),
         uid: d.uid.clone(),
         controller: Some(true),
@@ -203,18 +210,21 @@ pub fn client_service(d: &Desired) -> Service {
     }
 }
 
-/// PodDisruptionBudget (maxUnavailable 1) as JSON: the 1.20 API level only has policy/v1beta1,
-/// which k8s-openapi no longer models; the body is the same in policy/v1.
-pub fn pdb(d: &Desired, api_version: &str) -> serde_json::Value {
-    serde_json::json!({
-        "apiVersion": api_version,
-        "kind": "PodDisruptionBudget",
-        "metadata": meta(d, pdb_name(&d.name)),
-        "spec": {
-            "maxUnavailable": 1,
-            "selector": { "matchLabels": selector_labels(&d.name) }
-        }
-    })
+/// PodDisruptionBudget (maxUnavailable 1), typed as policy/v1. A 1.20 API server serves only
+/// policy/v1beta1, whose body is the same: act sends it under the version the server serves.
+pub fn pdb(d: &Desired) -> PodDisruptionBudget {
+    PodDisruptionBudget {
+        metadata: meta(d, pdb_name(&d.name)),
+        spec: Some(PodDisruptionBudgetSpec {
+            max_unavailable: Some(IntOrString::Int(1)),
+            selector: Some(LabelSelector {
+                match_labels: Some(selector_labels(&d.name)),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
 }
 
 pub fn initial_cluster(d: &Desired, ordinals: impl IntoIterator<Item = u32>) -> String {
@@ -340,7 +350,7 @@ fn env_value(name: &str, value: impl Into<String>) -> EnvVar {
 pub fn pod_template(d: &Desired) -> PodTemplateSpec {
     // `$(POD_NAME)`/`$(POD_NS)` are expanded by the kubelet from the variables defined before.
     let host = format!(
-        "$(POD_NAME).{}.$(POD_NS).svc.cluster.local",
+        "$({ENV_POD_NAME}).{}.$({ENV_POD_NAMESPACE}).svc.{CLUSTER_DOMAIN}",
         peer_service_name(&d.name)
     );
     let mut args = vec!["etcd".to_string()];
@@ -352,9 +362,9 @@ pub fn pod_template(d: &Desired) -> PodTemplateSpec {
         command: Some(args),
         // etcd reads its flags from ETCD_* variables; the member-config adds the bootstrap ones.
         env: Some(vec![
-            env_field("POD_NAME", "metadata.name"),
-            env_field("POD_NS", "metadata.namespace"),
-            env_value("ETCD_NAME", "$(POD_NAME)"),
+            env_field(ENV_POD_NAME, "metadata.name"),
+            env_field(ENV_POD_NAMESPACE, "metadata.namespace"),
+            env_value("ETCD_NAME", format!("$({ENV_POD_NAME})")),
             env_value("ETCD_DATA_DIR", format!("{DATA_DIR}/data")),
             env_value(
                 "ETCD_LISTEN_CLIENT_URLS",
@@ -519,33 +529,9 @@ pub fn statefulset(d: &Desired, replicas: u32) -> StatefulSet {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Version;
 
-    pub(crate) fn desired() -> Desired {
-        Desired {
-            name: "demo".into(),
-            namespace: "ns".into(),
-            uid: "1234abcd-ef".into(),
-            generation: 1,
-            replicas: 3,
-            version: Version {
-                major: 3,
-                minor: 5,
-                patch: 16,
-            },
-            image: "gcr.io/etcd-development/etcd:v3.5.16".into(),
-            storage: Storage::Volume {
-                size: "1Gi".into(),
-                class: None,
-            },
-            resources: None,
-            affinity: None,
-            tolerations: None,
-            node_selector: None,
-            etcd_flags: vec![],
-            paused: false,
-            lost_member_grace_seconds: 180,
-        }
+    fn desired() -> Desired {
+        crate::fixtures::cluster("demo").desired()
     }
 
     #[test]

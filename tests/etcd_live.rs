@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use kubectl_etcd::etcd::{EtcdClient, EtcdError, Member, fmt_id};
+use kubectl_etcd::etcd::{EtcdClient, EtcdError, Member};
+use kubectl_etcd::model::fmt_id;
 
 const DIAL_TIMEOUT: Duration = Duration::from_secs(2);
 const RPC_TIMEOUT: Duration = Duration::from_secs(3);

@@ -424,7 +424,7 @@ async fn get_cluster(api: &Api<EtcdCluster>, ns: &str, name: &str) -> Result<Etc
             namespace: ns.into(),
             name: name.into(),
         }),
-        Err(e) => Err(Error::kube("get", "EtcdCluster", ns, name, e)),
+        Err(e) => Err(Error::kube("get", crate::api::KIND, ns, name, e)),
     }
 }
 
@@ -481,7 +481,7 @@ pub async fn run(cli: Cli) -> Result<(), Error> {
                 if api
                     .get_opt(&name)
                     .await
-                    .map_err(|e| Error::kube("get", "EtcdCluster", &s.namespace, &name, e))?
+                    .map_err(|e| Error::kube("get", crate::api::KIND, &s.namespace, &name, e))?
                     .is_some()
                 {
                     return Err(Error::AlreadyExists {
@@ -506,7 +506,15 @@ pub async fn run(cli: Cli) -> Result<(), Error> {
                         name,
                     });
                 }
-                Err(e) => return Err(Error::kube("create", "EtcdCluster", &s.namespace, &name, e)),
+                Err(e) => {
+                    return Err(Error::kube(
+                        "create",
+                        crate::api::KIND,
+                        &s.namespace,
+                        &name,
+                        e,
+                    ));
+                }
             };
             output::progress_line(&format!("created EtcdCluster {}/{name}", s.namespace));
             drive(&s, &g, created, &wait).await
@@ -547,7 +555,7 @@ pub async fn run(cli: Cli) -> Result<(), Error> {
                     &Patch::Merge(json!({"spec": {"replicas": replicas}})),
                 )
                 .await
-                .map_err(|e| Error::kube("scale", "EtcdCluster", &s.namespace, &name, e))?;
+                .map_err(|e| Error::kube("scale", crate::api::KIND, &s.namespace, &name, e))?;
             output::progress_line(&format!(
                 "EtcdCluster {}/{name}: replicas {from} → {replicas}",
                 s.namespace
@@ -735,7 +743,7 @@ async fn drive(
                     name: name.clone(),
                 });
             }
-            Err(e) => break Err(Error::kube("get", "EtcdCluster", &ns, &name, e)),
+            Err(e) => break Err(Error::kube("get", crate::api::KIND, &ns, &name, e)),
         };
         let pass = match engine::reconcile_once(&ctx, &current, Mode::Act).await {
             Ok(p) => p,
@@ -867,7 +875,7 @@ async fn delete(
             ),
         )
         .await
-        .map_err(|e| Error::kube("mark for data deletion", "EtcdCluster", &ns, &name, e))?;
+        .map_err(|e| Error::kube("mark for data deletion", crate::api::KIND, &ns, &name, e))?;
     }
     match api.delete(&name, &DeleteParams::foreground()).await {
         Ok(_) => {}
@@ -877,7 +885,7 @@ async fn delete(
                 name,
             });
         }
-        Err(e) => return Err(Error::kube("delete", "EtcdCluster", &ns, &name, e)),
+        Err(e) => return Err(Error::kube("delete", crate::api::KIND, &ns, &name, e)),
     }
     output::progress_line(&format!(
         "deleting EtcdCluster {ns}/{name}{}",
@@ -903,7 +911,7 @@ async fn delete(
                     engine::reconcile_once(&ctx, &c, Mode::Act).await?;
                 }
             }
-            Err(e) => return Err(Error::kube("get", "EtcdCluster", &ns, &name, e)),
+            Err(e) => return Err(Error::kube("get", crate::api::KIND, &ns, &name, e)),
         }
         if started.elapsed() > wait.timeout {
             return Err(Error::Timeout {
@@ -983,7 +991,7 @@ async fn status(g: &Global, name: Option<String>, all: bool) -> Result<(), Error
             let list = api.list(&ListParams::default()).await.map_err(|e| {
                 Error::kube(
                     "list",
-                    "EtcdCluster",
+                    crate::api::KIND,
                     if all { "*" } else { &s.namespace },
                     "*",
                     e,

@@ -5,7 +5,8 @@
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ConfigMap, PersistentVolumeClaim, Pod, Service};
-use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams};
 
 use super::Context;
 use crate::error::Error;
@@ -18,90 +19,131 @@ fn apply_params() -> PatchParams {
     PatchParams::apply(objects::FIELD_MANAGER).force()
 }
 
-async fn apply<K>(
-    api: &Api<K>,
-    kind: &'static str,
-    d: &Desired,
-    name: &str,
-    obj: &K,
-) -> Result<(), Error>
+/// One Kubernetes object a step writes, typed, so that its kind and apiVersion come from its
+/// type (or, for the disruption budget, from the version the server serves), never from a string
+/// typed by hand.
+// At most five per pass, built and dropped at once: their size costs nothing measurable.
+#[allow(clippy::large_enum_variant)]
+#[derive(Clone, Debug)]
+pub enum Object {
+    ConfigMap(ConfigMap),
+    Service(Service),
+    /// policy/v1 from Kubernetes 1.21, policy/v1beta1 before: the same body under the version
+    /// discovery found (see `Context::pdb`).
+    DisruptionBudget(DynamicObject),
+    StatefulSet(StatefulSet),
+}
+
+impl Object {
+    /// The object as the API server would receive it (apiVersion and kind included).
+    pub fn to_json(&self) -> serde_json::Value {
+        let v = match self {
+            Object::ConfigMap(o) => serde_json::to_value(o),
+            Object::Service(o) => serde_json::to_value(o),
+            Object::DisruptionBudget(o) => serde_json::to_value(o),
+            Object::StatefulSet(o) => serde_json::to_value(o),
+        };
+        // Serializing typed Kubernetes objects cannot fail (string keys only).
+        v.unwrap_or_default()
+    }
+}
+
+/// The disruption budget under the API version `pdb` (discovered) names.
+fn disruption_budget(d: &Desired, pdb: &ApiResource) -> DynamicObject {
+    let typed = objects::pdb(d);
+    let mut obj = DynamicObject::new(&objects::pdb_name(&d.name), pdb);
+    obj.metadata = typed.metadata;
+    obj.data = serde_json::json!({ "spec": typed.spec });
+    obj
+}
+
+/// The objects `step` writes, in the order they are written: the one table from steps to
+/// objects, which `act` applies and `--dry-run` prints. Pure.
+pub fn step_objects(d: &Desired, step: &Step, pdb: &ApiResource) -> Vec<Object> {
+    let supporting = || {
+        vec![
+            Object::Service(objects::peer_service(d)),
+            Object::Service(objects::client_service(d)),
+            Object::DisruptionBudget(disruption_budget(d, pdb)),
+        ]
+    };
+    let config = |data| Object::ConfigMap(objects::config_map(d, data));
+    let sts = |replicas| Object::StatefulSet(objects::statefulset(d, replicas));
+    match step {
+        Step::Bootstrap { replicas } => {
+            let mut out = vec![config(objects::bootstrap_config(d, *replicas))];
+            out.extend(supporting());
+            out.push(sts(*replicas));
+            out
+        }
+        Step::ApplySupportingObjects => supporting(),
+        Step::WriteConfig { data, .. } => vec![config(data.clone())],
+        Step::UpdateTemplate { replicas } => vec![sts(*replicas)],
+        Step::ResizeStatefulSet { to, .. } => vec![sts(*to)],
+        Step::AddLearner { .. }
+        | Step::PromoteLearner { .. }
+        | Step::MoveLeader { .. }
+        | Step::RemoveMember { .. }
+        | Step::DeleteVolume { .. }
+        | Step::RestartMember { .. }
+        | Step::Wait { .. }
+        | Step::Hold { .. }
+        | Step::Paused
+        | Step::Idle => vec![],
+    }
+}
+
+/// Server-side apply of `obj` under its own name.
+async fn apply<K>(api: Api<K>, d: &Desired, kind: &'static str, obj: &K) -> Result<(), Error>
 where
     K: kube::Resource + Clone + serde::de::DeserializeOwned + serde::Serialize + std::fmt::Debug,
 {
-    api.patch(name, &apply_params(), &Patch::Apply(obj))
+    let name = obj.meta().name.clone().unwrap_or_default();
+    api.patch(&name, &apply_params(), &Patch::Apply(obj))
         .await
-        .map_err(|e| Error::kube("apply", kind, &d.namespace, name, e))?;
+        .map_err(|e| Error::kube("apply", kind, &d.namespace, &name, e))?;
     Ok(())
 }
 
-async fn delete<K>(api: &Api<K>, kind: &'static str, d: &Desired, name: &str) -> Result<(), Error>
+fn kind_of<K: k8s_openapi::Resource>() -> &'static str {
+    K::KIND
+}
+
+async fn apply_object(ctx: &Context, d: &Desired, obj: &Object) -> Result<(), Error> {
+    let (client, ns) = (ctx.client.clone(), d.namespace.as_str());
+    match obj {
+        Object::ConfigMap(o) => {
+            apply(Api::namespaced(client, ns), d, kind_of::<ConfigMap>(), o).await
+        }
+        Object::Service(o) => apply(Api::namespaced(client, ns), d, kind_of::<Service>(), o).await,
+        Object::StatefulSet(o) => {
+            apply(Api::namespaced(client, ns), d, kind_of::<StatefulSet>(), o).await
+        }
+        Object::DisruptionBudget(o) => {
+            apply(
+                Api::namespaced_with(client, ns, &ctx.pdb),
+                d,
+                kind_of::<PodDisruptionBudget>(),
+                o,
+            )
+            .await
+        }
+    }
+}
+
+async fn delete<K>(api: &Api<K>, d: &Desired, name: &str) -> Result<(), Error>
 where
-    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+    K: kube::Resource
+        + k8s_openapi::Resource
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug,
 {
     match api.delete(name, &DeleteParams::default()).await {
         Ok(_) => Ok(()),
         Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
-        Err(e) => Err(Error::kube("delete", kind, &d.namespace, name, e)),
+        Err(e) => Err(Error::kube("delete", kind_of::<K>(), &d.namespace, name, e)),
     }
-}
-
-async fn apply_config(
-    ctx: &Context,
-    d: &Desired,
-    data: std::collections::BTreeMap<String, String>,
-) -> Result<(), Error> {
-    let api: Api<ConfigMap> = Api::namespaced(ctx.client.clone(), &d.namespace);
-    apply(
-        &api,
-        "ConfigMap",
-        d,
-        &objects::config_name(&d.name),
-        &objects::config_map(d, data),
-    )
-    .await
-}
-
-async fn apply_supporting(ctx: &Context, d: &Desired) -> Result<(), Error> {
-    let svc: Api<Service> = Api::namespaced(ctx.client.clone(), &d.namespace);
-    apply(
-        &svc,
-        "Service",
-        d,
-        &objects::peer_service_name(&d.name),
-        &objects::peer_service(d),
-    )
-    .await?;
-    apply(
-        &svc,
-        "Service",
-        d,
-        &objects::client_service_name(&d.name),
-        &objects::client_service(d),
-    )
-    .await?;
-    let pdb: Api<DynamicObject> = Api::namespaced_with(ctx.client.clone(), &d.namespace, &ctx.pdb);
-    let body: DynamicObject = serde_json::from_value(objects::pdb(d, &ctx.pdb.api_version))
-        .map_err(|e| Error::Serialize(Box::new(e)))?;
-    apply(
-        &pdb,
-        "PodDisruptionBudget",
-        d,
-        &objects::pdb_name(&d.name),
-        &body,
-    )
-    .await
-}
-
-async fn apply_statefulset(ctx: &Context, d: &Desired, replicas: u32) -> Result<(), Error> {
-    let api: Api<StatefulSet> = Api::namespaced(ctx.client.clone(), &d.namespace);
-    apply(
-        &api,
-        "StatefulSet",
-        d,
-        &objects::statefulset_name(&d.name),
-        &objects::statefulset(d, replicas),
-    )
-    .await
 }
 
 /// A client to the current leader (membership changes and leader moves go there), or failing
@@ -162,16 +204,15 @@ pub async fn act(ctx: &Context, d: &Desired, o: &Observed, step: &Step) -> Resul
             Err(e) => Err(etcd_err(e)),
         }
     };
+    for obj in step_objects(d, step, &ctx.pdb) {
+        apply_object(ctx, d, &obj).await?;
+    }
     match step {
-        Step::Bootstrap { replicas } => {
-            apply_config(ctx, d, objects::bootstrap_config(d, *replicas)).await?;
-            apply_supporting(ctx, d).await?;
-            apply_statefulset(ctx, d, *replicas).await?;
-        }
-        Step::ApplySupportingObjects => apply_supporting(ctx, d).await?,
-        Step::WriteConfig { data, .. } => apply_config(ctx, d, data.clone()).await?,
-        Step::UpdateTemplate { replicas } => apply_statefulset(ctx, d, *replicas).await?,
-        Step::ResizeStatefulSet { to, .. } => apply_statefulset(ctx, d, *to).await?,
+        Step::Bootstrap { .. }
+        | Step::ApplySupportingObjects
+        | Step::WriteConfig { .. }
+        | Step::UpdateTemplate { .. }
+        | Step::ResizeStatefulSet { .. } => {}
         Step::AddLearner { peer_url, .. } => {
             let mut c = match leader_client(ctx, d, o).await {
                 Ok(c) => c,
@@ -202,67 +243,106 @@ pub async fn act(ctx: &Context, d: &Desired, o: &Observed, step: &Step) -> Resul
         }
         Step::DeleteVolume { claim, .. } => {
             let api: Api<PersistentVolumeClaim> = Api::namespaced(ctx.client.clone(), &d.namespace);
-            delete(&api, "PersistentVolumeClaim", d, claim).await?;
+            delete(&api, d, claim).await?;
         }
         Step::RestartMember { pod, .. } => {
             let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &d.namespace);
-            delete(&api, "Pod", d, pod).await?;
+            delete(&api, d, pod).await?;
         }
         Step::Wait { .. } | Step::Hold { .. } | Step::Paused | Step::Idle => {}
     }
     Ok(Done::Changed)
 }
 
-/// The objects a step would write, for `--dry-run`.
+/// The objects a step would write, as JSON, for `--dry-run`.
 pub fn planned_objects(ctx: &Context, d: &Desired, step: &Step) -> Vec<serde_json::Value> {
-    let v = |x: serde_json::Result<serde_json::Value>| x.unwrap_or_default();
-    let with_kind = |mut val: serde_json::Value, api_version: &str, kind: &str| {
-        if let Some(m) = val.as_object_mut() {
-            m.insert("apiVersion".into(), api_version.into());
-            m.insert("kind".into(), kind.into());
+    step_objects(d, step, &ctx.pdb)
+        .iter()
+        .map(Object::to_json)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pdb_v1beta1() -> ApiResource {
+        ApiResource {
+            group: "policy".into(),
+            version: "v1beta1".into(),
+            api_version: "policy/v1beta1".into(),
+            kind: kind_of::<PodDisruptionBudget>().into(),
+            plural: "poddisruptionbudgets".into(),
         }
-        val
-    };
-    let sts = |r: u32| {
-        with_kind(
-            v(serde_json::to_value(objects::statefulset(d, r))),
-            "apps/v1",
-            "StatefulSet",
-        )
-    };
-    let supporting = || {
-        vec![
-            with_kind(
-                v(serde_json::to_value(objects::peer_service(d))),
-                "v1",
-                "Service",
-            ),
-            with_kind(
-                v(serde_json::to_value(objects::client_service(d))),
-                "v1",
-                "Service",
-            ),
-            objects::pdb(d, &ctx.pdb.api_version),
-        ]
-    };
-    let cm = |data| {
-        with_kind(
-            v(serde_json::to_value(objects::config_map(d, data))),
-            "v1",
-            "ConfigMap",
-        )
-    };
-    match step {
-        Step::Bootstrap { replicas } => {
-            let mut out = vec![cm(objects::bootstrap_config(d, *replicas))];
-            out.extend(supporting());
-            out.push(sts(*replicas));
-            out
+    }
+
+    fn kinds(objs: &[Object]) -> Vec<(String, String, String)> {
+        objs.iter()
+            .map(Object::to_json)
+            .map(|v| {
+                let s = |k: &str| v[k].as_str().unwrap_or_default().to_string();
+                (
+                    s("apiVersion"),
+                    s("kind"),
+                    v["metadata"]["name"].as_str().unwrap_or_default().into(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_bootstrap_writes_config_services_budget_and_statefulset_in_that_order() {
+        let d = crate::fixtures::cluster("demo").desired();
+        let objs = step_objects(&d, &Step::Bootstrap { replicas: 3 }, &pdb_v1beta1());
+        let t = |a: &str, k: &str, n: &str| (a.to_string(), k.to_string(), n.to_string());
+        assert_eq!(
+            kinds(&objs),
+            [
+                t("v1", "ConfigMap", "demo-members"),
+                t("v1", "Service", "demo"),
+                t("v1", "Service", "demo-client"),
+                t("policy/v1beta1", "PodDisruptionBudget", "demo"),
+                t("apps/v1", "StatefulSet", "demo"),
+            ]
+        );
+        let budget = objs[3].to_json();
+        assert_eq!(budget["spec"]["maxUnavailable"], 1);
+        assert_eq!(
+            budget["spec"]["selector"]["matchLabels"]["app.kubernetes.io/instance"],
+            "demo"
+        );
+        assert_eq!(
+            budget["metadata"]["ownerReferences"][0]["kind"],
+            "EtcdCluster"
+        );
+    }
+
+    #[test]
+    fn only_object_steps_have_objects() {
+        let d = crate::fixtures::cluster("demo").desired();
+        let ar = pdb_v1beta1();
+        assert_eq!(
+            kinds(&step_objects(
+                &d,
+                &Step::ResizeStatefulSet { from: 3, to: 4 },
+                &ar
+            ))
+            .len(),
+            1
+        );
+        assert_eq!(
+            step_objects(&d, &Step::ApplySupportingObjects, &ar).len(),
+            3
+        );
+        for step in [
+            Step::Idle,
+            Step::Paused,
+            Step::RemoveMember {
+                id: 1,
+                name: "demo-2".into(),
+            },
+        ] {
+            assert!(step_objects(&d, &step, &ar).is_empty(), "{step}");
         }
-        Step::ApplySupportingObjects => supporting(),
-        Step::WriteConfig { data, .. } => vec![cm(data.clone())],
-        Step::UpdateTemplate { replicas } => vec![sts(*replicas)],
-        Step::ResizeStatefulSet { to, .. } => vec![sts(*to)],
-        _ => vec![],
     }
 }

@@ -25,6 +25,9 @@ pub use act::planned_objects;
 /// Annotation the `delete --delete-data` verb sets: the finalizer then deletes member volumes too.
 pub const ANNOTATION_DELETE_DATA: &str = "etcd.kubectl-etcd.io/delete-data";
 
+/// How long dialing one member may take before the pass counts it as not answering.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+
 /// How the engine reaches etcd members.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dial {
@@ -71,7 +74,7 @@ impl Context {
             client,
             dial,
             pdb,
-            connect_timeout: Duration::from_secs(3),
+            connect_timeout: CONNECT_TIMEOUT,
             add_finalizer: false,
         })
     }
@@ -109,7 +112,7 @@ impl Context {
                 .await?
             }
         };
-        Ok(client.with_rpc_timeout(Duration::from_secs(5)))
+        Ok(client.with_rpc_timeout(crate::etcd::DEFAULT_RPC_TIMEOUT))
     }
 }
 
@@ -208,7 +211,7 @@ pub async fn reconcile_once(
             &Patch::Merge(json!({"metadata": {"finalizers": fins}})),
         )
         .await
-        .map_err(|e| Error::kube("add the finalizer to", "EtcdCluster", &ns, &name, e))?;
+        .map_err(|e| Error::kube("add the finalizer to", crate::api::KIND, &ns, &name, e))?;
     }
 
     let observed = observe::observe(ctx, &desired, cluster.status.as_ref()).await?;
@@ -259,7 +262,7 @@ async fn write_status(
         &Patch::Merge(json!({ "status": status })),
     )
     .await
-    .map_err(|e| Error::kube("update the status of", "EtcdCluster", ns, name, e))?;
+    .map_err(|e| Error::kube("update the status of", crate::api::KIND, ns, name, e))?;
     Ok(())
 }
 
@@ -309,7 +312,7 @@ async fn release(ctx: &Context, cluster: &EtcdCluster) -> Result<(), Error> {
         let lp = ListParams::default().labels(&objects::selector_string(name));
         pvcs.delete_collection(&DeleteParams::default(), &lp)
             .await
-            .map_err(|e| Error::kube("delete the volumes of", "EtcdCluster", ns, name, e))?;
+            .map_err(|e| Error::kube("delete the volumes of", crate::api::KIND, ns, name, e))?;
     }
     if cluster.finalizers().iter().any(|f| f == FINALIZER) {
         let fins: Vec<&String> = cluster
@@ -331,7 +334,7 @@ async fn release(ctx: &Context, cluster: &EtcdCluster) -> Result<(), Error> {
             Err(e) => {
                 return Err(Error::kube(
                     "release the finalizer of",
-                    "EtcdCluster",
+                    crate::api::KIND,
                     ns,
                     name,
                     e,

@@ -314,7 +314,7 @@ async fn observe_etcd(ctx: &Context, d: &Desired, pods: &BTreeMap<u32, PodView>)
                 Some(a) => a.health.clone().err(),
                 None if imposter.is_some() => Some(format!(
                     "its pod answers as member {}",
-                    crate::etcd::fmt_id(imposter.unwrap_or_default())
+                    crate::model::fmt_id(imposter.unwrap_or_default())
                 )),
                 None => ordinal
                     .and_then(|o| answers.iter().find(|a| a.ordinal == o))

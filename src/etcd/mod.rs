@@ -18,18 +18,10 @@ use etcd_client::{AlarmAction, AlarmType, Client, MemberAddOptions};
 use k8s_openapi::api::core::v1::Pod;
 use serde::Serialize;
 
+use crate::model::fmt_id;
+
 /// How long one RPC may take unless [`EtcdClient::with_rpc_timeout`] says otherwise.
 pub const DEFAULT_RPC_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// Formats a member id as etcdctl does: 16 lowercase hex digits.
-pub fn fmt_id(id: u64) -> String {
-    format!("{id:016x}")
-}
-
-/// Parses a member id as etcdctl prints it (hex, leading zeros optional).
-pub fn parse_id(hex: &str) -> Option<u64> {
-    u64::from_str_radix(hex, 16).ok()
-}
 
 /// One entry of etcd's member list.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -586,15 +578,6 @@ mod tests {
             member: fmt_id(1),
             source,
         }
-    }
-
-    #[test]
-    fn ids_are_formatted_like_etcdctl() {
-        assert_eq!(fmt_id(0x8e9e05c52164694d), "8e9e05c52164694d");
-        assert_eq!(fmt_id(0x2a), "000000000000002a");
-        assert_eq!(parse_id("000000000000002a"), Some(42));
-        assert_eq!(parse_id("8e9e05c52164694d"), Some(0x8e9e05c52164694d));
-        assert_eq!(parse_id("zz"), None);
     }
 
     #[test]

@@ -377,8 +377,13 @@ async fn reconcile(cluster: Arc<EtcdCluster>, st: Arc<State>) -> Result<Action, 
     match (&pass.outcome, &pass.step) {
         (Outcome::Acted, step) => {
             tracing::info!(cluster = %name, namespace = %ns, step = %step, "acted");
-            st.publish(&cluster, EventType::Normal, step.reason(), step.to_string())
-                .await;
+            st.publish(
+                &cluster,
+                EventType::Normal,
+                step.reason().as_str(),
+                step.to_string(),
+            )
+            .await;
         }
         (Outcome::Released, _) => {
             tracing::info!(cluster = %name, namespace = %ns, "deleted: released the finalizer")
@@ -388,7 +393,7 @@ async fn reconcile(cluster: Arc<EtcdCluster>, st: Arc<State>) -> Result<Action, 
             st.publish(
                 &cluster,
                 EventType::Warning,
-                step.reason(),
+                step.reason().as_str(),
                 step.to_string(),
             )
             .await;
@@ -481,13 +486,13 @@ mod tests {
 
     fn wait() -> Step {
         Step::Wait {
-            reason: reason::BOOTSTRAPPING,
+            reason: crate::api::Reason::Bootstrapping,
             message: "pods starting".into(),
         }
     }
     fn hold() -> Step {
         Step::Hold {
-            reason: reason::QUORUM_AT_RISK,
+            reason: crate::api::Reason::QuorumAtRisk,
             message: "2 of 3 down".into(),
         }
     }

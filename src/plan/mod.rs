@@ -9,8 +9,8 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::api::reason;
-use crate::model::{ClusterView, Desired, EtcdView, MemberView, Observed};
+use crate::api::Reason;
+use crate::model::{ClusterView, Desired, EtcdView, MemberView, Observed, fmt_id};
 use crate::objects::{self, config_key};
 
 /// The next thing the engine does for one cluster: at most one change to the world.
@@ -59,16 +59,10 @@ pub enum Step {
     /// Delete a member's pod so it restarts with the current template.
     RestartMember { ordinal: u32, pod: String },
     /// Nothing to do until the world moves on.
-    Wait {
-        reason: &'static str,
-        message: String,
-    },
+    Wait { reason: Reason, message: String },
     /// Acting would be unsafe or ambiguous: report and change nothing until a human or the
     /// world fixes it.
-    Hold {
-        reason: &'static str,
-        message: String,
-    },
+    Hold { reason: Reason, message: String },
     /// Spec says paused.
     Paused,
     /// Converged.
@@ -102,32 +96,32 @@ impl Step {
         )
     }
     /// Condition reason describing this step.
-    pub fn reason(&self) -> &'static str {
+    pub fn reason(&self) -> Reason {
         match self {
-            Step::Bootstrap { .. } => reason::BOOTSTRAPPING,
-            Step::ApplySupportingObjects => reason::REPAIRING,
-            Step::WriteConfig {
+            Step::Bootstrap { .. }
+            | Step::WriteConfig {
                 why: ConfigChange::Bootstrapped,
                 ..
-            } => reason::BOOTSTRAPPING,
+            } => Reason::Bootstrapping,
+            Step::ApplySupportingObjects
+            | Step::WriteConfig {
+                why: ConfigChange::Repair,
+                ..
+            } => Reason::Repairing,
             Step::WriteConfig {
                 why: ConfigChange::Joins,
                 ..
-            } => reason::ADDING_LEARNER,
-            Step::WriteConfig {
-                why: ConfigChange::Repair,
-                ..
-            } => reason::REPAIRING,
-            Step::UpdateTemplate { .. } | Step::RestartMember { .. } => reason::ROLLING_MEMBERS,
-            Step::AddLearner { .. } => reason::ADDING_LEARNER,
-            Step::ResizeStatefulSet { .. } => reason::RESIZING_WORKLOAD,
-            Step::PromoteLearner { .. } => reason::PROMOTING_LEARNER,
-            Step::MoveLeader { .. } => reason::MOVING_LEADER,
-            Step::RemoveMember { .. } => reason::REMOVING_MEMBER,
-            Step::DeleteVolume { .. } => reason::CLEANING_UP,
-            Step::Wait { reason, .. } | Step::Hold { reason, .. } => reason,
-            Step::Paused => reason::PAUSED,
-            Step::Idle => reason::AS_DESIRED,
+            }
+            | Step::AddLearner { .. } => Reason::AddingLearner,
+            Step::UpdateTemplate { .. } | Step::RestartMember { .. } => Reason::RollingMembers,
+            Step::ResizeStatefulSet { .. } => Reason::ResizingWorkload,
+            Step::PromoteLearner { .. } => Reason::PromotingLearner,
+            Step::MoveLeader { .. } => Reason::MovingLeader,
+            Step::RemoveMember { .. } => Reason::RemovingMember,
+            Step::DeleteVolume { .. } => Reason::CleaningUp,
+            Step::Wait { reason, .. } | Step::Hold { reason, .. } => *reason,
+            Step::Paused => Reason::Paused,
+            Step::Idle => Reason::AsDesired,
         }
     }
 }
@@ -174,13 +168,13 @@ pub fn quorum(voters: usize) -> usize {
     voters / 2 + 1
 }
 
-fn wait(reason: &'static str, message: impl Into<String>) -> Step {
+fn wait(reason: Reason, message: impl Into<String>) -> Step {
     Step::Wait {
         reason,
         message: message.into(),
     }
 }
-fn hold(reason: &'static str, message: impl Into<String>) -> Step {
+fn hold(reason: Reason, message: impl Into<String>) -> Step {
     Step::Hold {
         reason,
         message: message.into(),
@@ -247,311 +241,392 @@ pub fn wanted_config(d: &Desired, o: &Observed, c: &ClusterView) -> BTreeMap<Str
     data
 }
 
-/// Decides the next step. See `Step` for the state machine.
+/// One rule of the planner: the step it calls for, or `None` when it has nothing to say.
+pub type Rule = fn(&Desired, &Observed) -> Option<Step>;
+
+/// The rules in the order they are tried; the first that speaks decides. The first group makes
+/// the Kubernetes objects and etcd answer at all; the numbered ones follow the numbered comments
+/// below (a rule may assume that every rule before it had nothing to say).
+pub const RULES: &[Rule] = &[
+    paused,
+    workload_missing,
+    supporting_objects_missing,
+    template_changed,
+    etcd_unanswered,
+    foreign_members,
+    member_config_outdated,
+    bootstrap_in_progress,
+    pods_beyond_the_workload_terminating,
+    members_beyond_the_workload,
+    slots_without_a_member,
+    volumes_of_removed_members,
+    learner_in_its_slot,
+    scale_one_member_at_a_time,
+    stale_members,
+    unhealthy_voters,
+];
+
+/// Decides the next step: the first rule of `RULES` that speaks, else `Idle`. See `Step` for the
+/// state machine.
 pub fn plan(d: &Desired, o: &Observed) -> Step {
-    if d.paused {
-        return Step::Paused;
+    RULES
+        .iter()
+        .find_map(|rule| rule(d, o))
+        .unwrap_or(Step::Idle)
+}
+
+/// The StatefulSet's size; rules after `workload_missing` may rely on it.
+fn slots(o: &Observed) -> Option<u32> {
+    o.statefulset.as_ref().map(|s| s.replicas)
+}
+
+/// What etcd answered; rules after `etcd_unanswered` may rely on it.
+fn reached(o: &Observed) -> Option<&ClusterView> {
+    match &o.etcd {
+        EtcdView::Reached(c) => Some(c),
+        _ => None,
     }
-    let Some(sts) = &o.statefulset else {
-        if o.config.is_none() && o.volumes.is_empty() {
-            return Step::Bootstrap {
-                replicas: d.replicas,
-            };
-        }
-        // The StatefulSet was deleted under a formed cluster: bring the members back on their
-        // volumes (their data makes them start as themselves).
-        let to = o.volumes.keys().max().map_or(d.replicas, |m| m + 1);
-        return Step::ResizeStatefulSet { from: 0, to };
-    };
-    if !o.supporting_objects {
-        return Step::ApplySupportingObjects;
+}
+
+fn bootstrapped(o: &Observed) -> bool {
+    o.config.as_ref().is_some_and(objects::is_bootstrapped)
+}
+
+fn paused(d: &Desired, _: &Observed) -> Option<Step> {
+    d.paused.then_some(Step::Paused)
+}
+
+/// No StatefulSet: a new cluster is bootstrapped whole; one deleted under a formed cluster is
+/// brought back on its volumes (their data makes the members start as themselves).
+fn workload_missing(d: &Desired, o: &Observed) -> Option<Step> {
+    if o.statefulset.is_some() {
+        return None;
     }
-    let s = sts.replicas;
-    if sts.template_hash.as_deref() != Some(objects::template_hash(d).as_str()) {
-        return Step::UpdateTemplate { replicas: s };
+    if o.config.is_none() && o.volumes.is_empty() {
+        return Some(Step::Bootstrap {
+            replicas: d.replicas,
+        });
     }
-    let bootstrapped = o.config.as_ref().is_some_and(objects::is_bootstrapped);
-    let c = match &o.etcd {
+    let to = o.volumes.keys().max().map_or(d.replicas, |m| m + 1);
+    Some(Step::ResizeStatefulSet { from: 0, to })
+}
+
+fn supporting_objects_missing(_: &Desired, o: &Observed) -> Option<Step> {
+    (!o.supporting_objects).then_some(Step::ApplySupportingObjects)
+}
+
+fn template_changed(d: &Desired, o: &Observed) -> Option<Step> {
+    let sts = o.statefulset.as_ref()?;
+    (sts.template_hash.as_deref() != Some(objects::template_hash(d).as_str())).then_some(
+        Step::UpdateTemplate {
+            replicas: sts.replicas,
+        },
+    )
+}
+
+/// etcd did not answer as one cluster: hold on a split, wait while members start, bring back
+/// members whose volumes lie beyond a StatefulSet scaled down by hand.
+fn etcd_unanswered(_: &Desired, o: &Observed) -> Option<Step> {
+    let s = slots(o)?;
+    match &o.etcd {
+        EtcdView::Reached(_) => None,
         EtcdView::Split { cluster_ids } => {
-            let ids: Vec<String> = cluster_ids.iter().map(|i| format!("{i:016x}")).collect();
-            return hold(
-                reason::SPLIT_BRAIN,
+            let ids: Vec<String> = cluster_ids.iter().map(|i| fmt_id(*i)).collect();
+            Some(hold(
+                Reason::ClusterIdMismatch,
                 format!(
                     "members answer with different cluster ids ({}); fix by hand, the engine will not act",
                     ids.join(", ")
                 ),
-            );
+            ))
         }
-        EtcdView::NotQueried | EtcdView::Unreachable { .. } if !bootstrapped => {
-            return wait(
-                reason::BOOTSTRAPPING,
-                format!("members are starting{}", pod_trouble(o)),
-            );
-        }
+        EtcdView::NotQueried | EtcdView::Unreachable { .. } if !bootstrapped(o) => Some(wait(
+            Reason::Bootstrapping,
+            format!("members are starting{}", pod_trouble(o)),
+        )),
         EtcdView::NotQueried | EtcdView::Unreachable { .. }
             if o.volumes.keys().max().is_some_and(|m| m + 1 > s) =>
         {
             // Nobody answers and members' volumes lie beyond the StatefulSet (someone scaled it
             // down by hand): bring those members back on their data.
             let to = o.volumes.keys().max().map_or(s, |m| m + 1);
-            return Step::ResizeStatefulSet { from: s, to };
+            Some(Step::ResizeStatefulSet { from: s, to })
         }
-        EtcdView::NotQueried => {
-            return wait(
-                reason::ETCD_UNREACHABLE,
-                format!("no member pod is running{}", pod_trouble(o)),
-            );
-        }
-        EtcdView::Unreachable { errors } => {
-            return wait(
-                reason::ETCD_UNREACHABLE,
-                format!(
-                    "no member answered: {}",
-                    errors.first().map_or("", |e| e.as_str())
-                ),
-            );
-        }
-        EtcdView::Reached(c) => c,
-    };
-    if let Some(m) = c.members.iter().find(|m| m.ordinal.is_none()) {
-        return hold(
-            reason::STRANDED_MEMBER,
+        EtcdView::NotQueried => Some(wait(
+            Reason::EtcdUnreachable,
+            format!("no member pod is running{}", pod_trouble(o)),
+        )),
+        EtcdView::Unreachable { errors } => Some(wait(
+            Reason::EtcdUnreachable,
             format!(
-                "member {} ({}) was not added by kubectl-etcd; remove it with etcdctl",
-                m.name, m.peer_url
+                "no member answered: {}",
+                errors.first().map_or("", |e| e.as_str())
             ),
-        );
+        )),
     }
-    let config = wanted_config(d, o, c);
-    if o.config.as_ref() != Some(&config) {
-        let why = if o
-            .config
-            .as_ref()
-            .is_none_or(|c| !c.contains_key(config_key::INITIAL_CLUSTER))
-        {
-            ConfigChange::Repair
-        } else if !bootstrapped {
-            ConfigChange::Bootstrapped
-        } else {
-            ConfigChange::Joins
-        };
-        return Step::WriteConfig { data: config, why };
-    }
-    if !bootstrapped {
-        return wait(reason::BOOTSTRAPPING, "initial members are starting");
-    }
-    if let Some((ord, pod)) = o.pods.iter().find(|(o, p)| **o >= s && p.terminating) {
-        return wait(
-            reason::RESIZING_WORKLOAD,
-            format!("pod {} of ordinal {ord} is terminating", pod.name),
-        );
-    }
-    let healthy_voters = c.voters().filter(|m| m.healthy).count();
-    let voters = c.voters().count();
+}
 
-    // 1. Members without a StatefulSet slot (highest first): a learner added before the resize,
-    //    or one left behind by a reversed scale-up.
+fn foreign_members(_: &Desired, o: &Observed) -> Option<Step> {
+    let m = reached(o)?.members.iter().find(|m| m.ordinal.is_none())?;
+    Some(hold(
+        Reason::StrandedMember,
+        format!(
+            "member {} ({}) was not added by kubectl-etcd; remove it with etcdctl",
+            m.name, m.peer_url
+        ),
+    ))
+}
+
+fn member_config_outdated(d: &Desired, o: &Observed) -> Option<Step> {
+    let config = wanted_config(d, o, reached(o)?);
+    if o.config.as_ref() == Some(&config) {
+        return None;
+    }
+    let why = if o
+        .config
+        .as_ref()
+        .is_none_or(|c| !c.contains_key(config_key::INITIAL_CLUSTER))
+    {
+        ConfigChange::Repair
+    } else if !bootstrapped(o) {
+        ConfigChange::Bootstrapped
+    } else {
+        ConfigChange::Joins
+    };
+    Some(Step::WriteConfig { data: config, why })
+}
+
+fn bootstrap_in_progress(_: &Desired, o: &Observed) -> Option<Step> {
+    (!bootstrapped(o)).then(|| wait(Reason::Bootstrapping, "initial members are starting"))
+}
+
+fn pods_beyond_the_workload_terminating(_: &Desired, o: &Observed) -> Option<Step> {
+    let s = slots(o)?;
+    let (ord, pod) = o.pods.iter().find(|(o, p)| **o >= s && p.terminating)?;
+    Some(wait(
+        Reason::ResizingWorkload,
+        format!("pod {} of ordinal {ord} is terminating", pod.name),
+    ))
+}
+
+/// 1. Members without a StatefulSet slot (highest first): a learner added before the resize,
+///    or one left behind by a reversed scale-up.
+fn members_beyond_the_workload(d: &Desired, o: &Observed) -> Option<Step> {
+    let (c, s) = (reached(o)?, slots(o)?);
+    let voters = c.voters().count();
     let mut beyond: Vec<&MemberView> = c
         .members
         .iter()
         .filter(|m| m.ordinal.unwrap_or(0) >= s)
         .collect();
     beyond.sort_by_key(|m| std::cmp::Reverse(m.ordinal));
-    if let Some(m) = beyond.first() {
-        let ord = m.ordinal.unwrap_or(0);
-        if m.learner && ord == s && ord < d.replicas && beyond.len() == 1 {
-            if o.volumes.contains_key(&ord) {
-                // A volume from an earlier member of this ordinal would make the learner start
-                // with foreign data. Take the learner out; the volume is deleted next.
-                return Step::RemoveMember {
-                    id: m.id,
-                    name: member_name(d, m),
-                };
-            }
-            return Step::ResizeStatefulSet { from: s, to: s + 1 };
+    let m = beyond.first()?;
+    let ord = m.ordinal.unwrap_or(0);
+    let remove = Step::RemoveMember {
+        id: m.id,
+        name: member_name(d, m),
+    };
+    if m.learner && ord == s && ord < d.replicas && beyond.len() == 1 {
+        if o.volumes.contains_key(&ord) {
+            // A volume from an earlier member of this ordinal would make the learner start
+            // with foreign data. Take the learner out; the volume is deleted next.
+            return Some(remove);
         }
-        if m.learner {
-            return Step::RemoveMember {
-                id: m.id,
-                name: member_name(d, m),
-            };
-        }
-        // A voter without a pod slot: only removed when the rest keeps a healthy majority.
-        let rest_healthy = c.voters().filter(|v| v.id != m.id && v.healthy).count();
-        if rest_healthy >= quorum(voters - 1) {
-            return Step::RemoveMember {
-                id: m.id,
-                name: member_name(d, m),
-            };
-        }
-        return hold(
-            reason::QUORUM_AT_RISK,
-            format!(
-                "voter {} has no pod, and removing it would leave {rest_healthy} healthy of {} voters",
-                member_name(d, m),
-                voters - 1
-            ),
-        );
+        return Some(Step::ResizeStatefulSet { from: s, to: s + 1 });
     }
-
-    // 2. StatefulSet slots without a member: the top one is shrunk away (a removed member, or one
-    //    whose add never happened); a hole below the top needs a human.
-    if let Some(ord) = (0..s).rev().find(|o| c.member_at(*o).is_none()) {
-        if ord == s - 1 {
-            return Step::ResizeStatefulSet { from: s, to: s - 1 };
-        }
-        return hold(
-            reason::STRANDED_MEMBER,
-            format!(
-                "pod {} has no etcd member; delete its volume {} and pod to let it be re-added",
-                objects::pod_name(&d.name, ord),
-                objects::volume_name(&d.name, ord)
-            ),
-        );
+    if m.learner {
+        return Some(remove);
     }
-
-    // 3. Volumes of ordinals beyond the StatefulSet belong to removed members: delete them so
-    //    those members can never come back with stale data.
-    if let Some((ord, v)) = o.volumes.iter().find(|(o, _)| **o >= s) {
-        if v.terminating {
-            return wait(
-                reason::CLEANING_UP,
-                format!("volume {} is being deleted", v.name),
-            );
-        }
-        if !o.pods.contains_key(ord) {
-            return Step::DeleteVolume {
-                ordinal: *ord,
-                claim: v.name.clone(),
-            };
-        }
-        return wait(
-            reason::CLEANING_UP,
-            format!(
-                "pod of removed member {} is still present",
-                objects::pod_name(&d.name, *ord)
-            ),
-        );
+    // A voter without a pod slot: only removed when the rest keeps a healthy majority.
+    let rest_healthy = c.voters().filter(|v| v.id != m.id && v.healthy).count();
+    if rest_healthy >= quorum(voters - 1) {
+        return Some(remove);
     }
+    Some(hold(
+        Reason::QuorumAtRisk,
+        format!(
+            "voter {} has no pod, and removing it would leave {rest_healthy} healthy of {} voters",
+            member_name(d, m),
+            voters - 1
+        ),
+    ))
+}
 
-    // 4. A learner in its slot is promoted once caught up (or removed when no longer wanted).
+/// 2. StatefulSet slots without a member: the top one is shrunk away (a removed member, or one
+///    whose add never happened); a hole below the top needs a human.
+fn slots_without_a_member(d: &Desired, o: &Observed) -> Option<Step> {
+    let (c, s) = (reached(o)?, slots(o)?);
+    let ord = (0..s).rev().find(|o| c.member_at(*o).is_none())?;
+    if ord == s - 1 {
+        return Some(Step::ResizeStatefulSet { from: s, to: s - 1 });
+    }
+    Some(hold(
+        Reason::StrandedMember,
+        format!(
+            "pod {} has no etcd member; delete its volume {} and pod to let it be re-added",
+            objects::pod_name(&d.name, ord),
+            objects::volume_name(&d.name, ord)
+        ),
+    ))
+}
+
+/// 3. Volumes of ordinals beyond the StatefulSet belong to removed members: delete them so
+///    those members can never come back with stale data.
+fn volumes_of_removed_members(d: &Desired, o: &Observed) -> Option<Step> {
+    let s = slots(o)?;
+    let (ord, v) = o.volumes.iter().find(|(o, _)| **o >= s)?;
+    if v.terminating {
+        return Some(wait(
+            Reason::CleaningUp,
+            format!("volume {} is being deleted", v.name),
+        ));
+    }
+    if !o.pods.contains_key(ord) {
+        return Some(Step::DeleteVolume {
+            ordinal: *ord,
+            claim: v.name.clone(),
+        });
+    }
+    Some(wait(
+        Reason::CleaningUp,
+        format!(
+            "pod of removed member {} is still present",
+            objects::pod_name(&d.name, *ord)
+        ),
+    ))
+}
+
+/// 4. A learner in its slot is promoted once caught up (or removed when no longer wanted).
+fn learner_in_its_slot(d: &Desired, o: &Observed) -> Option<Step> {
+    let c = reached(o)?;
+    let l = c.learners().next()?;
+    let name = member_name(d, l);
+    if c.voters().count() >= d.replicas as usize {
+        return Some(Step::RemoveMember { id: l.id, name });
+    }
+    if !l.started || l.status.is_none() {
+        return Some(wait(
+            Reason::AddingLearner,
+            format!("learner {name} is starting"),
+        ));
+    }
+    if !caught_up(l, c.leader_member()) {
+        return Some(wait(
+            Reason::PromotingLearner,
+            format!("learner {name} is catching up with the leader"),
+        ));
+    }
+    Some(Step::PromoteLearner { id: l.id, name })
+}
+
+/// 5. Scale, one member at a time.
+fn scale_one_member_at_a_time(d: &Desired, o: &Observed) -> Option<Step> {
+    let (c, s) = (reached(o)?, slots(o)?);
+    let voters = c.voters().count();
+    let healthy_voters = c.voters().filter(|m| m.healthy).count();
     let target = d.replicas as usize;
-    if let Some(l) = c.learners().next() {
-        let name = member_name(d, l);
-        if voters >= target {
-            return Step::RemoveMember { id: l.id, name };
-        }
-        if !l.started || l.status.is_none() {
-            return wait(
-                reason::ADDING_LEARNER,
-                format!("learner {name} is starting"),
-            );
-        }
-        if !caught_up(l, c.leader_member()) {
-            return wait(
-                reason::PROMOTING_LEARNER,
-                format!("learner {name} is catching up with the leader"),
-            );
-        }
-        return Step::PromoteLearner { id: l.id, name };
-    }
-
-    // 5. Scale, one member at a time.
     if voters < target {
         if healthy_voters < voters {
-            return wait(
-                reason::MEMBERS_UNHEALTHY,
+            return Some(wait(
+                Reason::MembersUnhealthy,
                 format!(
                     "{healthy_voters} of {voters} members are healthy; adding a member waits for all"
                 ),
-            );
+            ));
         }
-        let ord = s;
-        return Step::AddLearner {
-            ordinal: ord,
-            name: objects::pod_name(&d.name, ord),
-            peer_url: objects::peer_url(&d.name, &d.namespace, ord),
-        };
+        return Some(Step::AddLearner {
+            ordinal: s,
+            name: objects::pod_name(&d.name, s),
+            peer_url: objects::peer_url(&d.name, &d.namespace, s),
+        });
     }
-    if voters > target {
-        let Some(victim) = c.member_at(s - 1) else {
-            return hold(
-                reason::STRANDED_MEMBER,
-                "member list and StatefulSet disagree",
-            );
-        };
-        let rest_healthy = c
-            .voters()
-            .filter(|v| v.id != victim.id && v.healthy)
-            .count();
-        if rest_healthy < quorum(voters - 1) {
-            return hold(
-                reason::QUORUM_AT_RISK,
-                format!(
-                    "removing {} would leave {rest_healthy} healthy of {} voters (quorum {})",
-                    member_name(d, victim),
-                    voters - 1,
-                    quorum(voters - 1)
-                ),
-            );
-        }
-        if c.leader == Some(victim.id) {
-            return move_leader_off(d, c, victim);
-        }
-        return Step::RemoveMember {
-            id: victim.id,
-            name: member_name(d, victim),
-        };
+    if voters == target {
+        return None;
     }
+    let Some(victim) = c.member_at(s - 1) else {
+        return Some(hold(
+            Reason::StrandedMember,
+            "member list and StatefulSet disagree",
+        ));
+    };
+    let rest_healthy = c
+        .voters()
+        .filter(|v| v.id != victim.id && v.healthy)
+        .count();
+    if rest_healthy < quorum(voters - 1) {
+        return Some(hold(
+            Reason::QuorumAtRisk,
+            format!(
+                "removing {} would leave {rest_healthy} healthy of {} voters (quorum {})",
+                member_name(d, victim),
+                voters - 1,
+                quorum(voters - 1)
+            ),
+        ));
+    }
+    if c.leader == Some(victim.id) {
+        return Some(move_leader_off(d, c, victim));
+    }
+    Some(Step::RemoveMember {
+        id: victim.id,
+        name: member_name(d, victim),
+    })
+}
 
-    // 6. Members on an old template restart one at a time, highest ordinal first, leader last.
-    if let Some(rev) = &sts.update_revision {
-        let stale: Vec<u32> = o
-            .pods
-            .iter()
-            .filter(|(_, p)| p.revision.as_ref().is_some_and(|r| r != rev))
-            .map(|(o, _)| *o)
-            .collect();
-        if !stale.is_empty() {
-            if healthy_voters < voters || o.pods.values().any(|p| !p.ready) {
-                return wait(
-                    reason::ROLLING_MEMBERS,
-                    "a restart waits until every member is healthy and ready",
-                );
-            }
-            let leader_ord = c.leader_member().and_then(|l| l.ordinal);
-            let pick = stale
-                .iter()
-                .rev()
-                .find(|o| Some(**o) != leader_ord)
-                .or(stale.first())
-                .copied()
-                .unwrap_or(0);
-            if let Some(m) = c
-                .member_at(pick)
-                .filter(|_| Some(pick) == leader_ord && voters > 1)
-            {
-                return move_leader_off(d, c, m);
-            }
-            return Step::RestartMember {
-                ordinal: pick,
-                pod: objects::pod_name(&d.name, pick),
-            };
-        }
+/// 6. Members on an old template restart one at a time, highest ordinal first, leader last.
+fn stale_members(d: &Desired, o: &Observed) -> Option<Step> {
+    let c = reached(o)?;
+    let rev = o.statefulset.as_ref()?.update_revision.as_ref()?;
+    let stale: Vec<u32> = o
+        .pods
+        .iter()
+        .filter(|(_, p)| p.revision.as_ref().is_some_and(|r| r != rev))
+        .map(|(o, _)| *o)
+        .collect();
+    if stale.is_empty() {
+        return None;
     }
+    let voters = c.voters().count();
+    let healthy_voters = c.voters().filter(|m| m.healthy).count();
+    if healthy_voters < voters || o.pods.values().any(|p| !p.ready) {
+        return Some(wait(
+            Reason::RollingMembers,
+            "a restart waits until every member is healthy and ready",
+        ));
+    }
+    let leader_ord = c.leader_member().and_then(|l| l.ordinal);
+    let pick = stale
+        .iter()
+        .rev()
+        .find(|o| Some(**o) != leader_ord)
+        .or(stale.first())
+        .copied()
+        .unwrap_or(0);
+    if let Some(m) = c
+        .member_at(pick)
+        .filter(|_| Some(pick) == leader_ord && voters > 1)
+    {
+        return Some(move_leader_off(d, c, m));
+    }
+    Some(Step::RestartMember {
+        ordinal: pick,
+        pod: objects::pod_name(&d.name, pick),
+    })
+}
 
-    if healthy_voters < voters {
-        let sick: Vec<String> = c
-            .voters()
-            .filter(|m| !m.healthy)
-            .map(|m| member_name(d, m))
-            .collect();
-        return wait(
-            reason::MEMBERS_UNHEALTHY,
+/// 7. Right-sized and current, but a voter is unhealthy: reported, not touched.
+fn unhealthy_voters(d: &Desired, o: &Observed) -> Option<Step> {
+    let sick: Vec<String> = reached(o)?
+        .voters()
+        .filter(|m| !m.healthy)
+        .map(|m| member_name(d, m))
+        .collect();
+    (!sick.is_empty()).then(|| {
+        wait(
+            Reason::MembersUnhealthy,
             format!("unhealthy: {}", sick.join(", ")),
-        );
-    }
-    Step::Idle
+        )
+    })
 }
 
 /// ` (demo-0: ImagePullBackOff, …)` for pods whose container waits for a reason, else empty.
@@ -585,7 +660,7 @@ fn move_leader_off(d: &Desired, c: &ClusterView, from: &MemberView) -> Step {
             to: member_name(d, to),
         },
         None => hold(
-            reason::QUORUM_AT_RISK,
+            Reason::QuorumAtRisk,
             format!(
                 "no healthy voter can take over leadership from {}",
                 member_name(d, from)
@@ -599,7 +674,7 @@ pub fn member_name(d: &Desired, m: &MemberView) -> String {
     match m.ordinal {
         Some(o) => objects::pod_name(&d.name, o),
         None if !m.name.is_empty() => m.name.clone(),
-        None => crate::etcd::fmt_id(m.id),
+        None => fmt_id(m.id),
     }
 }
 

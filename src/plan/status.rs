@@ -5,15 +5,15 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 
 use super::Step;
-use crate::api::{EtcdClusterStatus, MemberStatus, Phase, condition, reason};
-use crate::model::{Desired, EtcdView, Observed};
+use crate::api::{EtcdClusterStatus, MemberStatus, Phase, Reason, condition};
+use crate::model::{Desired, EtcdView, Observed, fmt_id};
 use crate::objects;
 
 fn cond(
     prev: &[Condition],
     type_: &str,
     on: bool,
-    reason: &str,
+    reason: Reason,
     message: String,
     generation: i64,
     now: jiff::Timestamp,
@@ -27,7 +27,7 @@ fn cond(
     Condition {
         type_: type_.to_string(),
         status: status.into(),
-        reason: reason.into(),
+        reason: reason.as_str().into(),
         message,
         observed_generation: Some(generation),
         last_transition_time: last,
@@ -52,13 +52,13 @@ pub fn derive_status(
     let mut voters = 0usize;
     let mut healthy = 0usize;
     if let EtcdView::Reached(c) = &o.etcd {
-        st.cluster_id = Some(crate::etcd::fmt_id(c.cluster_id));
+        st.cluster_id = Some(fmt_id(c.cluster_id));
         let mut members: Vec<MemberStatus> = c
             .members
             .iter()
             .map(|m| MemberStatus {
                 name: super::member_name(d, m),
-                id: crate::etcd::fmt_id(m.id),
+                id: fmt_id(m.id),
                 peer_url: m.peer_url.clone(),
                 learner: m.learner,
                 leader: c.leader == Some(m.id),
@@ -108,6 +108,9 @@ pub fn derive_status(
     let converged = matches!(step, Step::Idle);
     let ready =
         voters > 0 && healthy >= super::quorum(voters) && !matches!(step, Step::Hold { .. });
+    // A wait counts as part of what it waits for: its typed reason says which.
+    let waiting_for =
+        |reasons: &[Reason]| matches!(step, Step::Wait { reason, .. } if reasons.contains(reason));
     let scaling = matches!(
         step,
         Step::AddLearner { .. }
@@ -116,21 +119,22 @@ pub fn derive_status(
             | Step::ResizeStatefulSet { .. }
             | Step::DeleteVolume { .. }
             | Step::MoveLeader { .. }
-    ) || (matches!(step, Step::Wait { .. } | Step::WriteConfig { .. })
-        && [
-            reason::ADDING_LEARNER,
-            reason::PROMOTING_LEARNER,
-            reason::RESIZING_WORKLOAD,
-            reason::CLEANING_UP,
-        ]
-        .contains(&r))
-        || (voters > 0
-            && voters != d.replicas as usize
-            && !matches!(step, Step::Hold { .. } | Step::Paused));
+            | Step::WriteConfig {
+                why: super::ConfigChange::Joins,
+                ..
+            }
+    ) || waiting_for(&[
+        Reason::AddingLearner,
+        Reason::PromotingLearner,
+        Reason::ResizingWorkload,
+        Reason::CleaningUp,
+    ]) || (voters > 0
+        && voters != d.replicas as usize
+        && !matches!(step, Step::Hold { .. } | Step::Paused));
     let upgrading = matches!(
         step,
         Step::UpdateTemplate { .. } | Step::RestartMember { .. }
-    ) || (matches!(step, Step::Wait { .. }) && r == reason::ROLLING_MEMBERS);
+    ) || waiting_for(&[Reason::RollingMembers]);
     let recovering = matches!(
         step,
         Step::ApplySupportingObjects
@@ -141,15 +145,23 @@ pub fn derive_status(
     ) || matches!(step, Step::ResizeStatefulSet { from, to } if to > from)
         && !matches!(o.etcd, EtcdView::Reached(_))
         && !o.volumes.is_empty();
-    let degraded = matches!(step, Step::Hold { .. })
-        || (voters > 0 && healthy < voters)
-        || r == reason::ETCD_UNREACHABLE;
+    let unreachable = waiting_for(&[Reason::EtcdUnreachable]);
+    let degraded =
+        matches!(step, Step::Hold { .. }) || (voters > 0 && healthy < voters) || unreachable;
+    let bootstrapping = matches!(
+        step,
+        Step::Bootstrap { .. }
+            | Step::WriteConfig {
+                why: super::ConfigChange::Bootstrapped,
+                ..
+            }
+    ) || waiting_for(&[Reason::Bootstrapping]);
 
     let degraded_reason = match step {
         Step::Hold { reason, .. } => *reason,
-        _ if r == reason::ETCD_UNREACHABLE => reason::ETCD_UNREACHABLE,
-        _ if degraded => reason::MEMBERS_UNHEALTHY,
-        _ => reason::ALL_MEMBERS_HEALTHY,
+        _ if unreachable => Reason::EtcdUnreachable,
+        _ if degraded => Reason::MembersUnhealthy,
+        _ => Reason::AllMembersHealthy,
     };
     let degraded_msg = if degraded {
         match step {
@@ -164,11 +176,7 @@ pub fn derive_status(
             prev_conds,
             condition::READY,
             ready,
-            if ready {
-                reason::ALL_MEMBERS_HEALTHY
-            } else {
-                r
-            },
+            if ready { Reason::AllMembersHealthy } else { r },
             if ready {
                 format!(
                     "{healthy} of {voters} voting members healthy; quorum {}",
@@ -184,7 +192,7 @@ pub fn derive_status(
             prev_conds,
             condition::SCALING,
             scaling,
-            if scaling { r } else { reason::AS_DESIRED },
+            if scaling { r } else { Reason::AsDesired },
             if scaling {
                 msg.clone()
             } else {
@@ -197,7 +205,7 @@ pub fn derive_status(
             prev_conds,
             condition::UPGRADING,
             upgrading,
-            if upgrading { r } else { reason::AS_DESIRED },
+            if upgrading { r } else { Reason::AsDesired },
             if upgrading {
                 msg.clone()
             } else {
@@ -210,7 +218,7 @@ pub fn derive_status(
             prev_conds,
             condition::RECOVERING,
             recovering,
-            if recovering { r } else { reason::AS_DESIRED },
+            if recovering { r } else { Reason::AsDesired },
             if recovering {
                 msg.clone()
             } else {
@@ -232,9 +240,7 @@ pub fn derive_status(
     st.phase = Some(match step {
         Step::Paused => Phase::Paused,
         Step::Hold { .. } => Phase::Degraded,
-        _ if o.statefulset.is_none() && o.volumes.is_empty()
-            || (!ready && r == reason::BOOTSTRAPPING) =>
-        {
+        _ if o.statefulset.is_none() && o.volumes.is_empty() || (!ready && bootstrapping) => {
             Phase::Creating
         }
         _ if upgrading => Phase::Upgrading,

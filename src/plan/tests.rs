@@ -1,25 +1,14 @@
 //! Table-style planner tests: one observed situation each, and the step it must lead to.
 
-use std::collections::BTreeMap;
-
 use super::*;
-use crate::api::{condition, reason};
+use crate::api::{Reason, condition, reason};
 use crate::model::{MemberStatusView, PodView, VolumeView, WorkloadView};
 
 /// The cluster `ns/demo` at `replicas` (shared with the simulation).
 pub(super) fn desired(replicas: u32) -> Desired {
-    let mut c = crate::api::EtcdCluster::new(
-        "demo",
-        crate::api::EtcdClusterSpec {
-            replicas: replicas as i32,
-            version: "3.5.16".into(),
-            ..Default::default()
-        },
-    );
-    c.metadata.namespace = Some("ns".into());
-    c.metadata.uid = Some("uid-1".into());
-    c.metadata.generation = Some(7);
-    crate::model::validate(&c).unwrap()
+    crate::fixtures::cluster("demo")
+        .replicas(replicas as i32)
+        .desired()
 }
 
 fn member(d: &Desired, ordinal: u32) -> MemberView {
@@ -167,7 +156,7 @@ fn two_cluster_ids_hold_everything() {
     };
     let s = plan(&d, &o);
     assert!(
-        matches!(&s, Step::Hold { reason, message } if *reason == reason::SPLIT_BRAIN && message.contains("0000000000000001")),
+        matches!(&s, Step::Hold { reason, message } if *reason == Reason::ClusterIdMismatch && message.contains("0000000000000001")),
         "{s:?}"
     );
     assert!(!s.is_change());
@@ -180,14 +169,12 @@ fn unreachable_etcd_waits_during_bootstrap_and_reports_after() {
     o.etcd = EtcdView::Unreachable {
         errors: vec!["connection refused".into()],
     };
-    assert!(
-        matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == reason::ETCD_UNREACHABLE)
-    );
+    assert!(matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == Reason::EtcdUnreachable));
     o.config.as_mut().unwrap().insert(
         config_key::INITIAL_CLUSTER_STATE.into(),
         objects::STATE_NEW.into(),
     );
-    assert!(matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == reason::BOOTSTRAPPING));
+    assert!(matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == Reason::Bootstrapping));
 }
 
 #[test]
@@ -199,7 +186,7 @@ fn the_bootstrap_is_recorded_once_every_initial_member_started() {
         objects::STATE_NEW.into(),
     );
     cluster(&mut o).members[2].started = false;
-    assert!(matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == reason::BOOTSTRAPPING));
+    assert!(matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == Reason::Bootstrapping));
     cluster(&mut o).members[2].started = true;
     assert!(
         matches!(plan(&d, &o), Step::WriteConfig { why: ConfigChange::Bootstrapped, ref data } if objects::is_bootstrapped(data))
@@ -226,7 +213,7 @@ fn scale_up_waits_for_every_member_to_be_healthy() {
     let mut o = healthy(&d, 3);
     cluster(&mut o).members[1].healthy = false;
     assert!(
-        matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == reason::MEMBERS_UNHEALTHY)
+        matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == Reason::MembersUnhealthy)
     );
 }
 
@@ -289,9 +276,8 @@ fn a_learner_is_promoted_only_when_caught_up() {
     cluster(&mut o).members.pop();
     with_learner(&d, &mut o, 3, true, 100);
     assert!(
-        matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == reason::PROMOTING_LEARNER)
+        matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == Reason::PromotingLearner)
     );
-    with_learner(&d, &mut { o.clone() }, 3, true, 950);
     cluster(&mut o)
         .members
         .last_mut()
@@ -368,7 +354,7 @@ fn scale_down_never_leaves_fewer_healthy_voters_than_quorum() {
     cluster(&mut o).members[1].healthy = false;
     let s = plan(&d, &o);
     assert!(
-        matches!(&s, Step::Hold { reason, .. } if *reason == reason::QUORUM_AT_RISK),
+        matches!(&s, Step::Hold { reason, .. } if *reason == Reason::QuorumAtRisk),
         "{s:?}"
     );
 }
@@ -391,7 +377,7 @@ fn a_hole_below_the_top_is_held_for_a_human() {
     let d = desired(3);
     let mut o = healthy(&d, 3);
     cluster(&mut o).members.remove(1);
-    assert!(matches!(plan(&d, &o), Step::Hold { reason, .. } if reason == reason::STRANDED_MEMBER));
+    assert!(matches!(plan(&d, &o), Step::Hold { reason, .. } if reason == Reason::StrandedMember));
 }
 
 #[test]
@@ -423,7 +409,7 @@ fn volumes_of_removed_members_are_deleted_once_their_pod_is_gone() {
         }
     );
     o.volumes.get_mut(&3).unwrap().terminating = true;
-    assert!(matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == reason::CLEANING_UP));
+    assert!(matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == Reason::CleaningUp));
 }
 
 #[test]
@@ -466,7 +452,7 @@ fn foreign_members_are_held() {
     m.ordinal = None;
     m.peer_url = "http://10.0.0.9:2380".into();
     cluster(&mut o).members.push(m);
-    assert!(matches!(plan(&d, &o), Step::Hold { reason, .. } if reason == reason::STRANDED_MEMBER));
+    assert!(matches!(plan(&d, &o), Step::Hold { reason, .. } if reason == Reason::StrandedMember));
 }
 
 #[test]
@@ -492,7 +478,7 @@ fn stale_pods_restart_one_at_a_time_leader_last() {
         }
     );
     o.pods.get_mut(&1).unwrap().ready = false;
-    assert!(matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == reason::ROLLING_MEMBERS));
+    assert!(matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == Reason::RollingMembers));
 }
 
 #[test]
@@ -502,7 +488,7 @@ fn an_unhealthy_member_of_a_right_sized_cluster_is_reported_not_touched() {
     cluster(&mut o).members[2].healthy = false;
     let s = plan(&d, &o);
     assert!(
-        matches!(&s, Step::Wait { reason, message } if *reason == reason::MEMBERS_UNHEALTHY && message.contains("demo-2")),
+        matches!(&s, Step::Wait { reason, message } if *reason == Reason::MembersUnhealthy && message.contains("demo-2")),
         "{s:?}"
     );
 }
@@ -528,6 +514,29 @@ fn steps_read_as_sentences() {
         Step::ResizeStatefulSet { from: 4, to: 3 }.to_string(),
         "resize the StatefulSet from 4 to 3"
     );
+}
+
+#[test]
+fn waits_and_holds_carry_their_condition_reason_typed() {
+    let hold = Step::Hold {
+        reason: Reason::ClusterIdMismatch,
+        message: "two clusters".into(),
+    };
+    assert_eq!(hold.reason().as_str(), reason::SPLIT_BRAIN);
+    let json = serde_json::to_value(&hold).unwrap();
+    assert_eq!(json["reason"], reason::SPLIT_BRAIN, "{json}");
+    assert_eq!(
+        serde_json::to_value(Reason::QuorumAtRisk).unwrap(),
+        reason::QUORUM_AT_RISK
+    );
+}
+
+#[test]
+fn every_rule_is_tried_in_order_and_an_empty_verdict_means_idle() {
+    let d = desired(3);
+    let o = healthy(&d, 3);
+    assert!(RULES.iter().all(|rule| rule(&d, &o).is_none()));
+    assert_eq!(plan(&d, &o), Step::Idle);
 }
 
 fn cond<'a>(
@@ -585,7 +594,6 @@ fn status_while_scaling_and_when_split() {
     let s = derive_status(&d, &o2, &step, None, now);
     assert_eq!(s.phase, Some(crate::api::Phase::Degraded));
     assert_eq!(cond(&s, condition::DEGRADED).reason, reason::SPLIT_BRAIN);
-    let _ = BTreeMap::<u8, u8>::new();
 }
 
 #[test]

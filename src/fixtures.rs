@@ -1,0 +1,49 @@
+//! The one fixture builder of the unit tests: `cluster("demo").replicas(5).desired()`.
+//!
+//! Every test that needs a cluster, its spec or its validated `Desired` starts here, so planner,
+//! model, objects, act and operate tests describe the same cluster the same way.
+
+use crate::api::{EtcdCluster, EtcdClusterSpec};
+use crate::model::{self, Desired};
+
+/// An EtcdCluster under construction: namespace `ns`, uid `1234abcd-ef`, generation 7,
+/// 3 replicas of etcd 3.5.16 unless told otherwise.
+pub struct ClusterFixture(EtcdCluster);
+
+pub fn cluster(name: &str) -> ClusterFixture {
+    let mut c = EtcdCluster::new(
+        name,
+        EtcdClusterSpec {
+            replicas: 3,
+            version: "3.5.16".into(),
+            ..Default::default()
+        },
+    );
+    c.metadata.namespace = Some("ns".into());
+    c.metadata.uid = Some("1234abcd-ef".into());
+    c.metadata.generation = Some(7);
+    ClusterFixture(c)
+}
+
+impl ClusterFixture {
+    pub fn replicas(mut self, n: i32) -> Self {
+        self.0.spec.replicas = n;
+        self
+    }
+    pub fn version(mut self, v: &str) -> Self {
+        self.0.spec.version = v.into();
+        self
+    }
+    /// Any other change to the spec.
+    pub fn spec(mut self, f: impl FnOnce(&mut EtcdClusterSpec)) -> Self {
+        f(&mut self.0.spec);
+        self
+    }
+    pub fn build(self) -> EtcdCluster {
+        self.0
+    }
+    /// The validated spec; panics when the fixture is invalid (use `build` + `validate` to test that).
+    pub fn desired(self) -> Desired {
+        model::validate(&self.0).expect("the fixture is a valid cluster")
+    }
+}
