@@ -278,6 +278,12 @@ pub enum Reason {
     EtcdUnreachable,
     Paused,
     StrandedMember,
+    /// A member lost its data and is being replaced (removed, wiped, re-added as a learner).
+    ReplacingMember,
+    /// Fewer voters than a quorum answer: the engine never acts; `kubectl etcd recover` does.
+    QuorumLost,
+    /// A spec change the engine cannot carry out (immutable field); everything else goes on.
+    ImmutableField,
 }
 
 impl Reason {
@@ -302,6 +308,9 @@ impl Reason {
             Reason::EtcdUnreachable => "EtcdUnreachable",
             Reason::Paused => "Paused",
             Reason::StrandedMember => "StrandedMember",
+            Reason::ReplacingMember => "ReplacingMember",
+            Reason::QuorumLost => "QuorumLost",
+            Reason::ImmutableField => "ImmutableField",
         }
     }
 }

@@ -393,7 +393,18 @@ impl PodView {
             .find(|(sign, _)| msg.contains(sign))
             .map(|(_, what)| *what)
     }
+
+    /// etcd refused to start this member for lack of any data (no write-ahead log): its volume
+    /// is empty, so the member may be added back on it as a learner without wiping.
+    pub fn proven_empty(&self) -> bool {
+        self.last_exit_message
+            .as_deref()
+            .is_some_and(|m| EMPTY_VOLUME_SIGNS.iter().any(|s| m.contains(s)))
+    }
 }
+
+/// Signs that etcd found no write-ahead log and exited before writing anything.
+const EMPTY_VOLUME_SIGNS: &[&str] = &["couldn't find local name", "member count is unequal"];
 
 /// What etcd prints when it cannot start a member from its data directory, and what that means.
 const DATA_LOSS_SIGNS: &[(&str, &str)] = &[
