@@ -251,6 +251,9 @@ pub mod condition {
     pub const UPGRADING: &str = "Upgrading";
     pub const RECOVERING: &str = "Recovering";
     pub const DEGRADED: &str = "Degraded";
+    /// True while a spec change cannot be carried out (e.g. an immutable storage field); the
+    /// message names the field and the way forward. Everything else in the spec still applies.
+    pub const SPEC_REFUSED: &str = "SpecRefused";
 }
 
 /// Why a cluster is where it is: the `reason` of conditions and Events, and what the planner's

@@ -90,6 +90,8 @@ pub struct Desired {
     pub paused: bool,
     /// Seconds a member must look lost before it is replaced (`spec.lostMemberGraceSeconds`).
     pub lost_member_grace_seconds: u64,
+    /// Spec changes the engine refuses to carry out (see `keep_immutable`); empty normally.
+    pub refused: Vec<InvalidSpec>,
 }
 
 impl Desired {
@@ -116,12 +118,58 @@ impl Desired {
             etcd_flags: Vec::new(),
             paused: true,
             lost_member_grace_seconds: DEFAULT_LOST_MEMBER_GRACE_SECONDS,
+            refused: Vec::new(),
         }
     }
 }
 
+/// Storage is fixed once the StatefulSet exists (its volume claim template is immutable, and the
+/// volumes hold the data): a spec that changes it is refused, field by field, and the engine goes
+/// on with the storage it has, so every other rule keeps working (no apply that fails with 422).
+pub fn keep_immutable(mut d: Desired, o: &Observed) -> Desired {
+    let Some(have) = o.statefulset.as_ref().and_then(|s| s.storage.clone()) else {
+        return d;
+    };
+    let same_size = |a: &str, b: &str| {
+        a == b || quantity_bytes(a).is_some_and(|x| Some(x) == quantity_bytes(b))
+    };
+    if have == d.storage
+        || matches!((&have, &d.storage), (Storage::Volume { size: a, class: ca }, Storage::Volume { size: b, class: cb }) if ca == cb && same_size(a, b))
+    {
+        return d;
+    }
+    let way = "the volumes keep the data: put the old value back, or create a new cluster with the new storage and move the data with a backup and restore";
+    match (&have, &d.storage) {
+        (Storage::Volume { size: a, .. }, Storage::Volume { size: b, .. }) if !same_size(a, b) => {
+            d.refused.push(invalid(
+                "spec.storage.size",
+                format!("cannot change from {a} to {b} on an existing cluster; {way}"),
+            ))
+        }
+        (Storage::Volume { class: a, .. }, Storage::Volume { class: b, .. }) if a != b => {
+            d.refused.push(invalid(
+                "spec.storage.storageClassName",
+                format!(
+                    "cannot change from {} to {} on an existing cluster; {way}",
+                    a.as_deref().unwrap_or("the default class"),
+                    b.as_deref().unwrap_or("the default class")
+                ),
+            ))
+        }
+        (Storage::Volume { .. }, _) | (_, Storage::Volume { .. }) => d.refused.push(invalid(
+            "spec.storage.ephemeral",
+            format!(
+                "cannot switch between volumes and ephemeral storage on an existing cluster; {way}"
+            ),
+        )),
+        _ => {}
+    }
+    d.storage = have;
+    d
+}
+
 /// Why a spec can never work. The message names the field and the fix.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, thiserror::Error)]
 #[error("{field}: {message}")]
 pub struct InvalidSpec {
     pub field: &'static str,
@@ -163,6 +211,30 @@ pub fn validate_version(version: &str) -> Result<Version, InvalidSpec> {
         ));
     }
     Ok(v)
+}
+
+/// "1Gi" → 1073741824 (the suffixes `validate_quantity` accepts), so "1024Mi" equals "1Gi" as
+/// the API server canonicalises it.
+fn quantity_bytes(q: &str) -> Option<f64> {
+    let end = q
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(q.len());
+    let (num, unit) = q.split_at(end);
+    let k: f64 = match unit {
+        "" => 1.0,
+        "Ki" => 1024.0,
+        "Mi" => 1024f64.powi(2),
+        "Gi" => 1024f64.powi(3),
+        "Ti" => 1024f64.powi(4),
+        "Pi" => 1024f64.powi(5),
+        "k" => 1e3,
+        "M" => 1e6,
+        "G" => 1e9,
+        "T" => 1e12,
+        "P" => 1e15,
+        _ => return None,
+    };
+    Some(num.parse::<f64>().ok()? * k)
 }
 
 fn validate_quantity(field: &'static str, q: &str) -> Result<(), InvalidSpec> {
@@ -314,6 +386,7 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
         node_selector: spec.node_selector.clone(),
         etcd_flags,
         paused: spec.paused,
+        refused: Vec::new(),
         lost_member_grace_seconds: match spec.lost_member_grace_seconds {
             None => DEFAULT_LOST_MEMBER_GRACE_SECONDS,
             Some(s) if s >= 0 => s as u64,
@@ -549,6 +622,51 @@ mod tests {
     fn ids_are_formatted_like_etcdctl() {
         assert_eq!(fmt_id(0x8e9e05c52164694d), "8e9e05c52164694d");
         assert_eq!(fmt_id(0x2a), "000000000000002a");
+    }
+
+    #[test]
+    fn storage_changes_are_refused_and_the_existing_storage_kept() {
+        let have = Observed {
+            statefulset: Some(WorkloadView {
+                storage: Some(Storage::Volume {
+                    size: "1Gi".into(),
+                    class: None,
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let mut s = spec(3, "3.5.16");
+        s.storage.size = Some("1024Mi".into());
+        let d = keep_immutable(validate(&cluster(s.clone())).unwrap(), &have);
+        assert!(d.refused.is_empty(), "the same size written differently");
+        s.storage.size = Some("2Gi".into());
+        let d = keep_immutable(validate(&cluster(s.clone())).unwrap(), &have);
+        assert_eq!(d.refused.len(), 1);
+        assert_eq!(d.refused[0].field, "spec.storage.size");
+        assert!(
+            d.refused[0].message.contains("from 1Gi to 2Gi"),
+            "{}",
+            d.refused[0]
+        );
+        assert!(d.refused[0].message.contains("put the old value back"));
+        assert_eq!(
+            d.storage,
+            Storage::Volume {
+                size: "1Gi".into(),
+                class: None
+            }
+        );
+        assert_eq!(d.replicas, 3, "the rest of the spec applies");
+        s.storage.size = None;
+        s.storage.storage_class_name = Some("fast".into());
+        let d = keep_immutable(validate(&cluster(s.clone())).unwrap(), &have);
+        assert_eq!(d.refused[0].field, "spec.storage.storageClassName");
+        s.storage.storage_class_name = None;
+        s.storage.ephemeral = true;
+        let d = keep_immutable(validate(&cluster(s)).unwrap(), &have);
+        assert_eq!(d.refused[0].field, "spec.storage.ephemeral");
+        assert!(matches!(d.storage, Storage::Volume { .. }));
     }
 
     #[test]

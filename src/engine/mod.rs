@@ -215,6 +215,7 @@ pub async fn reconcile_once(
     }
 
     let observed = observe::observe(ctx, &desired, cluster.status.as_ref()).await?;
+    let desired = model::keep_immutable(desired, &observed);
     let mut step = plan::plan(&desired, &observed);
     let mut outcome = Outcome::Unchanged;
     if mode == Mode::Act && step.is_change() {

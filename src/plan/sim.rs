@@ -158,14 +158,11 @@ impl World {
         let (replicas, template) = self.sts.clone().unwrap_or((0, String::new()));
         self.pods.retain(|o, _| *o < replicas);
         for o in 0..replicas {
-            if !self.pods.contains_key(&o) {
-                self.pods.insert(
-                    o,
-                    SimPod {
-                        template: template.clone(),
-                        ..Default::default()
-                    },
-                );
+            if let std::collections::btree_map::Entry::Vacant(slot) = self.pods.entry(o) {
+                slot.insert(SimPod {
+                    template: template.clone(),
+                    ..Default::default()
+                });
                 self.volumes.entry(o).or_insert(0);
             }
         }
