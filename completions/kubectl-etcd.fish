@@ -37,12 +37,15 @@ complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -s h -l help -d 
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -s V -l version -d 'Print version'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -f -a "create" -d 'Create an etcd cluster and wait until it is Ready'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -f -a "scale" -d 'Change the number of voting members, one member at a time'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -f -a "backup" -d 'Take a snapshot now and stream it to S3 or a file; `backup list NAME` lists backups'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -f -a "restore" -d 'Create a new cluster from a backup (verified before anything is created)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -f -a "snapshot" -d 'Tools the restore pods run inside the cluster'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -f -a "status" -d 'Show clusters, their members and the engine\'s next step (observes only)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -f -a "reconcile" -d 'Run reconcile passes on a cluster until it converges (repairs after a crash or a manual edit)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -f -a "delete" -d 'Delete a cluster. Member volumes are kept unless --delete-data --yes is given'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -f -a "operate" -d 'Run the engine as a controller (in-cluster, or from a workstation for debugging)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -f -a "install" -d 'Install the CRD (and with --operator the in-cluster operator) into the current context'
-complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -f -a "crd" -d 'Print the EtcdCluster CRD as YAML (crds/etcdclusters.yaml is this output)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -f -a "crd" -d 'Print the CRDs (EtcdCluster, EtcdBackup) as YAML (crds/crds.yaml is this output)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -f -a "manifests" -d 'Print the operator\'s install manifests as YAML (crds/operator.yaml is this output)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -f -a "completions" -d 'Print shell completions (the files in completions/ are this output)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -79,6 +82,96 @@ complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand scale" -l no-w
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand scale" -l dry-run -d 'Print the steps the engine would take and the objects it would write; change nothing'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand scale" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand scale" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and not __fish_seen_subcommand_from list help" -l to -d 'Destination: s3://bucket/prefix[?endpoint=URL&region=R&pathStyle=true] or file:///dir (default: the cluster\'s spec.backup.destination)' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and not __fish_seen_subcommand_from list help" -l compression -d 'none, gzip or zstd (default: the cluster\'s spec.backup.compression, else zstd)' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and not __fish_seen_subcommand_from list help" -l credentials-secret -d 'Secret (in the cluster\'s namespace) holding S3 credentials; default: the standard AWS chain of this machine (AWS_ACCESS_KEY_ID…, profile)' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and not __fish_seen_subcommand_from list help" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and not __fish_seen_subcommand_from list help" -l context -d 'kubeconfig context to use' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and not __fish_seen_subcommand_from list help" -l kubeconfig -d 'Path of the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and not __fish_seen_subcommand_from list help" -s o -l output -d 'Output format of results on stdout' -r -f -a "table\t''
+json\t''
+yaml\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and not __fish_seen_subcommand_from list help" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
+json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and not __fish_seen_subcommand_from list help" -l dry-run -d 'Show which member would be snapshotted and where it would go; take nothing'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and not __fish_seen_subcommand_from list help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and not __fish_seen_subcommand_from list help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and not __fish_seen_subcommand_from list help" -a "list" -d 'List the backups of a cluster (newest first): size, revision, age, verified'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and not __fish_seen_subcommand_from list help" -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and __fish_seen_subcommand_from list" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and __fish_seen_subcommand_from list" -l context -d 'kubeconfig context to use' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and __fish_seen_subcommand_from list" -l kubeconfig -d 'Path of the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and __fish_seen_subcommand_from list" -s o -l output -d 'Output format of results on stdout' -r -f -a "table\t''
+json\t''
+yaml\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and __fish_seen_subcommand_from list" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
+json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and __fish_seen_subcommand_from list" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and __fish_seen_subcommand_from help" -f -a "list" -d 'List the backups of a cluster (newest first): size, revision, age, verified'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l from -d 'URL of a snapshot object (s3://bucket/prefix/object.db.zst)' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l from-backup -d 'An EtcdBackup record of this namespace (see `kubectl etcd backup list`)' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l latest-of -d 'The newest successful backup of this cluster' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l replicas -d 'Voting members of the new cluster (the others join the restored seed as learners)' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l version -d 'etcd release of the new cluster (default: the version the backup was taken from)' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l storage -d 'Volume size per member' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l storage-class -d 'StorageClass of the member volumes' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l sha256 -d 'Expected sha256 of the stored object (default: the one the backup record holds)' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l credentials-secret -d 'Secret (namespace of the new cluster) with S3 credentials for the in-cluster download; default: one is made from this machine\'s AWS_* variables and deleted with the cluster' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l tools-image -d 'Image holding kubectl-etcd, for the restore pod\'s download and verification' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l timeout -d 'Give up waiting after this long (e.g. 90s, 5m). The cluster keeps converging' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l context -d 'kubeconfig context to use' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l kubeconfig -d 'Path of the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -s o -l output -d 'Output format of results on stdout' -r -f -a "table\t''
+json\t''
+yaml\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
+json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l no-wait -d 'Return once the intent is written, without waiting for convergence'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l dry-run -d 'Print the steps the engine would take and the objects it would write; change nothing'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and not __fish_seen_subcommand_from fetch discard help" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and not __fish_seen_subcommand_from fetch discard help" -l context -d 'kubeconfig context to use' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and not __fish_seen_subcommand_from fetch discard help" -l kubeconfig -d 'Path of the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and not __fish_seen_subcommand_from fetch discard help" -s o -l output -d 'Output format of results on stdout' -r -f -a "table\t''
+json\t''
+yaml\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and not __fish_seen_subcommand_from fetch discard help" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
+json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and not __fish_seen_subcommand_from fetch discard help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and not __fish_seen_subcommand_from fetch discard help" -s h -l help -d 'Print help'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and not __fish_seen_subcommand_from fetch discard help" -f -a "fetch" -d 'Download URL, verify it (sha256, decompression, etcd\'s hash) and write it to --to'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and not __fish_seen_subcommand_from fetch discard help" -f -a "discard" -d 'Remove a directory of downloaded snapshots'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and not __fish_seen_subcommand_from fetch discard help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from fetch" -l to -r -F
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from fetch" -l sha256 -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from fetch" -l clean -d 'A directory to remove first (a data dir left by an interrupted restore)' -r -F
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from fetch" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from fetch" -l context -d 'kubeconfig context to use' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from fetch" -l kubeconfig -d 'Path of the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from fetch" -s o -l output -d 'Output format of results on stdout' -r -f -a "table\t''
+json\t''
+yaml\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from fetch" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
+json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from fetch" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from fetch" -s h -l help -d 'Print help'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from discard" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from discard" -l context -d 'kubeconfig context to use' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from discard" -l kubeconfig -d 'Path of the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from discard" -s o -l output -d 'Output format of results on stdout' -r -f -a "table\t''
+json\t''
+yaml\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from discard" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
+json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from discard" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from discard" -s h -l help -d 'Print help'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from help" -f -a "fetch" -d 'Download URL, verify it (sha256, decompression, etcd\'s hash) and write it to --to'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from help" -f -a "discard" -d 'Remove a directory of downloaded snapshots'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand status" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand status" -l context -d 'kubeconfig context to use' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand status" -l kubeconfig -d 'Path of the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
@@ -177,14 +270,20 @@ complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand completions" -
 json\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand completions" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and not __fish_seen_subcommand_from create scale status reconcile delete operate install crd manifests completions help" -f -a "create" -d 'Create an etcd cluster and wait until it is Ready'
-complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and not __fish_seen_subcommand_from create scale status reconcile delete operate install crd manifests completions help" -f -a "scale" -d 'Change the number of voting members, one member at a time'
-complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and not __fish_seen_subcommand_from create scale status reconcile delete operate install crd manifests completions help" -f -a "status" -d 'Show clusters, their members and the engine\'s next step (observes only)'
-complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and not __fish_seen_subcommand_from create scale status reconcile delete operate install crd manifests completions help" -f -a "reconcile" -d 'Run reconcile passes on a cluster until it converges (repairs after a crash or a manual edit)'
-complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and not __fish_seen_subcommand_from create scale status reconcile delete operate install crd manifests completions help" -f -a "delete" -d 'Delete a cluster. Member volumes are kept unless --delete-data --yes is given'
-complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and not __fish_seen_subcommand_from create scale status reconcile delete operate install crd manifests completions help" -f -a "operate" -d 'Run the engine as a controller (in-cluster, or from a workstation for debugging)'
-complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and not __fish_seen_subcommand_from create scale status reconcile delete operate install crd manifests completions help" -f -a "install" -d 'Install the CRD (and with --operator the in-cluster operator) into the current context'
-complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and not __fish_seen_subcommand_from create scale status reconcile delete operate install crd manifests completions help" -f -a "crd" -d 'Print the EtcdCluster CRD as YAML (crds/etcdclusters.yaml is this output)'
-complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and not __fish_seen_subcommand_from create scale status reconcile delete operate install crd manifests completions help" -f -a "manifests" -d 'Print the operator\'s install manifests as YAML (crds/operator.yaml is this output)'
-complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and not __fish_seen_subcommand_from create scale status reconcile delete operate install crd manifests completions help" -f -a "completions" -d 'Print shell completions (the files in completions/ are this output)'
-complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and not __fish_seen_subcommand_from create scale status reconcile delete operate install crd manifests completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and not __fish_seen_subcommand_from create scale backup restore snapshot status reconcile delete operate install crd manifests completions help" -f -a "create" -d 'Create an etcd cluster and wait until it is Ready'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and not __fish_seen_subcommand_from create scale backup restore snapshot status reconcile delete operate install crd manifests completions help" -f -a "scale" -d 'Change the number of voting members, one member at a time'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and not __fish_seen_subcommand_from create scale backup restore snapshot status reconcile delete operate install crd manifests completions help" -f -a "backup" -d 'Take a snapshot now and stream it to S3 or a file; `backup list NAME` lists backups'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and not __fish_seen_subcommand_from create scale backup restore snapshot status reconcile delete operate install crd manifests completions help" -f -a "restore" -d 'Create a new cluster from a backup (verified before anything is created)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and not __fish_seen_subcommand_from create scale backup restore snapshot status reconcile delete operate install crd manifests completions help" -f -a "snapshot" -d 'Tools the restore pods run inside the cluster'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and not __fish_seen_subcommand_from create scale backup restore snapshot status reconcile delete operate install crd manifests completions help" -f -a "status" -d 'Show clusters, their members and the engine\'s next step (observes only)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and not __fish_seen_subcommand_from create scale backup restore snapshot status reconcile delete operate install crd manifests completions help" -f -a "reconcile" -d 'Run reconcile passes on a cluster until it converges (repairs after a crash or a manual edit)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and not __fish_seen_subcommand_from create scale backup restore snapshot status reconcile delete operate install crd manifests completions help" -f -a "delete" -d 'Delete a cluster. Member volumes are kept unless --delete-data --yes is given'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and not __fish_seen_subcommand_from create scale backup restore snapshot status reconcile delete operate install crd manifests completions help" -f -a "operate" -d 'Run the engine as a controller (in-cluster, or from a workstation for debugging)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and not __fish_seen_subcommand_from create scale backup restore snapshot status reconcile delete operate install crd manifests completions help" -f -a "install" -d 'Install the CRD (and with --operator the in-cluster operator) into the current context'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and not __fish_seen_subcommand_from create scale backup restore snapshot status reconcile delete operate install crd manifests completions help" -f -a "crd" -d 'Print the CRDs (EtcdCluster, EtcdBackup) as YAML (crds/crds.yaml is this output)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and not __fish_seen_subcommand_from create scale backup restore snapshot status reconcile delete operate install crd manifests completions help" -f -a "manifests" -d 'Print the operator\'s install manifests as YAML (crds/operator.yaml is this output)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and not __fish_seen_subcommand_from create scale backup restore snapshot status reconcile delete operate install crd manifests completions help" -f -a "completions" -d 'Print shell completions (the files in completions/ are this output)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and not __fish_seen_subcommand_from create scale backup restore snapshot status reconcile delete operate install crd manifests completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and __fish_seen_subcommand_from backup" -f -a "list" -d 'List the backups of a cluster (newest first): size, revision, age, verified'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and __fish_seen_subcommand_from snapshot" -f -a "fetch" -d 'Download URL, verify it (sha256, decompression, etcd\'s hash) and write it to --to'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and __fish_seen_subcommand_from snapshot" -f -a "discard" -d 'Remove a directory of downloaded snapshots'

@@ -85,6 +85,86 @@ pub struct EtcdClusterSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0))]
     pub lost_member_grace_seconds: Option<i64>,
+    /// Where backups go, and the schedule and retention of the operator's backups.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backup: Option<BackupSpec>,
+    /// Start the cluster from a snapshot instead of empty (written by `kubectl etcd restore`).
+    /// Read only while the cluster is created: the seed member's volume is restored from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restore: Option<RestoreSpec>,
+}
+
+/// Backups of one cluster: the destination `kubectl etcd backup` uses when given none, and the
+/// schedule the in-cluster operator runs.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BackupSpec {
+    /// Where backups are stored: `s3://bucket/prefix` or `pvc://claim/path` (`file://` is only
+    /// reachable from the machine running the CLI, so schedules cannot use it).
+    pub destination: String,
+    /// Secret in the cluster's namespace with the S3 credentials (keys `AWS_ACCESS_KEY_ID`,
+    /// `AWS_SECRET_ACCESS_KEY`, optional `AWS_SESSION_TOKEN`, `AWS_REGION`, `AWS_ENDPOINT_URL`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credentials_secret: Option<String>,
+    /// Cron expression (5 fields, UTC), e.g. "0 */6 * * *". No schedule: backups only on demand.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<String>,
+    /// Stop scheduled runs (existing backups and retention are kept as they are).
+    #[serde(default)]
+    pub suspend: bool,
+    /// Take the first scheduled backup as soon as the cluster is running.
+    #[serde(default)]
+    pub run_on_create: bool,
+    /// none, gzip or zstd (default zstd).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^(none|gzip|zstd)$"))]
+    pub compression: Option<String>,
+    /// Which scheduled backups to keep. Retention never deletes the newest successful backup and
+    /// never deletes anything because a backup failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retention: Option<RetentionSpec>,
+}
+
+/// Retention of scheduled backups: a backup is kept when any rule keeps it.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RetentionSpec {
+    /// Keep the newest N successful backups.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub keep_last: Option<u32>,
+    /// Keep the newest backup of each of the last N hours (UTC).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep_hourly: Option<u32>,
+    /// Keep the newest backup of each of the last N days (UTC).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep_daily: Option<u32>,
+    /// Keep the newest backup of each of the last N ISO weeks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep_weekly: Option<u32>,
+    /// Delete backups older than this (e.g. "30d", "12h"), whatever the rules above say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_age: Option<String>,
+}
+
+/// The snapshot a new cluster starts from.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RestoreSpec {
+    /// URL of the snapshot object, e.g. `s3://bucket/prefix/default-demo-20261201T101500Z-r1234.db.zst`.
+    pub source: String,
+    /// sha256 (hex) of the stored object; the restore refuses a snapshot that does not match.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+    /// Secret with the S3 credentials (same keys as `backup.credentialsSecret`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credentials_secret: Option<String>,
+    /// The EtcdBackup the snapshot was recorded by, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backup_name: Option<String>,
+    /// Image holding `kubectl-etcd` (fetches and verifies the snapshot into the seed's volume).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools_image: Option<String>,
 }
 
 /// Member storage.
@@ -169,6 +249,40 @@ pub struct EtcdClusterStatus {
     pub selector: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
+    /// Last backups and the next scheduled run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backup: Option<BackupStatus>,
+    /// Where the cluster's data came from when it was restored (the snapshot URL).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restored_from: Option<String>,
+}
+
+/// Backups of a cluster as the engine last saw them.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BackupStatus {
+    /// The newest successful backup (EtcdBackup name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_successful: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_successful_time: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>,
+    /// Where the newest successful backup is stored (object URL).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_successful_url: Option<String>,
+    /// Stored bytes of the newest successful backup.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_successful_size: Option<i64>,
+    /// The newest failed backup, when it is newer than the newest successful one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_failed: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_failed_time: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>,
+    /// When the schedule runs next.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_scheduled_time: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>,
+    /// When the schedule last created a backup.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_scheduled_time: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>,
 }
 
 /// One etcd member as last observed.
@@ -215,11 +329,130 @@ impl std::fmt::Display for Phase {
     }
 }
 
+/// One backup of one cluster: taken by `kubectl etcd backup` or by the operator's schedule, listed by
+/// `kubectl etcd backup list`, restored by `kubectl etcd restore --from-backup`.
+///
+/// The record outlives its cluster (no owner reference): backups are what is left when a cluster is
+/// gone. Deleting the record does not delete the stored object; retention deletes both.
+#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[kube(
+    group = "etcd.kubectl-etcd.io",
+    version = "v1alpha1",
+    kind = "EtcdBackup",
+    plural = "etcdbackups",
+    singular = "etcdbackup",
+    shortname = "etcdb",
+    category = "etcd",
+    namespaced,
+    status = "EtcdBackupStatus",
+    doc = "A snapshot of an etcd cluster managed by kubectl-etcd",
+    printcolumn = r#"{"name":"Cluster","type":"string","jsonPath":".spec.cluster"}"#,
+    printcolumn = r#"{"name":"Phase","type":"string","jsonPath":".status.phase"}"#,
+    printcolumn = r#"{"name":"Size","type":"integer","jsonPath":".status.size"}"#,
+    printcolumn = r#"{"name":"Revision","type":"integer","jsonPath":".status.revision"}"#,
+    printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
+)]
+#[serde(rename_all = "camelCase")]
+pub struct EtcdBackupSpec {
+    /// The EtcdCluster (same namespace) the snapshot is taken of.
+    pub cluster: String,
+    /// Where to store it: `s3://bucket/prefix`, `pvc://claim/path` or `file:///path` (the last
+    /// only for backups the CLI takes itself).
+    pub destination: String,
+    /// none, gzip or zstd (default zstd).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^(none|gzip|zstd)$"))]
+    pub compression: Option<String>,
+    /// Secret with the S3 credentials (see `EtcdCluster.spec.backup.credentialsSecret`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credentials_secret: Option<String>,
+    /// Who asked for it: "cli" or "schedule" (retention only ever deletes scheduled backups).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger: Option<String>,
+}
+
+/// What happened to a backup. Written only by whoever took it.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EtcdBackupStatus {
+    /// Running, Succeeded or Failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
+    /// Who is taking it (`cli/<host>/<pid>` or `operator/<pod>`): the one that claimed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub taken_by: Option<String>,
+    /// URL of the stored object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// Stored bytes (after compression).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<i64>,
+    /// Bytes of the etcd snapshot before compression.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot_size: Option<i64>,
+    /// sha256 (hex) of the stored bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compression: Option<String>,
+    /// etcd revision the snapshot holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<i64>,
+    /// Keys in the keyspace when the snapshot was taken.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keys: Option<i64>,
+    /// Server version of the member it came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub etcd_version: Option<String>,
+    /// The member it came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub member: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_id: Option<String>,
+    /// True when etcd's own hash inside the snapshot was checked while it was stored.
+    #[serde(default)]
+    pub verified: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_time: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completion_time: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_seconds: Option<f64>,
+    /// Why it failed, or a warning (e.g. taken from a member without quorum).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// Phases of an EtcdBackup.
+pub mod backup_phase {
+    pub const RUNNING: &str = "Running";
+    pub const SUCCEEDED: &str = "Succeeded";
+    pub const FAILED: &str = "Failed";
+}
+
+/// Every CRD the project installs.
+pub fn crds() -> Vec<CustomResourceDefinition> {
+    vec![crd(), backup_crd()]
+}
+
+/// The EtcdBackup CRD (status defaults stripped like the EtcdCluster's).
+pub fn backup_crd() -> CustomResourceDefinition {
+    use kube::CustomResourceExt;
+    let mut crd = EtcdBackup::crd();
+    strip_status_defaults(&mut crd);
+    crd
+}
+
 /// The CRD object, from the Rust types. Schema defaults are dropped under `status` (only the
 /// engine writes status, and the 1.20 API server rejects some of them, e.g. empty-string defaults).
 pub fn crd() -> CustomResourceDefinition {
     use kube::CustomResourceExt;
     let mut crd = EtcdCluster::crd();
+    strip_status_defaults(&mut crd);
+    crd
+}
+
+fn strip_status_defaults(crd: &mut CustomResourceDefinition) {
     for v in &mut crd.spec.versions {
         if let Some(status) = v
             .schema
@@ -231,7 +464,6 @@ pub fn crd() -> CustomResourceDefinition {
             strip_defaults(status);
         }
     }
-    crd
 }
 
 fn strip_defaults(s: &mut JSONSchemaProps) {
@@ -254,6 +486,8 @@ pub mod condition {
     /// True while a spec change cannot be carried out (e.g. an immutable storage field); the
     /// message names the field and the way forward. Everything else in the spec still applies.
     pub const SPEC_REFUSED: &str = "SpecRefused";
+    /// False when the last scheduled backup failed or is older than twice the schedule's interval.
+    pub const BACKUP_HEALTHY: &str = "BackupHealthy";
 }
 
 /// Why a cluster is where it is: the `reason` of conditions and Events, and what the planner's
@@ -287,6 +521,9 @@ pub enum Reason {
     QuorumLost,
     /// A spec change the engine cannot carry out (immutable field); everything else goes on.
     ImmutableField,
+    /// The seed's volume is being restored from a snapshot.
+    RestoringSnapshot,
+    RestoreFailed,
 }
 
 impl Reason {
@@ -314,6 +551,8 @@ impl Reason {
             Reason::ReplacingMember => "ReplacingMember",
             Reason::QuorumLost => "QuorumLost",
             Reason::ImmutableField => "ImmutableField",
+            Reason::RestoringSnapshot => "RestoringSnapshot",
+            Reason::RestoreFailed => "RestoreFailed",
         }
     }
 }
@@ -345,6 +584,13 @@ pub mod reason {
     pub const ETCD_UNREACHABLE: &str = Reason::EtcdUnreachable.as_str();
     pub const PAUSED: &str = Reason::Paused.as_str();
     pub const STRANDED_MEMBER: &str = Reason::StrandedMember.as_str();
+    pub const RESTORING: &str = Reason::RestoringSnapshot.as_str();
+    pub const RESTORE_FAILED: &str = Reason::RestoreFailed.as_str();
+    // BackupHealthy's reasons (written by the backup schedule, not by the planner).
+    pub const BACKUP_SUCCEEDED: &str = "BackupSucceeded";
+    pub const BACKUP_FAILED: &str = "BackupFailed";
+    pub const BACKUP_OVERDUE: &str = "BackupOverdue";
+    pub const NO_SCHEDULE: &str = "NoSchedule";
 }
 
 #[cfg(test)]

@@ -24,6 +24,9 @@ pub mod exit {
     pub const CRD_MISSING: i32 = 8;
     /// The object exists already.
     pub const CONFLICT: i32 = 9;
+    /// A backup or restore failed: storage (credentials, bucket, endpoint), the snapshot, or its
+    /// verification. The message names which.
+    pub const BACKUP_FAILED: i32 = 10;
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -89,6 +92,8 @@ pub enum Error {
     Io(#[from] std::io::Error),
     #[error("failed to serialize output")]
     Serialize(#[source] Box<dyn std::error::Error + Send + Sync>),
+    #[error(transparent)]
+    Backup(#[from] crate::backup::BackupError),
 }
 
 impl Error {
@@ -126,6 +131,30 @@ impl Error {
         }
     }
 
+    /// Whether another pass may well not meet this failure: the API server or etcd hiccuped, or
+    /// a write raced another writer. Invalid specs, RBAC denials, missing objects and requests
+    /// the API server refused as malformed are not: repeating them changes nothing.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            Error::ApiUnreachable(_) | Error::Etcd { .. } | Error::Io(_) => true,
+            Error::Kube { .. } => match self.api_code() {
+                // No HTTP status: the connection or the response broke.
+                None => true,
+                Some(code) => code == 409 || code == 429 || code >= 500,
+            },
+            Error::InvalidSpec { .. }
+            | Error::Usage(_)
+            | Error::NotFound { .. }
+            | Error::AlreadyExists { .. }
+            | Error::CrdMissing
+            | Error::Config(_)
+            | Error::Timeout { .. }
+            | Error::Held { .. }
+            | Error::Serialize(_) => false,
+            Error::Backup(e) => e.is_transient(),
+        }
+    }
+
     /// The documented exit code for this error.
     pub fn exit_code(&self) -> i32 {
         match self {
@@ -144,6 +173,7 @@ impl Error {
                 _ => exit::FAILURE,
             },
             Error::Io(_) | Error::Serialize(_) => exit::FAILURE,
+            Error::Backup(e) => e.exit_code(),
         }
     }
 
@@ -198,6 +228,25 @@ mod tests {
             api_err(403)
                 .report()
                 .starts_with("failed to create EtcdCluster ns/demo")
+        );
+    }
+
+    #[test]
+    fn only_failures_another_pass_may_not_meet_are_transient() {
+        for code in [409, 429, 500, 503] {
+            assert!(api_err(code).is_transient(), "{code}");
+        }
+        for code in [400, 401, 403, 404, 422] {
+            assert!(!api_err(code).is_transient(), "{code}");
+        }
+        assert!(!Error::CrdMissing.is_transient());
+        assert!(
+            !Error::Held {
+                namespace: "ns".into(),
+                name: "demo".into(),
+                message: "holding".into()
+            }
+            .is_transient()
         );
     }
 

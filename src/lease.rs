@@ -1,17 +1,36 @@
-//! The engine lock: one coordination.k8s.io/v1 Lease that the operator and the CLI verbs take
-//! before acting, so two drivers never change one cluster at once.
+//! Engine leases: coordination.k8s.io/v1 Leases that say which driver may act.
 //!
-//! May touch: the Lease API only. No clock inside the pure helper (`expired` takes `now`).
+//! May touch: the Lease API only. Expiry is judged without comparing clocks (`Observed`).
 //!
-//! The operator holds the Lease for as long as it leads (it renews it every few seconds); a CLI
-//! verb holds it for the length of its run. A holder that stops renewing loses it once
-//! `renewTime + leaseDurationSeconds` has passed. Writes carry the `resourceVersion` that was
-//! read, so of two contenders exactly one write succeeds: the other gets HTTP 409 and reports
-//! the Lease as held by someone else.
+//! - One Lease per cluster (`cluster_lease`), held by whichever driver acts on that cluster: a
+//!   `kubectl etcd` command for the length of its run, the operator for every cluster it
+//!   watches while it leads. A driver acts only while it holds it, and renews it in the
+//!   background (`Lock::keep_renewed`) so a long pass cannot outlast it. A long CLI wait on one
+//!   cluster therefore never blocks the operator on another, and an operator that watches one
+//!   namespace never makes CLIs on clusters elsewhere defer to it.
+//! - One Lease for the operator's leader election (`LEADER`): only operator replicas take it,
+//!   and only its holder runs the controller (and so takes cluster Leases).
+//!
+//! All of them live in the operator's namespace. When that namespace does not exist there is no
+//! operator to coordinate with: `Acquired::NoNamespace`, and a CLI acts without a Lease. Any
+//! other failure to read or write a Lease is an error, never a permission to act.
+//!
+//! Expiry, as client-go judges it: a Lease is free once `leaseDurationSeconds` have passed on
+//! *this process's* clock since it last saw the record change (holder, times, duration,
+//! transitions). Timestamps written by other machines are never compared with our clock, so
+//! clock skew can neither steal a live Lease nor keep a dead one. Writes carry the
+//! `resourceVersion` that was read, so of two contenders exactly one write succeeds: the other
+//! gets HTTP 409 and reports the Lease as held by someone else.
+//!
+//! Why not `kube-lease-manager`: it is the maintained leader-election crate for kube, but its
+//! releases build on kube 0.9x/1.x/2.x, not on kube 5 (this crate's kube), it elects one leader
+//! per lease without the operator/CLI roles (a CLI defers to an operator, never the reverse)
+//! that the README promises, and it judges expiry from the remote `renewTime`.
 
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-use jiff::{SignedDuration, Timestamp};
+use jiff::Timestamp;
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use kube::Client;
@@ -19,14 +38,20 @@ use kube::api::{Api, PostParams};
 
 use crate::error::Error;
 
-/// Namespace of the Lease (the operator's install namespace).
-pub const NAMESPACE: &str = "kubectl-etcd-system";
-/// Name of the Lease.
-pub const NAME: &str = "kubectl-etcd-engine";
+/// Namespace of the Leases (the operator's install namespace).
+pub use crate::objects::install::NAMESPACE;
+/// Name of the operator's leader-election Lease.
+pub const LEADER: &str = "kubectl-etcd-engine";
 
 const KIND: &str = "Lease";
 const OPERATOR_PREFIX: &str = "operator/";
 const CLI_PREFIX: &str = "cli/";
+
+/// Name of the Lease of EtcdCluster `namespace/name` (namespace and cluster names are DNS
+/// labels, so this is a valid object name).
+pub fn cluster_lease(namespace: &str, name: &str) -> String {
+    format!("etcdcluster.{namespace}.{name}")
+}
 
 /// The identity of an operator replica: `operator/<pod-name>`.
 pub fn operator_identity(pod: &str) -> String {
@@ -61,55 +86,89 @@ pub enum Acquired {
     Held,
     /// Someone else holds an unexpired Lease, or won the race for it.
     HeldBy { holder: String },
+    /// The operator's namespace does not exist: nobody to coordinate with (and no Lease can be
+    /// created). The CLI acts without a Lease; an operator cannot lead.
+    NoNamespace,
 }
 
-/// True when a Lease renewed at `renew` for `duration_s` seconds has run out at `now`.
-pub fn expired(renew: Timestamp, duration_s: i32, now: Timestamp) -> bool {
-    now.duration_since(renew) > SignedDuration::from_secs(i64::from(duration_s.max(0)))
+/// The record as this process last saw it, and when (on its own monotonic clock) it last saw it
+/// change.
+#[derive(Clone, Debug, PartialEq)]
+struct Observed {
+    record: LeaseSpec,
+    changed_at: Instant,
 }
 
-/// The holder of `lease` if it holds it at `now`.
-fn live_holder(lease: &Lease, now: Timestamp) -> Option<String> {
-    let spec = lease.spec.as_ref()?;
-    let holder = spec.holder_identity.as_deref().filter(|h| !h.is_empty())?;
-    // A holder without any time is treated as expired: nothing says it is still alive.
-    let renew = spec.renew_time.as_ref().or(spec.acquire_time.as_ref())?;
-    let duration = spec.lease_duration_seconds.unwrap_or(0);
-    (!expired(renew.0, duration, now)).then(|| holder.to_string())
+impl Observed {
+    /// Takes in the record read at `now`: the clock restarts only when the record changed.
+    fn update(previous: Option<Observed>, record: LeaseSpec, now: Instant) -> Observed {
+        match previous {
+            Some(p) if p.record == record => p,
+            _ => Observed {
+                record,
+                changed_at: now,
+            },
+        }
+    }
+
+    /// The holder at `now`: named, and the record changed less than its duration ago.
+    fn holder(&self, now: Instant) -> Option<&str> {
+        let holder = self
+            .record
+            .holder_identity
+            .as_deref()
+            .filter(|h| !h.is_empty())?;
+        let duration = Duration::from_secs(
+            u64::try_from(self.record.lease_duration_seconds.unwrap_or(0)).unwrap_or(0),
+        );
+        (now.saturating_duration_since(self.changed_at) <= duration).then_some(holder)
+    }
 }
 
-/// The identity holding the engine Lease now, if any. `None` too when the namespace or the
-/// Lease does not exist (no operator installed, no CLI acting). RBAC denials are errors.
-pub async fn active_holder(client: Client, namespace: &str) -> Result<Option<String>, Error> {
+/// The identity a Lease record names as its holder, if any. Whether that holder is still alive
+/// only an observer over time can tell (`Lock`); this is for messages and tests.
+pub async fn recorded_holder(
+    client: Client,
+    namespace: &str,
+    name: &str,
+) -> Result<Option<String>, Error> {
     let api: Api<Lease> = Api::namespaced(client, namespace);
     let lease = api
-        .get_opt(NAME)
+        .get_opt(name)
         .await
-        .map_err(|e| Error::kube("get", KIND, namespace, NAME, e))?;
-    Ok(lease.and_then(|l| live_holder(&l, Timestamp::now())))
+        .map_err(|e| Error::kube("get", KIND, namespace, name, e))?;
+    Ok(lease
+        .and_then(|l| l.spec)
+        .and_then(|s| s.holder_identity)
+        .filter(|h| !h.is_empty()))
 }
 
-/// A handle on the engine Lease for one identity.
+/// A handle on one Lease for one identity. Clones share what they observed.
 #[derive(Clone)]
 pub struct Lock {
     api: Api<Lease>,
     namespace: String,
+    name: String,
     identity: String,
     duration: Duration,
+    observed: Arc<Mutex<Option<Observed>>>,
 }
 
 impl Lock {
     pub fn new(
         client: Client,
         namespace: &str,
+        name: &str,
         identity: impl Into<String>,
         duration: Duration,
     ) -> Lock {
         Lock {
             api: Api::namespaced(client, namespace),
             namespace: namespace.into(),
+            name: name.into(),
             identity: identity.into(),
             duration,
+            observed: Arc::default(),
         }
     }
 
@@ -117,56 +176,75 @@ impl Lock {
         &self.identity
     }
 
+    pub fn namespace(&self) -> &str {
+        &self.namespace
+    }
+
     fn duration_s(&self) -> i32 {
         i32::try_from(self.duration.as_secs().max(1)).unwrap_or(i32::MAX)
     }
 
     fn err(&self, verb: &'static str, e: kube::Error) -> Error {
-        Error::kube(verb, KIND, &self.namespace, NAME, e)
+        Error::kube(verb, KIND, &self.namespace, &self.name, e)
+    }
+
+    /// Records `record` as seen now; returns its live holder, if any.
+    fn observe(&self, record: LeaseSpec) -> Option<String> {
+        let now = Instant::now();
+        let mut seen = self.observed.lock().unwrap_or_else(|p| p.into_inner());
+        let o = Observed::update(seen.take(), record, now);
+        let holder = o.holder(now).map(String::from);
+        *seen = Some(o);
+        holder
     }
 
     /// Takes the Lease when it is free (absent, released or expired), renews it when it is ours.
-    ///
-    /// A missing namespace is an error (HTTP 404 on create, `Error::api_code() == Some(404)`):
-    /// the Lock never creates namespaces; callers that run without an installed operator may
-    /// treat that as "nobody else can hold it".
     pub async fn try_acquire_or_renew(&self) -> Result<Acquired, Error> {
         let now = Timestamp::now();
         let Some(mut lease) = self
             .api
-            .get_opt(NAME)
+            .get_opt(&self.name)
             .await
             .map_err(|e| self.err("get", e))?
         else {
+            let spec = LeaseSpec {
+                holder_identity: Some(self.identity.clone()),
+                acquire_time: Some(MicroTime(now)),
+                renew_time: Some(MicroTime(now)),
+                lease_duration_seconds: Some(self.duration_s()),
+                lease_transitions: Some(0),
+                ..Default::default()
+            };
             let lease = Lease {
                 metadata: ObjectMeta {
-                    name: Some(NAME.into()),
+                    name: Some(self.name.clone()),
                     namespace: Some(self.namespace.clone()),
                     ..Default::default()
                 },
-                spec: Some(LeaseSpec {
-                    holder_identity: Some(self.identity.clone()),
-                    acquire_time: Some(MicroTime(now)),
-                    renew_time: Some(MicroTime(now)),
-                    lease_duration_seconds: Some(self.duration_s()),
-                    lease_transitions: Some(0),
-                    ..Default::default()
-                }),
+                spec: Some(spec.clone()),
             };
             return match self.api.create(&PostParams::default(), &lease).await {
-                Ok(_) => Ok(Acquired::Held),
+                Ok(_) => {
+                    self.observe(spec);
+                    Ok(Acquired::Held)
+                }
                 Err(kube::Error::Api(s)) if s.code == 409 => Ok(self.winner().await),
+                // Creating in a namespace that does not exist answers 404.
+                Err(kube::Error::Api(s)) if s.code == 404 => Ok(Acquired::NoNamespace),
                 Err(e) => Err(self.err("create", e)),
             };
         };
-        let holder = live_holder(&lease, now);
-        if let Some(other) = holder.as_ref().filter(|h| **h != self.identity) {
-            return Ok(Acquired::HeldBy {
-                holder: other.clone(),
-            });
+        let holder = self.observe(lease.spec.clone().unwrap_or_default());
+        if let Some(other) = holder.filter(|h| *h != self.identity) {
+            return Ok(Acquired::HeldBy { holder: other });
         }
+        let ours = lease
+            .spec
+            .as_ref()
+            .and_then(|s| s.holder_identity.as_deref())
+            == Some(self.identity.as_str());
         let spec = lease.spec.get_or_insert_with(Default::default);
-        if holder.is_none() {
+        if !ours {
             // Taking over a free or expired Lease: a new term.
             spec.acquire_time = Some(MicroTime(now));
             spec.lease_transitions = Some(spec.lease_transitions.unwrap_or(0) + 1);
@@ -174,9 +252,17 @@ impl Lock {
         spec.holder_identity = Some(self.identity.clone());
         spec.renew_time = Some(MicroTime(now));
         spec.lease_duration_seconds = Some(self.duration_s());
+        let written = spec.clone();
         // `lease` carries the resourceVersion we read: a concurrent writer makes this a 409.
-        match self.api.replace(NAME, &PostParams::default(), &lease).await {
-            Ok(_) => Ok(Acquired::Held),
+        match self
+            .api
+            .replace(&self.name, &PostParams::default(), &lease)
+            .await
+        {
+            Ok(_) => {
+                self.observe(written);
+                Ok(Acquired::Held)
+            }
             Err(kube::Error::Api(s)) if s.code == 409 => Ok(self.winner().await),
             Err(e) => Err(self.err("update", e)),
         }
@@ -184,22 +270,27 @@ impl Lock {
 
     /// Who won a race we lost (best effort: the name is for messages only).
     async fn winner(&self) -> Acquired {
-        let holder = match self.api.get_opt(NAME).await {
-            Ok(Some(l)) => l
-                .spec
-                .and_then(|s| s.holder_identity)
-                .filter(|h| !h.is_empty()),
+        let holder = match self.api.get_opt(&self.name).await {
+            Ok(Some(l)) => {
+                let spec = l.spec.unwrap_or_default();
+                self.observe(spec.clone());
+                spec.holder_identity.filter(|h| !h.is_empty())
+            }
             _ => None,
         };
-        Acquired::HeldBy {
-            holder: holder.unwrap_or_else(|| "another process".into()),
+        match holder {
+            // Our own write raced another of ours (a renewal in the background): still ours.
+            Some(h) if h == self.identity => Acquired::Held,
+            h => Acquired::HeldBy {
+                holder: h.unwrap_or_else(|| "another process".into()),
+            },
         }
     }
 
     /// Gives the Lease up if we hold it, so the next contender need not wait for it to expire.
     /// Best effort: failures are logged, and an unreleased Lease expires by itself.
     pub async fn release(&self) {
-        let mut lease = match self.api.get_opt(NAME).await {
+        let mut lease = match self.api.get_opt(&self.name).await {
             Ok(Some(l)) => l,
             Ok(None) => return,
             Err(e) => {
@@ -219,40 +310,25 @@ impl Lock {
         };
         spec.holder_identity = None;
         spec.renew_time = Some(MicroTime(Timestamp::now()));
-        match self.api.replace(NAME, &PostParams::default(), &lease).await {
-            Ok(_) => tracing::debug!(identity = %self.identity, "released the engine lease"),
+        match self
+            .api
+            .replace(&self.name, &PostParams::default(), &lease)
+            .await
+        {
+            Ok(_) => {
+                tracing::debug!(identity = %self.identity, lease = %self.name, "released the engine lease")
+            }
             Err(e) => tracing::warn!(
                 "could not release the engine lease: {}",
                 self.err("update", e).report()
             ),
         }
     }
-}
 
-/// A background task that keeps a held Lease renewed (for a CLI verb that runs longer than the
-/// lease duration). Dropping it stops renewing; call `Lock::release` to free the Lease at once.
-pub struct Renewal {
-    task: tokio::task::JoinHandle<()>,
-    lost: tokio::sync::watch::Receiver<Option<String>>,
-}
-
-impl Renewal {
-    /// Why the Lease is no longer ours, once that happened: stop acting.
-    pub fn lost(&self) -> Option<String> {
-        self.lost.borrow().clone()
-    }
-}
-
-impl Drop for Renewal {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
-impl Lock {
     /// Renews the Lease every `every` (a third of the duration is usual) until dropped. The
     /// Lease counts as lost when someone else holds it or when no renewal succeeded for two
-    /// thirds of the duration (before anyone else may take it over).
+    /// thirds of the duration — before anyone else may take it over, since they wait the whole
+    /// duration after they last saw it change.
     pub fn keep_renewed(&self, every: Duration) -> Renewal {
         let (tx, rx) = tokio::sync::watch::channel(None);
         let lock = self.clone();
@@ -264,14 +340,20 @@ impl Lock {
                 match tokio::time::timeout(every, lock.try_acquire_or_renew()).await {
                     Ok(Ok(Acquired::Held)) => renewed = tokio::time::Instant::now(),
                     Ok(Ok(Acquired::HeldBy { holder })) => {
-                        let _ =
-                            tx.send(Some(format!("the engine lease was taken over by {holder}")));
+                        let _ = tx.send(Some(format!("lost the engine lease to {holder}")));
+                        return;
+                    }
+                    Ok(Ok(Acquired::NoNamespace)) => {
+                        let _ = tx.send(Some(format!(
+                            "the namespace {} of the engine lease is gone",
+                            lock.namespace
+                        )));
                         return;
                     }
                     Ok(Err(e)) => {
-                        tracing::debug!("could not renew the engine lease: {}", e.report())
+                        tracing::warn!("could not renew the engine lease: {}", e.report());
                     }
-                    Err(_) => tracing::debug!("renewing the engine lease timed out"),
+                    Err(_) => tracing::warn!("renewing the engine lease timed out"),
                 }
                 if renewed.elapsed() >= give_up {
                     let _ = tx.send(Some(format!(
@@ -286,54 +368,103 @@ impl Lock {
     }
 }
 
+/// A background task that keeps a held Lease renewed. Dropping it stops renewing; call
+/// `Lock::release` to free the Lease at once.
+pub struct Renewal {
+    task: tokio::task::JoinHandle<()>,
+    lost: tokio::sync::watch::Receiver<Option<String>>,
+}
+
+impl Renewal {
+    /// Why the Lease is no longer ours, once that happened: stop acting.
+    pub fn lost(&self) -> Option<String> {
+        self.lost.borrow().clone()
+    }
+
+    /// Resolves with the reason once the Lease is lost.
+    pub async fn wait_lost(&mut self) -> String {
+        loop {
+            if let Some(why) = self.lost.borrow_and_update().clone() {
+                return why;
+            }
+            if self.lost.changed().await.is_err() {
+                return "the lease renewal stopped".into();
+            }
+        }
+    }
+}
+
+impl Drop for Renewal {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn at(s: i64) -> Timestamp {
-        Timestamp::from_second(1_800_000_000 + s).unwrap()
-    }
-
-    fn lease(holder: Option<&str>, renew: Option<i64>, duration: i32) -> Lease {
-        Lease {
-            metadata: ObjectMeta::default(),
-            spec: Some(LeaseSpec {
-                holder_identity: holder.map(Into::into),
-                renew_time: renew.map(|s| MicroTime(at(s))),
-                lease_duration_seconds: Some(duration),
-                ..Default::default()
-            }),
+    fn record(holder: Option<&str>, renew_s: i64, duration: i32) -> LeaseSpec {
+        LeaseSpec {
+            holder_identity: holder.map(Into::into),
+            renew_time: Some(MicroTime(
+                Timestamp::from_second(1_800_000_000 + renew_s).unwrap(),
+            )),
+            lease_duration_seconds: Some(duration),
+            ..Default::default()
         }
     }
 
     #[test]
-    fn a_lease_is_live_until_its_duration_has_passed() {
-        assert!(!expired(at(0), 15, at(0)));
-        assert!(!expired(at(0), 15, at(15)));
-        assert!(expired(at(0), 15, at(16)));
-        assert!(
-            !expired(at(10), 15, at(5)),
-            "a renew time ahead of our clock is live"
+    fn a_lease_is_live_until_its_duration_passed_on_our_clock_since_it_last_changed() {
+        let t0 = Instant::now();
+        let s = Duration::from_secs;
+        let o = Observed::update(None, record(Some("operator/a"), 0, 15), t0);
+        assert_eq!(o.holder(t0), Some("operator/a"));
+        assert_eq!(o.holder(t0 + s(15)), Some("operator/a"));
+        assert_eq!(o.holder(t0 + s(16)), None, "expired");
+        // The same record seen again does not restart the clock ...
+        let again = Observed::update(
+            Some(o.clone()),
+            record(Some("operator/a"), 0, 15),
+            t0 + s(10),
         );
-        assert!(
-            expired(at(0), -3, at(1)),
-            "a negative duration counts as zero"
-        );
+        assert_eq!(again.holder(t0 + s(16)), None);
+        // ... a renewal (any change of the record) does.
+        let renewed = Observed::update(Some(o), record(Some("operator/a"), 5, 15), t0 + s(10));
+        assert_eq!(renewed.holder(t0 + s(16)), Some("operator/a"));
+        assert_eq!(renewed.holder(t0 + s(26)), None);
     }
 
     #[test]
-    fn only_a_named_unexpired_holder_holds_the_lease() {
+    fn remote_timestamps_are_never_compared_with_our_clock() {
+        let t0 = Instant::now();
+        // Renewed "a year ago" or "in a year" by a skewed clock: live for a whole duration
+        // from when we first saw it, expired after, either way.
+        for renew in [-31_536_000, 31_536_000] {
+            let o = Observed::update(None, record(Some("cli/h/1"), renew, 15), t0);
+            assert_eq!(o.holder(t0 + Duration::from_secs(1)), Some("cli/h/1"));
+            assert_eq!(o.holder(t0 + Duration::from_secs(16)), None);
+        }
+    }
+
+    #[test]
+    fn only_a_named_holder_holds_the_lease() {
+        let t0 = Instant::now();
         assert_eq!(
-            live_holder(&lease(Some("operator/a"), Some(0), 15), at(10)).as_deref(),
-            Some("operator/a")
-        );
-        assert_eq!(
-            live_holder(&lease(Some("operator/a"), Some(0), 15), at(20)),
+            Observed::update(None, record(Some(""), 0, 15), t0).holder(t0),
             None
         );
-        assert_eq!(live_holder(&lease(Some(""), Some(0), 15), at(1)), None);
-        assert_eq!(live_holder(&lease(None, Some(0), 15), at(1)), None);
-        assert_eq!(live_holder(&lease(Some("cli/h/1"), None, 15), at(1)), None);
+        assert_eq!(
+            Observed::update(None, record(None, 0, 15), t0).holder(t0),
+            None
+        );
+        assert_eq!(
+            Observed::update(None, record(Some("a"), 0, -3), t0)
+                .holder(t0 + Duration::from_millis(1)),
+            None,
+            "a negative duration counts as zero"
+        );
     }
 
     #[test]
@@ -343,108 +474,10 @@ mod tests {
         assert!(!is_operator(&cli));
         assert!(cli.starts_with("cli/") && cli.ends_with(&format!("/{}", std::process::id())));
     }
-}
 
-/// Against a real API server: `KUBECONFIG=... cargo test --lib --features e2e -- --ignored lease::live`
-#[cfg(all(test, feature = "e2e"))]
-mod live {
-    use super::*;
-    use futures::FutureExt;
-    use kube::api::DeleteParams;
-
-    #[tokio::test]
-    // Runs with --features e2e (tests/run-all.sh), against $KUBECONFIG.
-    async fn contenders_take_turns_and_exactly_one_wins_a_race() {
-        let client = Client::try_default().await.unwrap();
-        let ns = format!("ke-lease-{}", std::process::id());
-        let nss = crate::testing::create_namespace(&client, &ns).await;
-        let outcome = std::panic::AssertUnwindSafe(async {
-            let short = Duration::from_secs(2);
-            let a = Lock::new(client.clone(), &ns, "operator/a", short);
-            let b = Lock::new(client.clone(), &ns, "cli/host/1", short);
-            assert_eq!(
-                active_holder(client.clone(), &ns).await.unwrap(),
-                None,
-                "no lease yet"
-            );
-            assert_eq!(
-                a.try_acquire_or_renew().await.unwrap(),
-                Acquired::Held,
-                "created"
-            );
-            assert_eq!(
-                b.try_acquire_or_renew().await.unwrap(),
-                Acquired::HeldBy {
-                    holder: "operator/a".into()
-                }
-            );
-            assert_eq!(
-                active_holder(client.clone(), &ns).await.unwrap().as_deref(),
-                Some("operator/a")
-            );
-            assert_eq!(
-                a.try_acquire_or_renew().await.unwrap(),
-                Acquired::Held,
-                "renewed"
-            );
-            a.release().await;
-            assert_eq!(
-                active_holder(client.clone(), &ns).await.unwrap(),
-                None,
-                "released"
-            );
-            b.release().await; // not ours: a no-op
-            assert_eq!(
-                b.try_acquire_or_renew().await.unwrap(),
-                Acquired::Held,
-                "a released lease is free"
-            );
-            tokio::time::sleep(Duration::from_secs(3)).await;
-            assert_eq!(
-                active_holder(client.clone(), &ns).await.unwrap(),
-                None,
-                "expired"
-            );
-            let (x, y) = tokio::join!(a.try_acquire_or_renew(), b.try_acquire_or_renew());
-            let held = [x.unwrap(), y.unwrap()]
-                .iter()
-                .filter(|r| **r == Acquired::Held)
-                .count();
-            assert_eq!(held, 1, "exactly one contender wins an expired lease");
-            let winner = if active_holder(client.clone(), &ns).await.unwrap().as_deref()
-                == Some("operator/a")
-            {
-                &a
-            } else {
-                &b
-            };
-            let renewal = winner.keep_renewed(Duration::from_millis(500));
-            tokio::time::sleep(Duration::from_secs(3)).await;
-            assert_eq!(
-                active_holder(client.clone(), &ns).await.unwrap().as_deref(),
-                Some(winner.identity()),
-                "kept past its duration"
-            );
-            assert_eq!(renewal.lost(), None);
-            drop(renewal);
-            winner.release().await;
-            assert_eq!(
-                active_holder(client.clone(), "ke-no-such-namespace")
-                    .await
-                    .unwrap(),
-                None
-            );
-            let err = Lock::new(client.clone(), "ke-no-such-namespace", "cli/h/2", short)
-                .try_acquire_or_renew()
-                .await
-                .unwrap_err();
-            assert_eq!(err.api_code(), Some(404));
-        })
-        .catch_unwind()
-        .await;
-        let _ = nss.delete(&ns, &DeleteParams::default()).await;
-        if let Err(panic) = outcome {
-            std::panic::resume_unwind(panic);
-        }
+    #[test]
+    fn each_cluster_has_its_own_lease_name() {
+        assert_eq!(cluster_lease("team-a", "demo"), "etcdcluster.team-a.demo");
+        assert_ne!(cluster_lease("a", "b-c"), cluster_lease("a-b", "c"));
     }
 }

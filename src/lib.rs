@@ -7,6 +7,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod api;
+pub mod backup;
 pub mod cli;
 pub mod engine;
 pub mod error;

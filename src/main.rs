@@ -1,10 +1,10 @@
 //! Thin main: parse, set up logging, run, map the result to a documented exit code.
 
 use clap::Parser;
-use kubectl_etcd::cli::{Cli, LogFormat, Verb};
+use kubectl_etcd::cli::{Cli, LogFormat};
 
 fn init_tracing(cli: &Cli) {
-    let operate = matches!(cli.verb, Verb::Operate { .. });
+    let operate = cli.verb.is_long_running();
     // CLI default `warn` (stderr is for people), operate default `info`; RUST_LOG wins.
     let level = match (cli.global.verbose, operate) {
         (0, false) => "warn",

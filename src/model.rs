@@ -92,6 +92,8 @@ pub struct Desired {
     pub lost_member_grace_seconds: u64,
     /// Spec changes the engine refuses to carry out (see `keep_immutable`); empty normally.
     pub refused: Vec<InvalidSpec>,
+    /// The snapshot a new cluster starts from (`spec.restore`).
+    pub restore: Option<RestoreSource>,
 }
 
 impl Desired {
@@ -119,6 +121,7 @@ impl Desired {
             paused: true,
             lost_member_grace_seconds: DEFAULT_LOST_MEMBER_GRACE_SECONDS,
             refused: Vec::new(),
+            restore: None,
         }
     }
 }
@@ -166,6 +169,54 @@ pub fn keep_immutable(mut d: Desired, o: &Observed) -> Desired {
     }
     d.storage = have;
     d
+}
+
+/// A validated `spec.restore`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RestoreSource {
+    /// URL of the snapshot object (s3:// or pvc://: the restore pod fetches it in the cluster).
+    pub url: String,
+    pub sha256: Option<String>,
+    pub credentials_secret: Option<String>,
+    pub tools_image: String,
+}
+
+/// Image with `kubectl-etcd` used by restore pods when the spec names none.
+pub const DEFAULT_TOOLS_IMAGE: &str = "ghcr.io/kubectl-etcd/kubectl-etcd:0.1.0";
+
+fn validate_restore(r: &crate::api::RestoreSpec) -> Result<RestoreSource, InvalidSpec> {
+    use crate::backup::store::Location;
+    let loc =
+        Location::parse(&r.source).map_err(|e| invalid("spec.restore.source", e.to_string()))?;
+    if matches!(loc, Location::File(_)) {
+        return Err(invalid(
+            "spec.restore.source",
+            format!(
+                "{:?} is a file on some machine, which the cluster cannot read; upload it to s3:// or a pvc:// first",
+                r.source
+            ),
+        ));
+    }
+    if let Some(sum) = &r.sha256
+        && (sum.len() != 64 || !sum.bytes().all(|b| b.is_ascii_hexdigit()))
+    {
+        return Err(invalid(
+            "spec.restore.sha256",
+            format!(
+                "{sum:?} is not a sha256; use the 64 hex digits `kubectl etcd backup list` shows"
+            ),
+        ));
+    }
+    Ok(RestoreSource {
+        url: r.source.clone(),
+        sha256: r.sha256.as_ref().map(|s| s.to_ascii_lowercase()),
+        credentials_secret: r.credentials_secret.clone().filter(|s| !s.is_empty()),
+        tools_image: r
+            .tools_image
+            .clone()
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| DEFAULT_TOOLS_IMAGE.into()),
+    })
 }
 
 /// Why a spec can never work. The message names the field and the fix.
@@ -367,6 +418,7 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
             ));
         }
     }
+    let restore = spec.restore.as_ref().map(validate_restore).transpose()?;
     Ok(Desired {
         namespace: cluster
             .metadata
@@ -397,6 +449,7 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
                 ));
             }
         },
+        restore,
     })
 }
 
@@ -425,6 +478,17 @@ pub struct Observed {
     /// Ordinals of the members last recorded in status (the membership to rebuild the member
     /// config from when no member answers).
     pub known_members: std::collections::BTreeSet<u32>,
+    /// The seed's restore pod, observed only for clusters restored from a snapshot.
+    pub restore_pod: Option<RestorePodView>,
+}
+
+/// The one-shot pod that restores a seed member's volume.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum RestorePodView {
+    Running,
+    Succeeded,
+    /// Why it failed (the failing container's termination message).
+    Failed(String),
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]

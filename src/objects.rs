@@ -20,6 +20,8 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use crate::api::EtcdCluster;
 use crate::model::{Desired, Storage};
 
+pub mod install;
+
 /// DNS domain of the Kubernetes cluster the members live in.
 pub const CLUSTER_DOMAIN: &str = "cluster.local";
 /// Container variables the kubelet fills in with the pod's own name and namespace.
@@ -37,6 +39,11 @@ pub const ANNOTATION_TEMPLATE_HASH: &str = "etcd.kubectl-etcd.io/template-hash";
 pub const LABEL_REVISION: &str = "controller-revision-hash";
 pub const DATA_VOLUME: &str = "data";
 pub const DATA_DIR: &str = "/var/lib/etcd";
+
+/// etcd's data dir inside the member volume (`ETCD_DATA_DIR`; a restore writes it too).
+pub fn data_dir() -> String {
+    format!("{DATA_DIR}/data")
+}
 pub const CONTAINER: &str = "etcd";
 
 /// Keys of the member-config ConfigMap. They are etcd's own environment variables: the member
@@ -308,7 +315,13 @@ pub fn bootstrap_config(d: &Desired, replicas: u32) -> BTreeMap<String, String> 
         ),
         (
             config_key::INITIAL_CLUSTER_STATE.to_string(),
-            STATE_NEW.to_string(),
+            // A restored seed starts on the data the restore wrote: the cluster exists already.
+            if d.restore.is_some() {
+                STATE_EXISTING
+            } else {
+                STATE_NEW
+            }
+            .to_string(),
         ),
         (
             config_key::INITIAL_TOKEN.to_string(),
@@ -365,7 +378,7 @@ pub fn pod_template(d: &Desired) -> PodTemplateSpec {
             env_field(ENV_POD_NAME, "metadata.name"),
             env_field(ENV_POD_NAMESPACE, "metadata.namespace"),
             env_value("ETCD_NAME", format!("$({ENV_POD_NAME})")),
-            env_value("ETCD_DATA_DIR", format!("{DATA_DIR}/data")),
+            env_value("ETCD_DATA_DIR", data_dir()),
             env_value(
                 "ETCD_LISTEN_CLIENT_URLS",
                 format!("http://0.0.0.0:{CLIENT_PORT}"),

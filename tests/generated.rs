@@ -13,9 +13,9 @@ fn check(path: &str, want: &str, regenerate: &str) {
 #[test]
 fn the_crd_file_is_fresh() {
     check(
-        "crds/etcdclusters.yaml",
+        "crds/crds.yaml",
         &cli::crd_yaml(),
-        "cargo run -q -- crd > crds/etcdclusters.yaml",
+        "cargo run -q -- crd > crds/crds.yaml",
     );
 }
 

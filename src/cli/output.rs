@@ -9,7 +9,7 @@ use comfy_table::{Cell, ContentArrangement, Table, presets::UTF8_BORDERS_ONLY};
 use serde::Serialize;
 use serde_json::json;
 
-use crate::api::{EtcdCluster, MemberStatus, condition};
+use crate::api::{EtcdBackup, EtcdCluster, MemberStatus, condition};
 use crate::engine::Pass;
 use crate::error::Error;
 use crate::plan::Step;
@@ -109,7 +109,7 @@ impl Progress {
     }
 }
 
-fn human_bytes(n: i64) -> String {
+pub fn human_bytes(n: i64) -> String {
     let n = n as f64;
     for (unit, size) in [("GiB", 1u64 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] {
         if n >= size as f64 {
@@ -416,5 +416,50 @@ mod tests {
         assert_eq!(doc["status"]["members"][0]["name"], "demo-0");
         assert_eq!(role(&c.status.as_ref().unwrap().members[1]), "learner");
         assert_eq!(quota_of(&c), 2 << 30);
+    }
+}
+
+/// Backups as a table (name, phase, size, revision, age, verified, where) or as the records.
+pub fn print_backups(format: Format, list: &[EtcdBackup]) -> Result<(), Error> {
+    if format != Format::Table {
+        return if list.len() == 1 {
+            print_value(format, &list[0])
+        } else {
+            print_value(format, &list)
+        };
+    }
+    let now = jiff::Timestamp::now();
+    let mut t = table();
+    t.set_header(vec![
+        "NAME", "PHASE", "SIZE", "REVISION", "KEYS", "AGE", "VERIFIED", "URL",
+    ]);
+    for b in list {
+        let st = b.status.clone().unwrap_or_default();
+        let age = b
+            .metadata
+            .creation_timestamp
+            .as_ref()
+            .map(|t| human_age(now.as_second() - t.0.as_second()))
+            .unwrap_or_default();
+        t.add_row(vec![
+            Cell::new(b.metadata.name.clone().unwrap_or_default()),
+            Cell::new(st.phase.unwrap_or_default()),
+            Cell::new(st.size.map(human_bytes).unwrap_or_default()),
+            Cell::new(st.revision.map(|r| r.to_string()).unwrap_or_default()),
+            Cell::new(st.keys.map(|r| r.to_string()).unwrap_or_default()),
+            Cell::new(age),
+            Cell::new(if st.verified { "yes" } else { "no" }),
+            Cell::new(st.url.or(st.message).unwrap_or_default()),
+        ]);
+    }
+    print_raw(&t.to_string())
+}
+
+fn human_age(secs: i64) -> String {
+    match secs.max(0) {
+        s if s < 120 => format!("{s}s"),
+        s if s < 7200 => format!("{}m", s / 60),
+        s if s < 172_800 => format!("{}h", s / 3600),
+        s => format!("{}d", s / 86400),
     }
 }

@@ -32,6 +32,10 @@ pub enum Object {
     /// discovery found (see `Context::pdb`).
     DisruptionBudget(DynamicObject),
     StatefulSet(StatefulSet),
+    /// The seed's volume of a restored cluster (as the claim template would make it).
+    Volume(PersistentVolumeClaim),
+    /// The one-shot restore pod.
+    Pod(Pod),
 }
 
 impl Object {
@@ -42,6 +46,8 @@ impl Object {
             Object::Service(o) => serde_json::to_value(o),
             Object::DisruptionBudget(o) => serde_json::to_value(o),
             Object::StatefulSet(o) => serde_json::to_value(o),
+            Object::Volume(o) => serde_json::to_value(o),
+            Object::Pod(o) => serde_json::to_value(o),
         };
         // Serializing typed Kubernetes objects cannot fail (string keys only).
         v.unwrap_or_default()
@@ -80,6 +86,7 @@ pub fn step_objects(d: &Desired, step: &Step, pdb: &ApiResource) -> Vec<Object> 
         Step::WriteConfig { data, .. } => vec![config(data.clone())],
         Step::UpdateTemplate { replicas } => vec![sts(*replicas)],
         Step::ResizeStatefulSet { to, .. } => vec![sts(*to)],
+        Step::RestoreSeed { .. } => restore_objects(d),
         Step::AddLearner { .. }
         | Step::PromoteLearner { .. }
         | Step::MoveLeader { .. }
@@ -87,11 +94,36 @@ pub fn step_objects(d: &Desired, step: &Step, pdb: &ApiResource) -> Vec<Object> 
         | Step::DeleteVolume { .. }
         | Step::RestartMember { .. }
         | Step::WipeMember { .. }
+        | Step::DeleteRestorePod { .. }
         | Step::Wait { .. }
         | Step::Hold { .. }
         | Step::Paused
         | Step::Idle => vec![],
     }
+}
+
+/// The seed's claim (as the StatefulSet's claim template makes it; none for ephemeral storage) and
+/// the restore pod that fills it.
+fn restore_objects(d: &Desired) -> Vec<Object> {
+    let Some(r) = &d.restore else { return vec![] };
+    let token = objects::bootstrap_config(d, 1)
+        .remove(objects::config_key::INITIAL_TOKEN)
+        .unwrap_or_default();
+    let claim = objects::statefulset(d, 1)
+        .spec
+        .and_then(|s| s.volume_claim_templates)
+        .and_then(|mut t| t.pop())
+        .map(|mut claim| {
+            claim.metadata.name = Some(objects::volume_name(&d.name, 0));
+            claim.metadata.namespace = Some(d.namespace.clone());
+            Object::Volume(claim)
+        });
+    claim
+        .into_iter()
+        .chain([Object::Pod(crate::backup::restore::restore_pod(
+            d, r, &token,
+        ))])
+        .collect()
 }
 
 /// Server-side apply of `obj` under its own name.
@@ -120,6 +152,16 @@ async fn apply_object(ctx: &Context, d: &Desired, obj: &Object) -> Result<(), Er
         Object::StatefulSet(o) => {
             apply(Api::namespaced(client, ns), d, kind_of::<StatefulSet>(), o).await
         }
+        Object::Volume(o) => {
+            apply(
+                Api::namespaced(client, ns),
+                d,
+                kind_of::<PersistentVolumeClaim>(),
+                o,
+            )
+            .await
+        }
+        Object::Pod(o) => apply(Api::namespaced(client, ns), d, kind_of::<Pod>(), o).await,
         Object::DisruptionBudget(o) => {
             apply(
                 Api::namespaced_with(client, ns, &ctx.pdb),
@@ -213,7 +255,8 @@ pub async fn act(ctx: &Context, d: &Desired, o: &Observed, step: &Step) -> Resul
         | Step::ApplySupportingObjects
         | Step::WriteConfig { .. }
         | Step::UpdateTemplate { .. }
-        | Step::ResizeStatefulSet { .. } => {}
+        | Step::ResizeStatefulSet { .. }
+        | Step::RestoreSeed { .. } => {}
         Step::AddLearner { peer_url, .. } => {
             let mut c = match leader_client(ctx, d, o).await {
                 Ok(c) => c,
@@ -255,6 +298,10 @@ pub async fn act(ctx: &Context, d: &Desired, o: &Observed, step: &Step) -> Resul
                     Api::namespaced(ctx.client.clone(), &d.namespace);
                 delete(&api, d, claim).await?;
             }
+            let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &d.namespace);
+            delete(&api, d, pod).await?;
+        }
+        Step::DeleteRestorePod { pod } => {
             let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &d.namespace);
             delete(&api, d, pod).await?;
         }

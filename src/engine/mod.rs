@@ -5,6 +5,7 @@
 
 mod act;
 mod observe;
+pub mod policy;
 
 use std::time::Duration;
 
@@ -20,7 +21,9 @@ use crate::model::{self, Desired, Observed};
 use crate::objects;
 use crate::plan::{self, Step};
 
-pub use act::planned_objects;
+pub use act::{Object, planned_objects, step_objects};
+pub use observe::observe;
+pub use policy::{Next, Pace};
 
 /// Annotation the `delete --delete-data` verb sets: the finalizer then deletes member volumes too.
 pub const ANNOTATION_DELETE_DATA: &str = "etcd.kubectl-etcd.io/delete-data";
@@ -214,7 +217,8 @@ pub async fn reconcile_once(
         .map_err(|e| Error::kube("add the finalizer to", crate::api::KIND, &ns, &name, e))?;
     }
 
-    let observed = observe::observe(ctx, &desired, cluster.status.as_ref()).await?;
+    let mut observed = observe::observe(ctx, &desired).await?;
+    observed.known_members = observe::known_members(&desired, cluster.status.as_ref());
     let desired = model::keep_immutable(desired, &observed);
     let mut step = plan::plan(&desired, &observed);
     let mut outcome = Outcome::Unchanged;
@@ -309,11 +313,7 @@ async fn release(ctx: &Context, cluster: &EtcdCluster) -> Result<(), Error> {
         .get(ANNOTATION_DELETE_DATA)
         .is_some_and(|v| v == "true");
     if delete_data {
-        let pvcs: Api<PersistentVolumeClaim> = Api::namespaced(ctx.client.clone(), ns);
-        let lp = ListParams::default().labels(&objects::selector_string(name));
-        pvcs.delete_collection(&DeleteParams::default(), &lp)
-            .await
-            .map_err(|e| Error::kube("delete the volumes of", crate::api::KIND, ns, name, e))?;
+        delete_volumes(&ctx.client, ns, name).await?;
     }
     if cluster.finalizers().iter().any(|f| f == FINALIZER) {
         let fins: Vec<&String> = cluster
@@ -345,3 +345,68 @@ async fn release(ctx: &Context, cluster: &EtcdCluster) -> Result<(), Error> {
     }
     Ok(())
 }
+
+/// Deletes every member volume of cluster `namespace/name`; true once none is left. The finalizer
+/// runs it for `delete --delete-data`, and so does the CLI for a cluster that had no finalizer
+/// (nobody ran the engine's release).
+pub async fn delete_volumes(client: &Client, namespace: &str, name: &str) -> Result<bool, Error> {
+    let pvcs: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), namespace);
+    let lp = ListParams::default().labels(&objects::selector_string(name));
+    let err = |e| {
+        Error::kube(
+            "delete the volumes of",
+            crate::api::KIND,
+            namespace,
+            name,
+            e,
+        )
+    };
+    if pvcs.list(&lp).await.map_err(err)?.items.is_empty() {
+        return Ok(true);
+    }
+    pvcs.delete_collection(&DeleteParams::default(), &lp)
+        .await
+        .map_err(err)?;
+    Ok(false)
+}
+
+/// Applies the project's CRDs (EtcdCluster, EtcdBackup; server-side, fields owned by the engine)
+/// and waits until the API server serves them. The install verb and the cluster-backed tests share it.
+pub async fn apply_crd(client: &Client) -> Result<(), Error> {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    const KIND: &str = "CustomResourceDefinition";
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    for crd in crate::api::crds() {
+        let name = crd.name_any();
+        crds.patch(
+            &name,
+            &PatchParams::apply(objects::FIELD_MANAGER).force(),
+            &Patch::Apply(&crd),
+        )
+        .await
+        .map_err(|e| Error::kube("apply", KIND, "", &name, e))?;
+        let established = kube::runtime::wait::await_condition(
+            crds.clone(),
+            &name,
+            kube::runtime::wait::conditions::is_crd_established(),
+        );
+        match tokio::time::timeout(CRD_ESTABLISHED_WITHIN, established).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => {
+                return Err(Error::Usage(format!(
+                    "waiting for the CRD {name} to be established failed: {e}"
+                )));
+            }
+            Err(_) => {
+                return Err(Error::Usage(format!(
+                    "the CRD {name} was applied but did not become Established within {} s",
+                    CRD_ESTABLISHED_WITHIN.as_secs()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// How long `apply_crd` waits for the API server to serve a freshly applied CRD.
+const CRD_ESTABLISHED_WITHIN: Duration = Duration::from_secs(30);

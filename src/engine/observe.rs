@@ -2,7 +2,7 @@
 //!
 //! Read-only I/O. Produces the `Observed` value the planner decides on.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use futures::future::join_all;
 use k8s_openapi::api::apps::v1::StatefulSet;
@@ -14,8 +14,8 @@ use crate::api::EtcdClusterStatus;
 use crate::error::Error;
 use crate::etcd::EtcdClient;
 use crate::model::{
-    ClusterView, Desired, EtcdView, MemberStatusView, MemberView, Observed, PodView, Storage,
-    VolumeView, WorkloadView,
+    ClusterView, Desired, EtcdView, MemberStatusView, MemberView, Observed, PodView,
+    RestorePodView, Storage, VolumeView, WorkloadView,
 };
 use crate::objects;
 
@@ -58,13 +58,21 @@ fn workload_storage(s: &StatefulSet) -> Storage {
     }
 }
 
-/// Reads the cluster's objects and asks its members. `last` is the status the engine wrote last
-/// (the membership it recorded there survives the loss of every other object but the volumes).
-pub async fn observe(
-    ctx: &Context,
-    d: &Desired,
-    last: Option<&EtcdClusterStatus>,
-) -> Result<Observed, Error> {
+/// The members recorded in the status the engine wrote last: the membership that survives the
+/// loss of every other object but the volumes.
+pub fn known_members(d: &Desired, last: Option<&EtcdClusterStatus>) -> BTreeSet<u32> {
+    last.map(|st| {
+        st.members
+            .iter()
+            .filter_map(|m| objects::ordinal_of_pod(&d.name, &m.name))
+            .collect()
+    })
+    .unwrap_or_default()
+}
+
+/// Reads the cluster's objects and asks its members (`known_members` is left for the caller,
+/// who has the status).
+pub async fn observe(ctx: &Context, d: &Desired) -> Result<Observed, Error> {
     let ns = d.namespace.as_str();
     let client = ctx.client.clone();
     let sts_api: Api<StatefulSet> = Api::namespaced(client.clone(), ns);
@@ -177,6 +185,17 @@ pub async fn observe(
         })
         .collect();
     let etcd = observe_etcd(ctx, d, &pod_views).await;
+    let restore_pod = match &d.restore {
+        Some(_) => get_opt(
+            &pod_api,
+            "Pod",
+            ns,
+            &crate::backup::restore::pod_name(&d.name),
+        )
+        .await?
+        .map(|p| restore_pod_view(&p)),
+        None => None,
+    };
     Ok(Observed {
         statefulset,
         supporting_objects: peer_svc.is_some() && client_svc.is_some() && pdb.is_some(),
@@ -184,15 +203,42 @@ pub async fn observe(
         pods: pod_views,
         volumes,
         etcd,
-        known_members: last
-            .map(|st| {
-                st.members
-                    .iter()
-                    .filter_map(|m| objects::ordinal_of_pod(&d.name, &m.name))
-                    .collect()
-            })
-            .unwrap_or_default(),
+        known_members: BTreeSet::new(),
+        restore_pod,
     })
+}
+
+/// Running until the pod has ended; a failure carries the failing container's last words.
+fn restore_pod_view(p: &Pod) -> RestorePodView {
+    let status = p.status.as_ref();
+    match status.and_then(|s| s.phase.as_deref()) {
+        Some("Succeeded") => RestorePodView::Succeeded,
+        Some("Failed") => {
+            let why = status
+                .into_iter()
+                .flat_map(|s| {
+                    s.init_container_statuses
+                        .iter()
+                        .flatten()
+                        .chain(s.container_statuses.iter().flatten())
+                })
+                .filter_map(|c| {
+                    let t = c.state.as_ref()?.terminated.as_ref()?;
+                    (t.exit_code != 0).then(|| {
+                        format!(
+                            "{} exited {}: {}",
+                            c.name,
+                            t.exit_code,
+                            t.message.as_deref().unwrap_or("").trim()
+                        )
+                    })
+                })
+                .next()
+                .unwrap_or_else(|| "the pod failed".into());
+            RestorePodView::Failed(why)
+        }
+        _ => RestorePodView::Running,
+    }
 }
 
 /// What one running member said about itself.

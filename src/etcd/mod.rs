@@ -171,6 +171,18 @@ pub enum EtcdError {
         #[source]
         source: Cause,
     },
+    #[error("failed to start a snapshot of {endpoint}")]
+    Snapshot {
+        endpoint: String,
+        #[source]
+        source: Cause,
+    },
+    #[error("failed to read the keyspace summary of {endpoint}")]
+    Keyspace {
+        endpoint: String,
+        #[source]
+        source: Cause,
+    },
     #[error("failed to put {key} via {endpoint}")]
     Put {
         endpoint: String,
@@ -289,7 +301,9 @@ impl EtcdError {
             | EtcdError::Remove { endpoint, .. }
             | EtcdError::MoveLeader { endpoint, .. }
             | EtcdError::Put { endpoint, .. }
-            | EtcdError::Get { endpoint, .. } => endpoint,
+            | EtcdError::Get { endpoint, .. }
+            | EtcdError::Snapshot { endpoint, .. }
+            | EtcdError::Keyspace { endpoint, .. } => endpoint,
         }
     }
 
@@ -305,7 +319,9 @@ impl EtcdError {
             | EtcdError::Remove { source, .. }
             | EtcdError::MoveLeader { source, .. }
             | EtcdError::Put { source, .. }
-            | EtcdError::Get { source, .. } => Some(source),
+            | EtcdError::Get { source, .. }
+            | EtcdError::Snapshot { source, .. }
+            | EtcdError::Keyspace { source, .. } => Some(source),
             EtcdError::Alarms { .. } => None,
         }
     }
@@ -317,6 +333,13 @@ impl EtcdError {
     pub fn is_transient(&self) -> bool {
         self.cause().is_some_and(Cause::is_transient)
     }
+}
+
+/// The size of a member's keyspace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Keyspace {
+    pub revision: i64,
+    pub keys: i64,
 }
 
 /// A client for one etcd member.
@@ -528,6 +551,63 @@ impl EtcdClient {
                 source,
             })?;
         Ok(())
+    }
+
+    /// Streams a snapshot of this member's backend (`Maintenance.Snapshot`, a local read that
+    /// works without quorum). The bytes end with etcd's 32-byte sha256 trailer. No deadline covers
+    /// the whole transfer (it scales with the database); a stream that yields nothing for
+    /// `stall` fails instead.
+    pub async fn snapshot(
+        &mut self,
+        stall: Duration,
+    ) -> Result<impl tokio::io::AsyncRead + Send + Unpin + use<>, EtcdError> {
+        let endpoint = self.endpoint.clone();
+        let stream = Self::call(self.rpc_timeout, self.client.snapshot())
+            .await
+            .map_err(|source| EtcdError::Snapshot {
+                endpoint: endpoint.clone(),
+                source,
+            })?;
+        let chunks = futures::stream::try_unfold(stream, move |mut stream| {
+            let endpoint = endpoint.clone();
+            async move {
+                let next = tokio::time::timeout(stall, stream.message())
+                    .await
+                    .map_err(|_| {
+                        std::io::Error::new(
+                            std::io::ErrorKind::TimedOut,
+                            format!("the snapshot stream of {endpoint} stalled for {stall:?}"),
+                        )
+                    })?
+                    .map_err(|e| {
+                        std::io::Error::other(format!(
+                            "the snapshot stream of {endpoint} failed: {e}"
+                        ))
+                    })?;
+                Ok::<_, std::io::Error>(
+                    next.map(|m| (bytes::Bytes::copy_from_slice(m.blob()), stream)),
+                )
+            }
+        });
+        Ok(tokio_util::io::StreamReader::new(Box::pin(chunks)))
+    }
+
+    /// The current revision and the number of keys (a serializable count: no quorum needed).
+    pub async fn keyspace(&mut self) -> Result<Keyspace, EtcdError> {
+        let opts = etcd_client::GetOptions::new()
+            .with_all_keys()
+            .with_count_only()
+            .with_serializable();
+        let resp = Self::call(self.rpc_timeout, self.client.get(vec![0u8], Some(opts)))
+            .await
+            .map_err(|source| EtcdError::Keyspace {
+                endpoint: self.endpoint.clone(),
+                source,
+            })?;
+        Ok(Keyspace {
+            revision: resp.header().map_or(0, |h| h.revision()),
+            keys: resp.count(),
+        })
     }
 
     pub async fn put(&mut self, key: &str, value: &str) -> Result<(), EtcdError> {

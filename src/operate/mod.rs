@@ -1,20 +1,21 @@
 //! `kubectl etcd operate`: the in-cluster driver of the reconcile engine.
 //!
-//! May touch: watches, the engine Lease, Events, the metrics listener, process signals. It
-//! decides nothing about etcd: every pass is `engine::reconcile_once`, and this room only picks
-//! when the next pass runs and reports what the pass did.
+//! May touch: watches, the engine Leases, Events, the metrics listener, process signals. It
+//! decides nothing about etcd: every pass is `engine::reconcile_once`, and what follows a pass is
+//! `engine::Pace::OPERATOR`'s verdict; this room only wires them up and reports.
 //!
 //! ```text
 //!  start ─▶ serve /metrics /healthz /readyz
-//!        ─▶ stand by: try the Lease every 5 s (held by another operator replica or a CLI run)
+//!        ─▶ stand by: try the leader Lease every 5 s (held by another operator replica)
 //!        ─▶ lead: Controller over EtcdCluster (+ owned StatefulSets, Services, ConfigMaps)
-//!                 renew the Lease every 5 s
-//!             ├─ SIGTERM/SIGINT ─▶ finish passes in flight, release the Lease, Ok
-//!             └─ Lease lost or not renewed for 10 s ─▶ Err (the process exits; the Deployment
-//!                restarts it as a standby: never two leaders acting at once)
+//!                 renew the leader Lease every 5 s, and the Lease of every cluster it acts on
+//!                 (a cluster whose Lease a `kubectl etcd` command holds waits for it)
+//!             ├─ SIGTERM/SIGINT ─▶ finish passes in flight, release the Leases, Ok
+//!             └─ leader Lease lost or not renewed for 10 s ─▶ Err (the process exits; the
+//!                Deployment restarts it as a standby: never two leaders acting at once)
 //! ```
 
-pub mod manifests;
+mod leases;
 mod metrics;
 
 use std::collections::HashMap;
@@ -34,27 +35,26 @@ use kube::{Client, Resource, ResourceExt};
 use tokio_util::sync::CancellationToken;
 
 use crate::api::{EtcdCluster, reason};
-use crate::engine::{self, Context, Dial, Mode, Outcome};
+use crate::engine::{self, Context, Dial, Mode, Next, Outcome, Pace};
 use crate::error::{Error, exit};
 use crate::lease::{self, Acquired, Lock};
-use crate::objects::{FIELD_MANAGER, LABEL_MANAGED_BY};
+use crate::objects::{ENV_POD_NAME, FIELD_MANAGER, LABEL_MANAGED_BY};
 use crate::plan::Step;
+use leases::ClusterLeases;
 use metrics::{Metrics, PassResult};
 
-pub use manifests::install_manifests;
-
-/// How long a leader's Lease lasts without renewal.
+/// How long the operator's Leases (leader and clusters) last without renewal. A leader that
+/// could not renew for two thirds of it stops (`Lock::keep_renewed`), before anyone else may
+/// take them over.
 pub const LEASE_DURATION: Duration = Duration::from_secs(15);
 /// How often the leader renews (and a standby retries).
 pub const RENEW_EVERY: Duration = Duration::from_secs(5);
-/// A leader that could not renew for this long stops, before anyone else may take the Lease.
-const STEP_DOWN_AFTER: Duration = Duration::from_secs(10);
 /// How long a shutdown waits for passes in flight.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(20);
 /// `reportingController` of our Events.
 pub const REPORTER: &str = "kubectl-etcd";
 /// Event action of every reconcile Event.
-const ACTION: &str = "Reconcile";
+pub const ACTION: &str = "Reconcile";
 /// Event reason of a failed pass (an operator-side reason: not a status condition reason).
 const REASON_FAILED: &str = "ReconcileFailed";
 /// events.k8s.io limits `note` to 1 kB.
@@ -73,6 +73,36 @@ pub struct OperateOptions {
     /// Listen address of `/metrics`, `/healthz` and `/readyz` (the manifests use port 8080).
     pub metrics_addr: SocketAddr,
     pub dial: Dial,
+    /// Namespace of the engine Leases: `lease::NAMESPACE`, where the CLI looks for them (tests
+    /// use their own).
+    pub lease_namespace: String,
+}
+
+impl OperateOptions {
+    pub fn new(
+        client: Client,
+        namespace: Option<String>,
+        metrics_addr: SocketAddr,
+        dial: Dial,
+    ) -> OperateOptions {
+        OperateOptions {
+            client,
+            namespace,
+            identity: default_identity(),
+            metrics_addr,
+            dial,
+            lease_namespace: lease::NAMESPACE.into(),
+        }
+    }
+}
+
+/// `operator/$POD_NAME` (the Deployment sets it), else `operator/<hostname>`.
+pub fn default_identity() -> String {
+    let who = std::env::var(ENV_POD_NAME)
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(lease::hostname);
+    lease::operator_identity(&who)
 }
 
 /// Runs the operator until SIGTERM/SIGINT (`Ok`) or until leadership is lost (`Err`: exit and
@@ -80,15 +110,11 @@ pub struct OperateOptions {
 pub async fn run(opts: OperateOptions) -> Result<(), Error> {
     let shutdown = CancellationToken::new();
     cancel_on_signal(shutdown.clone())?;
-    run_until(opts, lease::NAMESPACE, shutdown).await
+    run_until(opts, shutdown).await
 }
 
-/// `run` with the Lease in `lease_namespace` and shutdown on `shutdown` (tests use their own).
-async fn run_until(
-    opts: OperateOptions,
-    lease_namespace: &str,
-    shutdown: CancellationToken,
-) -> Result<(), Error> {
+/// `run` until `shutdown` is cancelled (tests cancel their own).
+pub async fn run_until(opts: OperateOptions, shutdown: CancellationToken) -> Result<(), Error> {
     let metrics = Arc::new(Metrics::default());
     let listener = metrics::bind(opts.metrics_addr).await?;
     let server = tokio::spawn(metrics::serve(listener, metrics.clone()));
@@ -96,7 +122,8 @@ async fn run_until(
 
     let lock = Lock::new(
         opts.client.clone(),
-        lease_namespace,
+        &opts.lease_namespace,
+        lease::LEADER,
         opts.identity.clone(),
         LEASE_DURATION,
     );
@@ -159,21 +186,16 @@ async fn stand_by(
             Ok(Acquired::HeldBy { holder }) => {
                 metrics.set_ready(true);
                 if last_holder.as_ref() != Some(&holder) {
-                    let who = if lease::is_operator(&holder) {
-                        "another operator replica"
-                    } else {
-                        "a kubectl etcd command"
-                    };
-                    tracing::info!(holder = %holder, "standing by: the engine lease is held by {who}");
+                    tracing::info!(holder = %holder, "standing by: another operator replica leads");
                     last_holder = Some(holder);
                 }
             }
+            Ok(Acquired::NoNamespace) => tracing::warn!(
+                "the namespace {} of the engine lease does not exist, so the lease cannot be created (retrying); install the operator with `kubectl etcd install --operator` or create the namespace",
+                lock.namespace()
+            ),
             // RBAC is a configuration mistake: crash-loop visibly rather than stand by forever.
             Err(e) if e.exit_code() == exit::FORBIDDEN => return Err(e),
-            Err(e) if e.api_code() == Some(404) => tracing::warn!(
-                "the namespace of the engine lease does not exist, so the lease cannot be created (retrying); install the operator with `kubectl etcd install` or create the namespace: {}",
-                e.report()
-            ),
             Err(e) => tracing::warn!("could not read the engine lease (retrying): {}", e.report()),
         }
         tokio::select! {
@@ -187,28 +209,13 @@ fn lost_lease(message: String) -> Error {
     Error::Io(std::io::Error::other(message))
 }
 
-/// Renews the Lease until that fails; returns why leadership is over.
+/// Renews the leader Lease until that fails; returns why leadership is over.
 async fn keep_lease(lock: &Lock) -> Error {
-    let mut renewed = Instant::now();
-    loop {
-        tokio::time::sleep(RENEW_EVERY).await;
-        match tokio::time::timeout(RENEW_EVERY, lock.try_acquire_or_renew()).await {
-            Ok(Ok(Acquired::Held)) => renewed = Instant::now(),
-            Ok(Ok(Acquired::HeldBy { holder })) => {
-                return lost_lease(format!(
-                    "lost the engine lease to {holder}; exiting so that only one engine acts"
-                ));
-            }
-            Ok(Err(e)) => tracing::warn!("could not renew the engine lease: {}", e.report()),
-            Err(_) => tracing::warn!("renewing the engine lease timed out"),
-        }
-        if renewed.elapsed() >= STEP_DOWN_AFTER {
-            return lost_lease(format!(
-                "could not renew the engine lease for {} s; exiting before another replica may take it",
-                STEP_DOWN_AFTER.as_secs()
-            ));
-        }
-    }
+    let mut renewal = lock.keep_renewed(RENEW_EVERY);
+    let why = renewal.wait_lost().await;
+    lost_lease(format!(
+        "{why}; exiting so that only one engine acts (before another replica may take it)"
+    ))
 }
 
 /// Runs the controller while holding the Lease.
@@ -240,12 +247,32 @@ async fn lead(
         recorder: Recorder::new(opts.client.clone(), reporter),
         metrics: metrics.clone(),
         backoff: Backoffs::default(),
+        leases: ClusterLeases::new(
+            opts.client.clone(),
+            &opts.lease_namespace,
+            &opts.identity,
+            LEASE_DURATION,
+        ),
     });
+    let result = run_controller(opts, &state, &mut renewing, shutdown).await;
+    state.leases.release_all().await;
+    result
+}
+
+/// The controller until shutdown (`Ok`) or until the leader Lease is lost.
+async fn run_controller(
+    opts: &OperateOptions,
+    state: &Arc<State>,
+    renewing: &mut std::pin::Pin<&mut impl std::future::Future<Output = Error>>,
+    shutdown: &CancellationToken,
+) -> Result<(), Error> {
+    let renew_clusters = state.leases.keep_renewed(RENEW_EVERY);
+    tokio::pin!(renew_clusters);
 
     let (stop, stopped) = futures::channel::oneshot::channel::<()>();
     let controller = controller_for(&opts.client, opts.namespace.as_deref())
         .graceful_shutdown_on(stopped.map(drop))
-        .run(reconcile, error_policy, state)
+        .run(reconcile, error_policy, state.clone())
         .for_each(|res| async move {
             match res {
                 Ok((obj, _)) => tracing::trace!(cluster = %obj.name, namespace = obj.namespace.as_deref().unwrap_or(""), "pass done"),
@@ -262,7 +289,8 @@ async fn lead(
 
     tokio::select! {
         _ = &mut controller => Err(lost_lease("the controller stopped unexpectedly".into())),
-        e = &mut renewing => Err(e),
+        e = &mut *renewing => Err(e),
+        () = &mut renew_clusters => unreachable!("renews until dropped"),
         _ = shutdown.cancelled() => {
             let _ = stop.send(());
             // Keep renewing while passes finish, so nobody else acts on a cluster mid-step.
@@ -273,7 +301,8 @@ async fn lead(
                     }
                     Ok(())
                 }
-                e = &mut renewing => Err(e),
+                e = &mut *renewing => Err(e),
+                () = &mut renew_clusters => unreachable!("renews until dropped"),
             }
         }
     }
@@ -329,6 +358,7 @@ struct State {
     recorder: Recorder,
     metrics: Arc<Metrics>,
     backoff: Backoffs,
+    leases: ClusterLeases,
 }
 
 fn key(cluster: &EtcdCluster) -> String {
@@ -342,11 +372,26 @@ fn key(cluster: &EtcdCluster) -> String {
 /// One pass (kube-runtime already wraps it in a span naming the object; our lines carry the
 /// `cluster`/`namespace` fields themselves so JSON logs can be filtered on them).
 async fn reconcile(cluster: Arc<EtcdCluster>, st: Arc<State>) -> Result<Action, Error> {
+    let name = cluster.name_any();
+    let ns = cluster.namespace().unwrap_or_default();
+    let object = ObjectRef::from_obj(&*cluster);
+    // Act only while holding the cluster's Lease (renewed in the background from here on).
+    match st.leases.acquire(&object).await? {
+        Acquired::Held => {}
+        Acquired::HeldBy { holder } => {
+            tracing::info!(cluster = %name, namespace = %ns, holder = %holder, "waiting: another driver is acting on this cluster");
+            return Ok(Action::requeue(Pace::OPERATOR.waiting));
+        }
+        Acquired::NoNamespace => {
+            return Err(lost_lease(format!(
+                "the namespace {} of the engine leases is gone",
+                st.leases.namespace()
+            )));
+        }
+    }
     let started = Instant::now();
     let result = engine::reconcile_once(&st.ctx, &cluster, Mode::Act).await;
     let took = started.elapsed();
-    let name = cluster.name_any();
-    let ns = cluster.namespace().unwrap_or_default();
     let pass = match result {
         Ok(pass) => pass,
         Err(e) => {
@@ -362,7 +407,7 @@ async fn reconcile(cluster: Arc<EtcdCluster>, st: Arc<State>) -> Result<Action, 
             return Err(e);
         }
     };
-    st.backoff.succeeded(&ObjectRef::from_obj(&*cluster));
+    st.backoff.succeeded(&object);
     let result = match &pass.outcome {
         Outcome::Acted | Outcome::Released => PassResult::Acted,
         Outcome::NotYet(_) => PassResult::NotYet,
@@ -371,6 +416,7 @@ async fn reconcile(cluster: Arc<EtcdCluster>, st: Arc<State>) -> Result<Action, 
     st.metrics.pass(result, took);
     if pass.outcome == Outcome::Released {
         st.metrics.forget(&key(&cluster));
+        st.leases.release(&object).await;
     } else {
         st.metrics.phase(&key(&cluster), pass.status.phase);
     }
@@ -400,34 +446,19 @@ async fn reconcile(cluster: Arc<EtcdCluster>, st: Arc<State>) -> Result<Action, 
         }
         (_, step) => tracing::debug!(cluster = %name, namespace = %ns, step = %step, "pass"),
     }
-    Ok(match requeue_after(&pass.outcome, &pass.step) {
-        Some(d) => Action::requeue(d),
-        None => Action::await_change(),
+    Ok(match Pace::OPERATOR.after(&pass.outcome, &pass.step) {
+        Next::Converged => Action::requeue(Pace::OPERATOR.converged),
+        Next::Again(d) | Next::Held { again: d, .. } => Action::requeue(d),
+        Next::Released | Next::Retry | Next::Failed => Action::await_change(),
     })
 }
 
 fn error_policy(cluster: Arc<EtcdCluster>, err: &Error, st: Arc<State>) -> Action {
-    if matches!(err, Error::InvalidSpec { .. }) {
+    match (Pace::OPERATOR.after_error(err), err) {
         // The status says why; only a spec change can fix it, and that change triggers a pass.
-        return Action::await_change();
+        (Next::Failed, Error::InvalidSpec { .. }) => Action::await_change(),
+        _ => Action::requeue(st.backoff.failed(ObjectRef::from_obj(&*cluster))),
     }
-    Action::requeue(st.backoff.failed(ObjectRef::from_obj(&*cluster)))
-}
-
-/// When the next pass runs after one that succeeded (`None`: on the next change only).
-fn requeue_after(outcome: &Outcome, step: &Step) -> Option<Duration> {
-    let secs = match (outcome, step) {
-        (Outcome::Released, _) => return None,
-        // The next step can usually follow at once; the watch may not have fired yet.
-        (Outcome::Acted, _) => 1,
-        (Outcome::NotYet(_), _) | (_, Step::Wait { .. }) => 3,
-        (_, Step::Hold { .. }) => 30,
-        // Periodic health re-check of a converged (or paused) cluster.
-        (_, Step::Idle | Step::Paused) => 60,
-        // A change that was not made (cannot happen in Mode::Act): try again soon.
-        _ => 1,
-    };
-    Some(Duration::from_secs(secs))
 }
 
 /// The backoff after `previous` (none: first failure): 1 s doubling to 60 s.
@@ -483,37 +514,6 @@ impl State {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn wait() -> Step {
-        Step::Wait {
-            reason: crate::api::Reason::Bootstrapping,
-            message: "pods starting".into(),
-        }
-    }
-    fn hold() -> Step {
-        Step::Hold {
-            reason: crate::api::Reason::QuorumAtRisk,
-            message: "2 of 3 down".into(),
-        }
-    }
-
-    #[test]
-    fn the_next_pass_comes_sooner_the_more_is_going_on() {
-        let s = |n| Some(Duration::from_secs(n));
-        assert_eq!(
-            requeue_after(&Outcome::Acted, &Step::ApplySupportingObjects),
-            s(1)
-        );
-        assert_eq!(
-            requeue_after(&Outcome::NotYet("unhealthy cluster".into()), &wait()),
-            s(3)
-        );
-        assert_eq!(requeue_after(&Outcome::Unchanged, &wait()), s(3));
-        assert_eq!(requeue_after(&Outcome::Unchanged, &hold()), s(30));
-        assert_eq!(requeue_after(&Outcome::Unchanged, &Step::Idle), s(60));
-        assert_eq!(requeue_after(&Outcome::Unchanged, &Step::Paused), s(60));
-        assert_eq!(requeue_after(&Outcome::Released, &Step::Idle), None);
-    }
 
     #[test]
     fn status_writes_do_not_trigger_a_pass_but_spec_deletion_and_annotations_do() {
@@ -584,343 +584,5 @@ mod tests {
         let long = "é".repeat(1000);
         let cut = truncate(long, NOTE_MAX);
         assert!(cut.len() <= NOTE_MAX && cut.ends_with("..."));
-    }
-}
-
-/// Against a real API server (the testbed):
-/// `KUBECONFIG=/tmp/tb/admin.kubeconfig cargo test --lib --features e2e -- --ignored operate::live`.
-/// Uses its own namespace for the clusters and the Lease, so it never contends with a real
-/// operator or other tests.
-#[cfg(all(test, feature = "e2e"))]
-mod live {
-    use super::*;
-    use futures::FutureExt;
-    use k8s_openapi::api::events::v1::Event as K8sEvent;
-    use kube::api::{DeleteParams, ListParams, PostParams};
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-    async fn get(addr: SocketAddr, path: &str) -> String {
-        let mut conn = tokio::net::TcpStream::connect(addr).await.unwrap();
-        conn.write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes())
-            .await
-            .unwrap();
-        let mut out = String::new();
-        conn.read_to_string(&mut out).await.unwrap();
-        out
-    }
-
-    async fn eventually<T, F: std::future::Future<Output = Option<T>>>(
-        what: &str,
-        secs: u64,
-        mut f: impl FnMut() -> F,
-    ) -> T {
-        let until = Instant::now() + Duration::from_secs(secs);
-        loop {
-            if let Some(v) = f().await {
-                return v;
-            }
-            assert!(Instant::now() < until, "timed out waiting for {what}");
-            tokio::time::sleep(Duration::from_millis(500)).await;
-        }
-    }
-
-    /// The tests of this module need the CRD; on a fresh testbed nobody installed it yet.
-    async fn install_crd(client: &Client) {
-        use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-        let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-        let crd = crate::api::crd();
-        let name = crd.metadata.name.clone().unwrap();
-        crds.patch(
-            &name,
-            &kube::api::PatchParams::apply(crate::objects::FIELD_MANAGER).force(),
-            &kube::api::Patch::Apply(&crd),
-        )
-        .await
-        .unwrap();
-        let established = kube::runtime::wait::await_condition(
-            crds,
-            &name,
-            kube::runtime::wait::conditions::is_crd_established(),
-        );
-        tokio::time::timeout(std::time::Duration::from_secs(30), established)
-            .await
-            .unwrap()
-            .unwrap();
-    }
-
-    #[tokio::test(flavor = "multi_thread")]
-    // Runs with --features e2e (tests/run-all.sh), against $KUBECONFIG.
-    async fn the_leader_bootstraps_a_cluster_reports_it_and_lets_go_on_shutdown() {
-        let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-            .unwrap_or_else(|_| "kubectl_etcd=info".into());
-        let _ = tracing_subscriber::fmt()
-            .with_env_filter(filter)
-            .with_test_writer()
-            .try_init();
-        let client = Client::try_default().await.unwrap();
-        install_crd(&client).await;
-        let pid = std::process::id();
-        let ns = format!("ke-operate-{pid}");
-        let nss = crate::testing::create_namespace(&client, &ns).await;
-        let clusters: Api<EtcdCluster> = Api::namespaced(client.clone(), &ns);
-        let identity = format!("operator/test-{pid}");
-        // Distinct port ranges per test: the tests of one run share a pid.
-        let addr: SocketAddr = format!("127.0.0.1:{}", 20000 + pid % 5000).parse().unwrap();
-        let token = CancellationToken::new();
-        let opts = OperateOptions {
-            client: client.clone(),
-            namespace: Some(ns.clone()),
-            identity: identity.clone(),
-            metrics_addr: addr,
-            dial: Dial::PortForward,
-        };
-        let lease_ns = ns.clone();
-        let op = tokio::spawn({
-            let token = token.clone();
-            async move { run_until(opts, &lease_ns, token).await }
-        });
-
-        let outcome = std::panic::AssertUnwindSafe(async {
-            let cluster: EtcdCluster = serde_json::from_value(serde_json::json!({
-                "apiVersion": "etcd.kubectl-etcd.io/v1alpha1", "kind": "EtcdCluster",
-                "metadata": { "name": "demo" }, "spec": { "replicas": 1, "version": "3.5.16" },
-            }))
-            .unwrap();
-            clusters
-                .create(&PostParams::default(), &cluster)
-                .await
-                .unwrap();
-            let sts: Api<StatefulSet> = Api::namespaced(client.clone(), &ns);
-            eventually("the StatefulSet", 60, || async {
-                sts.get_opt(&crate::objects::statefulset_name("demo"))
-                    .await
-                    .unwrap()
-            })
-            .await;
-            let events: Api<K8sEvent> = Api::namespaced(client.clone(), &ns);
-            let ev = eventually("a Bootstrapping event", 30, || async {
-                events
-                    .list(&ListParams::default())
-                    .await
-                    .unwrap()
-                    .items
-                    .into_iter()
-                    .find(|e| e.reason.as_deref() == Some(reason::BOOTSTRAPPING))
-            })
-            .await;
-            assert_eq!(ev.type_.as_deref(), Some("Normal"));
-            assert_eq!(ev.reporting_controller.as_deref(), Some(REPORTER));
-            assert_eq!(ev.action.as_deref(), Some(ACTION));
-            assert_eq!(
-                ev.regarding.as_ref().and_then(|r| r.name.as_deref()),
-                Some("demo")
-            );
-
-            assert_eq!(
-                lease::active_holder(client.clone(), &ns)
-                    .await
-                    .unwrap()
-                    .as_deref(),
-                Some(identity.as_str())
-            );
-            let text = get(addr, "/metrics").await;
-            assert!(text.contains("\nkubectl_etcd_leader 1\n"), "{text}");
-            assert!(
-                !text.contains("kubectl_etcd_reconciles_total{result=\"acted\"} 0\n"),
-                "{text}"
-            );
-            assert!(get(addr, "/readyz").await.starts_with("HTTP/1.1 200"));
-            assert!(get(addr, "/healthz").await.starts_with("HTTP/1.1 200"));
-
-            // The controller keeps requeueing until the member runs; then a scale-up (learner
-            // add, join, promote: several NotYet/Wait passes) converges through watch + requeue.
-            let running = |replicas: i32| {
-                let clusters = clusters.clone();
-                move || {
-                    let clusters = clusters.clone();
-                    async move {
-                        let c = clusters.get("demo").await.unwrap();
-                        let s = c.status.unwrap_or_default();
-                        (s.phase == Some(crate::api::Phase::Running)
-                            && s.ready_replicas == replicas)
-                            .then_some(())
-                    }
-                }
-            };
-            eventually("demo to run with 1 member", 120, running(1)).await;
-            clusters
-                .patch(
-                    "demo",
-                    &kube::api::PatchParams::default(),
-                    &kube::api::Patch::Merge(serde_json::json!({"spec": {"replicas": 3}})),
-                )
-                .await
-                .unwrap();
-            eventually("demo to run with 3 members", 240, running(3)).await;
-            let text = get(addr, "/metrics").await;
-            assert!(
-                text.contains("\nkubectl_etcd_clusters{phase=\"Running\"} 1\n"),
-                "{text}"
-            );
-            let reasons: Vec<String> = events
-                .list(&ListParams::default())
-                .await
-                .unwrap()
-                .items
-                .into_iter()
-                .filter_map(|e| e.reason)
-                .collect();
-            for r in [reason::ADDING_LEARNER, reason::PROMOTING_LEARNER] {
-                assert!(
-                    reasons.iter().any(|x| x == r),
-                    "no {r} event in {reasons:?}"
-                );
-            }
-
-            clusters
-                .delete("demo", &DeleteParams::default())
-                .await
-                .unwrap();
-            eventually("the finalizer to be released", 60, || async {
-                clusters
-                    .get_opt("demo")
-                    .await
-                    .unwrap()
-                    .is_none()
-                    .then_some(())
-            })
-            .await;
-        })
-        .catch_unwind()
-        .await;
-
-        token.cancel();
-        let stopped = tokio::time::timeout(Duration::from_secs(30), op).await;
-        let holder = lease::active_holder(client.clone(), &ns).await;
-        if outcome.is_err() {
-            // Leave nothing behind that a finalizer would block.
-            if let Ok(Some(c)) = clusters.get_opt("demo").await {
-                let _ = clusters
-                    .patch(
-                        &c.name_any(),
-                        &kube::api::PatchParams::default(),
-                        &kube::api::Patch::Merge(
-                            serde_json::json!({"metadata": {"finalizers": null}}),
-                        ),
-                    )
-                    .await;
-            }
-        }
-        let _ = nss.delete(&ns, &DeleteParams::default()).await;
-        if let Err(panic) = outcome {
-            std::panic::resume_unwind(panic);
-        }
-        stopped
-            .expect("the operator stops within 30 s of a shutdown")
-            .unwrap()
-            .unwrap();
-        assert_eq!(holder.unwrap(), None, "the lease was released on shutdown");
-    }
-
-    fn options(client: &Client, ns: &str, who: &str, port: u16) -> OperateOptions {
-        OperateOptions {
-            client: client.clone(),
-            namespace: Some(ns.into()),
-            identity: lease::operator_identity(who),
-            metrics_addr: SocketAddr::from(([127, 0, 0, 1], port)),
-            dial: Dial::PortForward,
-        }
-    }
-
-    #[tokio::test(flavor = "multi_thread")]
-    // Runs with --features e2e (tests/run-all.sh), against $KUBECONFIG.
-    async fn a_standby_takes_over_from_a_stopped_leader_and_a_leader_that_loses_the_lease_exits() {
-        use k8s_openapi::api::coordination::v1::Lease;
-        let client = Client::try_default().await.unwrap();
-        install_crd(&client).await;
-        let pid = std::process::id();
-        let ns = format!("ke-failover-{pid}");
-        let nss = crate::testing::create_namespace(&client, &ns).await;
-        let port = (25000 + pid % 5000) as u16;
-        let spawn = |who: &str, port: u16, token: CancellationToken| {
-            let opts = options(&client, &ns, who, port);
-            let lease_ns = ns.clone();
-            tokio::spawn(async move { run_until(opts, &lease_ns, token).await })
-        };
-        let holder = || async { lease::active_holder(client.clone(), &ns).await.unwrap() };
-
-        let outcome = std::panic::AssertUnwindSafe(async {
-            let (stop_a, stop_b) = (CancellationToken::new(), CancellationToken::new());
-            let a = spawn("a", port, stop_a.clone());
-            eventually("a to lead", 10, || async {
-                (holder().await.as_deref() == Some("operator/a")).then_some(())
-            })
-            .await;
-            let b = spawn("b", port + 1, stop_b.clone());
-            let b_addr = SocketAddr::from(([127, 0, 0, 1], port + 1));
-            eventually("b to stand by, ready", 10, || async {
-                let r = tokio::net::TcpStream::connect(b_addr).await.ok()?;
-                drop(r);
-                get(b_addr, "/readyz")
-                    .await
-                    .starts_with("HTTP/1.1 200")
-                    .then_some(())
-            })
-            .await;
-            assert!(
-                get(b_addr, "/metrics")
-                    .await
-                    .contains("\nkubectl_etcd_leader 0\n")
-            );
-
-            stop_a.cancel();
-            a.await.unwrap().expect("a stops cleanly on shutdown");
-            eventually("b to take over", 10, || async {
-                (holder().await.as_deref() == Some("operator/b")).then_some(())
-            })
-            .await;
-            eventually("b to report leading", 5, || async {
-                get(b_addr, "/metrics")
-                    .await
-                    .contains("\nkubectl_etcd_leader 1\n")
-                    .then_some(())
-            })
-            .await;
-
-            // Someone else takes the Lease (as after a partition): b must stop within a renew period.
-            let leases: Api<Lease> = Api::namespaced(client.clone(), &ns);
-            let mut l = leases.get(lease::NAME).await.unwrap();
-            let spec = l.spec.as_mut().unwrap();
-            spec.holder_identity = Some("cli/thief/1".into());
-            spec.renew_time = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime(
-                jiff::Timestamp::now(),
-            ));
-            leases
-                .replace(lease::NAME, &PostParams::default(), &l)
-                .await
-                .unwrap();
-            let err = tokio::time::timeout(RENEW_EVERY * 2, b)
-                .await
-                .expect("b exits")
-                .unwrap()
-                .unwrap_err();
-            assert!(
-                err.report()
-                    .contains("lost the engine lease to cli/thief/1"),
-                "{}",
-                err.report()
-            );
-            assert_eq!(
-                holder().await.as_deref(),
-                Some("cli/thief/1"),
-                "a leader that lost the lease does not release it"
-            );
-        })
-        .catch_unwind()
-        .await;
-        let _ = nss.delete(&ns, &DeleteParams::default()).await;
-        if let Err(panic) = outcome {
-            std::panic::resume_unwind(panic);
-        }
     }
 }

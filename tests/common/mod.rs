@@ -230,3 +230,12 @@ pub fn token_kubeconfig(server: &str, token: &str, namespace: &str) -> (tempfile
     let path = path.to_str().unwrap().to_string();
     (dir, path)
 }
+
+/// A kube client for the testbed (`KE_E2E_KUBECONFIG`), for tests that drive the library itself.
+pub async fn client() -> kube::Client {
+    let kc = kube::config::Kubeconfig::read_from(kubeconfig()).expect("KE_E2E_KUBECONFIG reads");
+    let config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+        .await
+        .expect("KE_E2E_KUBECONFIG is a usable kubeconfig");
+    kube::Client::try_from(config).expect("a client for the testbed")
+}

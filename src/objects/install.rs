@@ -6,15 +6,15 @@
 use serde_json::{Value, json};
 
 use crate::api::GROUP;
-use crate::lease;
-use crate::objects::{FIELD_MANAGER, LABEL_MANAGED_BY, LABEL_NAME};
+use crate::objects::{ENV_POD_NAME, FIELD_MANAGER, LABEL_MANAGED_BY, LABEL_NAME};
 
+/// The operator's namespace: the engine Leases live here whatever namespace the operator runs
+/// in, so that the CLI finds them.
+pub const NAMESPACE: &str = "kubectl-etcd-system";
 /// Name of the Deployment, ServiceAccount, roles and bindings.
 pub const NAME: &str = "kubectl-etcd-operator";
 /// Port of `/metrics`, `/healthz` and `/readyz` inside the operator pod.
 pub const METRICS_PORT: u16 = 8080;
-/// Environment variable carrying the pod name (the lease identity).
-pub const POD_NAME_ENV: &str = "POD_NAME";
 
 fn labels() -> Value {
     json!({ LABEL_NAME: NAME, LABEL_MANAGED_BY: FIELD_MANAGER })
@@ -56,7 +56,7 @@ fn cluster_rules() -> Vec<Value> {
     ]
 }
 
-/// The engine Lease, in the lease namespace only.
+/// The engine Leases, in the lease namespace only.
 fn lease_rules() -> Vec<Value> {
     vec![rule(
         &["coordination.k8s.io"],
@@ -67,10 +67,10 @@ fn lease_rules() -> Vec<Value> {
 
 /// Namespace, ServiceAccount, ClusterRole + binding, lease Role + binding, Deployment.
 ///
-/// The engine Lease always lives in `lease::NAMESPACE` (the CLI looks for it there); when the
+/// The engine Leases always live in `NAMESPACE` (the CLI looks for it there); when the
 /// operator is installed into another namespace, that namespace is created too and holds only the
 /// lease Role.
-pub fn install_manifests(image: &str, namespace: &str) -> Vec<Value> {
+pub fn manifests(image: &str, namespace: &str) -> Vec<Value> {
     let meta = |name: &str, ns: Option<&str>| {
         let mut m = json!({ "name": name, "labels": labels() });
         if let Some(ns) = ns {
@@ -81,8 +81,10 @@ pub fn install_manifests(image: &str, namespace: &str) -> Vec<Value> {
     let subject = json!([{ "kind": "ServiceAccount", "name": NAME, "namespace": namespace }]);
     let mut out =
         vec![json!({ "apiVersion": "v1", "kind": "Namespace", "metadata": meta(namespace, None) })];
-    if namespace != lease::NAMESPACE {
-        out.push(json!({ "apiVersion": "v1", "kind": "Namespace", "metadata": meta(lease::NAMESPACE, None) }));
+    if namespace != NAMESPACE {
+        out.push(
+            json!({ "apiVersion": "v1", "kind": "Namespace", "metadata": meta(NAMESPACE, None) }),
+        );
     }
     out.push(json!({ "apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta(NAME, Some(namespace)) }));
     out.push(json!({
@@ -97,11 +99,11 @@ pub fn install_manifests(image: &str, namespace: &str) -> Vec<Value> {
     }));
     out.push(json!({
         "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
-        "metadata": meta(NAME, Some(lease::NAMESPACE)), "rules": lease_rules(),
+        "metadata": meta(NAME, Some(NAMESPACE)), "rules": lease_rules(),
     }));
     out.push(json!({
         "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-        "metadata": meta(NAME, Some(lease::NAMESPACE)),
+        "metadata": meta(NAME, Some(NAMESPACE)),
         "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": NAME },
         "subjects": subject,
     }));
@@ -132,7 +134,7 @@ fn deployment(image: &str, namespace: &str) -> Value {
                         "image": image,
                         "imagePullPolicy": "IfNotPresent",
                         "args": ["operate"],
-                        "env": [{ "name": POD_NAME_ENV, "valueFrom": { "fieldRef": { "fieldPath": "metadata.name" } } }],
+                        "env": [{ "name": ENV_POD_NAME, "valueFrom": { "fieldRef": { "fieldPath": "metadata.name" } } }],
                         "ports": [{ "name": "metrics", "containerPort": METRICS_PORT, "protocol": "TCP" }],
                         "readinessProbe": probe("/readyz", 5),
                         "livenessProbe": probe("/healthz", 10),
@@ -203,7 +205,7 @@ mod tests {
 
     #[test]
     fn the_cluster_role_covers_every_request_of_the_engine() {
-        let all = install_manifests("img", lease::NAMESPACE);
+        let all = manifests("img", NAMESPACE);
         let role = kind(&all, "ClusterRole", None);
         for (g, r, v) in ENGINE_REQUESTS {
             assert!(
@@ -215,7 +217,7 @@ mod tests {
 
     #[test]
     fn the_cluster_role_is_least_privilege() {
-        let all = install_manifests("img", lease::NAMESPACE);
+        let all = manifests("img", NAMESPACE);
         let role = kind(&all, "ClusterRole", None);
         assert!(!allows(role, "", "secrets", "get"));
         assert!(!allows(role, "", "pods/exec", "create"));
@@ -234,8 +236,8 @@ mod tests {
 
     #[test]
     fn the_lease_role_lives_where_the_cli_looks_for_the_lease() {
-        let all = install_manifests("img", "ops");
-        let role = kind(&all, "Role", Some(lease::NAMESPACE));
+        let all = manifests("img", "ops");
+        let role = kind(&all, "Role", Some(NAMESPACE));
         for v in ["get", "create", "update"] {
             assert!(allows(role, "coordination.k8s.io", "leases", v));
         }
@@ -244,22 +246,22 @@ mod tests {
             .filter(|o| o["kind"] == "Namespace")
             .map(|o| &o["metadata"]["name"])
             .collect();
-        assert_eq!(namespaces, ["ops", lease::NAMESPACE]);
-        let binding = kind(&all, "RoleBinding", Some(lease::NAMESPACE));
+        assert_eq!(namespaces, ["ops", NAMESPACE]);
+        let binding = kind(&all, "RoleBinding", Some(NAMESPACE));
         assert_eq!(binding["subjects"][0]["namespace"], "ops");
     }
 
     #[test]
     fn the_deployment_runs_operate_as_a_locked_down_non_root_pod() {
-        let all = install_manifests("example.com/kubectl-etcd:1.0", lease::NAMESPACE);
+        let all = manifests("example.com/kubectl-etcd:1.0", NAMESPACE);
         assert_eq!(all.iter().filter(|o| o["kind"] == "Namespace").count(), 1);
-        let d = kind(&all, "Deployment", Some(lease::NAMESPACE));
+        let d = kind(&all, "Deployment", Some(NAMESPACE));
         let c = &d["spec"]["template"]["spec"]["containers"][0];
         assert_eq!(d["spec"]["replicas"], 1);
         assert_eq!(c["image"], "example.com/kubectl-etcd:1.0");
         assert_eq!(c["args"], json!(["operate"]));
         assert_eq!(c["imagePullPolicy"], "IfNotPresent");
-        assert_eq!(c["env"][0]["name"], POD_NAME_ENV);
+        assert_eq!(c["env"][0]["name"], ENV_POD_NAME);
         assert_eq!(
             c["env"][0]["valueFrom"]["fieldRef"]["fieldPath"],
             "metadata.name"
@@ -284,7 +286,7 @@ mod tests {
             apps::v1::Deployment,
             rbac::v1::{ClusterRole, Role},
         };
-        let all = install_manifests("img", "ops");
+        let all = manifests("img", "ops");
         for o in &all {
             match o["kind"].as_str().unwrap() {
                 "Deployment" => drop(serde_json::from_value::<Deployment>(o.clone()).unwrap()),
@@ -307,14 +309,14 @@ mod live {
 
     #[tokio::test]
     // Runs with --features e2e (tests/run-all.sh), against $KUBECONFIG.
-    async fn the_api_server_accepts_the_install_manifests() {
+    async fn the_api_server_accepts_the_manifests() {
         let client = kube::Client::try_default().await.unwrap();
         let ns = format!("ke-manifests-{}", std::process::id());
         let nss = crate::testing::create_namespace(&client, &ns).await;
         let mut failures = vec![];
-        for mut obj in install_manifests("testbed.local/kubectl-etcd:dev", &ns) {
+        for mut obj in manifests("testbed.local/kubectl-etcd:dev", &ns) {
             // The lease namespace may not exist here: validate its objects in the test namespace.
-            if obj["metadata"]["namespace"] == lease::NAMESPACE {
+            if obj["metadata"]["namespace"] == NAMESPACE {
                 obj["metadata"]["namespace"] = ns.clone().into();
             }
             let (group, version) = match obj["apiVersion"].as_str().unwrap().split_once('/') {

@@ -1,0 +1,78 @@
+//! Backups: where they are stored (`store`: S3, local files, PVC paths as URLs, streamed with bounded
+//! memory), how their bytes are encoded and checked (`codec`), which ones to delete (`retention`, pure)
+//! and when the next one runs (`schedule`, pure); taking one (`take`: member choice, the streamed
+//! snapshot, the `EtcdBackup` record) and getting one back (`restore`: fetch and verify before
+//! anything is created, and the seed member's restore pod).
+
+pub mod codec;
+pub mod restore;
+pub mod retention;
+pub mod schedule;
+pub mod store;
+pub mod take;
+
+/// Why a backup or restore failed. Credentials never appear in these messages.
+#[derive(Debug, thiserror::Error)]
+pub enum BackupError {
+    #[error("{0}")]
+    Usage(String),
+    #[error(transparent)]
+    Url(#[from] store::UrlError),
+    #[error(transparent)]
+    Store(#[from] store::StoreError),
+    #[error("cannot take a snapshot: {0}")]
+    NoSource(String),
+    #[error(transparent)]
+    Etcd(Box<crate::etcd::EtcdError>),
+    #[error("the snapshot is unusable: {0}")]
+    Corrupt(String),
+    #[error(transparent)]
+    Kube(Box<crate::error::Error>),
+}
+
+impl BackupError {
+    /// Whether trying again may succeed (a storage hiccup, an etcd member that did not answer).
+    pub fn is_transient(&self) -> bool {
+        match self {
+            BackupError::Store(e) => e.is_transient(),
+            BackupError::Etcd(e) => e.is_transient(),
+            BackupError::Kube(e) => e.is_transient(),
+            BackupError::Usage(_)
+            | BackupError::Url(_)
+            | BackupError::NoSource(_)
+            | BackupError::Corrupt(_) => false,
+        }
+    }
+
+    /// The documented exit code (README "Exit codes").
+    pub fn exit_code(&self) -> i32 {
+        use crate::error::exit;
+        match self {
+            BackupError::Usage(_) | BackupError::Url(_) => exit::USAGE,
+            BackupError::Store(_) | BackupError::Corrupt(_) => exit::BACKUP_FAILED,
+            BackupError::NoSource(_) | BackupError::Etcd(_) => exit::ETCD_UNAVAILABLE,
+            BackupError::Kube(e) => e.exit_code(),
+        }
+    }
+}
+
+/// Labels of EtcdBackup records: which cluster, and who asked (retention only deletes scheduled ones).
+pub mod label {
+    use std::collections::BTreeMap;
+
+    pub const CLUSTER: &str = "etcd.kubectl-etcd.io/cluster";
+    pub const TRIGGER: &str = "etcd.kubectl-etcd.io/trigger";
+    pub const TRIGGER_CLI: &str = "cli";
+    pub const TRIGGER_SCHEDULE: &str = "schedule";
+
+    pub fn for_cluster(cluster: &str, trigger: &str) -> BTreeMap<String, String> {
+        BTreeMap::from([
+            (CLUSTER.to_string(), cluster.to_string()),
+            (TRIGGER.to_string(), trigger.to_string()),
+        ])
+    }
+
+    pub fn selector(cluster: &str) -> String {
+        format!("{CLUSTER}={cluster}")
+    }
+}

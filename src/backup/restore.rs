@@ -1,0 +1,390 @@
+//! Getting a backup back: fetch and verify a stored snapshot (before anything of a new cluster is
+//! created, and again inside the cluster while it is written to the seed's volume), and the
+//! one-shot pod that restores the seed member's volume.
+//!
+//! The restore pod works with etcd images that ship no shell (3.5+ official images are distroless):
+//! an init container of the project's own image (`kubectl-etcd snapshot fetch`) downloads and
+//! verifies the snapshot into the seed's volume, a second init container of the cluster's own etcd
+//! image runs `etcdutl snapshot restore` (3.4: `etcdctl snapshot restore`) of exactly the target
+//! version, and a last container of the project's image removes the downloaded file.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use k8s_openapi::api::core::v1::{
+    Container, EnvFromSource, EnvVar, Pod, PodSpec, SecretEnvSource, Volume, VolumeMount,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use tokio::io::{AsyncRead, AsyncWriteExt};
+
+use super::BackupError;
+use super::codec::{self, Compression, Sha256Reader, SnapshotVerifier};
+use super::store::Store;
+use crate::model::{Desired, RestoreSource, Version};
+use crate::objects;
+
+/// Where the restore pod puts the downloaded snapshot, inside the seed's volume.
+pub const SNAPSHOT_DIR: &str = "/var/lib/etcd/restore";
+pub const SNAPSHOT_FILE: &str = "/var/lib/etcd/restore/snapshot.db";
+/// Revisions a restored cluster jumps ahead by (etcd#16028): watchers relist instead of seeing
+/// revisions go backwards. Far more than any cluster writes between a backup and a restore.
+pub const BUMP_REVISION: u64 = 1_000_000_000;
+/// Label on the restore pod (not the member selector: the pod is no member).
+pub const LABEL_RESTORE_OF: &str = "etcd.kubectl-etcd.io/restore-of";
+
+/// What a verified read of a stored snapshot found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Verified {
+    pub stored_bytes: u64,
+    pub sha256: String,
+    pub snapshot_bytes: u64,
+}
+
+/// Reads `key` from `store` to the end: the stored bytes' sha256 must equal `expected` (when
+/// known), the bytes must decompress (by the key's suffix), and etcd's own hash inside the snapshot
+/// must check out. Everything read goes to `sink`.
+pub async fn verify_into<W>(
+    store: &Store,
+    key: &str,
+    expected: Option<&str>,
+    sink: &mut W,
+) -> Result<Verified, BackupError>
+where
+    W: tokio::io::AsyncWrite + Unpin,
+{
+    let (body, _) = store.get(key).await?;
+    verify_stream(body, Compression::from_key(key), expected, sink, key).await
+}
+
+/// `verify_into` over any stream of stored bytes (the file-transfer path and tests).
+pub async fn verify_stream<R, W>(
+    body: R,
+    compression: Compression,
+    expected: Option<&str>,
+    sink: &mut W,
+    what: &str,
+) -> Result<Verified, BackupError>
+where
+    R: AsyncRead + Unpin + Send,
+    W: tokio::io::AsyncWrite + Unpin,
+{
+    let mut stored = Sha256Reader::new(body);
+    let (copied, verified, snapshot_bytes) = {
+        let mut snapshot = SnapshotVerifier::new(codec::decompress(compression, &mut stored));
+        let copied = tokio::io::copy(&mut snapshot, sink).await;
+        (copied, snapshot.verified(), snapshot.bytes())
+    };
+    let (stored_bytes, sha256) = stored.finish();
+    if let Some(want) = expected
+        && !want.eq_ignore_ascii_case(&sha256)
+    {
+        return Err(BackupError::Corrupt(format!(
+            "{what}: its sha256 is {sha256}, the backup record says {want} (the object was changed or damaged)"
+        )));
+    }
+    copied.map_err(|e| BackupError::Corrupt(format!("{what}: {e}")))?;
+    sink.flush()
+        .await
+        .map_err(|e| BackupError::Corrupt(format!("{what}: {e}")))?;
+    if !verified {
+        return Err(BackupError::Corrupt(format!(
+            "{what}: the snapshot ended without etcd's hash"
+        )));
+    }
+    Ok(Verified {
+        stored_bytes,
+        sha256,
+        snapshot_bytes,
+    })
+}
+
+/// Downloads, verifies and writes the snapshot to `to` (through `<to>.partial`, renamed only once
+/// verified), first removing `clean` (a data dir left by an earlier, interrupted restore: the
+/// seed never ran as a member before its restore finished).
+pub async fn fetch_to_file(
+    store: &Store,
+    key: &str,
+    expected: Option<&str>,
+    to: &Path,
+    clean: Option<&Path>,
+) -> Result<Verified, BackupError> {
+    let io = |what: &str, e: std::io::Error| BackupError::Usage(format!("{what}: {e}"));
+    if let Some(dir) = clean
+        && dir.exists()
+    {
+        tokio::fs::remove_dir_all(dir)
+            .await
+            .map_err(|e| io(&format!("remove {}", dir.display()), e))?;
+    }
+    if let Some(parent) = to.parent() {
+        tokio::fs::create_dir_all(parent)
+            .await
+            .map_err(|e| io(&format!("create {}", parent.display()), e))?;
+    }
+    let partial = to.with_extension("partial");
+    let mut file = tokio::fs::File::create(&partial)
+        .await
+        .map_err(|e| io(&format!("create {}", partial.display()), e))?;
+    let verified = verify_into(store, key, expected, &mut file).await;
+    let verified = match verified {
+        Ok(v) => v,
+        Err(e) => {
+            let _ = tokio::fs::remove_file(&partial).await;
+            return Err(e);
+        }
+    };
+    file.sync_all()
+        .await
+        .map_err(|e| io(&format!("sync {}", partial.display()), e))?;
+    tokio::fs::rename(&partial, to)
+        .await
+        .map_err(|e| io(&format!("rename {}", partial.display()), e))?;
+    Ok(verified)
+}
+
+/// Name of the seed's restore pod.
+pub fn pod_name(cluster: &str) -> String {
+    format!("{cluster}-restore")
+}
+
+/// The command that restores the snapshot into the seed's data dir, for the target version:
+/// `etcdutl` from 3.5 on, `etcdctl` (API v3) on 3.4; `--bump-revision`/`--mark-compacted` where
+/// the version has them (3.4.27+, 3.5.10+, 3.6).
+pub fn restore_command(d: &Desired, token: &str) -> (Vec<String>, Vec<EnvVar>) {
+    let v = d.version;
+    let (tool, env) = if v.minor >= 5 {
+        ("/usr/local/bin/etcdutl", vec![])
+    } else {
+        (
+            "/usr/local/bin/etcdctl",
+            vec![EnvVar {
+                name: "ETCDCTL_API".into(),
+                value: Some("3".into()),
+                ..Default::default()
+            }],
+        )
+    };
+    let seed = objects::pod_name(&d.name, 0);
+    let peer = objects::peer_url(&d.name, &d.namespace, 0);
+    let mut cmd: Vec<String> = vec![
+        tool.into(),
+        "snapshot".into(),
+        "restore".into(),
+        SNAPSHOT_FILE.into(),
+        "--data-dir".into(),
+        objects::data_dir(),
+        "--name".into(),
+        seed.clone(),
+        "--initial-cluster".into(),
+        format!("{seed}={peer}"),
+        "--initial-cluster-token".into(),
+        token.into(),
+        "--initial-advertise-peer-urls".into(),
+        peer,
+    ];
+    if supports_bump_revision(v) {
+        cmd.extend([
+            "--bump-revision".into(),
+            BUMP_REVISION.to_string(),
+            "--mark-compacted".into(),
+        ]);
+    }
+    (cmd, env)
+}
+
+/// `snapshot restore --bump-revision --mark-compacted` exist from 3.4.27, 3.5.10 and 3.6.0.
+pub fn supports_bump_revision(v: Version) -> bool {
+    match v.minor {
+        4 => v.patch >= 27,
+        5 => v.patch >= 10,
+        m => m >= 6,
+    }
+}
+
+/// The one-shot pod that fills the seed's volume from the snapshot (see the module doc).
+pub fn restore_pod(d: &Desired, r: &RestoreSource, token: &str) -> Pod {
+    let mount = VolumeMount {
+        name: objects::DATA_VOLUME.into(),
+        mount_path: objects::DATA_DIR.into(),
+        ..Default::default()
+    };
+    let creds = r.credentials_secret.as_ref().map(|s| {
+        vec![EnvFromSource {
+            secret_ref: Some(SecretEnvSource {
+                name: s.clone(),
+                optional: Some(false),
+            }),
+            ..Default::default()
+        }]
+    });
+    let tools = |name: &str, args: Vec<String>| Container {
+        name: name.into(),
+        image: Some(r.tools_image.clone()),
+        image_pull_policy: Some("IfNotPresent".into()),
+        command: Some(vec!["/usr/local/bin/kubectl-etcd".into()]),
+        args: Some(args),
+        env_from: creds.clone(),
+        volume_mounts: Some(vec![mount.clone()]),
+        termination_message_policy: Some("FallbackToLogsOnError".into()),
+        // The member volume belongs to the etcd container's user (root in etcd's images); the
+        // project's image runs as nonroot by default and could not write into it.
+        security_context: Some(k8s_openapi::api::core::v1::SecurityContext {
+            run_as_user: Some(0),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let mut fetch = vec![
+        "snapshot".into(),
+        "fetch".into(),
+        r.url.clone(),
+        "--to".into(),
+        SNAPSHOT_FILE.into(),
+        "--clean".into(),
+        objects::data_dir(),
+    ];
+    if let Some(sum) = &r.sha256 {
+        fetch.extend(["--sha256".into(), sum.clone()]);
+    }
+    let (command, env) = restore_command(d, token);
+    let restore = Container {
+        name: "restore".into(),
+        image: Some(d.image.clone()),
+        image_pull_policy: Some("IfNotPresent".into()),
+        command: Some(command),
+        env: Some(env),
+        volume_mounts: Some(vec![mount.clone()]),
+        termination_message_policy: Some("FallbackToLogsOnError".into()),
+        ..Default::default()
+    };
+    let mut labels = BTreeMap::new();
+    labels.insert(LABEL_RESTORE_OF.to_string(), d.name.clone());
+    labels.insert(
+        objects::LABEL_MANAGED_BY.to_string(),
+        objects::FIELD_MANAGER.to_string(),
+    );
+    Pod {
+        metadata: ObjectMeta {
+            name: Some(pod_name(&d.name)),
+            namespace: Some(d.namespace.clone()),
+            labels: Some(labels),
+            owner_references: Some(vec![objects::owner(d)]),
+            ..Default::default()
+        },
+        spec: Some(PodSpec {
+            restart_policy: Some("Never".into()),
+            enable_service_links: Some(false),
+            init_containers: Some(vec![tools("fetch", fetch), restore]),
+            containers: vec![tools(
+                "finish",
+                vec!["snapshot".into(), "discard".into(), SNAPSHOT_DIR.into()],
+            )],
+            volumes: Some(vec![Volume {
+                name: objects::DATA_VOLUME.into(),
+                persistent_volume_claim: Some(
+                    k8s_openapi::api::core::v1::PersistentVolumeClaimVolumeSource {
+                        claim_name: objects::volume_name(&d.name, 0),
+                        read_only: Some(false),
+                    },
+                ),
+                ..Default::default()
+            }]),
+            node_selector: d.node_selector.clone(),
+            tolerations: d.tolerations.clone(),
+            affinity: d.affinity.clone(),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn desired(version: &str) -> Desired {
+        let mut c = crate::api::EtcdCluster::new(
+            "demo",
+            crate::api::EtcdClusterSpec {
+                replicas: 3,
+                version: version.into(),
+                restore: Some(crate::api::RestoreSpec {
+                    source: "s3://b/p/ns-demo-20261201T000000Z-r5.db.zst".into(),
+                    sha256: Some("ab".repeat(32)),
+                    credentials_secret: Some("s3-creds".into()),
+                    tools_image: Some("example.org/kubectl-etcd:1".into()),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+        );
+        c.metadata.namespace = Some("ns".into());
+        crate::model::validate(&c).unwrap()
+    }
+
+    #[test]
+    fn revision_bumps_are_used_where_the_version_has_them() {
+        let v = |s| Version::parse(s).unwrap();
+        assert!(!supports_bump_revision(v("3.4.23")));
+        assert!(supports_bump_revision(v("3.4.27")));
+        assert!(!supports_bump_revision(v("3.5.9")));
+        assert!(supports_bump_revision(v("3.5.16")));
+        assert!(supports_bump_revision(v("3.6.0")));
+    }
+
+    #[test]
+    fn etcd_3_4_restores_with_etcdctl_and_newer_with_etcdutl() {
+        let (cmd, env) = restore_command(&desired("3.4.23"), "t");
+        assert_eq!(cmd[0], "/usr/local/bin/etcdctl");
+        assert_eq!(env[0].name, "ETCDCTL_API");
+        assert!(!cmd.contains(&"--bump-revision".to_string()));
+        let (cmd, env) = restore_command(&desired("3.5.16"), "t");
+        assert_eq!(cmd[0], "/usr/local/bin/etcdutl");
+        assert!(env.is_empty());
+        assert!(cmd.contains(&"--mark-compacted".to_string()));
+        let i = cmd.iter().position(|a| a == "--initial-cluster").unwrap();
+        assert_eq!(
+            cmd[i + 1],
+            format!("demo-0={}", objects::peer_url("demo", "ns", 0))
+        );
+    }
+
+    #[test]
+    fn the_restore_pod_fetches_restores_and_discards_on_the_seed_volume() {
+        let d = desired("3.5.16");
+        let pod = restore_pod(&d, d.restore.as_ref().unwrap(), "tok");
+        let spec = pod.spec.unwrap();
+        assert_eq!(spec.restart_policy.as_deref(), Some("Never"));
+        let inits = spec.init_containers.unwrap();
+        assert_eq!(
+            inits[0].image.as_deref(),
+            Some("example.org/kubectl-etcd:1")
+        );
+        let args = inits[0].args.clone().unwrap();
+        assert!(args.contains(&"--sha256".to_string()));
+        assert_eq!(
+            inits[0].env_from.as_ref().unwrap()[0]
+                .secret_ref
+                .as_ref()
+                .unwrap()
+                .name,
+            "s3-creds"
+        );
+        assert_eq!(inits[1].image.as_deref(), Some(d.image.as_str()));
+        assert_eq!(
+            spec.volumes.unwrap()[0]
+                .persistent_volume_claim
+                .as_ref()
+                .unwrap()
+                .claim_name,
+            objects::volume_name("demo", 0)
+        );
+        // Not a member pod: the member selector must not match it.
+        let labels = pod.metadata.labels.unwrap();
+        assert!(
+            !objects::selector_labels("demo")
+                .iter()
+                .all(|(k, v)| labels.get(k) == Some(v))
+        );
+    }
+}

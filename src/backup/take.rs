@@ -1,0 +1,466 @@
+//! Taking a backup: pick the member, stream its snapshot through etcd's hash check, compression
+//! and sha256 straight into the store, and record the result in an `EtcdBackup`.
+//!
+//! No temporary file and no fixed deadline: memory is bounded by the codec's buffers and the
+//! store's part buffers whatever the database size, and only a stalled stream fails.
+
+use std::time::Duration;
+
+use jiff::Timestamp;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::ResourceExt;
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use serde_json::json;
+
+use super::codec::{self, Compression, SnapshotVerifier};
+use super::store::{Location, Store};
+use super::{BackupError, label};
+use crate::api::{EtcdBackup, EtcdBackupSpec, EtcdBackupStatus, EtcdCluster, backup_phase};
+use crate::engine::Context;
+use crate::etcd::Keyspace;
+use crate::model::{Desired, EtcdView, Observed, Version};
+use crate::objects;
+
+/// A snapshot stream that yields nothing for this long has failed (a slow one never does).
+pub const STALL: Duration = Duration::from_secs(60);
+
+/// The member a snapshot is taken from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Source {
+    pub ordinal: u32,
+    pub member: String,
+    pub raft_index: u64,
+    pub version: String,
+    /// A healthy majority answered: the snapshot holds every acknowledged write.
+    pub quorum: bool,
+}
+
+/// Pure: the healthy voter with the highest raft index. Without a healthy majority, the answering
+/// member with the highest raft index (voters first; learners serve snapshots only from 3.5 on), so
+/// a cluster that lost quorum can still be backed up — the caller says so.
+pub fn choose_source(d: &Desired, o: &Observed) -> Result<Source, String> {
+    let c = match &o.etcd {
+        EtcdView::Reached(c) => c,
+        EtcdView::Split { .. } => {
+            return Err(format!(
+                "members of {}/{} answer with different cluster ids; back up a member by hand",
+                d.namespace, d.name
+            ));
+        }
+        EtcdView::Unreachable { errors } => {
+            return Err(format!(
+                "no member of {}/{} answered: {}",
+                d.namespace,
+                d.name,
+                errors.first().map_or("", String::as_str)
+            ));
+        }
+        EtcdView::NotQueried => {
+            return Err(format!(
+                "no member pod of {}/{} is running",
+                d.namespace, d.name
+            ));
+        }
+    };
+    let voters = c.voters().count();
+    let healthy = c.voters().filter(|m| m.healthy).count();
+    let quorum = voters > 0 && healthy >= crate::plan::quorum(voters);
+    let learners_serve = |v: &str| Version::parse(v).is_some_and(|v| v.minor >= 5);
+    let best = c
+        .members
+        .iter()
+        .filter(|m| m.ordinal.is_some())
+        .filter_map(|m| m.status.as_ref().map(|s| (m, s)))
+        .filter(|(m, s)| !m.learner || learners_serve(&s.version))
+        .filter(|(m, _)| !quorum || (m.healthy && !m.learner))
+        .max_by_key(|(m, s)| (!m.learner, s.raft_index, std::cmp::Reverse(m.ordinal)));
+    let Some((m, s)) = best else {
+        return Err(format!(
+            "no member of {}/{} can serve a snapshot (none answered its status)",
+            d.namespace, d.name
+        ));
+    };
+    let ordinal = m.ordinal.unwrap_or(0);
+    Ok(Source {
+        ordinal,
+        member: objects::pod_name(&d.name, ordinal),
+        raft_index: s.raft_index,
+        version: s.version.clone(),
+        quorum,
+    })
+}
+
+/// UTC time as it appears in object and record names: sorts as text.
+fn stamp(t: Timestamp) -> String {
+    t.strftime("%Y%m%dT%H%M%SZ").to_string()
+}
+
+/// `<namespace>-<cluster>-<UTC time>-r<revision>.db<suffix>` (relative to the destination's prefix):
+/// one cluster's objects sort by time and carry the cluster and the revision.
+pub fn object_key(
+    namespace: &str,
+    cluster: &str,
+    time: Timestamp,
+    revision: i64,
+    compression: Compression,
+) -> String {
+    format!(
+        "{namespace}-{cluster}-{}-r{revision}.db{}",
+        stamp(time),
+        compression.suffix()
+    )
+}
+
+/// The EtcdBackup's name: `<cluster>-<yyyymmddhhmmss>` (lowercase, DNS-safe).
+pub fn record_name(cluster: &str, time: Timestamp) -> String {
+    format!("{cluster}-{}", time.strftime("%Y%m%d%H%M%S"))
+}
+
+/// What a finished snapshot transfer produced.
+#[derive(Clone, Debug)]
+pub struct Taken {
+    pub source: Source,
+    pub keyspace: Keyspace,
+    pub cluster_id: u64,
+    pub key: String,
+    pub stored_bytes: u64,
+    pub sha256: String,
+    pub snapshot_bytes: u64,
+}
+
+/// Streams one snapshot of `source` into `store` under `key`. The pipeline is
+/// etcd stream → etcd hash check → compression → (store: sha256, upload); a snapshot whose own
+/// trailing hash does not check out fails the upload, which the store then aborts.
+pub async fn stream_snapshot(
+    ctx: &Context,
+    d: &Desired,
+    o: &Observed,
+    source: &Source,
+    store: &Store,
+    key: &str,
+    compression: Compression,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<(Keyspace, super::store::Stored, u64), BackupError> {
+    let ip = o.pods.get(&source.ordinal).and_then(|p| p.ip.clone());
+    let mut client = ctx
+        .connect(d, source.ordinal, ip.as_deref())
+        .await
+        .map_err(|e| BackupError::Etcd(Box::new(e)))?;
+    let keyspace = client
+        .keyspace()
+        .await
+        .map_err(|e| BackupError::Etcd(Box::new(e)))?;
+    let stream = client
+        .snapshot(STALL)
+        .await
+        .map_err(|e| BackupError::Etcd(Box::new(e)))?;
+    let mut verifier = SnapshotVerifier::new(stream);
+    let stored = store
+        .put(key, codec::compress(compression, &mut verifier), progress)
+        .await
+        .map_err(BackupError::Store)?;
+    if !verifier.verified() {
+        return Err(BackupError::Corrupt(format!(
+            "the snapshot stream of {} ended without etcd's hash",
+            source.member
+        )));
+    }
+    Ok((keyspace, stored, verifier.bytes()))
+}
+
+/// What to back up, where and how.
+#[derive(Clone, Debug)]
+pub struct Request {
+    pub destination: Location,
+    pub compression: Compression,
+    pub credentials_secret: Option<String>,
+    /// "cli" or "schedule".
+    pub trigger: &'static str,
+    /// Who takes it (`cli/<host>/<pid>`, `operator/<pod>`), recorded in status.
+    pub taken_by: String,
+}
+
+fn backup_api(ctx: &Context, ns: &str) -> Api<EtcdBackup> {
+    Api::namespaced(ctx.client.clone(), ns)
+}
+
+fn kube_err(verb: &'static str, ns: &str, name: &str, e: kube::Error) -> BackupError {
+    BackupError::Kube(Box::new(crate::error::Error::kube(
+        verb,
+        "EtcdBackup",
+        ns,
+        name,
+        e,
+    )))
+}
+
+/// Creates the EtcdBackup record of a backup about to be taken, claimed by `req.taken_by`.
+pub async fn create_record(
+    ctx: &Context,
+    cluster: &EtcdCluster,
+    req: &Request,
+    now: Timestamp,
+) -> Result<EtcdBackup, BackupError> {
+    let ns = cluster.namespace().unwrap_or_else(|| "default".into());
+    let name = record_name(&cluster.name_any(), now);
+    let mut record = EtcdBackup::new(
+        &name,
+        EtcdBackupSpec {
+            cluster: cluster.name_any(),
+            destination: req.destination.to_string(),
+            compression: Some(req.compression.as_str().into()),
+            credentials_secret: req.credentials_secret.clone(),
+            trigger: Some(req.trigger.into()),
+        },
+    );
+    record.metadata.namespace = Some(ns.clone());
+    record.metadata.labels = Some(label::for_cluster(&cluster.name_any(), req.trigger));
+    let api = backup_api(ctx, &ns);
+    let created = api
+        .create(&PostParams::default(), &record)
+        .await
+        .map_err(|e| kube_err("create", &ns, &name, e))?;
+    let status = EtcdBackupStatus {
+        phase: Some(backup_phase::RUNNING.into()),
+        taken_by: Some(req.taken_by.clone()),
+        compression: Some(req.compression.as_str().into()),
+        start_time: Some(Time(now)),
+        ..Default::default()
+    };
+    write_status(ctx, &created, &status).await?;
+    let mut created = created;
+    created.status = Some(status);
+    Ok(created)
+}
+
+/// Writes a backup's status.
+pub async fn write_status(
+    ctx: &Context,
+    record: &EtcdBackup,
+    status: &EtcdBackupStatus,
+) -> Result<(), BackupError> {
+    let ns = record.namespace().unwrap_or_default();
+    backup_api(ctx, &ns)
+        .patch_status(
+            &record.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(json!({ "status": status })),
+        )
+        .await
+        .map_err(|e| kube_err("update the status of", &ns, &record.name_any(), e))?;
+    Ok(())
+}
+
+/// Takes the backup `record` describes and writes its outcome into its status (Succeeded or
+/// Failed, never left Running by an error of the transfer). Returns the final record.
+pub async fn execute(
+    ctx: &Context,
+    d: &Desired,
+    store: &Store,
+    req: &Request,
+    mut record: EtcdBackup,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<EtcdBackup, BackupError> {
+    let started = record
+        .status
+        .as_ref()
+        .and_then(|s| s.start_time.clone())
+        .map_or_else(Timestamp::now, |t| t.0);
+    let mut status = record.status.clone().unwrap_or_default();
+    let outcome = async {
+        let observed = crate::engine::observe(ctx, d)
+            .await
+            .map_err(|e| BackupError::Kube(Box::new(e)))?;
+        let source = choose_source(d, &observed).map_err(BackupError::NoSource)?;
+        let cluster_id = match &observed.etcd {
+            EtcdView::Reached(c) => c.cluster_id,
+            _ => 0,
+        };
+        // The revision is in the name: read it first (the snapshot holds at least this revision).
+        let ip = observed
+            .pods
+            .get(&source.ordinal)
+            .and_then(|p| p.ip.clone());
+        let revision = ctx
+            .connect(d, source.ordinal, ip.as_deref())
+            .await
+            .map_err(|e| BackupError::Etcd(Box::new(e)))?
+            .keyspace()
+            .await
+            .map_err(|e| BackupError::Etcd(Box::new(e)))?
+            .revision;
+        let key = object_key(&d.namespace, &d.name, started, revision, req.compression);
+        let (keyspace, stored, snapshot_bytes) = stream_snapshot(
+            ctx,
+            d,
+            &observed,
+            &source,
+            store,
+            &key,
+            req.compression,
+            progress,
+        )
+        .await?;
+        Ok::<_, BackupError>(Taken {
+            source,
+            keyspace,
+            cluster_id,
+            key,
+            stored_bytes: stored.bytes,
+            sha256: stored.sha256_hex,
+            snapshot_bytes,
+        })
+    }
+    .await;
+    let finished = Timestamp::now();
+    status.completion_time = Some(Time(finished));
+    status.duration_seconds =
+        Some(((finished.as_millisecond() - started.as_millisecond()) as f64 / 1000.0).max(0.0));
+    let result = match outcome {
+        Ok(t) => {
+            status.phase = Some(backup_phase::SUCCEEDED.into());
+            status.url = Some(req.destination.object_url(&t.key));
+            status.size = Some(t.stored_bytes as i64);
+            status.snapshot_size = Some(t.snapshot_bytes as i64);
+            status.sha256 = Some(t.sha256.clone());
+            status.revision = Some(t.keyspace.revision);
+            status.keys = Some(t.keyspace.keys);
+            status.etcd_version = Some(t.source.version.clone());
+            status.member = Some(t.source.member.clone());
+            status.cluster_id = Some(format!("{:016x}", t.cluster_id));
+            status.verified = true;
+            status.message = (!t.source.quorum).then(|| {
+                format!(
+                    "taken from {} while the cluster had no healthy quorum: it holds what that member had applied",
+                    t.source.member
+                )
+            });
+            Ok(())
+        }
+        Err(e) => {
+            status.phase = Some(backup_phase::FAILED.into());
+            status.message = Some(e.to_string());
+            Err(e)
+        }
+    };
+    write_status(ctx, &record, &status).await?;
+    record.status = Some(status);
+    result.map(|()| record)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{ClusterView, MemberStatusView, MemberView};
+
+    fn desired() -> Desired {
+        let mut c = EtcdCluster::new(
+            "demo",
+            crate::api::EtcdClusterSpec {
+                replicas: 3,
+                version: "3.5.16".into(),
+                ..Default::default()
+            },
+        );
+        c.metadata.namespace = Some("ns".into());
+        crate::model::validate(&c).unwrap()
+    }
+
+    fn member(ord: u32, index: u64, healthy: bool, learner: bool, version: &str) -> MemberView {
+        MemberView {
+            id: 100 + ord as u64,
+            name: format!("demo-{ord}"),
+            ordinal: Some(ord),
+            learner,
+            started: true,
+            healthy,
+            status: Some(MemberStatusView {
+                version: version.into(),
+                raft_index: index,
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    fn observed(members: Vec<MemberView>) -> Observed {
+        Observed {
+            etcd: EtcdView::Reached(ClusterView {
+                cluster_id: 7,
+                leader: Some(100),
+                members,
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_healthy_voter_with_the_highest_index_serves_the_snapshot() {
+        let o = observed(vec![
+            member(0, 10, true, false, "3.5.16"),
+            member(1, 12, true, false, "3.5.16"),
+            member(2, 15, false, false, "3.5.16"),
+            member(3, 20, true, true, "3.5.16"),
+        ]);
+        let s = choose_source(&desired(), &o).unwrap();
+        assert_eq!(
+            (s.member.as_str(), s.raft_index, s.quorum),
+            ("demo-1", 12, true)
+        );
+    }
+
+    #[test]
+    fn without_quorum_the_most_advanced_answering_member_serves_and_it_is_said() {
+        let mut sick = member(1, 30, false, false, "3.5.16");
+        sick.healthy = false;
+        let o = observed(vec![
+            member(0, 10, false, false, "3.5.16"),
+            sick,
+            MemberView {
+                status: None,
+                ..member(2, 0, false, false, "3.5.16")
+            },
+        ]);
+        let s = choose_source(&desired(), &o).unwrap();
+        assert_eq!((s.member.as_str(), s.quorum), ("demo-1", false));
+    }
+
+    #[test]
+    fn learners_of_3_4_never_serve_a_snapshot() {
+        let o = observed(vec![member(0, 10, true, true, "3.4.23")]);
+        assert!(choose_source(&desired(), &o).is_err());
+        let o = observed(vec![member(0, 10, false, true, "3.5.16")]);
+        assert_eq!(choose_source(&desired(), &o).unwrap().member, "demo-0");
+    }
+
+    #[test]
+    fn an_unreachable_cluster_names_the_reason() {
+        let o = Observed {
+            etcd: EtcdView::Unreachable {
+                errors: vec!["connection refused".into()],
+            },
+            ..Default::default()
+        };
+        let e = choose_source(&desired(), &o).unwrap_err();
+        assert!(
+            e.contains("ns/demo") && e.contains("connection refused"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn object_names_sort_by_time_and_carry_cluster_and_revision() {
+        let t1: Timestamp = "2026-12-01T09:05:00Z".parse().unwrap();
+        let t2: Timestamp = "2026-12-01T10:00:00Z".parse().unwrap();
+        let a = object_key("ns", "demo", t1, 99, Compression::Zstd);
+        let b = object_key("ns", "demo", t2, 7, Compression::None);
+        assert_eq!(a, "ns-demo-20261201T090500Z-r99.db.zst");
+        assert_eq!(b, "ns-demo-20261201T100000Z-r7.db");
+        assert!(a < b);
+        assert_eq!(
+            object_key("ns", "demo", t1, 1, Compression::Gzip),
+            "ns-demo-20261201T090500Z-r1.db.gz"
+        );
+        assert_eq!(record_name("demo", t1), "demo-20261201090500");
+    }
+}

@@ -1,0 +1,246 @@
+//! The CLI's driver: after a verb wrote its intent, run engine passes until the engine's policy
+//! (`engine::policy`) says converged, held or failed — or, while another driver holds the
+//! cluster's Lease, watch the status it writes.
+//!
+//! ```text
+//!  loop until --timeout:
+//!    hold the cluster's Lease? ── held by an operator ─▶ read its status: converged? done
+//!         │                  └─ held by another CLI ─▶ wait for it
+//!         ▼ held (renewed in the background), or no operator namespace at all
+//!    reconcile_once ─▶ Pace::CLI.next(result): Converged ─▶ print, exit 0
+//!                                              Again(d)  ─▶ next pass after d
+//!                                              Held      ─▶ after HOLD_PATIENCE: exit 7
+//!                                              Retry     ─▶ next pass after RETRY_AFTER
+//!                                              Failed    ─▶ exit with the error's code
+//! ```
+
+use std::time::{Duration, Instant};
+
+use kube::ResourceExt;
+
+use super::args::{Global, WaitFlags};
+use super::{Session, output};
+use crate::api::EtcdCluster;
+use crate::engine::{self, Context, Dial, Mode, Next, Pace, Pass};
+use crate::error::Error;
+use crate::lease::{self, Acquired, Lock, Renewal};
+
+/// How long a verb waits out an engine hold (e.g. a member restarting during a scale-down)
+/// before it reports it.
+const HOLD_PATIENCE: Duration = Duration::from_secs(30);
+/// Pause after a failure another pass may not meet.
+const RETRY_AFTER: Duration = Duration::from_secs(2);
+/// Pause while another driver holds the cluster's Lease.
+const DEFER_POLL: Duration = Duration::from_secs(1);
+/// How long the CLI's cluster Lease lasts without renewal, and how often it is renewed.
+const LEASE_DURATION: Duration = Duration::from_secs(20);
+const RENEW_EVERY: Duration = Duration::from_secs(5);
+
+/// How a drive ended well.
+enum Converged {
+    /// This process ran the last pass.
+    Pass(Box<Pass>),
+    /// Another driver (an operator) converged it; this is the cluster as it reported it.
+    Status(Box<EtcdCluster>),
+}
+
+/// After intent is written: drive `cluster` until it converges. Prints the result.
+pub(super) async fn drive(
+    s: &Session,
+    g: &Global,
+    cluster: EtcdCluster,
+    wait: &WaitFlags,
+) -> Result<(), Error> {
+    if wait.no_wait {
+        return output::print_cluster(g.output, &cluster);
+    }
+    let (ns, name) = (s.namespace.clone(), cluster.name_any());
+    let progress = output::Progress::new(&format!("{ns}/{name}"));
+    let started = Instant::now();
+    let lock = cluster_lock(s, &name);
+    let result = passes(s, &lock, &name, wait.timeout, started, &progress).await;
+    lock.release().await;
+    match result {
+        Ok(done) => {
+            progress.finish(&format!(
+                "converged in {:.1} s",
+                started.elapsed().as_secs_f64()
+            ));
+            match done {
+                Converged::Status(c) => output::print_cluster(g.output, &c),
+                Converged::Pass(pass) => match s.clusters().get_opt(&name).await.ok().flatten() {
+                    Some(c) => output::print_cluster(g.output, &c),
+                    None => output::print_pass(g.output, &pass),
+                },
+            }
+        }
+        Err(e) => {
+            progress.abandon();
+            Err(e)
+        }
+    }
+}
+
+async fn passes(
+    s: &Session,
+    lock: &Lock,
+    name: &str,
+    timeout: Duration,
+    started: Instant,
+    progress: &output::Progress,
+) -> Result<Converged, Error> {
+    let ns = &s.namespace;
+    let ctx = Context::new(s.client.clone(), Dial::PortForward).await?;
+    let mut last_note = String::new();
+    let mut deferred_to: Option<String> = None;
+    // `None` while we do not hold the Lease; `guarded` false: no operator namespace, no Lease.
+    let mut renewal: Option<Renewal> = None;
+    let mut guarded = true;
+    // A hold that outlasts HOLD_PATIENCE is reported (exit 7) instead of waited out to --timeout.
+    let mut holding_since: Option<Instant> = None;
+    loop {
+        if started.elapsed() > timeout {
+            return Err(Error::Timeout {
+                namespace: ns.clone(),
+                name: name.into(),
+                seconds: timeout.as_secs(),
+                last: last_note,
+            });
+        }
+        // Act only while holding the cluster's Lease.
+        if let Some(why) = renewal.as_ref().and_then(Renewal::lost) {
+            progress.note(&format!("stopped acting: {why}"));
+            renewal = None;
+        }
+        if guarded && renewal.is_none() {
+            match lock.try_acquire_or_renew().await {
+                Ok(Acquired::Held) => {
+                    deferred_to = None;
+                    renewal = Some(lock.keep_renewed(RENEW_EVERY));
+                }
+                Ok(Acquired::NoNamespace) => {
+                    tracing::debug!(
+                        "no namespace {}: no operator to coordinate with, acting without a lease",
+                        lease::NAMESPACE
+                    );
+                    guarded = false;
+                }
+                Ok(Acquired::HeldBy { holder }) => {
+                    if deferred_to.as_ref() != Some(&holder) {
+                        progress.note(&if lease::is_operator(&holder) {
+                            format!(
+                                "operator {holder} holds the engine lease of {ns}/{name}: waiting on its status"
+                            )
+                        } else {
+                            format!("waiting: {holder} is acting on {ns}/{name}")
+                        });
+                        deferred_to = Some(holder.clone());
+                    }
+                    if lease::is_operator(&holder) {
+                        let c = s.get_cluster(name).await?;
+                        if let Some(st) = &c.status {
+                            let msg = st.message.clone().unwrap_or_default();
+                            if msg != last_note {
+                                progress.step(&msg);
+                                last_note = msg;
+                            }
+                            if crate::plan::converged(st, c.metadata.generation) {
+                                return Ok(Converged::Status(Box::new(c)));
+                            }
+                        }
+                    }
+                    tokio::time::sleep(DEFER_POLL).await;
+                    continue;
+                }
+                Err(e) if e.is_transient() => {
+                    progress.step(&format!("retrying after error: {}", e.report()));
+                    tokio::time::sleep(RETRY_AFTER).await;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+
+        let current = s.get_cluster(name).await?;
+        let result = engine::reconcile_once(&ctx, &current, Mode::Act).await;
+        let next = Pace::CLI.next(&result);
+        let pass = match result {
+            Ok(pass) => pass,
+            Err(e) if next == Next::Retry => {
+                progress.step(&format!("retrying after error: {}", e.report()));
+                tokio::time::sleep(RETRY_AFTER).await;
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        let note = pass.step.to_string();
+        if next != Next::Converged && note != last_note {
+            progress.step(&note);
+            last_note = note;
+        }
+        let pause = match next {
+            Next::Converged | Next::Released => return Ok(Converged::Pass(Box::new(pass))),
+            Next::Held { message, again } => {
+                if holding_since.get_or_insert_with(Instant::now).elapsed() > HOLD_PATIENCE {
+                    return Err(Error::Held {
+                        namespace: ns.clone(),
+                        name: name.into(),
+                        message,
+                    });
+                }
+                again
+            }
+            Next::Again(d) => {
+                holding_since = None;
+                d
+            }
+            // A pass that returned a pass neither retries nor fails.
+            Next::Retry | Next::Failed => RETRY_AFTER,
+        };
+        tokio::time::sleep(pause).await;
+    }
+}
+
+/// Observe and plan only; print the steps and objects.
+pub(super) async fn dry_run(
+    s: &Session,
+    g: &Global,
+    cluster: &EtcdCluster,
+    intent: &[String],
+) -> Result<(), Error> {
+    let ctx = Context::new(s.client.clone(), Dial::PortForward).await?;
+    let pass = engine::reconcile_once(&ctx, cluster, Mode::DryRun).await?;
+    let objects = engine::planned_objects(&ctx, &pass.desired, &pass.step);
+    let mut lines: Vec<String> = intent.to_vec();
+    lines.push(format!("next engine step: {}", pass.step));
+    if pass.desired.replicas as usize != pass.status.members.iter().filter(|m| !m.learner).count()
+        && !pass.status.members.is_empty()
+    {
+        lines.push(format!(
+            "then, one member at a time: {} → {} voting members (each added as a learner and promoted once caught up, or removed after moving leadership)",
+            pass.status.members.len(),
+            pass.desired.replicas
+        ));
+    }
+    output::print_dry_run(g.output, &lines, &objects, Some(&pass.step))
+}
+
+/// Whether this process may run the engine on `cluster` now: it holds the cluster's Lease (kept
+/// in `lock` until released), or there is no operator namespace to coordinate through.
+pub(super) async fn may_act(lock: &Lock) -> Result<bool, Error> {
+    match lock.try_acquire_or_renew().await? {
+        Acquired::Held | Acquired::NoNamespace => Ok(true),
+        Acquired::HeldBy { .. } => Ok(false),
+    }
+}
+
+/// The CLI's Lock on cluster `namespace/name`.
+pub(super) fn cluster_lock(s: &Session, name: &str) -> Lock {
+    Lock::new(
+        s.client.clone(),
+        lease::NAMESPACE,
+        &lease::cluster_lease(&s.namespace, name),
+        lease::cli_identity(),
+        LEASE_DURATION,
+    )
+}

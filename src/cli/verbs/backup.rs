@@ -1,0 +1,328 @@
+//! `kubectl etcd backup NAME --to URL` and `kubectl etcd backup list NAME`.
+//!
+//! Validation comes first: a bad URL, a missing bucket or wrong credentials fail before any object
+//! is created.
+
+use std::time::Instant;
+
+use clap::Subcommand;
+use jiff::Timestamp;
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::{Api, ListParams};
+use kube::{Client, ResourceExt};
+
+use crate::api::{EtcdBackup, EtcdCluster};
+use crate::backup::codec::Compression;
+use crate::backup::store::{Credentials, Location, Store};
+use crate::backup::{BackupError, label, take};
+use crate::cli::args::Global;
+use crate::cli::{Session, output, usage};
+use crate::engine::{Context, Dial};
+use crate::error::Error;
+use crate::model;
+
+#[derive(clap::Args, Debug)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub struct Args {
+    #[command(subcommand)]
+    pub list: Option<BackupSub>,
+    /// Cluster to back up.
+    #[arg(required = true)]
+    pub name: Option<String>,
+    /// Destination: s3://bucket/prefix[?endpoint=URL&region=R&pathStyle=true] or file:///dir
+    /// (default: the cluster's spec.backup.destination).
+    #[arg(long)]
+    pub to: Option<String>,
+    /// none, gzip or zstd (default: the cluster's spec.backup.compression, else zstd).
+    #[arg(long)]
+    pub compression: Option<Compression>,
+    /// Secret (in the cluster's namespace) holding S3 credentials; default: the standard AWS
+    /// chain of this machine (AWS_ACCESS_KEY_ID…, profile).
+    #[arg(long)]
+    pub credentials_secret: Option<String>,
+    /// Show which member would be snapshotted and where it would go; take nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum BackupSub {
+    /// List the backups of a cluster (newest first): size, revision, age, verified.
+    ///
+    /// Example: kubectl etcd backup list demo -o json
+    List {
+        /// Cluster whose backups to list (its records outlive it).
+        name: String,
+    },
+}
+
+/// Credentials of a Secret's standard keys (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`,
+/// `AWS_SESSION_TOKEN`) and the endpoint/region it may carry.
+pub async fn secret_credentials(
+    client: &Client,
+    ns: &str,
+    secret: &str,
+) -> Result<(Credentials, Option<String>, Option<String>), Error> {
+    let api: Api<Secret> = Api::namespaced(client.clone(), ns);
+    let s = api
+        .get_opt(secret)
+        .await
+        .map_err(|e| Error::kube("get", "Secret", ns, secret, e))?
+        .ok_or_else(|| {
+            Error::Usage(format!(
+                "Secret {ns}/{secret} does not exist; create it with keys AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+            ))
+        })?;
+    let data = s.data.unwrap_or_default();
+    let get = |k: &str| {
+        data.get(k)
+            .map(|v| String::from_utf8_lossy(&v.0).trim().to_string())
+            .filter(|v| !v.is_empty())
+    };
+    let (Some(id), Some(key)) = (get("AWS_ACCESS_KEY_ID"), get("AWS_SECRET_ACCESS_KEY")) else {
+        return Err(Error::Usage(format!(
+            "Secret {ns}/{secret} lacks AWS_ACCESS_KEY_ID or AWS_SECRET_ACCESS_KEY"
+        )));
+    };
+    Ok((
+        Credentials {
+            access_key_id: id,
+            secret_access_key: key,
+            session_token: get("AWS_SESSION_TOKEN"),
+        },
+        get("AWS_ENDPOINT_URL"),
+        get("AWS_REGION"),
+    ))
+}
+
+/// Opens a location with the Secret's credentials (and endpoint/region, when the URL names none)
+/// or, without a Secret, the standard AWS chain.
+pub async fn open_store(
+    client: &Client,
+    ns: &str,
+    loc: &Location,
+    secret: Option<&str>,
+) -> Result<Store, Error> {
+    let (creds, loc) = match secret {
+        Some(secret) => {
+            let (creds, endpoint, region) = secret_credentials(client, ns, secret).await?;
+            let mut loc = loc.clone();
+            if let Location::S3(s3) = &mut loc {
+                s3.endpoint = s3.endpoint.clone().or(endpoint);
+                s3.region = s3.region.clone().or(region);
+            }
+            (Some(creds), loc)
+        }
+        None => (None, loc.clone()),
+    };
+    Ok(Store::open(&loc, creds).await.map_err(BackupError::from)?)
+}
+
+/// Fails unless the store answers: credentials, bucket and endpoint are checked before anything is
+/// created.
+async fn probe(store: &Store) -> Result<(), Error> {
+    store.check().await.map_err(BackupError::from)?;
+    Ok(())
+}
+
+pub(crate) fn bad_url(e: impl std::fmt::Display) -> Error {
+    Error::Usage(e.to_string())
+}
+
+/// `kubectl etcd backup NAME [--to URL]`.
+pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
+    if let Some(BackupSub::List { name }) = a.list {
+        return list(g, &name).await;
+    }
+    let name = a.name.unwrap_or_default();
+    model::validate_name(&name).map_err(|e| usage(&name, e))?;
+    let s = Session::connect(g).await?;
+    s.ensure_crd().await?;
+    let cluster: EtcdCluster = s.get_cluster(&name).await?;
+    let spec_backup = cluster.spec.backup.clone().unwrap_or_default();
+    let to = a
+        .to
+        .or_else(|| Some(spec_backup.destination.clone()).filter(|d| !d.is_empty()))
+        .ok_or_else(|| {
+            Error::Usage(format!(
+                "no destination for the backup of {}/{name}: pass --to s3://bucket/prefix or file:///dir, or set spec.backup.destination",
+                s.namespace
+            ))
+        })?;
+    let destination = Location::parse(&to).map_err(bad_url)?;
+    if matches!(destination, Location::Pvc { .. }) {
+        return Err(Error::Usage(format!(
+            "{to}: a pvc:// destination is written by the in-cluster operator (spec.backup.destination); from the command line use s3:// or file://"
+        )));
+    }
+    let compression = match a.compression {
+        Some(c) => c,
+        None => spec_backup
+            .compression
+            .as_deref()
+            .map(str::parse)
+            .transpose()
+            .map_err(Error::Usage)?
+            .unwrap_or_default(),
+    };
+    let desired = model::validate(&cluster).map_err(|source| Error::InvalidSpec {
+        namespace: s.namespace.clone(),
+        name: name.clone(),
+        source,
+    })?;
+    let secret = a.credentials_secret.or(spec_backup.credentials_secret);
+    let store = open_store(&s.client, &s.namespace, &destination, secret.as_deref()).await?;
+    probe(&store).await?;
+    let ctx = Context::new(s.client.clone(), Dial::PortForward).await?;
+    if a.dry_run {
+        let observed = crate::engine::observe(&ctx, &desired).await?;
+        let source = take::choose_source(&desired, &observed).map_err(BackupError::NoSource)?;
+        let lines = vec![
+            format!(
+                "snapshot {} (raft index {}, etcd {}){}",
+                source.member,
+                source.raft_index,
+                source.version,
+                if source.quorum {
+                    ""
+                } else {
+                    " — the cluster has no healthy quorum"
+                }
+            ),
+            format!(
+                "stream it {} to {}",
+                match compression {
+                    Compression::None => "uncompressed".to_string(),
+                    c => format!("{c}-compressed"),
+                },
+                destination
+                    .object_url(&take::object_key(
+                        &s.namespace,
+                        &name,
+                        Timestamp::now(),
+                        0,
+                        compression
+                    ))
+                    .replace("-r0.db", "-r<revision>.db")
+            ),
+            format!(
+                "record it as EtcdBackup {}/{}",
+                s.namespace,
+                take::record_name(&name, Timestamp::now())
+            ),
+        ];
+        return output::print_dry_run(g.output, &lines, &[], None);
+    }
+    let req = take::Request {
+        destination,
+        compression,
+        credentials_secret: secret,
+        trigger: label::TRIGGER_CLI,
+        taken_by: crate::lease::cli_identity(),
+    };
+    let record = take::create_record(&ctx, &cluster, &req, Timestamp::now())
+        .await
+        .map_err(Error::from)?;
+    let progress = output::Progress::new(&format!("{}/{name}", s.namespace));
+    progress.step(&format!("streaming a snapshot to {}", req.destination));
+    let started = Instant::now();
+    let shown = |n: u64| {
+        let secs = started.elapsed().as_secs_f64().max(0.001);
+        progress.step(&format!(
+            "stored {} ({}/s)",
+            output::human_bytes(n as i64),
+            output::human_bytes((n as f64 / secs) as i64)
+        ));
+    };
+    let result = take::execute(&ctx, &desired, &store, &req, record, &shown).await;
+    match result {
+        Ok(record) => {
+            let st = record.status.clone().unwrap_or_default();
+            progress.finish(&format!(
+                "backup {} stored at {} ({}, sha256 {})",
+                record.name_any(),
+                st.url.as_deref().unwrap_or(""),
+                output::human_bytes(st.size.unwrap_or(0)),
+                st.sha256.as_deref().unwrap_or("")
+            ));
+            if let Some(m) = &st.message {
+                output::progress_line(&format!("warning: {m}"));
+            }
+            output::print_backups(g.output, &[record])
+        }
+        Err(e) => {
+            progress.abandon();
+            Err(e.into())
+        }
+    }
+}
+
+/// EtcdBackup records of `cluster`, newest first.
+pub async fn records(client: &Client, ns: &str, cluster: &str) -> Result<Vec<EtcdBackup>, Error> {
+    let api: Api<EtcdBackup> = Api::namespaced(client.clone(), ns);
+    let mut list = api
+        .list(&ListParams::default().labels(&label::selector(cluster)))
+        .await
+        .map_err(|e| Error::kube("list", "EtcdBackup", ns, cluster, e))?
+        .items;
+    list.sort_by_key(|b| std::cmp::Reverse(b.metadata.creation_timestamp.clone().map(|t| t.0)));
+    Ok(list)
+}
+
+async fn list(g: &Global, cluster: &str) -> Result<(), Error> {
+    let s = Session::connect(g).await?;
+    s.ensure_crd().await?;
+    let list = records(&s.client, &s.namespace, cluster).await?;
+    output::print_backups(g.output, &list)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn parse(args: &[&str]) -> crate::cli::Verb {
+        crate::cli::Cli::try_parse_from(std::iter::once("kubectl-etcd").chain(args.iter().copied()))
+            .unwrap()
+            .verb
+    }
+
+    #[test]
+    fn backup_takes_a_cluster_or_lists_one() {
+        match parse(&[
+            "backup",
+            "demo",
+            "--to",
+            "s3://b/p",
+            "--compression",
+            "gzip",
+        ]) {
+            crate::cli::Verb::Backup(a) => {
+                assert_eq!(a.name.as_deref(), Some("demo"));
+                assert_eq!(a.compression, Some(Compression::Gzip));
+                assert!(a.list.is_none());
+            }
+            other => panic!("{other:?}"),
+        }
+        match parse(&["backup", "list", "demo"]) {
+            crate::cli::Verb::Backup(Args {
+                list: Some(BackupSub::List { name }),
+                ..
+            }) => assert_eq!(name, "demo"),
+            other => panic!("{other:?}"),
+        }
+        assert!(
+            crate::cli::Cli::try_parse_from(["kubectl-etcd", "backup", "--to", "s3://b"]).is_err()
+        );
+        assert!(
+            crate::cli::Cli::try_parse_from([
+                "kubectl-etcd",
+                "backup",
+                "demo",
+                "--compression",
+                "lz4"
+            ])
+            .is_err()
+        );
+    }
+}

@@ -1,0 +1,99 @@
+//! `kubectl etcd create NAME`: write a new EtcdCluster, then drive it until it converges.
+
+use kube::api::{Api, PostParams};
+
+use crate::api::{EtcdCluster, EtcdClusterSpec, KIND, StorageSpec};
+use crate::cli::args::{Global, WaitFlags};
+use crate::cli::{Session, drive, output, usage};
+use crate::error::Error;
+use crate::model::{self, DEFAULT_VERSION};
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Cluster name (lowercase letters, digits, '-').
+    pub name: String,
+    /// Voting members (1-9; odd numbers tolerate the most failures).
+    #[arg(long, default_value_t = 3)]
+    pub replicas: i64,
+    /// etcd release.
+    #[arg(long, default_value = DEFAULT_VERSION)]
+    pub version: String,
+    /// Volume size per member.
+    #[arg(long)]
+    pub storage: Option<String>,
+    /// StorageClass of the member volumes (default: the cluster's default class).
+    #[arg(long)]
+    pub storage_class: Option<String>,
+    /// Keep data in emptyDir volumes (lost when a pod is deleted): for tests only.
+    #[arg(long, conflicts_with_all = ["storage", "storage_class"])]
+    pub ephemeral: bool,
+    /// Image repository (tag is v<version>).
+    #[arg(long)]
+    pub image_repository: Option<String>,
+    #[command(flatten)]
+    pub wait: WaitFlags,
+}
+
+pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
+    let name = a.name;
+    // Validate everything before anything is written.
+    model::validate_name(&name).map_err(|e| usage(&name, e))?;
+    let replicas = model::validate_replicas(a.replicas).map_err(|e| usage(&name, e))?;
+    let version = model::validate_version(&a.version)
+        .map_err(|e| usage(&name, e))?
+        .to_string();
+    let spec = EtcdClusterSpec {
+        replicas: replicas as i32,
+        version,
+        image_repository: a.image_repository,
+        storage: StorageSpec {
+            size: a.storage,
+            storage_class_name: a.storage_class,
+            ephemeral: a.ephemeral,
+        },
+        ..Default::default()
+    };
+    let s = Session::connect(g).await?;
+    let mut cluster = EtcdCluster::new(&name, spec);
+    cluster.metadata.namespace = Some(s.namespace.clone());
+    model::validate(&cluster).map_err(|source| Error::InvalidSpec {
+        namespace: s.namespace.clone(),
+        name: name.clone(),
+        source,
+    })?;
+    s.ensure_crd().await?;
+    let api: Api<EtcdCluster> = s.clusters();
+    if a.wait.dry_run {
+        if api
+            .get_opt(&name)
+            .await
+            .map_err(|e| Error::kube("get", KIND, &s.namespace, &name, e))?
+            .is_some()
+        {
+            return Err(Error::AlreadyExists {
+                namespace: s.namespace,
+                name,
+            });
+        }
+        cluster.metadata.uid = Some("00000000-dry-run".into());
+        return drive::dry_run(
+            &s,
+            g,
+            &cluster,
+            &[format!("create EtcdCluster {}/{name}", s.namespace)],
+        )
+        .await;
+    }
+    let created = match api.create(&PostParams::default(), &cluster).await {
+        Ok(c) => c,
+        Err(kube::Error::Api(st)) if st.code == 409 => {
+            return Err(Error::AlreadyExists {
+                namespace: s.namespace,
+                name,
+            });
+        }
+        Err(e) => return Err(Error::kube("create", KIND, &s.namespace, &name, e)),
+    };
+    output::progress_line(&format!("created EtcdCluster {}/{name}", s.namespace));
+    drive::drive(&s, g, created, &a.wait).await
+}

@@ -1,0 +1,134 @@
+//! `kubectl etcd delete NAME [--delete-data --yes]`: delete the EtcdCluster; its objects go with
+//! it, its volumes only when asked.
+
+use std::time::{Duration, Instant};
+
+use kube::api::{DeleteParams, Patch, PatchParams};
+use serde_json::json;
+
+use crate::api::KIND;
+use crate::cli::args::{Global, WaitFlags};
+use crate::cli::{Session, drive, output};
+use crate::engine::{self, Context, Dial, Mode};
+use crate::error::Error;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    pub name: String,
+    /// Also delete the member volumes: all data of the cluster is lost.
+    #[arg(long)]
+    pub delete_data: bool,
+    /// Confirm --delete-data.
+    #[arg(long)]
+    pub yes: bool,
+    #[command(flatten)]
+    pub wait: WaitFlags,
+}
+
+/// Pause between looks at a cluster being deleted.
+const POLL: Duration = Duration::from_millis(500);
+
+pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
+    let Args {
+        name,
+        delete_data,
+        yes,
+        wait,
+    } = a;
+    if delete_data && !yes {
+        return Err(Error::Usage(format!(
+            "--delete-data deletes every member volume of {name} and all its data; add --yes to confirm"
+        )));
+    }
+    let s = Session::connect(g).await?;
+    s.ensure_crd().await?;
+    s.get_cluster(&name).await?;
+    let ns = s.namespace.clone();
+    if wait.dry_run {
+        let lines = [
+            format!(
+                "delete EtcdCluster {ns}/{name} and its StatefulSet, Services, ConfigMap and disruption budget"
+            ),
+            if delete_data {
+                "delete the member volumes (all data)".into()
+            } else {
+                "keep the member volumes".into()
+            },
+        ];
+        return output::print_dry_run(g.output, &lines, &[], None);
+    }
+    let api = s.clusters();
+    if delete_data {
+        api.patch(
+            &name,
+            &PatchParams::default(),
+            &Patch::Merge(
+                json!({"metadata": {"annotations": {engine::ANNOTATION_DELETE_DATA: "true"}}}),
+            ),
+        )
+        .await
+        .map_err(|e| Error::kube("mark for data deletion", KIND, &ns, &name, e))?;
+    }
+    match api.delete(&name, &DeleteParams::foreground()).await {
+        Ok(_) => {}
+        Err(kube::Error::Api(st)) if st.code == 404 => {
+            return Err(Error::NotFound {
+                namespace: ns,
+                name,
+            });
+        }
+        Err(e) => return Err(Error::kube("delete", KIND, &ns, &name, e)),
+    }
+    output::progress_line(&format!(
+        "deleting EtcdCluster {ns}/{name}{}",
+        if delete_data {
+            " and its volumes"
+        } else {
+            " (volumes kept)"
+        }
+    ));
+    if wait.no_wait {
+        return Ok(());
+    }
+    let started = Instant::now();
+    let timed_out = |last: &str| Error::Timeout {
+        namespace: ns.clone(),
+        name: name.clone(),
+        seconds: wait.timeout.as_secs(),
+        last: last.into(),
+    };
+    let ctx = Context::new(s.client.clone(), Dial::PortForward).await?;
+    let lock = drive::cluster_lock(&s, &name);
+    let gone = async {
+        loop {
+            match api.get_opt(&name).await {
+                Ok(None) => return Ok(()),
+                // Unless an operator is on it, the engine's release runs here (same pass).
+                Ok(Some(c))
+                    if c.metadata.deletion_timestamp.is_some() && drive::may_act(&lock).await? =>
+                {
+                    engine::reconcile_once(&ctx, &c, Mode::Act).await?;
+                }
+                Ok(Some(_)) => {}
+                Err(e) => return Err(Error::kube("get", KIND, &ns, &name, e)),
+            }
+            if started.elapsed() > wait.timeout {
+                return Err(timed_out("deleting"));
+            }
+            tokio::time::sleep(POLL).await;
+        }
+    }
+    .await;
+    lock.release().await;
+    gone?;
+    // The finalizer deletes the volumes when there was one; a cluster that had none (nobody
+    // ran the engine for it) leaves them to us.
+    while delete_data && !engine::delete_volumes(&s.client, &ns, &name).await? {
+        if started.elapsed() > wait.timeout {
+            return Err(timed_out("deleting the volumes"));
+        }
+        tokio::time::sleep(POLL).await;
+    }
+    output::progress_line(&format!("deleted EtcdCluster {ns}/{name}"));
+    Ok(())
+}

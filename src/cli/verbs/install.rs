@@ -1,0 +1,87 @@
+//! `kubectl etcd install [--operator]`: apply the CRD (and the operator's manifests).
+
+use kube::api::{Api, DynamicObject, GroupVersionKind, Patch, PatchParams};
+use kube::discovery::Scope;
+use kube::{Client, ResourceExt};
+
+use crate::cli::args::{DEFAULT_OPERATOR_IMAGE, Global};
+use crate::cli::{Session, output};
+use crate::engine;
+use crate::error::Error;
+use crate::objects::{self, install};
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Also install the operator: namespace, service account, RBAC, Deployment.
+    #[arg(long)]
+    pub operator: bool,
+    /// Operator image.
+    #[arg(long, default_value = DEFAULT_OPERATOR_IMAGE)]
+    pub image: String,
+    /// Print the manifests instead of applying them.
+    #[arg(long)]
+    pub print: bool,
+}
+
+pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
+    let manifests = if a.operator {
+        install::manifests(&a.image, install::NAMESPACE)
+    } else {
+        vec![]
+    };
+    if a.print {
+        let crds: Vec<serde_json::Value> = crate::api::crds()
+            .iter()
+            .map(serde_json::to_value)
+            .collect::<Result<_, _>>()
+            .map_err(|e| Error::Serialize(Box::new(e)))?;
+        let text: Vec<String> = crds.iter().chain(&manifests).map(output::yaml).collect();
+        return output::print_raw(&text.join("---\n"));
+    }
+    let s = Session::connect(g).await?;
+    engine::apply_crd(&s.client).await?;
+    for crd in crate::api::crds() {
+        output::progress_line(&format!(
+            "applied CustomResourceDefinition {}",
+            crd.name_any()
+        ));
+    }
+    for doc in &manifests {
+        apply_dynamic(&s.client, doc).await?;
+    }
+    Ok(())
+}
+
+/// Server-side apply of one manifest given as JSON (install manifests).
+async fn apply_dynamic(client: &Client, doc: &serde_json::Value) -> Result<(), Error> {
+    let obj: DynamicObject =
+        serde_json::from_value(doc.clone()).map_err(|e| Error::Serialize(Box::new(e)))?;
+    let tm = obj.types.clone().unwrap_or_default();
+    let gvk =
+        GroupVersionKind::try_from(&tm).map_err(|e| Error::Usage(format!("bad manifest: {e}")))?;
+    let (ar, caps) = kube::discovery::pinned_kind(client, &gvk)
+        .await
+        .map_err(|e| Error::kube("discover", "APIResource", "", &gvk.kind, e))?;
+    let name = obj.name_any();
+    let api: Api<DynamicObject> = match (caps.scope, obj.metadata.namespace.as_deref()) {
+        (Scope::Namespaced, Some(ns)) => Api::namespaced_with(client.clone(), ns, &ar),
+        _ => Api::all_with(client.clone(), &ar),
+    };
+    api.patch(
+        &name,
+        &PatchParams::apply(objects::FIELD_MANAGER).force(),
+        &Patch::Apply(&obj),
+    )
+    .await
+    .map_err(|e| {
+        Error::kube(
+            "apply",
+            "manifest",
+            obj.metadata.namespace.as_deref().unwrap_or(""),
+            &name,
+            e,
+        )
+    })?;
+    output::progress_line(&format!("applied {} {}", gvk.kind, name));
+    Ok(())
+}

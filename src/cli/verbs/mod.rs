@@ -1,0 +1,12 @@
+//! One file per verb: its flags (`Args`) and its `run`. Verbs that change a cluster write intent
+//! into the EtcdCluster and hand over to `cli::drive`.
+
+pub mod backup;
+pub mod create;
+pub mod delete;
+pub mod install;
+pub mod operate;
+pub mod reconcile;
+pub mod restore;
+pub mod scale;
+pub mod status;

@@ -1,0 +1,48 @@
+//! `kubectl etcd operate`: parse the operator's flags and hand over to `crate::operate`.
+
+use std::net::SocketAddr;
+
+use crate::cli::Session;
+use crate::cli::args::Global;
+use crate::engine::Dial;
+use crate::error::Error;
+use crate::objects::install::METRICS_PORT;
+use crate::operate;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Watch only this namespace (default: all namespaces). -n is ignored here.
+    #[arg(long)]
+    pub watch_namespace: Option<String>,
+    /// Address of /metrics, /healthz and /readyz.
+    #[arg(long, default_value_t = SocketAddr::from(([0, 0, 0, 0], METRICS_PORT)))]
+    pub metrics_addr: SocketAddr,
+    /// How to reach etcd members (default: direct in a pod, port-forward outside).
+    #[arg(long, value_enum)]
+    pub dial: Option<DialArg>,
+    /// Leader-election identity (default: operator/$POD_NAME or operator/<hostname>).
+    #[arg(long)]
+    pub identity: Option<String>,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DialArg {
+    Direct,
+    PortForward,
+}
+
+pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
+    let s = Session::connect(g).await?;
+    let in_cluster = std::env::var_os("KUBERNETES_SERVICE_HOST").is_some();
+    let dial = match a.dial {
+        Some(DialArg::Direct) => Dial::Direct,
+        Some(DialArg::PortForward) => Dial::PortForward,
+        None if in_cluster => Dial::Direct,
+        None => Dial::PortForward,
+    };
+    operate::run(operate::OperateOptions {
+        identity: a.identity.unwrap_or_else(operate::default_identity),
+        ..operate::OperateOptions::new(s.client, a.watch_namespace, a.metrics_addr, dial)
+    })
+    .await
+}

@@ -1,0 +1,68 @@
+//! `kubectl etcd status [NAME | -A]`: observe and plan only; print; exit 7 on trouble.
+
+use kube::api::{Api, ListParams};
+
+use crate::api::{EtcdCluster, KIND};
+use crate::cli::args::Global;
+use crate::cli::{Session, output};
+use crate::engine::policy::{Trouble, trouble};
+use crate::engine::{self, Context, Dial, Mode, Pass};
+use crate::error::Error;
+use crate::objects;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// One cluster; all clusters of the namespace when omitted.
+    pub name: Option<String>,
+    /// All namespaces (only without NAME).
+    #[arg(short = 'A', long, conflicts_with = "name")]
+    pub all_namespaces: bool,
+}
+
+pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
+    let s = Session::connect(g).await?;
+    s.ensure_crd().await?;
+    let ctx = Context::new(s.client.clone(), Dial::PortForward).await?;
+    let Some(name) = a.name else {
+        return list(g, &s, &ctx, a.all_namespaces).await;
+    };
+    let cluster = s.get_cluster(&name).await?;
+    let pass = engine::reconcile_once(&ctx, &cluster, Mode::DryRun).await;
+    output::print_status(g.output, &cluster, pass.as_ref().ok())?;
+    // Scripts can rely on the exit code: 0 only when etcd answers (once the cluster was formed)
+    // and nothing holds.
+    let pass = pass?;
+    let held = |message| Error::Held {
+        namespace: s.namespace.clone(),
+        name: name.clone(),
+        message,
+    };
+    match trouble(&pass.step) {
+        None => Ok(()),
+        Some(Trouble::Held(message)) => Err(held(message)),
+        Some(Trouble::Silent) => Err(held(format!(
+            "no member answered (next step: {}); check the member pods: kubectl -n {} get pods -l {}",
+            pass.step,
+            s.namespace,
+            objects::selector_string(&name)
+        ))),
+    }
+}
+
+async fn list(g: &Global, s: &Session, ctx: &Context, all: bool) -> Result<(), Error> {
+    let api: Api<EtcdCluster> = if all {
+        Api::all(s.client.clone())
+    } else {
+        s.clusters()
+    };
+    let list = api.list(&ListParams::default()).await.map_err(|e| {
+        let ns = if all { "*" } else { &s.namespace };
+        Error::kube("list", KIND, ns, "*", e)
+    })?;
+    let mut rows: Vec<(EtcdCluster, Option<Pass>)> = Vec::new();
+    for c in list.items {
+        let pass = engine::reconcile_once(ctx, &c, Mode::DryRun).await.ok();
+        rows.push((c, pass));
+    }
+    output::print_status_list(g.output, &rows, all)
+}

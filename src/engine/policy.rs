@@ -1,0 +1,240 @@
+//! What a driver does after a pass: the one policy both drivers follow (the CLI's loop and
+//! `operate`'s requeue and error policy), so "same result with or without an operator" is kept
+//! in one place.
+//!
+//! Pure: a pass result in, a `Next` out. Each driver has its own `Pace` (an interactive command
+//! polls faster than a controller that also gets watch events), never its own rules.
+
+use std::time::Duration;
+
+use super::{Outcome, Pass};
+use crate::api::Reason;
+use crate::error::Error;
+use crate::plan::Step;
+
+/// What comes after a pass.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Next {
+    /// Nothing left to do. The CLI is done; `operate` re-checks after `Pace::converged`.
+    Converged,
+    /// The cluster was deleted and let go: nothing will ever be left to do.
+    Released,
+    /// Run the next pass after this long.
+    Again(Duration),
+    /// The engine holds (acting would be unsafe or ambiguous): a human must look. The CLI
+    /// reports it (exit 7) once it outlasts its patience; `operate` warns and re-checks after
+    /// `again`. Every `Step::Hold` lands here, whatever its reason.
+    Held { message: String, again: Duration },
+    /// A failure that another pass may well not see (the API or etcd hiccuped): retry after the
+    /// driver's backoff.
+    Retry,
+    /// A failure another pass cannot fix by itself (an invalid spec, RBAC, a missing object).
+    Failed,
+}
+
+/// How soon a driver runs the next pass, by what the last one did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pace {
+    /// After a change: the next step can usually follow at once.
+    pub acted: Duration,
+    /// While waiting for the world (pods starting, a learner catching up, etcd saying not yet).
+    pub waiting: Duration,
+    /// While holding.
+    pub holding: Duration,
+    /// While paused.
+    pub paused: Duration,
+    /// Periodic health re-check of a converged cluster (`operate` only).
+    pub converged: Duration,
+}
+
+impl Pace {
+    /// An interactive command: nobody else tells it that the world moved, so it polls.
+    pub const CLI: Pace = Pace {
+        acted: Duration::from_millis(300),
+        waiting: Duration::from_millis(500),
+        holding: Duration::from_secs(5),
+        paused: Duration::from_millis(500),
+        converged: Duration::ZERO,
+    };
+    /// The controller: watch events on the cluster and its objects start passes too.
+    pub const OPERATOR: Pace = Pace {
+        acted: Duration::from_secs(1),
+        waiting: Duration::from_secs(3),
+        holding: Duration::from_secs(30),
+        paused: Duration::from_secs(60),
+        converged: Duration::from_secs(60),
+    };
+
+    /// What follows a pass that returned `result`.
+    pub fn next(&self, result: &Result<Pass, Error>) -> Next {
+        match result {
+            Ok(pass) => self.after(&pass.outcome, &pass.step),
+            Err(e) => self.after_error(e),
+        }
+    }
+
+    /// What follows a pass that failed with `e`.
+    pub fn after_error(&self, e: &Error) -> Next {
+        if e.is_transient() {
+            Next::Retry
+        } else {
+            Next::Failed
+        }
+    }
+
+    /// What follows a pass that ended with `outcome` after choosing `step`.
+    pub fn after(&self, outcome: &Outcome, step: &Step) -> Next {
+        match (outcome, step) {
+            (Outcome::Released, _) => Next::Released,
+            (Outcome::Acted, _) => Next::Again(self.acted),
+            (Outcome::NotYet(_), _) | (_, Step::Wait { .. }) => Next::Again(self.waiting),
+            (_, Step::Hold { message, .. }) => Next::Held {
+                message: message.clone(),
+                again: self.holding,
+            },
+            (_, Step::Idle) => Next::Converged,
+            (_, Step::Paused) => Next::Again(self.paused),
+            // A change that was not made (a dry run): look again soon.
+            (Outcome::Unchanged, _) => Next::Again(self.acted),
+        }
+    }
+}
+
+/// What `status` reports as trouble (exit 7).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Trouble {
+    /// The engine holds; the hold's message.
+    Held(String),
+    /// The cluster was formed but none of its members answers.
+    Silent,
+}
+
+/// Whether a pass that chose `step` is trouble for `status`: a hold, or a formed cluster none of
+/// whose members answers. Anything else — converging, waiting, paused — is not.
+pub fn trouble(step: &Step) -> Option<Trouble> {
+    match step {
+        Step::Hold { message, .. } => Some(Trouble::Held(message.clone())),
+        Step::Wait {
+            reason: Reason::EtcdUnreachable,
+            ..
+        } => Some(Trouble::Silent),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wait() -> Step {
+        Step::Wait {
+            reason: Reason::Bootstrapping,
+            message: "pods starting".into(),
+        }
+    }
+    fn hold(reason: Reason) -> Step {
+        Step::Hold {
+            reason,
+            message: "2 of 3 down".into(),
+        }
+    }
+
+    #[test]
+    fn the_next_pass_comes_sooner_the_more_is_going_on() {
+        let p = Pace::OPERATOR;
+        let s = |n| Next::Again(Duration::from_secs(n));
+        assert_eq!(
+            p.after(&Outcome::Acted, &Step::ApplySupportingObjects),
+            s(1)
+        );
+        assert_eq!(
+            p.after(&Outcome::NotYet("unhealthy cluster".into()), &wait()),
+            s(3)
+        );
+        assert_eq!(p.after(&Outcome::Unchanged, &wait()), s(3));
+        assert_eq!(p.after(&Outcome::Unchanged, &Step::Paused), s(60));
+        assert_eq!(p.after(&Outcome::Unchanged, &Step::Idle), Next::Converged);
+        assert_eq!(p.after(&Outcome::Released, &Step::Idle), Next::Released);
+    }
+
+    #[test]
+    fn every_hold_is_held_whatever_its_reason() {
+        for reason in [
+            Reason::QuorumAtRisk,
+            Reason::ClusterIdMismatch,
+            Reason::StrandedMember,
+        ] {
+            let step = hold(reason);
+            for pace in [Pace::CLI, Pace::OPERATOR] {
+                assert_eq!(
+                    pace.after(&Outcome::Unchanged, &step),
+                    Next::Held {
+                        message: "2 of 3 down".into(),
+                        again: pace.holding
+                    }
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn both_drivers_decide_alike_and_differ_only_in_pace() {
+        let kind = |n: Next| match n {
+            Next::Again(_) => "again",
+            Next::Held { .. } => "held",
+            Next::Converged => "converged",
+            Next::Released => "released",
+            Next::Retry => "retry",
+            Next::Failed => "failed",
+        };
+        for (outcome, step) in [
+            (Outcome::Acted, Step::ApplySupportingObjects),
+            (Outcome::Unchanged, wait()),
+            (Outcome::Unchanged, hold(Reason::QuorumAtRisk)),
+            (Outcome::Unchanged, Step::Idle),
+            (Outcome::Unchanged, Step::Paused),
+            (Outcome::Released, Step::Idle),
+            (Outcome::NotYet("x".into()), wait()),
+        ] {
+            assert_eq!(
+                kind(Pace::CLI.after(&outcome, &step)),
+                kind(Pace::OPERATOR.after(&outcome, &step)),
+                "{outcome:?} {step}"
+            );
+        }
+    }
+
+    #[test]
+    fn status_reports_holds_and_silent_clusters_as_trouble_and_nothing_else() {
+        assert_eq!(
+            trouble(&hold(Reason::QuorumAtRisk)),
+            Some(Trouble::Held("2 of 3 down".into()))
+        );
+        let silent = Step::Wait {
+            reason: Reason::EtcdUnreachable,
+            message: "no member answered: refused".into(),
+        };
+        assert_eq!(trouble(&silent), Some(Trouble::Silent));
+        for fine in [
+            wait(),
+            Step::Idle,
+            Step::Paused,
+            Step::ApplySupportingObjects,
+        ] {
+            assert_eq!(trouble(&fine), None, "{fine}");
+        }
+    }
+
+    #[test]
+    fn errors_are_retried_only_when_another_pass_may_not_see_them() {
+        let invalid: Result<Pass, Error> = Err(Error::InvalidSpec {
+            namespace: "ns".into(),
+            name: "demo".into(),
+            source: crate::model::validate(&crate::fixtures::cluster("demo").replicas(0).build())
+                .unwrap_err(),
+        });
+        assert_eq!(Pace::CLI.next(&invalid), Next::Failed);
+        let io: Result<Pass, Error> = Err(Error::Io(std::io::Error::other("reset")));
+        assert_eq!(Pace::OPERATOR.next(&io), Next::Retry);
+    }
+}

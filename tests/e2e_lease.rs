@@ -1,0 +1,106 @@
+//! Engine leases against the testbed's API server: contenders take turns, exactly one wins a
+//! race, expiry is judged on the observer's own clock, and a missing namespace says so.
+#![cfg(feature = "e2e")]
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use kubectl_etcd::lease::{Acquired, Lock, recorded_holder};
+
+const NAME: &str = "etcdcluster.test.demo";
+
+#[tokio::test]
+async fn contenders_take_turns_and_exactly_one_wins_a_race() {
+    let client = client().await;
+    let ns = Ns::new("lease");
+    let short = Duration::from_secs(2);
+    let lock = |who: &str| Lock::new(client.clone(), &ns.0, NAME, who, short);
+    let (a, b) = (lock("operator/a"), lock("cli/host/1"));
+    let holder = || recorded_holder(client.clone(), &ns.0, NAME);
+
+    assert_eq!(holder().await.unwrap(), None, "no lease yet");
+    assert_eq!(
+        a.try_acquire_or_renew().await.unwrap(),
+        Acquired::Held,
+        "created"
+    );
+    assert_eq!(
+        b.try_acquire_or_renew().await.unwrap(),
+        Acquired::HeldBy {
+            holder: "operator/a".into()
+        }
+    );
+    assert_eq!(holder().await.unwrap().as_deref(), Some("operator/a"));
+    assert_eq!(
+        a.try_acquire_or_renew().await.unwrap(),
+        Acquired::Held,
+        "renewed"
+    );
+    a.release().await;
+    assert_eq!(holder().await.unwrap(), None, "released");
+    b.release().await; // not ours: a no-op
+    assert_eq!(
+        b.try_acquire_or_renew().await.unwrap(),
+        Acquired::Held,
+        "a released lease is free at once"
+    );
+
+    // b stops renewing. a first sees b's record now, so for a it lives a whole duration from
+    // now, whatever b's renewTime says; after that it is free to take.
+    assert_eq!(
+        a.try_acquire_or_renew().await.unwrap(),
+        Acquired::HeldBy {
+            holder: "cli/host/1".into()
+        }
+    );
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    // A race for the expired lease: a takes it over, b renews its own; one write wins.
+    let (x, y) = tokio::join!(a.try_acquire_or_renew(), b.try_acquire_or_renew());
+    let held = [x.unwrap(), y.unwrap()]
+        .iter()
+        .filter(|r| **r == Acquired::Held)
+        .count();
+    assert_eq!(held, 1, "exactly one contender wins");
+    let winner = if holder().await.unwrap().as_deref() == Some("operator/a") {
+        &a
+    } else {
+        &b
+    };
+    let loser = if std::ptr::eq(winner, &a) { &b } else { &a };
+
+    // Renewed in the background past its duration: the loser keeps seeing it held.
+    let renewal = winner.keep_renewed(Duration::from_millis(500));
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(
+        loser.try_acquire_or_renew().await.unwrap(),
+        Acquired::HeldBy {
+            holder: winner.identity().into()
+        },
+        "kept past its duration"
+    );
+    assert_eq!(renewal.lost(), None);
+    drop(renewal);
+    winner.release().await;
+
+    assert_eq!(
+        recorded_holder(client.clone(), "ke-no-such-namespace", NAME)
+            .await
+            .unwrap(),
+        None
+    );
+    assert_eq!(
+        Lock::new(
+            client.clone(),
+            "ke-no-such-namespace",
+            NAME,
+            "cli/h/2",
+            short
+        )
+        .try_acquire_or_renew()
+        .await
+        .unwrap(),
+        Acquired::NoNamespace
+    );
+}

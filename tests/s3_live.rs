@@ -1,0 +1,431 @@
+#![cfg(feature = "live")]
+//! The backup store against a real S3 server: SeaweedFS started by `tests/cluster/s3.sh up`, which
+//! checks SigV4 signatures. Its settings come from the environment (`. /tmp/tb/s3.env`:
+//! AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION, KE_S3_BUCKET); a test
+//! fails, never skips, when they are missing. Every test writes under its own key prefix.
+//!
+//! Run: `. /tmp/tb/s3.env && cargo test --features live --test s3_live`
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use kubectl_etcd::backup::codec::{self, Compression, Sha256Reader, SnapshotVerifier};
+use kubectl_etcd::backup::store::{Credentials, Location, PART_SIZE, Store, StoreError};
+use tokio::io::{AsyncRead, AsyncReadExt, ReadBuf};
+
+struct Env {
+    endpoint: String,
+    access_key_id: String,
+    secret_access_key: String,
+    bucket: String,
+}
+
+fn env() -> Env {
+    let var = |name: &str| {
+        std::env::var(name).unwrap_or_else(|_| {
+            panic!(
+                "{name} is not set: start S3 with `tests/cluster/s3.sh up` and `. /tmp/tb/s3.env`"
+            )
+        })
+    };
+    var("AWS_REGION");
+    Env {
+        endpoint: var("AWS_ENDPOINT_URL"),
+        access_key_id: var("AWS_ACCESS_KEY_ID"),
+        secret_access_key: var("AWS_SECRET_ACCESS_KEY"),
+        bucket: var("KE_S3_BUCKET"),
+    }
+}
+
+/// A location of its own for each test: `s3://BUCKET/live/<pid>-<name>`.
+fn location(name: &str) -> Location {
+    let e = env();
+    Location::parse(&format!(
+        "s3://{}/live/{}-{name}",
+        e.bucket,
+        std::process::id()
+    ))
+    .unwrap()
+}
+
+async fn open(loc: &Location) -> Store {
+    Store::open(loc, None).await.unwrap()
+}
+
+/// The SDK directly, to look behind the store's back (ETags, multipart uploads).
+async fn raw_client() -> aws_sdk_s3::Client {
+    let http = aws_smithy_http_client::Builder::new()
+        .tls_provider(aws_smithy_http_client::tls::Provider::Rustls(
+            aws_smithy_http_client::tls::rustls_provider::CryptoMode::Ring,
+        ))
+        .build_https();
+    let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .http_client(http)
+        .load()
+        .await;
+    let conf = aws_sdk_s3::config::Builder::from(&sdk)
+        .force_path_style(true)
+        .build();
+    aws_sdk_s3::Client::from_conf(conf)
+}
+
+/// Deterministic pseudo-random bytes, generated as they are read (nothing held in memory).
+struct Noise {
+    left: u64,
+    state: u64,
+}
+
+fn noise(len: u64, seed: u64) -> Noise {
+    Noise {
+        left: len,
+        state: seed | 1,
+    }
+}
+
+impl AsyncRead for Noise {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let n = (buf.remaining() as u64).min(self.left).min(64 * 1024) as usize;
+        let mut chunk = Vec::with_capacity(n);
+        while chunk.len() < n {
+            self.state ^= self.state << 13;
+            self.state ^= self.state >> 7;
+            self.state ^= self.state << 17;
+            chunk.extend_from_slice(&self.state.to_le_bytes()[..(n - chunk.len()).min(8)]);
+        }
+        buf.put_slice(&chunk);
+        self.left -= n as u64;
+        std::task::Poll::Ready(Ok(()))
+    }
+}
+
+/// Yields `ok` bytes and then an error, like an etcd snapshot stream cut off half-way.
+struct BreaksAfter(Noise);
+
+impl AsyncRead for BreaksAfter {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        if self.0.left == 0 {
+            return std::task::Poll::Ready(Err(std::io::Error::other(
+                "etcd snapshot stream broke",
+            )));
+        }
+        std::pin::Pin::new(&mut self.0).poll_read(cx, buf)
+    }
+}
+
+async fn sha_of(mut r: impl AsyncRead + Unpin) -> (u64, String) {
+    let mut h = Sha256Reader::new(&mut r);
+    tokio::io::copy(&mut h, &mut tokio::io::sink())
+        .await
+        .unwrap();
+    h.finish()
+}
+
+#[tokio::test]
+async fn a_40_mib_stream_goes_up_in_parts_and_comes_back_with_the_same_sha256() {
+    let loc = location("big");
+    let store = open(&loc).await;
+    let size = 40 * 1024 * 1024;
+    let (want_len, want_sha) = sha_of(noise(size, 42)).await;
+    let seen = Mutex::new(Vec::new());
+    let started = Instant::now();
+    let stored = store
+        .put("big.bin", noise(size, 42), |n| seen.lock().unwrap().push(n))
+        .await
+        .unwrap();
+    eprintln!("40 MiB put in {:?}", started.elapsed());
+    assert_eq!(
+        (stored.bytes, stored.sha256_hex.as_str()),
+        (want_len, want_sha.as_str())
+    );
+    let seen = seen.into_inner().unwrap();
+    assert!(
+        seen.windows(2).all(|w| w[0] < w[1]),
+        "progress not increasing: {seen:?}"
+    );
+    assert_eq!(seen.last(), Some(&size));
+    assert_eq!(
+        seen.len() as u64,
+        size / PART_SIZE as u64,
+        "one progress report per part"
+    );
+
+    // Multipart: S3's ETag of a multipart object ends with "-<parts>".
+    let e = env();
+    let full_key = format!("live/{}-big/big.bin", std::process::id());
+    let head = raw_client()
+        .await
+        .head_object()
+        .bucket(&e.bucket)
+        .key(&full_key)
+        .send()
+        .await
+        .unwrap();
+    let etag = head
+        .e_tag()
+        .unwrap_or_default()
+        .trim_matches('"')
+        .to_string();
+    assert!(
+        etag.ends_with("-5"),
+        "not a 5-part multipart upload: ETag {etag}"
+    );
+
+    let (reader, len) = store.get("big.bin").await.unwrap();
+    assert_eq!(len, Some(size));
+    assert_eq!(sha_of(reader).await, (want_len, want_sha));
+    store.delete("big.bin").await.unwrap();
+}
+
+#[tokio::test]
+async fn objects_list_head_and_delete() {
+    let store = open(&location("list")).await;
+    for (key, len) in [("demo/b.db", 10u64), ("demo/a.db", 2000), ("other/c.db", 1)] {
+        store.put(key, noise(len, len), |_| {}).await.unwrap();
+    }
+    let listed = store.list("demo/").await.unwrap();
+    let keys: Vec<(&str, u64)> = listed.iter().map(|o| (o.key.as_str(), o.size)).collect();
+    assert_eq!(keys, [("demo/a.db", 2000), ("demo/b.db", 10)]);
+    assert!(listed.iter().all(|o| o.last_modified.is_some()));
+    assert_eq!(store.list("").await.unwrap().len(), 3);
+
+    let head = store.head("demo/a.db").await.unwrap().unwrap();
+    assert_eq!((head.key.as_str(), head.size), ("demo/a.db", 2000));
+    assert_eq!(store.head("demo/nope.db").await.unwrap(), None);
+
+    store.delete("demo/a.db").await.unwrap();
+    store.delete("demo/a.db").await.unwrap();
+    assert_eq!(store.head("demo/a.db").await.unwrap(), None);
+    let err = store.get("demo/a.db").await.err().unwrap();
+    assert!(
+        matches!(&err, StoreError::NotFound(url) if url.ends_with("-list/demo/a.db")),
+        "{err:?}"
+    );
+    for key in ["demo/b.db", "other/c.db"] {
+        store.delete(key).await.unwrap();
+    }
+    assert!(store.list("").await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn listing_pages_through_more_than_a_thousand_objects() {
+    let store = open(&location("many")).await;
+    let keys: Vec<String> = (0..1010).map(|i| format!("k{i:05}")).collect();
+    futures::future::try_join_all(
+        keys.iter()
+            .map(|k| async { store.put(k, &b"x"[..], |_| {}).await }),
+    )
+    .await
+    .unwrap();
+    let listed = store.list("").await.unwrap();
+    assert_eq!(
+        listed.len(),
+        1010,
+        "ListObjectsV2 returns at most 1000 per page"
+    );
+    assert_eq!(
+        listed.iter().map(|o| o.key.clone()).collect::<Vec<_>>(),
+        keys
+    );
+    futures::future::try_join_all(keys.iter().map(|k| store.delete(k)))
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_wrong_secret_is_a_credentials_error_that_shows_no_secret() {
+    let e = env();
+    let creds = Credentials {
+        access_key_id: e.access_key_id.clone(),
+        secret_access_key: "wrong-secret-hunter2".into(),
+        session_token: None,
+    };
+    let store = Store::open(&location("creds"), Some(creds)).await.unwrap();
+    let err = store.list("").await.unwrap_err();
+    assert!(matches!(err, StoreError::Credentials { .. }), "{err:?}");
+    let text = err.to_string();
+    assert!(
+        text.contains(&e.bucket) && text.contains("AWS_SECRET_ACCESS_KEY"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("hunter2") && !format!("{err:?}").contains("hunter2"),
+        "{text}"
+    );
+    assert!(!err.is_transient());
+    let err = store.put("x.db", &b"x"[..], |_| {}).await.unwrap_err();
+    assert!(matches!(err, StoreError::Credentials { .. }), "{err:?}");
+    // The right secret, from the environment, appears nowhere either.
+    assert!(!format!("{err} {err:?}").contains(&e.secret_access_key));
+}
+
+#[tokio::test]
+async fn a_missing_bucket_is_named_with_the_fix() {
+    let loc = Location::parse("s3://kubectl-etcd-no-such-bucket/x").unwrap();
+    let store = open(&loc).await;
+    let err = store.check().await.unwrap_err();
+    assert!(matches!(err, StoreError::NoSuchBucket { .. }), "{err:?}");
+    assert!(!err.is_transient());
+    let err = store.list("").await.unwrap_err();
+    assert!(matches!(err, StoreError::NoSuchBucket { .. }), "{err:?}");
+    assert!(
+        err.to_string()
+            .contains("bucket kubectl-etcd-no-such-bucket does not exist at http://"),
+        "{err}"
+    );
+    let err = store.put("a.db", &b"x"[..], |_| {}).await.unwrap_err();
+    assert!(matches!(err, StoreError::NoSuchBucket { .. }), "{err:?}");
+    let err = store.head("a.db").await.unwrap_err();
+    assert!(
+        matches!(err, StoreError::NoSuchBucket { .. }),
+        "head: {err:?}"
+    );
+}
+
+#[tokio::test]
+async fn an_unreachable_endpoint_fails_quickly_and_names_it() {
+    let e = env();
+    let loc = Location::parse(&format!("s3://{}/x?endpoint=http://127.0.0.1:1", e.bucket)).unwrap();
+    let store = open(&loc).await;
+    let started = Instant::now();
+    let err = store.check().await.unwrap_err();
+    let took = started.elapsed();
+    assert!(matches!(err, StoreError::Unreachable { .. }), "{err:?}");
+    assert!(err.is_transient());
+    assert!(err.to_string().contains("http://127.0.0.1:1"), "{err}");
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+    let err = store.put("x.db", &b"x"[..], |_| {}).await.unwrap_err();
+    assert!(matches!(err, StoreError::Unreachable { .. }), "{err:?}");
+}
+
+#[tokio::test]
+async fn the_node_ip_endpoint_for_pods_serves_the_same_bucket() {
+    let e = env();
+    let pod_endpoint = std::env::var("KE_S3_POD_ENDPOINT").unwrap_or_else(|_| {
+        panic!("KE_S3_POD_ENDPOINT is not set: `tests/cluster/s3.sh up` writes it to /tmp/tb/s3.env once the testbed network is up")
+    });
+    let loc = Location::parse(&format!(
+        "s3://{}/live/{}-pod?endpoint={pod_endpoint}",
+        e.bucket,
+        std::process::id()
+    ))
+    .unwrap();
+    let store = open(&loc).await;
+    store.check().await.unwrap();
+    let stored = store
+        .put("x.db", noise(PART_SIZE as u64 + 1, 3), |_| {})
+        .await
+        .unwrap();
+    // The same object through the loopback endpoint.
+    let direct = open(&location("pod")).await;
+    let (reader, _) = direct.get("x.db").await.unwrap();
+    assert_eq!(sha_of(reader).await, (stored.bytes, stored.sha256_hex));
+    store.delete("x.db").await.unwrap();
+}
+
+#[tokio::test]
+async fn an_upload_whose_body_breaks_half_way_leaves_no_parts_and_no_object() {
+    let e = env();
+    let store = open(&location("broken")).await;
+    let err = store
+        .put("broken.db", BreaksAfter(noise(20 * 1024 * 1024, 1)), |_| {})
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Io { .. }), "{err:?}");
+    assert!(
+        err.to_string()
+            .contains("reading the data to store at s3://"),
+        "{err}"
+    );
+
+    let full_key = format!("live/{}-broken/broken.db", std::process::id());
+    let uploads = raw_client()
+        .await
+        .list_multipart_uploads()
+        .bucket(&e.bucket)
+        .prefix(&full_key)
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        uploads.uploads().is_empty(),
+        "multipart uploads left behind: {:?}",
+        uploads.uploads()
+    );
+    assert_eq!(store.head("broken.db").await.unwrap(), None);
+}
+
+/// A fake snapshot shaped like etcd's: 4 KiB pages and the sha256 trailer.
+fn fake_snapshot(pages: usize) -> Vec<u8> {
+    let mut db: Vec<u8> = (0..pages * 4096).map(|i| ((i / 64) % 253) as u8).collect();
+    let sum = ring::digest::digest(&ring::digest::SHA256, &db);
+    db.extend_from_slice(sum.as_ref());
+    db
+}
+
+async fn round_trip_snapshot(store: &Store, key_base: &str) {
+    let snap = fake_snapshot(3000); // 12 MiB: multipart for none, one request for the compressed
+    for c in Compression::ALL {
+        let key = format!("{key_base}{}", c.suffix());
+        let stored = store
+            .put(&key, codec::compress(c, &snap[..]), |_| {})
+            .await
+            .unwrap();
+        let (reader, size) = store.get(&key).await.unwrap();
+        assert_eq!(size, Some(stored.bytes), "{c}");
+        let mut stored_sha = Sha256Reader::new(reader);
+        let mut back = Vec::new();
+        let mut verifier = SnapshotVerifier::new(codec::decompress(
+            Compression::from_key(&key),
+            &mut stored_sha,
+        ));
+        verifier.read_to_end(&mut back).await.unwrap();
+        assert!(verifier.verified(), "{c}");
+        assert_eq!(back, snap, "{c}");
+        drop(verifier);
+        assert_eq!(
+            stored_sha.finish(),
+            (stored.bytes, stored.sha256_hex.clone()),
+            "{c}"
+        );
+        store.delete(&key).await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn compressed_snapshots_round_trip_through_s3_and_verify() {
+    let store = open(&location("snap")).await;
+    round_trip_snapshot(&store, "demo-r1.db").await;
+}
+
+#[tokio::test]
+async fn compressed_snapshots_round_trip_through_a_file_location() {
+    let dir = tempfile::tempdir().unwrap();
+    let loc = Location::parse(&format!("file://{}/nested/dir", dir.path().display())).unwrap();
+    let store = open(&loc).await;
+    round_trip_snapshot(&store, "demo-r1.db").await;
+    assert!(store.list("").await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn an_explicit_endpoint_in_the_url_wins_over_the_environment() {
+    let e = env();
+    let loc = Location::parse(&format!(
+        "s3://{}/live/{}-explicit?endpoint={}&region=us-east-1",
+        e.bucket,
+        std::process::id(),
+        e.endpoint
+    ))
+    .unwrap();
+    let store = open(&loc).await;
+    store.put("x.db", &b"hello"[..], |_| {}).await.unwrap();
+    assert_eq!(store.head("x.db").await.unwrap().unwrap().size, 5);
+    store.delete("x.db").await.unwrap();
+}
