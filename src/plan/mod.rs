@@ -421,7 +421,9 @@ fn workload_resized_by_hand(_: &Desired, o: &Observed) -> Option<Step> {
 }
 
 /// Fewer voters than a quorum answer (status and the member list need no quorum, so the
-/// survivors still do): report who is gone and what to run; never act on it.
+/// survivors still do): report who is gone and what to run; never act on it. While a gone
+/// member's pod is still starting (or about to be recreated) this is a wait; once every gone
+/// member's pod is stuck (crash-looping, its data gone, its image missing) it is a hold.
 fn quorum_lost(d: &Desired, o: &Observed) -> Option<Step> {
     let c = reached(o)?;
     let voters = c.voters().count();
@@ -429,18 +431,33 @@ fn quorum_lost(d: &Desired, o: &Observed) -> Option<Step> {
     if voters == 0 || answering >= quorum(voters) {
         return None;
     }
-    let gone: Vec<String> = c
-        .voters()
-        .filter(|m| m.status.is_none())
-        .map(|m| member_name(d, m))
-        .collect();
+    let gone: Vec<&MemberView> = c.voters().filter(|m| m.status.is_none()).collect();
+    let names: Vec<String> = gone.iter().map(|m| member_name(d, m)).collect();
+    let stuck = |m: &&MemberView| {
+        m.ordinal.and_then(|k| o.pods.get(&k)).is_some_and(|p| {
+            !p.running && !p.terminating && (p.restarts > 0 || p.data_loss().is_some())
+                || p.waiting_reason
+                    .as_deref()
+                    .is_some_and(|r| r == "ImagePullBackOff" || r == "ErrImagePull")
+        })
+    };
+    if !gone.iter().all(stuck) {
+        return Some(wait(
+            Reason::QuorumLost,
+            format!(
+                "quorum lost while members start: {answering} of {voters} voters answer; waiting for {}",
+                names.join(", ")
+            ),
+        ));
+    }
     Some(hold(
         Reason::QuorumLost,
         format!(
-            "quorum lost: {answering} of {voters} voters answer (gone: {}); no write can succeed. \
+            "quorum lost: {answering} of {voters} voters answer (gone: {}{}); no write can succeed. \
              Bring the gone members back, or run `kubectl etcd -n {} recover {}` to rebuild the \
              cluster from the best survivor",
-            gone.join(", "),
+            names.join(", "),
+            pod_trouble(o),
             d.namespace,
             d.name
         ),
