@@ -402,6 +402,74 @@ fn bad_template_then_reverted(ns: &str) -> Check {
     converges_to(ns, 3, "5m")
 }
 
+/// The driver SIGKILLed between two steps of a scale-down, then run again (the CLI drives the
+/// same engine the operator does; a killed operator leaves the same half-done state).
+fn driver_killed_mid_scale_down(ns: &str) -> Check {
+    let mut child = kubectl_cmd(&[
+        "etcd",
+        "-n",
+        ns,
+        "scale",
+        CLUSTER,
+        "--replicas",
+        "1",
+        "--timeout",
+        "6m",
+    ])
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .spawn()
+    .map_err(|e| e.to_string())?;
+    let first_removed = (0..240).any(|_| {
+        std::thread::sleep(Duration::from_millis(500));
+        kubectl_within(
+            &[
+                "-n", ns, "exec", "demo-0", "--", "etcdctl", "member", "list",
+            ],
+            Duration::from_secs(10),
+        )
+        .is_some_and(|r| r.code == 0 && r.stdout.lines().count() == 2)
+    });
+    // Child::kill sends SIGKILL.
+    let _ = child.kill();
+    let _ = child.wait();
+    ensure(first_removed, "the first removal never happened")?;
+    converges_to(ns, 1, "5m")?;
+    let pvcs = kc(ns, &["get", "pvc", "-o", "name"]);
+    ensure(
+        pvcs.stdout.trim() == "persistentvolumeclaim/data-demo-0",
+        format!("volumes left: {}", pvcs.stdout.trim()),
+    )
+}
+
+/// An invalid spec (a version the schema accepts, the engine does not) on a cluster carrying the
+/// operator's finalizer: deleting it still releases the finalizer; created again on the kept
+/// volumes, the data is back.
+fn invalid_spec_then_deleted(ns: &str) -> Check {
+    kc(
+        ns,
+        &[
+            "patch",
+            "etcdcluster",
+            CLUSTER,
+            "--type",
+            "merge",
+            "-p",
+            r#"{"metadata":{"finalizers":["etcd.kubectl-etcd.io/cleanup"]},"spec":{"version":"3.9.0"}}"#,
+        ],
+    );
+    let r = etcd_in(ns, &["delete", CLUSTER, "--timeout", "2m"]);
+    ensure(r.code == 0, format!("delete: {}", last_lines(&r.stderr)))?;
+    let gone = kc(ns, &["get", "etcdcluster", CLUSTER, "-o", "name"]);
+    ensure(gone.code != 0, "the cluster is still there")?;
+    let r = etcd_in(
+        ns,
+        &["create", CLUSTER, "--replicas", "3", "--timeout", "6m"],
+    );
+    ensure(r.code == 0, format!("create: {}", last_lines(&r.stderr)))?;
+    converges_to(ns, 3, "3m")
+}
+
 // ---------------------------------------------------------------------------------------------
 // the matrix
 
@@ -512,6 +580,14 @@ fn rows() -> Vec<(&'static str, Fault)> {
         (
             "bad_template_reverted",
             Box::new(bad_template_then_reverted),
+        ),
+        (
+            "driver_killed_mid_scale_down",
+            Box::new(driver_killed_mid_scale_down),
+        ),
+        (
+            "invalid_spec_then_deleted",
+            Box::new(invalid_spec_then_deleted),
         ),
     ]
 }

@@ -859,6 +859,16 @@ fn stale_members(d: &Desired, o: &Observed) -> Option<Step> {
     if stale.is_empty() {
         return None;
     }
+    if let Some(p) = stale
+        .iter()
+        .filter_map(|k| o.pods.get(k))
+        .find(|p| p.terminating)
+    {
+        return Some(wait(
+            Reason::RollingMembers,
+            format!("pod {} is restarting", p.name),
+        ));
+    }
     // A stale pod that is not ready serves nobody: restarting it cannot cost quorum, whatever
     // the others' health (this is how a reverted bad template is undone).
     if let Some(k) = stale.iter().rev().copied().find(|k| {
