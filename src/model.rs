@@ -187,7 +187,11 @@ pub struct RestoreSource {
 }
 
 /// Image with `kubectl-etcd` used by restore pods when the spec names none.
-pub const DEFAULT_TOOLS_IMAGE: &str = "ghcr.io/kubectl-etcd/kubectl-etcd:0.1.0";
+/// (The project's release image: the same binary as the CLI and the operator.)
+pub const DEFAULT_TOOLS_IMAGE: &str = concat!(
+    "ghcr.io/kubectl-etcd/kubectl-etcd:",
+    env!("CARGO_PKG_VERSION")
+);
 
 /// `spec.backup`: a destination the operator can write, a schedule that parses, a known
 /// compression. (The backup section is read by the backup schedule, not by the planner.)

@@ -140,10 +140,7 @@ impl Verb {
 }
 
 /// Image of the operator Deployment unless --image says otherwise.
-pub const DEFAULT_OPERATOR_IMAGE: &str = concat!(
-    "ghcr.io/kubectl-etcd/kubectl-etcd:",
-    env!("CARGO_PKG_VERSION")
-);
+pub const DEFAULT_OPERATOR_IMAGE: &str = crate::model::DEFAULT_TOOLS_IMAGE;
 
 /// "90s", "5m", "1h 30m", "1500ms" (humantime's forms) or plain seconds.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
