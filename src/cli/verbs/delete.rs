@@ -7,7 +7,7 @@ use kube::api::{DeleteParams, Patch, PatchParams};
 use serde_json::json;
 
 use crate::api::KIND;
-use crate::cli::args::{Global, WaitFlags};
+use crate::cli::flags::{Global, WaitFlags};
 use crate::cli::{Session, drive, output};
 use crate::engine::{self, Context, Dial, Mode};
 use crate::error::Error;
