@@ -412,7 +412,7 @@ async fn reconcile(cluster: Arc<EtcdCluster>, st: Arc<State>) -> Result<Action, 
     };
     if pass.outcome == Outcome::Released {
         st.metrics.forget(&labels);
-        st.leases.release(&object).await;
+        st.leases.remove(&object).await;
     } else {
         st.metrics.observed(&labels, &pass);
     }

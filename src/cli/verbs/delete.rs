@@ -119,7 +119,11 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         }
     }
     .await;
-    lock.release().await;
+    match gone {
+        // The cluster is gone: so goes its Lease.
+        Ok(()) => lock.remove().await,
+        Err(_) => lock.release().await,
+    }
     gone?;
     // The finalizer deletes the volumes when there was one; a cluster that had none (nobody
     // ran the engine for it) leaves them to us.
