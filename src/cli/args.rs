@@ -8,7 +8,9 @@ use clap::{Parser, Subcommand};
 
 use super::flags::Global;
 use super::generate;
-use super::verbs::{backup, create, delete, install, operate, reconcile, restore, scale, status};
+use super::verbs::{
+    backup, create, delete, install, operate, reconcile, recover, restore, scale, status,
+};
 
 /// kubectl etcd — create, scale, inspect and operate etcd clusters on Kubernetes.
 ///
@@ -43,6 +45,12 @@ pub enum Verb {
     /// Examples: kubectl etcd restore demo2 --latest-of demo; kubectl etcd restore demo2 --from-backup demo-20261201101500;
     /// kubectl etcd restore demo2 --from s3://backups/etcd/default-demo-20261201T101500Z-r42.db.zst
     Restore(restore::Args),
+    /// Rebuild a cluster that lost quorum from its best surviving member (or a backup).
+    ///
+    /// Shows what survives and what is at stake; changes nothing without --yes.
+    /// Examples: kubectl etcd recover demo --dry-run; kubectl etcd recover demo --yes;
+    /// kubectl etcd recover demo --from-member demo-2 --yes; kubectl etcd recover demo --from-backup demo-20261201101500 --yes
+    Recover(recover::Args),
     /// Tools the restore pods run inside the cluster.
     #[command(hide = true)]
     Snapshot {

@@ -282,6 +282,10 @@ fn status_table(c: &EtcdCluster, pass: Option<&Pass>) -> String {
         out.push_str(&members.to_string());
         out.push('\n');
     }
+    if let Some(line) = backup_line(&st, jiff::Timestamp::now()) {
+        out.push_str(&line);
+        out.push('\n');
+    }
     if let Some(conds) = (!st.conditions.is_empty()).then_some(&st.conditions) {
         let mut t = table();
         t.set_header(vec!["CONDITION", "STATUS", "REASON", "MESSAGE"]);
@@ -403,6 +407,37 @@ pub fn print_backups(format: Format, list: &[EtcdBackup]) -> Result<(), Error> {
         ]);
     }
     print_raw(&t.to_string())
+}
+
+/// "last backup NAME 3m ago, 1.2 MiB at URL; next backup in 57s" (None without backups or schedule).
+fn backup_line(st: &crate::api::EtcdClusterStatus, now: jiff::Timestamp) -> Option<String> {
+    let b = st.backup.as_ref()?;
+    let mut parts = Vec::new();
+    match (&b.last_successful, &b.last_successful_time) {
+        (Some(name), Some(t)) => parts.push(format!(
+            "last backup {name} {} ago, {} at {}",
+            human_age(now.as_second() - t.0.as_second()),
+            human_bytes(b.last_successful_size.unwrap_or(0)),
+            b.last_successful_url.as_deref().unwrap_or("-")
+        )),
+        _ => parts.push("last backup: none yet".into()),
+    }
+    if let (Some(name), Some(t)) = (&b.last_failed, &b.last_failed_time)
+        && b.last_successful_time.as_ref().is_none_or(|ok| t.0 > ok.0)
+    {
+        parts.push(format!(
+            "last failed {name} {} ago",
+            human_age(now.as_second() - t.0.as_second())
+        ));
+    }
+    match &b.next_scheduled_time {
+        Some(t) => parts.push(format!(
+            "next backup in {}",
+            human_age(t.0.as_second() - now.as_second())
+        )),
+        None => parts.push("next backup: not scheduled".into()),
+    }
+    Some(parts.join("; "))
 }
 
 fn human_age(secs: i64) -> String {

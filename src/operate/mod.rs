@@ -247,6 +247,7 @@ async fn lead(
         recorder: Recorder::new(opts.client.clone(), reporter),
         metrics: metrics.clone(),
         backoff: Backoffs::default(),
+        identity: opts.identity.clone(),
         leases: ClusterLeases::new(
             opts.client.clone(),
             &opts.lease_namespace,
@@ -359,6 +360,8 @@ struct State {
     metrics: Arc<Metrics>,
     backoff: Backoffs,
     leases: ClusterLeases,
+    /// Who takes scheduled backups (recorded in their status).
+    identity: String,
 }
 
 /// One pass (kube-runtime already wraps it in a span naming the object; our lines carry the
@@ -442,10 +445,38 @@ async fn reconcile(cluster: Arc<EtcdCluster>, st: Arc<State>) -> Result<Action, 
         }
         (_, step) => tracing::debug!(cluster = %name, namespace = %ns, step = %step, "pass"),
     }
+    // Scheduled backups of a cluster that is there (not while it is being deleted).
+    let mut backup_due = None;
+    let creating = pass.status.phase == Some(crate::api::Phase::Creating);
+    if pass.outcome != Outcome::Released && !creating {
+        match crate::backup::scheduled::pass(
+            &st.ctx,
+            &cluster,
+            &pass.desired,
+            &st.identity,
+            jiff::Timestamp::now(),
+        )
+        .await
+        {
+            Ok(due) => backup_due = due,
+            Err(e) => {
+                tracing::warn!(cluster = %name, namespace = %ns, "scheduled backup pass failed: {}", e.report());
+                st.publish(
+                    &cluster,
+                    EventType::Warning,
+                    reason::BACKUP_FAILED,
+                    e.report(),
+                )
+                .await;
+            }
+        }
+    }
+    let sooner = |d: Duration| backup_due.map_or(d, |b| b.min(d));
     Ok(match Pace::OPERATOR.after(&pass.outcome, &pass.step) {
-        Next::Converged => Action::requeue(Pace::OPERATOR.converged),
-        Next::Again(d) | Next::Held { again: d, .. } => Action::requeue(d),
-        Next::Released | Next::Retry | Next::Failed => Action::await_change(),
+        Next::Converged => Action::requeue(sooner(Pace::OPERATOR.converged)),
+        Next::Again(d) | Next::Held { again: d, .. } => Action::requeue(sooner(d)),
+        Next::Released => Action::await_change(),
+        Next::Retry | Next::Failed => backup_due.map_or_else(Action::await_change, Action::requeue),
     })
 }
 
