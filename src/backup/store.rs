@@ -22,6 +22,10 @@
 //! the whole credential chain (IRSA web identity, ECS, IMDS, profiles, credential_process), has
 //! typed error codes for the messages below, and explicit multipart create/upload/complete/abort.
 //! Not enabled: `sso` (two more SDK crates to build; SSO users can export credentials first).
+//! Build cost, measured (clean debug build of the lib on the 2-core machine, 2026-12-01): the backup
+//! library adds 113 compile units, 622 unit-seconds against 1147 for everything before it; aws-sdk-s3
+//! alone is 213 s (generated code for every S3 operation), aws-smithy-http-client 43 s, zstd's C
+//! build 33 s, aws-sdk-sts 30 s, aws-config 23 s, croner's proc macros ~35 s.
 
 use std::fmt;
 use std::io;
