@@ -1962,6 +1962,73 @@ mod tests {
     }
 
     #[test]
+    fn random_urls_never_panic_and_what_parses_prints_back_to_itself() {
+        const TOKENS: [&str; 26] = [
+            "s3://",
+            "file://",
+            "pvc://",
+            "/",
+            "a",
+            "B",
+            "..",
+            ".",
+            "?",
+            "&",
+            "=",
+            "endpoint",
+            "region",
+            "pathStyle",
+            "true",
+            "false",
+            "http://",
+            "https://",
+            "@",
+            ":",
+            "1",
+            "é",
+            " ",
+            "%",
+            "localhost",
+            "-",
+        ];
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut parsed = 0;
+        for _ in 0..30_000 {
+            let len = 1 + next() % 10;
+            // Mostly a scheme first, so that many parse and the round trip is exercised.
+            let first = next() % 4;
+            let url: String = (0..len)
+                .map(|i| {
+                    TOKENS[((if i == 0 { first } else { next() }) % TOKENS.len() as u64) as usize]
+                })
+                .collect();
+            let Ok(loc) = Location::parse(&url) else {
+                continue;
+            };
+            parsed += 1;
+            let shown = loc.to_string();
+            assert_eq!(
+                Location::parse(&shown).as_ref(),
+                Ok(&loc),
+                "{url:?} → {shown:?}"
+            );
+            if let Ok((dir, key)) = Location::parse_object(&url) {
+                assert_eq!(dir.object_url(&key), shown, "{url:?}");
+            }
+        }
+        assert!(
+            parsed > 1000,
+            "only {parsed} random URLs parsed: the generator tests little"
+        );
+    }
+
+    #[test]
     fn path_style_follows_the_endpoint() {
         for (ep, want) in [
             ("http://127.0.0.1:9000", true),
