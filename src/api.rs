@@ -79,6 +79,12 @@ pub struct EtcdClusterSpec {
     /// When true the engine observes and reports but changes nothing.
     #[serde(default)]
     pub paused: bool,
+    /// Seconds a member must look lost (its volume holds no or damaged data, or another
+    /// member's) before the engine replaces it: remove, wipe its volume, re-add as a learner,
+    /// promote. Default 180. Restarts, evictions and node reboots never make a member look lost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
+    pub lost_member_grace_seconds: Option<i64>,
     /// Where backups go, and the schedule and retention of the operator's backups.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backup: Option<BackupSpec>,
@@ -116,29 +122,7 @@ pub struct BackupSpec {
     /// Which scheduled backups to keep. Retention never deletes the newest successful backup and
     /// never deletes anything because a backup failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub retention: Option<RetentionSpec>,
-}
-
-/// Retention of scheduled backups: a backup is kept when any rule keeps it.
-#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct RetentionSpec {
-    /// Keep the newest N successful backups.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1))]
-    pub keep_last: Option<u32>,
-    /// Keep the newest backup of each of the last N hours (UTC).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub keep_hourly: Option<u32>,
-    /// Keep the newest backup of each of the last N days (UTC).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub keep_daily: Option<u32>,
-    /// Keep the newest backup of each of the last N ISO weeks.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub keep_weekly: Option<u32>,
-    /// Delete backups older than this (e.g. "30d", "12h"), whatever the rules above say.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_age: Option<String>,
+    pub retention: Option<crate::backup::retention::Retention>,
 }
 
 /// The snapshot a new cluster starts from.
@@ -477,6 +461,9 @@ pub mod condition {
     pub const UPGRADING: &str = "Upgrading";
     pub const RECOVERING: &str = "Recovering";
     pub const DEGRADED: &str = "Degraded";
+    /// True while a spec change cannot be carried out (e.g. an immutable storage field); the
+    /// message names the field and the way forward. Everything else in the spec still applies.
+    pub const SPEC_REFUSED: &str = "SpecRefused";
     /// False when the last scheduled backup failed or is older than twice the schedule's interval.
     pub const BACKUP_HEALTHY: &str = "BackupHealthy";
 }
@@ -506,6 +493,12 @@ pub enum Reason {
     EtcdUnreachable,
     Paused,
     StrandedMember,
+    /// A member lost its data and is being replaced (removed, wiped, re-added as a learner).
+    ReplacingMember,
+    /// Fewer voters than a quorum answer: the engine never acts; `kubectl etcd recover` does.
+    QuorumLost,
+    /// A spec change the engine cannot carry out (immutable field); everything else goes on.
+    ImmutableField,
     /// The seed's volume is being restored from a snapshot.
     RestoringSnapshot,
     RestoreFailed,
@@ -533,6 +526,9 @@ impl Reason {
             Reason::EtcdUnreachable => "EtcdUnreachable",
             Reason::Paused => "Paused",
             Reason::StrandedMember => "StrandedMember",
+            Reason::ReplacingMember => "ReplacingMember",
+            Reason::QuorumLost => "QuorumLost",
+            Reason::ImmutableField => "ImmutableField",
             Reason::RestoringSnapshot => "RestoringSnapshot",
             Reason::RestoreFailed => "RestoreFailed",
         }

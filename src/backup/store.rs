@@ -1003,12 +1003,13 @@ impl S3Backend {
                 .find_map(|v| std::env::var(v).ok().filter(|s| !s.is_empty()));
             let chain = RegionProviderChain::first_try(loc.region.clone().map(Region::new))
                 .or_else(env_region.map(Region::new));
-            // A custom endpoint does not care about the region: skip the profile/IMDS lookups
-            // (IMDS alone costs seconds off EC2).
+            // A custom endpoint does not care about the region: skip the profile lookup. Not
+            // `or_default_provider()`: its IMDS step is built without our HTTP client and panics
+            // ("a http_client is required") wherever no region is set — seen in a restore pod.
             let chain = if endpoint.is_some() {
                 chain
             } else {
-                chain.or_default_provider()
+                chain.or_else(aws_config::profile::ProfileFileRegionProvider::builder().build())
             };
             chain.or_else(Region::new("us-east-1"))
         };
