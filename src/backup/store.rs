@@ -1133,12 +1133,36 @@ impl S3Backend {
                     | "InvalidToken"
                     | "ExpiredToken"
                     | "TokenRefreshRequired"
-                    | "InvalidSecurity"
-                    | "AuthorizationHeaderMalformed" => StoreError::Credentials {
+                    | "InvalidSecurity" => StoreError::Credentials {
                         bucket: self.bucket.clone(),
                         endpoint: self.endpoint.clone(),
                         code,
                     },
+                    // The bucket lives in another region than the one requests are signed for.
+                    "PermanentRedirect"
+                    | "AuthorizationHeaderMalformed"
+                    | "IllegalLocationConstraintException" => {
+                        let region = s
+                            .raw()
+                            .headers()
+                            .get("x-amz-bucket-region")
+                            .map(str::to_string)
+                            .unwrap_or_else(|| "REGION".into());
+                        StoreError::Other {
+                            what,
+                            detail: format!(
+                                "bucket {} is in another region ({code}{}); add ?region={region} to the URL or set AWS_REGION={region}",
+                                self.bucket,
+                                if message.is_empty() {
+                                    String::new()
+                                } else {
+                                    format!(": {message}")
+                                }
+                            ),
+                            transient: false,
+                            source: None,
+                        }
+                    }
                     "NoSuchBucket" => StoreError::NoSuchBucket {
                         bucket: self.bucket.clone(),
                         endpoint: self.endpoint.clone(),
