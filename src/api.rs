@@ -122,29 +122,7 @@ pub struct BackupSpec {
     /// Which scheduled backups to keep. Retention never deletes the newest successful backup and
     /// never deletes anything because a backup failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub retention: Option<RetentionSpec>,
-}
-
-/// Retention of scheduled backups: a backup is kept when any rule keeps it.
-#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct RetentionSpec {
-    /// Keep the newest N successful backups.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1))]
-    pub keep_last: Option<u32>,
-    /// Keep the newest backup of each of the last N hours (UTC).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub keep_hourly: Option<u32>,
-    /// Keep the newest backup of each of the last N days (UTC).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub keep_daily: Option<u32>,
-    /// Keep the newest backup of each of the last N ISO weeks.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub keep_weekly: Option<u32>,
-    /// Delete backups older than this (e.g. "30d", "12h"), whatever the rules above say.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_age: Option<String>,
+    pub retention: Option<crate::backup::retention::Retention>,
 }
 
 /// The snapshot a new cluster starts from.

@@ -92,6 +92,9 @@ pub enum Error {
     Io(#[from] std::io::Error),
     #[error("failed to serialize output")]
     Serialize(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// An object of that name exists; the message says what to do instead.
+    #[error("{0}")]
+    Conflict(String),
     #[error(transparent)]
     Backup(#[from] crate::backup::BackupError),
 }
@@ -146,6 +149,7 @@ impl Error {
             | Error::Usage(_)
             | Error::NotFound { .. }
             | Error::AlreadyExists { .. }
+            | Error::Conflict(_)
             | Error::CrdMissing
             | Error::Config(_)
             | Error::Timeout { .. }
@@ -160,16 +164,16 @@ impl Error {
         match self {
             Error::InvalidSpec { .. } | Error::Usage(_) => exit::USAGE,
             Error::NotFound { .. } => exit::NOT_FOUND,
-            Error::AlreadyExists { .. } => exit::CONFLICT,
+            Error::AlreadyExists { .. } | Error::Conflict(_) => exit::CONFLICT,
             Error::CrdMissing => exit::CRD_MISSING,
             Error::ApiUnreachable(_) | Error::Config(_) => exit::API_UNREACHABLE,
             Error::Etcd { .. } | Error::Held { .. } => exit::ETCD_UNAVAILABLE,
             Error::Timeout { .. } => exit::TIMEOUT,
             Error::Kube { .. } => match self.api_code() {
-                Some(403) | Some(401) => exit::FORBIDDEN,
+                Some(403 | 401) => exit::FORBIDDEN,
                 Some(404) => exit::NOT_FOUND,
                 Some(409) => exit::CONFLICT,
-                Some(422) | Some(400) => exit::USAGE,
+                Some(422 | 400) => exit::USAGE,
                 _ => exit::FAILURE,
             },
             Error::Io(_) | Error::Serialize(_) => exit::FAILURE,

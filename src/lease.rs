@@ -22,10 +22,12 @@
 //! `resourceVersion` that was read, so of two contenders exactly one write succeeds: the other
 //! gets HTTP 409 and reports the Lease as held by someone else.
 //!
-//! Why not `kube-lease-manager`: it is the maintained leader-election crate for kube, but its
-//! releases build on kube 0.9x/1.x/2.x, not on kube 5 (this crate's kube), it elects one leader
-//! per lease without the operator/CLI roles (a CLI defers to an operator, never the reverse)
-//! that the README promises, and it judges expiry from the remote `renewTime`.
+//! Why not `kube-lease-manager` (0.13, the maintained leader-election crate for kube; it does
+//! build on kube 5): it judges expiry as `renewTime + leaseDurationSeconds` against the local
+//! wall clock (`state.rs`), which is the clock comparison this module must not make, and it
+//! offers one anonymous election per Lease, without the roles the README promises (a CLI
+//! defers to an operator, never the other way round; `NoNamespace` means nobody to defer to).
+//! What it would save is the ~100 lines of `try_acquire_or_renew` and `keep_renewed` below.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

@@ -18,6 +18,8 @@ pub const DEFAULT_VERSION: &str = "3.5.16";
 pub const MIN_MINOR: u32 = 4;
 /// Newest minor the engine knows how to run.
 pub const MAX_MINOR: u32 = 6;
+/// etcd's own default of `--quota-backend-bytes` (what a spec without a quota gets).
+pub const DEFAULT_QUOTA_BYTES: i64 = 2 << 30;
 /// How long a member must look lost (no data, unusable data, another member's identity) before
 /// the engine replaces it, when the spec names no grace period.
 pub const DEFAULT_LOST_MEMBER_GRACE_SECONDS: u64 = 180;
@@ -87,6 +89,8 @@ pub struct Desired {
     pub node_selector: Option<BTreeMap<String, String>>,
     /// Extra etcd flags (`--name=value`), from the tuning section.
     pub etcd_flags: Vec<String>,
+    /// `--quota-backend-bytes` when the spec sets it (0 or absent: etcd's default).
+    pub quota_backend_bytes: Option<i64>,
     pub paused: bool,
     /// Seconds a member must look lost before it is replaced (`spec.lostMemberGraceSeconds`).
     pub lost_member_grace_seconds: u64,
@@ -118,6 +122,7 @@ impl Desired {
             tolerations: None,
             node_selector: None,
             etcd_flags: Vec::new(),
+            quota_backend_bytes: None,
             paused: true,
             lost_member_grace_seconds: DEFAULT_LOST_MEMBER_GRACE_SECONDS,
             refused: Vec::new(),
@@ -183,6 +188,43 @@ pub struct RestoreSource {
 
 /// Image with `kubectl-etcd` used by restore pods when the spec names none.
 pub const DEFAULT_TOOLS_IMAGE: &str = "ghcr.io/kubectl-etcd/kubectl-etcd:0.1.0";
+
+/// `spec.backup`: a destination the operator can write, a schedule that parses, a known
+/// compression. (The backup section is read by the backup schedule, not by the planner.)
+fn validate_backup(b: &crate::api::BackupSpec) -> Result<(), InvalidSpec> {
+    use crate::backup::store::Location;
+    let loc = Location::parse(&b.destination)
+        .map_err(|e| invalid("spec.backup.destination", e.to_string()))?;
+    match loc {
+        Location::S3(_) => {}
+        Location::File(_) => {
+            return Err(invalid(
+                "spec.backup.destination",
+                format!(
+                    "{:?} is a file on some machine, which the operator cannot write; use s3://bucket/prefix (file:// works with `kubectl etcd backup --to`)",
+                    b.destination
+                ),
+            ));
+        }
+        Location::Pvc { .. } => {
+            return Err(invalid(
+                "spec.backup.destination",
+                format!(
+                    "{:?}: pvc:// destinations are not supported yet; use s3://bucket/prefix",
+                    b.destination
+                ),
+            ));
+        }
+    }
+    if let Some(s) = b.schedule.as_deref().filter(|s| !s.is_empty()) {
+        crate::backup::schedule::parse(s).map_err(|e| invalid("spec.backup.schedule", e))?;
+    }
+    if let Some(c) = &b.compression {
+        c.parse::<crate::backup::codec::Compression>()
+            .map_err(|e| invalid("spec.backup.compression", e))?;
+    }
+    Ok(())
+}
 
 fn validate_restore(r: &crate::api::RestoreSpec) -> Result<RestoreSource, InvalidSpec> {
     use crate::backup::store::Location;
@@ -419,6 +461,9 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
         }
     }
     let restore = spec.restore.as_ref().map(validate_restore).transpose()?;
+    if let Some(b) = &spec.backup {
+        validate_backup(b)?;
+    }
     Ok(Desired {
         namespace: cluster
             .metadata
@@ -437,6 +482,7 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
         tolerations: spec.tolerations.clone(),
         node_selector: spec.node_selector.clone(),
         etcd_flags,
+        quota_backend_bytes: t.quota_backend_bytes,
         paused: spec.paused,
         refused: Vec::new(),
         lost_member_grace_seconds: match spec.lost_member_grace_seconds {

@@ -248,6 +248,13 @@ pub fn initial_cluster(d: &Desired, ordinals: impl IntoIterator<Item = u32>) -> 
         .join(",")
 }
 
+/// FNV-1a: a stable, dependency-free hash for tokens (not for security).
+fn fnv1a(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
 /// How a member that has started before is listed in the member config once the cluster is
 /// formed: under a name no pod carries (cluster names never hold a '.'), so the URL list still
 /// matches the cluster's (etcd checks count and URLs) while no pod finds its own name there.
@@ -325,7 +332,11 @@ pub fn bootstrap_config(d: &Desired, replicas: u32) -> BTreeMap<String, String> 
         ),
         (
             config_key::INITIAL_TOKEN.to_string(),
-            format!("{}-{}", d.name, token_suffix),
+            match &d.restore {
+                // Every restore (and recovery) is a new cluster: its own token, so its own id.
+                Some(r) => format!("{}-{}-{:08x}", d.name, token_suffix, fnv1a(&r.url) as u32),
+                None => format!("{}-{}", d.name, token_suffix),
+            },
         ),
     ])
 }

@@ -429,3 +429,69 @@ async fn an_explicit_endpoint_in_the_url_wins_over_the_environment() {
     assert_eq!(store.head("x.db").await.unwrap().unwrap().size, 5);
     store.delete("x.db").await.unwrap();
 }
+
+/// Yields its bytes and then never again (neither data nor EOF), like a stalled snapshot stream.
+struct StallsAfter(Noise);
+
+impl AsyncRead for StallsAfter {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        if self.0.left == 0 {
+            return std::task::Poll::Pending;
+        }
+        std::pin::Pin::new(&mut self.0).poll_read(cx, buf)
+    }
+}
+
+#[tokio::test]
+async fn a_cancelled_upload_is_aborted_in_the_background() {
+    let e = env();
+    let store = open(&location("cancelled")).await;
+    let client = raw_client().await;
+    let full_key = format!("live/{}-cancelled/cancelled.db", std::process::id());
+    let uploads = || async {
+        client
+            .list_multipart_uploads()
+            .bucket(&e.bucket)
+            .prefix(&full_key)
+            .send()
+            .await
+            .unwrap()
+            .uploads()
+            .len()
+    };
+    // Two parts' worth and a stall: the first part is uploaded, then the put waits forever.
+    let put = store.put(
+        "cancelled.db",
+        StallsAfter(noise(2 * PART_SIZE as u64, 5)),
+        |_| {},
+    );
+    let mut put = Box::pin(put);
+    let started = Instant::now();
+    loop {
+        tokio::select! {
+            r = &mut put => panic!("the put ended: {r:?}"),
+            _ = tokio::time::sleep(Duration::from_millis(200)) => {}
+        }
+        if uploads().await == 1 {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the upload never started"
+        );
+    }
+    drop(put); // cancel, as Ctrl-C or an aborted task would
+    let started = Instant::now();
+    while uploads().await != 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the multipart upload was left behind"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(store.head("cancelled.db").await.unwrap(), None);
+}

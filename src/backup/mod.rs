@@ -8,6 +8,7 @@ pub mod codec;
 pub mod restore;
 pub mod retention;
 pub mod schedule;
+pub mod scheduled;
 pub mod store;
 pub mod take;
 
@@ -75,4 +76,60 @@ pub mod label {
     pub fn selector(cluster: &str) -> String {
         format!("{CLUSTER}={cluster}")
     }
+}
+
+/// Credentials of a Secret's standard keys (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`,
+/// `AWS_SESSION_TOKEN`) and the endpoint/region it may carry.
+pub async fn secret_credentials(
+    client: &kube::Client,
+    ns: &str,
+    secret: &str,
+) -> Result<(store::Credentials, Option<String>, Option<String>), BackupError> {
+    let api: kube::Api<k8s_openapi::api::core::v1::Secret> =
+        kube::Api::namespaced(client.clone(), ns);
+    let s = api
+        .get_opt(secret)
+        .await
+        .map_err(|e| BackupError::Kube(Box::new(crate::error::Error::kube("get", "Secret", ns, secret, e))))?
+        .ok_or_else(|| {
+            BackupError::Usage(format!(
+                "Secret {ns}/{secret} does not exist; create it with keys AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+            ))
+        })?;
+    let data = s.data.unwrap_or_default();
+    let get = |k: &str| {
+        data.get(k)
+            .map(|v| String::from_utf8_lossy(&v.0).trim().to_string())
+            .filter(|v| !v.is_empty())
+    };
+    let (Some(id), Some(key)) = (get("AWS_ACCESS_KEY_ID"), get("AWS_SECRET_ACCESS_KEY")) else {
+        return Err(BackupError::Usage(format!(
+            "Secret {ns}/{secret} lacks AWS_ACCESS_KEY_ID or AWS_SECRET_ACCESS_KEY"
+        )));
+    };
+    Ok((
+        store::Credentials {
+            access_key_id: id,
+            secret_access_key: key,
+            session_token: get("AWS_SESSION_TOKEN"),
+        },
+        get("AWS_ENDPOINT_URL"),
+        get("AWS_REGION"),
+    ))
+}
+
+/// EtcdBackup records of `cluster`, newest first.
+pub async fn records(
+    client: &kube::Client,
+    ns: &str,
+    cluster: &str,
+) -> Result<Vec<crate::api::EtcdBackup>, crate::error::Error> {
+    let api: kube::Api<crate::api::EtcdBackup> = kube::Api::namespaced(client.clone(), ns);
+    let mut list = api
+        .list(&kube::api::ListParams::default().labels(&label::selector(cluster)))
+        .await
+        .map_err(|e| crate::error::Error::kube("list", "EtcdBackup", ns, cluster, e))?
+        .items;
+    list.sort_by_key(|b| std::cmp::Reverse(b.metadata.creation_timestamp.clone().map(|t| t.0)));
+    Ok(list)
 }

@@ -289,8 +289,10 @@ impl fmt::Display for Location {
                 if let Some(r) = &s3.region {
                     query.push(format!("region={r}"));
                 }
-                if s3.path_style && !s3.endpoint.as_deref().is_some_and(implies_path_style) {
-                    query.push("pathStyle=true".into());
+                // Only what parsing would not infer from the endpoint.
+                let implied = s3.endpoint.as_deref().is_some_and(implies_path_style);
+                if s3.path_style != implied {
+                    query.push(format!("pathStyle={}", s3.path_style));
                 }
                 if !query.is_empty() {
                     write!(f, "?{}", query.join("&"))?;
@@ -550,7 +552,7 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error(
-        "S3 at {endpoint} refused the credentials for bucket {bucket} ({code}): check the access key and secret (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, the AWS profile, or the Secret named in the spec) and that they may use this bucket"
+        "no usable S3 credentials for bucket {bucket} at {endpoint} ({code}): check the access key and secret (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, the AWS profile, IRSA, or the Secret named in the spec) and that they may use this bucket"
     )]
     Credentials {
         bucket: String,
@@ -877,6 +879,7 @@ async fn put_file<R: AsyncRead + Unpin>(
             .map_err(|e| store.file_error(&partial, "create", e))?;
         let mut sha = Sha256::default();
         let mut buf = vec![0u8; FILE_BUF];
+        let mut written = 0u64;
         loop {
             let n = body.read(&mut buf).await.map_err(|e| StoreError::Io {
                 what: format!("reading the data to store at {} failed", store.url(key)),
@@ -889,7 +892,8 @@ async fn put_file<R: AsyncRead + Unpin>(
                 .await
                 .map_err(|e| store.file_error(&partial, "write", e))?;
             sha.update(&buf[..n]);
-            progress(sha.finish().0);
+            written += n as u64;
+            progress(written);
         }
         file.flush()
             .await
@@ -995,12 +999,13 @@ impl S3Backend {
                 .find_map(|v| std::env::var(v).ok().filter(|s| !s.is_empty()));
             let chain = RegionProviderChain::first_try(loc.region.clone().map(Region::new))
                 .or_else(env_region.map(Region::new));
-            // A custom endpoint does not care about the region: skip the profile/IMDS lookups
-            // (IMDS alone costs seconds off EC2).
+            // A custom endpoint does not care about the region: skip the profile lookup. Not
+            // `or_default_provider()`: its IMDS step is built without our HTTP client and panics
+            // ("a http_client is required") wherever no region is set — seen in a restore pod.
             let chain = if endpoint.is_some() {
                 chain
             } else {
-                chain.or_default_provider()
+                chain.or_else(aws_config::profile::ProfileFileRegionProvider::builder().build())
             };
             chain.or_else(Region::new("us-east-1"))
         };
@@ -1643,6 +1648,7 @@ mod tests {
             "s3://b/p?endpoint=http://10.250.0.1:18333&region=us-east-1",
             "s3://b/p?pathStyle=true",
             "s3://b/p?endpoint=https://s3.amazonaws.com&pathStyle=true",
+            "s3://b/p?endpoint=https://minio.example.com&pathStyle=false",
             "file:///var/backups/etcd",
             "pvc://etcd-backups",
             "pvc://etcd-backups/demo/daily",

@@ -9,7 +9,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use super::generate;
 use super::output::Format;
-use super::verbs::{backup, create, delete, install, operate, reconcile, restore, scale, status};
+use super::verbs::{
+    backup, create, delete, install, operate, reconcile, recover, restore, scale, status,
+};
 
 /// kubectl etcd — create, scale, inspect and operate etcd clusters on Kubernetes.
 ///
@@ -85,6 +87,12 @@ pub enum Verb {
     /// Examples: kubectl etcd restore demo2 --latest-of demo; kubectl etcd restore demo2 --from-backup demo-20261201101500;
     /// kubectl etcd restore demo2 --from s3://backups/etcd/default-demo-20261201T101500Z-r42.db.zst
     Restore(restore::Args),
+    /// Rebuild a cluster that lost quorum from its best surviving member (or a backup).
+    ///
+    /// Shows what survives and what is at stake; changes nothing without --yes.
+    /// Examples: kubectl etcd recover demo --dry-run; kubectl etcd recover demo --yes;
+    /// kubectl etcd recover demo --from-member demo-2 --yes; kubectl etcd recover demo --from-backup demo-20261201101500 --yes
+    Recover(recover::Args),
     /// Tools the restore pods run inside the cluster.
     #[command(hide = true)]
     Snapshot {
@@ -137,21 +145,17 @@ pub const DEFAULT_OPERATOR_IMAGE: &str = concat!(
     env!("CARGO_PKG_VERSION")
 );
 
-/// "90s", "5m", "1h", "1500ms" or plain seconds.
+/// "90s", "5m", "1h 30m", "1500ms" (humantime's forms) or plain seconds.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let s = s.trim();
-    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("{s:?} is not a duration; use e.g. 90s, 5m or 1h"))?;
-    match unit {
-        "" | "s" => Ok(Duration::from_secs(n)),
-        "ms" => Ok(Duration::from_millis(n)),
-        "m" => Ok(Duration::from_secs(n * 60)),
-        "h" => Ok(Duration::from_secs(n * 3600)),
-        _ => Err(format!("{s:?} has an unknown unit; use s, m or h")),
+    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+        return s
+            .parse()
+            .map(Duration::from_secs)
+            .map_err(|_| format!("{s:?} is too large a number of seconds"));
     }
+    humantime::parse_duration(s)
+        .map_err(|e| format!("{s:?} is not a duration ({e}); use e.g. 90s, 5m or 1h"))
 }
 
 #[cfg(test)]
@@ -168,8 +172,10 @@ mod tests {
             parse_duration("1500ms").unwrap(),
             Duration::from_millis(1500)
         );
+        assert_eq!(parse_duration("1h 30m").unwrap(), Duration::from_secs(5400));
         assert!(parse_duration("soon").is_err());
-        assert!(parse_duration("5d").is_err());
+        assert!(parse_duration("5x").is_err());
+        assert!(parse_duration("").is_err());
     }
 
     #[test]

@@ -44,6 +44,7 @@ pub async fn run(cli: Cli) -> Result<(), Error> {
         Verb::Completions(a) => output::print_raw(&completions(a.shell)),
         Verb::Backup(a) => verbs::backup::run(g, a).await,
         Verb::Restore(a) => verbs::restore::run(g, a).await,
+        Verb::Recover(a) => verbs::recover::run(g, a).await,
         Verb::Snapshot { op } => verbs::restore::snapshot(op).await,
     }
 }

@@ -119,15 +119,13 @@ pub fn human_bytes(n: i64) -> String {
     format!("{n} B")
 }
 
-/// etcd's default backend quota.
-const DEFAULT_QUOTA: i64 = 2 << 30;
 
 fn quota_of(c: &EtcdCluster) -> i64 {
     c.spec
         .etcd
         .quota_backend_bytes
         .filter(|q| *q > 0)
-        .unwrap_or(DEFAULT_QUOTA)
+        .unwrap_or(crate::model::DEFAULT_QUOTA_BYTES)
 }
 
 fn role(m: &MemberStatus) -> &'static str {
@@ -191,6 +189,11 @@ pub fn print_status(format: Format, c: &EtcdCluster, pass: Option<&Pass>) -> Res
     if format != Format::Table {
         return print_value(format, &status_doc(c, pass));
     }
+    print_raw(&status_table(c, pass))
+}
+
+/// The tables of `status NAME`: the summary, a row per member, the conditions.
+fn status_table(c: &EtcdCluster, pass: Option<&Pass>) -> String {
     let st = pass
         .map(|p| p.status.clone())
         .or_else(|| c.status.clone())
@@ -280,6 +283,10 @@ pub fn print_status(format: Format, c: &EtcdCluster, pass: Option<&Pass>) -> Res
         out.push_str(&members.to_string());
         out.push('\n');
     }
+    if let Some(line) = backup_line(&st, jiff::Timestamp::now()) {
+        out.push_str(&line);
+        out.push('\n');
+    }
     if let Some(conds) = (!st.conditions.is_empty()).then_some(&st.conditions) {
         let mut t = table();
         t.set_header(vec!["CONDITION", "STATUS", "REASON", "MESSAGE"]);
@@ -288,7 +295,7 @@ pub fn print_status(format: Format, c: &EtcdCluster, pass: Option<&Pass>) -> Res
         }
         out.push_str(&t.to_string());
     }
-    print_raw(&out)
+    out
 }
 
 /// `status` without a name: one row per cluster.
@@ -367,6 +374,82 @@ pub fn print_dry_run(
     }
 }
 
+/// Backups as a table (name, phase, size, revision, age, verified, where) or as the records.
+pub fn print_backups(format: Format, list: &[EtcdBackup]) -> Result<(), Error> {
+    if format != Format::Table {
+        return if list.len() == 1 {
+            print_value(format, &list[0])
+        } else {
+            print_value(format, &list)
+        };
+    }
+    let now = jiff::Timestamp::now();
+    let mut t = table();
+    t.set_header(vec![
+        "NAME", "PHASE", "SIZE", "REVISION", "KEYS", "AGE", "VERIFIED", "URL",
+    ]);
+    for b in list {
+        let st = b.status.clone().unwrap_or_default();
+        let age = b
+            .metadata
+            .creation_timestamp
+            .as_ref()
+            .map(|t| human_age(now.as_second() - t.0.as_second()))
+            .unwrap_or_default();
+        t.add_row(vec![
+            Cell::new(b.metadata.name.clone().unwrap_or_default()),
+            Cell::new(st.phase.unwrap_or_default()),
+            Cell::new(st.size.map(human_bytes).unwrap_or_default()),
+            Cell::new(st.revision.map(|r| r.to_string()).unwrap_or_default()),
+            Cell::new(st.keys.map(|r| r.to_string()).unwrap_or_default()),
+            Cell::new(age),
+            Cell::new(if st.verified { "yes" } else { "no" }),
+            Cell::new(st.url.or(st.message).unwrap_or_default()),
+        ]);
+    }
+    print_raw(&t.to_string())
+}
+
+/// "last backup NAME 3m ago, 1.2 MiB at URL; next backup in 57s" (None without backups or schedule).
+fn backup_line(st: &crate::api::EtcdClusterStatus, now: jiff::Timestamp) -> Option<String> {
+    let b = st.backup.as_ref()?;
+    let mut parts = Vec::new();
+    match (&b.last_successful, &b.last_successful_time) {
+        (Some(name), Some(t)) => parts.push(format!(
+            "last backup {name} {} ago, {} at {}",
+            human_age(now.as_second() - t.0.as_second()),
+            human_bytes(b.last_successful_size.unwrap_or(0)),
+            b.last_successful_url.as_deref().unwrap_or("-")
+        )),
+        _ => parts.push("last backup: none yet".into()),
+    }
+    if let (Some(name), Some(t)) = (&b.last_failed, &b.last_failed_time)
+        && b.last_successful_time.as_ref().is_none_or(|ok| t.0 > ok.0)
+    {
+        parts.push(format!(
+            "last failed {name} {} ago",
+            human_age(now.as_second() - t.0.as_second())
+        ));
+    }
+    match &b.next_scheduled_time {
+        Some(t) => parts.push(format!(
+            "next backup in {}",
+            human_age(t.0.as_second() - now.as_second())
+        )),
+        None => parts.push("next backup: not scheduled".into()),
+    }
+    Some(parts.join("; "))
+}
+
+fn human_age(secs: i64) -> String {
+    match secs.max(0) {
+        s if s < 120 => format!("{s}s"),
+        s if s < 7200 => format!("{}m", s / 60),
+        s if s < 172_800 => format!("{}h", s / 3600),
+        s => format!("{}d", s / 86400),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -416,50 +499,22 @@ mod tests {
         assert_eq!(doc["status"]["members"][0]["name"], "demo-0");
         assert_eq!(role(&c.status.as_ref().unwrap().members[1]), "learner");
         assert_eq!(quota_of(&c), 2 << 30);
-    }
-}
-
-/// Backups as a table (name, phase, size, revision, age, verified, where) or as the records.
-pub fn print_backups(format: Format, list: &[EtcdBackup]) -> Result<(), Error> {
-    if format != Format::Table {
-        return if list.len() == 1 {
-            print_value(format, &list[0])
-        } else {
-            print_value(format, &list)
+        let table = status_table(&c, None);
+        let row = |member: &str| {
+            table
+                .lines()
+                .find(|l| l.contains(member) && l.contains("0000000000"))
+                .unwrap_or_else(|| panic!("no row of {member} in\n{table}"))
         };
-    }
-    let now = jiff::Timestamp::now();
-    let mut t = table();
-    t.set_header(vec![
-        "NAME", "PHASE", "SIZE", "REVISION", "KEYS", "AGE", "VERIFIED", "URL",
-    ]);
-    for b in list {
-        let st = b.status.clone().unwrap_or_default();
-        let age = b
-            .metadata
-            .creation_timestamp
-            .as_ref()
-            .map(|t| human_age(now.as_second() - t.0.as_second()))
-            .unwrap_or_default();
-        t.add_row(vec![
-            Cell::new(b.metadata.name.clone().unwrap_or_default()),
-            Cell::new(st.phase.unwrap_or_default()),
-            Cell::new(st.size.map(human_bytes).unwrap_or_default()),
-            Cell::new(st.revision.map(|r| r.to_string()).unwrap_or_default()),
-            Cell::new(st.keys.map(|r| r.to_string()).unwrap_or_default()),
-            Cell::new(age),
-            Cell::new(if st.verified { "yes" } else { "no" }),
-            Cell::new(st.url.or(st.message).unwrap_or_default()),
-        ]);
-    }
-    print_raw(&t.to_string())
-}
-
-fn human_age(secs: i64) -> String {
-    match secs.max(0) {
-        s if s < 120 => format!("{s}s"),
-        s if s < 7200 => format!("{}m", s / 60),
-        s if s < 172_800 => format!("{}h", s / 3600),
-        s => format!("{}d", s / 86400),
+        let leader = row("demo-0");
+        assert!(
+            leader.contains("leader") && leader.contains("1.0 MiB / 2.0 GiB (0.0%)"),
+            "{leader}"
+        );
+        let learner = row("demo-1");
+        assert!(
+            learner.contains("learner") && learner.contains("unhealthy: timeout"),
+            "{learner}"
+        );
     }
 }

@@ -178,7 +178,10 @@ pub async fn reconcile_once(
             release(ctx, cluster).await?;
         }
         let desired = model::validate(cluster).unwrap_or_else(|_| Desired::named(&name, &ns));
-        let status = cluster.status.clone().unwrap_or_default();
+        // What `status` shows of a cluster being deleted (never written: the object is on its
+        // way out once its finalizer is released).
+        let mut status = cluster.status.clone().unwrap_or_default();
+        status.phase = Some(Phase::Deleting);
         return Ok(Pass {
             desired,
             observed: Observed::default(),

@@ -610,6 +610,36 @@ impl EtcdClient {
         })
     }
 
+    /// Grants a lease of `ttl` seconds (writers and tests attach keys to it).
+    pub async fn lease_grant(&mut self, ttl: i64) -> Result<i64, EtcdError> {
+        let resp = Self::call(self.rpc_timeout, self.client.lease_grant(ttl, None))
+            .await
+            .map_err(|source| EtcdError::Put {
+                endpoint: self.endpoint.clone(),
+                key: format!("(lease of {ttl} s)"),
+                source,
+            })?;
+        Ok(resp.id())
+    }
+
+    /// Puts raw bytes, attached to `lease` when given.
+    pub async fn put_bytes(
+        &mut self,
+        key: &str,
+        value: Vec<u8>,
+        lease: Option<i64>,
+    ) -> Result<(), EtcdError> {
+        let opts = lease.map(|l| etcd_client::PutOptions::new().with_lease(l));
+        Self::call(self.rpc_timeout, self.client.put(key, value, opts))
+            .await
+            .map_err(|source| EtcdError::Put {
+                endpoint: self.endpoint.clone(),
+                key: key.to_owned(),
+                source,
+            })?;
+        Ok(())
+    }
+
     pub async fn put(&mut self, key: &str, value: &str) -> Result<(), EtcdError> {
         Self::call(self.rpc_timeout, self.client.put(key, value, None))
             .await

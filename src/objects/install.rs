@@ -41,14 +41,36 @@ fn cluster_rules() -> Vec<Value> {
             &["get", "patch", "update"],
         ),
         rule(&[GROUP], &["etcdclusters/finalizers"], &["update"]),
+        // Scheduled backups: their records, and retention deleting them.
+        rule(&[GROUP], &["etcdbackups"], OWNED),
+        rule(
+            &[GROUP],
+            &["etcdbackups/status"],
+            &["get", "patch", "update"],
+        ),
+        // S3 credentials named by spec.backup.credentialsSecret.
+        rule(&[""], &["secrets"], &["get"]),
         rule(&["apps"], &["statefulsets"], OWNED),
         rule(&[""], &["services", "configmaps"], OWNED),
-        rule(&[""], &["pods"], &["get", "list", "watch", "delete"]),
+        // Member pods are the StatefulSet's; the engine creates only a restored seed's restore pod.
+        rule(
+            &[""],
+            &["pods"],
+            &["get", "list", "watch", "create", "patch", "delete"],
+        ),
         rule(&[""], &["pods/portforward"], &["create"]),
         rule(
             &[""],
             &["persistentvolumeclaims"],
-            &["get", "list", "watch", "delete", "deletecollection"],
+            &[
+                "get",
+                "list",
+                "watch",
+                "create",
+                "patch",
+                "delete",
+                "deletecollection",
+            ],
         ),
         rule(&["policy"], &["poddisruptionbudgets"], OWNED),
         rule(&["events.k8s.io"], &["events"], &["create", "patch"]),
@@ -201,6 +223,16 @@ mod tests {
         ("policy", "poddisruptionbudgets", "patch"),
         ("events.k8s.io", "events", "create"),
         ("events.k8s.io", "events", "patch"),
+        // restore: the seed's claim and restore pod (server-side apply), then the pod's deletion
+        ("", "pods", "get"),
+        ("", "pods", "patch"),
+        ("", "persistentvolumeclaims", "patch"),
+        // scheduled backups: records, their status, retention, credentials
+        (GROUP, "etcdbackups", "create"),
+        (GROUP, "etcdbackups", "list"),
+        (GROUP, "etcdbackups", "delete"),
+        (GROUP, "etcdbackups/status", "patch"),
+        ("", "secrets", "get"),
     ];
 
     #[test]
@@ -219,13 +251,14 @@ mod tests {
     fn the_cluster_role_is_least_privilege() {
         let all = manifests("img", NAMESPACE);
         let role = kind(&all, "ClusterRole", None);
-        assert!(!allows(role, "", "secrets", "get"));
+        // Secrets are read one by name (spec.backup.credentialsSecret), never enumerated.
+        assert!(!allows(role, "", "secrets", "list"));
+        assert!(!allows(role, "", "secrets", "watch"));
+        assert!(!allows(role, "", "secrets", "create"));
         assert!(!allows(role, "", "pods/exec", "create"));
         assert!(!allows(role, GROUP, "etcdclusters", "delete"));
-        assert!(
-            !allows(role, "", "pods", "create"),
-            "pods come from the StatefulSet"
-        );
+        // Member pods come from the StatefulSet; the one pod the engine creates is a restore pod.
+        assert!(!allows(role, "", "pods/attach", "create"));
         assert!(
             !allows(role, "coordination.k8s.io", "leases", "get"),
             "leases only in the lease namespace"
@@ -298,7 +331,7 @@ mod tests {
     }
 }
 
-/// `KUBECONFIG=... cargo test --lib --features e2e -- --ignored manifests::live`: the API server
+/// With `--features e2e` (tests/run-all.sh), against $KUBECONFIG: the API server
 /// accepts every manifest (server-side dry run: nothing is created but the test namespace).
 #[cfg(all(test, feature = "e2e"))]
 mod live {

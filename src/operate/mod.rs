@@ -247,6 +247,7 @@ async fn lead(
         recorder: Recorder::new(opts.client.clone(), reporter),
         metrics: metrics.clone(),
         backoff: Backoffs::default(),
+        identity: opts.identity.clone(),
         leases: ClusterLeases::new(
             opts.client.clone(),
             &opts.lease_namespace,
@@ -359,14 +360,8 @@ struct State {
     metrics: Arc<Metrics>,
     backoff: Backoffs,
     leases: ClusterLeases,
-}
-
-fn key(cluster: &EtcdCluster) -> String {
-    format!(
-        "{}/{}",
-        cluster.namespace().unwrap_or_default(),
-        cluster.name_any()
-    )
+    /// Who takes scheduled backups (recorded in their status).
+    identity: String,
 }
 
 /// One pass (kube-runtime already wraps it in a span naming the object; our lines carry the
@@ -414,11 +409,15 @@ async fn reconcile(cluster: Arc<EtcdCluster>, st: Arc<State>) -> Result<Action, 
         Outcome::Unchanged => PassResult::Unchanged,
     };
     st.metrics.pass(result, took);
+    let labels = metrics::ClusterLabels {
+        namespace: ns.clone(),
+        name: name.clone(),
+    };
     if pass.outcome == Outcome::Released {
-        st.metrics.forget(&key(&cluster));
+        st.metrics.forget(&labels);
         st.leases.release(&object).await;
     } else {
-        st.metrics.phase(&key(&cluster), pass.status.phase);
+        st.metrics.observed(&labels, &pass);
     }
     match (&pass.outcome, &pass.step) {
         (Outcome::Acted, step) => {
@@ -446,10 +445,38 @@ async fn reconcile(cluster: Arc<EtcdCluster>, st: Arc<State>) -> Result<Action, 
         }
         (_, step) => tracing::debug!(cluster = %name, namespace = %ns, step = %step, "pass"),
     }
+    // Scheduled backups of a cluster that is there (not while it is being deleted).
+    let mut backup_due = None;
+    let creating = pass.status.phase == Some(crate::api::Phase::Creating);
+    if pass.outcome != Outcome::Released && !creating {
+        match crate::backup::scheduled::pass(
+            &st.ctx,
+            &cluster,
+            &pass.desired,
+            &st.identity,
+            jiff::Timestamp::now(),
+        )
+        .await
+        {
+            Ok(due) => backup_due = due,
+            Err(e) => {
+                tracing::warn!(cluster = %name, namespace = %ns, "scheduled backup pass failed: {}", e.report());
+                st.publish(
+                    &cluster,
+                    EventType::Warning,
+                    reason::BACKUP_FAILED,
+                    e.report(),
+                )
+                .await;
+            }
+        }
+    }
+    let sooner = |d: Duration| backup_due.map_or(d, |b| b.min(d));
     Ok(match Pace::OPERATOR.after(&pass.outcome, &pass.step) {
-        Next::Converged => Action::requeue(Pace::OPERATOR.converged),
-        Next::Again(d) | Next::Held { again: d, .. } => Action::requeue(d),
-        Next::Released | Next::Retry | Next::Failed => Action::await_change(),
+        Next::Converged => Action::requeue(sooner(Pace::OPERATOR.converged)),
+        Next::Again(d) | Next::Held { again: d, .. } => Action::requeue(sooner(d)),
+        Next::Released => Action::await_change(),
+        Next::Retry | Next::Failed => backup_due.map_or_else(Action::await_change, Action::requeue),
     })
 }
 

@@ -352,6 +352,12 @@ fn bootstrapped(o: &Observed) -> bool {
     o.config.as_ref().is_some_and(objects::is_bootstrapped)
 }
 
+/// Whether the cluster was formed: its initial members all started once (recorded in the
+/// member config). From then on a cluster none of whose members answers is in trouble.
+pub fn formed(o: &Observed) -> bool {
+    bootstrapped(o)
+}
+
 fn paused(d: &Desired, _: &Observed) -> Option<Step> {
     d.paused.then_some(Step::Paused)
 }
@@ -931,6 +937,15 @@ fn restore_seed(d: &Desired, o: &Observed) -> Option<Step> {
     let r = d.restore.as_ref()?;
     if o.config.is_some() || o.statefulset.is_some() {
         return None;
+    }
+    if o.restore_pod.is_none()
+        && let Some(v) = o.volumes.values().find(|v| v.terminating)
+    {
+        // `recover` deleted the old members' volumes: the seed's claim gets a new one.
+        return Some(wait(
+            Reason::RestoringSnapshot,
+            format!("old volume {} is being deleted", v.name),
+        ));
     }
     Some(match &o.restore_pod {
         None => Step::RestoreSeed { url: r.url.clone() },

@@ -80,6 +80,11 @@ pub fn kubectl(args: &[&str]) -> Run {
     )
 }
 
+/// Runs a prepared kubectl command (extra environment, say) like `kubectl`.
+pub fn run_cmd(args: &[&str], mut c: Command) -> Run {
+    finish(args, c.stdin(Stdio::null()).output().expect("kubectl runs"))
+}
+
 pub fn kubectl_stdin(args: &[&str], input: &str) -> Run {
     use std::io::Write;
     let mut child = kubectl_cmd(args)

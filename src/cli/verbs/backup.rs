@@ -7,13 +7,11 @@ use std::time::Instant;
 
 use clap::Subcommand;
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::Secret;
-use kube::api::{Api, ListParams};
 use kube::{Client, ResourceExt};
 
-use crate::api::{EtcdBackup, EtcdCluster};
+use crate::api::EtcdCluster;
 use crate::backup::codec::Compression;
-use crate::backup::store::{Credentials, Location, Store};
+use crate::backup::store::{Location, Store};
 use crate::backup::{BackupError, label, take};
 use crate::cli::args::Global;
 use crate::cli::{Session, output, usage};
@@ -56,45 +54,6 @@ pub enum BackupSub {
     },
 }
 
-/// Credentials of a Secret's standard keys (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`,
-/// `AWS_SESSION_TOKEN`) and the endpoint/region it may carry.
-pub async fn secret_credentials(
-    client: &Client,
-    ns: &str,
-    secret: &str,
-) -> Result<(Credentials, Option<String>, Option<String>), Error> {
-    let api: Api<Secret> = Api::namespaced(client.clone(), ns);
-    let s = api
-        .get_opt(secret)
-        .await
-        .map_err(|e| Error::kube("get", "Secret", ns, secret, e))?
-        .ok_or_else(|| {
-            Error::Usage(format!(
-                "Secret {ns}/{secret} does not exist; create it with keys AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
-            ))
-        })?;
-    let data = s.data.unwrap_or_default();
-    let get = |k: &str| {
-        data.get(k)
-            .map(|v| String::from_utf8_lossy(&v.0).trim().to_string())
-            .filter(|v| !v.is_empty())
-    };
-    let (Some(id), Some(key)) = (get("AWS_ACCESS_KEY_ID"), get("AWS_SECRET_ACCESS_KEY")) else {
-        return Err(Error::Usage(format!(
-            "Secret {ns}/{secret} lacks AWS_ACCESS_KEY_ID or AWS_SECRET_ACCESS_KEY"
-        )));
-    };
-    Ok((
-        Credentials {
-            access_key_id: id,
-            secret_access_key: key,
-            session_token: get("AWS_SESSION_TOKEN"),
-        },
-        get("AWS_ENDPOINT_URL"),
-        get("AWS_REGION"),
-    ))
-}
-
 /// Opens a location with the Secret's credentials (and endpoint/region, when the URL names none)
 /// or, without a Secret, the standard AWS chain.
 pub async fn open_store(
@@ -105,7 +64,8 @@ pub async fn open_store(
 ) -> Result<Store, Error> {
     let (creds, loc) = match secret {
         Some(secret) => {
-            let (creds, endpoint, region) = secret_credentials(client, ns, secret).await?;
+            let (creds, endpoint, region) =
+                crate::backup::secret_credentials(client, ns, secret).await?;
             let mut loc = loc.clone();
             if let Location::S3(s3) = &mut loc {
                 s3.endpoint = s3.endpoint.clone().or(endpoint);
@@ -219,6 +179,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         credentials_secret: secret,
         trigger: label::TRIGGER_CLI,
         taken_by: crate::lease::cli_identity(),
+        member: None,
     };
     let record = take::create_record(&ctx, &cluster, &req, Timestamp::now())
         .await
@@ -248,6 +209,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
             if let Some(m) = &st.message {
                 output::progress_line(&format!("warning: {m}"));
             }
+            crate::backup::scheduled::note_success(&ctx, &cluster, &record).await?;
             output::print_backups(g.output, &[record])
         }
         Err(e) => {
@@ -257,22 +219,10 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     }
 }
 
-/// EtcdBackup records of `cluster`, newest first.
-pub async fn records(client: &Client, ns: &str, cluster: &str) -> Result<Vec<EtcdBackup>, Error> {
-    let api: Api<EtcdBackup> = Api::namespaced(client.clone(), ns);
-    let mut list = api
-        .list(&ListParams::default().labels(&label::selector(cluster)))
-        .await
-        .map_err(|e| Error::kube("list", "EtcdBackup", ns, cluster, e))?
-        .items;
-    list.sort_by_key(|b| std::cmp::Reverse(b.metadata.creation_timestamp.clone().map(|t| t.0)));
-    Ok(list)
-}
-
 async fn list(g: &Global, cluster: &str) -> Result<(), Error> {
     let s = Session::connect(g).await?;
     s.ensure_crd().await?;
-    let list = records(&s.client, &s.namespace, cluster).await?;
+    let list = crate::backup::records(&s.client, &s.namespace, cluster).await?;
     output::print_backups(g.output, &list)
 }
 

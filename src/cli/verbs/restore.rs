@@ -11,10 +11,11 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::ResourceExt;
 use kube::api::{Api, PostParams};
 
-use super::backup::{bad_url, open_store, records};
+use super::backup::{bad_url, open_store};
 use crate::api::{
     EtcdBackup, EtcdCluster, EtcdClusterSpec, RestoreSpec, StorageSpec, backup_phase,
 };
+use crate::backup::records;
 use crate::backup::store::{Location, Store};
 use crate::backup::{BackupError, restore};
 use crate::cli::args::{Global, WaitFlags};
@@ -149,7 +150,7 @@ async fn resolve_source(s: &Session, a: &Args) -> Result<Source, Error> {
 
 /// Makes the Secret the restore pod reads S3 credentials from, out of this machine's AWS_*
 /// variables (the chain's other sources cannot be handed on: pass --credentials-secret then).
-fn env_credentials_secret(ns: &str, name: &str) -> Option<Secret> {
+pub(super) fn env_credentials_secret(ns: &str, name: &str) -> Option<Secret> {
     let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
     let id = var("AWS_ACCESS_KEY_ID")?;
     let key = var("AWS_SECRET_ACCESS_KEY")?;
@@ -190,7 +191,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         .map_err(|e| Error::kube("get", crate::api::KIND, &s.namespace, &name, e))?
         .is_some()
     {
-        return Err(Error::Usage(format!(
+        return Err(Error::Conflict(format!(
             "EtcdCluster {}/{name} already exists: restore into a new name (a restore never overwrites a running cluster), or delete it first with `kubectl etcd delete {name} --delete-data --yes`",
             s.namespace
         )));

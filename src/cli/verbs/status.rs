@@ -37,7 +37,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         name: name.clone(),
         message,
     };
-    match trouble(&pass.step) {
+    match trouble(&pass) {
         None => Ok(()),
         Some(Trouble::Held(message)) => Err(held(message)),
         Some(Trouble::Silent) => Err(held(format!(

@@ -1,0 +1,535 @@
+//! Scheduled backups: when the next one is due (pure), taking it, applying retention, and the
+//! `BackupHealthy` condition. The operator runs `pass` after each reconcile pass of a cluster.
+//!
+//! Retention runs only after a successful backup, only over scheduled backups of that cluster, and
+//! never deletes the newest successful one: a failing backup never costs an older one.
+
+use std::time::Duration;
+
+use jiff::Timestamp;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use kube::ResourceExt;
+use kube::api::{Api, DeleteParams, Patch, PatchParams};
+use serde_json::json;
+
+use super::retention::{self, Candidate, Retention};
+use super::schedule::{self, Schedule};
+use super::store::{Location, Store};
+use super::{BackupError, label, take};
+use crate::api::{
+    BackupSpec, BackupStatus, EtcdBackup, EtcdCluster, backup_phase, condition, reason,
+};
+use crate::engine::Context;
+use crate::error::Error;
+use crate::model::Desired;
+
+/// What the schedule says at `now`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Due {
+    /// No schedule, or suspended: nothing runs.
+    Off,
+    /// A run is due (the slot it fills).
+    Now(Timestamp),
+    /// The next run.
+    At(Timestamp),
+}
+
+/// Pure: is a scheduled backup due? The first slot counts from the cluster's creation (or at
+/// once with `runOnCreate`); later ones from the last run. A scheduler that was down runs one
+/// backup for the slots it missed, not one per slot.
+pub fn due(
+    spec: &BackupSpec,
+    sched: &Schedule,
+    last_run: Option<Timestamp>,
+    created: Timestamp,
+    now: Timestamp,
+) -> Due {
+    if spec.suspend {
+        return Due::Off;
+    }
+    let Some(last) = last_run else {
+        if spec.run_on_create {
+            return Due::Now(now);
+        }
+        return match sched.next_after(created) {
+            Some(t) if t <= now => Due::Now(sched.last_at_or_before(now).unwrap_or(t)),
+            Some(t) => Due::At(t),
+            None => Due::Off,
+        };
+    };
+    match sched.next_after(last) {
+        Some(t) if t <= now => Due::Now(sched.last_at_or_before(now).unwrap_or(t)),
+        Some(t) => Due::At(t),
+        None => Due::Off,
+    }
+}
+
+/// The schedule's interval around `t` (two consecutive runs), for the overdue check.
+fn interval(sched: &Schedule, t: Timestamp) -> Option<Duration> {
+    let a = sched.next_after(t)?;
+    let b = sched.next_after(a)?;
+    Some(Duration::from_secs(
+        (b.as_second() - a.as_second()).max(0) as u64
+    ))
+}
+
+/// Pure: the `BackupHealthy` condition. False when the newest scheduled backup failed, or the
+/// newest success is older than twice the schedule's interval.
+pub fn health(
+    st: &BackupStatus,
+    sched: Option<&Schedule>,
+    generation: i64,
+    prev: Option<&Condition>,
+    now: Timestamp,
+) -> Condition {
+    let ts = |t: &Option<Time>| t.as_ref().map(|t| t.0);
+    let (ok, why, message) = match sched {
+        None => (
+            true,
+            reason::NO_SCHEDULE,
+            "no backup schedule; backups are taken on demand".to_string(),
+        ),
+        Some(sched) => {
+            let last_ok = ts(&st.last_successful_time);
+            let last_failed = ts(&st.last_failed_time);
+            let limit = interval(sched, now).map(|d| d * 2);
+            match (last_ok, last_failed) {
+                (_, Some(f)) if last_ok.is_none_or(|o| f > o) => (
+                    false,
+                    reason::BACKUP_FAILED,
+                    format!(
+                        "the last scheduled backup {} failed",
+                        st.last_failed.as_deref().unwrap_or("")
+                    ),
+                ),
+                (Some(o), _)
+                    if limit
+                        .is_some_and(|l| now.as_second() - o.as_second() > l.as_secs() as i64) =>
+                {
+                    (
+                        false,
+                        reason::BACKUP_OVERDUE,
+                        format!(
+                            "the newest successful backup {} is older than twice the schedule's interval",
+                            st.last_successful.as_deref().unwrap_or("")
+                        ),
+                    )
+                }
+                (Some(_), _) => (
+                    true,
+                    reason::BACKUP_SUCCEEDED,
+                    format!(
+                        "the newest backup {} succeeded",
+                        st.last_successful.as_deref().unwrap_or("")
+                    ),
+                ),
+                (None, _) => (
+                    true,
+                    reason::NO_SCHEDULE,
+                    "no scheduled backup has run yet".to_string(),
+                ),
+            }
+        }
+    };
+    let status = if ok { "True" } else { "False" };
+    Condition {
+        type_: condition::BACKUP_HEALTHY.into(),
+        status: status.into(),
+        reason: why.into(),
+        message,
+        observed_generation: Some(generation),
+        last_transition_time: prev
+            .filter(|c| c.status == status)
+            .map(|c| c.last_transition_time.clone())
+            .unwrap_or(Time(now)),
+    }
+}
+
+/// Pure: which scheduled backups retention deletes (names of EtcdBackup records).
+pub fn expired(records: &[EtcdBackup], policy: &Retention, now: Timestamp) -> Vec<String> {
+    let candidates: Vec<Candidate> = records
+        .iter()
+        .filter(|b| b.spec.trigger.as_deref() == Some(label::TRIGGER_SCHEDULE))
+        .filter_map(|b| {
+            let st = b.status.as_ref()?;
+            let time = st
+                .start_time
+                .as_ref()
+                .map(|t| t.0)
+                .or_else(|| b.metadata.creation_timestamp.as_ref().map(|t| t.0))?;
+            let phase = st.phase.as_deref()?;
+            // A backup still running is neither kept nor deleted.
+            (phase != backup_phase::RUNNING).then(|| Candidate {
+                name: b.name_any(),
+                time,
+                succeeded: phase == backup_phase::SUCCEEDED,
+            })
+        })
+        .collect();
+    retention::to_delete(&candidates, policy, now)
+}
+
+/// One scheduled-backup pass: takes the backup when due, applies retention after a success, and
+/// writes `status.backup` and `BackupHealthy` when they change. Returns when to look again.
+pub async fn pass(
+    ctx: &Context,
+    cluster: &EtcdCluster,
+    d: &Desired,
+    taken_by: &str,
+    now: Timestamp,
+) -> Result<Option<Duration>, Error> {
+    let Some(spec) = &cluster.spec.backup else {
+        return Ok(None);
+    };
+    let Some(expr) = spec.schedule.as_deref().filter(|s| !s.is_empty()) else {
+        return Ok(None);
+    };
+    // validate() already refused a bad schedule or destination.
+    let sched = schedule::parse(expr).map_err(Error::Usage)?;
+    let ns = d.namespace.clone();
+    let prev_status = cluster.status.clone().unwrap_or_default();
+    let mut st = prev_status.backup.clone().unwrap_or_default();
+    let created = cluster
+        .metadata
+        .creation_timestamp
+        .as_ref()
+        .map_or(now, |t| t.0);
+    let last_run = st.last_scheduled_time.as_ref().map(|t| t.0);
+    match due(spec, &sched, last_run, created, now) {
+        Due::Off => st.next_scheduled_time = None,
+        Due::At(t) => st.next_scheduled_time = Some(Time(t)),
+        Due::Now(slot) => {
+            st.last_scheduled_time = Some(Time(slot));
+            st.next_scheduled_time = sched.next_after(now).map(Time);
+            // Record the slot first: a crash mid-backup does not make the next pass run it again.
+            write(ctx, cluster, &st, None).await?;
+            let outcome = take_scheduled(ctx, cluster, d, spec, taken_by).await;
+            match outcome {
+                Ok(record) => {
+                    let rs = record.status.clone().unwrap_or_default();
+                    st.last_successful = Some(record.name_any());
+                    st.last_successful_time = rs.completion_time.clone();
+                    st.last_successful_url = rs.url.clone();
+                    st.last_successful_size = rs.size;
+                    if let Some(policy) = &spec.retention {
+                        apply_retention(ctx, cluster, d, spec, policy).await?;
+                    }
+                }
+                Err((name, e)) => {
+                    tracing::warn!(cluster = %d.name, namespace = %ns, "scheduled backup failed: {e}");
+                    st.last_failed = Some(name);
+                    st.last_failed_time = Some(Time(Timestamp::now()));
+                }
+            }
+        }
+    }
+    let prev_cond = prev_status
+        .conditions
+        .iter()
+        .find(|c| c.type_ == condition::BACKUP_HEALTHY);
+    let cond = health(&st, Some(&sched), d.generation, prev_cond, now);
+    let changed_cond = prev_cond.is_none_or(|c| {
+        c.status != cond.status || c.reason != cond.reason || c.message != cond.message
+    });
+    if prev_status.backup.as_ref() != Some(&st) || changed_cond {
+        write(ctx, cluster, &st, changed_cond.then_some(cond)).await?;
+    }
+    Ok(st
+        .next_scheduled_time
+        .as_ref()
+        .map(|t| Duration::from_secs((t.0.as_second() - now.as_second()).max(1) as u64)))
+}
+
+async fn take_scheduled(
+    ctx: &Context,
+    cluster: &EtcdCluster,
+    d: &Desired,
+    spec: &BackupSpec,
+    taken_by: &str,
+) -> Result<EtcdBackup, (String, BackupError)> {
+    let fail = |e: BackupError| (String::new(), e);
+    let destination = Location::parse(&spec.destination).map_err(|e| fail(e.into()))?;
+    let compression = spec
+        .compression
+        .as_deref()
+        .map(str::parse)
+        .transpose()
+        .map_err(|e: String| fail(BackupError::Usage(e)))?
+        .unwrap_or_default();
+    let store = open(ctx, d, &destination, spec).await.map_err(fail)?;
+    let req = take::Request {
+        destination,
+        compression,
+        credentials_secret: spec.credentials_secret.clone(),
+        trigger: label::TRIGGER_SCHEDULE,
+        taken_by: taken_by.to_string(),
+        member: None,
+    };
+    let record = take::create_record(ctx, cluster, &req, Timestamp::now())
+        .await
+        .map_err(fail)?;
+    let name = record.name_any();
+    take::execute(ctx, d, &store, &req, record, &|_| {})
+        .await
+        .map_err(|e| (name, e))
+}
+
+/// Opens the destination with the cluster's credentials Secret (or the operator's own chain).
+async fn open(
+    ctx: &Context,
+    d: &Desired,
+    loc: &Location,
+    spec: &BackupSpec,
+) -> Result<Store, BackupError> {
+    let (creds, loc) = match &spec.credentials_secret {
+        Some(secret) => {
+            let (creds, endpoint, region) =
+                super::secret_credentials(&ctx.client, &d.namespace, secret).await?;
+            let mut loc = loc.clone();
+            if let Location::S3(s3) = &mut loc {
+                s3.endpoint = s3.endpoint.clone().or(endpoint);
+                s3.region = s3.region.clone().or(region);
+            }
+            (Some(creds), loc)
+        }
+        None => (None, loc.clone()),
+    };
+    Ok(Store::open(&loc, creds).await?)
+}
+
+/// Deletes what retention lets go: the stored object first, then its record (a record without
+/// its object would promise a restore that cannot happen).
+async fn apply_retention(
+    ctx: &Context,
+    cluster: &EtcdCluster,
+    d: &Desired,
+    spec: &BackupSpec,
+    policy: &Retention,
+) -> Result<(), Error> {
+    let api: Api<EtcdBackup> = Api::namespaced(ctx.client.clone(), &d.namespace);
+    let records = crate::backup::records(&ctx.client, &d.namespace, &cluster.name_any()).await?;
+    for name in expired(&records, policy, Timestamp::now()) {
+        let Some(record) = records.iter().find(|r| r.name_any() == name) else {
+            continue;
+        };
+        if let Some(url) = record.status.as_ref().and_then(|s| s.url.as_deref()) {
+            let (loc, key) = Location::parse_object(url).map_err(BackupError::from)?;
+            let store = open(ctx, d, &loc, spec).await?;
+            store.delete(&key).await.map_err(BackupError::from)?;
+        }
+        match api.delete(&name, &DeleteParams::default()).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.code == 404 => {}
+            Err(e) => return Err(Error::kube("delete", "EtcdBackup", &d.namespace, &name, e)),
+        }
+        tracing::info!(cluster = %d.name, namespace = %d.namespace, backup = %name, "retention deleted a backup");
+    }
+    Ok(())
+}
+
+/// Records a backup taken outside the schedule (`kubectl etcd backup`) as the cluster's newest
+/// successful one, so `status` shows it too.
+pub async fn note_success(
+    ctx: &Context,
+    cluster: &EtcdCluster,
+    record: &EtcdBackup,
+) -> Result<(), Error> {
+    let rs = record.status.clone().unwrap_or_default();
+    let mut st = cluster
+        .status
+        .as_ref()
+        .and_then(|s| s.backup.clone())
+        .unwrap_or_default();
+    st.last_successful = Some(record.name_any());
+    st.last_successful_time = rs.completion_time;
+    st.last_successful_url = rs.url;
+    st.last_successful_size = rs.size;
+    write(ctx, cluster, &st, None).await
+}
+
+/// Writes `status.backup` (and the `BackupHealthy` condition, replacing its old self).
+async fn write(
+    ctx: &Context,
+    cluster: &EtcdCluster,
+    st: &BackupStatus,
+    cond: Option<Condition>,
+) -> Result<(), Error> {
+    let ns = cluster.namespace().unwrap_or_default();
+    let name = cluster.name_any();
+    let api: Api<EtcdCluster> = Api::namespaced(ctx.client.clone(), &ns);
+    let mut patch = json!({ "status": { "backup": st } });
+    if let Some(cond) = cond {
+        // Conditions are a list: a merge patch replaces it whole, so read the newest first.
+        let fresh = api
+            .get_status(&name)
+            .await
+            .map_err(|e| Error::kube("get", crate::api::KIND, &ns, &name, e))?;
+        let mut conds: Vec<Condition> = fresh
+            .status
+            .map(|s| s.conditions)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|c| c.type_ != condition::BACKUP_HEALTHY)
+            .collect();
+        conds.push(cond);
+        patch["status"]["conditions"] = json!(conds);
+    }
+    api.patch_status(&name, &PatchParams::default(), &Patch::Merge(patch))
+        .await
+        .map_err(|e| {
+            Error::kube(
+                "update the backup status of",
+                crate::api::KIND,
+                &ns,
+                &name,
+                e,
+            )
+        })?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(s: &str) -> Timestamp {
+        s.parse().unwrap()
+    }
+
+    fn spec() -> BackupSpec {
+        BackupSpec {
+            destination: "s3://b/p".into(),
+            schedule: Some("0 * * * *".into()),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_first_run_counts_from_creation_unless_run_on_create() {
+        let sched = schedule::parse("0 * * * *").unwrap();
+        let created = t("2026-12-01T10:20:00Z");
+        assert_eq!(
+            due(&spec(), &sched, None, created, t("2026-12-01T10:30:00Z")),
+            Due::At(t("2026-12-01T11:00:00Z"))
+        );
+        let mut s = spec();
+        s.run_on_create = true;
+        let now = t("2026-12-01T10:30:00Z");
+        assert_eq!(due(&s, &sched, None, created, now), Due::Now(now));
+    }
+
+    #[test]
+    fn a_scheduler_that_was_down_runs_once_for_the_slots_it_missed() {
+        let sched = schedule::parse("0 * * * *").unwrap();
+        let last = Some(t("2026-12-01T08:00:00Z"));
+        assert_eq!(
+            due(
+                &spec(),
+                &sched,
+                last,
+                t("2026-12-01T00:00:00Z"),
+                t("2026-12-01T11:05:00Z")
+            ),
+            Due::Now(t("2026-12-01T11:00:00Z"))
+        );
+        // Once that slot is recorded, the next is an hour later.
+        assert_eq!(
+            due(
+                &spec(),
+                &sched,
+                Some(t("2026-12-01T11:00:00Z")),
+                t("2026-12-01T00:00:00Z"),
+                t("2026-12-01T11:05:00Z")
+            ),
+            Due::At(t("2026-12-01T12:00:00Z"))
+        );
+    }
+
+    #[test]
+    fn a_suspended_schedule_runs_nothing() {
+        let sched = schedule::parse("* * * * *").unwrap();
+        let mut s = spec();
+        s.suspend = true;
+        assert_eq!(
+            due(
+                &s,
+                &sched,
+                None,
+                t("2026-12-01T00:00:00Z"),
+                t("2026-12-02T00:00:00Z")
+            ),
+            Due::Off
+        );
+    }
+
+    #[test]
+    fn backup_health_reads_failure_and_age() {
+        let sched = schedule::parse("0 * * * *").unwrap();
+        let now = t("2026-12-01T12:30:00Z");
+        let mut st = BackupStatus {
+            last_successful: Some("demo-1".into()),
+            last_successful_time: Some(Time(t("2026-12-01T12:00:05Z"))),
+            ..Default::default()
+        };
+        let c = health(&st, Some(&sched), 1, None, now);
+        assert_eq!(
+            (c.status.as_str(), c.reason.as_str()),
+            ("True", reason::BACKUP_SUCCEEDED)
+        );
+        st.last_failed = Some("demo-2".into());
+        st.last_failed_time = Some(Time(t("2026-12-01T12:01:00Z")));
+        let c = health(&st, Some(&sched), 1, Some(&c), now);
+        assert_eq!(
+            (c.status.as_str(), c.reason.as_str()),
+            ("False", reason::BACKUP_FAILED)
+        );
+        assert!(c.message.contains("demo-2"));
+        st.last_failed = None;
+        st.last_failed_time = None;
+        let c = health(&st, Some(&sched), 1, None, t("2026-12-01T14:30:00Z"));
+        assert_eq!(
+            (c.status.as_str(), c.reason.as_str()),
+            ("False", reason::BACKUP_OVERDUE)
+        );
+    }
+
+    fn record(name: &str, trigger: &str, phase: &str, start: &str) -> EtcdBackup {
+        let mut b = EtcdBackup::new(
+            name,
+            crate::api::EtcdBackupSpec {
+                cluster: "demo".into(),
+                destination: "s3://b/p".into(),
+                trigger: Some(trigger.into()),
+                ..Default::default()
+            },
+        );
+        b.status = Some(crate::api::EtcdBackupStatus {
+            phase: Some(phase.into()),
+            start_time: Some(Time(t(start))),
+            ..Default::default()
+        });
+        b
+    }
+
+    #[test]
+    fn retention_only_ever_deletes_scheduled_backups_and_keeps_the_newest_success() {
+        let records = vec![
+            record("s1", "schedule", "Succeeded", "2026-12-01T10:00:00Z"),
+            record("s2", "schedule", "Succeeded", "2026-12-01T11:00:00Z"),
+            record("cli", "cli", "Succeeded", "2026-12-01T09:00:00Z"),
+            record("s3", "schedule", "Failed", "2026-12-01T12:00:00Z"),
+            record("s4", "schedule", "Running", "2026-12-01T12:01:00Z"),
+        ];
+        let policy = Retention {
+            keep_last: Some(1),
+            ..Default::default()
+        };
+        let gone = expired(&records, &policy, t("2026-12-01T12:02:00Z"));
+        assert!(gone.contains(&"s1".to_string()), "{gone:?}");
+        assert!(
+            !gone.contains(&"s2".to_string()),
+            "the newest success stays: {gone:?}"
+        );
+        assert!(!gone.contains(&"cli".to_string()) && !gone.contains(&"s4".to_string()));
+    }
+}
