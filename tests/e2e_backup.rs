@@ -651,12 +651,27 @@ fn two_of_three_members_lost_then_recover_rebuilds_from_the_survivor_with_every_
     let before = keyspace_digest(&ns.0, "demo-0");
     let old_id = cluster_json(&ns.0, "demo")["status"]["clusterId"].clone();
     // Two members and their volumes are lost for good: only demo-0 keeps the data, no quorum.
-    ok(kubectl(&["-n", &ns.0, "scale", "statefulset", "demo", "--replicas", "1"]));
+    ok(kubectl(&[
+        "-n",
+        &ns.0,
+        "scale",
+        "statefulset",
+        "demo",
+        "--replicas",
+        "1",
+    ]));
     eventually("demo-1 and demo-2 gone", Duration::from_secs(90), || {
         let pods = ok(kubectl(&["-n", &ns.0, "get", "pods", "-o", "name"])).stdout;
         (!pods.contains("demo-1") && !pods.contains("demo-2")).then_some(())
     });
-    ok(kubectl(&["-n", &ns.0, "delete", "pvc", "data-demo-1", "data-demo-2"]));
+    ok(kubectl(&[
+        "-n",
+        &ns.0,
+        "delete",
+        "pvc",
+        "data-demo-1",
+        "data-demo-2",
+    ]));
     let r = etcd(&ns.0, &["status", "demo"]);
     assert_eq!(r.code, 7, "quorum is lost: {}", r.stderr);
 
@@ -664,14 +679,34 @@ fn two_of_three_members_lost_then_recover_rebuilds_from_the_survivor_with_every_
     let to = format!("s3://{bucket}/e2e/{}", ns.0);
     let r = etcd_s3(&ns.0, &["recover", "demo", "--to", &to], &[]);
     assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stdout.contains("demo-0 answers") && r.stdout.contains("demo-1 is gone"), "{}", r.stdout);
-    let spec = &json(&ok(kubectl(&["-n", &ns.0, "get", "etcdc", "demo", "-o", "json"])))["spec"];
-    assert_ne!(spec["paused"], true, "nothing changed without --yes: {spec}");
+    assert!(
+        r.stdout.contains("demo-0 answers") && r.stdout.contains("demo-1 is gone"),
+        "{}",
+        r.stdout
+    );
+    let spec = &json(&ok(kubectl(&[
+        "-n", &ns.0, "get", "etcdc", "demo", "-o", "json",
+    ])))["spec"];
+    assert_ne!(
+        spec["paused"], true,
+        "nothing changed without --yes: {spec}"
+    );
 
-    ok(etcd_s3(&ns.0, &["recover", "demo", "--to", &to, "--yes", "--timeout", "5m"], &[]));
+    ok(etcd_s3(
+        &ns.0,
+        &["recover", "demo", "--to", &to, "--yes", "--timeout", "5m"],
+        &[],
+    ));
     let c = cluster_json(&ns.0, "demo");
     assert_eq!(ready_members(&c["status"]), (3, 3, 3), "{}", c["status"]);
-    assert_ne!(c["status"]["clusterId"], old_id, "a recovered cluster has a new id");
-    assert_eq!(keyspace_digest(&ns.0, "demo-2"), before, "every acknowledged key is back");
+    assert_ne!(
+        c["status"]["clusterId"], old_id,
+        "a recovered cluster has a new id"
+    );
+    assert_eq!(
+        keyspace_digest(&ns.0, "demo-2"),
+        before,
+        "every acknowledged key is back"
+    );
     ok(etcdctl(&ns.0, "demo-1", &["put", "after-recover", "yes"]));
 }

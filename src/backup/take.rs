@@ -181,7 +181,12 @@ pub struct Request {
 }
 
 /// The member at `ordinal` as a snapshot source, if it answers its status (no quorum needed).
-pub async fn source_at(ctx: &Context, d: &Desired, o: &Observed, ordinal: u32) -> Result<Source, BackupError> {
+pub async fn source_at(
+    ctx: &Context,
+    d: &Desired,
+    o: &Observed,
+    ordinal: u32,
+) -> Result<Source, BackupError> {
     let ip = o.pods.get(&ordinal).and_then(|p| p.ip.clone());
     let mut client = ctx
         .connect(d, ordinal, ip.as_deref())

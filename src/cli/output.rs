@@ -119,7 +119,6 @@ pub fn human_bytes(n: i64) -> String {
     format!("{n} B")
 }
 
-
 fn quota_of(c: &EtcdCluster) -> i64 {
     c.spec
         .etcd

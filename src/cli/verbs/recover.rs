@@ -111,7 +111,12 @@ async fn survey(ctx: &Context, d: &Desired, cluster: &EtcdCluster) -> Result<Vec
 }
 
 /// Writes the decision into status (condition `Recovering`, message) before anything changes.
-async fn record_decision(api: &Api<EtcdCluster>, name: &str, ns: &str, message: &str) -> Result<(), Error> {
+async fn record_decision(
+    api: &Api<EtcdCluster>,
+    name: &str,
+    ns: &str,
+    message: &str,
+) -> Result<(), Error> {
     let fresh = api
         .get_status(name)
         .await
@@ -176,7 +181,8 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
                         s.namespace
                     ))
                 })?;
-            if rec.status.as_ref().and_then(|s| s.phase.as_deref()) != Some(backup_phase::SUCCEEDED) {
+            if rec.status.as_ref().and_then(|s| s.phase.as_deref()) != Some(backup_phase::SUCCEEDED)
+            {
                 return Err(Error::Usage(format!(
                     "EtcdBackup {}/{b} did not succeed; pick another with `kubectl etcd backup list {name}`",
                     s.namespace
@@ -210,7 +216,11 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         };
         Some(pick.clone())
     };
-    let destination = match (&record, a.to.as_deref().or(Some(spec_backup.destination.as_str()).filter(|d| !d.is_empty()))) {
+    let destination = match (
+        &record,
+        a.to.as_deref()
+            .or(Some(spec_backup.destination.as_str()).filter(|d| !d.is_empty())),
+    ) {
         (Some(_), _) => None,
         (None, Some(to)) => {
             let loc = Location::parse(to).map_err(bad_url)?;
@@ -229,7 +239,11 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         }
     };
 
-    let highest = seen.iter().filter_map(|m| m.raft_index.max(m.last_known)).max().unwrap_or(0);
+    let highest = seen
+        .iter()
+        .filter_map(|m| m.raft_index.max(m.last_known))
+        .max()
+        .unwrap_or(0);
     let mut plan = vec![format!(
         "members: {}",
         seen.iter()
@@ -238,7 +252,9 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
                 None => format!(
                     "{} is gone{}",
                     m.name,
-                    m.last_known.map(|i| format!(" (last seen at raft index {i})")).unwrap_or_default()
+                    m.last_known
+                        .map(|i| format!(" (last seen at raft index {i})"))
+                        .unwrap_or_default()
                 ),
             })
             .collect::<Vec<_>>()
@@ -265,7 +281,9 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
                 "rebuild from backup {} (revision {}, taken {}): every write after it is lost",
                 rec.name_any(),
                 st.revision.unwrap_or(0),
-                st.completion_time.map(|t| t.0.to_string()).unwrap_or_default()
+                st.completion_time
+                    .map(|t| t.0.to_string())
+                    .unwrap_or_default()
             ));
             plan.push(format!(
                 "delete every member and its volume, restore {} into a new cluster {name}, then add the other {} members as learners",
@@ -293,15 +311,22 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     let progress = output::Progress::new(&format!("{}/{name}", s.namespace));
     // 1. The decision, in status, before anything changes; then nobody else acts on the cluster.
     record_decision(&api, &name, &s.namespace, &plan.join("; ")).await?;
-    api.patch(&name, &PatchParams::default(), &Patch::Merge(json!({"spec": {"paused": true}})))
-        .await
-        .map_err(|e| Error::kube("pause", crate::api::KIND, &s.namespace, &name, e))?;
+    api.patch(
+        &name,
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"paused": true}})),
+    )
+    .await
+    .map_err(|e| Error::kube("pause", crate::api::KIND, &s.namespace, &name, e))?;
 
     // 2. The snapshot it is rebuilt from.
     let (url, sha256, backup_name) = match (&survivor, &record) {
         (Some(sv), _) => {
-            let destination = destination.clone().unwrap_or_else(|| unreachable!("checked above"));
-            let store = open_store(&s.client, &s.namespace, &destination, secret.as_deref()).await?;
+            let destination = destination
+                .clone()
+                .unwrap_or_else(|| unreachable!("checked above"));
+            let store =
+                open_store(&s.client, &s.namespace, &destination, secret.as_deref()).await?;
             store.check().await.map_err(BackupError::from)?;
             let req = take::Request {
                 destination,
@@ -336,8 +361,20 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         Err(e) => Err(Error::kube("delete", kind, ns, obj, e)),
     };
     let foreground = DeleteParams::foreground();
-    gone(sts.delete(&objects::statefulset_name(&name), &foreground).await.map(|_| ()), "StatefulSet", &objects::statefulset_name(&name))?;
-    gone(cms.delete(&objects::config_name(&name), &DeleteParams::default()).await.map(|_| ()), "ConfigMap", &objects::config_name(&name))?;
+    gone(
+        sts.delete(&objects::statefulset_name(&name), &foreground)
+            .await
+            .map(|_| ()),
+        "StatefulSet",
+        &objects::statefulset_name(&name),
+    )?;
+    gone(
+        cms.delete(&objects::config_name(&name), &DeleteParams::default())
+            .await
+            .map(|_| ()),
+        "ConfigMap",
+        &objects::config_name(&name),
+    )?;
     let lp = ListParams::default().labels(&objects::selector_string(&name));
     pvcs.delete_collection(&DeleteParams::default(), &lp)
         .await
@@ -369,7 +406,10 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
                 made.metadata.owner_references = Some(vec![objects::owner(&d)]);
                 let secrets: Api<k8s_openapi::api::core::v1::Secret> =
                     Api::namespaced(s.client.clone(), ns);
-                match secrets.create(&kube::api::PostParams::default(), &made).await {
+                match secrets
+                    .create(&kube::api::PostParams::default(), &made)
+                    .await
+                {
                     Ok(_) => {}
                     Err(kube::Error::Api(st)) if st.code == 409 => {}
                     Err(e) => return Err(Error::kube("create", "Secret", ns, &made.name_any(), e)),
