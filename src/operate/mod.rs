@@ -354,6 +354,12 @@ fn trigger_hash(c: &EtcdCluster) -> Option<u64> {
     Some(h.finish())
 }
 
+/// A hold is published as an Event once per change: when the status the cluster carried before
+/// this pass did not already say it (the status message is the step's sentence), not every 30 s.
+fn hold_is_news(cluster: &EtcdCluster, step: &Step) -> bool {
+    cluster.status.as_ref().and_then(|s| s.message.as_deref()) != Some(step.to_string().as_str())
+}
+
 struct State {
     ctx: Context,
     recorder: Recorder,
@@ -433,7 +439,7 @@ async fn reconcile(cluster: Arc<EtcdCluster>, st: Arc<State>) -> Result<Action, 
         (Outcome::Released, _) => {
             tracing::info!(cluster = %name, namespace = %ns, "deleted: released the finalizer")
         }
-        (_, step @ Step::Hold { .. }) => {
+        (_, step @ Step::Hold { .. }) if hold_is_news(&cluster, step) => {
             tracing::warn!(cluster = %name, namespace = %ns, step = %step, "holding");
             st.publish(
                 &cluster,
@@ -598,6 +604,26 @@ mod tests {
         b.succeeded(&a);
         assert_eq!(b.failed(a), Duration::from_secs(1));
         assert_eq!(b.failed(other), Duration::from_secs(2));
+    }
+
+    #[test]
+    fn a_hold_is_news_once_until_it_changes() {
+        let hold = Step::Hold {
+            reason: crate::api::Reason::QuorumLost,
+            message: "quorum lost".into(),
+        };
+        let mut c = crate::fixtures::cluster("demo").build();
+        assert!(hold_is_news(&c, &hold));
+        c.status = Some(crate::api::EtcdClusterStatus {
+            message: Some(hold.to_string()),
+            ..Default::default()
+        });
+        assert!(!hold_is_news(&c, &hold), "the same hold again");
+        let other = Step::Hold {
+            reason: crate::api::Reason::QuorumAtRisk,
+            message: "another".into(),
+        };
+        assert!(hold_is_news(&c, &other));
     }
 
     #[test]
