@@ -79,6 +79,12 @@ pub struct EtcdClusterSpec {
     /// When true the engine observes and reports but changes nothing.
     #[serde(default)]
     pub paused: bool,
+    /// Seconds a member must look lost (its volume holds no or damaged data, or another
+    /// member's) before the engine replaces it: remove, wipe its volume, re-add as a learner,
+    /// promote. Default 180. Restarts, evictions and node reboots never make a member look lost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
+    pub lost_member_grace_seconds: Option<i64>,
     /// Where backups go, and the schedule and retention of the operator's backups.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backup: Option<BackupSpec>,
@@ -455,6 +461,9 @@ pub mod condition {
     pub const UPGRADING: &str = "Upgrading";
     pub const RECOVERING: &str = "Recovering";
     pub const DEGRADED: &str = "Degraded";
+    /// True while a spec change cannot be carried out (e.g. an immutable storage field); the
+    /// message names the field and the way forward. Everything else in the spec still applies.
+    pub const SPEC_REFUSED: &str = "SpecRefused";
     /// False when the last scheduled backup failed or is older than twice the schedule's interval.
     pub const BACKUP_HEALTHY: &str = "BackupHealthy";
 }
@@ -484,6 +493,12 @@ pub enum Reason {
     EtcdUnreachable,
     Paused,
     StrandedMember,
+    /// A member lost its data and is being replaced (removed, wiped, re-added as a learner).
+    ReplacingMember,
+    /// Fewer voters than a quorum answer: the engine never acts; `kubectl etcd recover` does.
+    QuorumLost,
+    /// A spec change the engine cannot carry out (immutable field); everything else goes on.
+    ImmutableField,
     /// The seed's volume is being restored from a snapshot.
     RestoringSnapshot,
     RestoreFailed,
@@ -511,6 +526,9 @@ impl Reason {
             Reason::EtcdUnreachable => "EtcdUnreachable",
             Reason::Paused => "Paused",
             Reason::StrandedMember => "StrandedMember",
+            Reason::ReplacingMember => "ReplacingMember",
+            Reason::QuorumLost => "QuorumLost",
+            Reason::ImmutableField => "ImmutableField",
             Reason::RestoringSnapshot => "RestoringSnapshot",
             Reason::RestoreFailed => "RestoreFailed",
         }

@@ -18,6 +18,9 @@ pub const DEFAULT_VERSION: &str = "3.5.16";
 pub const MIN_MINOR: u32 = 4;
 /// Newest minor the engine knows how to run.
 pub const MAX_MINOR: u32 = 6;
+/// How long a member must look lost (no data, unusable data, another member's identity) before
+/// the engine replaces it, when the spec names no grace period.
+pub const DEFAULT_LOST_MEMBER_GRACE_SECONDS: u64 = 180;
 /// Volume size when the spec names none.
 pub const DEFAULT_STORAGE_SIZE: &str = "1Gi";
 
@@ -85,8 +88,87 @@ pub struct Desired {
     /// Extra etcd flags (`--name=value`), from the tuning section.
     pub etcd_flags: Vec<String>,
     pub paused: bool,
+    /// Seconds a member must look lost before it is replaced (`spec.lostMemberGraceSeconds`).
+    pub lost_member_grace_seconds: u64,
+    /// Spec changes the engine refuses to carry out (see `keep_immutable`); empty normally.
+    pub refused: Vec<InvalidSpec>,
     /// The snapshot a new cluster starts from (`spec.restore`).
     pub restore: Option<RestoreSource>,
+}
+
+impl Desired {
+    /// A stand-in for a cluster whose spec did not validate: only its identity is known (a
+    /// cluster being deleted is released whatever its spec says).
+    pub fn named(name: &str, namespace: &str) -> Desired {
+        Desired {
+            name: name.into(),
+            namespace: namespace.into(),
+            uid: String::new(),
+            generation: 0,
+            replicas: 0,
+            version: Version {
+                major: 3,
+                minor: MAX_MINOR,
+                patch: 0,
+            },
+            image: String::new(),
+            storage: Storage::Ephemeral,
+            resources: None,
+            affinity: None,
+            tolerations: None,
+            node_selector: None,
+            etcd_flags: Vec::new(),
+            paused: true,
+            lost_member_grace_seconds: DEFAULT_LOST_MEMBER_GRACE_SECONDS,
+            refused: Vec::new(),
+            restore: None,
+        }
+    }
+}
+
+/// Storage is fixed once the StatefulSet exists (its volume claim template is immutable, and the
+/// volumes hold the data): a spec that changes it is refused, field by field, and the engine goes
+/// on with the storage it has, so every other rule keeps working (no apply that fails with 422).
+pub fn keep_immutable(mut d: Desired, o: &Observed) -> Desired {
+    let Some(have) = o.statefulset.as_ref().and_then(|s| s.storage.clone()) else {
+        return d;
+    };
+    let same_size = |a: &str, b: &str| {
+        a == b || quantity_bytes(a).is_some_and(|x| Some(x) == quantity_bytes(b))
+    };
+    if have == d.storage
+        || matches!((&have, &d.storage), (Storage::Volume { size: a, class: ca }, Storage::Volume { size: b, class: cb }) if ca == cb && same_size(a, b))
+    {
+        return d;
+    }
+    let way = "the volumes keep the data: put the old value back, or create a new cluster with the new storage and move the data with a backup and restore";
+    match (&have, &d.storage) {
+        (Storage::Volume { size: a, .. }, Storage::Volume { size: b, .. }) if !same_size(a, b) => {
+            d.refused.push(invalid(
+                "spec.storage.size",
+                format!("cannot change from {a} to {b} on an existing cluster; {way}"),
+            ))
+        }
+        (Storage::Volume { class: a, .. }, Storage::Volume { class: b, .. }) if a != b => {
+            d.refused.push(invalid(
+                "spec.storage.storageClassName",
+                format!(
+                    "cannot change from {} to {} on an existing cluster; {way}",
+                    a.as_deref().unwrap_or("the default class"),
+                    b.as_deref().unwrap_or("the default class")
+                ),
+            ))
+        }
+        (Storage::Volume { .. }, _) | (_, Storage::Volume { .. }) => d.refused.push(invalid(
+            "spec.storage.ephemeral",
+            format!(
+                "cannot switch between volumes and ephemeral storage on an existing cluster; {way}"
+            ),
+        )),
+        _ => {}
+    }
+    d.storage = have;
+    d
 }
 
 /// A validated `spec.restore`.
@@ -175,7 +257,7 @@ fn validate_restore(r: &crate::api::RestoreSpec) -> Result<RestoreSource, Invali
 }
 
 /// Why a spec can never work. The message names the field and the fix.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, thiserror::Error)]
 #[error("{field}: {message}")]
 pub struct InvalidSpec {
     pub field: &'static str,
@@ -217,6 +299,30 @@ pub fn validate_version(version: &str) -> Result<Version, InvalidSpec> {
         ));
     }
     Ok(v)
+}
+
+/// "1Gi" → 1073741824 (the suffixes `validate_quantity` accepts), so "1024Mi" equals "1Gi" as
+/// the API server canonicalises it.
+fn quantity_bytes(q: &str) -> Option<f64> {
+    let end = q
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(q.len());
+    let (num, unit) = q.split_at(end);
+    let k: f64 = match unit {
+        "" => 1.0,
+        "Ki" => 1024.0,
+        "Mi" => 1024f64.powi(2),
+        "Gi" => 1024f64.powi(3),
+        "Ti" => 1024f64.powi(4),
+        "Pi" => 1024f64.powi(5),
+        "k" => 1e3,
+        "M" => 1e6,
+        "G" => 1e9,
+        "T" => 1e12,
+        "P" => 1e15,
+        _ => return None,
+    };
+    Some(num.parse::<f64>().ok()? * k)
 }
 
 fn validate_quantity(field: &'static str, q: &str) -> Result<(), InvalidSpec> {
@@ -372,6 +478,17 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
         node_selector: spec.node_selector.clone(),
         etcd_flags,
         paused: spec.paused,
+        refused: Vec::new(),
+        lost_member_grace_seconds: match spec.lost_member_grace_seconds {
+            None => DEFAULT_LOST_MEMBER_GRACE_SECONDS,
+            Some(s) if s >= 0 => s as u64,
+            Some(_) => {
+                return Err(invalid(
+                    "spec.lostMemberGraceSeconds",
+                    "must not be negative; 0 replaces a lost member at once",
+                ));
+            }
+        },
         restore,
     })
 }
@@ -398,6 +515,9 @@ pub struct Observed {
     /// Member volume claims by ordinal.
     pub volumes: BTreeMap<u32, VolumeView>,
     pub etcd: EtcdView,
+    /// Ordinals of the members last recorded in status (the membership to rebuild the member
+    /// config from when no member answers).
+    pub known_members: std::collections::BTreeSet<u32>,
     /// The seed's restore pod, observed only for clusters restored from a snapshot.
     pub restore_pod: Option<RestorePodView>,
 }
@@ -418,6 +538,8 @@ pub struct WorkloadView {
     pub template_hash: Option<String>,
     /// The StatefulSet's current update revision.
     pub update_revision: Option<String>,
+    /// Storage of its volume claim template (immutable once created); `None`: not observed.
+    pub storage: Option<Storage>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -432,7 +554,64 @@ pub struct PodView {
     pub restarts: i32,
     /// Why the container is not running (e.g. ImagePullBackOff, CrashLoopBackOff).
     pub waiting_reason: Option<String>,
+    /// The last lines etcd wrote before its container last stopped (termination message).
+    pub last_exit_message: Option<String>,
+    /// Seconds since the pod was created.
+    pub age_seconds: u64,
 }
+
+impl PodView {
+    /// Why this pod's member has no usable data, read from etcd's last words; `None` when
+    /// nothing says so (a pod that merely restarts, is evicted or waits for its node never does).
+    pub fn data_loss(&self) -> Option<&'static str> {
+        let msg = self.last_exit_message.as_deref()?;
+        DATA_LOSS_SIGNS
+            .iter()
+            .find(|(sign, _)| msg.contains(sign))
+            .map(|(_, what)| *what)
+    }
+
+    /// etcd refused to start this member for lack of any data (no write-ahead log): its volume
+    /// is empty, so the member may be added back on it as a learner without wiping.
+    pub fn proven_empty(&self) -> bool {
+        self.last_exit_message
+            .as_deref()
+            .is_some_and(|m| EMPTY_VOLUME_SIGNS.iter().any(|s| m.contains(s)))
+    }
+}
+
+/// Signs that etcd found no write-ahead log and exited before writing anything.
+const EMPTY_VOLUME_SIGNS: &[&str] = &["couldn't find local name", "member count is unequal"];
+
+/// What etcd prints when it cannot start a member from its data directory, and what that means.
+const DATA_LOSS_SIGNS: &[(&str, &str)] = &[
+    (
+        "couldn't find local name",
+        "its volume holds no data (the member config lets no member join on an empty volume)",
+    ),
+    (
+        "member count is unequal",
+        "its volume holds no data (it tried to join with a stale member list)",
+    ),
+    (
+        "is out of range [lastIndex",
+        "its log is behind what it acknowledged (its data was lost or rolled back)",
+    ),
+    ("crc mismatch", "its write-ahead log is corrupt"),
+    (
+        "failed to find database snapshot file",
+        "its data directory is damaged (snapshot file missing)",
+    ),
+    (
+        "failed to recover v3 backend",
+        "its data directory is damaged",
+    ),
+    ("wal: file not found", "its data directory is damaged"),
+    (
+        "has already been bootstrapped",
+        "its volume holds no data but the cluster remembers it",
+    ),
+];
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct VolumeView {
@@ -495,6 +674,9 @@ pub struct MemberView {
     pub status: Option<MemberStatusView>,
     pub healthy: bool,
     pub error: Option<String>,
+    /// The pod of this member's ordinal answers as another member: its volume holds someone
+    /// else's data.
+    pub identity_mismatch: bool,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -544,6 +726,51 @@ mod tests {
     fn ids_are_formatted_like_etcdctl() {
         assert_eq!(fmt_id(0x8e9e05c52164694d), "8e9e05c52164694d");
         assert_eq!(fmt_id(0x2a), "000000000000002a");
+    }
+
+    #[test]
+    fn storage_changes_are_refused_and_the_existing_storage_kept() {
+        let have = Observed {
+            statefulset: Some(WorkloadView {
+                storage: Some(Storage::Volume {
+                    size: "1Gi".into(),
+                    class: None,
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let mut s = spec(3, "3.5.16");
+        s.storage.size = Some("1024Mi".into());
+        let d = keep_immutable(validate(&cluster(s.clone())).unwrap(), &have);
+        assert!(d.refused.is_empty(), "the same size written differently");
+        s.storage.size = Some("2Gi".into());
+        let d = keep_immutable(validate(&cluster(s.clone())).unwrap(), &have);
+        assert_eq!(d.refused.len(), 1);
+        assert_eq!(d.refused[0].field, "spec.storage.size");
+        assert!(
+            d.refused[0].message.contains("from 1Gi to 2Gi"),
+            "{}",
+            d.refused[0]
+        );
+        assert!(d.refused[0].message.contains("put the old value back"));
+        assert_eq!(
+            d.storage,
+            Storage::Volume {
+                size: "1Gi".into(),
+                class: None
+            }
+        );
+        assert_eq!(d.replicas, 3, "the rest of the spec applies");
+        s.storage.size = None;
+        s.storage.storage_class_name = Some("fast".into());
+        let d = keep_immutable(validate(&cluster(s.clone())).unwrap(), &have);
+        assert_eq!(d.refused[0].field, "spec.storage.storageClassName");
+        s.storage.storage_class_name = None;
+        s.storage.ephemeral = true;
+        let d = keep_immutable(validate(&cluster(s)).unwrap(), &have);
+        assert_eq!(d.refused[0].field, "spec.storage.ephemeral");
+        assert!(matches!(d.storage, Storage::Volume { .. }));
     }
 
     #[test]

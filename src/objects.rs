@@ -248,6 +248,63 @@ pub fn initial_cluster(d: &Desired, ordinals: impl IntoIterator<Item = u32>) -> 
         .join(",")
 }
 
+/// How a member that has started before is listed in the member config once the cluster is
+/// formed: under a name no pod carries (cluster names never hold a '.'), so the URL list still
+/// matches the cluster's (etcd checks count and URLs) while no pod finds its own name there.
+pub fn started_member_alias(pod: &str) -> String {
+    format!("{pod}.started")
+}
+
+/// `ETCD_INITIAL_CLUSTER` of a formed cluster: every current member's peer URL; only the
+/// members in `may_join` (added by the engine, never started) under their own name.
+///
+/// This is what makes it impossible for a member to start on an empty volume as a voter: etcd
+/// reads these flags only when its data directory holds no write-ahead log, and then joins as
+/// the member listed under its name. A member with data ignores them; a member that lost its
+/// data finds no entry under its name and exits with "couldn't find local name" before it
+/// contacts anyone; only the learner the engine just added can join, as that learner.
+pub fn join_list(
+    d: &Desired,
+    members: impl IntoIterator<Item = u32>,
+    may_join: impl Fn(u32) -> bool,
+) -> String {
+    let mut ordinals: Vec<u32> = members.into_iter().collect();
+    ordinals.sort_unstable();
+    ordinals.dedup();
+    ordinals
+        .into_iter()
+        .map(|o| {
+            let pod = pod_name(&d.name, o);
+            let name = if may_join(o) {
+                pod
+            } else {
+                started_member_alias(&pod)
+            };
+            format!("{name}={}", peer_url(&d.name, &d.namespace, o))
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// The member config of a formed cluster whose config was lost, rebuilt from what survives
+/// (the volumes and the membership last recorded in status) when no member answers: every
+/// member keeps its data and starts as itself; nobody may join until etcd answers again.
+pub fn repaired_config(
+    d: &Desired,
+    members: impl IntoIterator<Item = u32>,
+) -> BTreeMap<String, String> {
+    let mut data = bootstrap_config(d, 0);
+    data.insert(
+        config_key::INITIAL_CLUSTER.to_string(),
+        join_list(d, members, |_| false),
+    );
+    data.insert(
+        config_key::INITIAL_CLUSTER_STATE.to_string(),
+        STATE_EXISTING.to_string(),
+    );
+    data
+}
+
 /// The member-config data for a brand-new cluster of `replicas` members.
 pub fn bootstrap_config(d: &Desired, replicas: u32) -> BTreeMap<String, String> {
     let token_suffix: String = d.uid.chars().filter(|c| *c != '-').take(8).collect();
@@ -373,6 +430,10 @@ pub fn pod_template(d: &Desired) -> PodTemplateSpec {
             ..Default::default()
         }),
         resources: d.resources.clone(),
+        // etcd's last words (e.g. "couldn't find local name", a corrupt WAL) become the
+        // container's termination message: observe reads why a member cannot start from the
+        // pod status, without a shell in the image or access to logs.
+        termination_message_policy: Some("FallbackToLogsOnError".into()),
         volume_mounts: Some(vec![VolumeMount {
             name: DATA_VOLUME.into(),
             mount_path: DATA_DIR.into(),

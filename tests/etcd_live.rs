@@ -558,8 +558,142 @@ async fn leadership_moves_then_old_leader_is_removed(minor: &str, base_port: u16
     assert_one_leader(&cluster, &rest).await;
 }
 
+/// The engine's member list for a formed cluster (`objects::join_list`): every member's peer URL,
+/// only the nodes in `may_join` under their own name, the others as `<name>.started`.
+fn join_list(cluster: &Cluster, nodes: &[usize], may_join: &[usize]) -> String {
+    nodes
+        .iter()
+        .map(|i| {
+            let n = &cluster.nodes[*i];
+            if may_join.contains(i) {
+                format!("{}={}", n.name, n.peer_url)
+            } else {
+                format!("{}.started={}", n.name, n.peer_url)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// The member config of a formed cluster makes it impossible for a member to start on an empty
+/// data directory as a voter, and lets exactly the learner the engine added join: the learner
+/// joins under its own name; a voter whose data is wiped exits before contacting anyone
+/// ("couldn't find local name", the sign observe reads from the termination message); after
+/// it is removed and re-added as a learner it joins on that same directory, catches up, is
+/// promoted, and serves the data written before.
+async fn a_wiped_member_cannot_rejoin_as_a_voter_and_is_replaced(minor: &str, base_port: u16) {
+    let mut cluster = Cluster::start(minor, base_port, 3).await;
+    let mut c0 = cluster.client(0).await;
+    retry("put", || {
+        let mut c = c0.clone();
+        async move { c.put("/live/before", "wipe").await }
+    })
+    .await;
+
+    // a learner joins under its own name while the started members are listed by alias
+    let new = cluster.plan_node();
+    let peer = cluster.nodes[new].peer_url.clone();
+    let learner = retry("add learner", || {
+        let mut c = c0.clone();
+        let peer = peer.clone();
+        async move { c.add_learner(&peer).await }
+    })
+    .await;
+    let list = join_list(&cluster, &[0, 1, 2, new], &[new]);
+    cluster.spawn(new, &list, "existing");
+    let c3 = cluster.client(new).await;
+    eventually("the learner joined", || {
+        let mut c = c3.clone();
+        async move {
+            c.status()
+                .await
+                .is_ok_and(|s| s.is_learner && s.leader_id != 0)
+        }
+    })
+    .await;
+    retry("promote", || {
+        let mut c = c0.clone();
+        async move { c.promote(learner.id).await }
+    })
+    .await;
+
+    // m1 loses its data: with every member started the list names nobody, and it exits
+    let wiped = member_id(&cluster, 1).await;
+    cluster.kill(1);
+    std::fs::remove_dir_all(cluster.dir.path().join(&cluster.nodes[1].name)).unwrap();
+    let list = join_list(&cluster, &[0, 1, 2, new], &[]);
+    cluster.spawn(1, &list, "existing");
+    assert!(
+        cluster.wait_exit(1, SETTLE).await.is_some(),
+        "a member without data must not start as a voter"
+    );
+    let log = std::fs::read_to_string(cluster.log_path(1)).unwrap();
+    assert!(
+        log.contains("couldn't find local name"),
+        "the exit names the reason observe looks for:\n{}",
+        cluster.log_tail(1)
+    );
+    let members = c0.member_list().await.unwrap().members;
+    assert!(
+        members.iter().any(|m| m.id == wiped && !m.is_learner),
+        "m1 is still a voter in the list (the engine replaces it)"
+    );
+    c0.put("/live/while-down", "3 of 4")
+        .await
+        .map_err(|e| report(&e))
+        .unwrap();
+
+    // replacement: remove, re-add as a learner at the same URL, start on the same directory
+    retry("remove the wiped member", || {
+        let mut c = c0.clone();
+        async move { c.remove(wiped).await }
+    })
+    .await;
+    let peer = cluster.nodes[1].peer_url.clone();
+    let again = retry("re-add as learner", || {
+        let mut c = c0.clone();
+        let peer = peer.clone();
+        async move { c.add_learner(&peer).await }
+    })
+    .await;
+    assert_ne!(again.id, wiped);
+    let list = join_list(&cluster, &[0, 1, 2, new], &[1]);
+    cluster.spawn(1, &list, "existing");
+    retry("promote the replacement", || {
+        let mut c = c0.clone();
+        async move { c.promote(again.id).await }
+    })
+    .await;
+    cluster.wait_healthy(1).await;
+    let mut c1 = cluster.client(1).await;
+    assert_eq!(
+        c1.get("/live/before").await.unwrap().as_deref(),
+        Some("wipe")
+    );
+    assert_eq!(
+        c1.get("/live/while-down").await.unwrap().as_deref(),
+        Some("3 of 4")
+    );
+    assert_one_leader(&cluster, &[0, 1, 2, new]).await;
+}
+
 // ---------------------------------------------------------------------------------------------
 // tests: ports 2xyyy, x = etcd minor, distinct per test
+
+#[tokio::test]
+async fn a_wiped_member_cannot_rejoin_as_a_voter_and_is_replaced_on_3_4() {
+    a_wiped_member_cannot_rejoin_as_a_voter_and_is_replaced("3.4", 24400).await;
+}
+
+#[tokio::test]
+async fn a_wiped_member_cannot_rejoin_as_a_voter_and_is_replaced_on_3_5() {
+    a_wiped_member_cannot_rejoin_as_a_voter_and_is_replaced("3.5", 25400).await;
+}
+
+#[tokio::test]
+async fn a_wiped_member_cannot_rejoin_as_a_voter_and_is_replaced_on_3_6() {
+    a_wiped_member_cannot_rejoin_as_a_voter_and_is_replaced("3.6", 26400).await;
+}
 
 #[tokio::test]
 async fn learner_is_added_caught_up_promoted_and_removed_on_3_4() {

@@ -93,6 +93,7 @@ pub fn step_objects(d: &Desired, step: &Step, pdb: &ApiResource) -> Vec<Object> 
         | Step::RemoveMember { .. }
         | Step::DeleteVolume { .. }
         | Step::RestartMember { .. }
+        | Step::WipeMember { .. }
         | Step::DeleteRestorePod { .. }
         | Step::Wait { .. }
         | Step::Hold { .. }
@@ -288,13 +289,68 @@ pub async fn act(ctx: &Context, d: &Desired, o: &Observed, step: &Step) -> Resul
             let api: Api<PersistentVolumeClaim> = Api::namespaced(ctx.client.clone(), &d.namespace);
             delete(&api, d, claim).await?;
         }
-        Step::RestartMember { pod, .. } | Step::DeleteRestorePod { pod } => {
+        Step::RestartMember { pod, .. } => return restart_pod(ctx, d, pod).await,
+        Step::WipeMember { claim, pod, .. } => {
+            // The claim first: deleting the pod first would let the StatefulSet start it again
+            // on the old volume. The claim stays (Terminating) until its pod is gone.
+            if let Some(claim) = claim {
+                let api: Api<PersistentVolumeClaim> =
+                    Api::namespaced(ctx.client.clone(), &d.namespace);
+                delete(&api, d, claim).await?;
+            }
+            let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &d.namespace);
+            delete(&api, d, pod).await?;
+        }
+        Step::DeleteRestorePod { pod } => {
             let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &d.namespace);
             delete(&api, d, pod).await?;
         }
         Step::Wait { .. } | Step::Hold { .. } | Step::Paused | Step::Idle => {}
     }
     Ok(Done::Changed)
+}
+
+/// Restarts a member's pod, judged on a fresh read of it: a pod that serves (ready) is evicted
+/// through the Eviction API, so the cluster's disruption budget is honoured (a refusal is a
+/// "not yet"); a pod that serves nobody is deleted (it is already disrupted, and on servers
+/// before 1.26 an eviction of a not-ready pod is refused while any other pod is down).
+async fn restart_pod(ctx: &Context, d: &Desired, pod: &str) -> Result<Done, Error> {
+    let ns = &d.namespace;
+    let api: Api<Pod> = Api::namespaced(ctx.client.clone(), ns);
+    let current = api
+        .get_opt(pod)
+        .await
+        .map_err(|e| Error::kube("get", "Pod", ns, pod, e))?;
+    let Some(current) = current.filter(|p| p.metadata.deletion_timestamp.is_none()) else {
+        return Ok(Done::Changed);
+    };
+    let ready = current
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"));
+    if !ready {
+        delete(&api, d, pod).await?;
+        return Ok(Done::Changed);
+    }
+    let body = serde_json::json!({
+        "apiVersion": ctx.pdb.api_version,
+        "kind": "Eviction",
+        "metadata": { "name": pod, "namespace": ns },
+    });
+    let request = http::Request::post(format!("/api/v1/namespaces/{ns}/pods/{pod}/eviction"))
+        .header(http::header::CONTENT_TYPE, "application/json")
+        .body(serde_json::to_vec(&body).map_err(|e| Error::Serialize(Box::new(e)))?)
+        .map_err(|e| Error::Serialize(Box::new(e)))?;
+    match ctx.client.request::<serde_json::Value>(request).await {
+        Ok(_) => Ok(Done::Changed),
+        Err(kube::Error::Api(s)) if s.code == 404 => Ok(Done::Changed),
+        Err(kube::Error::Api(s)) if s.code == 429 => Ok(Done::NotYet(format!(
+            "the disruption budget of {ns}/{} allows no eviction of {pod} now",
+            d.name
+        ))),
+        Err(e) => Err(Error::kube("evict", "Pod", ns, pod, e)),
+    }
 }
 
 /// The objects a step would write, as JSON, for `--dry-run`.

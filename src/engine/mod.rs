@@ -169,6 +169,26 @@ pub async fn reconcile_once(
     let ns = cluster.namespace().unwrap_or_else(|| "default".into());
     let name = cluster.name_any();
     let api = cluster_api(&ctx.client, &ns);
+    // Deletion first: a cluster being deleted is released whatever its spec says (an invalid
+    // spec must never keep a finalizer, and with it the namespace, alive).
+    if cluster.metadata.deletion_timestamp.is_some() {
+        if mode == Mode::Act {
+            release(ctx, cluster).await?;
+        }
+        let desired = model::validate(cluster).unwrap_or_else(|_| Desired::named(&name, &ns));
+        let status = cluster.status.clone().unwrap_or_default();
+        return Ok(Pass {
+            desired,
+            observed: Observed::default(),
+            step: Step::Idle,
+            status,
+            outcome: if mode == Mode::Act {
+                Outcome::Released
+            } else {
+                Outcome::Unchanged
+            },
+        });
+    }
     let desired = match model::validate(cluster) {
         Ok(d) => d,
         Err(source) => {
@@ -182,24 +202,6 @@ pub async fn reconcile_once(
             });
         }
     };
-    if cluster.metadata.deletion_timestamp.is_some() {
-        if mode == Mode::Act {
-            release(ctx, cluster, &desired).await?;
-        }
-        let observed = Observed::default();
-        let status = cluster.status.clone().unwrap_or_default();
-        return Ok(Pass {
-            desired,
-            observed,
-            step: Step::Idle,
-            status,
-            outcome: if mode == Mode::Act {
-                Outcome::Released
-            } else {
-                Outcome::Unchanged
-            },
-        });
-    }
     if mode == Mode::Act
         && ctx.add_finalizer
         && !cluster.finalizers().iter().any(|f| f == FINALIZER)
@@ -215,7 +217,9 @@ pub async fn reconcile_once(
         .map_err(|e| Error::kube("add the finalizer to", crate::api::KIND, &ns, &name, e))?;
     }
 
-    let observed = observe::observe(ctx, &desired).await?;
+    let mut observed = observe::observe(ctx, &desired).await?;
+    observed.known_members = observe::known_members(&desired, cluster.status.as_ref());
+    let desired = model::keep_immutable(desired, &observed);
     let mut step = plan::plan(&desired, &observed);
     let mut outcome = Outcome::Unchanged;
     if mode == Mode::Act && step.is_change() {
@@ -301,14 +305,15 @@ async fn report_invalid(
 
 /// Deletion: owned objects go with the EtcdCluster (owner references); member volumes are kept
 /// unless `delete --delete-data` asked for them. Then the finalizer is released.
-async fn release(ctx: &Context, cluster: &EtcdCluster, d: &Desired) -> Result<(), Error> {
-    let ns = &d.namespace;
+async fn release(ctx: &Context, cluster: &EtcdCluster) -> Result<(), Error> {
+    let ns = &cluster.namespace().unwrap_or_else(|| "default".into());
+    let name = &cluster.name_any();
     let delete_data = cluster
         .annotations()
         .get(ANNOTATION_DELETE_DATA)
         .is_some_and(|v| v == "true");
     if delete_data {
-        delete_volumes(&ctx.client, ns, &d.name).await?;
+        delete_volumes(&ctx.client, ns, name).await?;
     }
     if cluster.finalizers().iter().any(|f| f == FINALIZER) {
         let fins: Vec<&String> = cluster
@@ -319,7 +324,7 @@ async fn release(ctx: &Context, cluster: &EtcdCluster, d: &Desired) -> Result<()
         let api = cluster_api(&ctx.client, ns);
         match api
             .patch(
-                &d.name,
+                name,
                 &PatchParams::default(),
                 &Patch::Merge(json!({"metadata": {"finalizers": fins}})),
             )
@@ -332,7 +337,7 @@ async fn release(ctx: &Context, cluster: &EtcdCluster, d: &Desired) -> Result<()
                     "release the finalizer of",
                     crate::api::KIND,
                     ns,
-                    &d.name,
+                    name,
                     e,
                 ));
             }

@@ -2,7 +2,7 @@
 //!
 //! Read-only I/O. Produces the `Observed` value the planner decides on.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use futures::future::join_all;
 use k8s_openapi::api::apps::v1::StatefulSet;
@@ -10,11 +10,12 @@ use k8s_openapi::api::core::v1::{ConfigMap, PersistentVolumeClaim, Pod, Service}
 use kube::api::{Api, DynamicObject, ListParams};
 
 use super::Context;
+use crate::api::EtcdClusterStatus;
 use crate::error::Error;
 use crate::etcd::EtcdClient;
 use crate::model::{
     ClusterView, Desired, EtcdView, MemberStatusView, MemberView, Observed, PodView,
-    RestorePodView, VolumeView, WorkloadView,
+    RestorePodView, Storage, VolumeView, WorkloadView,
 };
 use crate::objects;
 
@@ -32,6 +33,45 @@ where
         .map_err(|e| Error::kube("get", kind, ns, name, e))
 }
 
+/// The storage a StatefulSet's volume claim template asks for (`Ephemeral` without one).
+fn workload_storage(s: &StatefulSet) -> Storage {
+    let claim = s
+        .spec
+        .as_ref()
+        .and_then(|s| s.volume_claim_templates.as_ref())
+        .and_then(|t| {
+            t.iter()
+                .find(|c| c.metadata.name.as_deref() == Some(objects::DATA_VOLUME))
+        });
+    match claim.and_then(|c| c.spec.as_ref()) {
+        None => Storage::Ephemeral,
+        Some(spec) => Storage::Volume {
+            size: spec
+                .resources
+                .as_ref()
+                .and_then(|r| r.requests.as_ref())
+                .and_then(|r| r.get("storage"))
+                .map(|q| q.0.clone())
+                .unwrap_or_default(),
+            class: spec.storage_class_name.clone().filter(|c| !c.is_empty()),
+        },
+    }
+}
+
+/// The members recorded in the status the engine wrote last: the membership that survives the
+/// loss of every other object but the volumes.
+pub fn known_members(d: &Desired, last: Option<&EtcdClusterStatus>) -> BTreeSet<u32> {
+    last.map(|st| {
+        st.members
+            .iter()
+            .filter_map(|m| objects::ordinal_of_pod(&d.name, &m.name))
+            .collect()
+    })
+    .unwrap_or_default()
+}
+
+/// Reads the cluster's objects and asks its members (`known_members` is left for the caller,
+/// who has the status).
 pub async fn observe(ctx: &Context, d: &Desired) -> Result<Observed, Error> {
     let ns = d.namespace.as_str();
     let client = ctx.client.clone();
@@ -78,7 +118,9 @@ pub async fn observe(ctx: &Context, d: &Desired) -> Result<Observed, Error> {
             .as_ref()
             .and_then(|a| a.get(objects::ANNOTATION_TEMPLATE_HASH).cloned()),
         update_revision: s.status.as_ref().and_then(|s| s.update_revision.clone()),
+        storage: Some(workload_storage(&s)),
     });
+    let now = jiff::Timestamp::now();
     let mut pod_views = BTreeMap::new();
     for p in pods {
         let name = p.metadata.name.clone().unwrap_or_default();
@@ -110,6 +152,20 @@ pub async fn observe(ctx: &Context, d: &Desired) -> Result<Observed, Error> {
                     .and_then(|c| c.state.as_ref())
                     .and_then(|s| s.waiting.as_ref())
                     .and_then(|w| w.reason.clone()),
+                last_exit_message: cstatus
+                    .and_then(|c| {
+                        c.state
+                            .as_ref()
+                            .and_then(|s| s.terminated.as_ref())
+                            .or_else(|| c.last_state.as_ref().and_then(|s| s.terminated.as_ref()))
+                    })
+                    .and_then(|t| t.message.clone())
+                    .filter(|m| !m.trim().is_empty()),
+                age_seconds: p
+                    .metadata
+                    .creation_timestamp
+                    .as_ref()
+                    .map_or(0, |t| (now.as_second() - t.0.as_second()).max(0) as u64),
                 name,
             },
         );
@@ -147,6 +203,7 @@ pub async fn observe(ctx: &Context, d: &Desired) -> Result<Observed, Error> {
         pods: pod_views,
         volumes,
         etcd,
+        known_members: BTreeSet::new(),
         restore_pod,
     })
 }
@@ -293,8 +350,18 @@ async fn observe_etcd(ctx: &Context, d: &Desired, pods: &BTreeMap<u32, PodView>)
                 .peer_urls
                 .iter()
                 .find_map(|u| objects::ordinal_of_peer_url(&d.name, &d.namespace, u));
+            // The pod of this member's ordinal answered, but as another member.
+            let imposter = ordinal
+                .and_then(|o| answers.iter().find(|a| a.ordinal == o))
+                .and_then(|a| a.status.as_ref())
+                .filter(|s| s.member_id != m.id)
+                .map(|s| s.member_id);
             let error = match answer {
                 Some(a) => a.health.clone().err(),
+                None if imposter.is_some() => Some(format!(
+                    "its pod answers as member {}",
+                    crate::model::fmt_id(imposter.unwrap_or_default())
+                )),
                 None => ordinal
                     .and_then(|o| answers.iter().find(|a| a.ordinal == o))
                     .and_then(|a| a.health.clone().err())
@@ -316,6 +383,7 @@ async fn observe_etcd(ctx: &Context, d: &Desired, pods: &BTreeMap<u32, PodView>)
                 }),
                 healthy: answer.is_some_and(|a| a.health.is_ok()),
                 error: error.filter(|e| !e.is_empty()),
+                identity_mismatch: imposter.is_some(),
             }
         })
         .collect();

@@ -4,7 +4,7 @@
 //! half-done change (a learner without a pod, a pod without a member, a StatefulSet larger than
 //! the member list, a leftover volume) has a rule here that repairs it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use serde::Serialize;
@@ -20,7 +20,12 @@ use crate::objects::{self, config_key};
 ///   scale up:   AddLearner(n) ─▶ WriteConfig(list) ─▶ ResizeStatefulSet(n+1) ─▶ PromoteLearner ─▶ Idle
 ///   scale down: [MoveLeader] ─▶ RemoveMember(n-1) ─▶ ResizeStatefulSet(n-1) ─▶ DeleteVolume(n-1) ─▶ Idle
 ///   template:   UpdateTemplate ─▶ RestartMember (one pod at a time, leader last) ─▶ Idle
-///   anything not ready yet: Wait;  anything unsafe or ambiguous: Hold (no action, Degraded)
+///   lost member (no/damaged/foreign data, after the grace period, rest healthy):
+///               RemoveMember ─▶ [WipeMember] ─▶ AddLearner(same ordinal) ─▶ WriteConfig(list)
+///               ─▶ [RestartMember(rejoin)] ─▶ PromoteLearner ─▶ Idle
+///   lost objects: WriteConfig(repair from volumes / last status) ─▶ ResizeStatefulSet ─▶ …
+///   anything not ready yet: Wait;  anything unsafe or ambiguous: Hold (no action, Degraded);
+///   quorum lost: Hold(QuorumLost) until `kubectl etcd recover`
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "step", rename_all = "camelCase")]
@@ -56,8 +61,20 @@ pub enum Step {
     RemoveMember { id: u64, name: String },
     /// Delete the data volume of a member that no longer exists, so it can never rejoin.
     DeleteVolume { ordinal: u32, claim: String },
-    /// Delete a member's pod so it restarts with the current template.
-    RestartMember { ordinal: u32, pod: String },
+    /// Delete a member's pod so the StatefulSet starts it again.
+    RestartMember {
+        ordinal: u32,
+        pod: String,
+        why: Restart,
+    },
+    /// Delete the volume, then the pod, of an ordinal whose member was removed as lost, so that
+    /// it comes back empty and can be re-added as a learner.
+    WipeMember {
+        ordinal: u32,
+        /// `None` with ephemeral storage (deleting the pod is the wipe).
+        claim: Option<String>,
+        pod: String,
+    },
     /// Create the seed member's volume and the one-shot pod that restores the snapshot into it.
     RestoreSeed { url: String },
     /// Delete the finished restore pod.
@@ -71,6 +88,19 @@ pub enum Step {
     Paused,
     /// Converged.
     Idle,
+}
+
+/// Why a member's pod is restarted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Restart {
+    /// It runs an older pod template.
+    NewTemplate,
+    /// A learner whose pod crash-looped before its join entry existed: start it now rather
+    /// than after the back-off.
+    Rejoin,
+    /// Its volume was deleted under it: a new pod gets a new volume.
+    NewVolume,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -117,7 +147,12 @@ impl Step {
                 ..
             }
             | Step::AddLearner { .. } => Reason::AddingLearner,
-            Step::UpdateTemplate { .. } | Step::RestartMember { .. } => Reason::RollingMembers,
+            Step::UpdateTemplate { .. }
+            | Step::RestartMember {
+                why: Restart::NewTemplate,
+                ..
+            } => Reason::RollingMembers,
+            Step::RestartMember { .. } | Step::WipeMember { .. } => Reason::ReplacingMember,
             Step::ResizeStatefulSet { .. } => Reason::ResizingWorkload,
             Step::PromoteLearner { .. } => Reason::PromotingLearner,
             Step::MoveLeader { .. } => Reason::MovingLeader,
@@ -159,7 +194,17 @@ impl fmt::Display for Step {
             Step::DeleteVolume { claim, .. } => {
                 write!(f, "delete volume {claim} of a removed member")
             }
-            Step::RestartMember { pod, .. } => write!(f, "restart {pod} with the new template"),
+            Step::RestartMember { pod, why, .. } => match why {
+                Restart::NewTemplate => write!(f, "restart {pod} with the new template"),
+                Restart::Rejoin => {
+                    write!(f, "restart {pod} to join as the learner it was added as")
+                }
+                Restart::NewVolume => write!(f, "restart {pod} so it gets a new volume"),
+            },
+            Step::WipeMember { claim, pod, .. } => match claim {
+                Some(claim) => write!(f, "wipe {pod}: delete volume {claim}, then the pod"),
+                None => write!(f, "wipe {pod}: delete the pod (ephemeral data)"),
+            },
             Step::RestoreSeed { url } => {
                 write!(f, "restore the seed member's volume from {url}")
             }
@@ -204,9 +249,10 @@ fn caught_up(learner: &MemberView, leader: Option<&MemberView>) -> bool {
 /// The member-config data the world should have now.
 ///
 /// Before the bootstrap it stays as written (state "new", the initial members). Once every
-/// member has started (published its client URLs) it says "existing", and whenever a member has
-/// yet to start it lists the current members: exactly what a member starting without data must
-/// present to join as the member it was added as (learners included).
+/// member has started (published its client URLs) it says "existing" and lists the current
+/// members (learners included: etcd checks the count and URLs), only those yet to start under
+/// their own name: exactly what a member starting without data must present to join as the
+/// member it was added as, and nothing a member that lost its data could join with.
 pub fn wanted_config(d: &Desired, o: &Observed, c: &ClusterView) -> BTreeMap<String, String> {
     let mut data = o.config.clone().unwrap_or_default();
     if !data.contains_key(config_key::INITIAL_CLUSTER)
@@ -226,13 +272,24 @@ pub fn wanted_config(d: &Desired, o: &Observed, c: &ClusterView) -> BTreeMap<Str
             objects::STATE_EXISTING.into(),
         );
     }
-    // Only a member about to start without data reads the list: rewrite it for those.
-    if objects::is_bootstrapped(&data) && c.members.iter().any(|m| !m.started) {
-        let mut ordinals: Vec<u32> = c.members.iter().filter_map(|m| m.ordinal).collect();
-        ordinals.sort_unstable();
+    // Once formed, the list names only members yet to start under their own name (see
+    // `objects::join_list`): a member that lost its data can never rejoin as a voter.
+    // With nobody to join, a list that already names no started member is left alone (a removal
+    // needs no config write).
+    let pending = c.members.iter().any(|m| !m.started);
+    let names_a_started_member = data.get(config_key::INITIAL_CLUSTER).is_some_and(|list| {
+        list.split(',').any(|entry| {
+            let name = entry.split('=').next().unwrap_or_default();
+            objects::ordinal_of_pod(&d.name, name)
+                .and_then(|o| c.member_at(o))
+                .is_some_and(|m| m.started)
+        })
+    });
+    if objects::is_bootstrapped(&data) && (pending || names_a_started_member) {
+        let ordinals = c.members.iter().filter_map(|m| m.ordinal);
         data.insert(
             config_key::INITIAL_CLUSTER.into(),
-            objects::initial_cluster(d, ordinals),
+            objects::join_list(d, ordinals, |o| c.member_at(o).is_some_and(|m| !m.started)),
         );
     }
     data
@@ -249,14 +306,18 @@ pub const RULES: &[Rule] = &[
     restore_seed,
     workload_missing,
     supporting_objects_missing,
+    member_config_lost,
     restore_pod_left,
     template_changed,
     etcd_unanswered,
     foreign_members,
+    workload_resized_by_hand,
     member_config_outdated,
     bootstrap_in_progress,
+    quorum_lost,
     pods_beyond_the_workload_terminating,
     members_beyond_the_workload,
+    lost_members,
     slots_without_a_member,
     volumes_of_removed_members,
     learner_in_its_slot,
@@ -295,19 +356,141 @@ fn paused(d: &Desired, _: &Observed) -> Option<Step> {
     d.paused.then_some(Step::Paused)
 }
 
+/// The member config is missing or lacks what every member reads.
+fn config_lost(o: &Observed) -> bool {
+    o.config.as_ref().is_none_or(|c| {
+        !c.contains_key(config_key::INITIAL_CLUSTER) || !c.contains_key(config_key::INITIAL_TOKEN)
+    })
+}
+
+/// The members that survive the loss of every object but the volumes and the status: each
+/// volume, each member last recorded in status, each StatefulSet slot.
+fn surviving_members(o: &Observed) -> BTreeSet<u32> {
+    let mut m: BTreeSet<u32> = o.volumes.keys().copied().collect();
+    m.extend(o.known_members.iter().copied());
+    m.extend(0..slots(o).unwrap_or(0));
+    m
+}
+
 /// No StatefulSet: a new cluster is bootstrapped whole; one deleted under a formed cluster is
-/// brought back on its volumes (their data makes the members start as themselves).
+/// brought back on its volumes (their data makes the members start as themselves), its member
+/// config first (the pods cannot start without it). A cluster started from a snapshot went
+/// through `restore_seed` before this rule.
 fn workload_missing(d: &Desired, o: &Observed) -> Option<Step> {
     if o.statefulset.is_some() {
         return None;
     }
-    if o.config.is_none() && o.volumes.is_empty() {
+    let survivors = surviving_members(o);
+    if o.config.is_none() && survivors.is_empty() {
         return Some(Step::Bootstrap {
             replicas: d.replicas,
         });
     }
+    if config_lost(o) {
+        return Some(Step::WriteConfig {
+            data: objects::repaired_config(d, survivors),
+            why: ConfigChange::Repair,
+        });
+    }
     let to = o.volumes.keys().max().map_or(d.replicas, |m| m + 1);
     Some(Step::ResizeStatefulSet { from: 0, to })
+}
+
+/// The member config was deleted under a formed cluster and no member answers (the pods cannot
+/// start without it): rebuild it from the volumes and the last recorded membership. Every
+/// member keeps its data and starts as itself; nobody may join until etcd answers again.
+fn member_config_lost(d: &Desired, o: &Observed) -> Option<Step> {
+    if !config_lost(o) || reached(o).is_some() {
+        return None;
+    }
+    Some(Step::WriteConfig {
+        data: objects::repaired_config(d, surviving_members(o)),
+        why: ConfigChange::Repair,
+    })
+}
+
+/// A StatefulSet resized by hand below its voters is put back first: always safe (the members
+/// come back on their own volumes), and the quorum the edit cost comes back with them.
+fn workload_resized_by_hand(_: &Desired, o: &Observed) -> Option<Step> {
+    let (c, s) = (reached(o)?, slots(o)?);
+    let top = c.voters().filter_map(|m| m.ordinal).max()?;
+    (top >= s).then_some(Step::ResizeStatefulSet {
+        from: s,
+        to: top + 1,
+    })
+}
+
+/// Fewer voters than a quorum answer (status and the member list need no quorum, so the
+/// survivors still do): report who is gone and what to run; never act on it.
+fn quorum_lost(d: &Desired, o: &Observed) -> Option<Step> {
+    let c = reached(o)?;
+    let voters = c.voters().count();
+    let answering = c.voters().filter(|m| m.status.is_some()).count();
+    if voters == 0 || answering >= quorum(voters) {
+        return None;
+    }
+    let gone: Vec<String> = c
+        .voters()
+        .filter(|m| m.status.is_none())
+        .map(|m| member_name(d, m))
+        .collect();
+    Some(hold(
+        Reason::QuorumLost,
+        format!(
+            "quorum lost: {answering} of {voters} voters answer (gone: {}); no write can succeed. \
+             Bring the gone members back, or run `kubectl etcd -n {} recover {}` to rebuild the \
+             cluster from the best survivor",
+            gone.join(", "),
+            d.namespace,
+            d.name
+        ),
+    ))
+}
+
+/// Why member `m` looks lost, if it does: it does not answer as itself, and its pod says its
+/// data is gone or unusable, or answers as another member.
+fn looks_lost(o: &Observed, m: &MemberView) -> Option<&'static str> {
+    if m.healthy {
+        return None;
+    }
+    if m.identity_mismatch {
+        return Some("its pod answers as another member (its volume holds another member's data)");
+    }
+    o.pods.get(&m.ordinal?)?.data_loss()
+}
+
+/// A voter that lost its data is replaced once it has looked lost for the grace period (counted
+/// from its pod's creation), and only while the others keep a healthy quorum: it is removed
+/// here; `slots_without_a_member` wipes and re-adds it.
+fn lost_members(d: &Desired, o: &Observed) -> Option<Step> {
+    let c = reached(o)?;
+    let (m, why) = c.voters().find_map(|m| looks_lost(o, m).map(|w| (m, w)))?;
+    let name = member_name(d, m);
+    let age = m
+        .ordinal
+        .and_then(|k| o.pods.get(&k))
+        .map_or(0, |p| p.age_seconds);
+    let grace = d.lost_member_grace_seconds;
+    if age < grace {
+        return Some(wait(
+            Reason::ReplacingMember,
+            format!(
+                "{name} looks lost: {why}; it is replaced if it still does {grace}s after its pod started ({age}s so far)"
+            ),
+        ));
+    }
+    let voters = c.voters().count();
+    let rest_healthy = c.voters().filter(|v| v.id != m.id && v.healthy).count();
+    if voters < 2 || rest_healthy < quorum(voters - 1) {
+        return Some(hold(
+            Reason::QuorumAtRisk,
+            format!(
+                "{name} is lost ({why}), but removing it would leave {rest_healthy} healthy of {} voters; bring the others back first",
+                voters.saturating_sub(1)
+            ),
+        ));
+    }
+    Some(Step::RemoveMember { id: m.id, name })
 }
 
 fn supporting_objects_missing(_: &Desired, o: &Observed) -> Option<Step> {
@@ -451,22 +634,87 @@ fn members_beyond_the_workload(d: &Desired, o: &Observed) -> Option<Step> {
     ))
 }
 
-/// 2. StatefulSet slots without a member: the top one is shrunk away (a removed member, or one
-///    whose add never happened); a hole below the top needs a human.
+/// 2. StatefulSet slots without a member: the top one beyond the spec is shrunk away (a removed
+///    member); any other is refilled in place (a member removed as lost, or a removal the spec
+///    took back): once its pod proves its volume empty (etcd found no entry to join under) it
+///    is added back as a learner; a volume that may still hold the old member's data is wiped
+///    first, so no member ever starts on someone else's data.
 fn slots_without_a_member(d: &Desired, o: &Observed) -> Option<Step> {
     let (c, s) = (reached(o)?, slots(o)?);
     let ord = (0..s).rev().find(|o| c.member_at(*o).is_none())?;
-    if ord == s - 1 {
+    if ord == s - 1 && ord >= d.replicas {
         return Some(Step::ResizeStatefulSet { from: s, to: s - 1 });
     }
-    Some(hold(
-        Reason::StrandedMember,
-        format!(
-            "pod {} has no etcd member; delete its volume {} and pod to let it be re-added",
-            objects::pod_name(&d.name, ord),
-            objects::volume_name(&d.name, ord)
-        ),
-    ))
+    let pod_name = objects::pod_name(&d.name, ord);
+    let pod = o.pods.get(&ord).filter(|p| !p.terminating);
+    let with_volumes = matches!(d.storage, crate::model::Storage::Volume { .. });
+    if with_volumes {
+        match o.volumes.get(&ord) {
+            Some(v) if v.terminating => {
+                // The pod holds the volume until it goes.
+                return Some(match pod {
+                    Some(_) => Step::RestartMember {
+                        ordinal: ord,
+                        pod: pod_name,
+                        why: Restart::NewVolume,
+                    },
+                    None => wait(
+                        Reason::ReplacingMember,
+                        format!("volume {} is being deleted", v.name),
+                    ),
+                });
+            }
+            None => {
+                // A pod whose volume was deleted under it never gets a new one by itself.
+                return Some(match pod {
+                    Some(p) if !p.running => Step::RestartMember {
+                        ordinal: ord,
+                        pod: pod_name,
+                        why: Restart::NewVolume,
+                    },
+                    _ => wait(
+                        Reason::ReplacingMember,
+                        format!("pod {pod_name} is getting a new volume"),
+                    ),
+                });
+            }
+            Some(_) => {}
+        }
+    }
+    let Some(pod) = pod else {
+        return Some(wait(
+            Reason::ReplacingMember,
+            format!("pod {pod_name} is being recreated"),
+        ));
+    };
+    if pod.data_loss().is_some_and(|_| pod.proven_empty()) {
+        let voters = c.voters().count();
+        let healthy = c.voters().filter(|m| m.healthy).count();
+        if healthy < voters {
+            return Some(wait(
+                Reason::MembersUnhealthy,
+                format!(
+                    "{healthy} of {voters} members are healthy; re-adding {pod_name} waits for all"
+                ),
+            ));
+        }
+        return Some(Step::AddLearner {
+            ordinal: ord,
+            name: pod_name,
+            peer_url: objects::peer_url(&d.name, &d.namespace, ord),
+        });
+    }
+    if pod.restarts == 0 && pod.last_exit_message.is_none() {
+        return Some(wait(
+            Reason::ReplacingMember,
+            format!("pod {pod_name} is starting"),
+        ));
+    }
+    Some(Step::WipeMember {
+        ordinal: ord,
+        claim: with_volumes.then(|| objects::volume_name(&d.name, ord)),
+        pod: pod_name,
+    })
 }
 
 /// 3. Volumes of ordinals beyond the StatefulSet belong to removed members: delete them so
@@ -502,6 +750,15 @@ fn learner_in_its_slot(d: &Desired, o: &Observed) -> Option<Step> {
     let name = member_name(d, l);
     if c.voters().count() >= d.replicas as usize {
         return Some(Step::RemoveMember { id: l.id, name });
+    }
+    let pod = l.ordinal.and_then(|k| o.pods.get(&k));
+    if !l.started && pod.is_some_and(|p| p.waiting_reason.as_deref() == Some("CrashLoopBackOff")) {
+        // Its pod crashed before its join entry existed (a refilled slot): start it now.
+        return Some(Step::RestartMember {
+            ordinal: l.ordinal.unwrap_or_default(),
+            pod: objects::pod_name(&d.name, l.ordinal.unwrap_or_default()),
+            why: Restart::Rejoin,
+        });
     }
     if !l.started || l.status.is_none() {
         return Some(wait(
@@ -585,6 +842,17 @@ fn stale_members(d: &Desired, o: &Observed) -> Option<Step> {
     if stale.is_empty() {
         return None;
     }
+    // A stale pod that is not ready serves nobody: restarting it cannot cost quorum, whatever
+    // the others' health (this is how a reverted bad template is undone).
+    if let Some(k) = stale.iter().rev().copied().find(|k| {
+        o.pods.get(k).is_some_and(|p| !p.ready) && c.member_at(*k).is_none_or(|m| !m.healthy)
+    }) {
+        return Some(Step::RestartMember {
+            ordinal: k,
+            pod: objects::pod_name(&d.name, k),
+            why: Restart::NewTemplate,
+        });
+    }
     let voters = c.voters().count();
     let healthy_voters = c.voters().filter(|m| m.healthy).count();
     if healthy_voters < voters || o.pods.values().any(|p| !p.ready) {
@@ -610,6 +878,7 @@ fn stale_members(d: &Desired, o: &Observed) -> Option<Step> {
     Some(Step::RestartMember {
         ordinal: pick,
         pod: objects::pod_name(&d.name, pick),
+        why: Restart::NewTemplate,
     })
 }
 

@@ -1,16 +1,36 @@
-//! A simulated world (StatefulSet controller, kubelet, etcd membership) driven by the planner
-//! through 1→3, 3→5, 5→3, 3→1, with a crash injected inside every step, and invariants checked
-//! after every change.
+//! A simulated world (StatefulSet controller, kubelet, etcd membership and its join rules)
+//! driven by the planner, with invariants checked after every change:
+//! - scaling 1→3→5→3→1 with a crash injected inside every step;
+//! - faults: a member's volume wiped (any ordinal), the member config deleted with every pod
+//!   restarted, the cluster deleted and created again on its volumes, the StatefulSet scaled down
+//!   by hand, a bad template then its revert, quorum loss; each also with a crash inside every step.
+//!
+//! What the world models, because the planner's safety rests on it:
+//! - pods need the member config (`envFrom`, not optional) and a pullable image to run;
+//! - etcd's start: a member with data starts as the member the data belongs to; a member without
+//!   data joins only under its own name in the config's list, and only when that list has as many
+//!   entries as the cluster has members ("couldn't find local name" / "member count is unequal"
+//!   otherwise, which become the pod's termination message);
+//! - writes are acknowledged while a quorum of voters runs; elections pick a running voter with
+//!   the longest log.
+//!
+//! Invariants: at most one learner and one membership change per pass; removed members never
+//! come back; **no voter ever starts on an empty volume**; **no acknowledged entry is lost** while
+//! a quorum of voters keeps its data (the leader's log always holds every acknowledged entry);
+//! a restart never takes a serving voter down below quorum.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::tests::desired;
-use super::{Step, plan, quorum};
+use super::{Restart, Step, plan, quorum};
 use crate::model::{
     ClusterView, Desired, EtcdView, MemberStatusView, MemberView, Observed, PodView, VolumeView,
     WorkloadView,
 };
 use crate::objects::{self, config_key};
+
+/// Seconds of pod age one tick stands for.
+const TICK_SECONDS: u64 = 30;
 
 #[derive(Clone, Debug)]
 struct SimMember {
@@ -18,7 +38,19 @@ struct SimMember {
     ordinal: u32,
     learner: bool,
     started: bool,
+    /// Entries in its log (kept on its volume).
     raft_index: u64,
+}
+
+#[derive(Clone, Debug, Default)]
+struct SimPod {
+    /// Template hash it was created from (its revision).
+    template: String,
+    ticks: u64,
+    restarts: i32,
+    last_exit: Option<String>,
+    /// etcd runs in it.
+    up: bool,
 }
 
 /// One sub-action of a step; a crash may fall between two of them.
@@ -30,17 +62,23 @@ pub(crate) struct World {
     sts: Option<(u32, String)>,
     supporting: bool,
     config: Option<BTreeMap<String, String>>,
-    pods: BTreeSet<u32>,
+    pods: BTreeMap<u32, SimPod>,
     /// Volume ordinal → id of the member whose data it holds (0: empty).
     volumes: BTreeMap<u32, u64>,
     members: Vec<SimMember>,
     leader: Option<u64>,
     next_id: u64,
     removed: BTreeSet<u64>,
-    /// Highest raft index (grows with every membership change).
+    /// Highest raft index; grows with every membership change and every tick with a quorum.
     index: u64,
+    /// Entries acknowledged to clients.
+    acked: u64,
     /// Membership changes done by the last pass.
     changes_this_pass: usize,
+    /// Template hashes whose image does not exist.
+    bad_templates: BTreeSet<String>,
+    /// Membership last written to status (what survives the loss of every object but volumes).
+    known: BTreeSet<u32>,
 }
 
 impl World {
@@ -48,91 +86,188 @@ impl World {
         self.config.as_ref().is_some_and(objects::is_bootstrapped)
     }
 
+    fn up_voters(&self) -> usize {
+        self.members
+            .iter()
+            .filter(|m| !m.learner && self.is_up(m))
+            .count()
+    }
+
+    fn voters(&self) -> usize {
+        self.members.iter().filter(|m| !m.learner).count()
+    }
+
+    fn is_up(&self, m: &SimMember) -> bool {
+        m.started && self.pods.get(&m.ordinal).is_some_and(|p| p.up)
+    }
+
+    fn has_quorum(&self) -> bool {
+        self.voters() > 0 && self.up_voters() >= quorum(self.voters())
+    }
+
+    /// What etcd does when the pod of ordinal `o` starts: `Ok(member id)` it runs as, or the
+    /// message it exits with (`None`: exit status 0, no message).
+    fn start_etcd(&mut self, d: &Desired, o: u32) -> Result<u64, Option<String>> {
+        let data = self.volumes.get(&o).copied().unwrap_or(0);
+        let bootstrapped = self.bootstrapped();
+        let member = self.members.iter().find(|m| m.ordinal == o).cloned();
+        if data != 0 {
+            return match member {
+                Some(m) if m.id == data => Ok(m.id),
+                // A removed member's data: etcd learns it was removed and stops (status 0).
+                _ => Err(None),
+            };
+        }
+        let cfg = self.config.clone().unwrap_or_default();
+        let list: Vec<&str> = cfg
+            .get(config_key::INITIAL_CLUSTER)
+            .map_or(vec![], |l| l.split(',').collect());
+        let me = objects::pod_name(&d.name, o);
+        let listed = list
+            .iter()
+            .any(|e| e.split('=').next() == Some(me.as_str()));
+        if !listed {
+            return Err(Some(format!(
+                "couldn't find local name \"{me}\" in the initial cluster configuration"
+            )));
+        }
+        let Some(m) = member else {
+            return Err(Some("member count is unequal".into()));
+        };
+        if !bootstrapped {
+            // State "new": the initial members found the cluster together.
+            return if m.learner {
+                Err(Some("member count is unequal".into()))
+            } else {
+                Ok(m.id)
+            };
+        }
+        if list.len() != self.members.len() {
+            return Err(Some("member count is unequal".into()));
+        }
+        assert!(
+            m.learner,
+            "{}: voter {me} (member {}) started on an empty volume",
+            d.name, m.id
+        );
+        Ok(m.id)
+    }
+
     /// What the StatefulSet controller, kubelet and etcd do between passes.
     fn tick(&mut self, d: &Desired) {
-        let replicas = self.sts.as_ref().map_or(0, |s| s.0);
-        self.pods.retain(|o| *o < replicas);
+        let (replicas, template) = self.sts.clone().unwrap_or((0, String::new()));
+        self.pods.retain(|o, _| *o < replicas);
         for o in 0..replicas {
-            if self.pods.insert(o) {
+            if let std::collections::btree_map::Entry::Vacant(slot) = self.pods.entry(o) {
+                slot.insert(SimPod {
+                    template: template.clone(),
+                    ..Default::default()
+                });
                 self.volumes.entry(o).or_insert(0);
             }
         }
-        // Bootstrap: the initial members form the cluster once a majority runs.
+        // Bootstrap: the initial members exist once the config names them and a majority runs.
         if let Some(cfg) = self
             .config
             .as_ref()
             .filter(|_| self.members.is_empty() && !self.bootstrapped())
         {
-            {
-                let n = cfg[config_key::INITIAL_CLUSTER].split(',').count() as u32;
-                if (0..n).filter(|o| self.pods.contains(o)).count() >= quorum(n as usize) {
-                    for o in 0..n {
-                        self.next_id += 1;
-                        self.members.push(SimMember {
-                            id: 1000 + self.next_id,
-                            ordinal: o,
-                            learner: false,
-                            started: false,
-                            raft_index: 0,
-                        });
-                    }
-                    // The highest ordinal leads, so scaling down must move leadership first.
-                    self.leader = self.members.last().map(|m| m.id);
-                }
-            }
-        }
-        // Members start from their pods: with their own data, by joining (state "existing", listed), or at bootstrap.
-        let bootstrapped = self.bootstrapped();
-        for o in self.pods.clone() {
-            let data = self.volumes.get(&o).copied().unwrap_or(0);
-            let Some(m) = self.members.iter_mut().find(|m| m.ordinal == o) else {
-                continue;
-            };
-            if data != 0 {
-                assert_eq!(
-                    data, m.id,
-                    "{}: member {} started on the data of member {data}",
-                    d.name, m.id
-                );
-                m.started = true;
-            } else {
-                // With state "existing" a member without data joins only when the member list
-                // it is given names it (exactly what etcd checks).
-                let join = bootstrapped
-                    && self.config.as_ref().is_some_and(|c| {
-                        c[config_key::INITIAL_CLUSTER]
-                            .split(',')
-                            .any(|e| e.starts_with(&format!("{}=", objects::pod_name(&d.name, o))))
+            let n = cfg[config_key::INITIAL_CLUSTER].split(',').count() as u32;
+            if (0..n).filter(|o| self.pods.contains_key(o)).count() >= quorum(n as usize) {
+                for o in 0..n {
+                    self.next_id += 1;
+                    self.members.push(SimMember {
+                        id: 1000 + self.next_id,
+                        ordinal: o,
+                        learner: false,
+                        started: false,
+                        raft_index: 0,
                     });
-                if join || (!bootstrapped && !m.learner) {
-                    m.started = true;
-                    self.volumes.insert(o, m.id);
                 }
             }
         }
-        for m in &mut self.members {
-            if m.started {
-                m.raft_index = self.index;
+        for o in self.pods.keys().copied().collect::<Vec<_>>() {
+            let pod = self.pods[&o].clone();
+            let runnable = self.config.is_some() && !self.bad_templates.contains(&pod.template);
+            let mut pod = pod;
+            pod.ticks += 1;
+            let data = self.volumes.get(&o).copied().unwrap_or(0);
+            if pod.up && !self.members.iter().any(|m| m.id == data) {
+                // A removed member learns it was removed and stops (status 0: no message).
+                pod.up = false;
+                pod.restarts += 1;
+                pod.last_exit = None;
+            } else if !runnable {
+                pod.up = false;
+            } else if !pod.up {
+                match self.start_etcd(d, o) {
+                    Ok(id) => {
+                        pod.up = true;
+                        self.volumes.insert(o, id);
+                        if let Some(m) = self.members.iter_mut().find(|m| m.id == id) {
+                            m.started = true;
+                        }
+                    }
+                    Err(message) => {
+                        pod.restarts += 1;
+                        pod.last_exit = message;
+                    }
+                }
             }
+            self.pods.insert(o, pod);
         }
-        if self
-            .leader
-            .is_none_or(|l| !self.members.iter().any(|m| m.id == l))
-        {
-            self.leader = self
+        // Writes are acknowledged while a quorum of voters runs; every running member keeps up.
+        if self.has_quorum() {
+            self.index += 1;
+            self.acked = self.index;
+            let up: BTreeSet<u64> = self
                 .members
                 .iter()
-                .find(|m| !m.learner && m.started)
-                .map(|m| m.id);
+                .filter(|m| self.is_up(m))
+                .map(|m| m.id)
+                .collect();
+            for m in &mut self.members {
+                if up.contains(&m.id) {
+                    m.raft_index = self.index;
+                }
+            }
+        }
+        // Elections: a running voter with the longest log, when a quorum runs.
+        let leader_ok = self
+            .leader
+            .and_then(|l| self.members.iter().find(|m| m.id == l))
+            .is_some_and(|m| !m.learner && self.is_up(m));
+        if !leader_ok {
+            self.leader = if self.has_quorum() {
+                self.members
+                    .iter()
+                    .filter(|m| !m.learner && self.is_up(m))
+                    .max_by_key(|m| (m.raft_index, m.ordinal))
+                    .map(|m| m.id)
+            } else {
+                None
+            };
+        }
+        if let Some(l) = self
+            .leader
+            .and_then(|l| self.members.iter().find(|m| m.id == l))
+        {
+            assert!(
+                l.raft_index >= self.acked,
+                "leader {} holds {} entries of {} acknowledged: acknowledged entries were lost",
+                l.id,
+                l.raft_index,
+                self.acked
+            );
+        }
+        if self.members.iter().any(|m| self.is_up(m)) {
+            self.known = self.members.iter().map(|m| m.ordinal).collect();
         }
     }
 
     fn observe(&self, d: &Desired) -> Observed {
-        let etcd = if self
-            .members
-            .iter()
-            .any(|m| m.started && self.pods.contains(&m.ordinal))
-        {
+        let quorum_up = self.has_quorum();
+        let etcd = if self.members.iter().any(|m| self.is_up(m)) {
             EtcdView::Reached(ClusterView {
                 cluster_id: 42,
                 leader: self.leader,
@@ -140,7 +275,7 @@ impl World {
                     .members
                     .iter()
                     .map(|m| {
-                        let up = m.started && self.pods.contains(&m.ordinal);
+                        let up = self.is_up(m);
                         MemberView {
                             id: m.id,
                             name: if m.started {
@@ -159,13 +294,14 @@ impl World {
                                 raft_term: 2,
                                 leader: self.leader.unwrap_or(0),
                             }),
-                            healthy: up,
+                            healthy: up && quorum_up,
                             error: None,
+                            identity_mismatch: false,
                         }
                     })
                     .collect(),
             })
-        } else if self.pods.is_empty() {
+        } else if self.pods.values().all(|p| !p.up) && self.config.is_none() {
             EtcdView::NotQueried
         } else {
             EtcdView::Unreachable {
@@ -176,7 +312,8 @@ impl World {
             statefulset: self.sts.as_ref().map(|(r, h)| WorkloadView {
                 replicas: *r,
                 template_hash: Some(h.clone()),
-                update_revision: None,
+                update_revision: Some(h.clone()),
+                storage: None,
             }),
             supporting_objects: self.supporting,
             restore_pod: None,
@@ -184,13 +321,29 @@ impl World {
             pods: self
                 .pods
                 .iter()
-                .map(|o| {
+                .map(|(o, p)| {
+                    let waiting = if p.up {
+                        None
+                    } else if self.config.is_none() {
+                        Some("CreateContainerConfigError".into())
+                    } else if self.bad_templates.contains(&p.template) {
+                        Some("ImagePullBackOff".into())
+                    } else if p.restarts > 0 {
+                        Some("CrashLoopBackOff".into())
+                    } else {
+                        None
+                    };
                     (
                         *o,
                         PodView {
                             name: objects::pod_name(&d.name, *o),
-                            ready: true,
-                            running: true,
+                            ready: p.up && quorum_up,
+                            running: p.up,
+                            revision: Some(p.template.clone()),
+                            restarts: p.restarts,
+                            waiting_reason: waiting,
+                            last_exit_message: p.last_exit.clone(),
+                            age_seconds: p.ticks * TICK_SECONDS,
                             ..Default::default()
                         },
                     )
@@ -210,6 +363,7 @@ impl World {
                 })
                 .collect(),
             etcd,
+            known_members: self.known.clone(),
         }
     }
 
@@ -241,8 +395,8 @@ impl World {
                     "a second learner was added"
                 );
                 assert!(
-                    !w.volumes.contains_key(&ordinal),
-                    "learner {ordinal} added while an old volume exists"
+                    w.volumes.get(&ordinal).is_none_or(|data| *data == 0),
+                    "learner {ordinal} added while a volume with data exists"
                 );
                 w.next_id += 1;
                 w.index += 1;
@@ -257,15 +411,17 @@ impl World {
                 w.changes_this_pass += 1;
             })),
             Step::PromoteLearner { id, .. } => actions.push(Box::new(move |w| {
+                let up = w
+                    .members
+                    .iter()
+                    .find(|m| m.id == id)
+                    .is_some_and(|m| w.is_up(m));
                 let m = w
                     .members
                     .iter_mut()
                     .find(|m| m.id == id)
                     .expect("promoted member exists");
-                assert!(
-                    m.learner && m.started,
-                    "promoted a learner that was not running"
-                );
+                assert!(m.learner && up, "promoted a learner that was not running");
                 m.learner = false;
                 w.index += 1;
                 w.changes_this_pass += 1;
@@ -285,12 +441,7 @@ impl World {
                 w.index += 1;
                 w.changes_this_pass += 1;
                 if was_voter {
-                    let voters = w.members.iter().filter(|m| !m.learner).count();
-                    let healthy = w
-                        .members
-                        .iter()
-                        .filter(|m| !m.learner && m.started && w.pods.contains(&m.ordinal))
-                        .count();
+                    let (voters, healthy) = (w.voters(), w.up_voters());
                     assert!(
                         healthy >= quorum(voters),
                         "removal left {healthy} healthy of {voters} voters"
@@ -299,16 +450,40 @@ impl World {
             })),
             Step::DeleteVolume { ordinal, .. } => actions.push(Box::new(move |w| {
                 assert!(
-                    !w.pods.contains(&ordinal),
+                    !w.pods.contains_key(&ordinal),
                     "deleted the volume of a running pod"
                 );
                 w.volumes.remove(&ordinal);
             })),
+            Step::RestartMember { ordinal, why, .. } => actions.push(Box::new(move |w| {
+                let serving = w
+                    .members
+                    .iter()
+                    .find(|m| m.ordinal == ordinal)
+                    .filter(|m| !m.learner && w.is_up(m))
+                    .is_some();
+                if serving {
+                    assert_eq!(why, Restart::NewTemplate, "restarted a serving member");
+                    assert!(
+                        w.up_voters() > quorum(w.voters()),
+                        "a restart took a serving voter down below quorum"
+                    );
+                }
+                w.pods.remove(&ordinal);
+            })),
+            Step::WipeMember { ordinal, .. } => actions.push(Box::new(move |w| {
+                assert!(
+                    w.members.iter().all(|m| m.ordinal != ordinal),
+                    "wiped the volume of a member still in the cluster"
+                );
+                w.volumes.remove(&ordinal);
+                w.pods.remove(&ordinal);
+            })),
             // The simulated clusters are not restored from snapshots (table tests cover that).
             Step::RestoreSeed { .. } | Step::DeleteRestorePod { .. } => {}
-            Step::RestartMember { .. } | Step::Wait { .. } | Step::Paused | Step::Idle => {}
+            Step::Wait { .. } | Step::Paused | Step::Idle => {}
             Step::Hold { message, .. } => {
-                panic!("the planner held in a healthy simulation: {message}")
+                panic!("the planner held in a simulation it must repair: {message}")
             }
         }
         for a in actions.into_iter().take(parts) {
@@ -335,12 +510,13 @@ impl World {
             );
         }
         for (o, id) in &self.volumes {
+            let running_as = self
+                .members
+                .iter()
+                .find(|m| m.ordinal == *o && self.is_up(m));
             assert!(
-                *id == 0
-                    || !self.removed.contains(id)
-                    || !self.pods.contains(o)
-                    || !self.members.iter().any(|m| m.ordinal == *o),
-                "volume of removed member {id} is used by a new member at {o}"
+                *id == 0 || running_as.is_none_or(|m| m.id == *id),
+                "member at {o} runs on the data of member {id}"
             );
         }
     }
@@ -378,13 +554,21 @@ fn check_converged(w: &World, d: &Desired) {
     let n = d.replicas;
     assert_eq!(w.sts.as_ref().map(|s| s.0), Some(n));
     assert_eq!(w.members.len() as u32, n, "members: {:?}", w.members);
-    assert!(w.members.iter().all(|m| !m.learner && m.started));
+    assert!(
+        w.members
+            .iter()
+            .all(|m| !m.learner && m.started && w.is_up(m))
+    );
     let ords: BTreeSet<u32> = w.members.iter().map(|m| m.ordinal).collect();
     assert_eq!(ords, (0..n).collect());
     assert_eq!(
         w.volumes.keys().copied().collect::<BTreeSet<_>>(),
         (0..n).collect(),
         "leftover volumes"
+    );
+    assert!(
+        w.members.iter().all(|m| m.raft_index >= w.acked),
+        "a member misses acknowledged entries"
     );
 }
 
@@ -482,4 +666,198 @@ fn scale_down_removes_members_before_shrinking_and_deletes_their_volumes() {
             "leader", "remove", "resize", "volume", "remove", "resize", "volume"
         ]
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// faults
+
+/// A converged world of `n` members.
+fn formed(n: u32) -> World {
+    let mut w = World::default();
+    converge(&mut w, &desired(n), None, 60);
+    w
+}
+
+/// Applies `fault` to a converged 3-member world and converges to `d`; then again with a crash
+/// after 0, 1 or 2 sub-actions of every pass of the repair. Returns the clean run's steps.
+fn repaired_after(fault: &dyn Fn(&mut World), d: &Desired) -> Vec<Step> {
+    let clean = {
+        let mut w = formed(3);
+        fault(&mut w);
+        converge(&mut w, d, None, 150)
+    };
+    for pass in 0..clean.len() {
+        for parts in 0..3 {
+            let mut w = formed(3);
+            fault(&mut w);
+            converge(&mut w, d, Some((pass, parts)), 200);
+        }
+    }
+    clean
+}
+
+fn wipe(w: &mut World, ordinal: u32) {
+    w.volumes.insert(ordinal, 0);
+    w.pods.remove(&ordinal);
+}
+
+#[test]
+fn a_member_whose_volume_is_wiped_is_replaced_at_any_ordinal() {
+    for ord in 0..3 {
+        let d = desired(3);
+        let before = formed(3);
+        let old = before.members.iter().find(|m| m.ordinal == ord).unwrap().id;
+        let steps = repaired_after(&|w| wipe(w, ord), &d);
+        let membership: Vec<&Step> = steps.iter().filter(|s| s.is_membership_change()).collect();
+        assert!(
+            matches!(membership[..], [Step::RemoveMember { id, .. }, Step::AddLearner { ordinal, .. }, Step::PromoteLearner { .. }] if *id == old && *ordinal == ord),
+            "ordinal {ord}: {membership:#?}"
+        );
+        let mut w = formed(3);
+        wipe(&mut w, ord);
+        converge(&mut w, &d, None, 150);
+        let now = w.members.iter().find(|m| m.ordinal == ord).unwrap().id;
+        assert_ne!(now, old, "ordinal {ord} came back under its old member id");
+    }
+}
+
+#[test]
+fn a_lost_member_is_replaced_only_after_the_grace_period() {
+    let d = desired(3);
+    let mut w = formed(3);
+    wipe(&mut w, 1);
+    let mut waited = 0;
+    loop {
+        w.tick(&d);
+        let o = w.observe(&d);
+        let step = plan(&d, &o);
+        if matches!(step, Step::RemoveMember { .. }) {
+            assert!(o.pods[&1].age_seconds >= d.lost_member_grace_seconds);
+            break;
+        }
+        assert!(
+            matches!(&step, Step::Wait { reason, .. } if *reason == crate::api::Reason::ReplacingMember),
+            "{step:?}"
+        );
+        waited += 1;
+        assert!(waited < 20, "never replaced");
+    }
+    assert!(waited as u64 * TICK_SECONDS >= d.lost_member_grace_seconds - TICK_SECONDS);
+}
+
+#[test]
+fn a_deleted_member_config_with_every_pod_restarted_is_rebuilt_and_keeps_every_member() {
+    let d = desired(3);
+    let ids: BTreeSet<u64> = formed(3).members.iter().map(|m| m.id).collect();
+    let steps = repaired_after(
+        &|w| {
+            w.config = None;
+            w.pods.clear();
+        },
+        &d,
+    );
+    assert!(
+        !steps.iter().any(|s| s.is_membership_change()),
+        "{steps:#?}"
+    );
+    let mut w = formed(3);
+    w.config = None;
+    w.pods.clear();
+    converge(&mut w, &d, None, 60);
+    assert_eq!(w.members.iter().map(|m| m.id).collect::<BTreeSet<_>>(), ids);
+}
+
+#[test]
+fn a_cluster_deleted_with_its_volumes_kept_comes_back_on_them() {
+    // `kubectl etcd delete demo` (volumes kept) then `create demo`: a new EtcdCluster without
+    // status; the StatefulSet, Services, budget and config went with the old one.
+    let d = desired(3);
+    let ids: BTreeSet<u64> = formed(3).members.iter().map(|m| m.id).collect();
+    let delete = |w: &mut World| {
+        w.sts = None;
+        w.config = None;
+        w.supporting = false;
+        w.pods.clear();
+        w.known.clear();
+    };
+    let steps = repaired_after(&delete, &d);
+    assert!(!steps.iter().any(|s| matches!(s, Step::Bootstrap { .. })));
+    assert!(
+        !steps.iter().any(|s| s.is_membership_change()),
+        "{steps:#?}"
+    );
+    let mut w = formed(3);
+    delete(&mut w);
+    converge(&mut w, &d, None, 60);
+    assert_eq!(w.members.iter().map(|m| m.id).collect::<BTreeSet<_>>(), ids);
+}
+
+#[test]
+fn a_statefulset_scaled_down_by_hand_is_put_back_first() {
+    let d = desired(3);
+    let steps = repaired_after(&|w| w.sts.as_mut().unwrap().0 = 1, &d);
+    assert!(
+        matches!(
+            steps.first(),
+            Some(Step::ResizeStatefulSet { from: 1, to: 3 })
+        ),
+        "{steps:#?}"
+    );
+    assert!(
+        !steps.iter().any(|s| s.is_membership_change()),
+        "{steps:#?}"
+    );
+}
+
+#[test]
+fn a_bad_template_is_undone_by_reverting_the_spec() {
+    let good = desired(3);
+    let mut bad = desired(3);
+    bad.image = "gcr.io/etcd-development/etcd:v0.0.0-does-not-exist".into();
+    let mut w = formed(3);
+    w.bad_templates.insert(objects::template_hash(&bad));
+    // The bad template reaches one member and stops there (the others wait for it).
+    for _ in 0..15 {
+        w.tick(&bad);
+        w.check_invariants();
+        let step = plan(&bad, &w.observe(&bad));
+        w.changes_this_pass = 0;
+        w.act(&bad, &step, usize::MAX);
+        w.check_invariants();
+    }
+    let down = w.pods.values().filter(|p| !p.up).count();
+    assert_eq!(down, 1, "a bad template took down more than one member");
+    // Reverted: the broken pod is restarted although the cluster is not fully healthy.
+    let steps = converge(&mut w, &good, None, 40);
+    assert!(
+        steps.iter().any(|s| matches!(
+            s,
+            Step::RestartMember {
+                why: Restart::NewTemplate,
+                ..
+            }
+        )),
+        "{steps:#?}"
+    );
+}
+
+#[test]
+fn quorum_loss_is_reported_with_the_gone_members_and_never_acted_on() {
+    let d = desired(3);
+    let mut w = formed(3);
+    wipe(&mut w, 0);
+    wipe(&mut w, 2);
+    for _ in 0..20 {
+        w.tick(&d);
+        let step = plan(&d, &w.observe(&d));
+        let Step::Hold { reason, message } = &step else {
+            panic!("{step:?}")
+        };
+        assert_eq!(*reason, crate::api::Reason::QuorumLost);
+        assert!(
+            message.contains("demo-0, demo-2")
+                && message.contains("kubectl etcd -n ns recover demo"),
+            "{message}"
+        );
+    }
 }

@@ -64,8 +64,10 @@ pub fn derive_status(
                 leader: c.leader == Some(m.id),
                 version: m.status.as_ref().map(|s| s.version.clone()),
                 healthy: m.healthy,
-                db_size: m.status.as_ref().map(|s| s.db_size),
-                raft_index: m.status.as_ref().map(|s| s.raft_index),
+                // Rounded down to MiB, and no raft index: status changes only when something a
+                // reader acts on changes, not with every write to etcd.
+                db_size: m.status.as_ref().map(|s| s.db_size >> 20 << 20),
+                raft_index: None,
                 error: m.error.clone(),
             })
             .collect();
@@ -133,18 +135,28 @@ pub fn derive_status(
         && !matches!(step, Step::Hold { .. } | Step::Paused));
     let upgrading = matches!(
         step,
-        Step::UpdateTemplate { .. } | Step::RestartMember { .. }
+        Step::UpdateTemplate { .. }
+            | Step::RestartMember {
+                why: super::Restart::NewTemplate,
+                ..
+            }
     ) || waiting_for(&[Reason::RollingMembers]);
     let recovering = matches!(
         step,
         Step::ApplySupportingObjects
+            | Step::WipeMember { .. }
+            | Step::RestartMember {
+                why: super::Restart::Rejoin | super::Restart::NewVolume,
+                ..
+            }
             | Step::WriteConfig {
                 why: super::ConfigChange::Repair,
                 ..
             }
-    ) || matches!(step, Step::ResizeStatefulSet { from, to } if to > from)
-        && !matches!(o.etcd, EtcdView::Reached(_))
-        && !o.volumes.is_empty();
+    ) || waiting_for(&[Reason::ReplacingMember])
+        || matches!(step, Step::ResizeStatefulSet { from, to } if to > from)
+            && !matches!(o.etcd, EtcdView::Reached(_))
+            && !o.volumes.is_empty();
     let unreachable = waiting_for(&[Reason::EtcdUnreachable]);
     let degraded =
         matches!(step, Step::Hold { .. }) || (voters > 0 && healthy < voters) || unreachable;
@@ -233,6 +245,27 @@ pub fn derive_status(
             degraded,
             degraded_reason,
             degraded_msg,
+            g,
+            now,
+        ),
+        cond(
+            prev_conds,
+            condition::SPEC_REFUSED,
+            !d.refused.is_empty(),
+            if d.refused.is_empty() {
+                Reason::AsDesired
+            } else {
+                Reason::ImmutableField
+            },
+            if d.refused.is_empty() {
+                "every spec field is in effect".into()
+            } else {
+                d.refused
+                    .iter()
+                    .map(|r| r.to_string())
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            },
             g,
             now,
         ),

@@ -28,6 +28,7 @@ fn member(d: &Desired, ordinal: u32) -> MemberView {
         }),
         healthy: true,
         error: None,
+        identity_mismatch: false,
     }
 }
 
@@ -38,11 +39,16 @@ fn healthy(d: &Desired, n: u32) -> Observed {
         config_key::INITIAL_CLUSTER_STATE.into(),
         objects::STATE_EXISTING.into(),
     );
+    config.insert(
+        config_key::INITIAL_CLUSTER.into(),
+        objects::join_list(d, 0..n, |_| false),
+    );
     Observed {
         statefulset: Some(WorkloadView {
             replicas: n,
             template_hash: Some(objects::template_hash(d)),
             update_revision: Some("rev1".into()),
+            storage: Some(d.storage.clone()),
         }),
         supporting_objects: true,
         restore_pod: None,
@@ -77,6 +83,7 @@ fn healthy(d: &Desired, n: u32) -> Observed {
             leader: Some(100),
             members: (0..n).map(|o| member(d, o)).collect(),
         }),
+        known_members: (0..n).collect(),
     }
 }
 
@@ -222,7 +229,7 @@ fn a_new_learner_gets_a_join_entry_listing_every_member_and_itself() {
     assert_eq!(why, ConfigChange::Joins);
     assert_eq!(
         data[config_key::INITIAL_CLUSTER],
-        objects::initial_cluster(&d, 0..4)
+        objects::join_list(&d, 0..4, |o| o == 3)
     );
 }
 
@@ -233,7 +240,7 @@ fn a_learner_with_its_join_entry_gets_its_pod() {
     with_learner(&d, &mut o, 3, false, 0);
     o.config.as_mut().unwrap().insert(
         config_key::INITIAL_CLUSTER.into(),
-        objects::initial_cluster(&d, 0..4),
+        objects::join_list(&d, 0..4, |o| o == 3),
     );
     assert_eq!(plan(&d, &o), Step::ResizeStatefulSet { from: 3, to: 4 });
 }
@@ -245,7 +252,7 @@ fn a_learner_is_removed_rather_than_started_on_an_old_volume() {
     with_learner(&d, &mut o, 3, false, 0);
     o.config.as_mut().unwrap().insert(
         config_key::INITIAL_CLUSTER.into(),
-        objects::initial_cluster(&d, 0..4),
+        objects::join_list(&d, 0..4, |o| o == 3),
     );
     o.volumes.insert(
         3,
@@ -307,7 +314,7 @@ fn a_learner_left_behind_by_a_reversed_scale_up_is_removed() {
     with_learner(&d, &mut o, 3, false, 0);
     o.config.as_mut().unwrap().insert(
         config_key::INITIAL_CLUSTER.into(),
-        objects::initial_cluster(&d, 0..4),
+        objects::join_list(&d, 0..4, |o| o == 3),
     );
     assert_eq!(
         plan(&d, &o),
@@ -359,19 +366,211 @@ fn a_slot_without_a_member_is_shrunk_away() {
     let mut o = healthy(&d, 4);
     cluster(&mut o).members.pop();
     assert_eq!(plan(&d, &o), Step::ResizeStatefulSet { from: 4, to: 3 });
-    // ... even when the spec went back up meanwhile: the member is re-added fresh afterwards.
+    // When the spec went back up meanwhile the slot is refilled in place: the removed member's
+    // pod stopped by itself (status 0), its volume may hold its data, so it is wiped first.
+    let p = o.pods.get_mut(&3).unwrap();
+    (p.running, p.ready, p.restarts) = (false, false, 1);
     assert_eq!(
         plan(&desired(5), &o),
-        Step::ResizeStatefulSet { from: 4, to: 3 }
+        Step::WipeMember {
+            ordinal: 3,
+            claim: Some("data-demo-3".into()),
+            pod: "demo-3".into()
+        }
+    );
+}
+
+fn refusing(p: &mut PodView, message: &str) {
+    (p.running, p.ready, p.restarts) = (false, false, 2);
+    p.waiting_reason = Some("CrashLoopBackOff".into());
+    p.last_exit_message = Some(message.into());
+}
+
+#[test]
+fn a_hole_below_the_top_is_wiped_then_refilled_in_place() {
+    let d = desired(3);
+    let mut o = healthy(&d, 3);
+    cluster(&mut o).members.remove(1);
+    // A fresh pod has said nothing yet.
+    o.pods.get_mut(&1).unwrap().running = false;
+    assert!(matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == Reason::ReplacingMember));
+    // It ran on data it can no longer use: wipe.
+    o.pods.get_mut(&1).unwrap().restarts = 1;
+    assert!(matches!(plan(&d, &o), Step::WipeMember { ordinal: 1, .. }));
+    // The claim is going, held by its pod: the pod goes too.
+    o.volumes.get_mut(&1).unwrap().terminating = true;
+    let restart = Step::RestartMember {
+        ordinal: 1,
+        pod: "demo-1".into(),
+        why: Restart::NewVolume,
+    };
+    assert_eq!(plan(&d, &o), restart);
+    // A pod left without its claim never gets a new one by itself.
+    o.volumes.remove(&1);
+    assert_eq!(plan(&d, &o), restart);
+    // On its new, empty volume etcd refuses to start: proven empty, re-added as a learner there.
+    o.volumes.insert(
+        1,
+        VolumeView {
+            name: "data-demo-1".into(),
+            terminating: false,
+        },
+    );
+    refusing(
+        o.pods.get_mut(&1).unwrap(),
+        "couldn't find local name \"demo-1\" in the initial cluster configuration",
+    );
+    assert_eq!(
+        plan(&d, &o),
+        Step::AddLearner {
+            ordinal: 1,
+            name: "demo-1".into(),
+            peer_url: objects::peer_url("demo", "ns", 1)
+        }
     );
 }
 
 #[test]
-fn a_hole_below_the_top_is_held_for_a_human() {
+fn a_refilled_learner_crash_looping_before_its_join_entry_is_restarted() {
     let d = desired(3);
     let mut o = healthy(&d, 3);
     cluster(&mut o).members.remove(1);
-    assert!(matches!(plan(&d, &o), Step::Hold { reason, .. } if reason == Reason::StrandedMember));
+    with_learner(&d, &mut o, 1, false, 0);
+    let list = objects::join_list(&d, 0..3, |k| k == 1);
+    o.config
+        .as_mut()
+        .unwrap()
+        .insert(config_key::INITIAL_CLUSTER.into(), list);
+    refusing(o.pods.get_mut(&1).unwrap(), "couldn't find local name");
+    assert_eq!(
+        plan(&d, &o),
+        Step::RestartMember {
+            ordinal: 1,
+            pod: "demo-1".into(),
+            why: Restart::Rejoin
+        }
+    );
+}
+
+#[test]
+fn a_member_that_lost_its_data_is_removed_after_the_grace_period_while_quorum_holds() {
+    let d = desired(3);
+    let mut o = healthy(&d, 3);
+    cluster(&mut o).members[1].healthy = false;
+    cluster(&mut o).members[1].status = None;
+    // A member that merely restarts is not lost.
+    o.pods.get_mut(&1).unwrap().restarts = 3;
+    o.pods.get_mut(&1).unwrap().age_seconds = 3600;
+    assert!(
+        matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == Reason::MembersUnhealthy)
+    );
+    refusing(
+        o.pods.get_mut(&1).unwrap(),
+        "couldn't find local name \"demo-1\"",
+    );
+    o.pods.get_mut(&1).unwrap().age_seconds = 60;
+    let s = plan(&d, &o);
+    assert!(
+        matches!(&s, Step::Wait { reason, message } if *reason == Reason::ReplacingMember && message.contains("180s")),
+        "{s:?}"
+    );
+    o.pods.get_mut(&1).unwrap().age_seconds = 180;
+    assert_eq!(
+        plan(&d, &o),
+        Step::RemoveMember {
+            id: 101,
+            name: "demo-1".into()
+        }
+    );
+    // Never when the others do not keep a healthy quorum.
+    cluster(&mut o).members[2].healthy = false;
+    assert!(matches!(plan(&d, &o), Step::Hold { reason, .. } if reason == Reason::QuorumAtRisk));
+}
+
+#[test]
+fn a_pod_answering_as_another_member_is_lost() {
+    let d = desired(3);
+    let mut o = healthy(&d, 3);
+    let m = &mut cluster(&mut o).members[2];
+    (m.healthy, m.identity_mismatch) = (false, true);
+    o.pods.get_mut(&2).unwrap().age_seconds = 600;
+    assert!(matches!(plan(&d, &o), Step::RemoveMember { id: 102, .. }));
+}
+
+#[test]
+fn quorum_loss_holds_naming_the_gone_members_and_the_recover_verb() {
+    let d = desired(3);
+    let mut o = healthy(&d, 3);
+    for k in [0, 2] {
+        let m = &mut cluster(&mut o).members[k];
+        (m.healthy, m.status) = (false, None);
+    }
+    cluster(&mut o).members[1].healthy = false;
+    cluster(&mut o).leader = None;
+    let Step::Hold { reason, message } = plan(&d, &o) else {
+        panic!()
+    };
+    assert_eq!(reason, Reason::QuorumLost);
+    assert!(message.contains("1 of 3 voters answer"), "{message}");
+    assert!(message.contains("gone: demo-0, demo-2"), "{message}");
+    assert!(
+        message.contains("kubectl etcd -n ns recover demo"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_lost_member_config_is_rebuilt_from_volumes_and_status_when_nobody_answers() {
+    let d = desired(3);
+    let mut o = healthy(&d, 3);
+    o.config = None;
+    o.etcd = EtcdView::NotQueried;
+    for p in o.pods.values_mut() {
+        (p.running, p.ready) = (false, false);
+        p.waiting_reason = Some("CreateContainerConfigError".into());
+    }
+    let Step::WriteConfig { data, why } = plan(&d, &o) else {
+        panic!("{:?}", plan(&d, &o))
+    };
+    assert_eq!(why, ConfigChange::Repair);
+    assert!(objects::is_bootstrapped(&data));
+    assert_eq!(
+        data[config_key::INITIAL_CLUSTER],
+        objects::join_list(&d, 0..3, |_| false)
+    );
+    // Without a StatefulSet too (deleted with the cluster, volumes kept): config first.
+    o.statefulset = None;
+    o.known_members.clear();
+    assert!(matches!(
+        plan(&d, &o),
+        Step::WriteConfig {
+            why: ConfigChange::Repair,
+            ..
+        }
+    ));
+    o.config = Some(data);
+    assert_eq!(plan(&d, &o), Step::ResizeStatefulSet { from: 0, to: 3 });
+}
+
+#[test]
+fn a_stale_pod_that_serves_nobody_is_restarted_whatever_the_others_health() {
+    let d = desired(3);
+    let mut o = healthy(&d, 3);
+    o.statefulset.as_mut().unwrap().update_revision = Some("rev1".into());
+    let p = o.pods.get_mut(&2).unwrap();
+    p.revision = Some("bad".into());
+    (p.ready, p.running) = (false, false);
+    p.waiting_reason = Some("ImagePullBackOff".into());
+    let m = &mut cluster(&mut o).members[2];
+    (m.healthy, m.status) = (false, None);
+    assert_eq!(
+        plan(&d, &o),
+        Step::RestartMember {
+            ordinal: 2,
+            pod: "demo-2".into(),
+            why: Restart::NewTemplate
+        }
+    );
 }
 
 #[test]
@@ -407,19 +606,18 @@ fn volumes_of_removed_members_are_deleted_once_their_pod_is_gone() {
 }
 
 #[test]
-fn a_voter_without_a_pod_slot_is_removed_when_quorum_allows() {
+fn a_voter_without_a_pod_slot_gets_its_slot_back_first() {
+    // Someone resized the StatefulSet by hand: putting it back is always safe; the spec's size
+    // is then reached by the normal scale-down.
     let d = desired(3);
     let mut o = healthy(&d, 4);
-    o.statefulset.as_mut().unwrap().replicas = 3;
-    o.pods.remove(&3);
-    cluster(&mut o).members[3].healthy = false;
-    assert_eq!(
-        plan(&d, &o),
-        Step::RemoveMember {
-            id: 103,
-            name: "demo-3".into()
-        }
-    );
+    o.statefulset.as_mut().unwrap().replicas = 1;
+    for k in 1..4 {
+        o.pods.remove(&k);
+        let m = &mut cluster(&mut o).members[k as usize];
+        (m.healthy, m.status) = (false, None);
+    }
+    assert_eq!(plan(&d, &o), Step::ResizeStatefulSet { from: 1, to: 4 });
 }
 
 #[test]
@@ -458,7 +656,8 @@ fn stale_pods_restart_one_at_a_time_leader_last() {
         plan(&d, &o),
         Step::RestartMember {
             ordinal: 2,
-            pod: "demo-2".into()
+            pod: "demo-2".into(),
+            why: Restart::NewTemplate,
         }
     );
     o.pods.get_mut(&2).unwrap().revision = Some("rev2".into());
@@ -644,6 +843,25 @@ fn a_statefulset_scaled_down_by_hand_is_restored_onto_its_volumes() {
         jiff::Timestamp::from_second(1).unwrap(),
     );
     assert_eq!(cond(&st, condition::RECOVERING).status, "True");
+}
+
+#[test]
+fn a_formed_cluster_lists_no_started_member_under_its_own_name() {
+    // A config written before members were masked names them: it is rewritten so that a member
+    // that loses its volume can never join again as the voter it was.
+    let d = desired(3);
+    let mut o = healthy(&d, 3);
+    o.config.as_mut().unwrap().insert(
+        config_key::INITIAL_CLUSTER.into(),
+        objects::initial_cluster(&d, 0..3),
+    );
+    let Step::WriteConfig { data, .. } = plan(&d, &o) else {
+        panic!("{:?}", plan(&d, &o))
+    };
+    let list = &data[config_key::INITIAL_CLUSTER];
+    assert_eq!(list, &objects::join_list(&d, 0..3, |_| false));
+    assert!(!list.contains("demo-1="), "{list}");
+    assert!(list.contains("demo-1.started=http://demo-1."), "{list}");
 }
 
 fn restored(replicas: i32) -> Desired {
