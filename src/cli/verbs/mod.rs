@@ -10,3 +10,4 @@ pub mod reconcile;
 pub mod restore;
 pub mod scale;
 pub mod status;
+pub mod upgrade;
