@@ -9,7 +9,7 @@ use clap::{Parser, Subcommand};
 use super::flags::Global;
 use super::generate;
 use super::verbs::{
-    backup, create, delete, install, operate, reconcile, recover, restore, scale, status,
+    backup, create, delete, install, operate, reconcile, recover, restore, scale, status, upgrade,
 };
 
 /// kubectl etcd — create, scale, inspect and operate etcd clusters on Kubernetes.
@@ -35,6 +35,12 @@ pub enum Verb {
     ///
     /// Example: kubectl etcd scale demo --replicas 5
     Scale(scale::Args),
+    /// Move every member to another etcd version, one member at a time, after a verified
+    /// snapshot; rolls back by itself when an upgraded member does not become healthy.
+    ///
+    /// Examples: kubectl etcd upgrade demo --version 3.5.16 --dry-run;
+    /// kubectl etcd upgrade demo --version 3.5.16 --to s3://backups/etcd
+    Upgrade(upgrade::Args),
     /// Take a snapshot now and stream it to S3 or a file; `backup list NAME` lists backups.
     ///
     /// Examples: kubectl etcd backup demo --to s3://backups/etcd -o json;

@@ -35,6 +35,7 @@ pub async fn run(cli: Cli) -> Result<(), Error> {
     match cli.verb {
         Verb::Create(a) => verbs::create::run(g, a).await,
         Verb::Scale(a) => verbs::scale::run(g, a).await,
+        Verb::Upgrade(a) => verbs::upgrade::run(g, a).await,
         Verb::Status(a) => verbs::status::run(g, a).await,
         Verb::Reconcile(a) => verbs::reconcile::run(g, a).await,
         Verb::Delete(a) => verbs::delete::run(g, a).await,
