@@ -100,6 +100,10 @@ clusterDomain: cluster.local
 clusterDNS: ["$NODE_IP"]
 resolvConf: $TB/kubelet-resolv.conf
 evictionHard: {"memory.available": "100Mi", "nodefs.available": "2%", "imagefs.available": "2%", "nodefs.inodesFree": "2%"}
+# The etcd and operator images are imported, never pulled: image GC (default at 85% disk use, seen
+# on a build-heavy machine) would delete them for good. 100 turns it off.
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
 serializeImagePulls: false
 EOF
 
