@@ -170,10 +170,10 @@ impl Error {
             Error::Etcd { .. } | Error::Held { .. } => exit::ETCD_UNAVAILABLE,
             Error::Timeout { .. } => exit::TIMEOUT,
             Error::Kube { .. } => match self.api_code() {
-                Some(403) | Some(401) => exit::FORBIDDEN,
+                Some(403 | 401) => exit::FORBIDDEN,
                 Some(404) => exit::NOT_FOUND,
                 Some(409) => exit::CONFLICT,
-                Some(422) | Some(400) => exit::USAGE,
+                Some(422 | 400) => exit::USAGE,
                 _ => exit::FAILURE,
             },
             Error::Io(_) | Error::Serialize(_) => exit::FAILURE,

@@ -22,10 +22,12 @@
 //! `resourceVersion` that was read, so of two contenders exactly one write succeeds: the other
 //! gets HTTP 409 and reports the Lease as held by someone else.
 //!
-//! Why not `kube-lease-manager`: it is the maintained leader-election crate for kube, but its
-//! releases build on kube 0.9x/1.x/2.x, not on kube 5 (this crate's kube), it elects one leader
-//! per lease without the operator/CLI roles (a CLI defers to an operator, never the reverse)
-//! that the README promises, and it judges expiry from the remote `renewTime`.
+//! Why not `kube-lease-manager` (0.13, the maintained leader-election crate for kube; it does
+//! build on kube 5): it judges expiry as `renewTime + leaseDurationSeconds` against the local
+//! wall clock (`state.rs`), which is the clock comparison this module must not make, and it
+//! offers one anonymous election per Lease, without the roles the README promises (a CLI
+//! defers to an operator, never the other way round; `NoNamespace` means nobody to defer to).
+//! What it would save is the ~100 lines of `try_acquire_or_renew` and `keep_renewed` below.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -34,7 +36,7 @@ use jiff::Timestamp;
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use kube::Client;
-use kube::api::{Api, PostParams};
+use kube::api::{Api, DeleteParams, PostParams, Preconditions};
 
 use crate::error::Error;
 
@@ -321,6 +323,46 @@ impl Lock {
             Err(e) => tracing::warn!(
                 "could not release the engine lease: {}",
                 self.err("update", e).report()
+            ),
+        }
+    }
+
+    /// Gives the Lease up for good, its cluster being gone: deletes it unless someone else
+    /// holds it (the delete is conditional on the version read, so a contender's write wins).
+    /// Best effort, like `release`.
+    pub async fn remove(&self) {
+        let lease = match self.api.get_opt(&self.name).await {
+            Ok(Some(l)) => l,
+            Ok(None) => return,
+            Err(e) => {
+                tracing::warn!(
+                    "could not read the engine lease to remove it: {}",
+                    self.err("get", e).report()
+                );
+                return;
+            }
+        };
+        let holder = lease
+            .spec
+            .as_ref()
+            .and_then(|s| s.holder_identity.as_deref())
+            .filter(|h| !h.is_empty());
+        if holder.is_some_and(|h| h != self.identity) {
+            return;
+        }
+        let dp = DeleteParams {
+            preconditions: Some(Preconditions {
+                resource_version: lease.metadata.resource_version.clone(),
+                uid: None,
+            }),
+            ..Default::default()
+        };
+        match self.api.delete(&self.name, &dp).await {
+            Ok(_) => tracing::debug!(lease = %self.name, "removed the engine lease"),
+            Err(kube::Error::Api(s)) if s.code == 404 || s.code == 409 => {}
+            Err(e) => tracing::warn!(
+                "could not remove the engine lease: {}",
+                self.err("delete", e).report()
             ),
         }
     }

@@ -18,6 +18,8 @@ pub const DEFAULT_VERSION: &str = "3.5.16";
 pub const MIN_MINOR: u32 = 4;
 /// Newest minor the engine knows how to run.
 pub const MAX_MINOR: u32 = 6;
+/// etcd's own default of `--quota-backend-bytes` (what a spec without a quota gets).
+pub const DEFAULT_QUOTA_BYTES: i64 = 2 << 30;
 /// How long a member must look lost (no data, unusable data, another member's identity) before
 /// the engine replaces it, when the spec names no grace period.
 pub const DEFAULT_LOST_MEMBER_GRACE_SECONDS: u64 = 180;
@@ -100,6 +102,8 @@ pub struct Desired {
     pub node_selector: Option<BTreeMap<String, String>>,
     /// Extra etcd flags (`--name=value`), from the tuning section.
     pub etcd_flags: Vec<String>,
+    /// `--quota-backend-bytes` when the spec sets it (0 or absent: etcd's default).
+    pub quota_backend_bytes: Option<i64>,
     pub paused: bool,
     /// Seconds a member must look lost before it is replaced (`spec.lostMemberGraceSeconds`).
     pub lost_member_grace_seconds: u64,
@@ -135,6 +139,7 @@ impl Desired {
             tolerations: None,
             node_selector: None,
             etcd_flags: Vec::new(),
+            quota_backend_bytes: None,
             paused: true,
             lost_member_grace_seconds: DEFAULT_LOST_MEMBER_GRACE_SECONDS,
             refused: Vec::new(),
@@ -231,7 +236,11 @@ pub struct RestoreSource {
 }
 
 /// Image with `kubectl-etcd` used by restore pods when the spec names none.
-pub const DEFAULT_TOOLS_IMAGE: &str = "ghcr.io/kubectl-etcd/kubectl-etcd:0.1.0";
+/// (The project's release image: the same binary as the CLI and the operator.)
+pub const DEFAULT_TOOLS_IMAGE: &str = concat!(
+    "ghcr.io/kubectl-etcd/kubectl-etcd:",
+    env!("CARGO_PKG_VERSION")
+);
 
 /// `spec.backup`: a destination the operator can write, a schedule that parses, a known
 /// compression. (The backup section is read by the backup schedule, not by the planner.)
@@ -546,6 +555,7 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
         tolerations: spec.tolerations.clone(),
         node_selector: spec.node_selector.clone(),
         etcd_flags,
+        quota_backend_bytes: t.quota_backend_bytes,
         paused: spec.paused,
         refused: Vec::new(),
         lost_member_grace_seconds: match spec.lost_member_grace_seconds {

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::apps::v1::{StatefulSet, StatefulSetSpec, StatefulSetUpdateStrategy};
 use k8s_openapi::api::core::v1::{
     ConfigMap, ConfigMapEnvSource, Container, ContainerPort, EmptyDirVolumeSource, EnvFromSource,
-    EnvVar, EnvVarSource, HTTPGetAction, ObjectFieldSelector, PersistentVolumeClaim,
+    EnvVar, EnvVarSource, ExecAction, ObjectFieldSelector, PersistentVolumeClaim,
     PersistentVolumeClaimSpec, PodSpec, PodTemplateSpec, Probe, Service, ServicePort, ServiceSpec,
     Volume, VolumeMount, VolumeResourceRequirements,
 };
@@ -248,6 +248,13 @@ pub fn initial_cluster(d: &Desired, ordinals: impl IntoIterator<Item = u32>) -> 
         .join(",")
 }
 
+/// FNV-1a: a stable, dependency-free hash for tokens (not for security).
+fn fnv1a(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
 /// How a member that has started before is listed in the member config once the cluster is
 /// formed: under a name no pod carries (cluster names never hold a '.'), so the URL list still
 /// matches the cluster's (etcd checks count and URLs) while no pod finds its own name there.
@@ -325,7 +332,11 @@ pub fn bootstrap_config(d: &Desired, replicas: u32) -> BTreeMap<String, String> 
         ),
         (
             config_key::INITIAL_TOKEN.to_string(),
-            format!("{}-{}", d.name, token_suffix),
+            match &d.restore {
+                // Every restore (and recovery) is a new cluster: its own token, so its own id.
+                Some(r) => format!("{}-{}-{:08x}", d.name, token_suffix, fnv1a(&r.url) as u32),
+                None => format!("{}-{}", d.name, token_suffix),
+            },
         ),
     ])
 }
@@ -357,6 +368,37 @@ fn env_value(name: &str, value: impl Into<String>) -> EnvVar {
         name: name.into(),
         value: Some(value.into()),
         ..Default::default()
+    }
+}
+
+/// Readiness, so that the client Service routes only to voters that can serve: a learner is
+/// never ready, nor is a member cut off from its quorum. `/health` (3.4, 3.5) and `/readyz`
+/// (3.6, whose checks call the server directly) pass for learners; a linearizable read through
+/// the gRPC API does not (etcd refuses it for learners), so the probe is one, with the image's
+/// own etcdctl (present in etcd's official images, distroless or not).
+fn readiness_probe(_: &Desired) -> Probe {
+    let timing = Probe {
+        period_seconds: Some(5),
+        timeout_seconds: Some(4),
+        failure_threshold: Some(2),
+        ..Default::default()
+    };
+    Probe {
+        exec: Some(ExecAction {
+            command: Some(
+                [
+                    "etcdctl",
+                    "--command-timeout=3s",
+                    "get",
+                    "--consistency=l",
+                    "--keys-only",
+                    "kubectl-etcd-readiness",
+                ]
+                .map(String::from)
+                .to_vec(),
+            ),
+        }),
+        ..timing
     }
 }
 
@@ -418,17 +460,7 @@ pub fn pod_template(d: &Desired) -> PodTemplateSpec {
                 ..Default::default()
             },
         ]),
-        readiness_probe: Some(Probe {
-            http_get: Some(HTTPGetAction {
-                path: Some("/health".into()),
-                port: IntOrString::Int(CLIENT_PORT as i32),
-                ..Default::default()
-            }),
-            period_seconds: Some(2),
-            timeout_seconds: Some(2),
-            failure_threshold: Some(3),
-            ..Default::default()
-        }),
+        readiness_probe: Some(readiness_probe(d)),
         resources: d.resources.clone(),
         // etcd's last words (e.g. "couldn't find local name", a corrupt WAL) become the
         // container's termination message: observe reads why a member cannot start from the
@@ -628,6 +660,25 @@ mod tests {
                 .empty_dir
                 .is_some()
         );
+    }
+
+    #[test]
+    fn readiness_excludes_learners_on_every_version() {
+        let probe = |v: &str| {
+            let d = crate::fixtures::cluster("demo").version(v).desired();
+            pod_template(&d).spec.unwrap().containers[0]
+                .readiness_probe
+                .clone()
+                .unwrap()
+        };
+        // /health and /readyz pass for learners; a linearizable gRPC read does not.
+        for v in ["3.4.23", "3.5.16", "3.6.15"] {
+            let p = probe(v);
+            assert!(p.http_get.is_none(), "{v}");
+            let cmd = p.exec.unwrap().command.unwrap();
+            assert_eq!(cmd[0], "etcdctl");
+            assert!(cmd.contains(&"--consistency=l".to_string()), "{cmd:?}");
+        }
     }
 
     #[test]

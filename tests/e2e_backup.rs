@@ -376,7 +376,9 @@ fn file_backups_in_every_compression_verify_and_bad_input_changes_nothing() {
 
     // Bad input: each a clear error, a documented exit code, and nothing created.
     let to = format!("s3://{bucket}/e2e/{}", ns.0);
-    let cases: Vec<(&str, Vec<&str>, Vec<(&str, &str)>, i32, &str)> = vec![
+    // (what, arguments, environment, exit code, what stderr says)
+    type Case<'a> = (&'a str, Vec<&'a str>, Vec<(&'a str, &'a str)>, i32, &'a str);
+    let cases: Vec<Case> = vec![
         (
             "wrong credentials",
             vec!["backup", "demo", "--to", &to],
@@ -637,4 +639,74 @@ fn a_schedule_every_minute_runs_keeps_the_newest_and_retention_deletes_the_oldes
         status.contains("last backup") && status.contains("next backup"),
         "{status}"
     );
+}
+
+#[test]
+fn two_of_three_members_lost_then_recover_rebuilds_from_the_survivor_with_every_acknowledged_key() {
+    install_crd();
+    let ns = Ns::new("recover");
+    let (_, bucket) = s3();
+    create(&ns.0, "demo", "3.5.16");
+    write_keys(&ns.0, "demo-0", 2_000);
+    let before = keyspace_digest(&ns.0, "demo-0");
+    let old_id = cluster_json(&ns.0, "demo")["status"]["clusterId"].clone();
+    // Two members and their volumes are lost for good: only demo-0 keeps the data, no quorum.
+    ok(kubectl(&[
+        "-n",
+        &ns.0,
+        "scale",
+        "statefulset",
+        "demo",
+        "--replicas",
+        "1",
+    ]));
+    eventually("demo-1 and demo-2 gone", Duration::from_secs(90), || {
+        let pods = ok(kubectl(&["-n", &ns.0, "get", "pods", "-o", "name"])).stdout;
+        (!pods.contains("demo-1") && !pods.contains("demo-2")).then_some(())
+    });
+    ok(kubectl(&[
+        "-n",
+        &ns.0,
+        "delete",
+        "pvc",
+        "data-demo-1",
+        "data-demo-2",
+    ]));
+    let r = etcd(&ns.0, &["status", "demo"]);
+    assert_eq!(r.code, 7, "quorum is lost: {}", r.stderr);
+
+    // Without --yes: the plan, what survives and what is at stake; nothing changes.
+    let to = format!("s3://{bucket}/e2e/{}", ns.0);
+    let r = etcd_s3(&ns.0, &["recover", "demo", "--to", &to], &[]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("demo-0 answers") && r.stdout.contains("demo-1 is gone"),
+        "{}",
+        r.stdout
+    );
+    let spec = &json(&ok(kubectl(&[
+        "-n", &ns.0, "get", "etcdc", "demo", "-o", "json",
+    ])))["spec"];
+    assert_ne!(
+        spec["paused"], true,
+        "nothing changed without --yes: {spec}"
+    );
+
+    ok(etcd_s3(
+        &ns.0,
+        &["recover", "demo", "--to", &to, "--yes", "--timeout", "5m"],
+        &[],
+    ));
+    let c = cluster_json(&ns.0, "demo");
+    assert_eq!(ready_members(&c["status"]), (3, 3, 3), "{}", c["status"]);
+    assert_ne!(
+        c["status"]["clusterId"], old_id,
+        "a recovered cluster has a new id"
+    );
+    assert_eq!(
+        keyspace_digest(&ns.0, "demo-2"),
+        before,
+        "every acknowledged key is back"
+    );
+    ok(etcdctl(&ns.0, "demo-1", &["put", "after-recover", "yes"]));
 }

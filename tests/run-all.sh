@@ -37,6 +37,11 @@ phase "cargo build --bins"
 cargo test --no-run --features live,e2e
 phase "cargo test --no-run"
 
+# Habits, before anything slow: formatting and lints (the [lints] table of Cargo.toml) fail the run.
+cargo fmt --check
+cargo clippy --all-targets --features live,e2e -- -D warnings
+phase "fmt + clippy"
+
 # the testbed: reuse a healthy one, else start (and later stop) it
 if [ -s "$KUBECONFIG" ] && kubectl --request-timeout=5s get --raw /readyz >/dev/null 2>&1; then
   log "a testbed answers already: reusing it"

@@ -429,3 +429,156 @@ async fn an_explicit_endpoint_in_the_url_wins_over_the_environment() {
     assert_eq!(store.head("x.db").await.unwrap().unwrap().size, 5);
     store.delete("x.db").await.unwrap();
 }
+
+/// Yields its bytes and then never again (neither data nor EOF), like a stalled snapshot stream.
+struct StallsAfter(Noise);
+
+impl AsyncRead for StallsAfter {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        if self.0.left == 0 {
+            return std::task::Poll::Pending;
+        }
+        std::pin::Pin::new(&mut self.0).poll_read(cx, buf)
+    }
+}
+
+#[tokio::test]
+async fn a_cancelled_upload_is_aborted_in_the_background() {
+    let e = env();
+    let store = open(&location("cancelled")).await;
+    let client = raw_client().await;
+    let full_key = format!("live/{}-cancelled/cancelled.db", std::process::id());
+    let uploads = || async {
+        client
+            .list_multipart_uploads()
+            .bucket(&e.bucket)
+            .prefix(&full_key)
+            .send()
+            .await
+            .unwrap()
+            .uploads()
+            .len()
+    };
+    // Two parts' worth and a stall: the first part is uploaded, then the put waits forever.
+    let put = store.put(
+        "cancelled.db",
+        StallsAfter(noise(2 * PART_SIZE as u64, 5)),
+        |_| {},
+    );
+    let mut put = Box::pin(put);
+    let started = Instant::now();
+    loop {
+        tokio::select! {
+            r = &mut put => panic!("the put ended: {r:?}"),
+            _ = tokio::time::sleep(Duration::from_millis(200)) => {}
+        }
+        if uploads().await == 1 {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the upload never started"
+        );
+    }
+    drop(put); // cancel, as Ctrl-C or an aborted task would
+    let started = Instant::now();
+    while uploads().await != 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the multipart upload was left behind"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(store.head("cancelled.db").await.unwrap(), None);
+}
+
+/// A TCP proxy to the S3 server that cuts the connection once, after `cut_at` bytes went upstream
+/// in total (in the middle of a part), and then forwards faithfully. Returns its address and the
+/// number of cuts made.
+async fn flaky_proxy(
+    upstream: String,
+    cut_at: u64,
+) -> (
+    std::net::SocketAddr,
+    std::sync::Arc<std::sync::atomic::AtomicU32>,
+) {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+    use tokio::io::AsyncWriteExt;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let sent = Arc::new(AtomicU64::new(0));
+    let cuts = Arc::new(AtomicU32::new(0));
+    let cuts_out = cuts.clone();
+    tokio::spawn(async move {
+        loop {
+            let Ok((client, _)) = listener.accept().await else {
+                return;
+            };
+            let server = tokio::net::TcpStream::connect(&upstream).await.unwrap();
+            let (sent, cuts) = (sent.clone(), cuts.clone());
+            tokio::spawn(async move {
+                let (mut cr, mut cw) = client.into_split();
+                let (mut sr, mut sw) = server.into_split();
+                let up = async {
+                    let mut buf = vec![0u8; 64 * 1024];
+                    loop {
+                        let n = cr.read(&mut buf).await.unwrap_or(0);
+                        if n == 0 {
+                            return;
+                        }
+                        let total = sent.fetch_add(n as u64, Ordering::SeqCst) + n as u64;
+                        if total >= cut_at && cuts.fetch_add(1, Ordering::SeqCst) == 0 {
+                            return; // drop the connection mid-request
+                        }
+                        if total >= cut_at {
+                            cuts.fetch_sub(1, Ordering::SeqCst);
+                        }
+                        if sw.write_all(&buf[..n]).await.is_err() {
+                            return;
+                        }
+                    }
+                };
+                let down = async {
+                    let _ = tokio::io::copy(&mut sr, &mut cw).await;
+                };
+                tokio::select! { _ = up => {}, _ = down => {} }
+            });
+        }
+    });
+    (addr, cuts_out)
+}
+
+#[tokio::test]
+async fn a_connection_dropped_in_the_middle_of_a_part_is_retried_and_the_object_is_whole() {
+    let e = env();
+    let upstream = e.endpoint.trim_start_matches("http://").to_string();
+    let (proxy, cuts) = flaky_proxy(upstream, 12 * 1024 * 1024).await;
+    let loc = Location::parse(&format!(
+        "s3://{}/live/{}-flaky?endpoint=http://{proxy}",
+        e.bucket,
+        std::process::id()
+    ))
+    .unwrap();
+    let store = open(&loc).await;
+    let size = 3 * PART_SIZE as u64;
+    let want = sha_of(noise(size, 9)).await;
+    let stored = store.put("flaky.db", noise(size, 9), |_| {}).await.unwrap();
+    assert_eq!(
+        cuts.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "the proxy never cut"
+    );
+    assert_eq!((stored.bytes, stored.sha256_hex.clone()), want);
+    let (reader, _) = open(&location("flaky"))
+        .await
+        .get("flaky.db")
+        .await
+        .unwrap();
+    assert_eq!(sha_of(reader).await, want);
+    store.delete("flaky.db").await.unwrap();
+}

@@ -19,6 +19,9 @@ use tokio::io::{AsyncRead, BufReader, ReadBuf};
 /// Read buffer in front of the (de)compressors: large enough to keep them busy, small enough to ignore.
 const BUF: usize = 128 * 1024;
 
+/// Input per zstd worker job (zstd's minimum is 512 KiB).
+const ZSTD_JOB: u32 = 2 * 1024 * 1024;
+
 /// Length of the sha256 that etcd appends to the `Maintenance.Snapshot` stream.
 pub const SNAPSHOT_HASH_LEN: usize = 32;
 
@@ -112,7 +115,12 @@ where
         Compression::Zstd => Box::new(ZstdEncoder::with_quality_and_params(
             BufReader::with_capacity(BUF, reader),
             Level::Default,
-            &[CParameter::nb_workers(zstd_workers())],
+            &[
+                CParameter::nb_workers(zstd_workers()),
+                // zstd's default job is 4 windows (8 MiB at level 3) per worker, buffered twice;
+                // 2 MiB jobs keep the whole backup within its memory budget at the same ratio.
+                CParameter::job_size(ZSTD_JOB),
+            ],
         )),
     };
     boxed

@@ -224,6 +224,12 @@ pub fn restore_pod(d: &Desired, r: &RestoreSource, token: &str) -> Pod {
         command: Some(vec!["/usr/local/bin/kubectl-etcd".into()]),
         args: Some(args),
         env_from: creds.clone(),
+        // A failure's message is the container's last words: keep them free of backtraces.
+        env: Some(vec![EnvVar {
+            name: "RUST_BACKTRACE".into(),
+            value: Some("0".into()),
+            ..Default::default()
+        }]),
         volume_mounts: Some(vec![mount.clone()]),
         termination_message_policy: Some("FallbackToLogsOnError".into()),
         // The member volume belongs to the etcd container's user (root in etcd's images); the

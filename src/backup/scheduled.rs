@@ -263,6 +263,7 @@ async fn take_scheduled(
         credentials_secret: spec.credentials_secret.clone(),
         trigger: label::TRIGGER_SCHEDULE,
         taken_by: taken_by.to_string(),
+        member: None,
     };
     let record = take::create_record(ctx, cluster, &req, Timestamp::now())
         .await

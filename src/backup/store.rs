@@ -22,6 +22,10 @@
 //! the whole credential chain (IRSA web identity, ECS, IMDS, profiles, credential_process), has
 //! typed error codes for the messages below, and explicit multipart create/upload/complete/abort.
 //! Not enabled: `sso` (two more SDK crates to build; SSO users can export credentials first).
+//! Build cost, measured (clean debug build of the lib on the 2-core machine, 2026-12-01): the backup
+//! library adds 113 compile units, 622 unit-seconds against 1147 for everything before it; aws-sdk-s3
+//! alone is 213 s (generated code for every S3 operation), aws-smithy-http-client 43 s, zstd's C
+//! build 33 s, aws-sdk-sts 30 s, aws-config 23 s, croner's proc macros ~35 s.
 
 use std::fmt;
 use std::io;
@@ -289,8 +293,10 @@ impl fmt::Display for Location {
                 if let Some(r) = &s3.region {
                     query.push(format!("region={r}"));
                 }
-                if s3.path_style && !s3.endpoint.as_deref().is_some_and(implies_path_style) {
-                    query.push("pathStyle=true".into());
+                // Only what parsing would not infer from the endpoint.
+                let implied = s3.endpoint.as_deref().is_some_and(implies_path_style);
+                if s3.path_style != implied {
+                    query.push(format!("pathStyle={}", s3.path_style));
                 }
                 if !query.is_empty() {
                     write!(f, "?{}", query.join("&"))?;
@@ -550,7 +556,7 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error(
-        "S3 at {endpoint} refused the credentials for bucket {bucket} ({code}): check the access key and secret (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, the AWS profile, or the Secret named in the spec) and that they may use this bucket"
+        "no usable S3 credentials for bucket {bucket} at {endpoint} ({code}): check the access key and secret (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, the AWS profile, IRSA, or the Secret named in the spec) and that they may use this bucket"
     )]
     Credentials {
         bucket: String,
@@ -877,6 +883,7 @@ async fn put_file<R: AsyncRead + Unpin>(
             .map_err(|e| store.file_error(&partial, "create", e))?;
         let mut sha = Sha256::default();
         let mut buf = vec![0u8; FILE_BUF];
+        let mut written = 0u64;
         loop {
             let n = body.read(&mut buf).await.map_err(|e| StoreError::Io {
                 what: format!("reading the data to store at {} failed", store.url(key)),
@@ -889,7 +896,8 @@ async fn put_file<R: AsyncRead + Unpin>(
                 .await
                 .map_err(|e| store.file_error(&partial, "write", e))?;
             sha.update(&buf[..n]);
-            progress(sha.finish().0);
+            written += n as u64;
+            progress(written);
         }
         file.flush()
             .await
@@ -995,12 +1003,13 @@ impl S3Backend {
                 .find_map(|v| std::env::var(v).ok().filter(|s| !s.is_empty()));
             let chain = RegionProviderChain::first_try(loc.region.clone().map(Region::new))
                 .or_else(env_region.map(Region::new));
-            // A custom endpoint does not care about the region: skip the profile/IMDS lookups
-            // (IMDS alone costs seconds off EC2).
+            // A custom endpoint does not care about the region: skip the profile lookup. Not
+            // `or_default_provider()`: its IMDS step is built without our HTTP client and panics
+            // ("a http_client is required") wherever no region is set — seen in a restore pod.
             let chain = if endpoint.is_some() {
                 chain
             } else {
-                chain.or_default_provider()
+                chain.or_else(aws_config::profile::ProfileFileRegionProvider::builder().build())
             };
             chain.or_else(Region::new("us-east-1"))
         };
@@ -1124,12 +1133,36 @@ impl S3Backend {
                     | "InvalidToken"
                     | "ExpiredToken"
                     | "TokenRefreshRequired"
-                    | "InvalidSecurity"
-                    | "AuthorizationHeaderMalformed" => StoreError::Credentials {
+                    | "InvalidSecurity" => StoreError::Credentials {
                         bucket: self.bucket.clone(),
                         endpoint: self.endpoint.clone(),
                         code,
                     },
+                    // The bucket lives in another region than the one requests are signed for.
+                    "PermanentRedirect"
+                    | "AuthorizationHeaderMalformed"
+                    | "IllegalLocationConstraintException" => {
+                        let region = s
+                            .raw()
+                            .headers()
+                            .get("x-amz-bucket-region")
+                            .map(str::to_string)
+                            .unwrap_or_else(|| "REGION".into());
+                        StoreError::Other {
+                            what,
+                            detail: format!(
+                                "bucket {} is in another region ({code}{}); add ?region={region} to the URL or set AWS_REGION={region}",
+                                self.bucket,
+                                if message.is_empty() {
+                                    String::new()
+                                } else {
+                                    format!(": {message}")
+                                }
+                            ),
+                            transient: false,
+                            source: None,
+                        }
+                    }
                     "NoSuchBucket" => StoreError::NoSuchBucket {
                         bucket: self.bucket.clone(),
                         endpoint: self.endpoint.clone(),
@@ -1643,6 +1676,7 @@ mod tests {
             "s3://b/p?endpoint=http://10.250.0.1:18333&region=us-east-1",
             "s3://b/p?pathStyle=true",
             "s3://b/p?endpoint=https://s3.amazonaws.com&pathStyle=true",
+            "s3://b/p?endpoint=https://minio.example.com&pathStyle=false",
             "file:///var/backups/etcd",
             "pvc://etcd-backups",
             "pvc://etcd-backups/demo/daily",
@@ -1950,6 +1984,73 @@ mod tests {
         assert_eq!(read_part(&mut r).await.unwrap().len(), PART_SIZE);
         assert_eq!(read_part(&mut r).await.unwrap().len(), 10);
         assert!(read_part(&mut r).await.unwrap().is_empty());
+    }
+
+    #[test]
+    fn random_urls_never_panic_and_what_parses_prints_back_to_itself() {
+        const TOKENS: [&str; 26] = [
+            "s3://",
+            "file://",
+            "pvc://",
+            "/",
+            "a",
+            "B",
+            "..",
+            ".",
+            "?",
+            "&",
+            "=",
+            "endpoint",
+            "region",
+            "pathStyle",
+            "true",
+            "false",
+            "http://",
+            "https://",
+            "@",
+            ":",
+            "1",
+            "é",
+            " ",
+            "%",
+            "localhost",
+            "-",
+        ];
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut parsed = 0;
+        for _ in 0..30_000 {
+            let len = 1 + next() % 10;
+            // Mostly a scheme first, so that many parse and the round trip is exercised.
+            let first = next() % 4;
+            let url: String = (0..len)
+                .map(|i| {
+                    TOKENS[((if i == 0 { first } else { next() }) % TOKENS.len() as u64) as usize]
+                })
+                .collect();
+            let Ok(loc) = Location::parse(&url) else {
+                continue;
+            };
+            parsed += 1;
+            let shown = loc.to_string();
+            assert_eq!(
+                Location::parse(&shown).as_ref(),
+                Ok(&loc),
+                "{url:?} → {shown:?}"
+            );
+            if let Ok((dir, key)) = Location::parse_object(&url) {
+                assert_eq!(dir.object_url(&key), shown, "{url:?}");
+            }
+        }
+        assert!(
+            parsed > 1000,
+            "only {parsed} random URLs parsed: the generator tests little"
+        );
     }
 
     #[test]

@@ -133,12 +133,9 @@ pub struct Taken {
 /// trailing hash does not check out fails the upload, which the store then aborts.
 pub async fn stream_snapshot(
     ctx: &Context,
-    d: &Desired,
-    o: &Observed,
+    (d, o): (&Desired, &Observed),
     source: &Source,
-    store: &Store,
-    key: &str,
-    compression: Compression,
+    (store, key, compression): (&Store, &str, Compression),
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<(Keyspace, super::store::Stored, u64), BackupError> {
     let ip = o.pods.get(&source.ordinal).and_then(|p| p.ip.clone());
@@ -178,6 +175,34 @@ pub struct Request {
     pub trigger: &'static str,
     /// Who takes it (`cli/<host>/<pid>`, `operator/<pod>`), recorded in status.
     pub taken_by: String,
+    /// Snapshot this member (ordinal) rather than the one `choose_source` picks (`recover
+    /// --from-member`).
+    pub member: Option<u32>,
+}
+
+/// The member at `ordinal` as a snapshot source, if it answers its status (no quorum needed).
+pub async fn source_at(
+    ctx: &Context,
+    d: &Desired,
+    o: &Observed,
+    ordinal: u32,
+) -> Result<Source, BackupError> {
+    let ip = o.pods.get(&ordinal).and_then(|p| p.ip.clone());
+    let mut client = ctx
+        .connect(d, ordinal, ip.as_deref())
+        .await
+        .map_err(|e| BackupError::Etcd(Box::new(e)))?;
+    let st = client
+        .status()
+        .await
+        .map_err(|e| BackupError::Etcd(Box::new(e)))?;
+    Ok(Source {
+        ordinal,
+        member: objects::pod_name(&d.name, ordinal),
+        raft_index: st.raft_index,
+        version: st.version,
+        quorum: false,
+    })
 }
 
 fn backup_api(ctx: &Context, ns: &str) -> Api<EtcdBackup> {
@@ -271,7 +296,10 @@ pub async fn execute(
         let observed = crate::engine::observe(ctx, d)
             .await
             .map_err(|e| BackupError::Kube(Box::new(e)))?;
-        let source = choose_source(d, &observed).map_err(BackupError::NoSource)?;
+        let source = match req.member {
+            Some(ordinal) => source_at(ctx, d, &observed, ordinal).await?,
+            None => choose_source(d, &observed).map_err(BackupError::NoSource)?,
+        };
         let cluster_id = match &observed.etcd {
             EtcdView::Reached(c) => c.cluster_id,
             _ => 0,
@@ -292,12 +320,9 @@ pub async fn execute(
         let key = object_key(&d.namespace, &d.name, started, revision, req.compression);
         let (keyspace, stored, snapshot_bytes) = stream_snapshot(
             ctx,
-            d,
-            &observed,
+            (d, &observed),
             &source,
-            store,
-            &key,
-            req.compression,
+            (store, &key, req.compression),
             progress,
         )
         .await?;

@@ -1,16 +1,15 @@
-//! The command line: global flags, the verb enum, and the flags verbs share.
+//! The command line: the verb enum.
 //!
-//! Help text lives in the doc comments here (an example per verb); each verb's own flags live
-//! next to its code in `verbs/`. Adding a verb is a variant below and a line in `cli::run`.
+//! Help text lives in the doc comments here (an example per verb); the global flags and the
+//! flags verbs share live in `flags`, each verb's own flags next to its code in `verbs/`. Adding
+//! a verb is a variant below and a line in `cli::run`.
 
-use std::time::Duration;
+use clap::{Parser, Subcommand};
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
-
+use super::flags::Global;
 use super::generate;
-use super::output::Format;
 use super::verbs::{
-    backup, create, delete, install, operate, reconcile, restore, scale, status, upgrade,
+    backup, create, delete, install, operate, reconcile, recover, restore, scale, status, upgrade,
 };
 
 /// kubectl etcd — create, scale, inspect and operate etcd clusters on Kubernetes.
@@ -24,47 +23,6 @@ pub struct Cli {
     pub global: Global,
     #[command(subcommand)]
     pub verb: Verb,
-}
-
-#[derive(Args, Debug, Clone)]
-pub struct Global {
-    /// Namespace of the cluster (default: the kubeconfig context's namespace, else "default").
-    #[arg(short = 'n', long, global = true, env = "KUBECTL_ETCD_NAMESPACE")]
-    pub namespace: Option<String>,
-    /// kubeconfig context to use.
-    #[arg(long, global = true)]
-    pub context: Option<String>,
-    /// Path of the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).
-    #[arg(long, global = true)]
-    pub kubeconfig: Option<std::path::PathBuf>,
-    /// Output format of results on stdout.
-    #[arg(short = 'o', long, global = true, value_enum, default_value_t = Format::Table)]
-    pub output: Format,
-    /// More log output on stderr (-v info, -vv debug).
-    #[arg(short = 'v', long, global = true, action = clap::ArgAction::Count)]
-    pub verbose: u8,
-    /// Log format on stderr.
-    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
-    pub log_format: LogFormat,
-}
-
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LogFormat {
-    Text,
-    Json,
-}
-
-#[derive(Args, Debug, Clone)]
-pub struct WaitFlags {
-    /// Return once the intent is written, without waiting for convergence.
-    #[arg(long)]
-    pub no_wait: bool,
-    /// Give up waiting after this long (e.g. 90s, 5m). The cluster keeps converging.
-    #[arg(long, default_value = "5m", value_parser = parse_duration)]
-    pub timeout: Duration,
-    /// Print the steps the engine would take and the objects it would write; change nothing.
-    #[arg(long)]
-    pub dry_run: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -93,6 +51,12 @@ pub enum Verb {
     /// Examples: kubectl etcd restore demo2 --latest-of demo; kubectl etcd restore demo2 --from-backup demo-20261201101500;
     /// kubectl etcd restore demo2 --from s3://backups/etcd/default-demo-20261201T101500Z-r42.db.zst
     Restore(restore::Args),
+    /// Rebuild a cluster that lost quorum from its best surviving member (or a backup).
+    ///
+    /// Shows what survives and what is at stake; changes nothing without --yes.
+    /// Examples: kubectl etcd recover demo --dry-run; kubectl etcd recover demo --yes;
+    /// kubectl etcd recover demo --from-member demo-2 --yes; kubectl etcd recover demo --from-backup demo-20261201101500 --yes
+    Recover(recover::Args),
     /// Tools the restore pods run inside the cluster.
     #[command(hide = true)]
     Snapshot {
@@ -139,46 +103,11 @@ impl Verb {
     }
 }
 
-/// Image of the operator Deployment unless --image says otherwise.
-pub const DEFAULT_OPERATOR_IMAGE: &str = concat!(
-    "ghcr.io/kubectl-etcd/kubectl-etcd:",
-    env!("CARGO_PKG_VERSION")
-);
-
-/// "90s", "5m", "1h", "1500ms" or plain seconds.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("{s:?} is not a duration; use e.g. 90s, 5m or 1h"))?;
-    match unit {
-        "" | "s" => Ok(Duration::from_secs(n)),
-        "ms" => Ok(Duration::from_millis(n)),
-        "m" => Ok(Duration::from_secs(n * 60)),
-        "h" => Ok(Duration::from_secs(n * 3600)),
-        _ => Err(format!("{s:?} has an unknown unit; use s, m or h")),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cli::Format;
     use clap::CommandFactory;
-
-    #[test]
-    fn durations_parse_with_units() {
-        assert_eq!(parse_duration("90s").unwrap(), Duration::from_secs(90));
-        assert_eq!(parse_duration("5m").unwrap(), Duration::from_secs(300));
-        assert_eq!(parse_duration("2").unwrap(), Duration::from_secs(2));
-        assert_eq!(
-            parse_duration("1500ms").unwrap(),
-            Duration::from_millis(1500)
-        );
-        assert!(parse_duration("soon").is_err());
-        assert!(parse_duration("5d").is_err());
-    }
 
     #[test]
     fn the_command_line_is_well_formed() {

@@ -119,15 +119,12 @@ pub fn human_bytes(n: i64) -> String {
     format!("{n} B")
 }
 
-/// etcd's default backend quota.
-const DEFAULT_QUOTA: i64 = 2 << 30;
-
 fn quota_of(c: &EtcdCluster) -> i64 {
     c.spec
         .etcd
         .quota_backend_bytes
         .filter(|q| *q > 0)
-        .unwrap_or(DEFAULT_QUOTA)
+        .unwrap_or(crate::model::DEFAULT_QUOTA_BYTES)
 }
 
 fn role(m: &MemberStatus) -> &'static str {
@@ -191,6 +188,11 @@ pub fn print_status(format: Format, c: &EtcdCluster, pass: Option<&Pass>) -> Res
     if format != Format::Table {
         return print_value(format, &status_doc(c, pass));
     }
+    print_raw(&status_table(c, pass))
+}
+
+/// The tables of `status NAME`: the summary, a row per member, the conditions.
+fn status_table(c: &EtcdCluster, pass: Option<&Pass>) -> String {
     let st = pass
         .map(|p| p.status.clone())
         .or_else(|| c.status.clone())
@@ -292,7 +294,7 @@ pub fn print_status(format: Format, c: &EtcdCluster, pass: Option<&Pass>) -> Res
         }
         out.push_str(&t.to_string());
     }
-    print_raw(&out)
+    out
 }
 
 /// `status` without a name: one row per cluster.
@@ -371,58 +373,6 @@ pub fn print_dry_run(
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sizes_are_human() {
-        assert_eq!(human_bytes(512), "512 B");
-        assert_eq!(human_bytes(20480), "20.0 KiB");
-        assert_eq!(human_bytes(2 << 30), "2.0 GiB");
-    }
-
-    #[test]
-    fn status_table_shows_every_member_with_role_and_quota() {
-        let mut c = EtcdCluster::new(
-            "demo",
-            crate::api::EtcdClusterSpec {
-                replicas: 3,
-                version: "3.5.16".into(),
-                ..Default::default()
-            },
-        );
-        c.metadata.namespace = Some("ns".into());
-        let st = crate::api::EtcdClusterStatus {
-            members: vec![
-                MemberStatus {
-                    name: "demo-0".into(),
-                    id: "00000000000000aa".into(),
-                    leader: true,
-                    healthy: true,
-                    db_size: Some(1 << 20),
-                    raft_index: Some(9),
-                    ..Default::default()
-                },
-                MemberStatus {
-                    name: "demo-1".into(),
-                    id: "00000000000000bb".into(),
-                    learner: true,
-                    healthy: false,
-                    error: Some("timeout".into()),
-                    ..Default::default()
-                },
-            ],
-            ..Default::default()
-        };
-        c.status = Some(st);
-        let doc = status_doc(&c, None);
-        assert_eq!(doc["status"]["members"][0]["name"], "demo-0");
-        assert_eq!(role(&c.status.as_ref().unwrap().members[1]), "learner");
-        assert_eq!(quota_of(&c), 2 << 30);
-    }
-}
-
 /// Backups as a table (name, phase, size, revision, age, verified, where) or as the records.
 pub fn print_backups(format: Format, list: &[EtcdBackup]) -> Result<(), Error> {
     if format != Format::Table {
@@ -496,5 +446,74 @@ fn human_age(secs: i64) -> String {
         s if s < 7200 => format!("{}m", s / 60),
         s if s < 172_800 => format!("{}h", s / 3600),
         s => format!("{}d", s / 86400),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_are_human() {
+        assert_eq!(human_bytes(512), "512 B");
+        assert_eq!(human_bytes(20480), "20.0 KiB");
+        assert_eq!(human_bytes(2 << 30), "2.0 GiB");
+    }
+
+    #[test]
+    fn status_table_shows_every_member_with_role_and_quota() {
+        let mut c = EtcdCluster::new(
+            "demo",
+            crate::api::EtcdClusterSpec {
+                replicas: 3,
+                version: "3.5.16".into(),
+                ..Default::default()
+            },
+        );
+        c.metadata.namespace = Some("ns".into());
+        let st = crate::api::EtcdClusterStatus {
+            members: vec![
+                MemberStatus {
+                    name: "demo-0".into(),
+                    id: "00000000000000aa".into(),
+                    leader: true,
+                    healthy: true,
+                    db_size: Some(1 << 20),
+                    raft_index: Some(9),
+                    ..Default::default()
+                },
+                MemberStatus {
+                    name: "demo-1".into(),
+                    id: "00000000000000bb".into(),
+                    learner: true,
+                    healthy: false,
+                    error: Some("timeout".into()),
+                    ..Default::default()
+                },
+            ],
+            ..Default::default()
+        };
+        c.status = Some(st);
+        let doc = status_doc(&c, None);
+        assert_eq!(doc["status"]["members"][0]["name"], "demo-0");
+        assert_eq!(role(&c.status.as_ref().unwrap().members[1]), "learner");
+        assert_eq!(quota_of(&c), 2 << 30);
+        let table = status_table(&c, None);
+        let row = |member: &str| {
+            table
+                .lines()
+                .find(|l| l.contains(member) && l.contains("0000000000"))
+                .unwrap_or_else(|| panic!("no row of {member} in\n{table}"))
+        };
+        let leader = row("demo-0");
+        assert!(
+            leader.contains("leader") && leader.contains("1.0 MiB / 2.0 GiB (0.0%)"),
+            "{leader}"
+        );
+        let learner = row("demo-1");
+        assert!(
+            learner.contains("learner") && learner.contains("unhealthy: timeout"),
+            "{learner}"
+        );
     }
 }

@@ -6,6 +6,8 @@
 mod act;
 mod observe;
 pub mod policy;
+#[cfg(test)]
+mod scripted;
 
 use std::time::Duration;
 
@@ -176,7 +178,10 @@ pub async fn reconcile_once(
             release(ctx, cluster).await?;
         }
         let desired = model::validate(cluster).unwrap_or_else(|_| Desired::named(&name, &ns));
-        let status = cluster.status.clone().unwrap_or_default();
+        // What `status` shows of a cluster being deleted (never written: the object is on its
+        // way out once its finalizer is released).
+        let mut status = cluster.status.clone().unwrap_or_default();
+        status.phase = Some(Phase::Deleting);
         return Ok(Pass {
             desired,
             observed: Observed::default(),
@@ -226,7 +231,27 @@ pub async fn reconcile_once(
     let mut outcome = Outcome::Unchanged;
     if mode == Mode::Act && step.is_change() {
         tracing::info!(cluster = %name, namespace = %ns, step = %step, "acting");
-        match act::act(ctx, &desired, &observed, &step).await? {
+        let done = match act::act(ctx, &desired, &observed, &step).await {
+            Ok(done) => done,
+            Err(e) => {
+                // Status must not freeze on a failing step: say what failed, then fail.
+                let mut status = plan::derive_status(
+                    &desired,
+                    &observed,
+                    &step,
+                    cluster.status.as_ref(),
+                    jiff::Timestamp::now(),
+                );
+                status.message = Some(format!("{step} failed: {}", e.report()));
+                if cluster.status.as_ref() != Some(&status)
+                    && let Err(w) = write_status(&api, &name, &ns, &status).await
+                {
+                    tracing::warn!(cluster = %name, namespace = %ns, "{}", w.report());
+                }
+                return Err(e);
+            }
+        };
+        match done {
             act::Done::Changed => outcome = Outcome::Acted,
             act::Done::NotYet(why) => {
                 tracing::info!(cluster = %name, namespace = %ns, step = %step, "etcd said not yet: {why}");

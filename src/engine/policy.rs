@@ -8,9 +8,9 @@
 use std::time::Duration;
 
 use super::{Outcome, Pass};
-use crate::api::Reason;
 use crate::error::Error;
-use crate::plan::Step;
+use crate::model::EtcdView;
+use crate::plan::{self, Step};
 
 /// What comes after a pass.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -109,15 +109,20 @@ pub enum Trouble {
     Silent,
 }
 
-/// Whether a pass that chose `step` is trouble for `status`: a hold, or a formed cluster none of
-/// whose members answers. Anything else — converging, waiting, paused — is not.
-pub fn trouble(step: &Step) -> Option<Trouble> {
-    match step {
+/// Whether a pass is trouble for `status`: a hold, or a cluster that was formed but none of
+/// whose members answers (whatever the engine would do next about it). Anything else —
+/// converging, waiting, paused — is not.
+pub fn trouble(pass: &Pass) -> Option<Trouble> {
+    match &pass.step {
         Step::Hold { message, .. } => Some(Trouble::Held(message.clone())),
-        Step::Wait {
-            reason: Reason::EtcdUnreachable,
-            ..
-        } => Some(Trouble::Silent),
+        _ if plan::formed(&pass.observed)
+            && matches!(
+                pass.observed.etcd,
+                EtcdView::NotQueried | EtcdView::Unreachable { .. }
+            ) =>
+        {
+            Some(Trouble::Silent)
+        }
         _ => None,
     }
 }
@@ -125,6 +130,8 @@ pub fn trouble(step: &Step) -> Option<Trouble> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::Reason;
+    use crate::model::Observed;
 
     fn wait() -> Step {
         Step::Wait {
@@ -161,6 +168,7 @@ mod tests {
     fn every_hold_is_held_whatever_its_reason() {
         for reason in [
             Reason::QuorumAtRisk,
+            Reason::QuorumLost,
             Reason::ClusterIdMismatch,
             Reason::StrandedMember,
         ] {
@@ -205,24 +213,40 @@ mod tests {
     }
 
     #[test]
-    fn status_reports_holds_and_silent_clusters_as_trouble_and_nothing_else() {
+    fn status_reports_holds_and_silent_formed_clusters_as_trouble_and_nothing_else() {
+        let d = crate::fixtures::cluster("demo").desired();
+        let pass = |step: Step, observed: Observed| Pass {
+            status: Default::default(),
+            desired: d.clone(),
+            observed,
+            step,
+            outcome: Outcome::Unchanged,
+        };
         assert_eq!(
-            trouble(&hold(Reason::QuorumAtRisk)),
+            trouble(&pass(hold(Reason::QuorumAtRisk), Observed::default())),
             Some(Trouble::Held("2 of 3 down".into()))
         );
-        let silent = Step::Wait {
-            reason: Reason::EtcdUnreachable,
-            message: "no member answered: refused".into(),
+        let mut formed = Observed {
+            config: Some(crate::objects::bootstrap_config(&d, 3)),
+            ..Default::default()
         };
-        assert_eq!(trouble(&silent), Some(Trouble::Silent));
-        for fine in [
-            wait(),
-            Step::Idle,
-            Step::Paused,
-            Step::ApplySupportingObjects,
-        ] {
-            assert_eq!(trouble(&fine), None, "{fine}");
-        }
+        assert_eq!(
+            trouble(&pass(wait(), formed.clone())),
+            None,
+            "not formed yet: starting, not trouble"
+        );
+        formed.config.as_mut().unwrap().insert(
+            crate::objects::config_key::INITIAL_CLUSTER_STATE.into(),
+            crate::objects::STATE_EXISTING.into(),
+        );
+        // Silent whatever the next step: even while the engine brings members back.
+        let resize = Step::ResizeStatefulSet { from: 0, to: 3 };
+        assert_eq!(
+            trouble(&pass(resize, formed.clone())),
+            Some(Trouble::Silent)
+        );
+        formed.etcd = EtcdView::Reached(Default::default());
+        assert_eq!(trouble(&pass(Step::Idle, formed)), None);
     }
 
     #[test]

@@ -1,24 +1,38 @@
-//! Operator metrics in the Prometheus text format, and the tiny HTTP server that serves them with
-//! the health probes.
+//! Operator metrics (the official Prometheus client, typed families) and the HTTP server
+//! (hyper) that serves them with the health probes.
 //!
-//! May touch: a TCP listener. The server reads the request line only (method and path); every
-//! response closes the connection, which is all Prometheus and the kubelet need.
+//! May touch: a TCP listener. Label sets are bounded: `result` and `phase` take a fixed set of
+//! values, the per-cluster gauges one label set per EtcdCluster, dropped when it is deleted.
 //!
-//! - `/metrics`: the counters below.
+//! - `/metrics`: the families below, in the Prometheus text format 0.0.4.
 //! - `/healthz`: 200 while the process runs (liveness).
 //! - `/readyz`: 200 once leader election has reached the API server once — as the leader running
 //!   the controller, or as a standby replica waiting for the Lease. A standby is ready so that a
 //!   rollout of a two-replica Deployment proceeds; 503 before that first answer.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
+use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use http_body_util::Full;
+use hyper::body::Bytes;
+use hyper::header::{CONNECTION, CONTENT_TYPE, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue, LabelValueEncoder};
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::{Registry, Unit};
+use tokio::net::TcpListener;
 
 use crate::api::Phase;
+use crate::engine::Pass;
+use crate::model::{DEFAULT_QUOTA_BYTES, EtcdView};
 
 /// Upper bounds (seconds) of the reconcile-duration histogram buckets.
 const BUCKETS: [f64; 8] = [0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
@@ -35,7 +49,7 @@ const PHASES: [Phase; 8] = [
 ];
 
 /// How one reconcile pass ended, the `result` label.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum PassResult {
     Acted,
     Unchanged,
@@ -60,172 +74,281 @@ impl PassResult {
     }
 }
 
-#[derive(Default)]
-struct Inner {
-    reconciles: BTreeMap<PassResult, u64>,
-    errors: u64,
-    /// Cumulative counts per bucket of `BUCKETS`.
-    buckets: [u64; BUCKETS.len()],
-    duration_sum: f64,
-    duration_count: u64,
-    /// Last phase per cluster, keyed `namespace/name`.
-    phases: BTreeMap<String, Option<Phase>>,
-    leader: bool,
-    ready: bool,
+impl EncodeLabelValue for PassResult {
+    fn encode(&self, encoder: &mut LabelValueEncoder) -> Result<(), std::fmt::Error> {
+        EncodeLabelValue::encode(&self.label(), encoder)
+    }
 }
 
-/// The operator's counters; shared by the controller and the HTTP server.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct ResultLabel {
+    result: PassResult,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct PhaseLabel {
+    phase: String,
+}
+
+/// One EtcdCluster.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub struct ClusterLabels {
+    pub namespace: String,
+    pub name: String,
+}
+
+/// What the per-cluster gauges remember between passes.
 #[derive(Default)]
+struct Seen {
+    phase: Option<Phase>,
+    leader: Option<u64>,
+}
+
+/// The operator's metrics; shared by the controller and the HTTP server.
 pub struct Metrics {
-    inner: Mutex<Inner>,
+    registry: Registry,
+    reconciles: Family<ResultLabel, Counter>,
+    errors: Counter,
+    duration: Histogram,
+    clusters: Family<PhaseLabel, Gauge>,
+    leader: Gauge,
+    voters: Family<ClusterLabels, Gauge>,
+    healthy_voters: Family<ClusterLabels, Gauge>,
+    learners: Family<ClusterLabels, Gauge>,
+    leader_changes: Family<ClusterLabels, Counter>,
+    db_size: Family<ClusterLabels, Gauge>,
+    db_quota: Family<ClusterLabels, Gauge>,
+    seen: Mutex<HashMap<ClusterLabels, Seen>>,
+    ready: AtomicBool,
+}
+
+impl Default for Metrics {
+    fn default() -> Metrics {
+        let mut registry = Registry::with_prefix("kubectl_etcd");
+        let reconciles = Family::<ResultLabel, Counter>::default();
+        registry.register(
+            "reconciles",
+            "Reconcile passes by result",
+            reconciles.clone(),
+        );
+        let errors = Counter::default();
+        registry.register(
+            "reconcile_errors",
+            "Reconcile passes that failed",
+            errors.clone(),
+        );
+        let duration = Histogram::new(BUCKETS);
+        registry.register_with_unit(
+            "reconcile_duration",
+            "Duration of one reconcile pass",
+            Unit::Seconds,
+            duration.clone(),
+        );
+        let clusters = Family::<PhaseLabel, Gauge>::default();
+        registry.register(
+            "clusters",
+            "EtcdClusters by the phase of their last status",
+            clusters.clone(),
+        );
+        let leader = Gauge::default();
+        registry.register(
+            "leader",
+            "1 when this replica holds the leader lease and runs the controller",
+            leader.clone(),
+        );
+        let mut per_cluster = |name: &str, help: &str| {
+            let f = Family::<ClusterLabels, Gauge>::default();
+            registry.register(name, help, f.clone());
+            f
+        };
+        let voters = per_cluster("voters", "Voting members of the cluster");
+        let healthy_voters = per_cluster("healthy_voters", "Voting members that answer healthy");
+        let learners = per_cluster("learners", "Non-voting members (learners) of the cluster");
+        let db_size = per_cluster(
+            "db_size_bytes",
+            "Largest backend database among the members, in bytes",
+        );
+        let db_quota = per_cluster(
+            "db_quota_bytes",
+            "The backend quota (--quota-backend-bytes) of the cluster, in bytes",
+        );
+        let leader_changes = Family::<ClusterLabels, Counter>::default();
+        registry.register(
+            "leader_changes",
+            "Changes of the etcd leader this operator observed",
+            leader_changes.clone(),
+        );
+        // Every fixed label value from the start, so alerts need no `absent()`.
+        for r in PassResult::ALL {
+            drop(reconciles.get_or_create(&ResultLabel { result: r }));
+        }
+        for p in PHASES {
+            drop(clusters.get_or_create(&PhaseLabel {
+                phase: p.to_string(),
+            }));
+        }
+        Metrics {
+            registry,
+            reconciles,
+            errors,
+            duration,
+            clusters,
+            leader,
+            voters,
+            healthy_voters,
+            learners,
+            leader_changes,
+            db_size,
+            db_quota,
+            seen: Mutex::default(),
+            ready: AtomicBool::new(false),
+        }
+    }
 }
 
 impl Metrics {
-    fn with<T>(&self, f: impl FnOnce(&mut Inner) -> T) -> T {
-        // A panic while holding the lock leaves plain counters behind: keep serving them.
-        let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        f(&mut g)
+    fn seen<T>(&self, f: impl FnOnce(&mut HashMap<ClusterLabels, Seen>) -> T) -> T {
+        // A panic while holding the lock leaves plain values behind: keep serving them.
+        f(&mut self.seen.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
     /// Counts one pass and its duration.
     pub fn pass(&self, result: PassResult, took: Duration) {
-        let secs = took.as_secs_f64();
-        self.with(|m| {
-            *m.reconciles.entry(result).or_default() += 1;
-            if result == PassResult::Error {
-                m.errors += 1;
+        self.reconciles.get_or_create(&ResultLabel { result }).inc();
+        if result == PassResult::Error {
+            self.errors.inc();
+        }
+        self.duration.observe(took.as_secs_f64());
+    }
+
+    /// Records what a pass over `cluster` saw: its phase and the per-cluster gauges.
+    pub fn observed(&self, cluster: &ClusterLabels, pass: &Pass) {
+        self.phase(cluster, pass.status.phase);
+        let EtcdView::Reached(c) = &pass.observed.etcd else {
+            self.healthy_voters.get_or_create(cluster).set(0);
+            return;
+        };
+        let count = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
+        self.voters
+            .get_or_create(cluster)
+            .set(count(c.voters().count()));
+        self.healthy_voters
+            .get_or_create(cluster)
+            .set(count(c.voters().filter(|m| m.healthy).count()));
+        self.learners
+            .get_or_create(cluster)
+            .set(count(c.learners().count()));
+        let db = c
+            .members
+            .iter()
+            .filter_map(|m| m.status.as_ref().map(|s| s.db_size))
+            .max()
+            .unwrap_or(0);
+        self.db_size.get_or_create(cluster).set(db);
+        let quota = pass
+            .desired
+            .quota_backend_bytes
+            .filter(|q| *q > 0)
+            .unwrap_or(DEFAULT_QUOTA_BYTES);
+        self.db_quota.get_or_create(cluster).set(quota);
+        let changed = self.seen(|m| {
+            let seen = m.entry(cluster.clone()).or_default();
+            let changed = seen.leader.is_some() && c.leader.is_some() && seen.leader != c.leader;
+            if c.leader.is_some() {
+                seen.leader = c.leader;
             }
-            for (i, le) in BUCKETS.iter().enumerate() {
-                if secs <= *le {
-                    m.buckets[i] += 1;
-                }
-            }
-            m.duration_sum += secs;
-            m.duration_count += 1;
+            changed
         });
+        let changes = self.leader_changes.get_or_create(cluster);
+        if changed {
+            changes.inc();
+        }
     }
 
     /// Records the phase a cluster's status reports now.
-    pub fn phase(&self, cluster: &str, phase: Option<Phase>) {
-        self.with(|m| m.phases.insert(cluster.to_string(), phase));
+    pub fn phase(&self, cluster: &ClusterLabels, phase: Option<Phase>) {
+        self.seen(|m| m.entry(cluster.clone()).or_default().phase = phase);
+        self.count_phases();
     }
 
-    /// Forgets a deleted cluster.
-    pub fn forget(&self, cluster: &str) {
-        self.with(|m| m.phases.remove(cluster));
+    /// Forgets a deleted cluster (its label sets go, so they stay bounded).
+    pub fn forget(&self, cluster: &ClusterLabels) {
+        self.seen(|m| m.remove(cluster));
+        for f in [
+            &self.voters,
+            &self.healthy_voters,
+            &self.learners,
+            &self.db_size,
+            &self.db_quota,
+        ] {
+            f.remove(cluster);
+        }
+        self.leader_changes.remove(cluster);
+        self.count_phases();
+    }
+
+    fn count_phases(&self) {
+        let counts =
+            self.seen(|m| PHASES.map(|p| m.values().filter(|s| s.phase == Some(p)).count()));
+        for (p, n) in PHASES.iter().zip(counts) {
+            self.clusters
+                .get_or_create(&PhaseLabel {
+                    phase: p.to_string(),
+                })
+                .set(i64::try_from(n).unwrap_or(i64::MAX));
+        }
     }
 
     pub fn set_leader(&self, leader: bool) {
-        self.with(|m| m.leader = leader);
+        self.leader.set(i64::from(leader));
     }
 
     pub fn set_ready(&self, ready: bool) {
-        self.with(|m| m.ready = ready);
+        self.ready.store(ready, Ordering::Relaxed);
     }
 
     pub fn ready(&self) -> bool {
-        self.with(|m| m.ready)
+        self.ready.load(Ordering::Relaxed)
     }
 
     /// The Prometheus text exposition (format 0.0.4).
     pub fn render(&self) -> String {
-        use std::fmt::Write;
-        self.with(|m| {
-            let mut s = String::new();
-            // Writing to a String cannot fail.
-            let mut w = |line: String| {
-                let _ = writeln!(s, "{line}");
-            };
-            w("# HELP kubectl_etcd_reconciles_total Reconcile passes by result.".into());
-            w("# TYPE kubectl_etcd_reconciles_total counter".into());
-            for r in PassResult::ALL {
-                w(format!("kubectl_etcd_reconciles_total{{result=\"{}\"}} {}", r.label(), m.reconciles.get(&r).copied().unwrap_or(0)));
-            }
-            w("# HELP kubectl_etcd_reconcile_errors_total Reconcile passes that failed.".into());
-            w("# TYPE kubectl_etcd_reconcile_errors_total counter".into());
-            w(format!("kubectl_etcd_reconcile_errors_total {}", m.errors));
-            w("# HELP kubectl_etcd_reconcile_duration_seconds Duration of one reconcile pass.".into());
-            w("# TYPE kubectl_etcd_reconcile_duration_seconds histogram".into());
-            for (le, n) in BUCKETS.iter().zip(m.buckets) {
-                w(format!("kubectl_etcd_reconcile_duration_seconds_bucket{{le=\"{le}\"}} {n}"));
-            }
-            w(format!("kubectl_etcd_reconcile_duration_seconds_bucket{{le=\"+Inf\"}} {}", m.duration_count));
-            w(format!("kubectl_etcd_reconcile_duration_seconds_sum {}", m.duration_sum));
-            w(format!("kubectl_etcd_reconcile_duration_seconds_count {}", m.duration_count));
-            w("# HELP kubectl_etcd_clusters EtcdClusters by the phase of their last status.".into());
-            w("# TYPE kubectl_etcd_clusters gauge".into());
-            let mut by_phase: BTreeMap<String, u64> = PHASES.iter().map(|p| (p.to_string(), 0)).collect();
-            for p in m.phases.values().flatten() {
-                *by_phase.entry(p.to_string()).or_default() += 1;
-            }
-            for (p, n) in by_phase {
-                w(format!("kubectl_etcd_clusters{{phase=\"{p}\"}} {n}"));
-            }
-            w("# HELP kubectl_etcd_leader 1 when this replica holds the engine lease and runs the controller.".into());
-            w("# TYPE kubectl_etcd_leader gauge".into());
-            w(format!("kubectl_etcd_leader {}", u8::from(m.leader)));
-            s
-        })
+        let mut s = String::new();
+        // Writing to a String cannot fail.
+        let _ = prometheus_client::encoding::prometheus_text::encode(&mut s, &self.registry);
+        s
     }
 }
 
-/// Status line, content type and body for a request line.
-fn respond(metrics: &Metrics, request_line: &str) -> (&'static str, &'static str, String) {
-    const TEXT: &str = "text/plain; charset=utf-8";
-    let mut parts = request_line.split_whitespace();
-    let (Some(method), Some(target)) = (parts.next(), parts.next()) else {
-        return ("400 Bad Request", TEXT, "bad request\n".into());
+const TEXT: &str = "text/plain; charset=utf-8";
+const EXPOSITION: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+/// The answer to `method path`.
+fn respond(metrics: &Metrics, method: &Method, path: &str) -> Response<Full<Bytes>> {
+    let reply = |status: StatusCode, content_type: &'static str, body: String| {
+        let mut r = Response::new(Full::new(Bytes::from(body)));
+        *r.status_mut() = status;
+        r.headers_mut()
+            .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+        // One request per connection is all Prometheus and the kubelet need.
+        r.headers_mut()
+            .insert(CONNECTION, HeaderValue::from_static("close"));
+        r
     };
-    if method != "GET" && method != "HEAD" {
-        return ("405 Method Not Allowed", TEXT, "only GET\n".into());
+    if method != Method::GET && method != Method::HEAD {
+        return reply(StatusCode::METHOD_NOT_ALLOWED, TEXT, "only GET\n".into());
     }
-    let path = target.split('?').next().unwrap_or(target);
     match path {
-        "/metrics" => (
-            "200 OK",
-            "text/plain; version=0.0.4; charset=utf-8",
-            metrics.render(),
-        ),
-        "/healthz" => ("200 OK", TEXT, "ok\n".into()),
-        "/readyz" if metrics.ready() => ("200 OK", TEXT, "ok\n".into()),
-        "/readyz" => (
-            "503 Service Unavailable",
+        "/metrics" => reply(StatusCode::OK, EXPOSITION, metrics.render()),
+        "/healthz" => reply(StatusCode::OK, TEXT, "ok\n".into()),
+        "/readyz" if metrics.ready() => reply(StatusCode::OK, TEXT, "ok\n".into()),
+        "/readyz" => reply(
+            StatusCode::SERVICE_UNAVAILABLE,
             TEXT,
             "leader election has not reached the API server yet\n".into(),
         ),
-        _ => ("404 Not Found", TEXT, "not found\n".into()),
+        _ => reply(StatusCode::NOT_FOUND, TEXT, "not found\n".into()),
     }
-}
-
-async fn serve_one(mut conn: TcpStream, metrics: &Metrics) -> std::io::Result<()> {
-    let mut buf = Vec::with_capacity(1024);
-    let mut chunk = [0u8; 1024];
-    // The request line is all we need; stop reading once it is complete (or the peer is slow).
-    let read = async {
-        while !buf.contains(&b'\n') && buf.len() < 8192 {
-            let n = conn.read(&mut chunk).await?;
-            if n == 0 {
-                break;
-            }
-            buf.extend_from_slice(&chunk[..n]);
-        }
-        Ok::<_, std::io::Error>(())
-    };
-    tokio::time::timeout(Duration::from_secs(5), read)
-        .await
-        .map_err(|_| std::io::ErrorKind::TimedOut)??;
-    let text = String::from_utf8_lossy(&buf);
-    let line = text.lines().next().unwrap_or("");
-    let (status, content_type, body) = respond(metrics, line);
-    let head = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    conn.write_all(head.as_bytes()).await?;
-    if !line.starts_with("HEAD ") {
-        conn.write_all(body.as_bytes()).await?;
-    }
-    conn.shutdown().await
 }
 
 /// Binds `addr` (an error here stops the operator: a port clash is a configuration mistake).
@@ -233,24 +356,36 @@ pub async fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
     TcpListener::bind(addr).await
 }
 
+/// How long a client may take to send its request head.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// Serves `/metrics`, `/healthz` and `/readyz` until the task is dropped.
-pub async fn serve(listener: TcpListener, metrics: std::sync::Arc<Metrics>) {
+pub async fn serve(listener: TcpListener, metrics: Arc<Metrics>) {
     loop {
-        match listener.accept().await {
-            Ok((conn, _)) => {
-                let metrics = metrics.clone();
-                tokio::spawn(async move {
-                    if let Err(e) = serve_one(conn, &metrics).await {
-                        tracing::debug!("metrics request failed: {e}");
-                    }
-                });
-            }
+        let conn = match listener.accept().await {
+            Ok((conn, _)) => conn,
             Err(e) => {
                 // Out of file descriptors and the like: back off instead of spinning.
                 tracing::warn!("metrics listener: {e}");
                 tokio::time::sleep(Duration::from_millis(200)).await;
+                continue;
             }
-        }
+        };
+        let metrics = metrics.clone();
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
+                let response = respond(&metrics, req.method(), req.uri().path());
+                async move { Ok::<_, Infallible>(response) }
+            });
+            let served = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(HEADER_TIMEOUT)
+                .serve_connection(TokioIo::new(conn), service)
+                .await;
+            if let Err(e) = served {
+                tracing::debug!("metrics request failed: {e}");
+            }
+        });
     }
 }
 
@@ -262,6 +397,13 @@ mod tests {
         text.lines()
             .find(|l| l.starts_with(prefix))
             .unwrap_or_else(|| panic!("no line {prefix} in\n{text}"))
+    }
+
+    fn demo() -> ClusterLabels {
+        ClusterLabels {
+            namespace: "ns".into(),
+            name: "demo".into(),
+        }
     }
 
     #[test]
@@ -305,34 +447,20 @@ mod tests {
             line(&text, "kubectl_etcd_reconcile_errors_total"),
             "kubectl_etcd_reconcile_errors_total 1"
         );
-        assert_eq!(
+        let bucket = |le: &str| {
             line(
                 &text,
-                "kubectl_etcd_reconcile_duration_seconds_bucket{le=\"0.05\"}"
-            ),
-            "kubectl_etcd_reconcile_duration_seconds_bucket{le=\"0.05\"} 0"
-        );
-        assert_eq!(
-            line(
-                &text,
-                "kubectl_etcd_reconcile_duration_seconds_bucket{le=\"0.1\"}"
-            ),
-            "kubectl_etcd_reconcile_duration_seconds_bucket{le=\"0.1\"} 1"
-        );
-        assert_eq!(
-            line(
-                &text,
-                "kubectl_etcd_reconcile_duration_seconds_bucket{le=\"5\"}"
-            ),
-            "kubectl_etcd_reconcile_duration_seconds_bucket{le=\"5\"} 2"
-        );
-        assert_eq!(
-            line(
-                &text,
-                "kubectl_etcd_reconcile_duration_seconds_bucket{le=\"+Inf\"}"
-            ),
-            "kubectl_etcd_reconcile_duration_seconds_bucket{le=\"+Inf\"} 3"
-        );
+                &format!("kubectl_etcd_reconcile_duration_seconds_bucket{{le=\"{le}\"}}"),
+            )
+            .rsplit(' ')
+            .next()
+            .unwrap()
+            .to_string()
+        };
+        assert_eq!(bucket("0.05"), "0");
+        assert_eq!(bucket("0.1"), "1");
+        assert_eq!(bucket("5"), "2");
+        assert_eq!(bucket("+Inf"), "3");
         assert_eq!(
             line(&text, "kubectl_etcd_reconcile_duration_seconds_sum"),
             "kubectl_etcd_reconcile_duration_seconds_sum 63.08"
@@ -342,12 +470,16 @@ mod tests {
     #[test]
     fn clusters_are_counted_by_their_last_phase() {
         let m = Metrics::default();
-        m.phase("a/one", Some(Phase::Running));
-        m.phase("a/two", Some(Phase::Scaling));
-        m.phase("a/two", Some(Phase::Running));
-        m.phase("b/three", Some(Phase::Degraded));
-        m.phase("b/four", None);
-        m.forget("b/three");
+        let c = |ns: &str, name: &str| ClusterLabels {
+            namespace: ns.into(),
+            name: name.into(),
+        };
+        m.phase(&c("a", "one"), Some(Phase::Running));
+        m.phase(&c("a", "two"), Some(Phase::Scaling));
+        m.phase(&c("a", "two"), Some(Phase::Running));
+        m.phase(&c("b", "three"), Some(Phase::Degraded));
+        m.phase(&c("b", "four"), None);
+        m.forget(&c("b", "three"));
         m.set_leader(true);
         let text = m.render();
         assert_eq!(
@@ -361,44 +493,117 @@ mod tests {
         assert_eq!(line(&text, "kubectl_etcd_leader "), "kubectl_etcd_leader 1");
     }
 
+    fn pass_with(leader: u64, healthy: [bool; 3], db: [i64; 3]) -> Pass {
+        use crate::model::{ClusterView, MemberStatusView, MemberView, Observed};
+        let members = (0..3)
+            .map(|i| MemberView {
+                id: 100 + i,
+                ordinal: Some(i as u32),
+                healthy: healthy[i as usize],
+                status: Some(MemberStatusView {
+                    db_size: db[i as usize],
+                    ..Default::default()
+                }),
+                ..Default::default()
+            })
+            .collect();
+        Pass {
+            desired: crate::fixtures::cluster("demo")
+                .spec(|s| s.etcd.quota_backend_bytes = Some(8 << 30))
+                .desired(),
+            observed: Observed {
+                etcd: EtcdView::Reached(ClusterView {
+                    cluster_id: 1,
+                    leader: Some(leader),
+                    members,
+                }),
+                ..Default::default()
+            },
+            step: crate::plan::Step::Idle,
+            status: crate::api::EtcdClusterStatus {
+                phase: Some(Phase::Running),
+                ..Default::default()
+            },
+            outcome: crate::engine::Outcome::Unchanged,
+        }
+    }
+
+    #[test]
+    fn each_cluster_reports_what_users_alert_on_and_is_forgotten_when_deleted() {
+        let m = Metrics::default();
+        m.observed(&demo(), &pass_with(100, [true, true, false], [10, 30, 20]));
+        m.observed(&demo(), &pass_with(100, [true, true, false], [10, 30, 20]));
+        m.observed(&demo(), &pass_with(101, [true, true, true], [10, 40, 20]));
+        let text = m.render();
+        let of = |metric: &str| {
+            line(
+                &text,
+                &format!("kubectl_etcd_{metric}{{namespace=\"ns\",name=\"demo\"}}"),
+            )
+            .rsplit(' ')
+            .next()
+            .unwrap()
+            .to_string()
+        };
+        assert_eq!(of("voters"), "3");
+        assert_eq!(of("healthy_voters"), "3");
+        assert_eq!(of("learners"), "0");
+        assert_eq!(of("db_size_bytes"), "40");
+        assert_eq!(of("db_quota_bytes"), (8i64 << 30).to_string());
+        assert_eq!(of("leader_changes_total"), "1");
+        m.forget(&demo());
+        assert!(
+            !m.render().contains("name=\"demo\""),
+            "label sets stay bounded"
+        );
+    }
+
     #[test]
     fn probes_answer_by_path_and_readiness() {
         let m = Metrics::default();
-        assert_eq!(respond(&m, "GET /healthz HTTP/1.1").0, "200 OK");
+        let status = |method: Method, path: &str| respond(&m, &method, path).status();
+        assert_eq!(status(Method::GET, "/healthz"), StatusCode::OK);
         assert_eq!(
-            respond(&m, "GET /readyz HTTP/1.1").0,
-            "503 Service Unavailable"
+            status(Method::GET, "/readyz"),
+            StatusCode::SERVICE_UNAVAILABLE
         );
         m.set_ready(true);
-        assert_eq!(respond(&m, "GET /readyz HTTP/1.1").0, "200 OK");
+        assert_eq!(status(Method::GET, "/readyz"), StatusCode::OK);
         assert_eq!(
-            respond(&m, "GET /metrics?x=1 HTTP/1.1").1,
+            respond(&m, &Method::GET, "/metrics").headers()[CONTENT_TYPE],
             "text/plain; version=0.0.4; charset=utf-8"
         );
         assert_eq!(
-            respond(&m, "POST /metrics HTTP/1.1").0,
-            "405 Method Not Allowed"
+            status(Method::POST, "/metrics"),
+            StatusCode::METHOD_NOT_ALLOWED
         );
-        assert_eq!(respond(&m, "GET /nope HTTP/1.1").0, "404 Not Found");
-        assert_eq!(respond(&m, "").0, "400 Bad Request");
+        assert_eq!(status(Method::GET, "/nope"), StatusCode::NOT_FOUND);
     }
 
     #[tokio::test]
     async fn the_server_speaks_http_over_tcp() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
         let listener = bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let m = std::sync::Arc::new(Metrics::default());
+        let m = Arc::new(Metrics::default());
         let server = tokio::spawn(serve(listener, m));
-        let mut conn = TcpStream::connect(addr).await.unwrap();
-        conn.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
-            .await
-            .unwrap();
-        let mut out = String::new();
-        conn.read_to_string(&mut out).await.unwrap();
-        server.abort();
+        let get = |request: &'static [u8]| async move {
+            let mut conn = tokio::net::TcpStream::connect(addr).await.unwrap();
+            conn.write_all(request).await.unwrap();
+            let mut out = String::new();
+            conn.read_to_string(&mut out).await.unwrap();
+            out
+        };
+        let out = get(b"GET /metrics?x=1 HTTP/1.1\r\nHost: x\r\n\r\n").await;
         assert!(out.starts_with("HTTP/1.1 200 OK\r\n"), "{out}");
         let body = out.split("\r\n\r\n").nth(1).unwrap();
-        assert!(out.contains(&format!("Content-Length: {}\r\n", body.len())));
+        assert!(
+            out.contains(&format!("content-length: {}\r\n", body.len())),
+            "{out}"
+        );
         assert!(body.contains("kubectl_etcd_leader 0"));
+        let bad = get(b"NONSENSE\r\n\r\n").await;
+        assert!(bad.starts_with("HTTP/1.1 400"), "{bad}");
+        server.abort();
     }
 }

@@ -354,6 +354,12 @@ fn trigger_hash(c: &EtcdCluster) -> Option<u64> {
     Some(h.finish())
 }
 
+/// A hold is published as an Event once per change: when the status the cluster carried before
+/// this pass did not already say it (the status message is the step's sentence), not every 30 s.
+fn hold_is_news(cluster: &EtcdCluster, step: &Step) -> bool {
+    cluster.status.as_ref().and_then(|s| s.message.as_deref()) != Some(step.to_string().as_str())
+}
+
 struct State {
     ctx: Context,
     recorder: Recorder,
@@ -362,14 +368,6 @@ struct State {
     leases: ClusterLeases,
     /// Who takes scheduled backups (recorded in their status).
     identity: String,
-}
-
-fn key(cluster: &EtcdCluster) -> String {
-    format!(
-        "{}/{}",
-        cluster.namespace().unwrap_or_default(),
-        cluster.name_any()
-    )
 }
 
 /// One pass (kube-runtime already wraps it in a span naming the object; our lines carry the
@@ -417,11 +415,15 @@ async fn reconcile(cluster: Arc<EtcdCluster>, st: Arc<State>) -> Result<Action, 
         Outcome::Unchanged => PassResult::Unchanged,
     };
     st.metrics.pass(result, took);
+    let labels = metrics::ClusterLabels {
+        namespace: ns.clone(),
+        name: name.clone(),
+    };
     if pass.outcome == Outcome::Released {
-        st.metrics.forget(&key(&cluster));
-        st.leases.release(&object).await;
+        st.metrics.forget(&labels);
+        st.leases.remove(&object).await;
     } else {
-        st.metrics.phase(&key(&cluster), pass.status.phase);
+        st.metrics.observed(&labels, &pass);
     }
     match (&pass.outcome, &pass.step) {
         (Outcome::Acted, step) => {
@@ -437,7 +439,7 @@ async fn reconcile(cluster: Arc<EtcdCluster>, st: Arc<State>) -> Result<Action, 
         (Outcome::Released, _) => {
             tracing::info!(cluster = %name, namespace = %ns, "deleted: released the finalizer")
         }
-        (_, step @ Step::Hold { .. }) => {
+        (_, step @ Step::Hold { .. }) if hold_is_news(&cluster, step) => {
             tracing::warn!(cluster = %name, namespace = %ns, step = %step, "holding");
             st.publish(
                 &cluster,
@@ -548,12 +550,7 @@ mod tests {
 
     #[test]
     fn status_writes_do_not_trigger_a_pass_but_spec_deletion_and_annotations_do() {
-        let mut c: EtcdCluster = serde_json::from_value(serde_json::json!({
-            "apiVersion": "etcd.kubectl-etcd.io/v1alpha1", "kind": "EtcdCluster",
-            "metadata": { "name": "demo", "namespace": "ns", "generation": 1 },
-            "spec": { "replicas": 3, "version": "3.5.16" },
-        }))
-        .unwrap();
+        let mut c = crate::fixtures::cluster("demo").build();
         let base = trigger_hash(&c);
         c.status = Some(crate::api::EtcdClusterStatus {
             replicas: 3,
@@ -571,7 +568,7 @@ mod tests {
             f(&mut d);
             trigger_hash(&d) != base
         };
-        assert!(changed(&|d| d.metadata.generation = Some(2)));
+        assert!(changed(&|d| d.metadata.generation = Some(8)));
         assert!(changed(&|d| d.metadata.deletion_timestamp = Some(
             k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(jiff::Timestamp::UNIX_EPOCH)
         )));
@@ -607,6 +604,26 @@ mod tests {
         b.succeeded(&a);
         assert_eq!(b.failed(a), Duration::from_secs(1));
         assert_eq!(b.failed(other), Duration::from_secs(2));
+    }
+
+    #[test]
+    fn a_hold_is_news_once_until_it_changes() {
+        let hold = Step::Hold {
+            reason: crate::api::Reason::QuorumLost,
+            message: "quorum lost".into(),
+        };
+        let mut c = crate::fixtures::cluster("demo").build();
+        assert!(hold_is_news(&c, &hold));
+        c.status = Some(crate::api::EtcdClusterStatus {
+            message: Some(hold.to_string()),
+            ..Default::default()
+        });
+        assert!(!hold_is_news(&c, &hold), "the same hold again");
+        let other = Step::Hold {
+            reason: crate::api::Reason::QuorumAtRisk,
+            message: "another".into(),
+        };
+        assert!(hold_is_news(&c, &other));
     }
 
     #[test]

@@ -371,6 +371,12 @@ fn bootstrapped(o: &Observed) -> bool {
     o.config.as_ref().is_some_and(objects::is_bootstrapped)
 }
 
+/// Whether the cluster was formed: its initial members all started once (recorded in the
+/// member config). From then on a cluster none of whose members answers is in trouble.
+pub fn formed(o: &Observed) -> bool {
+    bootstrapped(o)
+}
+
 fn paused(d: &Desired, _: &Observed) -> Option<Step> {
     d.paused.then_some(Step::Paused)
 }
@@ -440,7 +446,9 @@ fn workload_resized_by_hand(_: &Desired, o: &Observed) -> Option<Step> {
 }
 
 /// Fewer voters than a quorum answer (status and the member list need no quorum, so the
-/// survivors still do): report who is gone and what to run; never act on it.
+/// survivors still do): report who is gone and what to run; never act on it. While a gone
+/// member's pod is still starting (or about to be recreated) this is a wait; once every gone
+/// member's pod is stuck (crash-looping, its data gone, its image missing) it is a hold.
 fn quorum_lost(d: &Desired, o: &Observed) -> Option<Step> {
     let c = reached(o)?;
     let voters = c.voters().count();
@@ -448,18 +456,33 @@ fn quorum_lost(d: &Desired, o: &Observed) -> Option<Step> {
     if voters == 0 || answering >= quorum(voters) {
         return None;
     }
-    let gone: Vec<String> = c
-        .voters()
-        .filter(|m| m.status.is_none())
-        .map(|m| member_name(d, m))
-        .collect();
+    let gone: Vec<&MemberView> = c.voters().filter(|m| m.status.is_none()).collect();
+    let names: Vec<String> = gone.iter().map(|m| member_name(d, m)).collect();
+    let stuck = |m: &&MemberView| {
+        m.ordinal.and_then(|k| o.pods.get(&k)).is_some_and(|p| {
+            !p.running && !p.terminating && (p.restarts > 0 || p.data_loss().is_some())
+                || p.waiting_reason
+                    .as_deref()
+                    .is_some_and(|r| r == "ImagePullBackOff" || r == "ErrImagePull")
+        })
+    };
+    if !gone.iter().all(stuck) {
+        return Some(wait(
+            Reason::QuorumLost,
+            format!(
+                "quorum lost while members start: {answering} of {voters} voters answer; waiting for {}",
+                names.join(", ")
+            ),
+        ));
+    }
     Some(hold(
         Reason::QuorumLost,
         format!(
-            "quorum lost: {answering} of {voters} voters answer (gone: {}); no write can succeed. \
+            "quorum lost: {answering} of {voters} voters answer (gone: {}{}); no write can succeed. \
              Bring the gone members back, or run `kubectl etcd -n {} recover {}` to rebuild the \
              cluster from the best survivor",
-            gone.join(", "),
+            names.join(", "),
+            pod_trouble(o),
             d.namespace,
             d.name
         ),
@@ -861,6 +884,16 @@ fn stale_members(d: &Desired, o: &Observed) -> Option<Step> {
     if stale.is_empty() {
         return None;
     }
+    if let Some(p) = stale
+        .iter()
+        .filter_map(|k| o.pods.get(k))
+        .find(|p| p.terminating)
+    {
+        return Some(wait(
+            Reason::RollingMembers,
+            format!("pod {} is restarting", p.name),
+        ));
+    }
     // A stale pod that is not ready serves nobody: restarting it cannot cost quorum, whatever
     // the others' health (this is how a reverted bad template is undone).
     if let Some(k) = stale.iter().rev().copied().find(|k| {
@@ -932,6 +965,15 @@ fn restore_seed(d: &Desired, o: &Observed) -> Option<Step> {
     let r = d.restore.as_ref()?;
     if o.config.is_some() || o.statefulset.is_some() {
         return None;
+    }
+    if o.restore_pod.is_none()
+        && let Some(v) = o.volumes.values().find(|v| v.terminating)
+    {
+        // `recover` deleted the old members' volumes: the seed's claim gets a new one.
+        return Some(wait(
+            Reason::RestoringSnapshot,
+            format!("old volume {} is being deleted", v.name),
+        ));
     }
     Some(match &o.restore_pod {
         None => Step::RestoreSeed { url: r.url.clone() },

@@ -175,6 +175,7 @@ pub fn derive_status(
     let degraded_reason = match step {
         Step::Hold { reason, .. } => *reason,
         _ if unreachable => Reason::EtcdUnreachable,
+        _ if waiting_for(&[Reason::QuorumLost]) => Reason::QuorumLost,
         _ if degraded => Reason::MembersUnhealthy,
         _ => Reason::AllMembersHealthy,
     };

@@ -509,6 +509,11 @@ fn quorum_loss_holds_naming_the_gone_members_and_the_recover_verb() {
     }
     cluster(&mut o).members[1].healthy = false;
     cluster(&mut o).leader = None;
+    // While their pods start, it is a wait (restarts, a StatefulSet put back).
+    assert!(matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == Reason::QuorumLost));
+    for k in [0, 2] {
+        refusing(o.pods.get_mut(&k).unwrap(), "couldn't find local name");
+    }
     let Step::Hold { reason, message } = plan(&d, &o) else {
         panic!()
     };

@@ -13,7 +13,7 @@ use crate::api::EtcdCluster;
 use crate::backup::codec::Compression;
 use crate::backup::store::{Location, Store};
 use crate::backup::{BackupError, label, take};
-use crate::cli::args::Global;
+use crate::cli::flags::Global;
 use crate::cli::{Session, output, usage};
 use crate::engine::{Context, Dial};
 use crate::error::Error;
@@ -179,6 +179,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         credentials_secret: secret,
         trigger: label::TRIGGER_CLI,
         taken_by: crate::lease::cli_identity(),
+        member: None,
     };
     let record = take::create_record(&ctx, &cluster, &req, Timestamp::now())
         .await

@@ -7,6 +7,7 @@ pub mod delete;
 pub mod install;
 pub mod operate;
 pub mod reconcile;
+pub mod recover;
 pub mod restore;
 pub mod scale;
 pub mod status;

@@ -18,7 +18,7 @@ use crate::api::{
 use crate::backup::records;
 use crate::backup::store::{Location, Store};
 use crate::backup::{BackupError, restore};
-use crate::cli::args::{Global, WaitFlags};
+use crate::cli::flags::{Global, WaitFlags};
 use crate::cli::{Session, drive, output, usage};
 use crate::error::Error;
 use crate::model::{self, DEFAULT_TOOLS_IMAGE};
@@ -150,7 +150,7 @@ async fn resolve_source(s: &Session, a: &Args) -> Result<Source, Error> {
 
 /// Makes the Secret the restore pod reads S3 credentials from, out of this machine's AWS_*
 /// variables (the chain's other sources cannot be handed on: pass --credentials-secret then).
-fn env_credentials_secret(ns: &str, name: &str) -> Option<Secret> {
+pub(super) fn env_credentials_secret(ns: &str, name: &str) -> Option<Secret> {
     let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
     let id = var("AWS_ACCESS_KEY_ID")?;
     let key = var("AWS_SECRET_ACCESS_KEY")?;

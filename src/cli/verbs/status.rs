@@ -3,7 +3,7 @@
 use kube::api::{Api, ListParams};
 
 use crate::api::{EtcdCluster, KIND};
-use crate::cli::args::Global;
+use crate::cli::flags::Global;
 use crate::cli::{Session, output};
 use crate::engine::policy::{Trouble, trouble};
 use crate::engine::{self, Context, Dial, Mode, Pass};
@@ -37,7 +37,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         name: name.clone(),
         message,
     };
-    match trouble(&pass.step) {
+    match trouble(&pass) {
         None => Ok(()),
         Some(Trouble::Held(message)) => Err(held(message)),
         Some(Trouble::Silent) => Err(held(format!(

@@ -15,7 +15,7 @@ use crate::api::{ANNOTATION_PRE_UPGRADE_BACKUP, KIND, PRE_UPGRADE_BACKUP_SKIPPED
 use crate::backup::codec::Compression;
 use crate::backup::store::Location;
 use crate::backup::{BackupError, label, take};
-use crate::cli::args::{Global, WaitFlags};
+use crate::cli::flags::{Global, WaitFlags};
 use crate::cli::verbs::backup::{bad_url, open_store};
 use crate::cli::{Session, drive, output, usage};
 use crate::engine::{Context, Dial};
@@ -242,6 +242,7 @@ async fn snapshot(
         credentials_secret: secret,
         trigger: label::TRIGGER_CLI,
         taken_by: crate::lease::cli_identity(),
+        member: None,
     };
     let record = take::create_record(ctx, cluster, &req, Timestamp::now())
         .await
