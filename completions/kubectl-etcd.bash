@@ -61,6 +61,9 @@ _kubectl__etcd() {
             kubectl__etcd,status)
                 cmd="kubectl__etcd__subcmd__status"
                 ;;
+            kubectl__etcd,upgrade)
+                cmd="kubectl__etcd__subcmd__upgrade"
+                ;;
             kubectl__etcd__subcmd__backup,help)
                 cmd="kubectl__etcd__subcmd__backup__subcmd__help"
                 ;;
@@ -118,6 +121,9 @@ _kubectl__etcd() {
             kubectl__etcd__subcmd__help,status)
                 cmd="kubectl__etcd__subcmd__help__subcmd__status"
                 ;;
+            kubectl__etcd__subcmd__help,upgrade)
+                cmd="kubectl__etcd__subcmd__help__subcmd__upgrade"
+                ;;
             kubectl__etcd__subcmd__help__subcmd__backup,list)
                 cmd="kubectl__etcd__subcmd__help__subcmd__backup__subcmd__list"
                 ;;
@@ -152,7 +158,7 @@ _kubectl__etcd() {
 
     case "${cmd}" in
         kubectl__etcd)
-            opts="-n -o -v -h -V --namespace --context --kubeconfig --output --verbose --log-format --help --version create scale backup restore recover snapshot status reconcile delete operate install crd manifests completions help"
+            opts="-n -o -v -h -V --namespace --context --kubeconfig --output --verbose --log-format --help --version create scale upgrade backup restore recover snapshot status reconcile delete operate install crd manifests completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -528,7 +534,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__help)
-            opts="create scale backup restore recover snapshot status reconcile delete operate install crd manifests completions help"
+            opts="create scale upgrade backup restore recover snapshot status reconcile delete operate install crd manifests completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -780,6 +786,20 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__help__subcmd__status)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__etcd__subcmd__help__subcmd__upgrade)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1392,6 +1412,60 @@ _kubectl__etcd() {
                 return 0
             fi
             case "${prev}" in
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__etcd__subcmd__upgrade)
+            opts="-n -o -v -h --version --to --skip-backup --yes --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --version)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --to)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --namespace)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -92,6 +92,11 @@ pub struct EtcdClusterSpec {
     /// Read only while the cluster is created: the seed member's volume is restored from it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restore: Option<RestoreSpec>,
+    /// Seconds an upgraded member may take to become healthy before the upgrade is rolled back
+    /// (default 300).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
+    pub upgrade_timeout_seconds: Option<i64>,
 }
 
 /// Backups of one cluster: the destination `kubectl etcd backup` uses when given none, and the
@@ -233,7 +238,46 @@ pub struct EtcdClusterStatus {
     /// Where the cluster's data came from when it was restored (the snapshot URL).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restored_from: Option<String>,
+    /// The version change in progress, or the last one rolled back (see `UpgradeStatus`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upgrade: Option<UpgradeStatus>,
 }
+
+/// A version change as the engine records it: what the members ran before it (the version a
+/// rollback puts back), where it goes, and how it ended. Written only by the engine.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UpgradeStatus {
+    /// The version every member ran when the change started.
+    pub from_version: String,
+    /// The version `spec.version` asked for.
+    pub to_version: String,
+    /// `Upgrading` while members move, `RolledBack` once the engine put `fromVersion` back.
+    pub state: String,
+    /// Why it was rolled back (the member and what it did).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// The pre-upgrade snapshot (its URL), as `kubectl etcd upgrade` recorded it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backup: Option<String>,
+    /// True when `kubectl etcd upgrade --skip-backup` went ahead without a snapshot.
+    #[serde(default)]
+    pub skip_backup: bool,
+}
+
+/// `UpgradeStatus.state` values.
+pub mod upgrade_state {
+    pub const UPGRADING: &str = "Upgrading";
+    pub const ROLLED_BACK: &str = "RolledBack";
+    /// Every member runs `toVersion`.
+    pub const UPGRADED: &str = "Upgraded";
+}
+
+/// Annotation `kubectl etcd upgrade` writes with `spec.version`: the URL of the pre-upgrade
+/// snapshot, or `skipped` (`--skip-backup`). The engine copies it into `status.upgrade`.
+pub const ANNOTATION_PRE_UPGRADE_BACKUP: &str = "etcd.kubectl-etcd.io/pre-upgrade-backup";
+/// Value of `ANNOTATION_PRE_UPGRADE_BACKUP` for `--skip-backup`.
+pub const PRE_UPGRADE_BACKUP_SKIPPED: &str = "skipped";
 
 /// Backups of a cluster as the engine last saw them.
 #[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
@@ -502,6 +546,16 @@ pub enum Reason {
     /// The seed's volume is being restored from a snapshot.
     RestoringSnapshot,
     RestoreFailed,
+    /// A member is restarted on a new etcd version.
+    UpgradingMember,
+    /// The upgraded member must be healthy and caught up before the next one moves.
+    WaitingForMember,
+    /// An upgraded member did not become healthy in time: the old version is being put back.
+    RollingBack,
+    /// Every member runs the old version again after a failed upgrade.
+    RolledBack,
+    /// `spec.version` cannot be reached from what the members run (the message says how).
+    UpgradeBlocked,
 }
 
 impl Reason {
@@ -531,6 +585,11 @@ impl Reason {
             Reason::ImmutableField => "ImmutableField",
             Reason::RestoringSnapshot => "RestoringSnapshot",
             Reason::RestoreFailed => "RestoreFailed",
+            Reason::UpgradingMember => "UpgradingMember",
+            Reason::WaitingForMember => "WaitingForMember",
+            Reason::RollingBack => "RollingBack",
+            Reason::RolledBack => "RolledBack",
+            Reason::UpgradeBlocked => "UpgradeBlocked",
         }
     }
 }
@@ -564,6 +623,11 @@ pub mod reason {
     pub const STRANDED_MEMBER: &str = Reason::StrandedMember.as_str();
     pub const RESTORING: &str = Reason::RestoringSnapshot.as_str();
     pub const RESTORE_FAILED: &str = Reason::RestoreFailed.as_str();
+    pub const UPGRADING_MEMBER: &str = Reason::UpgradingMember.as_str();
+    pub const WAITING_FOR_MEMBER: &str = Reason::WaitingForMember.as_str();
+    pub const ROLLING_BACK: &str = Reason::RollingBack.as_str();
+    pub const ROLLED_BACK: &str = Reason::RolledBack.as_str();
+    pub const UPGRADE_BLOCKED: &str = Reason::UpgradeBlocked.as_str();
     // BackupHealthy's reasons (written by the backup schedule, not by the planner).
     pub const BACKUP_SUCCEEDED: &str = "BackupSucceeded";
     pub const BACKUP_FAILED: &str = "BackupFailed";

@@ -36,7 +36,7 @@ use jiff::Timestamp;
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use kube::Client;
-use kube::api::{Api, PostParams};
+use kube::api::{Api, DeleteParams, PostParams, Preconditions};
 
 use crate::error::Error;
 
@@ -323,6 +323,46 @@ impl Lock {
             Err(e) => tracing::warn!(
                 "could not release the engine lease: {}",
                 self.err("update", e).report()
+            ),
+        }
+    }
+
+    /// Gives the Lease up for good, its cluster being gone: deletes it unless someone else
+    /// holds it (the delete is conditional on the version read, so a contender's write wins).
+    /// Best effort, like `release`.
+    pub async fn remove(&self) {
+        let lease = match self.api.get_opt(&self.name).await {
+            Ok(Some(l)) => l,
+            Ok(None) => return,
+            Err(e) => {
+                tracing::warn!(
+                    "could not read the engine lease to remove it: {}",
+                    self.err("get", e).report()
+                );
+                return;
+            }
+        };
+        let holder = lease
+            .spec
+            .as_ref()
+            .and_then(|s| s.holder_identity.as_deref())
+            .filter(|h| !h.is_empty());
+        if holder.is_some_and(|h| h != self.identity) {
+            return;
+        }
+        let dp = DeleteParams {
+            preconditions: Some(Preconditions {
+                resource_version: lease.metadata.resource_version.clone(),
+                uid: None,
+            }),
+            ..Default::default()
+        };
+        match self.api.delete(&self.name, &dp).await {
+            Ok(_) => tracing::debug!(lease = %self.name, "removed the engine lease"),
+            Err(kube::Error::Api(s)) if s.code == 404 || s.code == 409 => {}
+            Err(e) => tracing::warn!(
+                "could not remove the engine lease: {}",
+                self.err("delete", e).report()
             ),
         }
     }

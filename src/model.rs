@@ -23,6 +23,9 @@ pub const DEFAULT_QUOTA_BYTES: i64 = 2 << 30;
 /// How long a member must look lost (no data, unusable data, another member's identity) before
 /// the engine replaces it, when the spec names no grace period.
 pub const DEFAULT_LOST_MEMBER_GRACE_SECONDS: u64 = 180;
+/// Seconds an upgraded member may take to become healthy before the upgrade is rolled back,
+/// when the spec names none.
+pub const DEFAULT_UPGRADE_TIMEOUT_SECONDS: u64 = 300;
 /// Volume size when the spec names none.
 pub const DEFAULT_STORAGE_SIZE: &str = "1Gi";
 
@@ -80,8 +83,18 @@ pub struct Desired {
     pub uid: String,
     pub generation: i64,
     pub replicas: u32,
+    /// The version the members' template runs: `spec.version`, unless `plan::upgrade::settle`
+    /// kept the running version (a refused path, a rolled-back upgrade; see `upgrade`).
     pub version: Version,
+    pub image_repository: String,
     pub image: String,
+    /// Where a version change stands (set by `plan::upgrade::settle`; `Steady` from `validate`).
+    pub upgrade: VersionChange,
+    /// Seconds an upgraded member may take to become healthy (`spec.upgradeTimeoutSeconds`).
+    pub upgrade_timeout_seconds: u64,
+    /// The pre-upgrade snapshot `kubectl etcd upgrade` recorded for this `spec.version`
+    /// (annotation): `Some(url)`, `Some("skipped")`, or `None` (e.g. a plain `kubectl apply`).
+    pub pre_upgrade_backup: Option<String>,
     pub storage: Storage,
     pub resources: Option<k8s_openapi::api::core::v1::ResourceRequirements>,
     pub affinity: Option<k8s_openapi::api::core::v1::Affinity>,
@@ -115,7 +128,11 @@ impl Desired {
                 minor: MAX_MINOR,
                 patch: 0,
             },
+            image_repository: DEFAULT_IMAGE_REPOSITORY.into(),
             image: String::new(),
+            upgrade: VersionChange::Steady,
+            upgrade_timeout_seconds: DEFAULT_UPGRADE_TIMEOUT_SECONDS,
+            pre_upgrade_backup: None,
             storage: Storage::Ephemeral,
             resources: None,
             affinity: None,
@@ -129,6 +146,38 @@ impl Desired {
             restore: None,
         }
     }
+}
+
+/// Where a change of `spec.version` stands, decided by `plan::upgrade::settle` from what the
+/// members report (never from image strings).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum VersionChange {
+    /// Nothing to change, or nothing runs yet.
+    Steady,
+    /// Members move from `from` to `to` one at a time (`Desired.version` is `to`).
+    Moving { from: Version, to: Version },
+    /// An upgrade to `to` failed and `from` is put back (`Desired.version` is `from`) until
+    /// `spec.version` changes.
+    RolledBack {
+        from: Version,
+        to: Version,
+        why: String,
+    },
+    /// `spec.version` (`to`) cannot be reached from `from`: the members keep `from`.
+    Blocked {
+        from: Version,
+        to: Version,
+        why: String,
+    },
+}
+
+/// `status.upgrade` as the last pass wrote it (read back by observe).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct UpgradeRecord {
+    pub from: Version,
+    pub to: Version,
+    pub rolled_back: bool,
+    pub status: crate::api::UpgradeStatus,
 }
 
 /// Storage is fixed once the StatefulSet exists (its volume claim template is immutable, and the
@@ -187,7 +236,11 @@ pub struct RestoreSource {
 }
 
 /// Image with `kubectl-etcd` used by restore pods when the spec names none.
-pub const DEFAULT_TOOLS_IMAGE: &str = "ghcr.io/kubectl-etcd/kubectl-etcd:0.1.0";
+/// (The project's release image: the same binary as the CLI and the operator.)
+pub const DEFAULT_TOOLS_IMAGE: &str = concat!(
+    "ghcr.io/kubectl-etcd/kubectl-etcd:",
+    env!("CARGO_PKG_VERSION")
+);
 
 /// `spec.backup`: a destination the operator can write, a schedule that parses, a known
 /// compression. (The backup section is read by the backup schedule, not by the planner.)
@@ -475,7 +528,27 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
         name,
         replicas,
         version,
+        image_repository: repo.to_string(),
         image: format!("{repo}:v{version}"),
+        upgrade: VersionChange::Steady,
+        upgrade_timeout_seconds: match spec.upgrade_timeout_seconds {
+            None => DEFAULT_UPGRADE_TIMEOUT_SECONDS,
+            Some(s) if s > 0 => s as u64,
+            Some(_) => {
+                return Err(invalid(
+                    "spec.upgradeTimeoutSeconds",
+                    "must be positive; the default is 300",
+                ));
+            }
+        },
+        pre_upgrade_backup: cluster
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(crate::api::ANNOTATION_PRE_UPGRADE_BACKUP))
+            .and_then(|v| v.split_once(' '))
+            .filter(|(v, _)| Version::parse(v) == Some(version))
+            .map(|(_, what)| what.to_string()),
         storage,
         resources: spec.resources.clone(),
         affinity: spec.affinity.clone(),
@@ -526,6 +599,11 @@ pub struct Observed {
     pub known_members: std::collections::BTreeSet<u32>,
     /// The seed's restore pod, observed only for clusters restored from a snapshot.
     pub restore_pod: Option<RestorePodView>,
+    /// The lowest version the members reported last time (`status.version`): what runs when
+    /// no member answers now.
+    pub last_version: Option<Version>,
+    /// The version change recorded in status (`status.upgrade`).
+    pub upgrade: Option<UpgradeRecord>,
 }
 
 /// The one-shot pod that restores a seed member's volume.

@@ -119,6 +119,19 @@ async fn the_leader_bootstraps_a_cluster_reports_it_and_lets_go_on_shutdown() {
                 .as_deref(),
             Some(identity.as_str())
         );
+        // ... and only those: a CLI on a cluster outside its watched namespace does not defer.
+        let elsewhere = lease::Lock::new(
+            client.clone(),
+            &ns,
+            &lease::cluster_lease("elsewhere", "demo"),
+            "cli/test/1",
+            Duration::from_secs(20),
+        );
+        assert_eq!(
+            elsewhere.try_acquire_or_renew().await.unwrap(),
+            lease::Acquired::Held
+        );
+        elsewhere.release().await;
         let text = get(addr, "/metrics").await;
         assert!(text.contains("\nkubectl_etcd_leader 1\n"), "{text}");
         assert!(

@@ -82,7 +82,17 @@ async fn contenders_take_turns_and_exactly_one_wins_a_race() {
     );
     assert_eq!(renewal.lost(), None);
     drop(renewal);
-    winner.release().await;
+    loser.remove().await; // not ours: kept
+    assert_eq!(holder().await.unwrap().as_deref(), Some(winner.identity()));
+    winner.remove().await;
+    assert!(
+        kube::Api::<k8s_openapi::api::coordination::v1::Lease>::namespaced(client.clone(), &ns.0)
+            .get_opt(NAME)
+            .await
+            .unwrap()
+            .is_none(),
+        "removed by its holder"
+    );
 
     assert_eq!(
         recorded_holder(client.clone(), "ke-no-such-namespace", NAME)

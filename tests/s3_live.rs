@@ -495,3 +495,90 @@ async fn a_cancelled_upload_is_aborted_in_the_background() {
     }
     assert_eq!(store.head("cancelled.db").await.unwrap(), None);
 }
+
+/// A TCP proxy to the S3 server that cuts the connection once, after `cut_at` bytes went upstream
+/// in total (in the middle of a part), and then forwards faithfully. Returns its address and the
+/// number of cuts made.
+async fn flaky_proxy(
+    upstream: String,
+    cut_at: u64,
+) -> (
+    std::net::SocketAddr,
+    std::sync::Arc<std::sync::atomic::AtomicU32>,
+) {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+    use tokio::io::AsyncWriteExt;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let sent = Arc::new(AtomicU64::new(0));
+    let cuts = Arc::new(AtomicU32::new(0));
+    let cuts_out = cuts.clone();
+    tokio::spawn(async move {
+        loop {
+            let Ok((client, _)) = listener.accept().await else {
+                return;
+            };
+            let server = tokio::net::TcpStream::connect(&upstream).await.unwrap();
+            let (sent, cuts) = (sent.clone(), cuts.clone());
+            tokio::spawn(async move {
+                let (mut cr, mut cw) = client.into_split();
+                let (mut sr, mut sw) = server.into_split();
+                let up = async {
+                    let mut buf = vec![0u8; 64 * 1024];
+                    loop {
+                        let n = cr.read(&mut buf).await.unwrap_or(0);
+                        if n == 0 {
+                            return;
+                        }
+                        let total = sent.fetch_add(n as u64, Ordering::SeqCst) + n as u64;
+                        if total >= cut_at && cuts.fetch_add(1, Ordering::SeqCst) == 0 {
+                            return; // drop the connection mid-request
+                        }
+                        if total >= cut_at {
+                            cuts.fetch_sub(1, Ordering::SeqCst);
+                        }
+                        if sw.write_all(&buf[..n]).await.is_err() {
+                            return;
+                        }
+                    }
+                };
+                let down = async {
+                    let _ = tokio::io::copy(&mut sr, &mut cw).await;
+                };
+                tokio::select! { _ = up => {}, _ = down => {} }
+            });
+        }
+    });
+    (addr, cuts_out)
+}
+
+#[tokio::test]
+async fn a_connection_dropped_in_the_middle_of_a_part_is_retried_and_the_object_is_whole() {
+    let e = env();
+    let upstream = e.endpoint.trim_start_matches("http://").to_string();
+    let (proxy, cuts) = flaky_proxy(upstream, 12 * 1024 * 1024).await;
+    let loc = Location::parse(&format!(
+        "s3://{}/live/{}-flaky?endpoint=http://{proxy}",
+        e.bucket,
+        std::process::id()
+    ))
+    .unwrap();
+    let store = open(&loc).await;
+    let size = 3 * PART_SIZE as u64;
+    let want = sha_of(noise(size, 9)).await;
+    let stored = store.put("flaky.db", noise(size, 9), |_| {}).await.unwrap();
+    assert_eq!(
+        cuts.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "the proxy never cut"
+    );
+    assert_eq!((stored.bytes, stored.sha256_hex.clone()), want);
+    let (reader, _) = open(&location("flaky"))
+        .await
+        .get("flaky.db")
+        .await
+        .unwrap();
+    assert_eq!(sha_of(reader).await, want);
+    store.delete("flaky.db").await.unwrap();
+}

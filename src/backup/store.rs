@@ -22,6 +22,10 @@
 //! the whole credential chain (IRSA web identity, ECS, IMDS, profiles, credential_process), has
 //! typed error codes for the messages below, and explicit multipart create/upload/complete/abort.
 //! Not enabled: `sso` (two more SDK crates to build; SSO users can export credentials first).
+//! Build cost, measured (clean debug build of the lib on the 2-core machine, 2026-12-01): the backup
+//! library adds 113 compile units, 622 unit-seconds against 1147 for everything before it; aws-sdk-s3
+//! alone is 213 s (generated code for every S3 operation), aws-smithy-http-client 43 s, zstd's C
+//! build 33 s, aws-sdk-sts 30 s, aws-config 23 s, croner's proc macros ~35 s.
 
 use std::fmt;
 use std::io;
@@ -1129,12 +1133,36 @@ impl S3Backend {
                     | "InvalidToken"
                     | "ExpiredToken"
                     | "TokenRefreshRequired"
-                    | "InvalidSecurity"
-                    | "AuthorizationHeaderMalformed" => StoreError::Credentials {
+                    | "InvalidSecurity" => StoreError::Credentials {
                         bucket: self.bucket.clone(),
                         endpoint: self.endpoint.clone(),
                         code,
                     },
+                    // The bucket lives in another region than the one requests are signed for.
+                    "PermanentRedirect"
+                    | "AuthorizationHeaderMalformed"
+                    | "IllegalLocationConstraintException" => {
+                        let region = s
+                            .raw()
+                            .headers()
+                            .get("x-amz-bucket-region")
+                            .map(str::to_string)
+                            .unwrap_or_else(|| "REGION".into());
+                        StoreError::Other {
+                            what,
+                            detail: format!(
+                                "bucket {} is in another region ({code}{}); add ?region={region} to the URL or set AWS_REGION={region}",
+                                self.bucket,
+                                if message.is_empty() {
+                                    String::new()
+                                } else {
+                                    format!(": {message}")
+                                }
+                            ),
+                            transient: false,
+                            source: None,
+                        }
+                    }
                     "NoSuchBucket" => StoreError::NoSuchBucket {
                         bucket: self.bucket.clone(),
                         endpoint: self.endpoint.clone(),
@@ -1956,6 +1984,73 @@ mod tests {
         assert_eq!(read_part(&mut r).await.unwrap().len(), PART_SIZE);
         assert_eq!(read_part(&mut r).await.unwrap().len(), 10);
         assert!(read_part(&mut r).await.unwrap().is_empty());
+    }
+
+    #[test]
+    fn random_urls_never_panic_and_what_parses_prints_back_to_itself() {
+        const TOKENS: [&str; 26] = [
+            "s3://",
+            "file://",
+            "pvc://",
+            "/",
+            "a",
+            "B",
+            "..",
+            ".",
+            "?",
+            "&",
+            "=",
+            "endpoint",
+            "region",
+            "pathStyle",
+            "true",
+            "false",
+            "http://",
+            "https://",
+            "@",
+            ":",
+            "1",
+            "é",
+            " ",
+            "%",
+            "localhost",
+            "-",
+        ];
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut parsed = 0;
+        for _ in 0..30_000 {
+            let len = 1 + next() % 10;
+            // Mostly a scheme first, so that many parse and the round trip is exercised.
+            let first = next() % 4;
+            let url: String = (0..len)
+                .map(|i| {
+                    TOKENS[((if i == 0 { first } else { next() }) % TOKENS.len() as u64) as usize]
+                })
+                .collect();
+            let Ok(loc) = Location::parse(&url) else {
+                continue;
+            };
+            parsed += 1;
+            let shown = loc.to_string();
+            assert_eq!(
+                Location::parse(&shown).as_ref(),
+                Ok(&loc),
+                "{url:?} → {shown:?}"
+            );
+            if let Ok((dir, key)) = Location::parse_object(&url) {
+                assert_eq!(dir.object_url(&key), shown, "{url:?}");
+            }
+        }
+        assert!(
+            parsed > 1000,
+            "only {parsed} random URLs parsed: the generator tests little"
+        );
     }
 
     #[test]

@@ -1,16 +1,15 @@
-//! The command line: global flags, the verb enum, and the flags verbs share.
+//! The command line: the verb enum.
 //!
-//! Help text lives in the doc comments here (an example per verb); each verb's own flags live
-//! next to its code in `verbs/`. Adding a verb is a variant below and a line in `cli::run`.
+//! Help text lives in the doc comments here (an example per verb); the global flags and the
+//! flags verbs share live in `flags`, each verb's own flags next to its code in `verbs/`. Adding
+//! a verb is a variant below and a line in `cli::run`.
 
-use std::time::Duration;
+use clap::{Parser, Subcommand};
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
-
+use super::flags::Global;
 use super::generate;
-use super::output::Format;
 use super::verbs::{
-    backup, create, delete, install, operate, reconcile, recover, restore, scale, status,
+    backup, create, delete, install, operate, reconcile, recover, restore, scale, status, upgrade,
 };
 
 /// kubectl etcd — create, scale, inspect and operate etcd clusters on Kubernetes.
@@ -26,47 +25,6 @@ pub struct Cli {
     pub verb: Verb,
 }
 
-#[derive(Args, Debug, Clone)]
-pub struct Global {
-    /// Namespace of the cluster (default: the kubeconfig context's namespace, else "default").
-    #[arg(short = 'n', long, global = true, env = "KUBECTL_ETCD_NAMESPACE")]
-    pub namespace: Option<String>,
-    /// kubeconfig context to use.
-    #[arg(long, global = true)]
-    pub context: Option<String>,
-    /// Path of the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).
-    #[arg(long, global = true)]
-    pub kubeconfig: Option<std::path::PathBuf>,
-    /// Output format of results on stdout.
-    #[arg(short = 'o', long, global = true, value_enum, default_value_t = Format::Table)]
-    pub output: Format,
-    /// More log output on stderr (-v info, -vv debug).
-    #[arg(short = 'v', long, global = true, action = clap::ArgAction::Count)]
-    pub verbose: u8,
-    /// Log format on stderr.
-    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
-    pub log_format: LogFormat,
-}
-
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LogFormat {
-    Text,
-    Json,
-}
-
-#[derive(Args, Debug, Clone)]
-pub struct WaitFlags {
-    /// Return once the intent is written, without waiting for convergence.
-    #[arg(long)]
-    pub no_wait: bool,
-    /// Give up waiting after this long (e.g. 90s, 5m). The cluster keeps converging.
-    #[arg(long, default_value = "5m", value_parser = parse_duration)]
-    pub timeout: Duration,
-    /// Print the steps the engine would take and the objects it would write; change nothing.
-    #[arg(long)]
-    pub dry_run: bool,
-}
-
 #[derive(Subcommand, Debug)]
 pub enum Verb {
     /// Create an etcd cluster and wait until it is Ready.
@@ -77,6 +35,12 @@ pub enum Verb {
     ///
     /// Example: kubectl etcd scale demo --replicas 5
     Scale(scale::Args),
+    /// Move every member to another etcd version, one member at a time, after a verified
+    /// snapshot; rolls back by itself when an upgraded member does not become healthy.
+    ///
+    /// Examples: kubectl etcd upgrade demo --version 3.5.16 --dry-run;
+    /// kubectl etcd upgrade demo --version 3.5.16 --to s3://backups/etcd
+    Upgrade(upgrade::Args),
     /// Take a snapshot now and stream it to S3 or a file; `backup list NAME` lists backups.
     ///
     /// Examples: kubectl etcd backup demo --to s3://backups/etcd -o json;
@@ -139,44 +103,11 @@ impl Verb {
     }
 }
 
-/// Image of the operator Deployment unless --image says otherwise.
-pub const DEFAULT_OPERATOR_IMAGE: &str = concat!(
-    "ghcr.io/kubectl-etcd/kubectl-etcd:",
-    env!("CARGO_PKG_VERSION")
-);
-
-/// "90s", "5m", "1h 30m", "1500ms" (humantime's forms) or plain seconds.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
-        return s
-            .parse()
-            .map(Duration::from_secs)
-            .map_err(|_| format!("{s:?} is too large a number of seconds"));
-    }
-    humantime::parse_duration(s)
-        .map_err(|e| format!("{s:?} is not a duration ({e}); use e.g. 90s, 5m or 1h"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cli::Format;
     use clap::CommandFactory;
-
-    #[test]
-    fn durations_parse_with_units() {
-        assert_eq!(parse_duration("90s").unwrap(), Duration::from_secs(90));
-        assert_eq!(parse_duration("5m").unwrap(), Duration::from_secs(300));
-        assert_eq!(parse_duration("2").unwrap(), Duration::from_secs(2));
-        assert_eq!(
-            parse_duration("1500ms").unwrap(),
-            Duration::from_millis(1500)
-        );
-        assert_eq!(parse_duration("1h 30m").unwrap(), Duration::from_secs(5400));
-        assert!(parse_duration("soon").is_err());
-        assert!(parse_duration("5x").is_err());
-        assert!(parse_duration("").is_err());
-    }
 
     #[test]
     fn the_command_line_is_well_formed() {

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use kube::ResourceExt;
 
-use super::args::{Global, WaitFlags};
+use super::flags::{Global, WaitFlags};
 use super::{Session, output};
 use crate::api::EtcdCluster;
 use crate::engine::{self, Context, Dial, Mode, Next, Pace, Pass};

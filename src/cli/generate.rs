@@ -3,17 +3,16 @@
 //! Pure: strings out. The files under crds/ and completions/ are this output, and
 //! tests/generated.rs keeps them fresh.
 
-use clap::{CommandFactory, ValueEnum};
+use clap::ValueEnum;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
-use super::args::{Cli, DEFAULT_OPERATOR_IMAGE};
 use super::output;
-use crate::objects::install;
+use crate::objects::install::{self, DEFAULT_IMAGE};
 
 #[derive(clap::Args, Debug)]
 pub struct ManifestsArgs {
     /// Operator image.
-    #[arg(long, default_value = DEFAULT_OPERATOR_IMAGE)]
+    #[arg(long, default_value = DEFAULT_IMAGE)]
     pub image: String,
 }
 
@@ -58,19 +57,19 @@ pub fn operator_yaml_with(image: &str) -> String {
 }
 
 pub fn operator_yaml() -> String {
-    operator_yaml_with(DEFAULT_OPERATOR_IMAGE)
+    operator_yaml_with(DEFAULT_IMAGE)
 }
 
-/// Completion script for `target`.
-pub fn completions(target: CompletionTarget) -> String {
+/// Completion script for `target`, of the command line `cmd`.
+pub fn completions(target: CompletionTarget, mut cmd: clap::Command) -> String {
     let shell = match target {
         CompletionTarget::Bash => clap_complete::Shell::Bash,
         CompletionTarget::Zsh => clap_complete::Shell::Zsh,
         CompletionTarget::Fish => clap_complete::Shell::Fish,
-        CompletionTarget::Kubectl => return kubectl_complete_script(),
+        CompletionTarget::Kubectl => return kubectl_complete_script(&cmd),
     };
     let mut buf = Vec::new();
-    clap_complete::generate(shell, &mut Cli::command(), "kubectl-etcd", &mut buf);
+    clap_complete::generate(shell, &mut cmd, "kubectl-etcd", &mut buf);
     String::from_utf8_lossy(&buf).into_owned()
 }
 
@@ -84,8 +83,7 @@ const KUBECTL_COMPLETE_TEMPLATE: &str = include_str!("kubectl_complete.sh");
 /// `kubectl_complete-etcd`: kubectl runs it with the words after `etcd` and expects cobra's
 /// `__complete` protocol (one candidate per line, then `:4` = no file completion). Verbs and
 /// flags come from the clap definition; cluster names from `kubectl get etcdclusters`.
-fn kubectl_complete_script() -> String {
-    let cmd = Cli::command();
+fn kubectl_complete_script(cmd: &clap::Command) -> String {
     let long_flags = |c: &clap::Command| -> Vec<String> {
         c.get_arguments()
             .filter_map(|a| a.get_long().map(|l| format!("--{l}")))

@@ -6,6 +6,7 @@
 
 mod args;
 mod drive;
+mod flags;
 mod generate;
 mod output;
 mod verbs;
@@ -22,10 +23,10 @@ use crate::api::{EtcdCluster, KIND};
 use crate::error::Error;
 use crate::model;
 
-pub use args::{Cli, DEFAULT_OPERATOR_IMAGE, Global, LogFormat, Verb, WaitFlags, parse_duration};
-pub use generate::{
-    CompletionTarget, completions, crd, crd_yaml, operator_yaml, operator_yaml_with,
-};
+pub use crate::objects::install::DEFAULT_IMAGE as DEFAULT_OPERATOR_IMAGE;
+pub use args::{Cli, Verb};
+pub use flags::{Global, LogFormat, WaitFlags, parse_duration};
+pub use generate::{CompletionTarget, crd, crd_yaml, operator_yaml, operator_yaml_with};
 pub use output::Format;
 
 /// Runs the parsed command line. Results go to stdout, progress and logs to stderr.
@@ -34,6 +35,7 @@ pub async fn run(cli: Cli) -> Result<(), Error> {
     match cli.verb {
         Verb::Create(a) => verbs::create::run(g, a).await,
         Verb::Scale(a) => verbs::scale::run(g, a).await,
+        Verb::Upgrade(a) => verbs::upgrade::run(g, a).await,
         Verb::Status(a) => verbs::status::run(g, a).await,
         Verb::Reconcile(a) => verbs::reconcile::run(g, a).await,
         Verb::Delete(a) => verbs::delete::run(g, a).await,
@@ -47,6 +49,12 @@ pub async fn run(cli: Cli) -> Result<(), Error> {
         Verb::Recover(a) => verbs::recover::run(g, a).await,
         Verb::Snapshot { op } => verbs::restore::snapshot(op).await,
     }
+}
+
+/// Completion script for `target` (the files in completions/ are this output).
+pub fn completions(target: CompletionTarget) -> String {
+    use clap::CommandFactory;
+    generate::completions(target, Cli::command())
 }
 
 /// A connected client and the namespace the verb works in (`-n`, else the context's).

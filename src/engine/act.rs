@@ -95,6 +95,7 @@ pub fn step_objects(d: &Desired, step: &Step, pdb: &ApiResource) -> Vec<Object> 
         | Step::RestartMember { .. }
         | Step::WipeMember { .. }
         | Step::DeleteRestorePod { .. }
+        | Step::RollBack { .. }
         | Step::Wait { .. }
         | Step::Hold { .. }
         | Step::Paused
@@ -305,6 +306,9 @@ pub async fn act(ctx: &Context, d: &Desired, o: &Observed, step: &Step) -> Resul
             let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &d.namespace);
             delete(&api, d, pod).await?;
         }
+        // The decision is the change: the status this pass writes records it, and the next
+        // pass's template runs the old version again (`plan::upgrade::settle`).
+        Step::RollBack { .. } => {}
         Step::Wait { .. } | Step::Hold { .. } | Step::Paused | Step::Idle => {}
     }
     Ok(Done::Changed)

@@ -224,7 +224,9 @@ pub async fn reconcile_once(
 
     let mut observed = observe::observe(ctx, &desired).await?;
     observed.known_members = observe::known_members(&desired, cluster.status.as_ref());
+    (observed.last_version, observed.upgrade) = plan::upgrade::from_status(cluster.status.as_ref());
     let desired = model::keep_immutable(desired, &observed);
+    let desired = plan::upgrade::settle(desired, &observed);
     let mut step = plan::plan(&desired, &observed);
     let mut outcome = Outcome::Unchanged;
     if mode == Mode::Act && step.is_change() {

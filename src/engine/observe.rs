@@ -205,6 +205,8 @@ pub async fn observe(ctx: &Context, d: &Desired) -> Result<Observed, Error> {
         etcd,
         known_members: BTreeSet::new(),
         restore_pod,
+        last_version: None,
+        upgrade: None,
     })
 }
 

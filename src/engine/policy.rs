@@ -187,6 +187,7 @@ mod tests {
     fn every_hold_is_held_whatever_its_reason() {
         for reason in [
             Reason::QuorumAtRisk,
+            Reason::QuorumLost,
             Reason::ClusterIdMismatch,
             Reason::StrandedMember,
         ] {

@@ -11,6 +11,8 @@ use crate::objects::{ENV_POD_NAME, FIELD_MANAGER, LABEL_MANAGED_BY, LABEL_NAME};
 /// The operator's namespace: the engine Leases live here whatever namespace the operator runs
 /// in, so that the CLI finds them.
 pub const NAMESPACE: &str = "kubectl-etcd-system";
+/// Image of the operator Deployment unless `--image` says otherwise.
+pub const DEFAULT_IMAGE: &str = crate::model::DEFAULT_TOOLS_IMAGE;
 /// Name of the Deployment, ServiceAccount, roles and bindings.
 pub const NAME: &str = "kubectl-etcd-operator";
 /// Port of `/metrics`, `/healthz` and `/readyz` inside the operator pod.

@@ -114,10 +114,10 @@ impl ClusterLeases {
         }
     }
 
-    /// Lets go of a deleted cluster's Lease and forgets it.
-    pub(super) async fn release(&self, key: &Key) {
+    /// Removes a deleted cluster's Lease and forgets it.
+    pub(super) async fn remove(&self, key: &Key) {
         if let Some((lock, _)) = self.with(|m| m.remove(key)) {
-            lock.release().await;
+            lock.remove().await;
         }
     }
 

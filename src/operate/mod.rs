@@ -421,7 +421,7 @@ async fn reconcile(cluster: Arc<EtcdCluster>, st: Arc<State>) -> Result<Action, 
     };
     if pass.outcome == Outcome::Released {
         st.metrics.forget(&labels);
-        st.leases.release(&object).await;
+        st.leases.remove(&object).await;
     } else {
         st.metrics.observed(&labels, &pass);
     }
@@ -550,12 +550,7 @@ mod tests {
 
     #[test]
     fn status_writes_do_not_trigger_a_pass_but_spec_deletion_and_annotations_do() {
-        let mut c: EtcdCluster = serde_json::from_value(serde_json::json!({
-            "apiVersion": "etcd.kubectl-etcd.io/v1alpha1", "kind": "EtcdCluster",
-            "metadata": { "name": "demo", "namespace": "ns", "generation": 1 },
-            "spec": { "replicas": 3, "version": "3.5.16" },
-        }))
-        .unwrap();
+        let mut c = crate::fixtures::cluster("demo").build();
         let base = trigger_hash(&c);
         c.status = Some(crate::api::EtcdClusterStatus {
             replicas: 3,
@@ -573,7 +568,7 @@ mod tests {
             f(&mut d);
             trigger_hash(&d) != base
         };
-        assert!(changed(&|d| d.metadata.generation = Some(2)));
+        assert!(changed(&|d| d.metadata.generation = Some(8)));
         assert!(changed(&|d| d.metadata.deletion_timestamp = Some(
             k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(jiff::Timestamp::UNIX_EPOCH)
         )));

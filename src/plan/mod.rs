@@ -10,7 +10,9 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::api::Reason;
-use crate::model::{ClusterView, Desired, EtcdView, MemberView, Observed, RestorePodView, fmt_id};
+use crate::model::{
+    ClusterView, Desired, EtcdView, MemberView, Observed, RestorePodView, Version, fmt_id,
+};
 use crate::objects::{self, config_key};
 
 /// The next thing the engine does for one cluster: at most one change to the world.
@@ -79,6 +81,15 @@ pub enum Step {
     RestoreSeed { url: String },
     /// Delete the finished restore pod.
     DeleteRestorePod { pod: String },
+    /// An upgraded member did not become healthy in time: record the rollback, so that the
+    /// template runs `from` again (see `upgrade`).
+    RollBack {
+        member: String,
+        ordinal: u32,
+        from: Version,
+        to: Version,
+        why: String,
+    },
     /// Nothing to do until the world moves on.
     Wait { reason: Reason, message: String },
     /// Acting would be unsafe or ambiguous: report and change nothing until a human or the
@@ -159,6 +170,7 @@ impl Step {
             Step::RemoveMember { .. } => Reason::RemovingMember,
             Step::DeleteVolume { .. } | Step::DeleteRestorePod { .. } => Reason::CleaningUp,
             Step::RestoreSeed { .. } => Reason::RestoringSnapshot,
+            Step::RollBack { .. } => Reason::RollingBack,
             Step::Wait { reason, .. } | Step::Hold { reason, .. } => *reason,
             Step::Paused => Reason::Paused,
             Step::Idle => Reason::AsDesired,
@@ -209,6 +221,12 @@ impl fmt::Display for Step {
                 write!(f, "restore the seed member's volume from {url}")
             }
             Step::DeleteRestorePod { pod } => write!(f, "delete the finished restore pod {pod}"),
+            Step::RollBack { from, to, why, .. } => {
+                write!(
+                    f,
+                    "roll back the upgrade to {to}: {why}; {from} is put back"
+                )
+            }
             Step::Wait { message, .. } => write!(f, "waiting: {message}"),
             Step::Hold { message, .. } => write!(f, "holding: {message}"),
             Step::Paused => write!(f, "paused: observing only"),
@@ -309,6 +327,7 @@ pub const RULES: &[Rule] = &[
     member_config_lost,
     restore_pod_left,
     template_changed,
+    upgrade::failed_upgrade,
     etcd_unanswered,
     foreign_members,
     workload_resized_by_hand,
@@ -894,6 +913,15 @@ fn stale_members(d: &Desired, o: &Observed) -> Option<Step> {
             "a restart waits until every member is healthy and ready",
         ));
     }
+    if let Some(m) = upgrade::lagging(c) {
+        return Some(wait(
+            Reason::RollingMembers,
+            format!(
+                "a restart waits until {} has caught up with the leader",
+                member_name(d, m)
+            ),
+        ));
+    }
     let leader_ord = c.leader_member().and_then(|l| l.ordinal);
     let pick = stale
         .iter()
@@ -1027,6 +1055,7 @@ pub fn member_name(d: &Desired, m: &MemberView) -> String {
 }
 
 mod status;
+pub mod upgrade;
 pub use status::{converged, derive_status};
 
 #[cfg(test)]

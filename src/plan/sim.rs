@@ -317,6 +317,8 @@ impl World {
             }),
             supporting_objects: self.supporting,
             restore_pod: None,
+            last_version: None,
+            upgrade: None,
             config: self.config.clone(),
             pods: self
                 .pods
@@ -481,7 +483,7 @@ impl World {
             })),
             // The simulated clusters are not restored from snapshots (table tests cover that).
             Step::RestoreSeed { .. } | Step::DeleteRestorePod { .. } => {}
-            Step::Wait { .. } | Step::Paused | Step::Idle => {}
+            Step::Wait { .. } | Step::RollBack { .. } | Step::Paused | Step::Idle => {}
             Step::Hold { message, .. } => {
                 panic!("the planner held in a simulation it must repair: {message}")
             }

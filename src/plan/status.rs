@@ -133,14 +133,17 @@ pub fn derive_status(
     ]) || (voters > 0
         && voters != d.replicas as usize
         && !matches!(step, Step::Hold { .. } | Step::Paused));
-    let upgrading = matches!(
-        step,
-        Step::UpdateTemplate { .. }
-            | Step::RestartMember {
-                why: super::Restart::NewTemplate,
-                ..
-            }
-    ) || waiting_for(&[Reason::RollingMembers]);
+    let version_change = super::upgrade::condition(d, o, step);
+    let upgrading = version_change.as_ref().is_some_and(|c| c.0)
+        || matches!(
+            step,
+            Step::UpdateTemplate { .. }
+                | Step::RestartMember {
+                    why: super::Restart::NewTemplate,
+                    ..
+                }
+        )
+        || waiting_for(&[Reason::RollingMembers]);
     let recovering = matches!(
         step,
         Step::ApplySupportingObjects
@@ -214,19 +217,30 @@ pub fn derive_status(
             g,
             now,
         ),
-        cond(
-            prev_conds,
-            condition::UPGRADING,
-            upgrading,
-            if upgrading { r } else { Reason::AsDesired },
-            if upgrading {
-                msg.clone()
-            } else {
-                "every member runs the current template".into()
-            },
-            g,
-            now,
-        ),
+        match version_change {
+            Some((on, reason, message)) => cond(
+                prev_conds,
+                condition::UPGRADING,
+                on,
+                reason,
+                message,
+                g,
+                now,
+            ),
+            None => cond(
+                prev_conds,
+                condition::UPGRADING,
+                upgrading,
+                if upgrading { r } else { Reason::AsDesired },
+                if upgrading {
+                    msg.clone()
+                } else {
+                    "every member runs the current template".into()
+                },
+                g,
+                now,
+            ),
+        },
         cond(
             prev_conds,
             condition::RECOVERING,
@@ -280,6 +294,7 @@ pub fn derive_status(
             .cloned(),
     );
     st.restored_from = d.restore.as_ref().map(|r| r.url.clone());
+    st.upgrade = super::upgrade::record(d, o, step, prev.and_then(|p| p.upgrade.as_ref()));
     st.phase = Some(match step {
         Step::Paused => Phase::Paused,
         Step::Hold { .. } => Phase::Degraded,

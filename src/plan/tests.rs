@@ -11,7 +11,7 @@ pub(super) fn desired(replicas: u32) -> Desired {
         .desired()
 }
 
-fn member(d: &Desired, ordinal: u32) -> MemberView {
+pub(super) fn member(d: &Desired, ordinal: u32) -> MemberView {
     MemberView {
         id: 100 + ordinal as u64,
         name: objects::pod_name(&d.name, ordinal),
@@ -33,7 +33,7 @@ fn member(d: &Desired, ordinal: u32) -> MemberView {
 }
 
 /// A healthy, converged cluster of `n` members (leader: ordinal 0) as desired by `d`.
-fn healthy(d: &Desired, n: u32) -> Observed {
+pub(super) fn healthy(d: &Desired, n: u32) -> Observed {
     let mut config = objects::bootstrap_config(d, n);
     config.insert(
         config_key::INITIAL_CLUSTER_STATE.into(),
@@ -84,10 +84,12 @@ fn healthy(d: &Desired, n: u32) -> Observed {
             members: (0..n).map(|o| member(d, o)).collect(),
         }),
         known_members: (0..n).collect(),
+        last_version: None,
+        upgrade: None,
     }
 }
 
-fn cluster(o: &mut Observed) -> &mut ClusterView {
+pub(super) fn cluster(o: &mut Observed) -> &mut ClusterView {
     match &mut o.etcd {
         EtcdView::Reached(c) => c,
         _ => panic!("not reached"),

@@ -13,7 +13,7 @@ use crate::api::EtcdCluster;
 use crate::backup::codec::Compression;
 use crate::backup::store::{Location, Store};
 use crate::backup::{BackupError, label, take};
-use crate::cli::args::Global;
+use crate::cli::flags::Global;
 use crate::cli::{Session, output, usage};
 use crate::engine::{Context, Dial};
 use crate::error::Error;

@@ -3,7 +3,7 @@
 use kube::api::{Api, PostParams};
 
 use crate::api::{EtcdCluster, EtcdClusterSpec, KIND, StorageSpec};
-use crate::cli::args::{Global, WaitFlags};
+use crate::cli::flags::{Global, WaitFlags};
 use crate::cli::{Session, drive, output, usage};
 use crate::error::Error;
 use crate::model::{self, DEFAULT_VERSION};

@@ -7,7 +7,7 @@ use kube::api::{DeleteParams, Patch, PatchParams};
 use serde_json::json;
 
 use crate::api::KIND;
-use crate::cli::args::{Global, WaitFlags};
+use crate::cli::flags::{Global, WaitFlags};
 use crate::cli::{Session, drive, output};
 use crate::engine::{self, Context, Dial, Mode};
 use crate::error::Error;
@@ -119,7 +119,11 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         }
     }
     .await;
-    lock.release().await;
+    match gone {
+        // The cluster is gone: so goes its Lease.
+        Ok(()) => lock.remove().await,
+        Err(_) => lock.release().await,
+    }
     gone?;
     // The finalizer deletes the volumes when there was one; a cluster that had none (nobody
     // ran the engine for it) leaves them to us.

@@ -4,10 +4,11 @@ use kube::api::{Api, DynamicObject, GroupVersionKind, Patch, PatchParams};
 use kube::discovery::Scope;
 use kube::{Client, ResourceExt};
 
-use crate::cli::args::{DEFAULT_OPERATOR_IMAGE, Global};
+use crate::cli::flags::Global;
 use crate::cli::{Session, output};
 use crate::engine;
 use crate::error::Error;
+use crate::objects::install::DEFAULT_IMAGE;
 use crate::objects::{self, install};
 
 #[derive(clap::Args, Debug)]
@@ -16,7 +17,7 @@ pub struct Args {
     #[arg(long)]
     pub operator: bool,
     /// Operator image.
-    #[arg(long, default_value = DEFAULT_OPERATOR_IMAGE)]
+    #[arg(long, default_value = DEFAULT_IMAGE)]
     pub image: String,
     /// Print the manifests instead of applying them.
     #[arg(long)]

@@ -11,3 +11,4 @@ pub mod recover;
 pub mod restore;
 pub mod scale;
 pub mod status;
+pub mod upgrade;

@@ -3,7 +3,7 @@
 use std::net::SocketAddr;
 
 use crate::cli::Session;
-use crate::cli::args::Global;
+use crate::cli::flags::Global;
 use crate::engine::Dial;
 use crate::error::Error;
 use crate::objects::install::METRICS_PORT;

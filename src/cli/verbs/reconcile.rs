@@ -1,6 +1,6 @@
 //! `kubectl etcd reconcile NAME`: no new intent, just drive the cluster until it converges.
 
-use crate::cli::args::{Global, WaitFlags};
+use crate::cli::flags::{Global, WaitFlags};
 use crate::cli::{Session, drive};
 use crate::error::Error;
 

@@ -22,7 +22,7 @@ use super::backup::{bad_url, open_store};
 use crate::api::{EtcdBackup, EtcdCluster, backup_phase, condition};
 use crate::backup::store::Location;
 use crate::backup::{BackupError, label, take};
-use crate::cli::args::{Global, WaitFlags};
+use crate::cli::flags::{Global, WaitFlags};
 use crate::cli::{Session, drive, output, usage};
 use crate::engine::{Context, Dial};
 use crate::error::Error;

@@ -18,7 +18,7 @@ use crate::api::{
 use crate::backup::records;
 use crate::backup::store::{Location, Store};
 use crate::backup::{BackupError, restore};
-use crate::cli::args::{Global, WaitFlags};
+use crate::cli::flags::{Global, WaitFlags};
 use crate::cli::{Session, drive, output, usage};
 use crate::error::Error;
 use crate::model::{self, DEFAULT_TOOLS_IMAGE};

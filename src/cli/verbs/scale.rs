@@ -4,7 +4,7 @@ use kube::api::{Patch, PatchParams};
 use serde_json::json;
 
 use crate::api::KIND;
-use crate::cli::args::{Global, WaitFlags};
+use crate::cli::flags::{Global, WaitFlags};
 use crate::cli::{Session, drive, output, usage};
 use crate::error::Error;
 use crate::model;

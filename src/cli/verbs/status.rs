@@ -3,7 +3,7 @@
 use kube::api::{Api, ListParams};
 
 use crate::api::{EtcdCluster, KIND};
-use crate::cli::args::Global;
+use crate::cli::flags::Global;
 use crate::cli::{Session, output};
 use crate::engine::policy::{Trouble, trouble};
 use crate::engine::{self, Context, Dial, Mode, Pass};

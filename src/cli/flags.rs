@@ -1,0 +1,81 @@
+//! The flags every verb takes (`Global`) and the ones verbs that drive a cluster share.
+
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+
+use super::output::Format;
+
+#[derive(Args, Debug, Clone)]
+pub struct Global {
+    /// Namespace of the cluster (default: the kubeconfig context's namespace, else "default").
+    #[arg(short = 'n', long, global = true, env = "KUBECTL_ETCD_NAMESPACE")]
+    pub namespace: Option<String>,
+    /// kubeconfig context to use.
+    #[arg(long, global = true)]
+    pub context: Option<String>,
+    /// Path of the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).
+    #[arg(long, global = true)]
+    pub kubeconfig: Option<std::path::PathBuf>,
+    /// Output format of results on stdout.
+    #[arg(short = 'o', long, global = true, value_enum, default_value_t = Format::Table)]
+    pub output: Format,
+    /// More log output on stderr (-v info, -vv debug).
+    #[arg(short = 'v', long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// Log format on stderr.
+    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct WaitFlags {
+    /// Return once the intent is written, without waiting for convergence.
+    #[arg(long)]
+    pub no_wait: bool,
+    /// Give up waiting after this long (e.g. 90s, 5m). The cluster keeps converging.
+    #[arg(long, default_value = "5m", value_parser = parse_duration)]
+    pub timeout: Duration,
+    /// Print the steps the engine would take and the objects it would write; change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// "90s", "5m", "1h 30m", "1500ms" (humantime's forms) or plain seconds.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+        return s
+            .parse()
+            .map(Duration::from_secs)
+            .map_err(|_| format!("{s:?} is too large a number of seconds"));
+    }
+    humantime::parse_duration(s)
+        .map_err(|e| format!("{s:?} is not a duration ({e}); use e.g. 90s, 5m or 1h"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_with_units() {
+        assert_eq!(parse_duration("90s").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_duration("5m").unwrap(), Duration::from_secs(300));
+        assert_eq!(parse_duration("2").unwrap(), Duration::from_secs(2));
+        assert_eq!(
+            parse_duration("1500ms").unwrap(),
+            Duration::from_millis(1500)
+        );
+        assert_eq!(parse_duration("1h 30m").unwrap(), Duration::from_secs(5400));
+        assert!(parse_duration("soon").is_err());
+        assert!(parse_duration("5x").is_err());
+        assert!(parse_duration("").is_err());
+    }
+}

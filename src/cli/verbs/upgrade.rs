@@ -1,0 +1,324 @@
+//! `kubectl etcd upgrade NAME --version V [--dry-run] [--yes] [--skip-backup]`.
+//!
+//! Everything is checked before anything is written: the version, the path from what the members
+//! report they run (`plan::upgrade`), the backup destination. Then a verified snapshot is taken
+//! (no snapshot, no upgrade), `spec.version` is written with the snapshot named in an annotation,
+//! and the engine rolls the members one at a time (the same rollout `kubectl apply` of
+//! `spec.version` gets from the operator).
+
+use jiff::Timestamp;
+use kube::ResourceExt;
+use kube::api::{Patch, PatchParams};
+use serde_json::json;
+
+use crate::api::{ANNOTATION_PRE_UPGRADE_BACKUP, KIND, PRE_UPGRADE_BACKUP_SKIPPED, upgrade_state};
+use crate::backup::codec::Compression;
+use crate::backup::store::Location;
+use crate::backup::{BackupError, label, take};
+use crate::cli::flags::{Global, WaitFlags};
+use crate::cli::verbs::backup::{bad_url, open_store};
+use crate::cli::{Session, drive, output, usage};
+use crate::engine::{Context, Dial};
+use crate::error::Error;
+use crate::model::{self, EtcdView, Version};
+use crate::plan::upgrade::{self, PathKind};
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    pub name: String,
+    /// The etcd version to move every member to (e.g. 3.5.16).
+    #[arg(long)]
+    pub version: String,
+    /// Where the pre-upgrade snapshot goes (default: the cluster's spec.backup.destination).
+    #[arg(long)]
+    pub to: Option<String>,
+    /// Upgrade without a pre-upgrade snapshot (recorded in status.upgrade); needs --yes.
+    #[arg(long)]
+    pub skip_backup: bool,
+    /// Confirm --skip-backup.
+    #[arg(long)]
+    pub yes: bool,
+    #[command(flatten)]
+    pub wait: WaitFlags,
+}
+
+pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
+    let name = a.name.clone();
+    model::validate_name(&name).map_err(|e| usage(&name, e))?;
+    let to = model::validate_version(&a.version).map_err(|e| usage(&name, e))?;
+    if a.skip_backup && !a.yes {
+        return Err(Error::Usage(format!(
+            "--skip-backup upgrades {name} without a snapshot to go back to; add --yes to confirm"
+        )));
+    }
+    let s = Session::connect(g).await?;
+    s.ensure_crd().await?;
+    let ns = s.namespace.clone();
+    let mut cluster = s.get_cluster(&name).await?;
+    let invalid = |source| Error::InvalidSpec {
+        namespace: ns.clone(),
+        name: name.clone(),
+        source,
+    };
+    let current = model::validate(&cluster).map_err(invalid)?;
+    let ctx = Context::new(s.client.clone(), Dial::PortForward).await?;
+    let observed = crate::engine::observe(&ctx, &current).await?;
+
+    // What the members run, as they report it (the last recorded version when none answers).
+    let reported: Vec<Version> = match &observed.etcd {
+        EtcdView::Reached(c) => c
+            .members
+            .iter()
+            .filter_map(|m| m.status.as_ref().and_then(|s| Version::parse(&s.version)))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let last = cluster
+        .status
+        .as_ref()
+        .and_then(|st| st.version.as_deref())
+        .and_then(Version::parse);
+    let (Some(lowest), Some(highest)) = (
+        reported.iter().min().copied().or(last),
+        reported.iter().max().copied().or(last),
+    ) else {
+        return Err(Error::Usage(format!(
+            "EtcdCluster {ns}/{name}: no member reports its version yet, so the path to {to} cannot be checked; wait until it is Ready (`kubectl etcd status {name}`)"
+        )));
+    };
+    let kind = upgrade::check_path(lowest, highest, to).map_err(|r| {
+        Error::Usage(format!(
+            "EtcdCluster {ns}/{name} cannot go from {} to {to}: {r}",
+            if lowest == highest {
+                lowest.to_string()
+            } else {
+                format!("{lowest}..{highest}")
+            }
+        ))
+    })?;
+    if kind == PathKind::Same && cluster.spec.version == to.to_string() {
+        output::progress_line(&format!(
+            "EtcdCluster {ns}/{name}: every member runs {to} already"
+        ));
+        return output::print_cluster(g.output, &cluster);
+    }
+
+    // The snapshot's destination, checked before anything is written.
+    let spec_backup = cluster.spec.backup.clone().unwrap_or_default();
+    // Nothing moves when every member runs the target already (e.g. back after a rollback).
+    let needs_snapshot = kind != PathKind::Same && !a.skip_backup;
+    let destination = match (&a.to, needs_snapshot) {
+        (_, false) => None,
+        (Some(url), true) => Some(url.clone()),
+        (None, true) => Some(spec_backup.destination.clone()).filter(|d| !d.is_empty()),
+    };
+    let destination = match destination {
+        None if needs_snapshot => {
+            return Err(Error::Usage(format!(
+                "EtcdCluster {ns}/{name} has no backup destination for the pre-upgrade snapshot: set spec.backup.destination, pass --to s3://bucket/prefix or file:///dir, or pass --skip-backup --yes"
+            )));
+        }
+        None => None,
+        Some(url) => {
+            let loc = Location::parse(&url).map_err(bad_url)?;
+            if matches!(loc, Location::Pvc { .. }) {
+                return Err(Error::Usage(format!(
+                    "{url}: a pvc:// destination is written by the in-cluster operator; pass --to s3://… or file://… for the pre-upgrade snapshot"
+                )));
+            }
+            Some(loc)
+        }
+    };
+
+    let desired = current.clone();
+    let from = if kind == PathKind::Rollback {
+        highest
+    } else {
+        lowest
+    };
+    if a.wait.dry_run {
+        let mut lines = upgrade::describe(&desired, &observed, from, to);
+        lines.insert(
+            1,
+            match &destination {
+                Some(d) => format!(
+                    "before the first member changes: a verified snapshot to {}",
+                    d.object_url(&take::object_key(
+                        &ns,
+                        &name,
+                        Timestamp::now(),
+                        0,
+                        Compression::default()
+                    ))
+                    .replace("-r0.db", "-r<revision>.db")
+                ),
+                None if kind == PathKind::Same => {
+                    format!("every member runs {to} already: no snapshot needed")
+                }
+                None => {
+                    "no pre-upgrade snapshot (--skip-backup; recorded in status.upgrade)".into()
+                }
+            },
+        );
+        lines.push(format!(
+            "set spec.version of EtcdCluster {ns}/{name} from {} to {to}",
+            cluster.spec.version
+        ));
+        return output::print_dry_run(g.output, &lines, &[], None);
+    }
+
+    let annotation = match destination {
+        None if kind == PathKind::Same => String::new(),
+        None => format!("{to} {PRE_UPGRADE_BACKUP_SKIPPED}"),
+        Some(destination) => {
+            let url = snapshot(&s, &ctx, &cluster, &current, destination, &spec_backup).await?;
+            format!("{to} {url}")
+        }
+    };
+    cluster.spec.version = to.to_string();
+    model::validate(&cluster).map_err(invalid)?;
+    let patched = s
+        .clusters()
+        .patch(
+            &name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({
+                "metadata": {"annotations": {ANNOTATION_PRE_UPGRADE_BACKUP: annotation}},
+                "spec": {"version": to.to_string()},
+            })),
+        )
+        .await
+        .map_err(|e| Error::kube("upgrade", KIND, &ns, &name, e))?;
+    output::progress_line(&format!(
+        "EtcdCluster {ns}/{name}: version {from} → {to}, one member at a time"
+    ));
+    drive::drive(&s, g, patched, &a.wait).await?;
+    if a.wait.no_wait {
+        return Ok(());
+    }
+    // Converged can mean rolled back: that is a failed upgrade.
+    let after = s.get_cluster(&name).await?;
+    if let Some(u) = after.status.as_ref().and_then(|st| st.upgrade.as_ref())
+        && u.state == upgrade_state::ROLLED_BACK
+        && u.to_version == to.to_string()
+    {
+        return Err(Error::Held {
+            namespace: ns,
+            name,
+            message: format!(
+                "the upgrade to {to} was rolled back to {}: {}",
+                u.from_version,
+                u.message.as_deref().unwrap_or("")
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Takes the pre-upgrade snapshot with the backup library and returns its URL; fails unless it
+/// was stored and verified.
+async fn snapshot(
+    s: &Session,
+    ctx: &Context,
+    cluster: &crate::api::EtcdCluster,
+    d: &model::Desired,
+    destination: Location,
+    spec_backup: &crate::api::BackupSpec,
+) -> Result<String, Error> {
+    let (ns, name) = (&s.namespace, cluster.name_any());
+    let compression = spec_backup
+        .compression
+        .as_deref()
+        .map(str::parse)
+        .transpose()
+        .map_err(Error::Usage)?
+        .unwrap_or_default();
+    let secret = spec_backup.credentials_secret.clone();
+    let store = open_store(&s.client, ns, &destination, secret.as_deref()).await?;
+    store.check().await.map_err(BackupError::from)?;
+    let req = take::Request {
+        destination,
+        compression,
+        credentials_secret: secret,
+        trigger: label::TRIGGER_CLI,
+        taken_by: crate::lease::cli_identity(),
+        member: None,
+    };
+    let record = take::create_record(ctx, cluster, &req, Timestamp::now())
+        .await
+        .map_err(Error::from)?;
+    let progress = output::Progress::new(&format!("{ns}/{name}"));
+    progress.step(&format!("pre-upgrade snapshot to {}", req.destination));
+    let record = match take::execute(ctx, d, &store, &req, record, &|_| {}).await {
+        Ok(r) => r,
+        Err(e) => {
+            progress.abandon();
+            return Err(e.into());
+        }
+    };
+    let st = record.status.clone().unwrap_or_default();
+    let Some(url) = st.url.clone().filter(|_| st.verified) else {
+        progress.abandon();
+        return Err(Error::Held {
+            namespace: ns.clone(),
+            name,
+            message: format!(
+                "the pre-upgrade snapshot {} was not verified ({}); nothing was upgraded",
+                record.name_any(),
+                st.message.as_deref().unwrap_or("no message")
+            ),
+        });
+    };
+    progress.finish(&format!(
+        "pre-upgrade snapshot {} stored at {url} ({})",
+        record.name_any(),
+        output::human_bytes(st.size.unwrap_or(0))
+    ));
+    crate::backup::scheduled::note_success(ctx, cluster, &record).await?;
+    Ok(url)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    #[test]
+    fn skipping_the_snapshot_needs_an_explicit_yes() {
+        let cli = crate::cli::Cli::try_parse_from([
+            "kubectl-etcd",
+            "upgrade",
+            "demo",
+            "--version",
+            "3.5.16",
+            "--skip-backup",
+        ])
+        .unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let err = rt.block_on(crate::cli::run(cli)).unwrap_err();
+        assert_eq!(err.exit_code(), crate::error::exit::USAGE);
+        assert!(err.to_string().contains("--yes"), "{err}");
+    }
+
+    #[test]
+    fn an_unknown_version_is_refused_before_any_connection() {
+        for bad in ["3.9.0", "banana", "3.5"] {
+            let cli = crate::cli::Cli::try_parse_from([
+                "kubectl-etcd",
+                "upgrade",
+                "demo",
+                "--version",
+                bad,
+            ])
+            .unwrap();
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            let err = rt.block_on(crate::cli::run(cli)).unwrap_err();
+            assert_eq!(err.exit_code(), crate::error::exit::USAGE, "{bad}: {err}");
+        }
+    }
+}

@@ -1,0 +1,454 @@
+//! Version changes: which paths etcd supports, what the members' template runs while a change is
+//! refused or rolled back, when an upgrade is rolled back, and how it is reported.
+//!
+//! Pure: no async, no clock, no client. What members run comes from what they report
+//! (`MemberStatusView.version`, else the last recorded `status.version`), never from image
+//! strings. Time enters as pod ages (a member's pod is recreated when it is upgraded).
+//!
+//! ```text
+//!   spec.version changes ─▶ settle: path allowed? ──no──▶ Blocked: template keeps the running
+//!        │                                                version, SpecRefused + UpgradeBlocked
+//!        ▼ yes: Moving{from,to}
+//!   UpdateTemplate ─▶ RestartMember (unhealthy first, followers, leader last after MoveLeader;
+//!        │             next only when every voter is healthy and caught up)
+//!        ├─ an upgraded member not healthy within spec.upgradeTimeoutSeconds and the cluster
+//!        │  still mixed ─▶ RollBack (recorded in status) ─▶ RolledBack{from,to}: template runs
+//!        │  `from` again, the upgraded pods restart on it, until spec.version changes
+//!        ▼
+//!   every member reports `to` ─▶ Steady (status.upgrade: Upgraded)
+//! ```
+
+use crate::api::{Reason, UpgradeStatus, upgrade_state};
+use crate::model::{
+    ClusterView, Desired, EtcdView, MemberView, Observed, UpgradeRecord, Version, VersionChange,
+};
+
+use super::{Restart, Step};
+
+/// The 3.5 patch every member must run before any moves to 3.6: the minimum etcd's upgrade
+/// guide names (3.5.26 fixes the zombie-member bug of 3.5→3.6 upgrades).
+pub const MIN_3_5_FOR_3_6: Version = Version {
+    major: 3,
+    minor: 5,
+    patch: 26,
+};
+
+/// A voter counts as caught up when its raft index is at most this far behind the leader's.
+pub const CAUGHT_UP_ENTRIES: u64 = 5_000;
+
+/// Why a version change is refused: the rule, and a path that works.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    pub rule: &'static str,
+    pub message: String,
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({})", self.message, self.rule)
+    }
+}
+
+/// What a version change is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PathKind {
+    Same,
+    /// Within one minor (either way): free.
+    Patch,
+    /// One minor up.
+    Minor,
+    /// Back to the minor some members still run, before the cluster version moved.
+    Rollback,
+}
+
+/// The rule for one step `from → to` made by every member.
+pub fn check_step(from: Version, to: Version) -> Result<PathKind, Refusal> {
+    if from == to {
+        return Ok(PathKind::Same);
+    }
+    if from.major != to.major {
+        return Err(Refusal {
+            rule: "major versions differ",
+            message: format!("etcd {from} cannot change to {to}"),
+        });
+    }
+    if from.minor == to.minor {
+        return Ok(PathKind::Patch);
+    }
+    if to.minor < from.minor {
+        return Err(Refusal {
+            rule: "no downgrade of a minor",
+            message: format!(
+                "every member runs {from}; going back to {to} needs etcd's downgrade procedure, which kubectl-etcd does not run: \
+                 restore the pre-upgrade snapshot into a new cluster (`kubectl etcd restore NEW --from URL`), or keep 3.{}",
+                from.minor
+            ),
+        });
+    }
+    if to.minor > from.minor + 1 {
+        return Err(Refusal {
+            rule: "one minor at a time",
+            message: format!(
+                "{from} → {to} skips 3.{}: upgrade to the newest 3.{} patch first, then to {to}",
+                from.minor + 1,
+                from.minor + 1
+            ),
+        });
+    }
+    if from.minor == 5 && to.minor == 6 && from < MIN_3_5_FOR_3_6 {
+        return Err(Refusal {
+            rule: "3.5 → 3.6 needs 3.5.26 or later",
+            message: format!(
+                "{from} → {to}: etcd's upgrade guide requires every member on {MIN_3_5_FOR_3_6} or later first (the zombie-member fix): \
+                 upgrade to {MIN_3_5_FOR_3_6} first, then to {to}"
+            ),
+        });
+    }
+    Ok(PathKind::Minor)
+}
+
+/// The path from a cluster whose members run `lowest..=highest` to `to`. Going back to the
+/// lower minor of a mixed cluster is a rollback, allowed while some member still runs it (the
+/// cluster version has not moved).
+pub fn check_path(lowest: Version, highest: Version, to: Version) -> Result<PathKind, Refusal> {
+    if to.minor < highest.minor && to.major == highest.major {
+        if lowest.minor == to.minor {
+            return Ok(PathKind::Rollback);
+        }
+        return check_step(highest, to);
+    }
+    check_step(lowest, to)
+}
+
+/// The version the members reported last and the version change recorded in the status the
+/// engine wrote last.
+pub fn from_status(
+    last: Option<&crate::api::EtcdClusterStatus>,
+) -> (Option<Version>, Option<UpgradeRecord>) {
+    let Some(st) = last else {
+        return (None, None);
+    };
+    let version = st.version.as_deref().and_then(Version::parse);
+    let record = st.upgrade.as_ref().and_then(|u| {
+        Some(UpgradeRecord {
+            from: Version::parse(&u.from_version)?,
+            to: Version::parse(&u.to_version)?,
+            rolled_back: u.state == crate::api::upgrade_state::ROLLED_BACK,
+            status: u.clone(),
+        })
+    });
+    (version, record)
+}
+
+/// Versions the members report now.
+fn running(o: &Observed) -> Vec<Version> {
+    match &o.etcd {
+        EtcdView::Reached(c) => c
+            .members
+            .iter()
+            .filter_map(|m| m.status.as_ref().and_then(|s| Version::parse(&s.version)))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn pin(mut d: Desired, v: Version) -> Desired {
+    d.version = v;
+    d.image = format!("{}:v{v}", d.image_repository);
+    d
+}
+
+/// Decides what the members' template runs: `spec.version` when the path from what the members
+/// run is allowed, else the running version (`Blocked`, refused in `SpecRefused`), or the old
+/// version of a rolled-back upgrade until `spec.version` changes. A cluster where nothing ran
+/// yet takes `spec.version` as it is.
+pub fn settle(d: Desired, o: &Observed) -> Desired {
+    let now = running(o);
+    let (Some(lowest), Some(highest)) = (
+        now.iter().min().copied().or(o.last_version),
+        now.iter().max().copied().or(o.last_version),
+    ) else {
+        return d;
+    };
+    let to = d.version;
+    if let Some(r) = o.upgrade.as_ref().filter(|r| r.rolled_back && r.to == to) {
+        let why = r.status.message.clone().unwrap_or_default();
+        let from = r.from;
+        let mut d = pin(d, from);
+        d.upgrade = VersionChange::RolledBack { from, to, why };
+        return d;
+    }
+    match check_path(lowest, highest, to) {
+        Ok(PathKind::Same) => d,
+        Ok(_) => {
+            // A change already under way keeps the version it started from (the rollback target).
+            let from = o
+                .upgrade
+                .as_ref()
+                .filter(|r| !r.rolled_back && r.to == to && now.contains(&r.from))
+                .map_or(if lowest == to { highest } else { lowest }, |r| r.from);
+            let mut d = d;
+            d.upgrade = VersionChange::Moving { from, to };
+            d
+        }
+        Err(refusal) => {
+            // Keep what runs; a mixed cluster finishes where it was going (its highest version
+            // when that is still reachable, else its lowest).
+            let keep = o
+                .upgrade
+                .as_ref()
+                .filter(|r| !r.rolled_back && now.contains(&r.to))
+                .map_or(lowest, |r| r.to);
+            let why = format!("spec.version {to} refused: {refusal}");
+            let mut d = pin(d, keep);
+            d.refused.push(crate::model::InvalidSpec {
+                field: "spec.version",
+                message: why.clone(),
+            });
+            d.upgrade = VersionChange::Blocked {
+                from: keep,
+                to,
+                why,
+            };
+            d
+        }
+    }
+}
+
+/// The member that holds the rollout up, if any: a voter lagging the leader by more than
+/// `CAUGHT_UP_ENTRIES`.
+pub fn lagging(c: &ClusterView) -> Option<&MemberView> {
+    let lead = c.leader_member()?.status.as_ref()?.raft_index;
+    c.voters().find(|m| {
+        m.status
+            .as_ref()
+            .is_none_or(|s| s.raft_index + CAUGHT_UP_ENTRIES < lead)
+    })
+}
+
+/// Rule: an upgraded member (its pod runs the new template) that is not healthy
+/// `upgrade_timeout_seconds` after its pod started rolls the upgrade back, while the cluster is
+/// still mixed (a member answers on the old minor, or on a patch change always); after the
+/// cluster moved, it is reported with the pre-upgrade snapshot as the way back.
+pub fn failed_upgrade(d: &Desired, o: &Observed) -> Option<Step> {
+    let VersionChange::Moving { from, to } = d.upgrade else {
+        return None;
+    };
+    let rev = o.statefulset.as_ref()?.update_revision.as_ref()?;
+    let reached = match &o.etcd {
+        EtcdView::Reached(c) => Some(c),
+        _ => None,
+    };
+    let healthy = |ord: u32| {
+        reached
+            .and_then(|c| c.member_at(ord))
+            .is_some_and(|m| m.healthy)
+    };
+    let (ord, pod) = o.pods.iter().find(|(ord, p)| {
+        p.revision.as_ref() == Some(rev)
+            && !p.terminating
+            && (!p.ready || !healthy(**ord))
+            && p.age_seconds >= d.upgrade_timeout_seconds
+    })?;
+    let member = &pod.name;
+    let how = pod
+        .waiting_reason
+        .as_deref()
+        .map_or(String::new(), |r| format!(" ({r})"));
+    let why = format!(
+        "{member} did not become healthy on {to} within {}s{how}",
+        d.upgrade_timeout_seconds
+    );
+    let old_minor_answers = running(o).iter().any(|v| v.minor == from.minor);
+    if from.minor == to.minor || old_minor_answers || reached.is_none() {
+        return Some(Step::RollBack {
+            member: member.clone(),
+            ordinal: *ord,
+            from,
+            to,
+            why,
+        });
+    }
+    Some(super::hold(
+        Reason::UpgradeBlocked,
+        format!(
+            "{why}, and every other member already runs 3.{}: putting {from} back is no longer safe; \
+             fix {member}, or restore the pre-upgrade snapshot{} into a new cluster",
+            to.minor,
+            d.pre_upgrade_backup
+                .as_deref()
+                .filter(|b| *b != crate::api::PRE_UPGRADE_BACKUP_SKIPPED)
+                .map_or(String::new(), |b| format!(" {b}"))
+        ),
+    ))
+}
+
+/// The Upgrading condition while a version change is in effect: (true?, reason, message), or
+/// `None` to leave it to the general derivation.
+pub fn condition(d: &Desired, o: &Observed, step: &Step) -> Option<(bool, Reason, String)> {
+    let now = running(o);
+    match &d.upgrade {
+        VersionChange::Steady => None,
+        VersionChange::Blocked { why, .. } => Some((false, Reason::UpgradeBlocked, why.clone())),
+        VersionChange::RolledBack { from, to, why } => {
+            let back = !now.is_empty() && now.iter().all(|v| v == from);
+            if back && !step.is_change() {
+                Some((
+                    false,
+                    Reason::RolledBack,
+                    format!(
+                        "the upgrade from {from} to {to} was rolled back: {why}; every member runs {from}. \
+                         Fix the cause and set spec.version again, or set it back to {from}"
+                    ),
+                ))
+            } else {
+                Some((
+                    true,
+                    Reason::RollingBack,
+                    format!("rolling back from {to} to {from} ({why}): {step}"),
+                ))
+            }
+        }
+        VersionChange::Moving { from, to } => match step {
+            Step::RollBack { .. } => Some((true, Reason::RollingBack, step.to_string())),
+            Step::RestartMember {
+                pod,
+                why: Restart::NewTemplate,
+                ..
+            } => Some((
+                true,
+                Reason::UpgradingMember,
+                format!("upgrading {pod} from {from} to {to}"),
+            )),
+            Step::MoveLeader { from: m, .. } => Some((
+                true,
+                Reason::UpgradingMember,
+                format!("{step}, before {m} is upgraded from {from} to {to}"),
+            )),
+            Step::Wait { message, .. } => Some((
+                true,
+                Reason::WaitingForMember,
+                format!("upgrading from {from} to {to}: {message}"),
+            )),
+            Step::UpdateTemplate { .. } => Some((
+                true,
+                Reason::UpgradingMember,
+                format!("upgrading from {from} to {to}: {step}"),
+            )),
+            Step::Idle => None,
+            other => Some((
+                true,
+                Reason::WaitingForMember,
+                format!("upgrading from {from} to {to}: {other}"),
+            )),
+        },
+    }
+}
+
+/// `status.upgrade` after this pass.
+pub fn record(
+    d: &Desired,
+    o: &Observed,
+    step: &Step,
+    prev: Option<&UpgradeStatus>,
+) -> Option<UpgradeStatus> {
+    let backup = |to: Version| {
+        let keep = prev.filter(|p| Version::parse(&p.to_version) == Some(to));
+        let from_annotation = d.pre_upgrade_backup.clone();
+        let skip = from_annotation.as_deref() == Some(crate::api::PRE_UPGRADE_BACKUP_SKIPPED);
+        (
+            from_annotation
+                .filter(|_| !skip)
+                .or_else(|| keep.and_then(|p| p.backup.clone())),
+            skip || keep.is_some_and(|p| p.skip_backup),
+        )
+    };
+    let st = |from: Version, to: Version, state: &str, message: Option<String>| {
+        let (backup, skip_backup) = backup(to);
+        UpgradeStatus {
+            from_version: from.to_string(),
+            to_version: to.to_string(),
+            state: state.into(),
+            message,
+            backup,
+            skip_backup,
+        }
+    };
+    if let Step::RollBack { from, to, why, .. } = step {
+        return Some(st(
+            *from,
+            *to,
+            upgrade_state::ROLLED_BACK,
+            Some(why.clone()),
+        ));
+    }
+    match &d.upgrade {
+        VersionChange::Moving { from, to } => Some(st(*from, *to, upgrade_state::UPGRADING, None)),
+        VersionChange::RolledBack { .. } => prev.cloned(),
+        VersionChange::Blocked { .. } => prev.cloned(),
+        VersionChange::Steady => {
+            let now = running(o);
+            prev.cloned().map(|mut p| {
+                if p.state == upgrade_state::UPGRADING
+                    && !now.is_empty()
+                    && now
+                        .iter()
+                        .all(|v| Version::parse(&p.to_version) == Some(*v))
+                {
+                    p.state = upgrade_state::UPGRADED.into();
+                }
+                p
+            })
+        }
+    }
+}
+
+/// What `kubectl etcd upgrade --dry-run` prints: the path, the member order and the gates.
+pub fn describe(d: &Desired, o: &Observed, from: Version, to: Version) -> Vec<String> {
+    let mut lines = vec![format!(
+        "path: {from} → {to} ({})",
+        match check_step(from, to) {
+            Ok(PathKind::Patch) => "patch change",
+            Ok(PathKind::Minor) => "one minor up",
+            _ => "rollback",
+        }
+    )];
+    if let EtcdView::Reached(c) = &o.etcd {
+        let leader = c.leader;
+        let mut order: Vec<&MemberView> = c.voters().collect();
+        // Unhealthy first, then followers from the highest ordinal, the leader last.
+        order.sort_by_key(|m| {
+            (
+                m.healthy,
+                Some(m.id) == leader,
+                std::cmp::Reverse(m.ordinal),
+            )
+        });
+        let names: Vec<String> = order
+            .iter()
+            .map(|m| {
+                let name = super::member_name(d, m);
+                let v = m.status.as_ref().map_or("?", |s| s.version.as_str());
+                if Some(m.id) == leader {
+                    format!("{name} ({v}, leader: leadership moves off it first)")
+                } else if !m.healthy {
+                    format!("{name} ({v}, unhealthy)")
+                } else {
+                    format!("{name} ({v})")
+                }
+            })
+            .collect();
+        lines.push(format!("order: {}", names.join(" → ")));
+    }
+    lines.push(format!(
+        "gates before each member: every voter healthy and ready, raft index within {CAUGHT_UP_ENTRIES} of the leader's"
+    ));
+    lines.push(format!(
+        "rollback: a member not healthy {}s after its restart puts {from} back while the cluster is mixed",
+        d.upgrade_timeout_seconds
+    ));
+    lines
+}
+
+#[cfg(test)]
+mod tests;

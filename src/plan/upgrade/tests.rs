@@ -1,0 +1,364 @@
+//! Path rules, member order, gates and rollback decisions, one situation each.
+
+use super::*;
+use crate::api::upgrade_state;
+use crate::model::Observed;
+use crate::objects;
+use crate::plan::tests::{cluster, healthy};
+use crate::plan::{Restart, Step, plan};
+
+fn v(s: &str) -> Version {
+    Version::parse(s).unwrap()
+}
+
+fn want(version: &str) -> Desired {
+    crate::fixtures::cluster("demo")
+        .replicas(3)
+        .version(version)
+        .desired()
+}
+
+/// A healthy 3-member cluster whose members all run `running` under its own template.
+fn running_on(running: &str) -> Observed {
+    let mut o = healthy(&want(running), 3);
+    for m in &mut cluster(&mut o).members {
+        m.status.as_mut().unwrap().version = running.into();
+    }
+    o.last_version = Some(v(running));
+    o
+}
+
+/// `o` after the template of `d` was applied: every pod still runs the old revision.
+fn template_applied(o: &mut Observed, d: &Desired) {
+    let sts = o.statefulset.as_mut().unwrap();
+    sts.template_hash = Some(objects::template_hash(d));
+    sts.update_revision = Some("rev2".into());
+}
+
+/// Member `ordinal` restarted on `version` (its pod on the new revision, `age` seconds old).
+fn restarted(o: &mut Observed, ordinal: u32, version: &str, age: u64) {
+    let p = o.pods.get_mut(&ordinal).unwrap();
+    p.revision = Some("rev2".into());
+    p.age_seconds = age;
+    let m = cluster(o)
+        .members
+        .iter_mut()
+        .find(|m| m.ordinal == Some(ordinal))
+        .unwrap();
+    m.status.as_mut().unwrap().version = version.into();
+}
+
+/// Member `ordinal`'s pod crash-loops: not ready, the member does not answer.
+fn crashing(o: &mut Observed, ordinal: u32) {
+    let p = o.pods.get_mut(&ordinal).unwrap();
+    p.ready = false;
+    p.waiting_reason = Some("CrashLoopBackOff".into());
+    let m = cluster(o)
+        .members
+        .iter_mut()
+        .find(|m| m.ordinal == Some(ordinal))
+        .unwrap();
+    m.status = None;
+    m.healthy = false;
+}
+
+#[test]
+fn path_rules() {
+    let ok = [
+        ("3.4.23", "3.5.16", PathKind::Minor),
+        ("3.5.26", "3.6.15", PathKind::Minor),
+        ("3.5.34", "3.6.0", PathKind::Minor),
+        ("3.5.16", "3.5.30", PathKind::Patch),
+        ("3.5.30", "3.5.16", PathKind::Patch),
+        ("3.5.16", "3.5.16", PathKind::Same),
+    ];
+    for (from, to, kind) in ok {
+        assert_eq!(check_step(v(from), v(to)), Ok(kind), "{from} → {to}");
+    }
+    let refused = [
+        (
+            "3.4.23",
+            "3.6.15",
+            "one minor at a time",
+            "upgrade to the newest 3.5 patch first",
+        ),
+        (
+            "3.5.16",
+            "3.6.15",
+            "3.5.26",
+            "upgrade to 3.5.26 first, then to 3.6.15",
+        ),
+        ("3.5.25", "3.6.0", "3.5.26", "upgrade to 3.5.26 first"),
+        (
+            "3.6.15",
+            "3.5.16",
+            "no downgrade",
+            "restore the pre-upgrade snapshot",
+        ),
+        ("3.5.16", "3.4.23", "no downgrade", "keep 3.5"),
+    ];
+    for (from, to, rule, way) in refused {
+        let r = check_step(v(from), v(to)).unwrap_err();
+        assert!(r.rule.contains(rule), "{from} → {to}: {r:?}");
+        assert!(r.to_string().contains(way), "{from} → {to}: {r}");
+    }
+}
+
+#[test]
+fn a_mixed_cluster_may_go_back_to_the_minor_some_members_still_run() {
+    assert_eq!(
+        check_path(v("3.4.23"), v("3.5.16"), v("3.4.23")),
+        Ok(PathKind::Rollback)
+    );
+    assert_eq!(
+        check_path(v("3.4.23"), v("3.5.16"), v("3.5.16")),
+        Ok(PathKind::Minor)
+    );
+    // Once every member runs 3.5 (the cluster version moved), going back is refused.
+    assert!(check_path(v("3.5.16"), v("3.5.16"), v("3.4.23")).is_err());
+}
+
+#[test]
+fn a_refused_version_touches_no_member_and_says_how() {
+    let o = running_on("3.5.16");
+    for (to, rule) in [("3.6.15", "3.5.26"), ("3.4.23", "downgrade")] {
+        let d = settle(want(to), &o);
+        assert_eq!(d.version, v("3.5.16"), "{to}: the template keeps what runs");
+        assert_eq!(plan(&d, &o), Step::Idle, "{to}: nothing changes");
+        let VersionChange::Blocked { why, .. } = &d.upgrade else {
+            panic!("{to}: {:?}", d.upgrade);
+        };
+        assert!(why.contains(rule), "{why}");
+        assert_eq!(d.refused[0].field, "spec.version");
+        let (on, reason, _) = condition(&d, &o, &Step::Idle).unwrap();
+        assert!(!on);
+        assert_eq!(reason, Reason::UpgradeBlocked);
+    }
+}
+
+#[test]
+fn a_new_cluster_takes_its_version_as_it_is() {
+    let d = settle(want("3.6.15"), &Observed::default());
+    assert_eq!(d.version, v("3.6.15"));
+    assert_eq!(d.upgrade, VersionChange::Steady);
+}
+
+#[test]
+fn an_allowed_upgrade_applies_the_template_then_restarts_followers_then_the_leader() {
+    let mut o = running_on("3.4.23");
+    let d = settle(want("3.5.16"), &o);
+    assert_eq!(
+        d.upgrade,
+        VersionChange::Moving {
+            from: v("3.4.23"),
+            to: v("3.5.16")
+        }
+    );
+    assert!(matches!(plan(&d, &o), Step::UpdateTemplate { .. }));
+
+    template_applied(&mut o, &d);
+    let step = plan(&d, &o);
+    assert!(
+        matches!(
+            &step,
+            Step::RestartMember {
+                ordinal: 2,
+                why: Restart::NewTemplate,
+                ..
+            }
+        ),
+        "{step:?}"
+    );
+    let (on, reason, msg) = condition(&d, &o, &step).unwrap();
+    assert!(on);
+    assert_eq!(reason, Reason::UpgradingMember);
+    assert_eq!(msg, "upgrading demo-2 from 3.4.23 to 3.5.16");
+
+    restarted(&mut o, 2, "3.5.16", 20);
+    let d = settle(want("3.5.16"), &o);
+    assert!(matches!(
+        plan(&d, &o),
+        Step::RestartMember { ordinal: 1, .. }
+    ));
+
+    restarted(&mut o, 1, "3.5.16", 10);
+    let d = settle(want("3.5.16"), &o);
+    assert!(
+        matches!(&plan(&d, &o), Step::MoveLeader { from, .. } if from == "demo-0"),
+        "the leader moves its leadership off before its upgrade"
+    );
+    cluster(&mut o).leader = Some(101);
+    assert!(matches!(
+        plan(&d, &o),
+        Step::RestartMember { ordinal: 0, .. }
+    ));
+
+    restarted(&mut o, 0, "3.5.16", 5);
+    let d = settle(want("3.5.16"), &o);
+    assert_eq!(d.upgrade, VersionChange::Steady);
+    assert_eq!(plan(&d, &o), Step::Idle);
+}
+
+#[test]
+fn a_member_already_unhealthy_is_upgraded_first() {
+    let mut o = running_on("3.4.23");
+    crashing(&mut o, 1);
+    let d = settle(want("3.5.16"), &o);
+    template_applied(&mut o, &d);
+    assert!(matches!(
+        plan(&d, &o),
+        Step::RestartMember { ordinal: 1, .. }
+    ));
+}
+
+#[test]
+fn the_next_member_waits_until_the_upgraded_one_is_healthy_and_caught_up() {
+    let mut o = running_on("3.4.23");
+    let d = settle(want("3.5.16"), &o);
+    template_applied(&mut o, &d);
+    restarted(&mut o, 2, "3.5.16", 20);
+    cluster(&mut o).members[2]
+        .status
+        .as_mut()
+        .unwrap()
+        .raft_index = 0;
+    cluster(&mut o).members[0]
+        .status
+        .as_mut()
+        .unwrap()
+        .raft_index = CAUGHT_UP_ENTRIES + 10;
+    let step = plan(&d, &o);
+    assert!(
+        matches!(&step, Step::Wait { message, .. } if message.contains("demo-2 has caught up")),
+        "{step:?}"
+    );
+    let (on, reason, msg) = condition(&d, &o, &step).unwrap();
+    assert!(on);
+    assert_eq!(reason, Reason::WaitingForMember);
+    assert!(msg.contains("3.4.23 to 3.5.16"), "{msg}");
+
+    // Not healthy yet, within the deadline: wait.
+    let mut o2 = o.clone();
+    crashing(&mut o2, 2);
+    o2.pods.get_mut(&2).unwrap().revision = Some("rev2".into());
+    assert!(matches!(plan(&d, &o2), Step::Wait { .. }));
+}
+
+#[test]
+fn an_upgraded_member_unhealthy_past_the_deadline_rolls_the_upgrade_back() {
+    let mut o = running_on("3.4.23");
+    let d = settle(want("3.5.99"), &o);
+    template_applied(&mut o, &d);
+    restarted(&mut o, 2, "3.5.99", d.upgrade_timeout_seconds);
+    crashing(&mut o, 2);
+    let step = plan(&d, &o);
+    let Step::RollBack {
+        member,
+        from,
+        to,
+        why,
+        ..
+    } = &step
+    else {
+        panic!("{step:?}");
+    };
+    assert_eq!(
+        (member.as_str(), *from, *to),
+        ("demo-2", v("3.4.23"), v("3.5.99"))
+    );
+    assert!(why.contains("CrashLoopBackOff"), "{why}");
+    let rec = record(&d, &o, &step, None).unwrap();
+    assert_eq!(rec.state, upgrade_state::ROLLED_BACK);
+    assert_eq!(rec.from_version, "3.4.23");
+
+    // The next pass: the template runs 3.4.23 again, and the crashing pod restarts on it first.
+    let st = crate::api::EtcdClusterStatus {
+        upgrade: Some(rec),
+        version: Some("3.4.23".into()),
+        ..Default::default()
+    };
+    (o.last_version, o.upgrade) = from_status(Some(&st));
+    let d = settle(want("3.5.99"), &o);
+    assert_eq!(d.version, v("3.4.23"));
+    assert!(matches!(plan(&d, &o), Step::UpdateTemplate { .. }));
+    let (on, reason, _) = condition(&d, &o, &Step::UpdateTemplate { replicas: 3 }).unwrap();
+    assert!(on);
+    assert_eq!(reason, Reason::RollingBack);
+    // The old template's revision again: only the pod on the bad one is stale.
+    let sts = o.statefulset.as_mut().unwrap();
+    sts.template_hash = Some(objects::template_hash(&d));
+    sts.update_revision = Some("rev1".into());
+    assert!(matches!(
+        plan(&d, &o),
+        Step::RestartMember { ordinal: 2, .. }
+    ));
+    // Back on 3.4.23 and healthy: RolledBack, until spec.version changes.
+    let mut back = running_on("3.4.23");
+    back.upgrade = o.upgrade.clone();
+    let d = settle(want("3.5.99"), &back);
+    assert_eq!(plan(&d, &back), Step::Idle);
+    let (on, reason, msg) = condition(&d, &back, &Step::Idle).unwrap();
+    assert!(!on);
+    assert_eq!(reason, Reason::RolledBack);
+    assert!(msg.contains("demo-2 did not become healthy"), "{msg}");
+    // A new target starts a new upgrade.
+    let d = settle(want("3.5.16"), &back);
+    assert!(matches!(d.upgrade, VersionChange::Moving { .. }));
+}
+
+#[test]
+fn a_member_within_its_deadline_is_waited_for() {
+    let mut o = running_on("3.4.23");
+    let d = settle(want("3.5.99"), &o);
+    template_applied(&mut o, &d);
+    restarted(&mut o, 2, "3.5.99", d.upgrade_timeout_seconds - 1);
+    crashing(&mut o, 2);
+    assert!(matches!(
+        plan(&d, &o),
+        Step::Wait { .. } | Step::RestartMember { .. }
+    ));
+    assert!(!matches!(plan(&d, &o), Step::RollBack { .. }));
+}
+
+#[test]
+fn once_every_other_member_moved_a_failing_last_member_is_not_rolled_back() {
+    let mut o = running_on("3.4.23");
+    let mut d = settle(want("3.5.16"), &o);
+    d.pre_upgrade_backup = Some("s3://b/demo-pre.db".into());
+    template_applied(&mut o, &d);
+    restarted(&mut o, 2, "3.5.16", 900);
+    restarted(&mut o, 1, "3.5.16", 600);
+    restarted(&mut o, 0, "3.5.16", 300);
+    crashing(&mut o, 0);
+    let step = plan(&d, &o);
+    assert!(
+        matches!(&step, Step::Hold { reason: Reason::UpgradeBlocked, message } if message.contains("s3://b/demo-pre.db")),
+        "{step:?}"
+    );
+}
+
+#[test]
+fn the_pre_upgrade_snapshot_is_recorded_for_its_version_only() {
+    let mut cluster = crate::fixtures::cluster("demo")
+        .replicas(3)
+        .version("3.5.16")
+        .build();
+    cluster.metadata.annotations = Some(
+        [(
+            crate::api::ANNOTATION_PRE_UPGRADE_BACKUP.to_string(),
+            "3.5.16 s3://b/pre.db".to_string(),
+        )]
+        .into(),
+    );
+    let o = running_on("3.4.23");
+    let d = settle(crate::model::validate(&cluster).unwrap(), &o);
+    let rec = record(&d, &o, &Step::UpdateTemplate { replicas: 3 }, None).unwrap();
+    assert_eq!(rec.backup.as_deref(), Some("s3://b/pre.db"));
+    assert!(!rec.skip_backup);
+    cluster.spec.version = "3.5.17".into();
+    let d = settle(crate::model::validate(&cluster).unwrap(), &o);
+    assert_eq!(
+        d.pre_upgrade_backup, None,
+        "an older upgrade's snapshot is not this one's"
+    );
+}
