@@ -638,10 +638,12 @@ async fn a_wiped_member_cannot_rejoin_as_a_voter_and_is_replaced(minor: &str, ba
         members.iter().any(|m| m.id == wiped && !m.is_learner),
         "m1 is still a voter in the list (the engine replaces it)"
     );
-    c0.put("/live/while-down", "3 of 4")
-        .await
-        .map_err(|e| report(&e))
-        .unwrap();
+    // m1 may have led: the others elect a new leader first.
+    retry("put while m1 is down", || {
+        let mut c = c0.clone();
+        async move { c.put("/live/while-down", "3 of 4").await }
+    })
+    .await;
 
     // replacement: remove, re-add as a learner at the same URL, start on the same directory
     retry("remove the wiped member", || {

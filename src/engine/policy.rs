@@ -115,6 +115,25 @@ pub enum Trouble {
 pub fn trouble(pass: &Pass) -> Option<Trouble> {
     match &pass.step {
         Step::Hold { message, .. } => Some(Trouble::Held(message.clone())),
+        // Fewer voters than a quorum answer: trouble even when the next step repairs it (e.g.
+        // a StatefulSet scaled down by hand is put back).
+        step if let EtcdView::Reached(c) = &pass.observed.etcd
+            && c.voters().count() > 0
+            && c.voters().filter(|m| m.status.is_some()).count()
+                < plan::quorum(c.voters().count()) =>
+        {
+            let gone: Vec<String> = c
+                .voters()
+                .filter(|m| m.status.is_none())
+                .map(|m| plan::member_name(&pass.desired, m))
+                .collect();
+            Some(Trouble::Held(format!(
+                "quorum lost: {} of {} voters answer (gone: {}); next: {step}",
+                c.voters().count() - gone.len(),
+                c.voters().count(),
+                gone.join(", ")
+            )))
+        }
         _ if plan::formed(&pass.observed)
             && matches!(
                 pass.observed.etcd,
@@ -246,7 +265,26 @@ mod tests {
             Some(Trouble::Silent)
         );
         formed.etcd = EtcdView::Reached(Default::default());
-        assert_eq!(trouble(&pass(Step::Idle, formed)), None);
+        assert_eq!(trouble(&pass(Step::Idle, formed.clone())), None);
+        // Fewer voters than a quorum answer: trouble, even while the next step repairs it.
+        let voter = |ordinal: u32, answers: bool| crate::model::MemberView {
+            id: 100 + ordinal as u64,
+            ordinal: Some(ordinal),
+            status: answers.then(Default::default),
+            ..Default::default()
+        };
+        formed.etcd = EtcdView::Reached(crate::model::ClusterView {
+            members: vec![voter(0, true), voter(1, false), voter(2, false)],
+            ..Default::default()
+        });
+        let put_back = Step::ResizeStatefulSet { from: 1, to: 3 };
+        match trouble(&pass(put_back, formed)) {
+            Some(Trouble::Held(m)) => assert!(
+                m.contains("quorum lost: 1 of 3") && m.contains("gone: demo-1, demo-2"),
+                "{m}"
+            ),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
