@@ -91,8 +91,9 @@ pub fn choose_source(d: &Desired, o: &Observed) -> Result<Source, String> {
 }
 
 /// UTC time as it appears in object and record names: sorts as text.
+/// Milliseconds included: two backups within one second get two objects.
 fn stamp(t: Timestamp) -> String {
-    t.strftime("%Y%m%dT%H%M%SZ").to_string()
+    t.strftime("%Y%m%dT%H%M%S%.3fZ").to_string()
 }
 
 /// `<namespace>-<cluster>-<UTC time>-r<revision>.db<suffix>` (relative to the destination's prefix):
@@ -241,10 +242,18 @@ pub async fn create_record(
     record.metadata.namespace = Some(ns.clone());
     record.metadata.labels = Some(label::for_cluster(&cluster.name_any(), req.trigger));
     let api = backup_api(ctx, &ns);
-    let created = api
-        .create(&PostParams::default(), &record)
-        .await
-        .map_err(|e| kube_err("create", &ns, &name, e))?;
+    // Two backups of one cluster within one second: the later record takes a suffix.
+    let mut attempt = 1;
+    let created = loop {
+        match api.create(&PostParams::default(), &record).await {
+            Ok(c) => break c,
+            Err(kube::Error::Api(s)) if s.code == 409 && attempt < 10 => {
+                attempt += 1;
+                record.metadata.name = Some(format!("{name}-{attempt}"));
+            }
+            Err(e) => return Err(kube_err("create", &ns, &name, e)),
+        }
+    };
     let status = EtcdBackupStatus {
         phase: Some(backup_phase::RUNNING.into()),
         taken_by: Some(req.taken_by.clone()),
@@ -479,12 +488,12 @@ mod tests {
         let t2: Timestamp = "2026-12-01T10:00:00Z".parse().unwrap();
         let a = object_key("ns", "demo", t1, 99, Compression::Zstd);
         let b = object_key("ns", "demo", t2, 7, Compression::None);
-        assert_eq!(a, "ns-demo-20261201T090500Z-r99.db.zst");
-        assert_eq!(b, "ns-demo-20261201T100000Z-r7.db");
+        assert_eq!(a, "ns-demo-20261201T090500.000Z-r99.db.zst");
+        assert_eq!(b, "ns-demo-20261201T100000.000Z-r7.db");
         assert!(a < b);
         assert_eq!(
             object_key("ns", "demo", t1, 1, Compression::Gzip),
-            "ns-demo-20261201T090500Z-r1.db.gz"
+            "ns-demo-20261201T090500.000Z-r1.db.gz"
         );
         assert_eq!(record_name("demo", t1), "demo-20261201090500");
     }
