@@ -133,3 +133,26 @@ pub async fn records(
     list.sort_by_key(|b| std::cmp::Reverse(b.metadata.creation_timestamp.clone().map(|t| t.0)));
     Ok(list)
 }
+
+/// Opens a location with a Secret's credentials (and the endpoint/region it carries, when the URL
+/// names none) or, without a Secret, the standard AWS chain. The CLI verbs and the schedule share it.
+pub async fn open_store(
+    client: &kube::Client,
+    ns: &str,
+    loc: &store::Location,
+    secret: Option<&str>,
+) -> Result<store::Store, BackupError> {
+    let (creds, loc) = match secret {
+        Some(secret) => {
+            let (creds, endpoint, region) = secret_credentials(client, ns, secret).await?;
+            let mut loc = loc.clone();
+            if let store::Location::S3(s3) = &mut loc {
+                s3.endpoint = s3.endpoint.clone().or(endpoint);
+                s3.region = s3.region.clone().or(region);
+            }
+            (Some(creds), loc)
+        }
+        None => (None, loc.clone()),
+    };
+    Ok(store::Store::open(&loc, creds).await?)
+}

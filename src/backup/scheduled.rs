@@ -14,7 +14,7 @@ use serde_json::json;
 
 use super::retention::{self, Candidate, Retention};
 use super::schedule::{self, Schedule};
-use super::store::{Location, Store};
+use super::store::Location;
 use super::{BackupError, label, take};
 use crate::api::{
     BackupSpec, BackupStatus, EtcdBackup, EtcdCluster, backup_phase, condition, reason,
@@ -256,7 +256,14 @@ async fn take_scheduled(
         .transpose()
         .map_err(|e: String| fail(BackupError::Usage(e)))?
         .unwrap_or_default();
-    let store = open(ctx, d, &destination, spec).await.map_err(fail)?;
+    let store = super::open_store(
+        &ctx.client,
+        &d.namespace,
+        &destination,
+        spec.credentials_secret.as_deref(),
+    )
+    .await
+    .map_err(fail)?;
     let req = take::Request {
         destination,
         compression,
@@ -272,29 +279,6 @@ async fn take_scheduled(
     take::execute(ctx, d, &store, &req, record, &|_| {})
         .await
         .map_err(|e| (name, e))
-}
-
-/// Opens the destination with the cluster's credentials Secret (or the operator's own chain).
-async fn open(
-    ctx: &Context,
-    d: &Desired,
-    loc: &Location,
-    spec: &BackupSpec,
-) -> Result<Store, BackupError> {
-    let (creds, loc) = match &spec.credentials_secret {
-        Some(secret) => {
-            let (creds, endpoint, region) =
-                super::secret_credentials(&ctx.client, &d.namespace, secret).await?;
-            let mut loc = loc.clone();
-            if let Location::S3(s3) = &mut loc {
-                s3.endpoint = s3.endpoint.clone().or(endpoint);
-                s3.region = s3.region.clone().or(region);
-            }
-            (Some(creds), loc)
-        }
-        None => (None, loc.clone()),
-    };
-    Ok(Store::open(&loc, creds).await?)
 }
 
 /// Deletes what retention lets go: the stored object first, then its record (a record without
@@ -314,7 +298,13 @@ async fn apply_retention(
         };
         if let Some(url) = record.status.as_ref().and_then(|s| s.url.as_deref()) {
             let (loc, key) = Location::parse_object(url).map_err(BackupError::from)?;
-            let store = open(ctx, d, &loc, spec).await?;
+            let store = super::open_store(
+                &ctx.client,
+                &d.namespace,
+                &loc,
+                spec.credentials_secret.as_deref(),
+            )
+            .await?;
             store.delete(&key).await.map_err(BackupError::from)?;
         }
         match api.delete(&name, &DeleteParams::default()).await {

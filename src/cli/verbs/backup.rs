@@ -62,20 +62,7 @@ pub async fn open_store(
     loc: &Location,
     secret: Option<&str>,
 ) -> Result<Store, Error> {
-    let (creds, loc) = match secret {
-        Some(secret) => {
-            let (creds, endpoint, region) =
-                crate::backup::secret_credentials(client, ns, secret).await?;
-            let mut loc = loc.clone();
-            if let Location::S3(s3) = &mut loc {
-                s3.endpoint = s3.endpoint.clone().or(endpoint);
-                s3.region = s3.region.clone().or(region);
-            }
-            (Some(creds), loc)
-        }
-        None => (None, loc.clone()),
-    };
-    Ok(Store::open(&loc, creds).await.map_err(BackupError::from)?)
+    Ok(crate::backup::open_store(client, ns, loc, secret).await?)
 }
 
 /// Fails unless the store answers: credentials, bucket and endpoint are checked before anything is
