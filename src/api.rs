@@ -224,6 +224,11 @@ pub struct EtcdClusterStatus {
     /// Lowest server version among members.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
+    /// The cluster version the members report (etcd's `/version`, e.g. "3.5.0"): the minor the
+    /// whole cluster speaks. It moves up once every member runs the new minor, and down only
+    /// through etcd's downgrade procedure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_version: Option<String>,
     /// etcd cluster id, 16 hex digits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster_id: Option<String>,
@@ -556,6 +561,9 @@ pub enum Reason {
     RolledBack,
     /// `spec.version` cannot be reached from what the members run (the message says how).
     UpgradeBlocked,
+    /// etcd's downgrade procedure: the cluster version is being lowered before members move
+    /// to the lower minor (or a downgrade no longer wanted is cancelled).
+    Downgrading,
 }
 
 impl Reason {
@@ -590,6 +598,7 @@ impl Reason {
             Reason::RollingBack => "RollingBack",
             Reason::RolledBack => "RolledBack",
             Reason::UpgradeBlocked => "UpgradeBlocked",
+            Reason::Downgrading => "Downgrading",
         }
     }
 }

@@ -734,6 +734,18 @@ impl ClusterView {
     pub fn voters(&self) -> impl Iterator<Item = &MemberView> {
         self.members.iter().filter(|m| !m.learner)
     }
+    /// The cluster version as the leader reports it (else any member that knows it): the minor
+    /// every member speaks, which a rollback to an older minor must respect.
+    pub fn cluster_version(&self) -> Option<Version> {
+        let of = |m: &MemberView| {
+            m.status
+                .as_ref()
+                .and_then(|s| Version::parse(&s.cluster_version))
+        };
+        self.leader_member()
+            .and_then(of)
+            .or_else(|| self.members.iter().find_map(of))
+    }
     pub fn learners(&self) -> impl Iterator<Item = &MemberView> {
         self.members.iter().filter(|m| m.learner)
     }
@@ -766,6 +778,13 @@ pub struct MemberView {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct MemberStatusView {
     pub version: String,
+    /// The cluster version this member reports on `/version` ("3.5.0"); empty while etcd has
+    /// not decided it yet, or when `/version` did not answer.
+    pub cluster_version: String,
+    /// The db schema version (3.6+; empty before).
+    pub storage_version: String,
+    /// The target of an enabled downgrade ("3.5.0"; 3.6+; empty when none).
+    pub downgrading_to: String,
     pub db_size: i64,
     pub raft_index: u64,
     pub raft_term: u64,

@@ -1,8 +1,8 @@
 //! End-to-end: `kubectl etcd upgrade` on the testbed with real etcd images. A writer pod puts keys
 //! through the client Service throughout; every acknowledged write must be readable afterwards.
 //!
-//! 3.5.16 → 3.6.15 is refused by the 3.5.26 rule, and the testbed has no 3.5.26+ image, so no
-//! 3.5 → 3.6 rollout runs here.
+//! Images: 3.4.23, 3.5.16 (below the 3.5.26 that 3.5 → 3.6 needs), 3.5.30, 3.6.15
+//! (tests/cluster/etcd-bins.sh + images.sh). Lines starting with `BENCH` are the README's figures.
 #![cfg(feature = "e2e")]
 
 mod common;
@@ -28,8 +28,9 @@ fn create(ns: &str, version: &str) {
     ));
 }
 
-/// A pod that puts `w/<i>` through the client Service every 100 ms and prints `ack <i>` for
-/// each acknowledged write.
+/// A pod that puts `w/<i>` through the client Service every 100 ms and prints `ack <i> <t>` or
+/// `fail <i> <t>` per write, `t` the host's uptime in seconds (`/proc/uptime` is not namespaced,
+/// so the test reads the same clock).
 fn start_writer(ns: &str) {
     ok(kubectl(&[
         "-n",
@@ -42,33 +43,72 @@ fn start_writer(ns: &str) {
         "--",
         "sh",
         "-c",
-        "i=0; while true; do if etcdctl --endpoints=http://demo-client:2379 --command-timeout=5s put w/$i v$i >/dev/null; then echo ack $i; else echo fail $i; fi; i=$((i+1)); sleep 0.1; done",
+        "i=0; while true; do if etcdctl --endpoints=http://demo-client:2379 --command-timeout=5s put w/$i v$i >/dev/null 2>&1; then r=ack; else r=fail; fi; read t _ < /proc/uptime; echo $r $i $t; i=$((i+1)); sleep 0.1; done",
     ]));
     eventually(
         "the writer acknowledges writes",
         Duration::from_secs(60),
-        || (writer_log(ns).0.len() > 5).then_some(()),
+        || (writer_log(ns).acked.len() > 5).then_some(()),
     );
 }
 
-/// (acknowledged keys, failed writes) from the writer's log.
-fn writer_log(ns: &str) -> (BTreeSet<String>, usize) {
-    let r = kubectl(&["-n", ns, "logs", "writer"]);
-    let acked = r
-        .stdout
-        .lines()
-        .filter_map(|l| l.strip_prefix("ack "))
-        .map(|i| format!("w/{i}"))
-        .collect();
-    let failed = r.stdout.lines().filter(|l| l.starts_with("fail ")).count();
-    (acked, failed)
+/// Seconds since the host booted, the writer's clock.
+fn uptime() -> f64 {
+    std::fs::read_to_string("/proc/uptime")
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
 }
 
-/// Every acknowledged key is still there (read through member `pod`).
+/// What the writer saw: acknowledged keys, and every write's outcome with its time.
+struct WriterLog {
+    acked: BTreeSet<String>,
+    writes: Vec<(bool, f64)>,
+}
+
+impl WriterLog {
+    /// (failed writes, longest time without an acknowledged write) within `from..to`.
+    fn during(&self, from: f64, to: f64) -> (usize, f64) {
+        let mut failed = 0;
+        let (mut last_ack, mut stall) = (from, 0f64);
+        for (acked, t) in self.writes.iter().filter(|(_, t)| *t >= from && *t <= to) {
+            if *acked {
+                stall = stall.max(t - last_ack);
+                last_ack = *t;
+            } else {
+                failed += 1;
+            }
+        }
+        (failed, stall.max(to - last_ack))
+    }
+}
+
+fn writer_log(ns: &str) -> WriterLog {
+    let r = kubectl(&["-n", ns, "logs", "writer"]);
+    let mut log = WriterLog {
+        acked: BTreeSet::new(),
+        writes: Vec::new(),
+    };
+    for line in r.stdout.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let [kind, i, t] = f[..] else { continue };
+        let Ok(t) = t.parse::<f64>() else { continue };
+        if kind == "ack" {
+            log.acked.insert(format!("w/{i}"));
+        }
+        log.writes.push((kind == "ack", t));
+    }
+    log
+}
+
+/// Every acknowledged key is still there (read through member `demo-0`).
 fn assert_no_acknowledged_write_lost(ns: &str) -> usize {
     let _ = kubectl(&["-n", ns, "delete", "pod", "writer", "--wait=false"]);
     std::thread::sleep(Duration::from_secs(1));
-    let (acked, failed) = writer_log(ns);
+    let log = writer_log(ns);
     let keys: BTreeSet<String> = ok(etcdctl(
         ns,
         "demo-0",
@@ -79,13 +119,80 @@ fn assert_no_acknowledged_write_lost(ns: &str) -> usize {
     .filter(|l| !l.is_empty())
     .map(String::from)
     .collect();
-    let lost: Vec<&String> = acked.difference(&keys).collect();
+    let lost: Vec<&String> = log.acked.difference(&keys).collect();
     assert!(lost.is_empty(), "acknowledged writes lost: {lost:?}");
+    let failed = log.writes.iter().filter(|(a, _)| !a).count();
     eprintln!(
         "writer: {} acknowledged, {failed} failed, none lost",
-        acked.len()
+        log.acked.len()
     );
-    acked.len()
+    log.acked.len()
+}
+
+/// Runs `kubectl etcd upgrade demo --version to ARGS` with the writer going and prints the
+/// benchmark figures: seconds for the whole change and per member (from its pod's recreation to
+/// the next one's, or to the end), failed writes and the longest write stall.
+fn timed_upgrade(ns: &str, to: &str, args: &[&str]) {
+    let (t0, w0) = (std::time::Instant::now(), uptime());
+    let started = jiff::Timestamp::now();
+    ok(etcd(
+        ns,
+        &[&["upgrade", "demo", "--version", to], args].concat(),
+    ));
+    let (secs, w1) = (t0.elapsed().as_secs_f64(), uptime());
+    let ended = jiff::Timestamp::now();
+    let mut restarts: Vec<(jiff::Timestamp, String)> = ["demo-0", "demo-1", "demo-2"]
+        .iter()
+        .map(|pod| {
+            let p = json(&ok(kubectl(&["-n", ns, "get", "pod", pod, "-o", "json"])));
+            let t: jiff::Timestamp = p["metadata"]["creationTimestamp"]
+                .as_str()
+                .unwrap()
+                .parse()
+                .unwrap();
+            (t, pod.to_string())
+        })
+        .filter(|(t, _)| {
+            *t >= started
+                .saturating_sub(jiff::SignedDuration::from_secs(1))
+                .unwrap()
+        })
+        .collect();
+    restarts.sort();
+    assert_eq!(restarts.len(), 3, "every member restarted: {restarts:?}");
+    let per_member: Vec<String> = restarts
+        .iter()
+        .enumerate()
+        .map(|(i, (t, pod))| {
+            let next = restarts.get(i + 1).map_or(ended, |n| n.0);
+            format!("{pod} {:.0} s", (next - *t).get_seconds())
+        })
+        .collect();
+    let (failed, stall) = writer_log(ns).during(w0, w1);
+    eprintln!(
+        "BENCH upgrade → {to}: {secs:.0} s in all (snapshot included); per member: {}; writer: {failed} failed writes, longest stall {stall:.1} s",
+        per_member.join(", ")
+    );
+}
+
+/// Every member runs `server` and reports cluster version `cluster`; so does status.
+fn assert_versions(ns: &str, server: &str, cluster: &str) {
+    for pod in ["demo-0", "demo-1", "demo-2"] {
+        eventually(
+            &format!("{pod} on {server}, cluster version {cluster}"),
+            Duration::from_secs(30),
+            || (versions(ns, pod) == (server.into(), cluster.into())).then_some(()),
+        );
+    }
+    eventually(
+        &format!("status.clusterVersion {cluster}"),
+        Duration::from_secs(30),
+        || {
+            let c = cluster_json(ns, "demo");
+            (c["status"]["clusterVersion"] == cluster && c["status"]["version"] == server)
+                .then_some(())
+        },
+    );
 }
 
 /// (server version, cluster version) member `pod` reports on /version.
@@ -149,14 +256,12 @@ fn assert_refused(ns: &str, args: &[&str], says: &str) {
 }
 
 #[test]
-fn three_four_to_three_five_rolls_one_member_at_a_time_with_a_snapshot_and_loses_no_write() {
+fn three_four_to_three_five_to_three_six_rolls_one_member_at_a_time_and_loses_no_write() {
     install_crd();
-    let ns = Ns::new("upgrade-34-35");
+    let ns = Ns::new("upgrade-34-36");
     create(&ns.0, "3.4.23");
     // etcd decides the cluster version a few seconds after the members start.
-    eventually("cluster version 3.4.0", Duration::from_secs(30), || {
-        (versions(&ns.0, "demo-0") == ("3.4.23".into(), "3.4.0".into())).then_some(())
-    });
+    assert_versions(&ns.0, "3.4.23", "3.4.0");
 
     // Refused paths: exit 2, nothing written.
     assert_refused(
@@ -166,7 +271,7 @@ fn three_four_to_three_five_rolls_one_member_at_a_time_with_a_snapshot_and_loses
     );
     assert_refused(&ns.0, &["--version", "3.9.0"], "not supported");
     assert_refused(&ns.0, &["--version", "banana"], "not an etcd release");
-    assert_refused(&ns.0, &["--version", "3.5.16"], "spec.backup.destination");
+    assert_refused(&ns.0, &["--version", "3.5.30"], "spec.backup.destination");
 
     let dir = tempfile::tempdir().unwrap();
     let to = format!("file://{}", dir.path().display());
@@ -176,14 +281,14 @@ fn three_four_to_three_five_rolls_one_member_at_a_time_with_a_snapshot_and_loses
             "upgrade",
             "demo",
             "--version",
-            "3.5.16",
+            "3.5.30",
             "--to",
             &to,
             "--dry-run",
         ],
     ));
     let text = format!("{}{}", plan.stdout, plan.stderr);
-    assert!(text.contains("3.4.23 → 3.5.16"), "{text}");
+    assert!(text.contains("3.4.23 → 3.5.30"), "{text}");
     assert!(
         text.contains("leader: leadership moves off it first"),
         "{text}"
@@ -191,32 +296,9 @@ fn three_four_to_three_five_rolls_one_member_at_a_time_with_a_snapshot_and_loses
     assert_eq!(spec_version(&ns.0), "3.4.23", "a dry run writes nothing");
 
     start_writer(&ns.0);
-    let started = std::time::Instant::now();
-    ok(etcd(
-        &ns.0,
-        &[
-            "upgrade",
-            "demo",
-            "--version",
-            "3.5.16",
-            "--to",
-            &to,
-            "--timeout",
-            "8m",
-        ],
-    ));
-    eprintln!(
-        "3-member upgrade 3.4.23 → 3.5.16: {:.0} s",
-        started.elapsed().as_secs_f64()
-    );
+    timed_upgrade(&ns.0, "3.5.30", &["--to", &to, "--timeout", "8m"]);
     // The cluster version moves once the leader saw every member on 3.5 (a few seconds).
-    for pod in ["demo-0", "demo-1", "demo-2"] {
-        eventually(
-            &format!("{pod} on 3.5.16, cluster version 3.5.0"),
-            Duration::from_secs(30),
-            || (versions(&ns.0, pod) == ("3.5.16".into(), "3.5.0".into())).then_some(()),
-        );
-    }
+    assert_versions(&ns.0, "3.5.30", "3.5.0");
     let c = cluster_json(&ns.0, "demo");
     assert_eq!(c["status"]["upgrade"]["state"], "Upgraded", "{c}");
     assert_eq!(c["status"]["upgrade"]["fromVersion"], "3.4.23", "{c}");
@@ -232,20 +314,88 @@ fn three_four_to_three_five_rolls_one_member_at_a_time_with_a_snapshot_and_loses
         std::path::Path::new(backup.trim_start_matches("file://")).exists(),
         "{backup} exists"
     );
-    assert!(assert_no_acknowledged_write_lost(&ns.0) > 0);
-
-    // 3.5.16 → 3.6.15 is below etcd's 3.5.26 minimum; going back to 3.4 after the cluster
-    // version moved is refused with the snapshot as the way back.
-    assert_refused(
-        &ns.0,
-        &["--version", "3.6.15", "--to", &to],
-        "upgrade to 3.5.26 first",
-    );
+    // Going back to 3.4 after the cluster version moved is refused: 3.4.23 has no
+    // --next-cluster-version-compatible.
     assert_refused(
         &ns.0,
         &["--version", "3.4.23", "--to", &to],
-        "restore the pre-upgrade snapshot",
+        "--next-cluster-version-compatible",
     );
+
+    timed_upgrade(&ns.0, "3.6.15", &["--to", &to, "--timeout", "8m"]);
+    assert_versions(&ns.0, "3.6.15", "3.6.0");
+    let c = cluster_json(&ns.0, "demo");
+    assert_eq!(c["status"]["upgrade"]["state"], "Upgraded", "{c}");
+    assert_eq!(c["status"]["upgrade"]["fromVersion"], "3.5.30", "{c}");
+    assert!(assert_no_acknowledged_write_lost(&ns.0) > 0);
+}
+
+#[test]
+fn three_five_below_the_minimum_patch_is_refused_three_six() {
+    install_crd();
+    let ns = Ns::new("upgrade-35-min");
+    ok(etcd(
+        &ns.0,
+        &[
+            "create",
+            "demo",
+            "--replicas",
+            "1",
+            "--version",
+            "3.5.16",
+            "--timeout",
+            "4m",
+        ],
+    ));
+    eventually("member version 3.5.16", Duration::from_secs(60), || {
+        (versions(&ns.0, "demo-0").0 == "3.5.16").then_some(())
+    });
+    assert_refused(
+        &ns.0,
+        &["--version", "3.6.15", "--to", "file:///tmp"],
+        "upgrade to 3.5.26 first",
+    );
+}
+
+#[test]
+fn three_six_goes_down_to_three_five_through_etcds_downgrade_api_with_writes_going_on() {
+    install_crd();
+    let ns = Ns::new("upgrade-downgrade");
+    create(&ns.0, "3.6.15");
+    assert_versions(&ns.0, "3.6.15", "3.6.0");
+    assert_refused(
+        &ns.0,
+        &["--version", "3.5.16", "--skip-backup", "--yes"],
+        "3.5.26 or later",
+    );
+    let plan = ok(etcd(
+        &ns.0,
+        &[
+            "upgrade",
+            "demo",
+            "--version",
+            "3.5.30",
+            "--skip-backup",
+            "--yes",
+            "--dry-run",
+        ],
+    ));
+    let text = format!("{}{}", plan.stdout, plan.stderr);
+    assert!(
+        text.contains("etcd's downgrade validate + enable 3.5"),
+        "{text}"
+    );
+    start_writer(&ns.0);
+    timed_upgrade(
+        &ns.0,
+        "3.5.30",
+        &["--skip-backup", "--yes", "--timeout", "8m"],
+    );
+    assert_versions(&ns.0, "3.5.30", "3.5.0");
+    let c = cluster_json(&ns.0, "demo");
+    assert_eq!(c["status"]["upgrade"]["state"], "Upgraded", "{c}");
+    assert_eq!(c["status"]["upgrade"]["fromVersion"], "3.6.15", "{c}");
+    assert!(assert_no_acknowledged_write_lost(&ns.0) > 0);
 }
 
 #[test]

@@ -410,6 +410,9 @@ mod tests {
             healthy,
             status: Some(MemberStatusView {
                 version: version.into(),
+                cluster_version: String::new(),
+                storage_version: String::new(),
+                downgrading_to: String::new(),
                 raft_index: index,
                 ..Default::default()
             }),

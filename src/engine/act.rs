@@ -96,6 +96,7 @@ pub fn step_objects(d: &Desired, step: &Step, pdb: &ApiResource) -> Vec<Object> 
         | Step::WipeMember { .. }
         | Step::DeleteRestorePod { .. }
         | Step::RollBack { .. }
+        | Step::Downgrade { .. }
         | Step::Wait { .. }
         | Step::Hold { .. }
         | Step::Paused
@@ -309,6 +310,26 @@ pub async fn act(ctx: &Context, d: &Desired, o: &Observed, step: &Step) -> Resul
         // The decision is the change: the status this pass writes records it, and the next
         // pass's template runs the old version again (`plan::upgrade::settle`).
         Step::RollBack { .. } => {}
+        Step::Downgrade { action, target } => {
+            use crate::etcd::DowngradeAction as A;
+            let mut c = match leader_client(ctx, d, o).await {
+                Ok(c) => c,
+                Err(why) => return Ok(Done::NotYet(why)),
+            };
+            let minor = format!("{}.{}", target.major, target.minor);
+            let r = match action {
+                crate::plan::DowngradeStep::Enable => {
+                    match c.downgrade(A::Validate, &minor).await {
+                        Ok(_) => c.downgrade(A::Enable, &minor).await.map(|_| ()),
+                        Err(e) => Err(e),
+                    }
+                }
+                crate::plan::DowngradeStep::Cancel => {
+                    c.downgrade(A::Cancel, &minor).await.map(|_| ())
+                }
+            };
+            return etcd_result(r);
+        }
         Step::Wait { .. } | Step::Hold { .. } | Step::Paused | Step::Idle => {}
     }
     Ok(Done::Changed)

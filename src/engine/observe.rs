@@ -248,6 +248,9 @@ struct Answer {
     ordinal: u32,
     client: Option<EtcdClient>,
     status: Option<crate::etcd::EndpointStatus>,
+    /// The cluster version from `/version`; empty when it did not answer (it is not needed
+    /// for health, only to tell a mixed cluster from one whose cluster version moved).
+    cluster_version: String,
     health: Result<(), String>,
 }
 
@@ -256,6 +259,7 @@ async fn ask(ctx: &Context, d: &Desired, ordinal: u32, pod: &PodView) -> Answer 
         ordinal,
         client: None,
         status: None,
+        cluster_version: String::new(),
         health: Err(String::new()),
     };
     let mut client = match ctx.connect(d, ordinal, pod.ip.as_deref()).await {
@@ -279,6 +283,10 @@ async fn ask(ctx: &Context, d: &Desired, ordinal: u32, pod: &PodView) -> Answer 
                 client.health().await.map_err(|e| e.to_string())
             };
             a.status = Some(s);
+            match client.versions().await {
+                Ok(v) => a.cluster_version = v.cluster,
+                Err(e) => tracing::debug!(error = %e, "no cluster version"),
+            }
         }
         Err(e) => a.health = Err(e.to_string()),
     }
@@ -378,6 +386,9 @@ async fn observe_etcd(ctx: &Context, d: &Desired, pods: &BTreeMap<u32, PodView>)
                 started: m.started(),
                 status: status.map(|s| MemberStatusView {
                     version: s.version.clone(),
+                    cluster_version: answer.map_or(String::new(), |a| a.cluster_version.clone()),
+                    storage_version: s.storage_version.clone(),
+                    downgrading_to: s.downgrade_target.clone(),
                     db_size: s.db_size,
                     raft_index: s.raft_index,
                     raft_term: s.raft_term,

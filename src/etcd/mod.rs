@@ -80,6 +80,11 @@ pub struct EndpointStatus {
     pub raft_term: u64,
     pub is_learner: bool,
     pub errors: Vec<String>,
+    /// The version of the db file's schema (3.6+; empty before).
+    pub storage_version: String,
+    /// The target of a downgrade in progress ("3.5.0"), as this member knows it (3.6+; empty
+    /// when none is enabled or before 3.6).
+    pub downgrade_target: String,
 }
 
 impl EndpointStatus {
@@ -106,6 +111,12 @@ pub enum Cause {
     Incomplete(&'static str),
     #[error("the value is not UTF-8")]
     NotUtf8(#[source] std::str::Utf8Error),
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    #[error("the member answered {0:?}")]
+    Http(String),
+    #[error("the answer is not the JSON expected")]
+    Json(#[source] serde_json::Error),
 }
 
 /// A failed etcd call, named for what failed and carrying the endpoint it was sent to.
@@ -183,6 +194,20 @@ pub enum EtcdError {
         #[source]
         source: Cause,
     },
+    #[error("failed to read the versions of {endpoint} (/version)")]
+    Version {
+        endpoint: String,
+        #[source]
+        source: Cause,
+    },
+    #[error("etcd at {endpoint} refused to {action} a downgrade to {target}")]
+    Downgrade {
+        endpoint: String,
+        action: &'static str,
+        target: String,
+        #[source]
+        source: Cause,
+    },
     #[error("failed to put {key} via {endpoint}")]
     Put {
         endpoint: String,
@@ -255,7 +280,12 @@ impl Cause {
             // good (no such pod, forbidden).
             Cause::Transport(e) => !refused_by_api(e) || is_transient_message(&chain_text(e)),
             Cause::PortForward(e) => !refused_by_api(e),
-            Cause::PortForwardStream(_) | Cause::Incomplete(_) | Cause::NotUtf8(_) => false,
+            Cause::Io(_) => true,
+            Cause::PortForwardStream(_)
+            | Cause::Incomplete(_)
+            | Cause::NotUtf8(_)
+            | Cause::Http(_)
+            | Cause::Json(_) => false,
         }
     }
 }
@@ -303,7 +333,9 @@ impl EtcdError {
             | EtcdError::Put { endpoint, .. }
             | EtcdError::Get { endpoint, .. }
             | EtcdError::Snapshot { endpoint, .. }
-            | EtcdError::Keyspace { endpoint, .. } => endpoint,
+            | EtcdError::Keyspace { endpoint, .. }
+            | EtcdError::Version { endpoint, .. }
+            | EtcdError::Downgrade { endpoint, .. } => endpoint,
         }
     }
 
@@ -321,7 +353,9 @@ impl EtcdError {
             | EtcdError::Put { source, .. }
             | EtcdError::Get { source, .. }
             | EtcdError::Snapshot { source, .. }
-            | EtcdError::Keyspace { source, .. } => Some(source),
+            | EtcdError::Keyspace { source, .. }
+            | EtcdError::Version { source, .. }
+            | EtcdError::Downgrade { source, .. } => Some(source),
             EtcdError::Alarms { .. } => None,
         }
     }
@@ -335,6 +369,30 @@ impl EtcdError {
     }
 }
 
+/// What a member's `/version` says.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Versions {
+    pub server: String,
+    /// "3.5.0"; empty while not decided yet.
+    pub cluster: String,
+}
+
+#[derive(serde::Deserialize)]
+struct VersionAnswer {
+    #[serde(default)]
+    etcdserver: String,
+    #[serde(default)]
+    etcdcluster: String,
+}
+
+/// The three actions of etcd's downgrade API.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DowngradeAction {
+    Validate,
+    Enable,
+    Cancel,
+}
+
 /// The size of a member's keyspace.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Keyspace {
@@ -346,6 +404,8 @@ pub struct Keyspace {
 #[derive(Clone)]
 pub struct EtcdClient {
     client: Client,
+    /// The same member again, for what etcd serves only over HTTP.
+    raw: dial::Raw,
     endpoint: String,
     rpc_timeout: Duration,
 }
@@ -371,7 +431,8 @@ impl EtcdClient {
                     endpoint: endpoint.clone(),
                     source,
                 })?;
-        Ok(Self::new(client, endpoint))
+        let raw = dial::Raw::from_url(&endpoint);
+        Ok(Self::new(client, raw, endpoint))
     }
 
     /// Through the Kubernetes API: every new connection opens a port-forward to `pod`:`port`
@@ -386,18 +447,24 @@ impl EtcdClient {
             Some(ns) => format!("pod/{ns}/{pod}:{port}"),
             None => format!("pod/{pod}:{port}"),
         };
+        let raw = dial::Raw::PortForward {
+            pods: pods.clone(),
+            pod: pod.to_owned(),
+            port,
+        };
         let client = dial::port_forward(pods, pod, port, timeout)
             .await
             .map_err(|source| EtcdError::Connect {
                 endpoint: endpoint.clone(),
                 source,
             })?;
-        Ok(Self::new(client, endpoint))
+        Ok(Self::new(client, raw, endpoint))
     }
 
-    fn new(client: Client, endpoint: String) -> Self {
+    fn new(client: Client, raw: dial::Raw, endpoint: String) -> Self {
         Self {
             client,
+            raw,
             endpoint,
             rpc_timeout: DEFAULT_RPC_TIMEOUT,
         }
@@ -461,6 +528,11 @@ impl EtcdClient {
             raft_term: resp.raft_term(),
             is_learner: resp.is_learner(),
             errors: resp.errors().to_vec(),
+            storage_version: resp.storage_version().to_owned(),
+            downgrade_target: resp
+                .downgrade_info()
+                .filter(|i| i.enabled())
+                .map_or(String::new(), |i| i.target_version().to_owned()),
         })
     }
 
@@ -538,6 +610,49 @@ impl EtcdClient {
                 source,
             })?;
         Ok(())
+    }
+
+    /// The member's server version and the cluster version it sees (etcd's `/version`; the
+    /// cluster version is empty until the leader has decided it, a few seconds after start).
+    pub async fn versions(&self) -> Result<Versions, EtcdError> {
+        let err = |source| EtcdError::Version {
+            endpoint: self.endpoint.clone(),
+            source,
+        };
+        let body = dial::http_get(&self.raw, "/version", self.rpc_timeout)
+            .await
+            .map_err(err)?;
+        let v: VersionAnswer = serde_json::from_slice(&body).map_err(|e| err(Cause::Json(e)))?;
+        Ok(Versions {
+            server: v.etcdserver,
+            cluster: v.etcdcluster,
+        })
+    }
+
+    /// etcd's downgrade API (3.5+): `Validate` checks that the cluster can go to `target`
+    /// ("3.5"), `Enable` starts it (members may then run the lower minor, leader last), `Cancel`
+    /// ends it. Answers the cluster version. Must reach the leader for `Enable`/`Cancel`.
+    pub async fn downgrade(
+        &mut self,
+        action: DowngradeAction,
+        target: &str,
+    ) -> Result<String, EtcdError> {
+        use etcd_client::DowngradeOptions as O;
+        let (name, options) = match action {
+            DowngradeAction::Validate => ("validate", O::Validate(target.to_owned())),
+            DowngradeAction::Enable => ("enable", O::Enable(target.to_owned())),
+            DowngradeAction::Cancel => ("cancel", O::Cancel),
+        };
+        let mut m = self.client.maintenance_client();
+        let resp = Self::call(self.rpc_timeout, m.downgrade(options))
+            .await
+            .map_err(|source| EtcdError::Downgrade {
+                endpoint: self.endpoint.clone(),
+                action: name,
+                target: target.to_owned(),
+                source,
+            })?;
+        Ok(resp.version().to_owned())
     }
 
     /// Transfers leadership to member `to`. Must be sent to the current leader (a follower

@@ -90,6 +90,13 @@ pub enum Step {
         to: Version,
         why: String,
     },
+    /// etcd's downgrade API, sent to the leader: `Enable` (validated first) lowers the cluster
+    /// version to `target`'s minor before any member runs it; `Cancel` ends a downgrade no
+    /// longer wanted (see `upgrade::downgrade_gate`).
+    Downgrade {
+        action: DowngradeStep,
+        target: Version,
+    },
     /// Nothing to do until the world moves on.
     Wait { reason: Reason, message: String },
     /// Acting would be unsafe or ambiguous: report and change nothing until a human or the
@@ -112,6 +119,14 @@ pub enum Restart {
     Rejoin,
     /// Its volume was deleted under it: a new pod gets a new volume.
     NewVolume,
+}
+
+/// What `Step::Downgrade` asks etcd for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum DowngradeStep {
+    Enable,
+    Cancel,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -171,6 +186,7 @@ impl Step {
             Step::DeleteVolume { .. } | Step::DeleteRestorePod { .. } => Reason::CleaningUp,
             Step::RestoreSeed { .. } => Reason::RestoringSnapshot,
             Step::RollBack { .. } => Reason::RollingBack,
+            Step::Downgrade { .. } => Reason::Downgrading,
             Step::Wait { reason, .. } | Step::Hold { reason, .. } => *reason,
             Step::Paused => Reason::Paused,
             Step::Idle => Reason::AsDesired,
@@ -227,6 +243,22 @@ impl fmt::Display for Step {
                     "roll back the upgrade to {to}: {why}; {from} is put back"
                 )
             }
+            Step::Downgrade {
+                action: DowngradeStep::Enable,
+                target,
+            } => write!(
+                f,
+                "enable etcd's downgrade to {}.{} (validated first): the cluster version goes down before any member runs {}.{}",
+                target.major, target.minor, target.major, target.minor
+            ),
+            Step::Downgrade {
+                action: DowngradeStep::Cancel,
+                target,
+            } => write!(
+                f,
+                "cancel etcd's downgrade to {}.{}: spec.version no longer goes there",
+                target.major, target.minor
+            ),
             Step::Wait { message, .. } => write!(f, "waiting: {message}"),
             Step::Hold { message, .. } => write!(f, "holding: {message}"),
             Step::Paused => write!(f, "paused: observing only"),
@@ -341,6 +373,7 @@ pub const RULES: &[Rule] = &[
     volumes_of_removed_members,
     learner_in_its_slot,
     scale_one_member_at_a_time,
+    upgrade::downgrade_gate,
     stale_members,
     unhealthy_voters,
 ];

@@ -289,6 +289,9 @@ impl World {
                             started: m.started,
                             status: up.then(|| MemberStatusView {
                                 version: "3.5.16".into(),
+                                cluster_version: String::new(),
+                                storage_version: String::new(),
+                                downgrading_to: String::new(),
                                 db_size: 1,
                                 raft_index: m.raft_index,
                                 raft_term: 2,
@@ -483,7 +486,11 @@ impl World {
             })),
             // The simulated clusters are not restored from snapshots (table tests cover that).
             Step::RestoreSeed { .. } | Step::DeleteRestorePod { .. } => {}
-            Step::Wait { .. } | Step::RollBack { .. } | Step::Paused | Step::Idle => {}
+            Step::Wait { .. }
+            | Step::RollBack { .. }
+            | Step::Downgrade { .. }
+            | Step::Paused
+            | Step::Idle => {}
             Step::Hold { message, .. } => {
                 panic!("the planner held in a simulation it must repair: {message}")
             }

@@ -84,6 +84,11 @@ pub fn derive_status(
             })
             .min()
             .map(|v| v.to_string());
+        // Read from the members (`/version`); kept from the last status while none says.
+        st.cluster_version = c
+            .cluster_version()
+            .map(|v| v.to_string())
+            .or_else(|| prev.and_then(|p| p.cluster_version.clone()));
         st.replicas = members.len() as i32;
         st.ready_replicas = healthy as i32;
         st.members = members;
@@ -102,6 +107,7 @@ pub fn derive_status(
         st.replicas = p.replicas;
         st.cluster_id = p.cluster_id.clone();
         st.version = p.version.clone();
+        st.cluster_version = p.cluster_version.clone();
     }
 
     let g = d.generation;

@@ -21,6 +21,9 @@ pub(super) fn member(d: &Desired, ordinal: u32) -> MemberView {
         started: true,
         status: Some(MemberStatusView {
             version: "3.5.16".into(),
+            cluster_version: String::new(),
+            storage_version: String::new(),
+            downgrading_to: String::new(),
             db_size: 20480,
             raft_index: 1000,
             raft_term: 2,

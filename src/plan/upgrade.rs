@@ -59,7 +59,14 @@ pub enum PathKind {
     Minor,
     /// Back to the minor some members still run, before the cluster version moved.
     Rollback,
+    /// One minor down through etcd's downgrade API (3.6 → 3.5): the cluster version is lowered
+    /// first, then the members move, leader last.
+    Downgrade,
 }
+
+/// The lowest minor etcd's downgrade API runs from: 3.5 → 3.4 needs a 3.4 patch that supports
+/// `--next-cluster-version-compatible`, and 3.4.23 (the 3.4 tested here; `etcd --help`) has none.
+pub const MIN_DOWNGRADE_FROM_MINOR: u32 = 6;
 
 /// The rule for one step `from → to` made by every member.
 pub fn check_step(from: Version, to: Version) -> Result<PathKind, Refusal> {
@@ -76,14 +83,7 @@ pub fn check_step(from: Version, to: Version) -> Result<PathKind, Refusal> {
         return Ok(PathKind::Patch);
     }
     if to.minor < from.minor {
-        return Err(Refusal {
-            rule: "no downgrade of a minor",
-            message: format!(
-                "every member runs {from}; going back to {to} needs etcd's downgrade procedure, which kubectl-etcd does not run: \
-                 restore the pre-upgrade snapshot into a new cluster (`kubectl etcd restore NEW --from URL`), or keep 3.{}",
-                from.minor
-            ),
-        });
+        return check_downgrade(from, to);
     }
     if to.minor > from.minor + 1 {
         return Err(Refusal {
@@ -105,6 +105,38 @@ pub fn check_step(from: Version, to: Version) -> Result<PathKind, Refusal> {
         });
     }
     Ok(PathKind::Minor)
+}
+
+/// A lower minor: one minor down through etcd's downgrade API where it exists, else refused.
+fn check_downgrade(from: Version, to: Version) -> Result<PathKind, Refusal> {
+    if to.minor + 1 != from.minor {
+        return Err(Refusal {
+            rule: "one minor at a time",
+            message: format!(
+                "{from} → {to} skips 3.{}: go down one minor at a time, and only where etcd's downgrade procedure exists",
+                from.minor - 1
+            ),
+        });
+    }
+    if from.minor < MIN_DOWNGRADE_FROM_MINOR {
+        return Err(Refusal {
+            rule: "no downgrade from 3.5 to 3.4",
+            message: format!(
+                "every member runs {from}; etcd's downgrade to 3.4 needs a 3.4 patch that supports --next-cluster-version-compatible, \
+                 and 3.4.23 does not: restore the pre-upgrade snapshot into a new cluster (`kubectl etcd restore NEW --from URL`), or keep 3.{}",
+                from.minor
+            ),
+        });
+    }
+    if to.minor == 5 && to < MIN_3_5_FOR_3_6 {
+        return Err(Refusal {
+            rule: "a downgrade to 3.5 goes to 3.5.26 or later",
+            message: format!(
+                "{from} → {to}: the 3.5 patches a 3.6 cluster may run start at {MIN_3_5_FOR_3_6}: downgrade to {MIN_3_5_FOR_3_6} or later"
+            ),
+        });
+    }
+    Ok(PathKind::Downgrade)
 }
 
 /// The path from a cluster whose members run `lowest..=highest` to `to`. Going back to the
@@ -260,7 +292,10 @@ pub fn failed_upgrade(d: &Desired, o: &Observed) -> Option<Step> {
         d.upgrade_timeout_seconds
     );
     let old_minor_answers = running(o).iter().any(|v| v.minor == from.minor);
-    if from.minor == to.minor || old_minor_answers || reached.is_none() {
+    // Every member runs the new minor: putting the old one back goes through etcd's downgrade
+    // API (`downgrade_gate` lowers the cluster version first), where it exists.
+    let downgrade_back = check_downgrade(to, from).is_ok();
+    if from.minor == to.minor || old_minor_answers || reached.is_none() || downgrade_back {
         return Some(Step::RollBack {
             member: member.clone(),
             ordinal: *ord,
@@ -281,6 +316,94 @@ pub fn failed_upgrade(d: &Desired, o: &Observed) -> Option<Step> {
                 .map_or(String::new(), |b| format!(" {b}"))
         ),
     ))
+}
+
+/// Rule: before a member restarts onto a lower minor than the cluster version, etcd's
+/// downgrade API lowers the cluster version (leader; validated first), and every member still
+/// on the higher minor reports the lower storage version. A downgrade enabled for a minor the
+/// template does not run (a rolled-back downgrade, a changed spec.version) is cancelled.
+///
+/// ```text
+///   template minor < cluster version ─▶ Downgrade{Enable} ─▶ Wait (cluster version moving)
+///      ─▶ Wait (storage versions) ─▶ stale_members (followers, leader last) ─▶ etcd ends the
+///      downgrade by itself once every member runs the lower minor
+/// ```
+pub fn downgrade_gate(d: &Desired, o: &Observed) -> Option<Step> {
+    let EtcdView::Reached(c) = &o.etcd else {
+        return None;
+    };
+    let target = d.version;
+    let enabled = c
+        .members
+        .iter()
+        .filter_map(|m| m.status.as_ref())
+        .find_map(|s| Version::parse(&s.downgrading_to));
+    if let Some(t) = enabled
+        && (t.major, t.minor) != (target.major, target.minor)
+    {
+        return Some(Step::Downgrade {
+            action: super::DowngradeStep::Cancel,
+            target: t,
+        });
+    }
+    let rev = o.statefulset.as_ref()?.update_revision.as_ref()?;
+    let stale = o
+        .pods
+        .values()
+        .any(|p| p.revision.as_ref().is_some_and(|r| r != rev));
+    let highest = running(o).into_iter().max()?;
+    if !stale || target.minor >= highest.minor || target.major != highest.major {
+        return None;
+    }
+    let minor = format!("{}.{}", target.major, target.minor);
+    let Some(cv) = c.cluster_version() else {
+        return Some(super::wait(
+            Reason::Downgrading,
+            format!("members move to {minor} once they report the cluster version"),
+        ));
+    };
+    if cv.minor > target.minor {
+        if enabled.is_some() {
+            return Some(super::wait(
+                Reason::Downgrading,
+                format!(
+                    "etcd's downgrade to {minor} is enabled; the cluster version ({cv}) follows within seconds"
+                ),
+            ));
+        }
+        if c.leader_member().is_none_or(|l| !l.healthy) {
+            return Some(super::wait(
+                Reason::Downgrading,
+                format!("enabling etcd's downgrade to {minor} needs a healthy leader"),
+            ));
+        }
+        return Some(Step::Downgrade {
+            action: super::DowngradeStep::Enable,
+            target: Version { patch: 0, ..target },
+        });
+    }
+    // The cluster speaks the lower minor: the members still on the higher one rewrite their db
+    // schema to it (3.6 reports a storage version) before a lower binary may open it.
+    let behind: Vec<String> = c
+        .members
+        .iter()
+        .filter(|m| {
+            m.status.as_ref().is_some_and(|s| {
+                Version::parse(&s.storage_version).is_some_and(|v| v.minor > target.minor)
+            })
+        })
+        .map(|m| super::member_name(d, m))
+        .collect();
+    if !behind.is_empty() {
+        return Some(super::wait(
+            Reason::Downgrading,
+            format!(
+                "the storage version of {} is still above {minor}",
+                behind.join(", ")
+            ),
+        ));
+    }
+    None
 }
 
 /// The Upgrading condition while a version change is in effect: (true?, reason, message), or
@@ -318,12 +441,27 @@ pub fn condition(d: &Desired, o: &Observed, step: &Step) -> Option<(bool, Reason
             } => Some((
                 true,
                 Reason::UpgradingMember,
-                format!("upgrading {pod} from {from} to {to}"),
+                format!(
+                    "{} {pod} from {from} to {to}",
+                    if to < from {
+                        "downgrading"
+                    } else {
+                        "upgrading"
+                    }
+                ),
             )),
             Step::MoveLeader { from: m, .. } => Some((
                 true,
                 Reason::UpgradingMember,
                 format!("{step}, before {m} is upgraded from {from} to {to}"),
+            )),
+            Step::Wait {
+                reason: Reason::Downgrading,
+                message,
+            } => Some((
+                true,
+                Reason::Downgrading,
+                format!("moving from {from} to {to}: {message}"),
             )),
             Step::Wait { message, .. } => Some((
                 true,
@@ -336,6 +474,7 @@ pub fn condition(d: &Desired, o: &Observed, step: &Step) -> Option<(bool, Reason
                 format!("upgrading from {from} to {to}: {step}"),
             )),
             Step::Idle => None,
+            Step::Downgrade { .. } => Some((true, Reason::Downgrading, step.to_string())),
             other => Some((
                 true,
                 Reason::WaitingForMember,
@@ -410,9 +549,16 @@ pub fn describe(d: &Desired, o: &Observed, from: Version, to: Version) -> Vec<St
         match check_step(from, to) {
             Ok(PathKind::Patch) => "patch change",
             Ok(PathKind::Minor) => "one minor up",
+            Ok(PathKind::Downgrade) => "one minor down through etcd's downgrade API",
             _ => "rollback",
         }
     )];
+    if check_step(from, to) == Ok(PathKind::Downgrade) {
+        lines.push(format!(
+            "before the first member changes: etcd's downgrade validate + enable {}.{} (the cluster version goes down), then storage versions follow",
+            to.major, to.minor
+        ));
+    }
     if let EtcdView::Reached(c) = &o.etcd {
         let leader = c.leader;
         let mut order: Vec<&MemberView> = c.voters().collect();

@@ -28,6 +28,22 @@ fn running_on(running: &str) -> Observed {
     o
 }
 
+/// Every member reports cluster version `cv` and storage version `storage` ("" before 3.6).
+fn speaks(o: &mut Observed, cv: &str, storage: &str) {
+    for m in &mut cluster(o).members {
+        let s = m.status.as_mut().unwrap();
+        s.cluster_version = cv.into();
+        s.storage_version = storage.into();
+    }
+}
+
+/// Every member says etcd's downgrade to `target` is enabled.
+fn downgrade_enabled(o: &mut Observed, target: &str) {
+    for m in &mut cluster(o).members {
+        m.status.as_mut().unwrap().downgrading_to = target.into();
+    }
+}
+
 /// `o` after the template of `d` was applied: every pod still runs the old revision.
 fn template_applied(o: &mut Observed, d: &Desired) {
     let sts = o.statefulset.as_mut().unwrap();
@@ -71,6 +87,8 @@ fn path_rules() {
         ("3.5.16", "3.5.30", PathKind::Patch),
         ("3.5.30", "3.5.16", PathKind::Patch),
         ("3.5.16", "3.5.16", PathKind::Same),
+        ("3.6.15", "3.5.30", PathKind::Downgrade),
+        ("3.7.2", "3.6.15", PathKind::Downgrade),
     ];
     for (from, to, kind) in ok {
         assert_eq!(check_step(v(from), v(to)), Ok(kind), "{from} → {to}");
@@ -89,13 +107,19 @@ fn path_rules() {
             "upgrade to 3.5.26 first, then to 3.6.15",
         ),
         ("3.5.25", "3.6.0", "3.5.26", "upgrade to 3.5.26 first"),
+        ("3.6.15", "3.5.16", "3.5.26 or later", "downgrade to 3.5.26"),
+        (
+            "3.5.16",
+            "3.4.23",
+            "no downgrade from 3.5 to 3.4",
+            "3.4.23 does not: restore the pre-upgrade snapshot",
+        ),
         (
             "3.6.15",
-            "3.5.16",
-            "no downgrade",
-            "restore the pre-upgrade snapshot",
+            "3.4.23",
+            "one minor at a time",
+            "one minor at a time",
         ),
-        ("3.5.16", "3.4.23", "no downgrade", "keep 3.5"),
     ];
     for (from, to, rule, way) in refused {
         let r = check_step(v(from), v(to)).unwrap_err();
@@ -361,4 +385,126 @@ fn the_pre_upgrade_snapshot_is_recorded_for_its_version_only() {
         d.pre_upgrade_backup, None,
         "an older upgrade's snapshot is not this one's"
     );
+}
+
+#[test]
+fn a_downgrade_lowers_the_cluster_version_before_any_member_moves_then_goes_leader_last() {
+    let mut o = running_on("3.6.15");
+    speaks(&mut o, "3.6.0", "3.6.0");
+    let d = settle(want("3.5.30"), &o);
+    assert_eq!(
+        d.upgrade,
+        VersionChange::Moving {
+            from: v("3.6.15"),
+            to: v("3.5.30")
+        }
+    );
+    assert!(matches!(plan(&d, &o), Step::UpdateTemplate { .. }));
+    template_applied(&mut o, &d);
+    let step = plan(&d, &o);
+    assert_eq!(
+        step,
+        Step::Downgrade {
+            action: crate::plan::DowngradeStep::Enable,
+            target: v("3.5.0")
+        }
+    );
+    let (on, reason, msg) = condition(&d, &o, &step).unwrap();
+    assert!(on && reason == Reason::Downgrading, "{msg}");
+    assert!(msg.contains("validated first"), "{msg}");
+
+    // Enabled: the cluster version follows within seconds; nobody moves before it has.
+    downgrade_enabled(&mut o, "3.5.0");
+    assert!(matches!(
+        plan(&d, &o),
+        Step::Wait { reason: Reason::Downgrading, message } if message.contains("3.6.0")
+    ));
+    // The cluster speaks 3.5, but the db files are still 3.6.
+    speaks(&mut o, "3.5.0", "3.6.0");
+    assert!(matches!(
+        plan(&d, &o),
+        Step::Wait { reason: Reason::Downgrading, message } if message.contains("storage version of demo-0, demo-1, demo-2")
+    ));
+    // Storage versions down: the followers move first, the leader (demo-0) last.
+    speaks(&mut o, "3.5.0", "3.5.0");
+    assert!(matches!(
+        plan(&d, &o),
+        Step::RestartMember {
+            ordinal: 2,
+            why: Restart::NewTemplate,
+            ..
+        }
+    ));
+    restarted(&mut o, 2, "3.5.30", 30);
+    restarted(&mut o, 1, "3.5.30", 20);
+    assert!(matches!(plan(&d, &o), Step::MoveLeader { from, .. } if from == "demo-0"));
+}
+
+#[test]
+fn a_downgrade_no_longer_wanted_is_cancelled() {
+    let mut o = running_on("3.6.15");
+    speaks(&mut o, "3.5.0", "3.5.0");
+    downgrade_enabled(&mut o, "3.5.0");
+    let d = settle(want("3.6.15"), &o);
+    assert_eq!(
+        plan(&d, &o),
+        Step::Downgrade {
+            action: crate::plan::DowngradeStep::Cancel,
+            target: v("3.5.0")
+        }
+    );
+}
+
+#[test]
+fn an_upgrade_to_3_6_failing_after_the_cluster_version_moved_is_rolled_back_through_etcds_downgrade()
+ {
+    let mut o = running_on("3.5.30");
+    speaks(&mut o, "3.5.0", "");
+    let d = settle(want("3.6.15"), &o);
+    template_applied(&mut o, &d);
+    restarted(&mut o, 2, "3.6.15", 900);
+    restarted(&mut o, 1, "3.6.15", 600);
+    restarted(&mut o, 0, "3.6.15", d.upgrade_timeout_seconds);
+    speaks(&mut o, "3.6.0", "3.6.0");
+    crashing(&mut o, 0);
+    // Leadership moved off demo-0 before it restarted.
+    cluster(&mut o).leader = Some(101);
+    let step = plan(&d, &o);
+    assert!(
+        matches!(&step, Step::RollBack { from, to, .. } if *from == v("3.5.30") && *to == v("3.6.15")),
+        "{step:?}"
+    );
+    // The template runs 3.5.30 again; before any member restarts on it, the cluster version
+    // goes down through etcd's downgrade API.
+    let st = crate::api::EtcdClusterStatus {
+        upgrade: record(&d, &o, &step, None),
+        ..Default::default()
+    };
+    (_, o.upgrade) = from_status(Some(&st));
+    let d = settle(want("3.6.15"), &o);
+    assert_eq!(d.version, v("3.5.30"));
+    let sts = o.statefulset.as_mut().unwrap();
+    sts.template_hash = Some(objects::template_hash(&d));
+    sts.update_revision = Some("rev3".into());
+    assert_eq!(
+        plan(&d, &o),
+        Step::Downgrade {
+            action: crate::plan::DowngradeStep::Enable,
+            target: v("3.5.0")
+        }
+    );
+}
+
+#[test]
+fn a_downgrade_waits_while_the_cluster_version_is_unknown() {
+    let mut o = running_on("3.6.15");
+    let d = settle(want("3.5.30"), &o);
+    template_applied(&mut o, &d);
+    assert!(matches!(
+        plan(&d, &o),
+        Step::Wait {
+            reason: Reason::Downgrading,
+            ..
+        }
+    ));
 }
