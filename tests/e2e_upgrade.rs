@@ -184,12 +184,13 @@ fn assert_versions(ns: &str, server: &str, cluster: &str) {
             || (versions(ns, pod) == (server.into(), cluster.into())).then_some(()),
         );
     }
+    // What a pass reads from the members now (`status` observes without writing).
     eventually(
         &format!("status.clusterVersion {cluster}"),
         Duration::from_secs(30),
         || {
-            let c = cluster_json(ns, "demo");
-            (c["status"]["clusterVersion"] == cluster && c["status"]["version"] == server)
+            let st = json(&ok(etcd(ns, &["status", "demo", "-o", "json"])));
+            (st["status"]["clusterVersion"] == cluster && st["status"]["version"] == server)
                 .then_some(())
         },
     );
@@ -298,8 +299,10 @@ fn three_four_to_three_five_to_three_six_rolls_one_member_at_a_time_and_loses_no
     start_writer(&ns.0);
     timed_upgrade(&ns.0, "3.5.30", &["--to", &to, "--timeout", "8m"]);
     // The cluster version moves once the leader saw every member on 3.5 (a few seconds).
-    assert_versions(&ns.0, "3.5.30", "3.5.0");
+    // `upgrade` returns once the cluster version moved, and the stored status says so.
     let c = cluster_json(&ns.0, "demo");
+    assert_eq!(c["status"]["clusterVersion"], "3.5.0", "{c}");
+    assert_versions(&ns.0, "3.5.30", "3.5.0");
     assert_eq!(c["status"]["upgrade"]["state"], "Upgraded", "{c}");
     assert_eq!(c["status"]["upgrade"]["fromVersion"], "3.4.23", "{c}");
     let backup = c["status"]["upgrade"]["backup"]
@@ -323,8 +326,9 @@ fn three_four_to_three_five_to_three_six_rolls_one_member_at_a_time_and_loses_no
     );
 
     timed_upgrade(&ns.0, "3.6.15", &["--to", &to, "--timeout", "8m"]);
-    assert_versions(&ns.0, "3.6.15", "3.6.0");
     let c = cluster_json(&ns.0, "demo");
+    assert_eq!(c["status"]["clusterVersion"], "3.6.0", "{c}");
+    assert_versions(&ns.0, "3.6.15", "3.6.0");
     assert_eq!(c["status"]["upgrade"]["state"], "Upgraded", "{c}");
     assert_eq!(c["status"]["upgrade"]["fromVersion"], "3.5.30", "{c}");
     assert!(assert_no_acknowledged_write_lost(&ns.0) > 0);
@@ -391,8 +395,9 @@ fn three_six_goes_down_to_three_five_through_etcds_downgrade_api_with_writes_goi
         "3.5.30",
         &["--skip-backup", "--yes", "--timeout", "8m"],
     );
-    assert_versions(&ns.0, "3.5.30", "3.5.0");
     let c = cluster_json(&ns.0, "demo");
+    assert_eq!(c["status"]["clusterVersion"], "3.5.0", "{c}");
+    assert_versions(&ns.0, "3.5.30", "3.5.0");
     assert_eq!(c["status"]["upgrade"]["state"], "Upgraded", "{c}");
     assert_eq!(c["status"]["upgrade"]["fromVersion"], "3.6.15", "{c}");
     assert!(assert_no_acknowledged_write_lost(&ns.0) > 0);

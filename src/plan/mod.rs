@@ -375,6 +375,7 @@ pub const RULES: &[Rule] = &[
     scale_one_member_at_a_time,
     upgrade::downgrade_gate,
     stale_members,
+    upgrade::cluster_version_follows,
     unhealthy_voters,
 ];
 

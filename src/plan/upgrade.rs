@@ -152,6 +152,65 @@ pub fn check_path(lowest: Version, highest: Version, to: Version) -> Result<Path
     check_step(lowest, to)
 }
 
+/// Substrings (lowercase) of the errors etcd answers an unauthenticated read with while auth is
+/// enabled: the health read of every member fails with one of them.
+const AUTH_ERRORS: &[&str] = &[
+    "user name is empty",
+    "invalid auth token",
+    "permission denied",
+];
+
+/// Whether etcd's authentication is on, as the members' answers show it.
+pub fn auth_enabled(o: &Observed) -> bool {
+    let EtcdView::Reached(c) = &o.etcd else {
+        return false;
+    };
+    c.members
+        .iter()
+        .filter_map(|m| m.error.as_deref())
+        .any(|e| {
+            let e = e.to_lowercase();
+            AUTH_ERRORS.iter().any(|a| e.contains(a))
+        })
+}
+
+/// `check_path`, then the gates etcd documents for the step, on what the members show:
+/// 3.4 → 3.5 not while auth is enabled; 3.5 → 3.6 not with v2 store data (only a member
+/// serving the v2 API, `--enable-v2`, can hold any: the pod template never passes it, and a
+/// restored snapshot carries no v2 store).
+pub fn check_change(
+    d: &Desired,
+    o: &Observed,
+    lowest: Version,
+    highest: Version,
+    to: Version,
+) -> Result<PathKind, Refusal> {
+    let kind = check_path(lowest, highest, to)?;
+    if kind == PathKind::Minor && lowest.minor == 4 && to.minor == 5 && auth_enabled(o) {
+        return Err(Refusal {
+            rule: "no 3.4 → 3.5 while auth is enabled",
+            message: format!(
+                "etcd's authentication is on, and etcd does not support a rolling upgrade to {to} with it: \
+                 disable it (`etcdctl auth disable`), upgrade, then enable it again"
+            ),
+        });
+    }
+    if kind == PathKind::Minor
+        && lowest.minor == 5
+        && to.minor == 6
+        && d.etcd_flags.iter().any(|f| f.starts_with("--enable-v2"))
+    {
+        return Err(Refusal {
+            rule: "no 3.5 → 3.6 with v2 store data",
+            message: format!(
+                "the members serve the v2 API (--enable-v2), so the v2 store may hold data that {to} refuses to start with: \
+                 move it to the v3 API, check with `etcdutl check v2store`, drop --enable-v2, then upgrade"
+            ),
+        });
+    }
+    Ok(kind)
+}
+
 /// The version the members reported last and the version change recorded in the status the
 /// engine wrote last.
 pub fn from_status(
@@ -210,7 +269,7 @@ pub fn settle(d: Desired, o: &Observed) -> Desired {
         d.upgrade = VersionChange::RolledBack { from, to, why };
         return d;
     }
-    match check_path(lowest, highest, to) {
+    match check_change(&d, o, lowest, highest, to) {
         Ok(PathKind::Same) => d,
         Ok(_) => {
             // A change already under way keeps the version it started from (the rollback target).
@@ -404,6 +463,35 @@ pub fn downgrade_gate(d: &Desired, o: &Observed) -> Option<Step> {
         ));
     }
     None
+}
+
+/// Rule: a change of minor is done when the cluster version moved too (etcd's leader raises it
+/// a few seconds after every member runs the new minor; the next minor needs it): until then
+/// the change waits, so that `upgrade` returns, and status says Upgraded, only after it.
+pub fn cluster_version_follows(d: &Desired, o: &Observed) -> Option<Step> {
+    let r = o
+        .upgrade
+        .as_ref()
+        .filter(|r| !r.rolled_back && r.to == d.version && r.from.minor != r.to.minor)?;
+    let EtcdView::Reached(c) = &o.etcd else {
+        return None;
+    };
+    let now = running(o);
+    if now.len() < c.members.len() || now.iter().any(|v| *v != r.to) {
+        return None;
+    }
+    let cv = c.cluster_version();
+    if cv.is_some_and(|cv| (cv.major, cv.minor) == (r.to.major, r.to.minor)) {
+        return None;
+    }
+    Some(super::wait(
+        Reason::WaitingForMember,
+        format!(
+            "every member runs {}; the cluster version ({}) follows within seconds",
+            r.to,
+            cv.map_or("not reported yet".into(), |v| v.to_string())
+        ),
+    ))
 }
 
 /// The Upgrading condition while a version change is in effect: (true?, reason, message), or

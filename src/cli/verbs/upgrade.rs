@@ -86,7 +86,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
             "EtcdCluster {ns}/{name}: no member reports its version yet, so the path to {to} cannot be checked; wait until it is Ready (`kubectl etcd status {name}`)"
         )));
     };
-    let kind = upgrade::check_path(lowest, highest, to).map_err(|r| {
+    let kind = upgrade::check_change(&current, &observed, lowest, highest, to).map_err(|r| {
         Error::Usage(format!(
             "EtcdCluster {ns}/{name} cannot go from {} to {to}: {r}",
             if lowest == highest {

@@ -508,3 +508,76 @@ fn a_downgrade_waits_while_the_cluster_version_is_unknown() {
         }
     ));
 }
+
+#[test]
+fn a_minor_change_is_done_only_when_the_cluster_version_moved_too() {
+    let mut o = running_on("3.5.30");
+    speaks(&mut o, "3.4.0", "");
+    let rec = UpgradeRecord {
+        from: v("3.4.23"),
+        to: v("3.5.30"),
+        rolled_back: false,
+        status: Default::default(),
+    };
+    o.upgrade = Some(rec);
+    let d = settle(want("3.5.30"), &o);
+    assert!(matches!(
+        plan(&d, &o),
+        Step::Wait { reason: Reason::WaitingForMember, message } if message.contains("cluster version (3.4.0)")
+    ));
+    speaks(&mut o, "3.5.0", "");
+    assert_eq!(plan(&d, &o), Step::Idle);
+}
+
+#[test]
+fn three_four_to_three_five_is_refused_while_auth_is_enabled() {
+    let mut o = running_on("3.4.23");
+    for m in &mut cluster(&mut o).members {
+        m.healthy = false;
+        m.error = Some(
+            "etcd at pod/ns/demo-0:2379 is unhealthy: a linearizable read failed: etcdserver: user name is empty".into(),
+        );
+    }
+    let d = settle(want("3.5.30"), &o);
+    let VersionChange::Blocked { why, .. } = &d.upgrade else {
+        panic!("{:?}", d.upgrade);
+    };
+    assert!(
+        why.contains("auth is enabled") && why.contains("etcdctl auth disable"),
+        "{why}"
+    );
+    assert_eq!(d.version, v("3.4.23"));
+    // Patch changes and the step from 3.5 are not concerned.
+    assert_eq!(
+        check_change(&want("3.4.23"), &o, v("3.4.23"), v("3.4.23"), v("3.4.30")),
+        Ok(PathKind::Patch)
+    );
+}
+
+#[test]
+fn three_five_to_three_six_is_refused_when_the_members_serve_the_v2_api() {
+    let o = running_on("3.5.30");
+    let mut d = want("3.6.15");
+    d.etcd_flags.push("--enable-v2=true".into());
+    let r = check_change(&d, &o, v("3.5.30"), v("3.5.30"), v("3.6.15")).unwrap_err();
+    assert!(r.rule.contains("v2 store"), "{r}");
+    assert!(r.message.contains("etcdutl check v2store"), "{r}");
+    assert_eq!(
+        check_change(&want("3.6.15"), &o, v("3.5.30"), v("3.5.30"), v("3.6.15")),
+        Ok(PathKind::Minor)
+    );
+}
+
+#[test]
+fn the_member_template_passes_no_experimental_flag_and_no_v2_api_to_any_version() {
+    // Nothing to rename for 3.6 or drop for 3.7: the template sets no `--experimental-*` flag
+    // (nor its ETCD_EXPERIMENTAL_* variable), and never enables the v2 API.
+    for version in ["3.4.23", "3.5.16", "3.5.30", "3.6.15"] {
+        let d = want(version);
+        let t = objects::pod_template(&d);
+        let text = serde_json::to_string(&t).unwrap().to_lowercase();
+        for bad in ["experimental", "enable-v2", "enable_v2"] {
+            assert!(!text.contains(bad), "{version}: {bad} in {text}");
+        }
+    }
+}
