@@ -95,6 +95,9 @@ pub struct Desired {
     /// The pre-upgrade snapshot `kubectl etcd upgrade` recorded for this `spec.version`
     /// (annotation): `Some(url)`, `Some("skipped")`, or `None` (e.g. a plain `kubectl apply`).
     pub pre_upgrade_backup: Option<String>,
+    /// Where the engine takes the pre-upgrade snapshot of a `spec.version` change that came
+    /// without one (`spec.backup.destination`).
+    pub backup_destination: Option<String>,
     pub storage: Storage,
     pub resources: Option<k8s_openapi::api::core::v1::ResourceRequirements>,
     pub affinity: Option<k8s_openapi::api::core::v1::Affinity>,
@@ -133,6 +136,7 @@ impl Desired {
             upgrade: VersionChange::Steady,
             upgrade_timeout_seconds: DEFAULT_UPGRADE_TIMEOUT_SECONDS,
             pre_upgrade_backup: None,
+            backup_destination: None,
             storage: Storage::Ephemeral,
             resources: None,
             affinity: None,
@@ -549,6 +553,11 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
             .and_then(|v| v.split_once(' '))
             .filter(|(v, _)| Version::parse(v) == Some(version))
             .map(|(_, what)| what.to_string()),
+        backup_destination: spec
+            .backup
+            .as_ref()
+            .map(|b| b.destination.clone())
+            .filter(|d| !d.is_empty()),
         storage,
         resources: spec.resources.clone(),
         affinity: spec.affinity.clone(),

@@ -65,6 +65,8 @@ pub mod label {
     pub const TRIGGER: &str = "etcd.kubectl-etcd.io/trigger";
     pub const TRIGGER_CLI: &str = "cli";
     pub const TRIGGER_SCHEDULE: &str = "schedule";
+    /// The engine's pre-upgrade snapshot of a `spec.version` change applied without one.
+    pub const TRIGGER_UPGRADE: &str = "upgrade";
 
     pub fn for_cluster(cluster: &str, trigger: &str) -> BTreeMap<String, String> {
         BTreeMap::from([

@@ -97,6 +97,9 @@ pub enum Step {
         action: DowngradeStep,
         target: Version,
     },
+    /// A `spec.version` change came without a pre-upgrade snapshot (a plain `kubectl apply`):
+    /// take one to `destination`, verified, and record it for `to` before any member changes.
+    PreUpgradeSnapshot { to: Version, destination: String },
     /// Nothing to do until the world moves on.
     Wait { reason: Reason, message: String },
     /// Acting would be unsafe or ambiguous: report and change nothing until a human or the
@@ -187,6 +190,7 @@ impl Step {
             Step::RestoreSeed { .. } => Reason::RestoringSnapshot,
             Step::RollBack { .. } => Reason::RollingBack,
             Step::Downgrade { .. } => Reason::Downgrading,
+            Step::PreUpgradeSnapshot { .. } => Reason::UpgradingMember,
             Step::Wait { reason, .. } | Step::Hold { reason, .. } => *reason,
             Step::Paused => Reason::Paused,
             Step::Idle => Reason::AsDesired,
@@ -258,6 +262,10 @@ impl fmt::Display for Step {
                 f,
                 "cancel etcd's downgrade to {}.{}: spec.version no longer goes there",
                 target.major, target.minor
+            ),
+            Step::PreUpgradeSnapshot { to, destination } => write!(
+                f,
+                "take the pre-upgrade snapshot to {destination} before any member moves to {to}"
             ),
             Step::Wait { message, .. } => write!(f, "waiting: {message}"),
             Step::Hold { message, .. } => write!(f, "holding: {message}"),
@@ -358,6 +366,7 @@ pub const RULES: &[Rule] = &[
     supporting_objects_missing,
     member_config_lost,
     restore_pod_left,
+    upgrade::pre_upgrade_snapshot,
     template_changed,
     upgrade::failed_upgrade,
     etcd_unanswered,

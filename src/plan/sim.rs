@@ -489,6 +489,7 @@ impl World {
             Step::Wait { .. }
             | Step::RollBack { .. }
             | Step::Downgrade { .. }
+            | Step::PreUpgradeSnapshot { .. }
             | Step::Paused
             | Step::Idle => {}
             Step::Hold { message, .. } => {

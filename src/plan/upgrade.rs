@@ -465,6 +465,37 @@ pub fn downgrade_gate(d: &Desired, o: &Observed) -> Option<Step> {
     None
 }
 
+/// Rule: no snapshot, no upgrade. A version change without a recorded pre-upgrade snapshot
+/// (`kubectl apply` of spec.version; `kubectl etcd upgrade` records one, or `skipped`) takes
+/// one to `spec.backup.destination` before the template changes, or holds when there is none.
+pub fn pre_upgrade_snapshot(d: &Desired, o: &Observed) -> Option<Step> {
+    let VersionChange::Moving { from, to } = d.upgrade else {
+        return None;
+    };
+    if from == to || d.pre_upgrade_backup.is_some() {
+        return None;
+    }
+    // Applied already (a rollout under way): the snapshot was decided before.
+    let sts = o.statefulset.as_ref()?;
+    if sts.template_hash.as_deref() == Some(crate::objects::template_hash(d).as_str()) {
+        return None;
+    }
+    Some(match &d.backup_destination {
+        Some(destination) => Step::PreUpgradeSnapshot {
+            to,
+            destination: destination.clone(),
+        },
+        None => super::hold(
+            Reason::UpgradeBlocked,
+            format!(
+                "{from} → {to} needs a pre-upgrade snapshot and spec.backup.destination is not set: set it, or run \
+                 `kubectl etcd -n {} upgrade {} --version {to} --to file:///DIR` (or `--skip-backup --yes`, recorded in status)",
+                d.namespace, d.name
+            ),
+        ),
+    })
+}
+
 /// Rule: a change of minor is done when the cluster version moved too (etcd's leader raises it
 /// a few seconds after every member runs the new minor; the next minor needs it): until then
 /// the change waits, so that `upgrade` returns, and status says Upgraded, only after it.
@@ -563,6 +594,11 @@ pub fn condition(d: &Desired, o: &Observed, step: &Step) -> Option<(bool, Reason
             )),
             Step::Idle => None,
             Step::Downgrade { .. } => Some((true, Reason::Downgrading, step.to_string())),
+            Step::PreUpgradeSnapshot { .. } => Some((
+                true,
+                Reason::UpgradingMember,
+                format!("upgrading from {from} to {to}: {step}"),
+            )),
             other => Some((
                 true,
                 Reason::WaitingForMember,

@@ -11,11 +11,14 @@ fn v(s: &str) -> Version {
     Version::parse(s).unwrap()
 }
 
+/// `spec.version` = `version`, as `kubectl etcd upgrade` writes it (with its pre-upgrade snapshot).
 fn want(version: &str) -> Desired {
-    crate::fixtures::cluster("demo")
+    let mut d = crate::fixtures::cluster("demo")
         .replicas(3)
         .version(version)
-        .desired()
+        .desired();
+    d.pre_upgrade_backup = Some("s3://b/demo-pre.db".into());
+    d
 }
 
 /// A healthy 3-member cluster whose members all run `running` under its own template.
@@ -580,4 +583,32 @@ fn the_member_template_passes_no_experimental_flag_and_no_v2_api_to_any_version(
             assert!(!text.contains(bad), "{version}: {bad} in {text}");
         }
     }
+}
+
+#[test]
+fn a_version_applied_without_a_snapshot_takes_one_before_the_template_changes() {
+    let mut o = running_on("3.5.30");
+    let mut d = settle(want("3.6.15"), &o);
+    d.pre_upgrade_backup = None;
+    // No destination: hold, saying how.
+    let step = plan(&d, &o);
+    assert!(
+        matches!(&step, Step::Hold { reason: Reason::UpgradeBlocked, message } if message.contains("spec.backup.destination") && message.contains("--skip-backup")),
+        "{step:?}"
+    );
+    d.backup_destination = Some("s3://b/demo".into());
+    assert_eq!(
+        plan(&d, &o),
+        Step::PreUpgradeSnapshot {
+            to: v("3.6.15"),
+            destination: "s3://b/demo".into()
+        }
+    );
+    // Recorded (the annotation names it for 3.6.15): the rollout starts.
+    d.pre_upgrade_backup = Some("s3://b/demo/pre.db".into());
+    assert!(matches!(plan(&d, &o), Step::UpdateTemplate { .. }));
+    // A rollout already under way is not stopped for one.
+    d.pre_upgrade_backup = None;
+    template_applied(&mut o, &d);
+    assert!(!matches!(plan(&d, &o), Step::PreUpgradeSnapshot { .. }));
 }
