@@ -462,3 +462,93 @@ fn a_target_whose_etcd_exits_at_start_is_rolled_back_while_writes_go_on() {
     }
     assert!(assert_no_acknowledged_write_lost(&ns.0) > 0);
 }
+
+/// `kubectl etcd operate` watching one namespace, from this machine (port-forward dial); killed on drop.
+struct LocalOperator(std::process::Child);
+impl Drop for LocalOperator {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn a_version_applied_with_the_operator_takes_the_pre_upgrade_snapshot_first() {
+    install_crd();
+    let ns = Ns::new("upgrade-operator");
+    let endpoint = std::env::var("KE_S3_POD_ENDPOINT")
+        .expect("KE_S3_POD_ENDPOINT is not set: source /tmp/tb/s3.env (tests/run-all.sh does)");
+    let bucket = std::env::var("KE_S3_BUCKET").expect("KE_S3_BUCKET is not set (/tmp/tb/s3.env)");
+    let _ = kubectl(&["create", "namespace", "kubectl-etcd-system"]);
+    ok(kubectl(&[
+        "-n",
+        &ns.0,
+        "create",
+        "secret",
+        "generic",
+        "s3-creds",
+        &format!(
+            "--from-literal=AWS_ACCESS_KEY_ID={}",
+            std::env::var("AWS_ACCESS_KEY_ID").unwrap()
+        ),
+        &format!(
+            "--from-literal=AWS_SECRET_ACCESS_KEY={}",
+            std::env::var("AWS_SECRET_ACCESS_KEY").unwrap()
+        ),
+        &format!("--from-literal=AWS_ENDPOINT_URL={endpoint}"),
+    ]));
+    let prefix = format!("s3://{bucket}/e2e/{}/pre-upgrade", ns.0);
+    let manifest = |version: &str| {
+        format!(
+            r#"{{"apiVersion":"etcd.kubectl-etcd.io/v1alpha1","kind":"EtcdCluster","metadata":{{"name":"demo","namespace":"{ns}"}},
+"spec":{{"replicas":1,"version":"{version}","backup":{{"destination":"{prefix}","credentialsSecret":"s3-creds"}}}}}}"#,
+            ns = ns.0
+        )
+    };
+    ok(kubectl_stdin(&["apply", "-f", "-"], &manifest("3.5.16")));
+    let _op = LocalOperator(
+        kubectl_cmd(&[
+            "etcd",
+            "operate",
+            "--watch-namespace",
+            &ns.0,
+            "--metrics-addr",
+            "127.0.0.1:18097",
+            "--dial",
+            "port-forward",
+            "--identity",
+            &format!("operator/e2e-{}", ns.0),
+        ])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap(),
+    );
+    eventually("demo-0 on 3.5.16", Duration::from_secs(180), || {
+        (cluster_json(&ns.0, "demo")["status"]["version"] == "3.5.16").then_some(())
+    });
+    // A plain apply of spec.version: no annotation, no CLI.
+    ok(kubectl_stdin(&["apply", "-f", "-"], &manifest("3.5.30")));
+    let c = eventually("Upgraded to 3.5.30", Duration::from_secs(240), || {
+        let c = cluster_json(&ns.0, "demo");
+        (c["status"]["upgrade"]["state"] == "Upgraded" && c["status"]["version"] == "3.5.30")
+            .then_some(c)
+    });
+    let backup = c["status"]["upgrade"]["backup"].as_str().unwrap_or("");
+    assert!(
+        backup.starts_with(&prefix),
+        "the operator took the pre-upgrade snapshot: {c}"
+    );
+    let records = json(&ok(kubectl(&[
+        "-n",
+        &ns.0,
+        "get",
+        "etcdbackups",
+        "-l",
+        "etcd.kubectl-etcd.io/trigger=upgrade",
+        "-o",
+        "json",
+    ])));
+    let rec = &records["items"][0];
+    assert_eq!(rec["status"]["url"], backup, "{records}");
+    assert_eq!(rec["status"]["verified"], true, "{records}");
+}

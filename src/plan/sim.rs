@@ -14,6 +14,12 @@
 //! - writes are acknowledged while a quorum of voters runs; elections pick a running voter with
 //!   the longest log.
 //!
+//! - versions: each template runs the etcd version it was made for; the cluster version is the
+//!   lowest minor of the members and never goes down except through the downgrade API; a member
+//!   below it does not start ("cluster cannot be downgraded"), as etcd refuses;
+//! - upgrades (through `upgrade::settle`/`record`, as the engine drives them) with a crash inside
+//!   every step, and a member that never comes back after its restart.
+//!
 //! Invariants: at most one learner and one membership change per pass; removed members never
 //! come back; **no voter ever starts on an empty volume**; **no acknowledged entry is lost** while
 //! a quorum of voters keeps its data (the leader's log always holds every acknowledged entry);
@@ -22,10 +28,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::tests::desired;
-use super::{Restart, Step, plan, quorum};
+use super::{DowngradeStep, Restart, Step, plan, quorum, upgrade};
 use crate::model::{
-    ClusterView, Desired, EtcdView, MemberStatusView, MemberView, Observed, PodView, VolumeView,
-    WorkloadView,
+    ClusterView, Desired, EtcdView, MemberStatusView, MemberView, Observed, PodView, Version,
+    VolumeView, WorkloadView,
 };
 use crate::objects::{self, config_key};
 
@@ -79,6 +85,17 @@ pub(crate) struct World {
     bad_templates: BTreeSet<String>,
     /// Membership last written to status (what survives the loss of every object but volumes).
     known: BTreeSet<u32>,
+    /// The etcd version each template (hash) runs.
+    versions: BTreeMap<String, Version>,
+    /// The cluster version's minor: the lowest minor of the members, raised by the leader,
+    /// lowered only by an enabled downgrade.
+    cluster_minor: Option<u32>,
+    /// The minor of an enabled downgrade.
+    downgrade: Option<u32>,
+    /// The `n`-th member restarted (1-based) never runs again (its node is gone).
+    dies_on_restart: Option<usize>,
+    restarts_seen: usize,
+    dead: BTreeSet<u32>,
 }
 
 impl World {
@@ -97,6 +114,19 @@ impl World {
         self.members.iter().filter(|m| !m.learner).count()
     }
 
+    /// The version the pod at `o` runs (its template's).
+    fn version_of(&self, o: u32) -> Version {
+        self.pods
+            .get(&o)
+            .and_then(|p| self.versions.get(&p.template))
+            .copied()
+            .unwrap_or(Version {
+                major: 3,
+                minor: 5,
+                patch: 16,
+            })
+    }
+
     fn is_up(&self, m: &SimMember) -> bool {
         m.started && self.pods.get(&m.ordinal).is_some_and(|p| p.up)
     }
@@ -109,6 +139,14 @@ impl World {
     /// message it exits with (`None`: exit status 0, no message).
     fn start_etcd(&mut self, d: &Desired, o: u32) -> Result<u64, Option<String>> {
         let data = self.volumes.get(&o).copied().unwrap_or(0);
+        if let Some(cv) = self.cluster_minor
+            && self.version_of(o).minor < cv
+            && self.downgrade != Some(self.version_of(o).minor)
+        {
+            return Err(Some(format!(
+                "cluster cannot be downgraded (current version: 3.{cv}.0)"
+            )));
+        }
         let bootstrapped = self.bootstrapped();
         let member = self.members.iter().find(|m| m.ordinal == o).cloned();
         if data != 0 {
@@ -188,7 +226,9 @@ impl World {
         }
         for o in self.pods.keys().copied().collect::<Vec<_>>() {
             let pod = self.pods[&o].clone();
-            let runnable = self.config.is_some() && !self.bad_templates.contains(&pod.template);
+            let runnable = self.config.is_some()
+                && !self.bad_templates.contains(&pod.template)
+                && !self.dead.contains(&o);
             let mut pod = pod;
             pod.ticks += 1;
             let data = self.volumes.get(&o).copied().unwrap_or(0);
@@ -229,6 +269,23 @@ impl World {
             for m in &mut self.members {
                 if up.contains(&m.id) {
                     m.raft_index = self.index;
+                }
+            }
+        }
+        // The leader raises the cluster version to the lowest minor every member runs (never
+        // lowers it: only an enabled downgrade does); a downgrade ends once every member runs
+        // its minor.
+        if self.has_quorum() {
+            let ords: Vec<u32> = self.members.iter().map(|m| m.ordinal).collect();
+            let all_up = self.members.iter().all(|m| self.is_up(m));
+            let lowest = ords.iter().map(|o| self.version_of(*o).minor).min();
+            if let Some(low) = lowest.filter(|_| all_up) {
+                if self.downgrade.is_none() {
+                    self.cluster_minor = Some(self.cluster_minor.map_or(low, |cv| cv.max(low)));
+                } else if self.downgrade == Some(low)
+                    && ords.iter().all(|o| self.version_of(*o).minor == low)
+                {
+                    self.downgrade = None;
                 }
             }
         }
@@ -288,10 +345,14 @@ impl World {
                             learner: m.learner,
                             started: m.started,
                             status: up.then(|| MemberStatusView {
-                                version: "3.5.16".into(),
-                                cluster_version: String::new(),
+                                version: self.version_of(m.ordinal).to_string(),
+                                cluster_version: self
+                                    .cluster_minor
+                                    .map_or(String::new(), |cv| format!("3.{cv}.0")),
                                 storage_version: String::new(),
-                                downgrading_to: String::new(),
+                                downgrading_to: self
+                                    .downgrade
+                                    .map_or(String::new(), |t| format!("3.{t}.0")),
                                 db_size: 1,
                                 raft_index: m.raft_index,
                                 raft_term: 2,
@@ -375,6 +436,7 @@ impl World {
     /// Carries out `step`, stopping after `parts` of its sub-actions (a crash mid-step).
     fn act(&mut self, d: &Desired, step: &Step, parts: usize) {
         let hash = objects::template_hash(d);
+        self.versions.insert(hash.clone(), d.version);
         let mut actions: Vec<SubAction> = Vec::new();
         match step.clone() {
             Step::Bootstrap { replicas } => {
@@ -474,6 +536,10 @@ impl World {
                         "a restart took a serving voter down below quorum"
                     );
                 }
+                w.restarts_seen += 1;
+                if w.dies_on_restart == Some(w.restarts_seen) {
+                    w.dead.insert(ordinal);
+                }
                 w.pods.remove(&ordinal);
             })),
             Step::WipeMember { ordinal, .. } => actions.push(Box::new(move |w| {
@@ -486,9 +552,18 @@ impl World {
             })),
             // The simulated clusters are not restored from snapshots (table tests cover that).
             Step::RestoreSeed { .. } | Step::DeleteRestorePod { .. } => {}
+            Step::Downgrade { action, target } => actions.push(Box::new(move |w| {
+                assert!(w.has_quorum(), "a downgrade enabled without a quorum");
+                match action {
+                    DowngradeStep::Enable => {
+                        w.downgrade = Some(target.minor);
+                        w.cluster_minor = Some(target.minor);
+                    }
+                    DowngradeStep::Cancel => w.downgrade = None,
+                }
+            })),
             Step::Wait { .. }
             | Step::RollBack { .. }
-            | Step::Downgrade { .. }
             | Step::PreUpgradeSnapshot { .. }
             | Step::Paused
             | Step::Idle => {}
@@ -869,5 +944,165 @@ fn quorum_loss_is_reported_with_the_gone_members_and_never_acted_on() {
                 && message.contains("kubectl etcd -n ns recover demo"),
             "{message}"
         );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// versions
+
+/// The cluster at `replicas` asking for `version`, as `kubectl etcd upgrade` writes it (the
+/// pre-upgrade snapshot recorded).
+fn on(version: &str, replicas: u32) -> Desired {
+    let mut d = crate::fixtures::cluster("demo")
+        .replicas(replicas as i32)
+        .version(version)
+        .desired();
+    d.pre_upgrade_backup = Some("s3://b/demo-pre.db".into());
+    d
+}
+
+/// One pass as the engine makes it: observe, status of the last pass in, settle, plan, record,
+/// act (only `parts` sub-actions of the step).
+fn version_pass(
+    w: &mut World,
+    spec: &Desired,
+    status: &mut crate::api::EtcdClusterStatus,
+    parts: usize,
+) -> Step {
+    w.tick(spec);
+    w.check_invariants();
+    let mut o = w.observe(spec);
+    (o.last_version, o.upgrade) = upgrade::from_status(Some(status));
+    let d = upgrade::settle(spec.clone(), &o);
+    let step = plan(&d, &o);
+    status.upgrade = upgrade::record(&d, &o, &step, status.upgrade.as_ref());
+    if let EtcdView::Reached(c) = &o.etcd {
+        status.version = c
+            .members
+            .iter()
+            .filter_map(|m| m.status.as_ref().and_then(|s| Version::parse(&s.version)))
+            .min()
+            .map(|v| v.to_string());
+    }
+    w.changes_this_pass = 0;
+    w.act(&d, &step, parts);
+    w.check_invariants();
+    step
+}
+
+/// Passes until Idle (a crash inside pass `crash_at.0` after `crash_at.1` sub-actions).
+fn converge_versions(
+    w: &mut World,
+    spec: &Desired,
+    status: &mut crate::api::EtcdClusterStatus,
+    crash_at: Option<(usize, usize)>,
+    max: usize,
+) -> Vec<Step> {
+    let mut steps = Vec::new();
+    for pass in 0..max {
+        let parts = match crash_at {
+            Some((p, k)) if p == pass => k,
+            _ => usize::MAX,
+        };
+        let step = version_pass(w, spec, status, parts);
+        if step == Step::Idle {
+            return steps;
+        }
+        steps.push(step);
+    }
+    panic!(
+        "no convergence to {} after {max} passes; last steps: {:#?}",
+        spec.version,
+        &steps[steps.len().saturating_sub(6)..]
+    );
+}
+
+/// A converged 3-member world on `version`, and its status.
+fn formed_on(version: &str) -> (World, crate::api::EtcdClusterStatus) {
+    let mut w = World::default();
+    let mut st = crate::api::EtcdClusterStatus::default();
+    converge_versions(&mut w, &on(version, 3), &mut st, None, 60);
+    (w, st)
+}
+
+fn all_run(w: &World, version: &str) -> bool {
+    w.members
+        .iter()
+        .all(|m| w.is_up(m) && w.version_of(m.ordinal).to_string() == version)
+}
+
+#[test]
+fn three_four_to_three_five_to_three_six_survives_a_crash_inside_every_step() {
+    for (from, to) in [("3.4.23", "3.5.30"), ("3.5.30", "3.6.15")] {
+        let clean = {
+            let (mut w, mut st) = formed_on(from);
+            let steps = converge_versions(&mut w, &on(to, 3), &mut st, None, 80);
+            assert!(all_run(&w, to), "{from} → {to}: {w:#?}");
+            let minor = Version::parse(to).unwrap().minor;
+            assert_eq!(w.cluster_minor, Some(minor));
+            assert_eq!(st.upgrade.as_ref().unwrap().state, "Upgraded");
+            steps.len()
+        };
+        for pass in 0..clean {
+            for parts in 0..2 {
+                let (mut w, mut st) = formed_on(from);
+                converge_versions(&mut w, &on(to, 3), &mut st, Some((pass, parts)), 100);
+                assert!(all_run(&w, to), "{from} → {to}, crash in pass {pass}");
+                check_converged(&w, &on(to, 3));
+            }
+        }
+    }
+}
+
+#[test]
+fn three_six_goes_down_to_three_five_through_the_downgrade_api_in_the_simulation() {
+    let (mut w, mut st) = formed_on("3.5.30");
+    converge_versions(&mut w, &on("3.6.15", 3), &mut st, None, 80);
+    let steps = converge_versions(&mut w, &on("3.5.30", 3), &mut st, None, 80);
+    assert!(all_run(&w, "3.5.30"), "{w:#?}");
+    assert_eq!((w.cluster_minor, w.downgrade), (Some(5), None));
+    let first_change = steps
+        .iter()
+        .find(|s| !matches!(s, Step::UpdateTemplate { .. } | Step::Wait { .. }));
+    assert!(
+        matches!(
+            first_change,
+            Some(Step::Downgrade {
+                action: DowngradeStep::Enable,
+                ..
+            })
+        ),
+        "{steps:#?}"
+    );
+}
+
+#[test]
+fn a_member_that_never_comes_back_from_its_upgrade_is_rolled_back_and_costs_no_quorum() {
+    // The first member upgraded, or the last one (the leader), never runs again.
+    for nth in [1, 3] {
+        let (mut w, mut st) = formed_on("3.4.23");
+        w.dies_on_restart = Some(nth);
+        let spec = on("3.5.30", 3);
+        let mut rolled_back = false;
+        for _ in 0..60 {
+            let acked = w.acked;
+            let step = version_pass(&mut w, &spec, &mut st, usize::MAX);
+            rolled_back |= matches!(step, Step::RollBack { .. });
+            assert!(w.has_quorum(), "member {nth}: quorum lost: {w:#?}");
+            assert!(w.acked > acked, "member {nth}: writes stopped");
+            assert!(w.dead.len() <= 1, "more than one member lost: {:?}", w.dead);
+        }
+        // The cluster version never moved (the lost member last ran 3.4), so putting 3.4.23
+        // back was safe and was done.
+        assert!(rolled_back, "member {nth}: no rollback: {st:#?}");
+        assert_eq!(st.upgrade.as_ref().unwrap().state, "RolledBack");
+        assert_eq!(w.cluster_minor, Some(4));
+        if nth == 1 {
+            // Nobody else had moved: they stay on 3.4.23.
+            let alive: Vec<u32> = (0..3).filter(|o| !w.dead.contains(o)).collect();
+            for o in alive {
+                assert_eq!(w.version_of(o).to_string(), "3.4.23", "demo-{o}");
+            }
+        }
     }
 }

@@ -231,6 +231,14 @@ pub fn from_status(
     (version, record)
 }
 
+/// A member of the cluster gives no status (its pod is down, or it does not answer).
+fn some_member_silent(o: &Observed) -> bool {
+    match &o.etcd {
+        EtcdView::Reached(c) => c.members.iter().any(|m| m.status.is_none()),
+        _ => false,
+    }
+}
+
 /// Versions the members report now.
 fn running(o: &Observed) -> Vec<Version> {
     match &o.etcd {
@@ -270,7 +278,21 @@ pub fn settle(d: Desired, o: &Observed) -> Desired {
         return d;
     }
     match check_change(&d, o, lowest, highest, to) {
-        Ok(PathKind::Same) => d,
+        // Every member that answers runs `to`; a change under way is not done while a member
+        // of the cluster does not answer (it may be the upgraded member that never came back).
+        Ok(PathKind::Same) => match o
+            .upgrade
+            .as_ref()
+            .filter(|r| !r.rolled_back && r.to == to && r.from != to && some_member_silent(o))
+        {
+            Some(r) => {
+                let from = r.from;
+                let mut d = d;
+                d.upgrade = VersionChange::Moving { from, to };
+                d
+            }
+            None => d,
+        },
         Ok(_) => {
             // A change already under way keeps the version it started from (the rollback target).
             let from = o
@@ -350,11 +372,17 @@ pub fn failed_upgrade(d: &Desired, o: &Observed) -> Option<Step> {
         "{member} did not become healthy on {to} within {}s{how}",
         d.upgrade_timeout_seconds
     );
+    // Putting the old minor back is safe while the cluster version has not moved (the members
+    // say so; without their word, while a member still answers on the old minor), and after
+    // through etcd's downgrade API (`downgrade_gate` lowers the cluster version first), where
+    // it exists.
     let old_minor_answers = running(o).iter().any(|v| v.minor == from.minor);
-    // Every member runs the new minor: putting the old one back goes through etcd's downgrade
-    // API (`downgrade_gate` lowers the cluster version first), where it exists.
+    let cluster_moved = match reached.and_then(|c| c.cluster_version()) {
+        Some(cv) => cv.minor != from.minor,
+        None => !old_minor_answers,
+    };
     let downgrade_back = check_downgrade(to, from).is_ok();
-    if from.minor == to.minor || old_minor_answers || reached.is_none() || downgrade_back {
+    if from.minor == to.minor || !cluster_moved || reached.is_none() || downgrade_back {
         return Some(Step::RollBack {
             member: member.clone(),
             ordinal: *ord,
