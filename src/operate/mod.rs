@@ -123,7 +123,7 @@ pub async fn run_until(opts: OperateOptions, shutdown: CancellationToken) -> Res
     let lock = Lock::new(
         opts.client.clone(),
         &opts.lease_namespace,
-        lease::LEADER,
+        &lease::leader_lease(opts.namespace.as_deref()),
         opts.identity.clone(),
         LEASE_DURATION,
     );
