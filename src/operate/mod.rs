@@ -464,8 +464,15 @@ async fn reconcile(cluster: Arc<EtcdCluster>, st: Arc<State>) -> Result<Action, 
         )
         .await
         {
-            Ok(due) => backup_due = due,
+            Ok(scheduled) => {
+                backup_due = scheduled.next;
+                st.metrics.backup(&labels, scheduled.status.as_ref());
+            }
             Err(e) => {
+                st.metrics.backup(
+                    &labels,
+                    cluster.status.as_ref().and_then(|s| s.backup.as_ref()),
+                );
                 tracing::warn!(cluster = %name, namespace = %ns, "scheduled backup pass failed: {}", e.report());
                 st.publish(
                     &cluster,
