@@ -20,7 +20,9 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use crate::api::EtcdCluster;
 use crate::model::{Desired, Storage};
 
+pub mod access;
 pub mod install;
+pub mod restore;
 
 /// DNS domain of the Kubernetes cluster the members live in.
 pub const CLUSTER_DOMAIN: &str = "cluster.local";

@@ -12,15 +12,15 @@ use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use serde_json::json;
 
-use super::retention::{self, Candidate, Retention};
-use super::schedule::{self, Schedule};
-use super::store::Location;
-use super::{BackupError, label, take};
+use super::{label, take};
 use crate::api::{
     BackupSpec, BackupStatus, EtcdBackup, EtcdCluster, backup_phase, condition, reason,
 };
+use crate::archive::retention::{self, Candidate, Retention};
+use crate::archive::schedule::{self, Schedule};
+use crate::archive::store::Location;
 use crate::engine::Context;
-use crate::error::Error;
+use crate::error::{BackupError, Error};
 use crate::model::Desired;
 
 /// What the schedule says at `now`.
@@ -169,20 +169,33 @@ pub fn expired(records: &[EtcdBackup], policy: &Retention, now: Timestamp) -> Ve
     retention::to_delete(&candidates, policy, now)
 }
 
+/// What a scheduled-backup pass leaves behind.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Scheduled {
+    /// When to look again (`None`: no schedule).
+    pub next: Option<Duration>,
+    /// The cluster's `status.backup` as it now stands (backups the CLI took count too).
+    pub status: Option<BackupStatus>,
+}
+
 /// One scheduled-backup pass: takes the backup when due, applies retention after a success, and
-/// writes `status.backup` and `BackupHealthy` when they change. Returns when to look again.
+/// writes `status.backup` and `BackupHealthy` when they change.
 pub async fn pass(
     ctx: &Context,
     cluster: &EtcdCluster,
     d: &Desired,
     taken_by: &str,
     now: Timestamp,
-) -> Result<Option<Duration>, Error> {
+) -> Result<Scheduled, Error> {
+    let unscheduled = || Scheduled {
+        next: None,
+        status: cluster.status.as_ref().and_then(|s| s.backup.clone()),
+    };
     let Some(spec) = &cluster.spec.backup else {
-        return Ok(None);
+        return Ok(unscheduled());
     };
     let Some(expr) = spec.schedule.as_deref().filter(|s| !s.is_empty()) else {
-        return Ok(None);
+        return Ok(unscheduled());
     };
     // validate() already refused a bad schedule or destination.
     let sched = schedule::parse(expr).map_err(Error::Usage)?;
@@ -234,10 +247,14 @@ pub async fn pass(
     if prev_status.backup.as_ref() != Some(&st) || changed_cond {
         write(ctx, cluster, &st, changed_cond.then_some(cond)).await?;
     }
-    Ok(st
+    let next = st
         .next_scheduled_time
         .as_ref()
-        .map(|t| Duration::from_secs((t.0.as_second() - now.as_second()).max(1) as u64)))
+        .map(|t| Duration::from_secs((t.0.as_second() - now.as_second()).max(1) as u64));
+    Ok(Scheduled {
+        next,
+        status: Some(st),
+    })
 }
 
 async fn take_scheduled(
@@ -246,15 +263,16 @@ async fn take_scheduled(
     d: &Desired,
     spec: &BackupSpec,
     taken_by: &str,
-) -> Result<EtcdBackup, (String, BackupError)> {
-    let fail = |e: BackupError| (String::new(), e);
-    let destination = Location::parse(&spec.destination).map_err(|e| fail(e.into()))?;
+) -> Result<EtcdBackup, (String, Error)> {
+    let fail = |e: Error| (String::new(), e);
+    let destination =
+        Location::parse(&spec.destination).map_err(|e| fail(BackupError::from(e).into()))?;
     let compression = spec
         .compression
         .as_deref()
         .map(str::parse)
         .transpose()
-        .map_err(|e: String| fail(BackupError::Usage(e)))?
+        .map_err(|e: String| fail(BackupError::Usage(e).into()))?
         .unwrap_or_default();
     let store = super::open_store(
         &ctx.client,
