@@ -5,6 +5,7 @@
 //! `objects::restore`; `BackupError` sits with the other errors in `error`.
 
 pub mod fetch;
+pub mod pre_upgrade;
 pub mod scheduled;
 pub mod take;
 

@@ -345,9 +345,9 @@ pub async fn act(ctx: &Context, d: &Desired, o: &Observed, step: &Step) -> Resul
             };
             return etcd_result(r);
         }
-        Step::PreUpgradeSnapshot { to, destination } => {
-            pre_upgrade_snapshot(ctx, d, *to, destination).await?;
-        }
+        // Backups sit above the engine: the caller of the pass takes it
+        // (`backup::pre_upgrade::take_if_asked`), and records it for the next pass to read.
+        Step::PreUpgradeSnapshot { .. } => {}
         Step::Wait { .. } | Step::Hold { .. } | Step::Paused | Step::Idle => {}
     }
     Ok(Done::Changed)
@@ -540,74 +540,4 @@ mod tests {
             assert!(step_objects(&d, &step, &ar).is_empty(), "{step}");
         }
     }
-}
-
-/// Takes the pre-upgrade snapshot the planner asked for (verified, or this fails and the next
-/// pass asks again: no snapshot, no upgrade) and records it in the annotation `kubectl etcd
-/// upgrade` writes, for version `to`.
-async fn pre_upgrade_snapshot(
-    ctx: &Context,
-    d: &Desired,
-    to: crate::model::Version,
-    destination: &str,
-) -> Result<(), Error> {
-    use crate::backup::{BackupError, label, take};
-    let api: Api<crate::api::EtcdCluster> = Api::namespaced(ctx.client.clone(), &d.namespace);
-    let cluster = api
-        .get(&d.name)
-        .await
-        .map_err(|e| Error::kube("get", crate::api::KIND, &d.namespace, &d.name, e))?;
-    let spec = cluster.spec.backup.clone().unwrap_or_default();
-    let loc = crate::backup::store::Location::parse(destination).map_err(BackupError::from)?;
-    let compression = spec
-        .compression
-        .as_deref()
-        .map(str::parse)
-        .transpose()
-        .map_err(BackupError::Usage)?
-        .unwrap_or_default();
-    let store = crate::backup::open_store(
-        &ctx.client,
-        &d.namespace,
-        &loc,
-        spec.credentials_secret.as_deref(),
-    )
-    .await?;
-    let req = take::Request {
-        destination: loc,
-        compression,
-        credentials_secret: spec.credentials_secret.clone(),
-        trigger: label::TRIGGER_UPGRADE,
-        taken_by: match ctx.dial {
-            crate::engine::Dial::Direct => "operator".into(),
-            crate::engine::Dial::PortForward => crate::lease::cli_identity(),
-        },
-        member: None,
-    };
-    let record = take::create_record(ctx, &cluster, &req, jiff::Timestamp::now()).await?;
-    let record = take::execute(ctx, d, &store, &req, record, &|_| {}).await?;
-    let st = record.status.clone().unwrap_or_default();
-    let Some(url) = st.url.filter(|_| st.verified) else {
-        return Err(Error::Held {
-            namespace: d.namespace.clone(),
-            name: d.name.clone(),
-            message: format!(
-                "the pre-upgrade snapshot {} was not verified ({}); no member moves to {to}",
-                record.metadata.name.as_deref().unwrap_or_default(),
-                st.message.as_deref().unwrap_or("no message")
-            ),
-        });
-    };
-    let patch = serde_json::json!({
-        "metadata": {"annotations": {crate::api::ANNOTATION_PRE_UPGRADE_BACKUP: format!("{to} {url}")}}
-    });
-    api.patch(
-        &d.name,
-        &kube::api::PatchParams::default(),
-        &kube::api::Patch::Merge(&patch),
-    )
-    .await
-    .map_err(|e| Error::kube("annotate", crate::api::KIND, &d.namespace, &d.name, e))?;
-    crate::backup::scheduled::note_success(ctx, &cluster, &record).await?;
-    Ok(())
 }

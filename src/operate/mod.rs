@@ -408,6 +408,24 @@ async fn reconcile(cluster: Arc<EtcdCluster>, st: Arc<State>) -> Result<Action, 
             return Err(e);
         }
     };
+    // The pre-upgrade snapshot the planner asked for (backups sit above the engine).
+    match crate::backup::pre_upgrade::take_if_asked(&st.ctx, &pass).await {
+        Ok(None) => {}
+        Ok(Some(url)) => {
+            tracing::info!(cluster = %name, namespace = %ns, %url, "pre-upgrade snapshot taken");
+        }
+        Err(e) => {
+            tracing::warn!(cluster = %name, namespace = %ns, "pre-upgrade snapshot failed: {}", e.report());
+            st.publish(
+                &cluster,
+                EventType::Warning,
+                reason::BACKUP_FAILED,
+                e.report(),
+            )
+            .await;
+            return Err(e);
+        }
+    }
     st.backoff.succeeded(&object);
     let result = match &pass.outcome {
         Outcome::Acted | Outcome::Released => PassResult::Acted,
