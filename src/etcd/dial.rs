@@ -103,7 +103,7 @@ pub(super) enum Raw {
     /// `host:port`.
     Tcp(String),
     PortForward {
-        pods: Api<Pod>,
+        pods: Box<Api<Pod>>,
         pod: String,
         port: u16,
     },

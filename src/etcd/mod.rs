@@ -448,7 +448,7 @@ impl EtcdClient {
             None => format!("pod/{pod}:{port}"),
         };
         let raw = dial::Raw::PortForward {
-            pods: pods.clone(),
+            pods: Box::new(pods.clone()),
             pod: pod.to_owned(),
             port,
         };
