@@ -135,6 +135,10 @@ fn assert_no_acknowledged_write_lost(ns: &str) -> usize {
 fn timed_upgrade(ns: &str, to: &str, args: &[&str]) {
     let (t0, w0) = (std::time::Instant::now(), uptime());
     let started = jiff::Timestamp::now();
+    let from = cluster_json(ns, "demo")["status"]["version"]
+        .as_str()
+        .unwrap_or("?")
+        .to_string();
     ok(etcd(
         ns,
         &[&["upgrade", "demo", "--version", to], args].concat(),
@@ -170,7 +174,7 @@ fn timed_upgrade(ns: &str, to: &str, args: &[&str]) {
         .collect();
     let (failed, stall) = writer_log(ns).during(w0, w1);
     eprintln!(
-        "BENCH upgrade → {to}: {secs:.0} s in all (snapshot included); per member: {}; writer: {failed} failed writes, longest stall {stall:.1} s",
+        "BENCH {from} → {to}: {secs:.0} s in all (snapshot included); per member: {}; writer: {failed} failed writes, longest stall {stall:.1} s",
         per_member.join(", ")
     );
 }
