@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use kubectl_etcd::etcd::{EtcdClient, EtcdError, Member};
+use kubectl_etcd::etcd::{DowngradeAction, EtcdClient, EtcdError, Member};
 use kubectl_etcd::model::fmt_id;
 
 const DIAL_TIMEOUT: Duration = Duration::from_secs(2);
@@ -947,4 +947,83 @@ async fn a_port_forward_to_a_missing_pod_fails_for_good() {
     assert!(started.elapsed() < DIAL_TIMEOUT);
     assert!(report(&error).contains("etcd-9"), "{}", report(&error));
     assert!(!error.is_transient(), "{}", report(&error));
+}
+
+/// `/version` gives the server and cluster version of every minor (the cluster version moves
+/// from empty/3.0.0 to the minor once the leader decided it).
+async fn versions_are_read_from_the_member(minor: &str, base_port: u16) {
+    let cluster = Cluster::start(minor, base_port, 1).await;
+    let client = cluster.client(0).await;
+    let want = format!("{minor}.0");
+    eventually("the cluster version is decided", || {
+        let client = client.clone();
+        let want = want.clone();
+        async move { client.versions().await.is_ok_and(|v| v.cluster == want) }
+    })
+    .await;
+    let v = client.versions().await.map_err(|e| report(&e)).unwrap();
+    assert!(v.server.starts_with(&format!("{minor}.")), "{v:?}");
+}
+
+#[tokio::test]
+async fn versions_are_read_from_the_member_on_3_4() {
+    versions_are_read_from_the_member("3.4", 24500).await;
+}
+
+#[tokio::test]
+async fn versions_are_read_from_the_member_on_3_5() {
+    versions_are_read_from_the_member("3.5", 25500).await;
+}
+
+/// etcd's downgrade API on 3.6: validate refuses two minors down, enable lowers the cluster
+/// version to 3.5.0 and shows in status, cancel ends it.
+#[tokio::test]
+async fn the_downgrade_api_lowers_the_cluster_version_on_3_6() {
+    let cluster = Cluster::start("3.6", 26500, 1).await;
+    let mut client = cluster.client(0).await;
+    eventually("the cluster version is 3.6.0", || {
+        let client = client.clone();
+        async move { client.versions().await.is_ok_and(|v| v.cluster == "3.6.0") }
+    })
+    .await;
+    let refused = client
+        .downgrade(DowngradeAction::Validate, "3.4")
+        .await
+        .expect_err("two minors down");
+    assert!(!refused.is_transient(), "{}", report(&refused));
+    let cv = client
+        .downgrade(DowngradeAction::Validate, "3.5")
+        .await
+        .map_err(|e| report(&e))
+        .unwrap();
+    assert_eq!(cv, "3.6", "the cluster version, major.minor");
+    client
+        .downgrade(DowngradeAction::Enable, "3.5")
+        .await
+        .map_err(|e| report(&e))
+        .unwrap();
+    eventually("the cluster version is 3.5.0", || {
+        let client = client.clone();
+        async move { client.versions().await.is_ok_and(|v| v.cluster == "3.5.0") }
+    })
+    .await;
+    let st = client.status().await.map_err(|e| report(&e)).unwrap();
+    assert_eq!(st.downgrade_target, "3.5.0", "{st:?}");
+    eventually("the storage version follows", || {
+        let mut client = client.clone();
+        async move {
+            client
+                .status()
+                .await
+                .is_ok_and(|s| s.storage_version == "3.5.0")
+        }
+    })
+    .await;
+    client
+        .downgrade(DowngradeAction::Cancel, "3.5")
+        .await
+        .map_err(|e| report(&e))
+        .unwrap();
+    let st = client.status().await.map_err(|e| report(&e)).unwrap();
+    assert_eq!(st.downgrade_target, "", "{st:?}");
 }
