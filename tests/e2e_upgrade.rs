@@ -556,3 +556,33 @@ fn a_version_applied_with_the_operator_takes_the_pre_upgrade_snapshot_first() {
     assert_eq!(rec["status"]["url"], backup, "{records}");
     assert_eq!(rec["status"]["verified"], true, "{records}");
 }
+
+#[test]
+fn three_four_to_three_five_is_refused_while_auth_is_enabled() {
+    install_crd();
+    let ns = Ns::new("upgrade-auth");
+    ok(etcd(
+        &ns.0,
+        &[
+            "create",
+            "demo",
+            "--replicas",
+            "1",
+            "--version",
+            "3.4.23",
+            "--timeout",
+            "4m",
+        ],
+    ));
+    ok(etcdctl(
+        &ns.0,
+        "demo-0",
+        &["user", "add", "root:e2e-root-pw"],
+    ));
+    ok(etcdctl(&ns.0, "demo-0", &["auth", "enable"]));
+    assert_refused(
+        &ns.0,
+        &["--version", "3.5.30", "--skip-backup", "--yes"],
+        "no 3.4 → 3.5 while auth is enabled",
+    );
+}

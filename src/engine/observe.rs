@@ -280,7 +280,7 @@ async fn ask(ctx: &Context, d: &Desired, ordinal: u32, pod: &PodView) -> Answer 
             a.health = if s.is_learner {
                 Ok(())
             } else {
-                client.health().await.map_err(|e| e.to_string())
+                client.health().await.map_err(|e| chain(&e))
             };
             a.status = Some(s);
             match client.versions().await {
@@ -288,10 +288,26 @@ async fn ask(ctx: &Context, d: &Desired, ordinal: u32, pod: &PodView) -> Answer 
                 Err(e) => tracing::debug!(error = %e, "no cluster version"),
             }
         }
-        Err(e) => a.health = Err(e.to_string()),
+        Err(e) => a.health = Err(chain(&e)),
     }
     a.client = Some(client);
     a
+}
+
+/// The error and its causes in one line: the cause says what etcd answered (e.g. "user name
+/// is empty" while auth is on, which the upgrade gates read).
+fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut s = e.to_string();
+    let mut next = e.source();
+    while let Some(c) = next {
+        let m = c.to_string();
+        if !s.contains(&m) {
+            s.push_str(": ");
+            s.push_str(&m);
+        }
+        next = c.source();
+    }
+    s
 }
 
 /// Asks every running member for its status and health, and one voter for the member list.

@@ -191,7 +191,7 @@ pub fn check_change(
             rule: "no 3.4 → 3.5 while auth is enabled",
             message: format!(
                 "etcd's authentication is on, and etcd does not support a rolling upgrade to {to} with it: \
-                 disable it (`etcdctl auth disable`), upgrade, then enable it again"
+                 disable it (`etcdctl --user root auth disable`), upgrade, then enable it again"
             ),
         });
     }
