@@ -263,7 +263,7 @@ fn validate_backup(b: &crate::api::BackupSpec) -> Result<(), InvalidSpec> {
             return Err(invalid(
                 "spec.backup.destination",
                 format!(
-                    "{:?}: pvc:// destinations are not supported yet; use s3://bucket/prefix",
+                    "{:?}: schedules cannot write to pvc:// yet (the operator does not exec into pods, which pvc:// backups need); use s3://bucket/prefix here, and take pvc:// backups with `kubectl etcd backup NAME --to pvc://claim/dir`",
                     b.destination
                 ),
             ));
@@ -287,7 +287,7 @@ fn validate_restore(r: &crate::api::RestoreSpec) -> Result<RestoreSource, Invali
         return Err(invalid(
             "spec.restore.source",
             format!(
-                "{:?} is a file on some machine, which the cluster cannot read; upload it to s3:// or a pvc:// first",
+                "{:?} is a file on some machine, which the cluster cannot read; `kubectl etcd restore --from file://…` copies it into a claim first, or upload it to s3://",
                 r.source
             ),
         ));

@@ -29,6 +29,8 @@ pub const SNAPSHOT_FILE: &str = "/var/lib/etcd/restore/snapshot.db";
 /// Revisions a restored cluster jumps ahead by (etcd#16028): watchers relist instead of seeing
 /// revisions go backwards. Far more than any cluster writes between a backup and a restore.
 pub const BUMP_REVISION: u64 = 1_000_000_000;
+/// Volume of the restore pod holding a pvc:// source's claim (read-only).
+pub const SOURCE_VOLUME: &str = "source";
 /// Label on the restore pod (not the member selector: the pod is no member).
 pub const LABEL_RESTORE_OF: &str = "etcd.kubectl-etcd.io/restore-of";
 
@@ -252,6 +254,23 @@ pub fn restore_pod(d: &Desired, r: &RestoreSource, token: &str) -> Pod {
     if let Some(sum) = &r.sha256 {
         fetch.extend(["--sha256".into(), sum.clone()]);
     }
+    // A pvc:// source: its claim, read-only, where `snapshot fetch` looks for it.
+    let source_claim = match super::store::Location::parse(&r.url) {
+        Ok(super::store::Location::Pvc { claim, .. }) => Some(claim),
+        _ => None,
+    };
+    let mut fetch_container = tools("fetch", fetch);
+    if source_claim.is_some() {
+        fetch_container
+            .volume_mounts
+            .get_or_insert_with(Vec::new)
+            .push(VolumeMount {
+                name: SOURCE_VOLUME.into(),
+                mount_path: super::pvc::MOUNT_DIR.into(),
+                read_only: Some(true),
+                ..Default::default()
+            });
+    }
     let (command, env) = restore_command(d, token);
     let restore = Container {
         name: "restore".into(),
@@ -280,21 +299,34 @@ pub fn restore_pod(d: &Desired, r: &RestoreSource, token: &str) -> Pod {
         spec: Some(PodSpec {
             restart_policy: Some("Never".into()),
             enable_service_links: Some(false),
-            init_containers: Some(vec![tools("fetch", fetch), restore]),
+            init_containers: Some(vec![fetch_container, restore]),
             containers: vec![tools(
                 "finish",
                 vec!["snapshot".into(), "discard".into(), SNAPSHOT_DIR.into()],
             )],
-            volumes: Some(vec![Volume {
-                name: objects::DATA_VOLUME.into(),
-                persistent_volume_claim: Some(
-                    k8s_openapi::api::core::v1::PersistentVolumeClaimVolumeSource {
-                        claim_name: objects::volume_name(&d.name, 0),
-                        read_only: Some(false),
-                    },
-                ),
-                ..Default::default()
-            }]),
+            volumes: Some(
+                std::iter::once(Volume {
+                    name: objects::DATA_VOLUME.into(),
+                    persistent_volume_claim: Some(
+                        k8s_openapi::api::core::v1::PersistentVolumeClaimVolumeSource {
+                            claim_name: objects::volume_name(&d.name, 0),
+                            read_only: Some(false),
+                        },
+                    ),
+                    ..Default::default()
+                })
+                .chain(source_claim.map(|claim| Volume {
+                    name: SOURCE_VOLUME.into(),
+                    persistent_volume_claim: Some(
+                        k8s_openapi::api::core::v1::PersistentVolumeClaimVolumeSource {
+                            claim_name: claim,
+                            read_only: Some(true),
+                        },
+                    ),
+                    ..Default::default()
+                }))
+                .collect(),
+            ),
             node_selector: d.node_selector.clone(),
             tolerations: d.tolerations.clone(),
             affinity: d.affinity.clone(),

@@ -606,7 +606,7 @@ impl StoreError {
         }
     }
 
-    fn other(what: impl Into<String>, detail: impl Into<String>) -> StoreError {
+    pub(super) fn other(what: impl Into<String>, detail: impl Into<String>) -> StoreError {
         StoreError::Other {
             what: what.into(),
             detail: detail.into(),
@@ -649,6 +649,8 @@ pub struct Store {
 enum Backend {
     S3(S3Backend),
     File(PathBuf),
+    /// A pvc:// location, through an agent pod (`super::pvc`).
+    Pvc(super::pvc::Agent),
 }
 
 #[derive(Clone)]
@@ -670,8 +672,8 @@ impl fmt::Debug for Store {
 
 impl Store {
     /// Opens a location. S3 credentials: `creds` when given, else the standard AWS chain.
-    /// `pvc://` is refused: only a pod that mounts the claim can reach it (see
-    /// [`Location::pvc_as_file`]).
+    /// `pvc://` is refused here: it needs a Kubernetes client and an agent pod
+    /// ([`super::pvc::open`]), or a pod that mounts the claim ([`Location::pvc_as_file`]).
     pub async fn open(loc: &Location, creds: Option<Credentials>) -> Result<Store, StoreError> {
         let backend = match loc {
             Location::File(path) => Backend::File(path.clone()),
@@ -691,6 +693,22 @@ impl Store {
         })
     }
 
+    /// A pvc:// store served by a running agent pod.
+    pub(super) fn with_agent(loc: &Location, agent: super::pvc::Agent) -> Store {
+        Store {
+            location: loc.clone(),
+            backend: Backend::Pvc(agent),
+        }
+    }
+
+    /// Releases what opening took: a pvc:// store's agent pod is deleted. Other stores hold
+    /// nothing; a store that is never closed leaves an agent that exits when idle.
+    pub async fn close(&self) {
+        if let Backend::Pvc(agent) = &self.backend {
+            agent.close().await;
+        }
+    }
+
     pub fn location(&self) -> &Location {
         &self.location
     }
@@ -706,6 +724,7 @@ impl Store {
     pub async fn check(&self) -> Result<(), StoreError> {
         match &self.backend {
             Backend::S3(s3) => s3.check().await,
+            Backend::Pvc(agent) => agent.check().await,
             Backend::File(root) => {
                 tokio::fs::create_dir_all(root)
                     .await
@@ -735,6 +754,7 @@ impl Store {
         check_key(key).map_err(|why| self.bad_key(key, why))?;
         match &self.backend {
             Backend::S3(s3) => s3.put(self, key, body, &progress).await,
+            Backend::Pvc(agent) => agent.put(key, body, &progress).await,
             Backend::File(root) => put_file(self, root, key, body, &progress).await,
         }
     }
@@ -747,6 +767,7 @@ impl Store {
         check_key(key).map_err(|why| self.bad_key(key, why))?;
         match &self.backend {
             Backend::S3(s3) => s3.get(self, key).await,
+            Backend::Pvc(agent) => agent.get(key).await,
             Backend::File(root) => {
                 let path = root.join(key);
                 let file = tokio::fs::File::open(&path)
@@ -762,6 +783,7 @@ impl Store {
     pub async fn list(&self, prefix: &str) -> Result<Vec<ObjectInfo>, StoreError> {
         let mut out = match &self.backend {
             Backend::S3(s3) => s3.list(prefix).await?,
+            Backend::Pvc(agent) => agent.list(prefix).await?,
             Backend::File(root) => list_files(self, root, prefix).await?,
         };
         out.sort_by(|a, b| a.key.cmp(&b.key));
@@ -773,6 +795,7 @@ impl Store {
         check_key(key).map_err(|why| self.bad_key(key, why))?;
         match &self.backend {
             Backend::S3(s3) => s3.delete(key).await,
+            Backend::Pvc(agent) => agent.delete(key).await,
             Backend::File(root) => {
                 let path = root.join(key);
                 match tokio::fs::remove_file(&path).await {
@@ -789,6 +812,7 @@ impl Store {
         check_key(key).map_err(|why| self.bad_key(key, why))?;
         match &self.backend {
             Backend::S3(s3) => s3.head(key).await,
+            Backend::Pvc(agent) => agent.head(key).await,
             Backend::File(root) => {
                 let path = root.join(key);
                 match tokio::fs::metadata(&path).await {

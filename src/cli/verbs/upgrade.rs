@@ -234,7 +234,14 @@ async fn snapshot(
         .map_err(Error::Usage)?
         .unwrap_or_default();
     let secret = spec_backup.credentials_secret.clone();
-    let store = open_store(&s.client, ns, &destination, secret.as_deref()).await?;
+    let store = open_store(
+        &s.client,
+        ns,
+        &destination,
+        secret.as_deref(),
+        crate::model::DEFAULT_TOOLS_IMAGE, // pvc:// is refused above: no agent pod
+    )
+    .await?;
     store.check().await.map_err(BackupError::from)?;
     let req = take::Request {
         destination,
