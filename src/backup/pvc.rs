@@ -23,39 +23,26 @@
 //!
 //! This room talks to Kubernetes (act); the pod builder and the frame codec are pure.
 
-use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use k8s_openapi::api::core::v1::{
-    Container, EmptyDirVolumeSource, EnvVar, PersistentVolumeClaim,
-    PersistentVolumeClaimVolumeSource, Pod, PodSpec, SecurityContext, Volume, VolumeMount,
-};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use futures::future::BoxFuture;
+use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
 use kube::api::{Api, AttachParams, AttachedProcess, DeleteParams, PostParams};
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-use super::BackupError;
-use super::codec::Sha256;
-use super::store::{Location, ObjectInfo, Store, StoreError, Stored};
-use crate::objects;
+use crate::archive::codec::Sha256;
+use crate::archive::store::{Location, ObjectInfo, Remote, Store, StoreError, Stored};
+use crate::error::{BackupError, Error};
+pub use crate::objects::pvc_agent::{AGENT_IDLE, ALIVE_FILE, MOUNT_DIR};
+use crate::objects::pvc_agent::{agent_pod, agent_pod_name, mounted_dir};
 
-/// Where an agent pod (and a restore pod's fetch container) mounts the claim of a pvc:// URL.
-pub const MOUNT_DIR: &str = "/var/lib/kubectl-etcd/pvc";
-/// The agent's own scratch directory (an emptyDir): the idle clock lives there.
-pub const AGENT_RUN_DIR: &str = "/var/run/kubectl-etcd";
-/// The file whose modification time says when the agent was last used.
-pub const ALIVE_FILE: &str = "/var/run/kubectl-etcd/alive";
-/// An agent with no operation for this long exits.
-pub const AGENT_IDLE: Duration = Duration::from_secs(300);
 /// How long a new agent pod may take to start (image present, claim bound and mounted).
 const AGENT_START: Duration = Duration::from_secs(180);
-/// Label naming the claim an agent pod serves.
-pub const LABEL_AGENT_OF: &str = "etcd.kubectl-etcd.io/pvc-agent";
 /// Largest data frame of the put protocol.
 pub const MAX_FRAME: usize = 1024 * 1024;
 /// Bytes read from the body per frame on the sending side.
@@ -64,156 +51,6 @@ const SEND_CHUNK: usize = 256 * 1024;
 const EXEC_BUF: usize = 1024 * 1024;
 /// Most stderr (error text) kept from a remote command.
 const STDERR_LIMIT: u64 = 64 * 1024;
-
-// ---------------------------------------------------------------------------------------------
-// The agent pod (pure)
-// ---------------------------------------------------------------------------------------------
-
-/// Name of an agent pod for `claim`: recognisable, unique per opening (`suffix`), ≤ 63 chars.
-pub fn agent_pod_name(claim: &str, suffix: &str) -> String {
-    let head: String = claim.chars().take(40).collect();
-    format!("{}-pvc-agent-{suffix}", head.trim_end_matches(['-', '.']))
-}
-
-/// The agent pod: the tools image, the claim at [`MOUNT_DIR`], an emptyDir for the idle clock,
-/// root (claims belong to whoever formatted them; the image's default user is nonroot).
-pub fn agent_pod(name: &str, ns: &str, claim: &str, image: &str) -> Pod {
-    let mut labels = BTreeMap::from([(
-        objects::LABEL_MANAGED_BY.to_string(),
-        objects::FIELD_MANAGER.to_string(),
-    )]);
-    if claim.len() <= 63 {
-        labels.insert(LABEL_AGENT_OF.to_string(), claim.to_string());
-    }
-    Pod {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            namespace: Some(ns.into()),
-            labels: Some(labels),
-            ..Default::default()
-        },
-        spec: Some(PodSpec {
-            restart_policy: Some("Never".into()),
-            enable_service_links: Some(false),
-            automount_service_account_token: Some(false),
-            termination_grace_period_seconds: Some(1),
-            containers: vec![Container {
-                name: "agent".into(),
-                image: Some(image.into()),
-                image_pull_policy: Some("IfNotPresent".into()),
-                command: Some(vec!["/usr/local/bin/kubectl-etcd".into()]),
-                args: Some(vec![
-                    "snapshot".into(),
-                    "agent".into(),
-                    "hold".into(),
-                    "--idle".into(),
-                    AGENT_IDLE.as_secs().to_string(),
-                ]),
-                env: Some(vec![EnvVar {
-                    name: "RUST_BACKTRACE".into(),
-                    value: Some("0".into()),
-                    ..Default::default()
-                }]),
-                volume_mounts: Some(vec![
-                    VolumeMount {
-                        name: "backups".into(),
-                        mount_path: MOUNT_DIR.into(),
-                        ..Default::default()
-                    },
-                    VolumeMount {
-                        name: "run".into(),
-                        mount_path: AGENT_RUN_DIR.into(),
-                        ..Default::default()
-                    },
-                ]),
-                security_context: Some(SecurityContext {
-                    run_as_user: Some(0),
-                    ..Default::default()
-                }),
-                ..Default::default()
-            }],
-            volumes: Some(vec![
-                Volume {
-                    name: "backups".into(),
-                    persistent_volume_claim: Some(PersistentVolumeClaimVolumeSource {
-                        claim_name: claim.into(),
-                        read_only: Some(false),
-                    }),
-                    ..Default::default()
-                },
-                Volume {
-                    name: "run".into(),
-                    empty_dir: Some(EmptyDirVolumeSource::default()),
-                    ..Default::default()
-                },
-            ]),
-            ..Default::default()
-        }),
-        ..Default::default()
-    }
-}
-
-/// Name of the claim a `file://` restore of cluster `name` stages its snapshot in.
-pub fn staging_claim_name(cluster: &str) -> String {
-    format!("{cluster}-restore-source")
-}
-
-/// Size of a staging claim for a snapshot of `bytes` stored bytes: a quarter more, rounded up
-/// to whole MiB, at least 64 MiB (filesystem overhead; small volumes get rounded up anyway).
-pub fn staging_size(bytes: u64) -> String {
-    const MIB: u64 = 1024 * 1024;
-    let want = bytes.saturating_add(bytes / 4);
-    format!("{}Mi", want.div_ceil(MIB).max(64))
-}
-
-/// The claim a `file://` restore stages its snapshot in (labelled like the restore pod).
-pub fn staging_claim(
-    cluster: &str,
-    ns: &str,
-    bytes: u64,
-    class: Option<&str>,
-) -> PersistentVolumeClaim {
-    use k8s_openapi::api::core::v1::{PersistentVolumeClaimSpec, VolumeResourceRequirements};
-    use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
-    PersistentVolumeClaim {
-        metadata: ObjectMeta {
-            name: Some(staging_claim_name(cluster)),
-            namespace: Some(ns.into()),
-            labels: Some(BTreeMap::from([
-                (
-                    objects::LABEL_MANAGED_BY.to_string(),
-                    objects::FIELD_MANAGER.to_string(),
-                ),
-                (
-                    super::restore::LABEL_RESTORE_OF.to_string(),
-                    cluster.to_string(),
-                ),
-            ])),
-            ..Default::default()
-        },
-        spec: Some(PersistentVolumeClaimSpec {
-            access_modes: Some(vec!["ReadWriteOnce".into()]),
-            storage_class_name: class.map(str::to_string),
-            resources: Some(VolumeResourceRequirements {
-                requests: Some(BTreeMap::from([(
-                    "storage".to_string(),
-                    Quantity(staging_size(bytes)),
-                )])),
-                ..Default::default()
-            }),
-            ..Default::default()
-        }),
-        ..Default::default()
-    }
-}
-
-/// The directory inside a pod that mounts the claim at [`MOUNT_DIR`] for `pvc://claim/path`.
-pub fn mounted_dir(loc: &Location) -> Option<PathBuf> {
-    match loc.pvc_as_file(Path::new(MOUNT_DIR))? {
-        Location::File(p) => Some(p),
-        _ => None,
-    }
-}
 
 // ---------------------------------------------------------------------------------------------
 // The frame codec of `put` (pure)
@@ -311,7 +148,7 @@ async fn read_exact_or<R: AsyncRead + Unpin>(
 pub async fn frame<R, W>(
     mut body: R,
     out: &mut W,
-    progress: &(impl Fn(u64) + Send + Sync),
+    progress: &(dyn Fn(u64) + Send + Sync),
 ) -> io::Result<(u64, String)>
 where
     R: AsyncRead + Unpin,
@@ -549,12 +386,12 @@ pub async fn open(
     ns: &str,
     loc: &Location,
     image: &str,
-) -> Result<Store, BackupError> {
+) -> Result<Store, Error> {
     let Location::Pvc { claim, .. } = loc else {
-        return Ok(Store::open(loc, None).await?);
+        return Ok(Store::open(loc, None).await.map_err(BackupError::from)?);
     };
     let kube_err = |verb: &'static str, kind: &'static str, name: &str, e: kube::Error| {
-        BackupError::Kube(Box::new(crate::error::Error::kube(verb, kind, ns, name, e)))
+        Error::kube(verb, kind, ns, name, e)
     };
     let claims: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), ns);
     let pvc = claims
@@ -562,12 +399,12 @@ pub async fn open(
         .await
         .map_err(|e| kube_err("get", "PersistentVolumeClaim", claim, e))?;
     let Some(pvc) = pvc else {
-        return Err(BackupError::Usage(format!(
+        return Err(Error::Usage(format!(
             "{loc}: PersistentVolumeClaim {ns}/{claim} does not exist; create it first (any ReadWriteOnce claim with room for the backups) or fix the claim name"
         )));
     };
     if pvc.metadata.deletion_timestamp.is_some() {
-        return Err(BackupError::Usage(format!(
+        return Err(Error::Usage(format!(
             "{loc}: PersistentVolumeClaim {ns}/{claim} is being deleted; use another claim"
         )));
     }
@@ -612,17 +449,17 @@ pub async fn open(
     };
     if let Some(why) = failed {
         agent.close().await;
-        return Err(StoreError::Other {
+        return Err(BackupError::from(StoreError::Other {
             what: format!("cannot reach {loc} through pod {ns}/{name} (image {image})"),
             detail: format!(
                 "{why}; check that the claim is bound and not mounted on another node, and that the image is pullable (--tools-image / KUBECTL_ETCD_TOOLS_IMAGE)"
             ),
             transient: false,
             source: None,
-        }
+        })
         .into());
     }
-    Ok(Store::with_agent(loc, agent))
+    Ok(Store::remote(loc, Arc::new(agent)))
 }
 
 /// Why a pod is not running yet, from its status (": reason: message"), or "".
@@ -812,7 +649,7 @@ impl Agent {
         &self,
         key: &str,
         body: R,
-        progress: &(impl Fn(u64) + Send + Sync),
+        progress: &(dyn Fn(u64) + Send + Sync),
     ) -> Result<Stored, StoreError>
     where
         R: AsyncRead + Unpin + Send,
@@ -908,6 +745,38 @@ impl Agent {
             Box::new(tokio_util::io::StreamReader::new(stream)),
             Some(info.size),
         ))
+    }
+}
+
+impl Remote for Agent {
+    fn check(&self) -> BoxFuture<'_, Result<(), StoreError>> {
+        Box::pin(Agent::check(self))
+    }
+    fn put<'a>(
+        &'a self,
+        key: &'a str,
+        body: &'a mut (dyn AsyncRead + Unpin + Send),
+        progress: &'a (dyn Fn(u64) + Send + Sync),
+    ) -> BoxFuture<'a, Result<Stored, StoreError>> {
+        Box::pin(Agent::put(self, key, body, progress))
+    }
+    fn get<'a>(
+        &'a self,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<(Box<dyn AsyncRead + Unpin + Send>, Option<u64>), StoreError>> {
+        Box::pin(Agent::get(self, key))
+    }
+    fn list<'a>(&'a self, prefix: &'a str) -> BoxFuture<'a, Result<Vec<ObjectInfo>, StoreError>> {
+        Box::pin(Agent::list(self, prefix))
+    }
+    fn head<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<ObjectInfo>, StoreError>> {
+        Box::pin(Agent::head(self, key))
+    }
+    fn delete<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(Agent::delete(self, key))
+    }
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(Agent::close(self))
     }
 }
 
@@ -1107,34 +976,5 @@ mod tests {
         let put = AgentOp::Put { key: "x.db".into() };
         assert!(run_agent(dir.path(), put, cut, &mut out).await.is_err());
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
-    }
-
-    #[test]
-    fn the_agent_pod_mounts_the_claim_and_runs_as_root() {
-        let pod = agent_pod("backups-pvc-agent-abc", "ns", "backups", "img:1");
-        let spec = pod.spec.unwrap();
-        let c = &spec.containers[0];
-        assert_eq!(c.image.as_deref(), Some("img:1"));
-        assert_eq!(c.volume_mounts.as_ref().unwrap()[0].mount_path, MOUNT_DIR);
-        assert_eq!(c.security_context.as_ref().unwrap().run_as_user, Some(0));
-        let vols = spec.volumes.unwrap();
-        assert_eq!(
-            vols[0].persistent_volume_claim.as_ref().unwrap().claim_name,
-            "backups"
-        );
-        assert_eq!(spec.restart_policy.as_deref(), Some("Never"));
-        assert!(agent_pod_name(&"c".repeat(253), "abcdef").len() <= 63);
-    }
-
-    #[test]
-    fn staging_claims_have_room_for_the_snapshot() {
-        assert_eq!(staging_size(0), "64Mi");
-        assert_eq!(staging_size(100 * 1024 * 1024), "125Mi");
-        assert_eq!(staging_size(100 * 1024 * 1024 + 1), "126Mi");
-        let loc = Location::parse("pvc://backups/etcd/daily").unwrap();
-        assert_eq!(
-            mounted_dir(&loc).unwrap(),
-            PathBuf::from(MOUNT_DIR).join("etcd/daily")
-        );
     }
 }

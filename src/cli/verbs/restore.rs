@@ -11,17 +11,21 @@ use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Secret};
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 
-use super::backup::{bad_url, open_store};
+use super::backup::bad_url;
 use crate::api::{
     EtcdBackup, EtcdCluster, EtcdClusterSpec, RestoreSpec, StorageSpec, backup_phase,
 };
+use crate::archive::store::{Location, Store};
+use crate::backup::fetch;
+use crate::backup::open_store;
+use crate::backup::pvc;
 use crate::backup::records;
-use crate::backup::store::{Location, Store};
-use crate::backup::{BackupError, pvc, restore};
 use crate::cli::flags::{Global, WaitFlags};
 use crate::cli::{Session, drive, output, usage};
+use crate::error::BackupError;
 use crate::error::Error;
 use crate::model::{self, DEFAULT_TOOLS_IMAGE};
+use crate::objects::pvc_agent;
 
 #[derive(clap::Args, Debug)]
 #[command(group(clap::ArgGroup::new("source").required(true).args(["from", "from_backup", "latest_of"])))]
@@ -269,7 +273,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     let progress = output::Progress::new(&format!("{}/{name}", s.namespace));
     progress.step(&format!("verifying {}", src.url));
     let verified =
-        restore::verify_into(&store, &key, expected.as_deref(), &mut tokio::io::sink()).await;
+        fetch::verify_into(&store, &key, expected.as_deref(), &mut tokio::io::sink()).await;
     store.close().await;
     let verified = verified.inspect_err(|_| progress.abandon())?;
     progress.note(&format!(
@@ -280,7 +284,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         verified.sha256
     ));
     // A file of this machine reaches the cluster through a staging claim the restore pod reads.
-    let staging = matches!(loc, Location::File(_)).then(|| pvc::staging_claim_name(&name));
+    let staging = matches!(loc, Location::File(_)).then(|| pvc_agent::staging_claim_name(&name));
     let source_url = match &staging {
         Some(claim) => Location::Pvc {
             claim: claim.clone(),
@@ -334,7 +338,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
                         "copy {} into a new PersistentVolumeClaim {}/{claim} ({})",
                         src.url,
                         s.namespace,
-                        pvc::staging_size(verified.stored_bytes)
+                        pvc_agent::staging_size(verified.stored_bytes)
                     )
                 })
                 .chain([format!(
@@ -434,12 +438,12 @@ async fn stage(
     name: &str,
     loc: &Location,
     key: &str,
-    verified: &restore::Verified,
+    verified: &fetch::Verified,
     class: Option<&str>,
     tools_image: &str,
 ) -> Result<(), Error> {
     let ns = &s.namespace;
-    let claim = pvc::staging_claim(name, ns, verified.stored_bytes, class);
+    let claim = pvc_agent::staging_claim(name, ns, verified.stored_bytes, class);
     let claim_name = claim.metadata.name.clone().unwrap_or_default();
     let claims: Api<PersistentVolumeClaim> = Api::namespaced(s.client.clone(), ns);
     claims
@@ -466,12 +470,12 @@ async fn stage(
         target.close().await;
         let stored = put.map_err(BackupError::from)?;
         if stored.sha256_hex != verified.sha256 {
-            return Err(BackupError::Corrupt(format!(
+            return Err(Error::from(BackupError::Corrupt(format!(
                 "{}: changed while it was copied (sha256 {} after, {} before)",
                 loc.object_url(key),
                 stored.sha256_hex,
                 verified.sha256
-            )));
+            ))));
         }
         Ok(())
     }
@@ -505,7 +509,7 @@ pub async fn snapshot(op: SnapshotOp) -> Result<(), Error> {
                 .pvc_as_file(std::path::Path::new(pvc::MOUNT_DIR))
                 .unwrap_or(loc);
             let store = Store::open(&loc, None).await.map_err(BackupError::from)?;
-            let v = restore::fetch_to_file(&store, &key, sha256.as_deref(), &to, clean.as_deref())
+            let v = fetch::fetch_to_file(&store, &key, sha256.as_deref(), &to, clean.as_deref())
                 .await?;
             output::progress_line(&format!(
                 "fetched and verified {url}: {} bytes stored, {} bytes of snapshot, sha256 {}",
