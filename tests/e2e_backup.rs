@@ -295,17 +295,6 @@ fn file_backups_in_every_compression_verify_and_bad_input_changes_nothing() {
             32,
             "an etcd snapshot with its hash trailer"
         );
-        // Restoring a file the cluster cannot read is refused after verification, nothing created.
-        let r = etcd(
-            &ns.0,
-            &["restore", &format!("from-{compression}"), "--from", &url],
-        );
-        assert_eq!(r.code, 2, "{}", r.stderr);
-        assert!(
-            r.stderr.contains("verified") && r.stderr.contains("s3://"),
-            "{}",
-            r.stderr
-        );
     }
     assert_eq!(backups_in(&ns.0), 3);
 
@@ -453,6 +442,195 @@ fn file_backups_in_every_compression_verify_and_bad_input_changes_nothing() {
         r.stdout
     );
     assert_eq!(backups_in(&ns.0), backups);
+}
+
+/// A 1-member cluster `name` of 3.5.16 holding `keys` keys (enough to prove every key comes back,
+/// small enough for parallel rows).
+fn small_cluster(ns: &str, name: &str, keys: usize) -> (usize, String) {
+    ok(etcd(
+        ns,
+        &[
+            "create",
+            name,
+            "--replicas",
+            "1",
+            "--version",
+            "3.5.16",
+            "--timeout",
+            "3m",
+        ],
+    ));
+    write_keys(ns, &format!("{name}-0"), keys);
+    keyspace_digest(ns, &format!("{name}-0"))
+}
+
+/// `kubectl etcd …` with the project's image for agent and restore pods.
+fn etcd_tools(ns: &str, args: &[&str]) -> Run {
+    etcd_s3(ns, args, &[])
+}
+
+/// Names of the pods of `ns` (agent pods included).
+fn pods_in(ns: &str) -> String {
+    ok(kubectl(&["-n", ns, "get", "pods", "-o", "name"])).stdout
+}
+
+fn claims_in(ns: &str) -> String {
+    ok(kubectl(&["-n", ns, "get", "pvc", "-o", "name"])).stdout
+}
+
+#[test]
+fn a_backup_to_a_pvc_restores_into_a_new_cluster_and_a_missing_claim_changes_nothing() {
+    install_crd();
+    let ns = Ns::new("backup-pvc");
+    let before = small_cluster(&ns.0, "demo", 400);
+    ok(kubectl_stdin(
+        &["-n", &ns.0, "apply", "-f", "-"],
+        r#"{"apiVersion":"v1","kind":"PersistentVolumeClaim","metadata":{"name":"backups"},
+            "spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}}}"#,
+    ));
+
+    // Bad input first: a claim that does not exist is a usage error; no record, no pod.
+    let (backups, pods) = (backups_in(&ns.0), pods_in(&ns.0));
+    let r = etcd_tools(
+        &ns.0,
+        &["backup", "demo", "--to", "pvc://no-such-claim/etcd"],
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("PersistentVolumeClaim") && r.stderr.contains("does not exist"),
+        "{}",
+        r.stderr
+    );
+    let r = etcd_tools(
+        &ns.0,
+        &[
+            "restore",
+            "nope",
+            "--from",
+            "pvc://no-such-claim/etcd/x.db.zst",
+        ],
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("does not exist"), "{}", r.stderr);
+    // A claim that exists but holds no such object: nothing created either.
+    let r = etcd_tools(
+        &ns.0,
+        &[
+            "restore",
+            "nope",
+            "--from",
+            "pvc://backups/etcd/missing.db.zst",
+        ],
+    );
+    assert_eq!(r.code, 10, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("pvc://backups/etcd/missing.db.zst does not exist"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(backups_in(&ns.0), backups, "nothing recorded");
+    assert_eq!(clusters_in(&ns.0), 1, "nothing created");
+    assert_eq!(pods_in(&ns.0), pods, "no pod left behind");
+
+    let record = json(&ok(etcd_tools(
+        &ns.0,
+        &["-o", "json", "backup", "demo", "--to", "pvc://backups/etcd"],
+    )));
+    let st = &record["status"];
+    assert_eq!(st["phase"], "Succeeded", "{record}");
+    let url = st["url"].as_str().unwrap();
+    assert!(
+        url.starts_with("pvc://backups/etcd/") && url.ends_with(".db.zst"),
+        "{url}"
+    );
+    let listed = json(&ok(etcd(&ns.0, &["-o", "json", "backup", "list", "demo"])));
+    assert_eq!(
+        listed["status"]["url"], url,
+        "backup list shows pvc backups"
+    );
+    let name = record["metadata"]["name"].as_str().unwrap();
+    ok(etcd_tools(
+        &ns.0,
+        &[
+            "restore",
+            "copy",
+            "--from-backup",
+            name,
+            "--replicas",
+            "1",
+            "--timeout",
+            "3m",
+        ],
+    ));
+    assert_eq!(
+        keyspace_digest(&ns.0, "copy-0"),
+        before,
+        "every key and value"
+    );
+    let (a, b) = (cluster_json(&ns.0, "demo"), cluster_json(&ns.0, "copy"));
+    assert_ne!(a["status"]["clusterId"], b["status"]["clusterId"]);
+    assert_eq!(b["status"]["restoredFrom"], url);
+    // The agent pods are gone (each command deletes its own).
+    let left = eventually("agent pods deleted", Duration::from_secs(60), || {
+        let p = pods_in(&ns.0);
+        (!p.contains("pvc-agent")).then_some(p)
+    });
+    assert!(!left.contains("copy-restore"), "{left}");
+}
+
+#[test]
+fn a_file_backup_restores_through_a_staging_claim_that_goes_once_the_cluster_is_ready() {
+    install_crd();
+    let ns = Ns::new("backup-file-restore");
+    let before = small_cluster(&ns.0, "demo", 400);
+    let dir = tempfile::tempdir().unwrap();
+    let record = json(&ok(etcd(
+        &ns.0,
+        &[
+            "-o",
+            "json",
+            "backup",
+            "demo",
+            "--to",
+            &format!("file://{}", dir.path().display()),
+        ],
+    )));
+    let url = record["status"]["url"].as_str().unwrap().to_string();
+    ok(etcd_tools(
+        &ns.0,
+        &[
+            "restore",
+            "copy",
+            "--from",
+            &url,
+            "--replicas",
+            "1",
+            "--timeout",
+            "3m",
+        ],
+    ));
+    assert_eq!(
+        keyspace_digest(&ns.0, "copy-0"),
+        before,
+        "every key and value"
+    );
+    let c = cluster_json(&ns.0, "copy");
+    assert_ne!(
+        cluster_json(&ns.0, "demo")["status"]["clusterId"],
+        c["status"]["clusterId"]
+    );
+    assert!(
+        c["spec"]["restore"]["source"]
+            .as_str()
+            .unwrap()
+            .starts_with("pvc://copy-restore-source/"),
+        "{c}"
+    );
+    eventually("the staging claim deleted", Duration::from_secs(60), || {
+        (!claims_in(&ns.0).contains("copy-restore-source")).then_some(())
+    });
+    assert!(!pods_in(&ns.0).contains("pvc-agent"));
 }
 
 #[test]

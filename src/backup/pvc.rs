@@ -558,7 +558,7 @@ impl Agent {
     }
 
     /// The remote command's verdict: Ok, or its error text (stderr) with pod paths shown as URLs.
-    async fn verdict(
+    fn verdict(
         &self,
         what: &str,
         status: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Status>,
@@ -607,7 +607,7 @@ impl Agent {
             Some(s) => s.await,
             None => None,
         };
-        self.verdict(what, status, stderr).await?;
+        self.verdict(what, status, stderr)?;
         Ok(Finished { stdout })
     }
 
@@ -673,7 +673,7 @@ impl Agent {
         drop(stdin);
         drop(ap);
         // The agent's verdict first: a broken pipe on our side is usually its failure.
-        self.verdict(&what, status, stderr).await?;
+        self.verdict(&what, status, stderr)?;
         let (bytes, sha256_hex) = sent.map_err(|e| StoreError::Io {
             what: format!("reading the data to store at {} failed", self.url(key)),
             source: e,
@@ -736,7 +736,7 @@ impl Agent {
                 None => None,
             };
             let stderr = err.await.unwrap_or_default();
-            if let Err(e) = agent.verdict(&what, status, stderr).await {
+            if let Err(e) = agent.verdict(&what, status, stderr) {
                 let _ = tx.send(Err(io::Error::other(e.to_string()))).await;
             }
         });

@@ -2,8 +2,9 @@
 //! snapshot's fetch and verification are `backup::fetch`'s.
 //!
 //! The restore pod works with etcd images that ship no shell (3.5+ official images are distroless):
-//! an init container of the project's own image (`kubectl-etcd snapshot fetch`) downloads and
-//! verifies the snapshot into the seed's volume, a second init container of the cluster's own etcd
+//! an init container of the project's own image (`kubectl-etcd snapshot fetch`) downloads (or, for
+//! a pvc:// source, reads from the claim mounted read-only) and verifies the snapshot into the
+//! seed's volume, a second init container of the cluster's own etcd
 //! image runs `etcdutl snapshot restore` (3.4: `etcdctl snapshot restore`) of exactly the target
 //! version, and a last container of the project's image removes the downloaded file.
 
@@ -269,6 +270,36 @@ mod tests {
             cmd[i + 1],
             format!("demo-0={}", objects::peer_url("demo", "ns", 0))
         );
+    }
+
+    #[test]
+    fn a_pvc_source_is_mounted_read_only_into_the_fetch_container_only() {
+        let d = desired("3.5.16");
+        let mut r = d.restore.clone().unwrap();
+        r.url = "pvc://backups/etcd/ns-demo-20261201T000000Z-r5.db.zst".into();
+        let spec = restore_pod(&d, &r, "tok").spec.unwrap();
+        let vols = spec.volumes.unwrap();
+        let source = vols.iter().find(|v| v.name == SOURCE_VOLUME).unwrap();
+        let claim = source.persistent_volume_claim.as_ref().unwrap();
+        assert_eq!(
+            (claim.claim_name.as_str(), claim.read_only),
+            ("backups", Some(true))
+        );
+        let inits = spec.init_containers.unwrap();
+        let mount = inits[0]
+            .volume_mounts
+            .as_ref()
+            .unwrap()
+            .iter()
+            .find(|m| m.name == SOURCE_VOLUME)
+            .unwrap();
+        assert_eq!(mount.mount_path, super::super::pvc_agent::MOUNT_DIR);
+        assert_eq!(mount.read_only, Some(true));
+        let mounts = |c: &Container| c.volume_mounts.clone().unwrap_or_default();
+        assert!(mounts(&inits[1]).iter().all(|m| m.name != SOURCE_VOLUME));
+        // An S3 source adds no volume.
+        let s3 = restore_pod(&d, d.restore.as_ref().unwrap(), "tok");
+        assert_eq!(s3.spec.unwrap().volumes.unwrap().len(), 1);
     }
 
     #[test]

@@ -483,7 +483,7 @@ async fn stage(
     if copied.is_err() {
         delete_claim(s, &claim_name).await;
     }
-    Ok(copied?)
+    copied
 }
 
 /// Deletes a staging claim (best effort: it is owned by the cluster once that exists).
