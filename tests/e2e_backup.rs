@@ -633,6 +633,137 @@ fn a_file_backup_restores_through_a_staging_claim_that_goes_once_the_cluster_is_
     assert!(!pods_in(&ns.0).contains("pvc-agent"));
 }
 
+/// Pseudo-random bytes (incompressible, like a compressed snapshot), `n` of them, optionally
+/// failing after `fail_after` bytes like a snapshot stream that broke.
+struct Noise {
+    left: u64,
+    state: u64,
+    fail_after: Option<u64>,
+    sent: u64,
+}
+
+impl tokio::io::AsyncRead for Noise {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        if self.fail_after.is_some_and(|f| self.sent >= f) {
+            return std::task::Poll::Ready(Err(std::io::Error::other("the snapshot stream broke")));
+        }
+        let n = (buf.remaining() as u64).min(self.left).min(64 * 1024) as usize;
+        let mut chunk = Vec::with_capacity(n);
+        for _ in 0..n {
+            self.state ^= self.state << 13;
+            self.state ^= self.state >> 7;
+            self.state ^= self.state << 17;
+            chunk.push(self.state as u8);
+        }
+        buf.put_slice(&chunk);
+        self.left -= n as u64;
+        self.sent += n as u64;
+        std::task::Poll::Ready(Ok(()))
+    }
+}
+
+fn peak_rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_pvc_store_streams_both_ways_and_a_broken_put_leaves_nothing() {
+    use kubectl_etcd::archive::store::Location;
+    use tokio::io::AsyncReadExt;
+    let ns = Ns::new("backup-pvc-stream");
+    ok(kubectl_stdin(
+        &["-n", &ns.0, "apply", "-f", "-"],
+        r#"{"apiVersion":"v1","kind":"PersistentVolumeClaim","metadata":{"name":"backups"},
+            "spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}}}"#,
+    ));
+    let image = std::env::var("KE_OPERATOR_IMAGE").expect("KE_OPERATOR_IMAGE is not set");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let client = client().await;
+        let loc = Location::parse("pvc://backups/stream").unwrap();
+        let store = kubectl_etcd::backup::pvc::open(&client, &ns.0, &loc, &image)
+            .await
+            .unwrap();
+        const SIZE: u64 = 96 * 1024 * 1024;
+        let rss_before = peak_rss_kib();
+        let started = std::time::Instant::now();
+        let noise = Noise { left: SIZE, state: 0x9e37_79b9_7f4a_7c15, fail_after: None, sent: 0 };
+        let stored = store.put("big.bin", noise, |_| {}).await.unwrap();
+        let put_secs = started.elapsed().as_secs_f64();
+        assert_eq!(stored.bytes, SIZE);
+        let started = std::time::Instant::now();
+        let (mut body, size) = store.get("big.bin").await.unwrap();
+        assert_eq!(size, Some(SIZE));
+        let mut sha = kubectl_etcd::archive::codec::Sha256::default();
+        let mut buf = vec![0u8; 256 * 1024];
+        loop {
+            let n = body.read(&mut buf).await.unwrap();
+            if n == 0 {
+                break;
+            }
+            sha.update(&buf[..n]);
+        }
+        let get_secs = started.elapsed().as_secs_f64();
+        assert_eq!(sha.finish(), (SIZE, stored.sha256_hex.clone()), "the same bytes come back");
+        let grew = peak_rss_kib().saturating_sub(rss_before);
+        eprintln!(
+            "pvc:// 96 MiB: put {put_secs:.1} s ({:.1} MiB/s), get {get_secs:.1} s ({:.1} MiB/s), peak RSS grew {} MiB",
+            96.0 / put_secs,
+            96.0 / get_secs,
+            grew / 1024
+        );
+
+        // A source that breaks mid-way: an error, and neither the object nor a partial file.
+        let broken = Noise { left: SIZE, state: 1, fail_after: Some(10 * 1024 * 1024), sent: 0 };
+        let e = store.put("broken.bin", broken, |_| {}).await.unwrap_err();
+        assert!(e.to_string().contains("reading the data"), "{e}");
+        let names: Vec<String> = store
+            .list("")
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|o| o.key)
+            .collect();
+        assert_eq!(names, ["big.bin"]);
+        // `list` hides `.partial` files: look at the claim's directory itself (the testbed's
+        // provisioner is hostPath on this machine), where the agent removes its partial file once
+        // the cut session reaches it.
+        let pv = ok(kubectl(&[
+            "-n", &ns.0, "get", "pvc", "backups", "-o", "jsonpath={.spec.volumeName}",
+        ]))
+        .stdout;
+        let dir = ok(kubectl(&["get", "pv", &pv, "-o", "jsonpath={.spec.hostPath.path}"])).stdout;
+        let dir = std::path::Path::new(dir.trim()).join("stream");
+        let mut left = Vec::new();
+        for _ in 0..30 {
+            left = std::fs::read_dir(&dir)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect::<Vec<_>>();
+            if left == ["big.bin"] {
+                break;
+            }
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+        assert_eq!(left, ["big.bin"], "no partial file in {}", dir.display());
+        store.delete("big.bin").await.unwrap();
+        assert!(store.head("big.bin").await.unwrap().is_none());
+        store.close().await;
+    });
+    eventually("the agent pod deleted", Duration::from_secs(60), || {
+        (!pods_in(&ns.0).contains("pvc-agent")).then_some(())
+    });
+}
+
 #[test]
 fn snapshots_of_etcd_3_4_and_3_6_restore_into_the_same_version() {
     install_crd();

@@ -31,6 +31,7 @@ use std::time::Duration;
 use bytes::{Bytes, BytesMut};
 use futures::future::BoxFuture;
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Status;
 use kube::api::{Api, AttachParams, AttachedProcess, DeleteParams, PostParams};
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -43,6 +44,8 @@ use crate::objects::pvc_agent::{agent_pod, agent_pod_name, mounted_dir};
 
 /// How long a new agent pod may take to start (image present, claim bound and mounted).
 const AGENT_START: Duration = Duration::from_secs(180);
+/// How long an agent whose data stopped may take to report before its session is cut.
+const AGENT_REPORT: Duration = Duration::from_secs(5);
 /// Largest data frame of the put protocol.
 pub const MAX_FRAME: usize = 1024 * 1024;
 /// Bytes read from the body per frame on the sending side.
@@ -561,7 +564,7 @@ impl Agent {
     fn verdict(
         &self,
         what: &str,
-        status: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Status>,
+        status: Option<Status>,
         stderr: Vec<u8>,
     ) -> Result<(), StoreError> {
         let ok = status
@@ -600,13 +603,16 @@ impl Agent {
     async fn run(&self, what: &str, op: &[&str]) -> Result<Finished, StoreError> {
         let mut ap = self.start(op, false).await?;
         let status = ap.take_status();
-        let out = ap.stdout();
-        let err = ap.stderr();
-        let (stdout, stderr) = tokio::join!(read_all(out, u64::MAX), read_all(err, STDERR_LIMIT));
-        let status = match status {
-            Some(s) => s.await,
-            None => None,
+        let out = tokio::spawn(read_all(ap.stdout(), u64::MAX));
+        let err = tokio::spawn(read_all(ap.stderr(), STDERR_LIMIT));
+        let status = async {
+            match status {
+                Some(s) => s.await,
+                None => None,
+            }
         };
+        let (status, stdout, stderr) = finish(status, out, err).await;
+        drop(ap);
         self.verdict(what, status, stderr)?;
         Ok(Finished { stdout })
     }
@@ -664,20 +670,35 @@ impl Agent {
         let out = tokio::spawn(read_all(ap.stdout(), 64 * 1024));
         let err = tokio::spawn(read_all(ap.stderr(), STDERR_LIMIT));
         let sent = frame(body, &mut stdin, progress).await;
-        let status = match status {
-            Some(s) => s.await,
-            None => None,
+        let status = match (status, &sent) {
+            (Some(s), Ok(_)) => s.await,
+            // The data stopped (its source failed, or the agent is gone): an agent still waiting
+            // for frames that never come gets a moment to report, then the session is cut (it
+            // then removes its partial file).
+            (Some(s), Err(_)) => {
+                let status = tokio::time::timeout(AGENT_REPORT, s).await.ok().flatten();
+                if status.is_none() {
+                    ap.abort();
+                }
+                status
+            }
+            (None, _) => None,
         };
-        let stdout = out.await.unwrap_or_default();
-        let stderr = err.await.unwrap_or_default();
+        let (status, stdout, stderr) = finish(async { status }, out, err).await;
         drop(stdin);
         drop(ap);
-        // The agent's verdict first: a broken pipe on our side is usually its failure.
-        self.verdict(&what, status, stderr)?;
-        let (bytes, sha256_hex) = sent.map_err(|e| StoreError::Io {
+        let sent = sent.map_err(|e| StoreError::Io {
             what: format!("reading the data to store at {} failed", self.url(key)),
             source: e,
-        })?;
+        });
+        if status.is_none()
+            && let Err(e) = sent
+        {
+            return Err(e);
+        }
+        // The agent's verdict first: a broken pipe on our side is usually its failure.
+        self.verdict(&what, status, stderr)?;
+        let (bytes, sha256_hex) = sent?;
         let stored: WireStored = parse_answer(&stdout, &self.url(key))?;
         if stored.bytes != bytes || !stored.sha256.eq_ignore_ascii_case(&sha256_hex) {
             return Err(StoreError::other(
@@ -715,27 +736,48 @@ impl Agent {
         tokio::spawn(async move {
             let _keep = ap;
             let err = tokio::spawn(read_all(err, STDERR_LIMIT));
+            let mut status = std::pin::pin!(async move {
+                match status {
+                    Some(s) => s.await,
+                    None => None,
+                }
+            });
+            // Resolved once the session ended: its stdout is then all buffered, and closed unless
+            // the session broke (then nothing closes it: reads stop after a short wait).
+            let mut ended: Option<Option<Status>> = None;
             let mut buf = BytesMut::with_capacity(64 * 1024);
             loop {
                 buf.reserve(64 * 1024);
-                match out.read_buf(&mut buf).await {
-                    Ok(0) => break,
-                    Ok(_) => {
+                let read = match ended {
+                    None => tokio::select! {
+                        r = out.read_buf(&mut buf) => Some(r),
+                        st = &mut status => { ended = Some(st); continue; }
+                    },
+                    Some(_) => tokio::time::timeout(AGENT_REPORT, out.read_buf(&mut buf))
+                        .await
+                        .ok(),
+                };
+                match read {
+                    Some(Ok(0)) | None => break,
+                    Some(Ok(_)) => {
                         if tx.send(Ok(buf.split().freeze())).await.is_err() {
                             return; // the reader went away
                         }
                     }
-                    Err(e) => {
+                    Some(Err(e)) => {
                         let _ = tx.send(Err(e)).await;
                         return;
                     }
                 }
             }
-            let status = match status {
-                Some(s) => s.await,
-                None => None,
+            let status = match ended {
+                Some(st) => st,
+                None => status.await,
             };
-            let stderr = err.await.unwrap_or_default();
+            let stderr = match tokio::time::timeout(AGENT_REPORT, err).await {
+                Ok(Ok(e)) => e,
+                _ => Vec::new(),
+            };
             if let Err(e) = agent.verdict(&what, status, stderr) {
                 let _ = tx.send(Err(io::Error::other(e.to_string()))).await;
             }
@@ -784,6 +826,29 @@ fn tokio_stream_from(
     mut rx: tokio::sync::mpsc::Receiver<io::Result<Bytes>>,
 ) -> impl futures::Stream<Item = io::Result<Bytes>> + Unpin + Send {
     Box::pin(futures::stream::poll_fn(move |cx| rx.poll_recv(cx)))
+}
+
+/// The end of a remote command: its status and what its output readers collected. A session
+/// that ended normally closed its pipes; one that broke did not (kube then drops the status
+/// sender: `None`), so the readers get a short wait and are then given up.
+async fn finish(
+    status: impl std::future::Future<Output = Option<Status>>,
+    out: tokio::task::JoinHandle<Vec<u8>>,
+    err: tokio::task::JoinHandle<Vec<u8>>,
+) -> (Option<Status>, Vec<u8>, Vec<u8>) {
+    let status = status.await;
+    let collect = |task: tokio::task::JoinHandle<Vec<u8>>| async move {
+        let abort = task.abort_handle();
+        match tokio::time::timeout(AGENT_REPORT, task).await {
+            Ok(Ok(v)) => v,
+            _ => {
+                abort.abort();
+                Vec::new()
+            }
+        }
+    };
+    let (stdout, stderr) = tokio::join!(collect(out), collect(err));
+    (status, stdout, stderr)
 }
 
 async fn read_all<R: AsyncRead + Unpin>(r: Option<R>, limit: u64) -> Vec<u8> {
