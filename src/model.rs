@@ -807,6 +807,39 @@ mod tests {
     }
 
     #[test]
+    fn schedules_refuse_pvc_and_file_destinations_and_restores_read_pvc_but_not_files() {
+        let with_backup = |dest: &str| {
+            let mut s = spec(3, "3.5.16");
+            s.backup = Some(crate::api::BackupSpec {
+                destination: dest.into(),
+                ..Default::default()
+            });
+            validate(&cluster(s))
+        };
+        assert!(with_backup("s3://b/p").is_ok());
+        let e = with_backup("pvc://backups/etcd").unwrap_err();
+        assert_eq!(e.field, "spec.backup.destination");
+        assert!(
+            e.message.contains("kubectl etcd backup NAME --to pvc://"),
+            "{e}"
+        );
+        assert!(with_backup("file:///var/backups").is_err());
+
+        let with_restore = |source: &str| {
+            let mut s = spec(3, "3.5.16");
+            s.restore = Some(crate::api::RestoreSpec {
+                source: source.into(),
+                ..Default::default()
+            });
+            validate(&cluster(s))
+        };
+        let d = with_restore("pvc://backups/etcd/x.db.zst").unwrap();
+        assert_eq!(d.restore.unwrap().url, "pvc://backups/etcd/x.db.zst");
+        let e = with_restore("file:///var/backups/x.db.zst").unwrap_err();
+        assert!(e.message.contains("restore --from file://"), "{e}");
+    }
+
+    #[test]
     fn ids_are_formatted_like_etcdctl() {
         assert_eq!(fmt_id(0x8e9e05c52164694d), "8e9e05c52164694d");
         assert_eq!(fmt_id(0x2a), "000000000000002a");

@@ -19,9 +19,12 @@
 //!
 //! The agent exits by itself after [`AGENT_IDLE`] without an operation (every operation touches
 //! a file in the pod's own emptyDir), so a CLI killed mid-way leaves a finished pod, not a running
-//! one; [`Store::close`](super::store::Store::close) deletes it as soon as the caller is done.
+//! one; [`Store::close`] deletes it as soon as the caller is done. A session that breaks is noticed
+//! through kube's status channel (whose sender goes with the session): reads then stop instead of
+//! waiting for pipes nobody will close.
 //!
-//! This room talks to Kubernetes (act); the pod builder and the frame codec are pure.
+//! This room talks to Kubernetes (act); the agent pod's builder is `objects::pvc_agent`, the frame
+//! codec here is pure. The archive sees the agent only as an `archive::store::Remote`.
 
 use std::io;
 use std::path::{Path, PathBuf};
