@@ -534,10 +534,37 @@ fn a_backup_to_a_pvc_restores_into_a_new_cluster_and_a_missing_claim_changes_not
     assert_eq!(clusters_in(&ns.0), 1, "nothing created");
     assert_eq!(pods_in(&ns.0), pods, "no pod left behind");
 
+    // An agent left behind by a killed command (it exited when idle) is cleared by the next one.
+    let image = std::env::var("KE_OPERATOR_IMAGE").expect("KE_OPERATOR_IMAGE is not set");
+    ok(kubectl_stdin(
+        &["-n", &ns.0, "apply", "-f", "-"],
+        &format!(
+            r#"{{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"backups-pvc-agent-old",
+                "labels":{{"etcd.kubectl-etcd.io/pvc-agent":"backups"}}}},
+                "spec":{{"restartPolicy":"Never","containers":[{{"name":"agent","image":"{image}",
+                "imagePullPolicy":"IfNotPresent","args":["--version"]}}]}}}}"#
+        ),
+    ));
+    eventually("the old agent finished", Duration::from_secs(60), || {
+        let phase = ok(kubectl(&[
+            "-n",
+            &ns.0,
+            "get",
+            "pod",
+            "backups-pvc-agent-old",
+            "-o",
+            "jsonpath={.status.phase}",
+        ]))
+        .stdout;
+        (phase == "Succeeded" || phase == "Failed").then_some(())
+    });
     let record = json(&ok(etcd_tools(
         &ns.0,
         &["-o", "json", "backup", "demo", "--to", "pvc://backups/etcd"],
     )));
+    eventually("the old agent deleted", Duration::from_secs(30), || {
+        (!pods_in(&ns.0).contains("backups-pvc-agent-old")).then_some(())
+    });
     let st = &record["status"];
     assert_eq!(st["phase"], "Succeeded", "{record}");
     let url = st["url"].as_str().unwrap();

@@ -19,7 +19,7 @@
 //!
 //! The agent exits by itself after [`AGENT_IDLE`] without an operation (every operation touches
 //! a file in the pod's own emptyDir), so a CLI killed mid-way leaves a finished pod, not a running
-//! one; [`Store::close`] deletes it as soon as the caller is done. A session that breaks is noticed
+//! one, and the next opening of that claim deletes it; [`Store::close`] deletes it as soon as the caller is done. A session that breaks is noticed
 //! through kube's status channel (whose sender goes with the session): reads then stop instead of
 //! waiting for pipes nobody will close.
 //!
@@ -43,7 +43,7 @@ use crate::archive::codec::Sha256;
 use crate::archive::store::{Location, ObjectInfo, Remote, Store, StoreError, Stored};
 use crate::error::{BackupError, Error};
 pub use crate::objects::pvc_agent::{AGENT_IDLE, ALIVE_FILE, MOUNT_DIR};
-use crate::objects::pvc_agent::{agent_pod, agent_pod_name, mounted_dir};
+use crate::objects::pvc_agent::{LABEL_AGENT_OF, agent_pod, agent_pod_name, mounted_dir};
 
 /// How long a new agent pod may take to start (image present, claim bound and mounted).
 const AGENT_START: Duration = Duration::from_secs(180);
@@ -414,12 +414,13 @@ pub async fn open(
             "{loc}: PersistentVolumeClaim {ns}/{claim} is being deleted; use another claim"
         )));
     }
+    let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
+    remove_finished_agents(&pods, claim).await;
     let suffix = format!(
         "{:06x}",
         (jiff::Timestamp::now().as_nanosecond() as u64 ^ u64::from(std::process::id())) & 0xff_ffff
     );
     let name = agent_pod_name(claim, &suffix);
-    let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
     pods.create(&PostParams::default(), &agent_pod(&name, ns, claim, image))
         .await
         .map_err(|e| kube_err("create", "Pod", &name, e))?;
@@ -466,6 +467,23 @@ pub async fn open(
         .into());
     }
     Ok(Store::remote(loc, Arc::new(agent)))
+}
+
+/// Deletes the finished agent pods of `claim` (left by commands that were killed: their agents
+/// exited when idle). Best effort: a leftover is only clutter.
+async fn remove_finished_agents(pods: &Api<Pod>, claim: &str) {
+    let lp = kube::api::ListParams::default().labels(&format!("{LABEL_AGENT_OF}={claim}"));
+    let Ok(list) = pods.list(&lp).await else {
+        return;
+    };
+    for pod in list.items {
+        let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
+        if matches!(phase, Some("Succeeded" | "Failed"))
+            && let Some(name) = pod.metadata.name.as_deref()
+        {
+            let _ = pods.delete(name, &DeleteParams::default()).await;
+        }
+    }
 }
 
 /// Why a pod is not running yet, from its status (": reason: message"), or "".
