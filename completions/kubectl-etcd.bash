@@ -127,11 +127,38 @@ _kubectl__etcd() {
             kubectl__etcd__subcmd__help__subcmd__backup,list)
                 cmd="kubectl__etcd__subcmd__help__subcmd__backup__subcmd__list"
                 ;;
+            kubectl__etcd__subcmd__help__subcmd__snapshot,agent)
+                cmd="kubectl__etcd__subcmd__help__subcmd__snapshot__subcmd__agent"
+                ;;
             kubectl__etcd__subcmd__help__subcmd__snapshot,discard)
                 cmd="kubectl__etcd__subcmd__help__subcmd__snapshot__subcmd__discard"
                 ;;
             kubectl__etcd__subcmd__help__subcmd__snapshot,fetch)
                 cmd="kubectl__etcd__subcmd__help__subcmd__snapshot__subcmd__fetch"
+                ;;
+            kubectl__etcd__subcmd__help__subcmd__snapshot__subcmd__agent,check)
+                cmd="kubectl__etcd__subcmd__help__subcmd__snapshot__subcmd__agent__subcmd__check"
+                ;;
+            kubectl__etcd__subcmd__help__subcmd__snapshot__subcmd__agent,delete)
+                cmd="kubectl__etcd__subcmd__help__subcmd__snapshot__subcmd__agent__subcmd__delete"
+                ;;
+            kubectl__etcd__subcmd__help__subcmd__snapshot__subcmd__agent,get)
+                cmd="kubectl__etcd__subcmd__help__subcmd__snapshot__subcmd__agent__subcmd__get"
+                ;;
+            kubectl__etcd__subcmd__help__subcmd__snapshot__subcmd__agent,head)
+                cmd="kubectl__etcd__subcmd__help__subcmd__snapshot__subcmd__agent__subcmd__head"
+                ;;
+            kubectl__etcd__subcmd__help__subcmd__snapshot__subcmd__agent,hold)
+                cmd="kubectl__etcd__subcmd__help__subcmd__snapshot__subcmd__agent__subcmd__hold"
+                ;;
+            kubectl__etcd__subcmd__help__subcmd__snapshot__subcmd__agent,list)
+                cmd="kubectl__etcd__subcmd__help__subcmd__snapshot__subcmd__agent__subcmd__list"
+                ;;
+            kubectl__etcd__subcmd__help__subcmd__snapshot__subcmd__agent,put)
+                cmd="kubectl__etcd__subcmd__help__subcmd__snapshot__subcmd__agent__subcmd__put"
+                ;;
+            kubectl__etcd__subcmd__snapshot,agent)
+                cmd="kubectl__etcd__subcmd__snapshot__subcmd__agent"
                 ;;
             kubectl__etcd__subcmd__snapshot,discard)
                 cmd="kubectl__etcd__subcmd__snapshot__subcmd__discard"
@@ -142,6 +169,57 @@ _kubectl__etcd() {
             kubectl__etcd__subcmd__snapshot,help)
                 cmd="kubectl__etcd__subcmd__snapshot__subcmd__help"
                 ;;
+            kubectl__etcd__subcmd__snapshot__subcmd__agent,check)
+                cmd="kubectl__etcd__subcmd__snapshot__subcmd__agent__subcmd__check"
+                ;;
+            kubectl__etcd__subcmd__snapshot__subcmd__agent,delete)
+                cmd="kubectl__etcd__subcmd__snapshot__subcmd__agent__subcmd__delete"
+                ;;
+            kubectl__etcd__subcmd__snapshot__subcmd__agent,get)
+                cmd="kubectl__etcd__subcmd__snapshot__subcmd__agent__subcmd__get"
+                ;;
+            kubectl__etcd__subcmd__snapshot__subcmd__agent,head)
+                cmd="kubectl__etcd__subcmd__snapshot__subcmd__agent__subcmd__head"
+                ;;
+            kubectl__etcd__subcmd__snapshot__subcmd__agent,help)
+                cmd="kubectl__etcd__subcmd__snapshot__subcmd__agent__subcmd__help"
+                ;;
+            kubectl__etcd__subcmd__snapshot__subcmd__agent,hold)
+                cmd="kubectl__etcd__subcmd__snapshot__subcmd__agent__subcmd__hold"
+                ;;
+            kubectl__etcd__subcmd__snapshot__subcmd__agent,list)
+                cmd="kubectl__etcd__subcmd__snapshot__subcmd__agent__subcmd__list"
+                ;;
+            kubectl__etcd__subcmd__snapshot__subcmd__agent,put)
+                cmd="kubectl__etcd__subcmd__snapshot__subcmd__agent__subcmd__put"
+                ;;
+            kubectl__etcd__subcmd__snapshot__subcmd__agent__subcmd__help,check)
+                cmd="kubectl__etcd__subcmd__snapshot__subcmd__agent__subcmd__help__subcmd__check"
+                ;;
+            kubectl__etcd__subcmd__snapshot__subcmd__agent__subcmd__help,delete)
+                cmd="kubectl__etcd__subcmd__snapshot__subcmd__agent__subcmd__help__subcmd__delete"
+                ;;
+            kubectl__etcd__subcmd__snapshot__subcmd__agent__subcmd__help,get)
+                cmd="kubectl__etcd__subcmd__snapshot__subcmd__agent__subcmd__help__subcmd__get"
+                ;;
+            kubectl__etcd__subcmd__snapshot__subcmd__agent__subcmd__help,head)
+                cmd="kubectl__etcd__subcmd__snapshot__subcmd__agent__subcmd__help__subcmd__head"
+                ;;
+            kubectl__etcd__subcmd__snapshot__subcmd__agent__subcmd__help,help)
+                cmd="kubectl__etcd__subcmd__snapshot__subcmd__agent__subcmd__help__subcmd__help"
+                ;;
+            kubectl__etcd__subcmd__snapshot__subcmd__agent__subcmd__help,hold)
+                cmd="kubectl__etcd__subcmd__snapshot__subcmd__agent__subcmd__help__subcmd__hold"
+                ;;
+            kubectl__etcd__subcmd__snapshot__subcmd__agent__subcmd__help,list)
+                cmd="kubectl__etcd__subcmd__snapshot__subcmd__agent__subcmd__help__subcmd__list"
+                ;;
+            kubectl__etcd__subcmd__snapshot__subcmd__agent__subcmd__help,put)
+                cmd="kubectl__etcd__subcmd__snapshot__subcmd__agent__subcmd__help__subcmd__put"
+                ;;
+            kubectl__etcd__subcmd__snapshot__subcmd__help,agent)
+                cmd="kubectl__etcd__subcmd__snapshot__subcmd__help__subcmd__agent"
+                ;;
             kubectl__etcd__subcmd__snapshot__subcmd__help,discard)
                 cmd="kubectl__etcd__subcmd__snapshot__subcmd__help__subcmd__discard"
                 ;;
@@ -150,6 +228,27 @@ _kubectl__etcd() {
                 ;;
             kubectl__etcd__subcmd__snapshot__subcmd__help,help)
                 cmd="kubectl__etcd__subcmd__snapshot__subcmd__help__subcmd__help"
+                ;;
+            kubectl__etcd__subcmd__snapshot__subcmd__help__subcmd__agent,check)
+                cmd="kubectl__etcd__subcmd__snapshot__subcmd__help__subcmd__agent__subcmd__check"
+                ;;
+            kubectl__etcd__subcmd__snapshot__subcmd__help__subcmd__agent,delete)
+                cmd="kubectl__etcd__subcmd__snapshot__subcmd__help__subcmd__agent__subcmd__delete"
+                ;;
+            kubectl__etcd__subcmd__snapshot__subcmd__help__subcmd__agent,get)
+                cmd="kubectl__etcd__subcmd__snapshot__subcmd__help__subcmd__agent__subcmd__get"
+                ;;
+            kubectl__etcd__subcmd__snapshot__subcmd__help__subcmd__agent,head)
+                cmd="kubectl__etcd__subcmd__snapshot__subcmd__help__subcmd__agent__subcmd__head"
+                ;;
+            kubectl__etcd__subcmd__snapshot__subcmd__help__subcmd__agent,hold)
+                cmd="kubectl__etcd__subcmd__snapshot__subcmd__help__subcmd__agent__subcmd__hold"
+                ;;
+            kubectl__etcd__subcmd__snapshot__subcmd__help__subcmd__agent,list)
+                cmd="kubectl__etcd__subcmd__snapshot__subcmd__help__subcmd__agent__subcmd__list"
+                ;;
+            kubectl__etcd__subcmd__snapshot__subcmd__help__subcmd__agent,put)
+                cmd="kubectl__etcd__subcmd__snapshot__subcmd__help__subcmd__agent__subcmd__put"
                 ;;
             *)
                 ;;
@@ -200,7 +299,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__backup)
-            opts="-n -o -v -h --to --compression --credentials-secret --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help list help"
+            opts="-n -o -v -h --to --compression --credentials-secret --dry-run --tools-image --namespace --context --kubeconfig --output --verbose --log-format --help list help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -215,6 +314,10 @@ _kubectl__etcd() {
                     return 0
                     ;;
                 --credentials-secret)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tools-image)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -744,8 +847,120 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__help__subcmd__snapshot)
-            opts="fetch discard"
+            opts="fetch discard agent"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__etcd__subcmd__help__subcmd__snapshot__subcmd__agent)
+            opts="hold check put get list head delete"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__etcd__subcmd__help__subcmd__snapshot__subcmd__agent__subcmd__check)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__etcd__subcmd__help__subcmd__snapshot__subcmd__agent__subcmd__delete)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__etcd__subcmd__help__subcmd__snapshot__subcmd__agent__subcmd__get)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__etcd__subcmd__help__subcmd__snapshot__subcmd__agent__subcmd__head)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__etcd__subcmd__help__subcmd__snapshot__subcmd__agent__subcmd__hold)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__etcd__subcmd__help__subcmd__snapshot__subcmd__agent__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__etcd__subcmd__help__subcmd__snapshot__subcmd__agent__subcmd__put)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1212,8 +1427,478 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__snapshot)
-            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --help fetch discard help"
+            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --help fetch discard agent help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__etcd__subcmd__snapshot__subcmd__agent)
+            opts="-n -o -v -h --root --namespace --context --kubeconfig --output --verbose --log-format --help hold check put get list head delete help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__etcd__subcmd__snapshot__subcmd__agent__subcmd__check)
+            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__etcd__subcmd__snapshot__subcmd__agent__subcmd__delete)
+            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__etcd__subcmd__snapshot__subcmd__agent__subcmd__get)
+            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__etcd__subcmd__snapshot__subcmd__agent__subcmd__head)
+            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__etcd__subcmd__snapshot__subcmd__agent__subcmd__help)
+            opts="hold check put get list head delete help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__etcd__subcmd__snapshot__subcmd__agent__subcmd__help__subcmd__check)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__etcd__subcmd__snapshot__subcmd__agent__subcmd__help__subcmd__delete)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__etcd__subcmd__snapshot__subcmd__agent__subcmd__help__subcmd__get)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__etcd__subcmd__snapshot__subcmd__agent__subcmd__help__subcmd__head)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__etcd__subcmd__snapshot__subcmd__agent__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__etcd__subcmd__snapshot__subcmd__agent__subcmd__help__subcmd__hold)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__etcd__subcmd__snapshot__subcmd__agent__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__etcd__subcmd__snapshot__subcmd__agent__subcmd__help__subcmd__put)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__etcd__subcmd__snapshot__subcmd__agent__subcmd__hold)
+            opts="-n -o -v -h --idle --namespace --context --kubeconfig --output --verbose --log-format --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --idle)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__etcd__subcmd__snapshot__subcmd__agent__subcmd__list)
+            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__etcd__subcmd__snapshot__subcmd__agent__subcmd__put)
+            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1350,8 +2035,120 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__snapshot__subcmd__help)
-            opts="fetch discard help"
+            opts="fetch discard agent help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__etcd__subcmd__snapshot__subcmd__help__subcmd__agent)
+            opts="hold check put get list head delete"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__etcd__subcmd__snapshot__subcmd__help__subcmd__agent__subcmd__check)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__etcd__subcmd__snapshot__subcmd__help__subcmd__agent__subcmd__delete)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__etcd__subcmd__snapshot__subcmd__help__subcmd__agent__subcmd__get)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__etcd__subcmd__snapshot__subcmd__help__subcmd__agent__subcmd__head)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__etcd__subcmd__snapshot__subcmd__help__subcmd__agent__subcmd__hold)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__etcd__subcmd__snapshot__subcmd__help__subcmd__agent__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__etcd__subcmd__snapshot__subcmd__help__subcmd__agent__subcmd__put)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

@@ -101,9 +101,10 @@ complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand upgrade" -l no
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand upgrade" -l dry-run -d 'Print the steps the engine would take and the objects it would write; change nothing'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand upgrade" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand upgrade" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and not __fish_seen_subcommand_from list help" -l to -d 'Destination: s3://bucket/prefix[?endpoint=URL&region=R&pathStyle=true] or file:///dir (default: the cluster\'s spec.backup.destination)' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and not __fish_seen_subcommand_from list help" -l to -d 'Destination: s3://bucket/prefix[?endpoint=URL&region=R&pathStyle=true], file:///dir (this machine) or pvc://claim/dir (a PersistentVolumeClaim of the cluster\'s namespace; default: the cluster\'s spec.backup.destination)' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and not __fish_seen_subcommand_from list help" -l compression -d 'none, gzip or zstd (default: the cluster\'s spec.backup.compression, else zstd)' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and not __fish_seen_subcommand_from list help" -l credentials-secret -d 'Secret (in the cluster\'s namespace) holding S3 credentials; default: the standard AWS chain of this machine (AWS_ACCESS_KEY_ID…, profile)' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and not __fish_seen_subcommand_from list help" -l tools-image -d 'Image holding kubectl-etcd, for the pod that writes to a pvc:// destination' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and not __fish_seen_subcommand_from list help" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and not __fish_seen_subcommand_from list help" -l context -d 'kubeconfig context to use' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and not __fish_seen_subcommand_from list help" -l kubeconfig -d 'Path of the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
@@ -171,19 +172,20 @@ complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand recover" -l no
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand recover" -l dry-run -d 'Print the steps the engine would take and the objects it would write; change nothing'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand recover" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand recover" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and not __fish_seen_subcommand_from fetch discard help" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
-complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and not __fish_seen_subcommand_from fetch discard help" -l context -d 'kubeconfig context to use' -r
-complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and not __fish_seen_subcommand_from fetch discard help" -l kubeconfig -d 'Path of the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
-complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and not __fish_seen_subcommand_from fetch discard help" -s o -l output -d 'Output format of results on stdout' -r -f -a "table\t''
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and not __fish_seen_subcommand_from fetch discard agent help" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and not __fish_seen_subcommand_from fetch discard agent help" -l context -d 'kubeconfig context to use' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and not __fish_seen_subcommand_from fetch discard agent help" -l kubeconfig -d 'Path of the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and not __fish_seen_subcommand_from fetch discard agent help" -s o -l output -d 'Output format of results on stdout' -r -f -a "table\t''
 json\t''
 yaml\t''"
-complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and not __fish_seen_subcommand_from fetch discard help" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and not __fish_seen_subcommand_from fetch discard agent help" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
 json\t''"
-complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and not __fish_seen_subcommand_from fetch discard help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
-complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and not __fish_seen_subcommand_from fetch discard help" -s h -l help -d 'Print help'
-complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and not __fish_seen_subcommand_from fetch discard help" -f -a "fetch" -d 'Download URL, verify it (sha256, decompression, etcd\'s hash) and write it to --to'
-complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and not __fish_seen_subcommand_from fetch discard help" -f -a "discard" -d 'Remove a directory of downloaded snapshots'
-complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and not __fish_seen_subcommand_from fetch discard help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and not __fish_seen_subcommand_from fetch discard agent help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and not __fish_seen_subcommand_from fetch discard agent help" -s h -l help -d 'Print help'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and not __fish_seen_subcommand_from fetch discard agent help" -f -a "fetch" -d 'Download URL, verify it (sha256, decompression, etcd\'s hash) and write it to --to'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and not __fish_seen_subcommand_from fetch discard agent help" -f -a "discard" -d 'Remove a directory of downloaded snapshots'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and not __fish_seen_subcommand_from fetch discard agent help" -f -a "agent" -d 'The pvc:// agent: store operations on the claim mounted in this pod (see backup::pvc)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and not __fish_seen_subcommand_from fetch discard agent help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from fetch" -l to -r -F
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from fetch" -l sha256 -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from fetch" -l clean -d 'A directory to remove first (a data dir left by an interrupted restore)' -r -F
@@ -207,8 +209,28 @@ complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and 
 json\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from discard" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from discard" -s h -l help -d 'Print help'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from agent" -l root -d 'The location\'s directory in the mounted claim' -r -F
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from agent" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from agent" -l context -d 'kubeconfig context to use' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from agent" -l kubeconfig -d 'Path of the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from agent" -s o -l output -d 'Output format of results on stdout' -r -f -a "table\t''
+json\t''
+yaml\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from agent" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
+json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from agent" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from agent" -s h -l help -d 'Print help'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from agent" -f -a "hold" -d 'Stay up until no operation ran for --idle seconds (the agent pod\'s main process)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from agent" -f -a "check" -d 'Check that the directory can be created and written'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from agent" -f -a "put" -d 'Store framed data from stdin under KEY'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from agent" -f -a "get" -d 'Write KEY to stdout'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from agent" -f -a "list" -d 'List objects under PREFIX (JSON)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from agent" -f -a "head" -d 'Size and time of KEY (JSON, null when absent)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from agent" -f -a "delete" -d 'Delete KEY'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from agent" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from help" -f -a "fetch" -d 'Download URL, verify it (sha256, decompression, etcd\'s hash) and write it to --to'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from help" -f -a "discard" -d 'Remove a directory of downloaded snapshots'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from help" -f -a "agent" -d 'The pvc:// agent: store operations on the claim mounted in this pod (see backup::pvc)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand status" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand status" -l context -d 'kubeconfig context to use' -r
@@ -327,3 +349,4 @@ complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and not 
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and __fish_seen_subcommand_from backup" -f -a "list" -d 'List the backups of a cluster (newest first): size, revision, age, verified'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and __fish_seen_subcommand_from snapshot" -f -a "fetch" -d 'Download URL, verify it (sha256, decompression, etcd\'s hash) and write it to --to'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and __fish_seen_subcommand_from snapshot" -f -a "discard" -d 'Remove a directory of downloaded snapshots'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and __fish_seen_subcommand_from snapshot" -f -a "agent" -d 'The pvc:// agent: store operations on the claim mounted in this pod (see backup::pvc)'

@@ -104,8 +104,9 @@ pub struct EtcdClusterSpec {
 #[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BackupSpec {
-    /// Where backups are stored: `s3://bucket/prefix` or `pvc://claim/path` (`file://` is only
-    /// reachable from the machine running the CLI, so schedules cannot use it).
+    /// Where backups are stored: `s3://bucket/prefix` (`file://` is only reachable from the
+    /// machine running the CLI, and `pvc://` only through the CLI's agent pod, so schedules and
+    /// retention cannot use them; `kubectl etcd backup --to` can).
     pub destination: String,
     /// Secret in the cluster's namespace with the S3 credentials (keys `AWS_ACCESS_KEY_ID`,
     /// `AWS_SECRET_ACCESS_KEY`, optional `AWS_SESSION_TOKEN`, `AWS_REGION`, `AWS_ENDPOINT_URL`).

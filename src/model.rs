@@ -267,7 +267,7 @@ fn validate_backup(b: &crate::api::BackupSpec) -> Result<(), InvalidSpec> {
             return Err(invalid(
                 "spec.backup.destination",
                 format!(
-                    "{:?}: pvc:// destinations are not supported yet; use s3://bucket/prefix",
+                    "{:?}: schedules cannot write to pvc:// yet (the operator does not exec into pods, which pvc:// backups need); use s3://bucket/prefix here, and take pvc:// backups with `kubectl etcd backup NAME --to pvc://claim/dir`",
                     b.destination
                 ),
             ));
@@ -291,7 +291,7 @@ fn validate_restore(r: &crate::api::RestoreSpec) -> Result<RestoreSource, Invali
         return Err(invalid(
             "spec.restore.source",
             format!(
-                "{:?} is a file on some machine, which the cluster cannot read; upload it to s3:// or a pvc:// first",
+                "{:?} is a file on some machine, which the cluster cannot read; `kubectl etcd restore --from file://…` copies it into a claim first, or upload it to s3://",
                 r.source
             ),
         ));
@@ -832,6 +832,39 @@ mod tests {
         ] {
             assert_eq!(Version::parse(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn schedules_refuse_pvc_and_file_destinations_and_restores_read_pvc_but_not_files() {
+        let with_backup = |dest: &str| {
+            let mut s = spec(3, "3.5.16");
+            s.backup = Some(crate::api::BackupSpec {
+                destination: dest.into(),
+                ..Default::default()
+            });
+            validate(&cluster(s))
+        };
+        assert!(with_backup("s3://b/p").is_ok());
+        let e = with_backup("pvc://backups/etcd").unwrap_err();
+        assert_eq!(e.field, "spec.backup.destination");
+        assert!(
+            e.message.contains("kubectl etcd backup NAME --to pvc://"),
+            "{e}"
+        );
+        assert!(with_backup("file:///var/backups").is_err());
+
+        let with_restore = |source: &str| {
+            let mut s = spec(3, "3.5.16");
+            s.restore = Some(crate::api::RestoreSpec {
+                source: source.into(),
+                ..Default::default()
+            });
+            validate(&cluster(s))
+        };
+        let d = with_restore("pvc://backups/etcd/x.db.zst").unwrap();
+        assert_eq!(d.restore.unwrap().url, "pvc://backups/etcd/x.db.zst");
+        let e = with_restore("file:///var/backups/x.db.zst").unwrap_err();
+        assert!(e.message.contains("restore --from file://"), "{e}");
     }
 
     #[test]

@@ -22,6 +22,7 @@ use crate::model::{Desired, Storage};
 
 pub mod access;
 pub mod install;
+pub mod pvc_agent;
 pub mod restore;
 
 /// DNS domain of the Kubernetes cluster the members live in.

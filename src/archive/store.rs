@@ -7,7 +7,8 @@
 //!   (environment, profile, web identity/IRSA, ECS, IMDS).
 //! - `file:///abs/path`: the machine running the command.
 //! - `pvc://claim/path`: a PersistentVolumeClaim; reachable only from a pod that mounts it, where the
-//!   caller turns it into a `file://` location with [`Location::pvc_as_file`].
+//!   caller turns it into a `file://` location with [`Location::pvc_as_file`], and from elsewhere
+//!   through a [`Remote`] (`backup::pvc`'s agent pod).
 //!
 //! Keys are relative to the location (`s3://b/p` + `demo.db` is object `p/demo.db` in bucket `b`).
 //!
@@ -30,6 +31,7 @@
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use aws_config::BehaviorVersion;
@@ -41,6 +43,7 @@ use aws_sdk_s3::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart};
 use bytes::Bytes;
+use futures::future::BoxFuture;
 use jiff::Timestamp;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
@@ -606,7 +609,7 @@ impl StoreError {
         }
     }
 
-    fn other(what: impl Into<String>, detail: impl Into<String>) -> StoreError {
+    pub fn other(what: impl Into<String>, detail: impl Into<String>) -> StoreError {
         StoreError::Other {
             what: what.into(),
             detail: detail.into(),
@@ -638,7 +641,29 @@ pub struct ObjectInfo {
     pub last_modified: Option<Timestamp>,
 }
 
-/// An opened location: S3 or a local directory.
+/// Object storage reached by something outside this room (the pvc:// agent of `backup::pvc`),
+/// with the file store's semantics: `put` stores atomically or not at all.
+pub trait Remote: Send + Sync {
+    fn check(&self) -> BoxFuture<'_, Result<(), StoreError>>;
+    fn put<'a>(
+        &'a self,
+        key: &'a str,
+        body: &'a mut (dyn AsyncRead + Unpin + Send),
+        progress: &'a (dyn Fn(u64) + Send + Sync),
+    ) -> BoxFuture<'a, Result<Stored, StoreError>>;
+    #[allow(clippy::type_complexity)] // the same pair `Store::get` returns
+    fn get<'a>(
+        &'a self,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<(Box<dyn AsyncRead + Unpin + Send>, Option<u64>), StoreError>>;
+    fn list<'a>(&'a self, prefix: &'a str) -> BoxFuture<'a, Result<Vec<ObjectInfo>, StoreError>>;
+    fn head<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<ObjectInfo>, StoreError>>;
+    fn delete<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<(), StoreError>>;
+    /// Releases what the remote holds (best effort).
+    fn close(&self) -> BoxFuture<'_, ()>;
+}
+
+/// An opened location: S3, a local directory, or a [`Remote`].
 #[derive(Clone)]
 pub struct Store {
     location: Location,
@@ -649,6 +674,8 @@ pub struct Store {
 enum Backend {
     S3(S3Backend),
     File(PathBuf),
+    /// A location only something outside this room can reach (pvc://: an agent pod).
+    Remote(Arc<dyn Remote>),
 }
 
 #[derive(Clone)]
@@ -670,8 +697,9 @@ impl fmt::Debug for Store {
 
 impl Store {
     /// Opens a location. S3 credentials: `creds` when given, else the standard AWS chain.
-    /// `pvc://` is refused: only a pod that mounts the claim can reach it (see
-    /// [`Location::pvc_as_file`]).
+    /// `pvc://` is refused here: it needs a Kubernetes client and an agent pod
+    /// (`backup::pvc::open`, which makes a [`Store::remote`]), or a pod that mounts the claim
+    /// ([`Location::pvc_as_file`]).
     pub async fn open(loc: &Location, creds: Option<Credentials>) -> Result<Store, StoreError> {
         let backend = match loc {
             Location::File(path) => Backend::File(path.clone()),
@@ -691,6 +719,22 @@ impl Store {
         })
     }
 
+    /// A store whose operations `remote` carries out (pvc://: an agent pod).
+    pub fn remote(loc: &Location, remote: Arc<dyn Remote>) -> Store {
+        Store {
+            location: loc.clone(),
+            backend: Backend::Remote(remote),
+        }
+    }
+
+    /// Releases what opening took: a pvc:// store's agent pod is deleted. Other stores hold
+    /// nothing; a store that is never closed leaves an agent that exits when idle.
+    pub async fn close(&self) {
+        if let Backend::Remote(remote) = &self.backend {
+            remote.close().await;
+        }
+    }
+
     pub fn location(&self) -> &Location {
         &self.location
     }
@@ -706,6 +750,7 @@ impl Store {
     pub async fn check(&self) -> Result<(), StoreError> {
         match &self.backend {
             Backend::S3(s3) => s3.check().await,
+            Backend::Remote(remote) => remote.check().await,
             Backend::File(root) => {
                 tokio::fs::create_dir_all(root)
                     .await
@@ -735,6 +780,10 @@ impl Store {
         check_key(key).map_err(|why| self.bad_key(key, why))?;
         match &self.backend {
             Backend::S3(s3) => s3.put(self, key, body, &progress).await,
+            Backend::Remote(remote) => {
+                let mut body = body;
+                remote.put(key, &mut body, &progress).await
+            }
             Backend::File(root) => put_file(self, root, key, body, &progress).await,
         }
     }
@@ -747,6 +796,7 @@ impl Store {
         check_key(key).map_err(|why| self.bad_key(key, why))?;
         match &self.backend {
             Backend::S3(s3) => s3.get(self, key).await,
+            Backend::Remote(remote) => remote.get(key).await,
             Backend::File(root) => {
                 let path = root.join(key);
                 let file = tokio::fs::File::open(&path)
@@ -762,6 +812,7 @@ impl Store {
     pub async fn list(&self, prefix: &str) -> Result<Vec<ObjectInfo>, StoreError> {
         let mut out = match &self.backend {
             Backend::S3(s3) => s3.list(prefix).await?,
+            Backend::Remote(remote) => remote.list(prefix).await?,
             Backend::File(root) => list_files(self, root, prefix).await?,
         };
         out.sort_by(|a, b| a.key.cmp(&b.key));
@@ -773,6 +824,7 @@ impl Store {
         check_key(key).map_err(|why| self.bad_key(key, why))?;
         match &self.backend {
             Backend::S3(s3) => s3.delete(key).await,
+            Backend::Remote(remote) => remote.delete(key).await,
             Backend::File(root) => {
                 let path = root.join(key);
                 match tokio::fs::remove_file(&path).await {
@@ -789,6 +841,7 @@ impl Store {
         check_key(key).map_err(|why| self.bad_key(key, why))?;
         match &self.backend {
             Backend::S3(s3) => s3.head(key).await,
+            Backend::Remote(remote) => remote.head(key).await,
             Backend::File(root) => {
                 let path = root.join(key);
                 match tokio::fs::metadata(&path).await {

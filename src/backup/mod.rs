@@ -6,6 +6,7 @@
 
 pub mod fetch;
 pub mod pre_upgrade;
+pub mod pvc;
 pub mod scheduled;
 pub mod take;
 
@@ -93,13 +94,18 @@ pub async fn records(
 }
 
 /// Opens a location with a Secret's credentials (and the endpoint/region it carries, when the URL
-/// names none) or, without a Secret, the standard AWS chain. The CLI verbs and the schedule share it.
+/// names none) or, without a Secret, the standard AWS chain; a pvc:// location through an agent
+/// pod of `tools_image` (close the store when done). The CLI verbs and the schedule share it.
 pub async fn open_store(
     client: &kube::Client,
     ns: &str,
     loc: &store::Location,
     secret: Option<&str>,
+    tools_image: &str,
 ) -> Result<store::Store, Error> {
+    if matches!(loc, store::Location::Pvc { .. }) {
+        return pvc::open(client, ns, loc, tools_image).await;
+    }
     let (creds, loc) = match secret {
         Some(secret) => {
             let (creds, endpoint, region) = secret_credentials(client, ns, secret).await?;

@@ -279,6 +279,8 @@ async fn take_scheduled(
         &d.namespace,
         &destination,
         spec.credentials_secret.as_deref(),
+        // pvc:// is refused for spec.backup.destination (model::validate_backup): no agent pod.
+        crate::model::DEFAULT_TOOLS_IMAGE,
     )
     .await
     .map_err(fail)?;
@@ -321,6 +323,7 @@ async fn apply_retention(
                 &d.namespace,
                 &loc,
                 spec.credentials_secret.as_deref(),
+                crate::model::DEFAULT_TOOLS_IMAGE,
             )
             .await?;
             store.delete(&key).await.map_err(BackupError::from)?;

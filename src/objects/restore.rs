@@ -2,8 +2,9 @@
 //! snapshot's fetch and verification are `backup::fetch`'s.
 //!
 //! The restore pod works with etcd images that ship no shell (3.5+ official images are distroless):
-//! an init container of the project's own image (`kubectl-etcd snapshot fetch`) downloads and
-//! verifies the snapshot into the seed's volume, a second init container of the cluster's own etcd
+//! an init container of the project's own image (`kubectl-etcd snapshot fetch`) downloads (or, for
+//! a pvc:// source, reads from the claim mounted read-only) and verifies the snapshot into the
+//! seed's volume, a second init container of the cluster's own etcd
 //! image runs `etcdutl snapshot restore` (3.4: `etcdctl snapshot restore`) of exactly the target
 //! version, and a last container of the project's image removes the downloaded file.
 
@@ -23,6 +24,8 @@ pub const SNAPSHOT_FILE: &str = "/var/lib/etcd/restore/snapshot.db";
 /// Revisions a restored cluster jumps ahead by (etcd#16028): watchers relist instead of seeing
 /// revisions go backwards. Far more than any cluster writes between a backup and a restore.
 pub const BUMP_REVISION: u64 = 1_000_000_000;
+/// Volume of the restore pod holding a pvc:// source's claim (read-only).
+pub const SOURCE_VOLUME: &str = "source";
 /// Label on the restore pod (not the member selector: the pod is no member).
 pub const LABEL_RESTORE_OF: &str = "etcd.kubectl-etcd.io/restore-of";
 
@@ -136,6 +139,23 @@ pub fn restore_pod(d: &Desired, r: &RestoreSource, token: &str) -> Pod {
     if let Some(sum) = &r.sha256 {
         fetch.extend(["--sha256".into(), sum.clone()]);
     }
+    // A pvc:// source: its claim, read-only, where `snapshot fetch` looks for it.
+    let source_claim = match crate::archive::store::Location::parse(&r.url) {
+        Ok(crate::archive::store::Location::Pvc { claim, .. }) => Some(claim),
+        _ => None,
+    };
+    let mut fetch_container = tools("fetch", fetch);
+    if source_claim.is_some() {
+        fetch_container
+            .volume_mounts
+            .get_or_insert_with(Vec::new)
+            .push(VolumeMount {
+                name: SOURCE_VOLUME.into(),
+                mount_path: super::pvc_agent::MOUNT_DIR.into(),
+                read_only: Some(true),
+                ..Default::default()
+            });
+    }
     let (command, env) = restore_command(d, token);
     let restore = Container {
         name: "restore".into(),
@@ -164,21 +184,34 @@ pub fn restore_pod(d: &Desired, r: &RestoreSource, token: &str) -> Pod {
         spec: Some(PodSpec {
             restart_policy: Some("Never".into()),
             enable_service_links: Some(false),
-            init_containers: Some(vec![tools("fetch", fetch), restore]),
+            init_containers: Some(vec![fetch_container, restore]),
             containers: vec![tools(
                 "finish",
                 vec!["snapshot".into(), "discard".into(), SNAPSHOT_DIR.into()],
             )],
-            volumes: Some(vec![Volume {
-                name: objects::DATA_VOLUME.into(),
-                persistent_volume_claim: Some(
-                    k8s_openapi::api::core::v1::PersistentVolumeClaimVolumeSource {
-                        claim_name: objects::volume_name(&d.name, 0),
-                        read_only: Some(false),
-                    },
-                ),
-                ..Default::default()
-            }]),
+            volumes: Some(
+                std::iter::once(Volume {
+                    name: objects::DATA_VOLUME.into(),
+                    persistent_volume_claim: Some(
+                        k8s_openapi::api::core::v1::PersistentVolumeClaimVolumeSource {
+                            claim_name: objects::volume_name(&d.name, 0),
+                            read_only: Some(false),
+                        },
+                    ),
+                    ..Default::default()
+                })
+                .chain(source_claim.map(|claim| Volume {
+                    name: SOURCE_VOLUME.into(),
+                    persistent_volume_claim: Some(
+                        k8s_openapi::api::core::v1::PersistentVolumeClaimVolumeSource {
+                            claim_name: claim,
+                            read_only: Some(true),
+                        },
+                    ),
+                    ..Default::default()
+                }))
+                .collect(),
+            ),
             node_selector: d.node_selector.clone(),
             tolerations: d.tolerations.clone(),
             affinity: d.affinity.clone(),
@@ -237,6 +270,36 @@ mod tests {
             cmd[i + 1],
             format!("demo-0={}", objects::peer_url("demo", "ns", 0))
         );
+    }
+
+    #[test]
+    fn a_pvc_source_is_mounted_read_only_into_the_fetch_container_only() {
+        let d = desired("3.5.16");
+        let mut r = d.restore.clone().unwrap();
+        r.url = "pvc://backups/etcd/ns-demo-20261201T000000Z-r5.db.zst".into();
+        let spec = restore_pod(&d, &r, "tok").spec.unwrap();
+        let vols = spec.volumes.unwrap();
+        let source = vols.iter().find(|v| v.name == SOURCE_VOLUME).unwrap();
+        let claim = source.persistent_volume_claim.as_ref().unwrap();
+        assert_eq!(
+            (claim.claim_name.as_str(), claim.read_only),
+            ("backups", Some(true))
+        );
+        let inits = spec.init_containers.unwrap();
+        let mount = inits[0]
+            .volume_mounts
+            .as_ref()
+            .unwrap()
+            .iter()
+            .find(|m| m.name == SOURCE_VOLUME)
+            .unwrap();
+        assert_eq!(mount.mount_path, super::super::pvc_agent::MOUNT_DIR);
+        assert_eq!(mount.read_only, Some(true));
+        let mounts = |c: &Container| c.volume_mounts.clone().unwrap_or_default();
+        assert!(mounts(&inits[1]).iter().all(|m| m.name != SOURCE_VOLUME));
+        // An S3 source adds no volume.
+        let s3 = restore_pod(&d, d.restore.as_ref().unwrap(), "tok");
+        assert_eq!(s3.spec.unwrap().volumes.unwrap().len(), 1);
     }
 
     #[test]

@@ -28,8 +28,9 @@ pub struct Args {
     /// Cluster to back up.
     #[arg(required = true)]
     pub name: Option<String>,
-    /// Destination: s3://bucket/prefix[?endpoint=URL&region=R&pathStyle=true] or file:///dir
-    /// (default: the cluster's spec.backup.destination).
+    /// Destination: s3://bucket/prefix[?endpoint=URL&region=R&pathStyle=true], file:///dir (this
+    /// machine) or pvc://claim/dir (a PersistentVolumeClaim of the cluster's namespace; default: the
+    /// cluster's spec.backup.destination).
     #[arg(long)]
     pub to: Option<String>,
     /// none, gzip or zstd (default: the cluster's spec.backup.compression, else zstd).
@@ -42,6 +43,9 @@ pub struct Args {
     /// Show which member would be snapshotted and where it would go; take nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Image holding kubectl-etcd, for the pod that writes to a pvc:// destination.
+    #[arg(long, env = "KUBECTL_ETCD_TOOLS_IMAGE", default_value = crate::model::DEFAULT_TOOLS_IMAGE)]
+    pub tools_image: String,
 }
 
 #[derive(Subcommand, Debug)]
@@ -87,11 +91,6 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
             ))
         })?;
     let destination = Location::parse(&to).map_err(bad_url)?;
-    if matches!(destination, Location::Pvc { .. }) {
-        return Err(Error::Usage(format!(
-            "{to}: a pvc:// destination is written by the in-cluster operator (spec.backup.destination); from the command line use s3:// or file://"
-        )));
-    }
     let compression = match a.compression {
         Some(c) => c,
         None => spec_backup
@@ -108,12 +107,49 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         source,
     })?;
     let secret = a.credentials_secret.or(spec_backup.credentials_secret);
-    let store = open_store(&s.client, &s.namespace, &destination, secret.as_deref()).await?;
-    probe(&store).await?;
+    let store = open_store(
+        &s.client,
+        &s.namespace,
+        &destination,
+        secret.as_deref(),
+        &a.tools_image,
+    )
+    .await?;
+    let result = backup_to(
+        g,
+        &s,
+        &name,
+        &cluster,
+        &desired,
+        a.dry_run,
+        &store,
+        compression,
+        secret,
+    )
+    .await;
+    store.close().await;
+    result
+}
+
+/// The backup itself, once the store is open (the caller closes it).
+#[allow(clippy::too_many_arguments)] // one caller; the values are the verb's own
+async fn backup_to(
+    g: &Global,
+    s: &Session,
+    name: &str,
+    cluster: &EtcdCluster,
+    desired: &model::Desired,
+    dry_run: bool,
+    store: &Store,
+    compression: Compression,
+    secret: Option<String>,
+) -> Result<(), Error> {
+    let destination = store.location().clone();
+    probe(store).await?;
     let ctx = Context::new(s.client.clone(), Dial::PortForward).await?;
-    if a.dry_run {
-        let observed = crate::engine::observe(&ctx, &desired).await?;
-        let source = take::choose_source(&desired, &observed).map_err(BackupError::NoSource)?;
+    if dry_run {
+        let observed = crate::engine::observe(&ctx, desired).await?;
+        let source = take::choose_source(desired, &observed).map_err(BackupError::NoSource)?;
         let lines = vec![
             format!(
                 "snapshot {} (raft index {}, etcd {}){}",
@@ -135,7 +171,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
                 destination
                     .object_url(&take::object_key(
                         &s.namespace,
-                        &name,
+                        name,
                         Timestamp::now(),
                         0,
                         compression
@@ -145,7 +181,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
             format!(
                 "record it as EtcdBackup {}/{}",
                 s.namespace,
-                take::record_name(&name, Timestamp::now())
+                take::record_name(name, Timestamp::now())
             ),
         ];
         return output::print_dry_run(g.output, &lines, &[], None);
@@ -158,7 +194,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         taken_by: crate::lease::cli_identity(),
         member: None,
     };
-    let record = take::create_record(&ctx, &cluster, &req, Timestamp::now()).await?;
+    let record = take::create_record(&ctx, cluster, &req, Timestamp::now()).await?;
     let progress = output::Progress::new(&format!("{}/{name}", s.namespace));
     progress.step(&format!("streaming a snapshot to {}", req.destination));
     let started = Instant::now();
@@ -170,7 +206,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
             output::human_bytes((n as f64 / secs) as i64)
         ));
     };
-    let result = take::execute(&ctx, &desired, &store, &req, record, &shown).await;
+    let result = take::execute(&ctx, desired, store, &req, record, &shown).await;
     match result {
         Ok(record) => {
             let st = record.status.clone().unwrap_or_default();
@@ -184,7 +220,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
             if let Some(m) = &st.message {
                 output::progress_line(&format!("warning: {m}"));
             }
-            crate::backup::scheduled::note_success(&ctx, &cluster, &record).await?;
+            crate::backup::scheduled::note_success(&ctx, cluster, &record).await?;
             output::print_backups(g.output, &[record])
         }
         Err(e) => {

@@ -327,9 +327,19 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
             let destination = destination
                 .clone()
                 .unwrap_or_else(|| unreachable!("checked above"));
-            let store =
-                open_store(&s.client, &s.namespace, &destination, secret.as_deref()).await?;
-            store.check().await.map_err(BackupError::from)?;
+            let store = open_store(
+                &s.client,
+                &s.namespace,
+                &destination,
+                secret.as_deref(),
+                &a.tools_image,
+            )
+            .await?;
+            let checked = store.check().await;
+            if checked.is_err() {
+                store.close().await;
+            }
+            checked.map_err(BackupError::from)?;
             let req = take::Request {
                 destination,
                 compression: Default::default(),
@@ -339,8 +349,13 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
                 member: Some(sv.ordinal),
             };
             progress.step(&format!("snapshotting {}", sv.name));
-            let rec = take::create_record(&ctx, &cluster, &req, Timestamp::now()).await?;
-            let rec = take::execute(&ctx, &d, &store, &req, rec, &|_| {}).await?;
+            let taken = async {
+                let rec = take::create_record(&ctx, &cluster, &req, Timestamp::now()).await?;
+                take::execute(&ctx, &d, &store, &req, rec, &|_| {}).await
+            }
+            .await;
+            store.close().await;
+            let rec = taken?;
             let st = rec.status.clone().unwrap_or_default();
             (st.url.unwrap_or_default(), st.sha256, rec.name_any())
         }

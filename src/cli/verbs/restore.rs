@@ -7,9 +7,9 @@
 use std::path::PathBuf;
 
 use clap::Subcommand;
-use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Secret};
 use kube::ResourceExt;
-use kube::api::{Api, PostParams};
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 
 use super::backup::bad_url;
 use crate::api::{
@@ -18,12 +18,14 @@ use crate::api::{
 use crate::archive::store::{Location, Store};
 use crate::backup::fetch;
 use crate::backup::open_store;
+use crate::backup::pvc;
 use crate::backup::records;
 use crate::cli::flags::{Global, WaitFlags};
 use crate::cli::{Session, drive, output, usage};
 use crate::error::BackupError;
 use crate::error::Error;
 use crate::model::{self, DEFAULT_TOOLS_IMAGE};
+use crate::objects::pvc_agent;
 
 #[derive(clap::Args, Debug)]
 #[command(group(clap::ArgGroup::new("source").required(true).args(["from", "from_backup", "latest_of"])))]
@@ -80,6 +82,55 @@ pub enum SnapshotOp {
     },
     /// Remove a directory of downloaded snapshots.
     Discard { dir: PathBuf },
+    /// The pvc:// agent: store operations on the claim mounted in this pod (see backup::pvc).
+    Agent {
+        /// The location's directory in the mounted claim.
+        #[arg(long, default_value = pvc::MOUNT_DIR)]
+        root: PathBuf,
+        #[command(subcommand)]
+        op: AgentCmd,
+    },
+}
+
+/// One operation of the pvc:// agent (`backup::pvc::AgentOp`).
+#[derive(Subcommand, Debug)]
+pub enum AgentCmd {
+    /// Stay up until no operation ran for --idle seconds (the agent pod's main process).
+    Hold {
+        #[arg(long, default_value_t = pvc::AGENT_IDLE.as_secs())]
+        idle: u64,
+    },
+    /// Check that the directory can be created and written.
+    Check,
+    /// Store framed data from stdin under KEY.
+    Put { key: String },
+    /// Write KEY to stdout.
+    Get { key: String },
+    /// List objects under PREFIX (JSON).
+    List {
+        #[arg(default_value = "")]
+        prefix: String,
+    },
+    /// Size and time of KEY (JSON, null when absent).
+    Head { key: String },
+    /// Delete KEY.
+    Delete { key: String },
+}
+
+impl From<AgentCmd> for pvc::AgentOp {
+    fn from(c: AgentCmd) -> Self {
+        match c {
+            AgentCmd::Hold { idle } => pvc::AgentOp::Hold {
+                idle: std::time::Duration::from_secs(idle),
+            },
+            AgentCmd::Check => pvc::AgentOp::Check,
+            AgentCmd::Put { key } => pvc::AgentOp::Put { key },
+            AgentCmd::Get { key } => pvc::AgentOp::Get { key },
+            AgentCmd::List { prefix } => pvc::AgentOp::List { prefix },
+            AgentCmd::Head { key } => pvc::AgentOp::Head { key },
+            AgentCmd::Delete { key } => pvc::AgentOp::Delete { key },
+        }
+    }
 }
 
 /// Where a restore reads from: the object URL, its expected sha256, and the version it was taken on.
@@ -200,12 +251,6 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     }
     let src = resolve_source(&s, &a).await?;
     let (loc, key) = Location::parse_object(&src.url).map_err(bad_url)?;
-    if matches!(loc, Location::Pvc { .. }) {
-        return Err(Error::Usage(format!(
-            "{}: restoring from pvc:// is not supported yet; copy the object to s3:// first",
-            src.url
-        )));
-    }
     let expected = a.sha256.clone().or(src.sha256.clone());
     let version = match (&a.version, &src.version) {
         (Some(v), _) => v.clone(),
@@ -217,12 +262,20 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     let secret = a.credentials_secret.clone().or(src.secret.clone());
 
     // Verify the whole snapshot before anything of the new cluster exists.
-    let store = open_store(&s.client, &s.namespace, &loc, secret.as_deref()).await?;
+    let store = open_store(
+        &s.client,
+        &s.namespace,
+        &loc,
+        secret.as_deref(),
+        &a.tools_image,
+    )
+    .await?;
     let progress = output::Progress::new(&format!("{}/{name}", s.namespace));
     progress.step(&format!("verifying {}", src.url));
-    let verified = fetch::verify_into(&store, &key, expected.as_deref(), &mut tokio::io::sink())
-        .await
-        .inspect_err(|_| progress.abandon())?;
+    let verified =
+        fetch::verify_into(&store, &key, expected.as_deref(), &mut tokio::io::sink()).await;
+    store.close().await;
+    let verified = verified.inspect_err(|_| progress.abandon())?;
     progress.note(&format!(
         "verified {} ({} stored, {} snapshot, sha256 {})",
         src.url,
@@ -230,13 +283,16 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         output::human_bytes(verified.snapshot_bytes as i64),
         verified.sha256
     ));
-    if matches!(loc, Location::File(_)) {
-        progress.abandon();
-        return Err(Error::Usage(format!(
-            "{} is verified, but a file on this machine cannot be read by the cluster: upload it to S3 and restore with --from s3://…",
-            src.url
-        )));
-    }
+    // A file of this machine reaches the cluster through a staging claim the restore pod reads.
+    let staging = matches!(loc, Location::File(_)).then(|| pvc_agent::staging_claim_name(&name));
+    let source_url = match &staging {
+        Some(claim) => Location::Pvc {
+            claim: claim.clone(),
+            path: String::new(),
+        }
+        .object_url(&key),
+        None => src.url.clone(),
+    };
 
     let made_secret = match (&secret, &loc) {
         (None, Location::S3(_)) => env_credentials_secret(&s.namespace, &name),
@@ -251,7 +307,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
             ephemeral: false,
         },
         restore: Some(RestoreSpec {
-            source: src.url.clone(),
+            source: source_url.clone(),
             sha256: Some(verified.sha256.clone()),
             credentials_secret: secret
                 .clone()
@@ -275,18 +331,55 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
             &s,
             g,
             &cluster,
-            &[format!(
-                "create EtcdCluster {}/{name} restored from {} (sha256 {})",
-                s.namespace, src.url, verified.sha256
-            )],
+            &staging
+                .iter()
+                .map(|claim| {
+                    format!(
+                        "copy {} into a new PersistentVolumeClaim {}/{claim} ({})",
+                        src.url,
+                        s.namespace,
+                        pvc_agent::staging_size(verified.stored_bytes)
+                    )
+                })
+                .chain([format!(
+                    "create EtcdCluster {}/{name} restored from {source_url} (sha256 {})",
+                    s.namespace, verified.sha256
+                )])
+                .collect::<Vec<_>>(),
         )
         .await;
+    }
+    if let Some(claim) = &staging {
+        progress.step(&format!(
+            "copying {} into PersistentVolumeClaim {}/{claim}",
+            src.url, s.namespace
+        ));
+        stage(
+            &s,
+            &name,
+            &loc,
+            &key,
+            &verified,
+            a.storage_class.as_deref(),
+            &a.tools_image,
+        )
+        .await
+        .inspect_err(|_| progress.abandon())?;
     }
     progress.abandon();
     let created = api
         .create(&PostParams::default(), &cluster)
         .await
-        .map_err(|e| Error::kube("create", crate::api::KIND, &s.namespace, &name, e))?;
+        .map_err(|e| Error::kube("create", crate::api::KIND, &s.namespace, &name, e));
+    let created = match created {
+        Ok(c) => c,
+        Err(e) => {
+            if let Some(claim) = &staging {
+                delete_claim(&s, claim).await;
+            }
+            return Err(e);
+        }
+    };
     if let Some(mut secret) = made_secret {
         secret.metadata.owner_references = Some(vec![crate::objects::owner(
             &model::validate(&created).map_err(|source| Error::InvalidSpec {
@@ -301,11 +394,104 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
             .await
             .map_err(|e| Error::kube("create", "Secret", &s.namespace, &secret.name_any(), e))?;
     }
+    if let Some(claim) = &staging {
+        // Deleted with the cluster if this command stops before the restore is done.
+        let owner = crate::objects::owner(&model::validate(&created).map_err(|source| {
+            Error::InvalidSpec {
+                namespace: s.namespace.clone(),
+                name: name.clone(),
+                source,
+            }
+        })?);
+        let claims: Api<PersistentVolumeClaim> = Api::namespaced(s.client.clone(), &s.namespace);
+        claims
+            .patch(
+                claim,
+                &PatchParams::default(),
+                &Patch::Merge(serde_json::json!({"metadata": {"ownerReferences": [owner]}})),
+            )
+            .await
+            .map_err(|e| Error::kube("patch", "PersistentVolumeClaim", &s.namespace, claim, e))?;
+    }
     output::progress_line(&format!(
         "created EtcdCluster {}/{name} from {}",
         s.namespace, src.url
     ));
-    drive::drive(&s, g, created, &a.wait).await
+    drive::drive(&s, g, created, &a.wait).await?;
+    if let Some(claim) = &staging
+        && !a.wait.no_wait
+    {
+        // The seed is restored and serving: the staged copy has done its work.
+        delete_claim(&s, claim).await;
+        output::progress_line(&format!(
+            "deleted the staging PersistentVolumeClaim {}/{claim}",
+            s.namespace
+        ));
+    }
+    Ok(())
+}
+
+/// Copies the verified snapshot `key` of the local directory `loc` into a new staging claim,
+/// through an agent pod; the copy's sha256 must be the verified one. On failure the claim goes.
+async fn stage(
+    s: &Session,
+    name: &str,
+    loc: &Location,
+    key: &str,
+    verified: &fetch::Verified,
+    class: Option<&str>,
+    tools_image: &str,
+) -> Result<(), Error> {
+    let ns = &s.namespace;
+    let claim = pvc_agent::staging_claim(name, ns, verified.stored_bytes, class);
+    let claim_name = claim.metadata.name.clone().unwrap_or_default();
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(s.client.clone(), ns);
+    claims
+        .create(&PostParams::default(), &claim)
+        .await
+        .map_err(|e| match e {
+            kube::Error::Api(st) if st.code == 409 => Error::Conflict(format!(
+                "PersistentVolumeClaim {ns}/{claim_name} already exists (left by an earlier restore of {name}?): delete it with `kubectl -n {ns} delete pvc {claim_name}` and try again"
+            )),
+            e => Error::kube("create", "PersistentVolumeClaim", ns, &claim_name, e),
+        })?;
+    let copied = async {
+        let local = Store::open(loc, None).await.map_err(BackupError::from)?;
+        let staged = Location::Pvc {
+            claim: claim_name.clone(),
+            path: String::new(),
+        };
+        let target = pvc::open(&s.client, ns, &staged, tools_image).await?;
+        let put = async {
+            let (body, _) = local.get(key).await?;
+            target.put(key, body, |_| {}).await
+        }
+        .await;
+        target.close().await;
+        let stored = put.map_err(BackupError::from)?;
+        if stored.sha256_hex != verified.sha256 {
+            return Err(Error::from(BackupError::Corrupt(format!(
+                "{}: changed while it was copied (sha256 {} after, {} before)",
+                loc.object_url(key),
+                stored.sha256_hex,
+                verified.sha256
+            ))));
+        }
+        Ok(())
+    }
+    .await;
+    if copied.is_err() {
+        delete_claim(s, &claim_name).await;
+    }
+    copied
+}
+
+/// Deletes a staging claim (best effort: it is owned by the cluster once that exists).
+async fn delete_claim(s: &Session, claim: &str) {
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(s.client.clone(), &s.namespace);
+    if let Err(e) = claims.delete(claim, &DeleteParams::default()).await {
+        tracing::warn!(namespace = %s.namespace, claim, error = %e, "could not delete the staging claim");
+    }
 }
 
 /// `kubectl-etcd snapshot …`: run inside restore pods (credentials from the pod's environment).
@@ -318,6 +504,10 @@ pub async fn snapshot(op: SnapshotOp) -> Result<(), Error> {
             clean,
         } => {
             let (loc, key) = Location::parse_object(&url).map_err(bad_url)?;
+            // A pvc:// source is mounted into this container (restore pod) at pvc::MOUNT_DIR.
+            let loc = loc
+                .pvc_as_file(std::path::Path::new(pvc::MOUNT_DIR))
+                .unwrap_or(loc);
             let store = Store::open(&loc, None).await.map_err(BackupError::from)?;
             let v = fetch::fetch_to_file(&store, &key, sha256.as_deref(), &to, clean.as_deref())
                 .await?;
@@ -326,6 +516,10 @@ pub async fn snapshot(op: SnapshotOp) -> Result<(), Error> {
                 v.stored_bytes, v.snapshot_bytes, v.sha256
             ));
             Ok(())
+        }
+        SnapshotOp::Agent { root, op } => {
+            let mut stdout = tokio::io::stdout();
+            Ok(pvc::run_agent(&root, op.into(), tokio::io::stdin(), &mut stdout).await?)
         }
         SnapshotOp::Discard { dir } => {
             match tokio::fs::remove_dir_all(&dir).await {

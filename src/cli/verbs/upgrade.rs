@@ -125,7 +125,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
             let loc = Location::parse(&url).map_err(bad_url)?;
             if matches!(loc, Location::Pvc { .. }) {
                 return Err(Error::Usage(format!(
-                    "{url}: a pvc:// destination is written by the in-cluster operator; pass --to s3://… or file://… for the pre-upgrade snapshot"
+                    "{url}: the pre-upgrade snapshot does not go to pvc:// (take one first with `kubectl etcd backup NAME --to pvc://…` and pass --skip-backup --yes, or pass --to s3://… or file://…)"
                 )));
             }
             Some(loc)
@@ -236,7 +236,14 @@ async fn snapshot(
         .map_err(Error::Usage)?
         .unwrap_or_default();
     let secret = spec_backup.credentials_secret.clone();
-    let store = open_store(&s.client, ns, &destination, secret.as_deref()).await?;
+    let store = open_store(
+        &s.client,
+        ns,
+        &destination,
+        secret.as_deref(),
+        crate::model::DEFAULT_TOOLS_IMAGE, // pvc:// is refused above: no agent pod
+    )
+    .await?;
     store.check().await.map_err(BackupError::from)?;
     let req = take::Request {
         destination,

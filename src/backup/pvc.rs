@@ -1,0 +1,1066 @@
+//! `pvc://claim/path`: backups kept on a PersistentVolumeClaim, reached from outside the pod world
+//! through a short-lived **agent pod**.
+//!
+//! Only a pod that mounts a claim can read or write it. Opening a pvc:// store starts one pod of
+//! the project's tools image (the same `kubectl-etcd` binary) that mounts the claim and idles
+//! (`snapshot agent hold`); every store operation is an `exec` of a hidden subcommand of that binary
+//! (`snapshot agent put|get|list|head|delete|check`), which runs the local-file store on the
+//! mounted directory, so pvc:// objects get exactly the file store's semantics (`.partial` names
+//! while writing, fsync, rename, directory listing).
+//!
+//! Bytes travel over the Kubernetes exec stream (WebSocket, kube's `ws` feature): `get` is the
+//! remote command's stdout; `put` writes **frames** on its stdin, because the v4 exec protocol of
+//! older API servers (1.20 here) cannot close stdin without closing the whole session — the
+//! receiver must know where the data ends by itself. A frame is `[u32 BE length][bytes]`; a
+//! zero-length frame ends the data and is followed by the total byte count (u64 BE) and the
+//! sha256 of all bytes (64 hex digits). The receiver writes `<key>.partial`, checks count and
+//! sha256, fsyncs and renames; anything else (a cut connection, a mismatch) leaves nothing.
+//! Memory stays bounded on both sides: one frame at a time, exec buffers of fixed size.
+//!
+//! The agent exits by itself after [`AGENT_IDLE`] without an operation (every operation touches
+//! a file in the pod's own emptyDir), so a CLI killed mid-way leaves a finished pod, not a running
+//! one, and the next opening of that claim deletes it; [`Store::close`] deletes it as soon as the caller is done. A session that breaks is noticed
+//! through kube's status channel (whose sender goes with the session): reads then stop instead of
+//! waiting for pipes nobody will close.
+//!
+//! This room talks to Kubernetes (act); the agent pod's builder is `objects::pvc_agent`, the frame
+//! codec here is pure. The archive sees the agent only as an `archive::store::Remote`.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use futures::future::BoxFuture;
+use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Status;
+use kube::api::{Api, AttachParams, AttachedProcess, DeleteParams, PostParams};
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+use crate::archive::codec::Sha256;
+use crate::archive::store::{Location, ObjectInfo, Remote, Store, StoreError, Stored};
+use crate::error::{BackupError, Error};
+pub use crate::objects::pvc_agent::{AGENT_IDLE, ALIVE_FILE, MOUNT_DIR};
+use crate::objects::pvc_agent::{LABEL_AGENT_OF, agent_pod, agent_pod_name, mounted_dir};
+
+/// How long a new agent pod may take to start (image present, claim bound and mounted).
+const AGENT_START: Duration = Duration::from_secs(180);
+/// How long an agent whose data stopped may take to report before its session is cut.
+const AGENT_REPORT: Duration = Duration::from_secs(5);
+/// Largest data frame of the put protocol.
+pub const MAX_FRAME: usize = 1024 * 1024;
+/// Bytes read from the body per frame on the sending side.
+const SEND_CHUNK: usize = 256 * 1024;
+/// Buffer between the exec stream and our readers/writers (each direction).
+const EXEC_BUF: usize = 1024 * 1024;
+/// Most stderr (error text) kept from a remote command.
+const STDERR_LIMIT: u64 = 64 * 1024;
+
+// ---------------------------------------------------------------------------------------------
+// The frame codec of `put` (pure)
+// ---------------------------------------------------------------------------------------------
+
+/// The header of a data frame of `len` bytes (1..=MAX_FRAME).
+pub fn frame_header(len: usize) -> [u8; 4] {
+    (len as u32).to_be_bytes()
+}
+
+/// The end of the data: a zero-length frame, the byte count and the sha256 (hex).
+pub fn end_frame(total: u64, sha256_hex: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(4 + 8 + 64);
+    out.extend_from_slice(&0u32.to_be_bytes());
+    out.extend_from_slice(&total.to_be_bytes());
+    out.extend_from_slice(sha256_hex.as_bytes());
+    out
+}
+
+/// The data carried by a framed stream, as a reader: it ends (EOF) only after the end frame
+/// arrived and the byte count and sha256 match; every other ending is an error.
+pub fn unframe<R>(input: R) -> impl AsyncRead + Unpin + Send
+where
+    R: AsyncRead + Unpin + Send + 'static,
+{
+    struct State<R> {
+        input: R,
+        sha: Sha256,
+    }
+    let bad = |m: String| io::Error::new(io::ErrorKind::InvalidData, m);
+    let stream = futures::stream::try_unfold(
+        State {
+            input,
+            sha: Sha256::default(),
+        },
+        // Returning None ends the stream: the reader never asks again after the end frame.
+        move |mut st| async move {
+            let mut head = [0u8; 4];
+            read_exact_or(&mut st.input, &mut head, "before the end of the data").await?;
+            let len = u32::from_be_bytes(head) as usize;
+            if len == 0 {
+                let mut count = [0u8; 8];
+                read_exact_or(&mut st.input, &mut count, "inside the end frame").await?;
+                let mut sum = [0u8; 64];
+                read_exact_or(&mut st.input, &mut sum, "inside the end frame").await?;
+                let total = u64::from_be_bytes(count);
+                let (got, sha) = st.sha.finish();
+                if got != total {
+                    return Err(bad(format!(
+                        "received {got} bytes, the sender sent {total}"
+                    )));
+                }
+                if !sha.as_bytes().eq_ignore_ascii_case(&sum) {
+                    return Err(bad(format!(
+                        "the received bytes hash to sha256 {sha}, the sender's hash to {}",
+                        String::from_utf8_lossy(&sum)
+                    )));
+                }
+                return Ok(None);
+            }
+            if len > MAX_FRAME {
+                return Err(bad(format!(
+                    "a frame of {len} bytes is larger than {MAX_FRAME}: not a kubectl-etcd put stream"
+                )));
+            }
+            let mut buf = BytesMut::zeroed(len);
+            read_exact_or(&mut st.input, &mut buf, "inside a frame").await?;
+            st.sha.update(&buf);
+            Ok(Some((buf.freeze(), st)))
+        },
+    );
+    tokio_util::io::StreamReader::new(Box::pin(stream))
+}
+
+async fn read_exact_or<R: AsyncRead + Unpin>(
+    r: &mut R,
+    buf: &mut [u8],
+    when: &str,
+) -> io::Result<()> {
+    r.read_exact(buf).await.map(|_| ()).map_err(|e| {
+        if e.kind() == io::ErrorKind::UnexpectedEof {
+            io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!(
+                    "the data stream was cut {when} (the sender stopped or the connection broke)"
+                ),
+            )
+        } else {
+            e
+        }
+    })
+}
+
+/// Writes `body` as frames to `out`, then the end frame. Returns the byte count and sha256.
+pub async fn frame<R, W>(
+    mut body: R,
+    out: &mut W,
+    progress: &(dyn Fn(u64) + Send + Sync),
+) -> io::Result<(u64, String)>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let mut sha = Sha256::default();
+    let mut buf = vec![0u8; SEND_CHUNK];
+    let mut sent = 0u64;
+    loop {
+        let n = body.read(&mut buf).await?;
+        if n == 0 {
+            break;
+        }
+        out.write_all(&frame_header(n)).await?;
+        out.write_all(&buf[..n]).await?;
+        sha.update(&buf[..n]);
+        sent += n as u64;
+        progress(sent);
+    }
+    let (total, hex) = sha.finish();
+    out.write_all(&end_frame(total, &hex)).await?;
+    out.flush().await?;
+    Ok((total, hex))
+}
+
+// ---------------------------------------------------------------------------------------------
+// The agent's side (runs in the agent pod)
+// ---------------------------------------------------------------------------------------------
+
+/// One object as the agent reports it (JSON on stdout).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct WireObject {
+    pub key: String,
+    pub size: u64,
+    #[serde(default)]
+    pub last_modified: Option<i64>,
+}
+
+impl From<&ObjectInfo> for WireObject {
+    fn from(o: &ObjectInfo) -> Self {
+        WireObject {
+            key: o.key.clone(),
+            size: o.size,
+            last_modified: o.last_modified.map(|t| t.as_second()),
+        }
+    }
+}
+
+impl From<WireObject> for ObjectInfo {
+    fn from(o: WireObject) -> Self {
+        ObjectInfo {
+            key: o.key,
+            size: o.size,
+            last_modified: o
+                .last_modified
+                .and_then(|s| jiff::Timestamp::from_second(s).ok()),
+        }
+    }
+}
+
+/// What `put` answers on stdout.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct WireStored {
+    pub key: String,
+    pub bytes: u64,
+    pub sha256: String,
+}
+
+/// One operation of the agent, on the file store at `root` (inside the mounted claim).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AgentOp {
+    /// Idle until no operation touched the alive file for `idle`.
+    Hold {
+        idle: Duration,
+    },
+    Check,
+    /// Read framed data on stdin, store it under `key`; print a [`WireStored`].
+    Put {
+        key: String,
+    },
+    /// Write the object to stdout.
+    Get {
+        key: String,
+    },
+    /// Print the objects under `prefix` ([`WireObject`]s).
+    List {
+        prefix: String,
+    },
+    /// Print the object's [`WireObject`] or `null`.
+    Head {
+        key: String,
+    },
+    Delete {
+        key: String,
+    },
+}
+
+/// Runs `op` in the agent pod; `put` reads `input` (the process's stdin), results go to `out`
+/// (its stdout).
+pub async fn run_agent<I, W>(
+    root: &Path,
+    op: AgentOp,
+    input: I,
+    out: &mut W,
+) -> Result<(), BackupError>
+where
+    I: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin,
+{
+    if let AgentOp::Hold { idle } = op {
+        return hold(Path::new(ALIVE_FILE), idle).await;
+    }
+    let keepalive = tokio::spawn(async {
+        loop {
+            touch(Path::new(ALIVE_FILE)).await;
+            tokio::time::sleep(Duration::from_secs(10)).await;
+        }
+    });
+    let result = agent_op(root, op, input, out).await;
+    keepalive.abort();
+    result
+}
+
+async fn agent_op<I, W>(root: &Path, op: AgentOp, input: I, out: &mut W) -> Result<(), BackupError>
+where
+    I: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin,
+{
+    let store = Store::open(&Location::File(root.to_path_buf()), None).await?;
+    fn json<T: Serialize>(v: &T) -> Vec<u8> {
+        serde_json::to_vec(v).unwrap_or_default()
+    }
+    let bytes = match op {
+        AgentOp::Hold { .. } => Vec::new(),
+        AgentOp::Check => {
+            store.check().await?;
+            b"{}".to_vec()
+        }
+        AgentOp::Put { key } => {
+            let body = unframe(input);
+            let s = store.put(&key, body, |_| {}).await?;
+            json(&WireStored {
+                key: s.key,
+                bytes: s.bytes,
+                sha256: s.sha256_hex,
+            })
+        }
+        AgentOp::Get { key } => {
+            let (mut body, _) = store.get(&key).await?;
+            tokio::io::copy(&mut body, out)
+                .await
+                .map_err(|e| StoreError::Io {
+                    what: format!("cannot send {}", store.url(&key)),
+                    source: e,
+                })?;
+            Vec::new()
+        }
+        AgentOp::List { prefix } => {
+            let list: Vec<WireObject> = store.list(&prefix).await?.iter().map(Into::into).collect();
+            json(&list)
+        }
+        AgentOp::Head { key } => {
+            let head: Option<WireObject> = store.head(&key).await?.as_ref().map(Into::into);
+            json(&head)
+        }
+        AgentOp::Delete { key } => {
+            store.delete(&key).await?;
+            b"{}".to_vec()
+        }
+    };
+    out.write_all(&bytes).await.map_err(|e| StoreError::Io {
+        what: "cannot write the answer".into(),
+        source: e,
+    })?;
+    out.flush().await.map_err(|e| StoreError::Io {
+        what: "cannot write the answer".into(),
+        source: e,
+    })?;
+    Ok(())
+}
+
+/// Marks the agent as used now.
+async fn touch(alive: &Path) {
+    let _ = tokio::fs::write(alive, b"").await;
+}
+
+/// The agent pod's main process: returns once nothing touched `alive` for `idle`.
+async fn hold(alive: &Path, idle: Duration) -> Result<(), BackupError> {
+    touch(alive).await;
+    loop {
+        tokio::time::sleep(Duration::from_secs(5).min(idle)).await;
+        let age = tokio::fs::metadata(alive)
+            .await
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .unwrap_or_default();
+        if age >= idle {
+            return Ok(());
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The caller's side: a store backend that drives an agent pod
+// ---------------------------------------------------------------------------------------------
+
+/// A running agent pod serving one pvc:// location.
+#[derive(Clone)]
+pub struct Agent {
+    inner: Arc<AgentInner>,
+}
+
+struct AgentInner {
+    pods: Api<Pod>,
+    namespace: String,
+    pod: String,
+    location: Location,
+    /// The location's directory inside the pod.
+    root: String,
+}
+
+impl std::fmt::Debug for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Agent")
+            .field("pod", &self.inner.pod)
+            .finish()
+    }
+}
+
+/// Opens `pvc://claim/path` in namespace `ns`: the claim must exist; an agent pod of `image`
+/// mounts it. A missing claim is a usage error and creates nothing.
+pub async fn open(
+    client: &kube::Client,
+    ns: &str,
+    loc: &Location,
+    image: &str,
+) -> Result<Store, Error> {
+    let Location::Pvc { claim, .. } = loc else {
+        return Ok(Store::open(loc, None).await.map_err(BackupError::from)?);
+    };
+    let kube_err = |verb: &'static str, kind: &'static str, name: &str, e: kube::Error| {
+        Error::kube(verb, kind, ns, name, e)
+    };
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), ns);
+    let pvc = claims
+        .get_opt(claim)
+        .await
+        .map_err(|e| kube_err("get", "PersistentVolumeClaim", claim, e))?;
+    let Some(pvc) = pvc else {
+        return Err(Error::Usage(format!(
+            "{loc}: PersistentVolumeClaim {ns}/{claim} does not exist; create it first (any ReadWriteOnce claim with room for the backups) or fix the claim name"
+        )));
+    };
+    if pvc.metadata.deletion_timestamp.is_some() {
+        return Err(Error::Usage(format!(
+            "{loc}: PersistentVolumeClaim {ns}/{claim} is being deleted; use another claim"
+        )));
+    }
+    let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
+    remove_finished_agents(&pods, claim).await;
+    let suffix = format!(
+        "{:06x}",
+        (jiff::Timestamp::now().as_nanosecond() as u64 ^ u64::from(std::process::id())) & 0xff_ffff
+    );
+    let name = agent_pod_name(claim, &suffix);
+    pods.create(&PostParams::default(), &agent_pod(&name, ns, claim, image))
+        .await
+        .map_err(|e| kube_err("create", "Pod", &name, e))?;
+    let agent = Agent {
+        inner: Arc::new(AgentInner {
+            pods: pods.clone(),
+            namespace: ns.into(),
+            pod: name.clone(),
+            location: loc.clone(),
+            root: mounted_dir(loc)
+                .unwrap_or_else(|| PathBuf::from(MOUNT_DIR))
+                .display()
+                .to_string(),
+        }),
+    };
+    let running = tokio::time::timeout(
+        AGENT_START,
+        kube::runtime::wait::await_condition(
+            pods.clone(),
+            &name,
+            kube::runtime::conditions::is_pod_running(),
+        ),
+    )
+    .await;
+    let failed = match running {
+        Ok(Ok(_)) => None,
+        Ok(Err(e)) => Some(format!("watching it failed: {e}")),
+        Err(_) => Some(format!(
+            "it did not start within {}s{}",
+            AGENT_START.as_secs(),
+            pending_reason(&pods, &name).await
+        )),
+    };
+    if let Some(why) = failed {
+        agent.close().await;
+        return Err(BackupError::from(StoreError::Other {
+            what: format!("cannot reach {loc} through pod {ns}/{name} (image {image})"),
+            detail: format!(
+                "{why}; check that the claim is bound and not mounted on another node, and that the image is pullable (--tools-image / KUBECTL_ETCD_TOOLS_IMAGE)"
+            ),
+            transient: false,
+            source: None,
+        })
+        .into());
+    }
+    Ok(Store::remote(loc, Arc::new(agent)))
+}
+
+/// Deletes the finished agent pods of `claim` (left by commands that were killed: their agents
+/// exited when idle). Best effort: a leftover is only clutter.
+async fn remove_finished_agents(pods: &Api<Pod>, claim: &str) {
+    let lp = kube::api::ListParams::default().labels(&format!("{LABEL_AGENT_OF}={claim}"));
+    let Ok(list) = pods.list(&lp).await else {
+        return;
+    };
+    for pod in list.items {
+        let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
+        if matches!(phase, Some("Succeeded" | "Failed"))
+            && let Some(name) = pod.metadata.name.as_deref()
+        {
+            let _ = pods.delete(name, &DeleteParams::default()).await;
+        }
+    }
+}
+
+/// Why a pod is not running yet, from its status (": reason: message"), or "".
+async fn pending_reason(pods: &Api<Pod>, name: &str) -> String {
+    let Ok(pod) = pods.get(name).await else {
+        return String::new();
+    };
+    let st = pod.status.unwrap_or_default();
+    let cond = st
+        .conditions
+        .unwrap_or_default()
+        .into_iter()
+        .find(|c| c.status != "True" && c.message.is_some())
+        .map(|c| {
+            format!(
+                "{}: {}",
+                c.reason.unwrap_or_default(),
+                c.message.unwrap_or_default()
+            )
+        });
+    let waiting = st
+        .container_statuses
+        .unwrap_or_default()
+        .into_iter()
+        .find_map(|c| c.state.and_then(|s| s.waiting))
+        .map(|w| {
+            format!(
+                "{}: {}",
+                w.reason.unwrap_or_default(),
+                w.message.unwrap_or_default()
+            )
+        });
+    match cond.or(waiting) {
+        Some(r) => format!(" ({r})"),
+        None => String::new(),
+    }
+}
+
+/// The output of a finished remote command.
+struct Finished {
+    stdout: Vec<u8>,
+}
+
+impl Agent {
+    /// Deletes the agent pod (best effort: an agent left behind exits after [`AGENT_IDLE`]).
+    pub async fn close(&self) {
+        let dp = DeleteParams {
+            grace_period_seconds: Some(0),
+            ..Default::default()
+        };
+        if let Err(e) = self.inner.pods.delete(&self.inner.pod, &dp).await {
+            tracing::warn!(
+                namespace = %self.inner.namespace,
+                pod = %self.inner.pod,
+                error = %e,
+                "could not delete the pvc agent pod; it exits by itself when idle"
+            );
+        }
+    }
+
+    fn url(&self, key: &str) -> String {
+        self.inner.location.object_url(key)
+    }
+
+    async fn start(&self, op: &[&str], stdin: bool) -> Result<AttachedProcess, StoreError> {
+        let mut cmd: Vec<String> = vec![
+            "/usr/local/bin/kubectl-etcd".into(),
+            "snapshot".into(),
+            "agent".into(),
+            "--root".into(),
+            self.inner.root.clone(),
+        ];
+        cmd.extend(op.iter().map(|s| s.to_string()));
+        let ap = AttachParams::default()
+            .container("agent")
+            .stdin(stdin)
+            .stdout(true)
+            .stderr(true)
+            .max_stdin_buf_size(EXEC_BUF)
+            .max_stdout_buf_size(EXEC_BUF);
+        self.inner
+            .pods
+            .exec(&self.inner.pod, cmd, &ap)
+            .await
+            .map_err(|e| StoreError::Other {
+                what: format!(
+                    "cannot run {} in pod {}/{}",
+                    op.first().copied().unwrap_or(""),
+                    self.inner.namespace,
+                    self.inner.pod
+                ),
+                detail: e.to_string(),
+                transient: true,
+                source: Some(Box::new(e)),
+            })
+    }
+
+    /// The remote command's verdict: Ok, or its error text (stderr) with pod paths shown as URLs.
+    fn verdict(
+        &self,
+        what: &str,
+        status: Option<Status>,
+        stderr: Vec<u8>,
+    ) -> Result<(), StoreError> {
+        let ok = status
+            .as_ref()
+            .is_some_and(|s| s.status.as_deref() == Some("Success"));
+        if ok {
+            return Ok(());
+        }
+        let text = String::from_utf8_lossy(&stderr);
+        let text = text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| l.trim_start_matches("error: "))
+            .collect::<Vec<_>>()
+            .join("; ");
+        let pvc_url = self.inner.location.to_string();
+        let text = text
+            .replace(&format!("file://{}", self.inner.root), &pvc_url)
+            .replace(&self.inner.root, &pvc_url);
+        let detail = if text.is_empty() {
+            status
+                .and_then(|s| s.message)
+                .unwrap_or_else(|| "the connection to the agent pod broke".into())
+        } else {
+            text
+        };
+        Err(StoreError::Other {
+            what: what.into(),
+            detail,
+            transient: false,
+            source: None,
+        })
+    }
+
+    /// Runs an operation without input and returns its stdout.
+    async fn run(&self, what: &str, op: &[&str]) -> Result<Finished, StoreError> {
+        let mut ap = self.start(op, false).await?;
+        let status = ap.take_status();
+        let out = tokio::spawn(read_all(ap.stdout(), u64::MAX));
+        let err = tokio::spawn(read_all(ap.stderr(), STDERR_LIMIT));
+        let status = async {
+            match status {
+                Some(s) => s.await,
+                None => None,
+            }
+        };
+        let (status, stdout, stderr) = finish(status, out, err).await;
+        drop(ap);
+        self.verdict(what, status, stderr)?;
+        Ok(Finished { stdout })
+    }
+
+    pub async fn check(&self) -> Result<(), StoreError> {
+        self.run(
+            &format!("cannot write to {}", self.inner.location),
+            &["check"],
+        )
+        .await
+        .map(|_| ())
+    }
+
+    pub async fn head(&self, key: &str) -> Result<Option<ObjectInfo>, StoreError> {
+        let f = self
+            .run(&format!("cannot read {}", self.url(key)), &["head", key])
+            .await?;
+        let head: Option<WireObject> = parse_answer(&f.stdout, &self.url(key))?;
+        Ok(head.map(Into::into))
+    }
+
+    pub async fn list(&self, prefix: &str) -> Result<Vec<ObjectInfo>, StoreError> {
+        let what = format!("cannot list {}", self.inner.location);
+        let f = self.run(&what, &["list", prefix]).await?;
+        let list: Vec<WireObject> = parse_answer(&f.stdout, &what)?;
+        Ok(list.into_iter().map(Into::into).collect())
+    }
+
+    pub async fn delete(&self, key: &str) -> Result<(), StoreError> {
+        self.run(
+            &format!("cannot delete {}", self.url(key)),
+            &["delete", key],
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// Streams `body` into `key` (see the module doc for the frames).
+    pub async fn put<R>(
+        &self,
+        key: &str,
+        body: R,
+        progress: &(dyn Fn(u64) + Send + Sync),
+    ) -> Result<Stored, StoreError>
+    where
+        R: AsyncRead + Unpin + Send,
+    {
+        let what = format!("cannot store {}", self.url(key));
+        let mut ap = self.start(&["put", key], true).await?;
+        let status = ap.take_status();
+        // Kept open until the verdict: closing stdin ends the whole session on the v4 protocol.
+        let mut stdin = ap
+            .stdin()
+            .ok_or_else(|| StoreError::other(&what, "no stdin"))?;
+        let out = tokio::spawn(read_all(ap.stdout(), 64 * 1024));
+        let err = tokio::spawn(read_all(ap.stderr(), STDERR_LIMIT));
+        let sent = frame(body, &mut stdin, progress).await;
+        let status = match (status, &sent) {
+            (Some(s), Ok(_)) => s.await,
+            // The data stopped (its source failed, or the agent is gone): an agent still waiting
+            // for frames that never come gets a moment to report, then the session is cut (it
+            // then removes its partial file).
+            (Some(s), Err(_)) => {
+                let status = tokio::time::timeout(AGENT_REPORT, s).await.ok().flatten();
+                if status.is_none() {
+                    ap.abort();
+                }
+                status
+            }
+            (None, _) => None,
+        };
+        let (status, stdout, stderr) = finish(async { status }, out, err).await;
+        drop(stdin);
+        drop(ap);
+        let sent = sent.map_err(|e| StoreError::Io {
+            what: format!("reading the data to store at {} failed", self.url(key)),
+            source: e,
+        });
+        if status.is_none()
+            && let Err(e) = sent
+        {
+            return Err(e);
+        }
+        // The agent's verdict first: a broken pipe on our side is usually its failure.
+        self.verdict(&what, status, stderr)?;
+        let (bytes, sha256_hex) = sent?;
+        let stored: WireStored = parse_answer(&stdout, &self.url(key))?;
+        if stored.bytes != bytes || !stored.sha256.eq_ignore_ascii_case(&sha256_hex) {
+            return Err(StoreError::other(
+                what,
+                format!(
+                    "the agent stored {} bytes with sha256 {}, {bytes} bytes with sha256 {sha256_hex} were sent",
+                    stored.bytes, stored.sha256
+                ),
+            ));
+        }
+        Ok(Stored {
+            key: key.into(),
+            bytes,
+            sha256_hex,
+        })
+    }
+
+    /// A reader of `key`: the agent's stdout, which fails at its end unless the agent succeeded.
+    pub async fn get(
+        &self,
+        key: &str,
+    ) -> Result<(Box<dyn AsyncRead + Unpin + Send>, Option<u64>), StoreError> {
+        let Some(info) = self.head(key).await? else {
+            return Err(StoreError::NotFound(self.url(key)));
+        };
+        let mut ap = self.start(&["get", key], false).await?;
+        let status = ap.take_status();
+        let mut out = ap.stdout().ok_or_else(|| {
+            StoreError::other(format!("cannot read {}", self.url(key)), "no stdout")
+        })?;
+        let err = ap.stderr();
+        let (tx, rx) = tokio::sync::mpsc::channel::<io::Result<Bytes>>(4);
+        let agent = self.clone();
+        let what = format!("cannot read {}", self.url(key));
+        tokio::spawn(async move {
+            let _keep = ap;
+            let err = tokio::spawn(read_all(err, STDERR_LIMIT));
+            let mut status = std::pin::pin!(async move {
+                match status {
+                    Some(s) => s.await,
+                    None => None,
+                }
+            });
+            // Resolved once the session ended: its stdout is then all buffered, and closed unless
+            // the session broke (then nothing closes it: reads stop after a short wait).
+            let mut ended: Option<Option<Status>> = None;
+            let mut buf = BytesMut::with_capacity(64 * 1024);
+            loop {
+                buf.reserve(64 * 1024);
+                let read = match ended {
+                    None => tokio::select! {
+                        r = out.read_buf(&mut buf) => Some(r),
+                        st = &mut status => { ended = Some(st); continue; }
+                    },
+                    Some(_) => tokio::time::timeout(AGENT_REPORT, out.read_buf(&mut buf))
+                        .await
+                        .ok(),
+                };
+                match read {
+                    Some(Ok(0)) | None => break,
+                    Some(Ok(_)) => {
+                        if tx.send(Ok(buf.split().freeze())).await.is_err() {
+                            return; // the reader went away
+                        }
+                    }
+                    Some(Err(e)) => {
+                        let _ = tx.send(Err(e)).await;
+                        return;
+                    }
+                }
+            }
+            let status = match ended {
+                Some(st) => st,
+                None => status.await,
+            };
+            let stderr = match tokio::time::timeout(AGENT_REPORT, err).await {
+                Ok(Ok(e)) => e,
+                _ => Vec::new(),
+            };
+            if let Err(e) = agent.verdict(&what, status, stderr) {
+                let _ = tx.send(Err(io::Error::other(e.to_string()))).await;
+            }
+        });
+        let stream = tokio_stream_from(rx);
+        Ok((
+            Box::new(tokio_util::io::StreamReader::new(stream)),
+            Some(info.size),
+        ))
+    }
+}
+
+impl Remote for Agent {
+    fn check(&self) -> BoxFuture<'_, Result<(), StoreError>> {
+        Box::pin(Agent::check(self))
+    }
+    fn put<'a>(
+        &'a self,
+        key: &'a str,
+        body: &'a mut (dyn AsyncRead + Unpin + Send),
+        progress: &'a (dyn Fn(u64) + Send + Sync),
+    ) -> BoxFuture<'a, Result<Stored, StoreError>> {
+        Box::pin(Agent::put(self, key, body, progress))
+    }
+    fn get<'a>(
+        &'a self,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<(Box<dyn AsyncRead + Unpin + Send>, Option<u64>), StoreError>> {
+        Box::pin(Agent::get(self, key))
+    }
+    fn list<'a>(&'a self, prefix: &'a str) -> BoxFuture<'a, Result<Vec<ObjectInfo>, StoreError>> {
+        Box::pin(Agent::list(self, prefix))
+    }
+    fn head<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<ObjectInfo>, StoreError>> {
+        Box::pin(Agent::head(self, key))
+    }
+    fn delete<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(Agent::delete(self, key))
+    }
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(Agent::close(self))
+    }
+}
+
+fn tokio_stream_from(
+    mut rx: tokio::sync::mpsc::Receiver<io::Result<Bytes>>,
+) -> impl futures::Stream<Item = io::Result<Bytes>> + Unpin + Send {
+    Box::pin(futures::stream::poll_fn(move |cx| rx.poll_recv(cx)))
+}
+
+/// The end of a remote command: its status and what its output readers collected. A session
+/// that ended normally closed its pipes; one that broke did not (kube then drops the status
+/// sender: `None`), so the readers get a short wait and are then given up.
+async fn finish(
+    status: impl std::future::Future<Output = Option<Status>>,
+    out: tokio::task::JoinHandle<Vec<u8>>,
+    err: tokio::task::JoinHandle<Vec<u8>>,
+) -> (Option<Status>, Vec<u8>, Vec<u8>) {
+    let status = status.await;
+    let collect = |task: tokio::task::JoinHandle<Vec<u8>>| async move {
+        let abort = task.abort_handle();
+        match tokio::time::timeout(AGENT_REPORT, task).await {
+            Ok(Ok(v)) => v,
+            _ => {
+                abort.abort();
+                Vec::new()
+            }
+        }
+    };
+    let (stdout, stderr) = tokio::join!(collect(out), collect(err));
+    (status, stdout, stderr)
+}
+
+async fn read_all<R: AsyncRead + Unpin>(r: Option<R>, limit: u64) -> Vec<u8> {
+    let mut out = Vec::new();
+    if let Some(r) = r {
+        let _ = r.take(limit).read_to_end(&mut out).await;
+    }
+    out
+}
+
+fn parse_answer<T: serde::de::DeserializeOwned>(
+    stdout: &[u8],
+    what: &str,
+) -> Result<T, StoreError> {
+    serde_json::from_slice(stdout).map_err(|e| {
+        StoreError::other(
+            format!("unexpected answer about {what} from the pvc agent"),
+            format!(
+                "{e}: {:?}",
+                String::from_utf8_lossy(&stdout[..stdout.len().min(200)])
+            ),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn framed(data: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        frame(data, &mut out, &|_| {}).await.unwrap();
+        out
+    }
+
+    async fn unframed(input: Vec<u8>) -> io::Result<Vec<u8>> {
+        let mut out = Vec::new();
+        unframe(std::io::Cursor::new(input))
+            .read_to_end(&mut out)
+            .await
+            .map(|_| out)
+    }
+
+    fn data(n: usize) -> Vec<u8> {
+        (0..n).map(|i| (i * 31 % 251) as u8).collect()
+    }
+
+    #[tokio::test]
+    async fn frames_carry_any_size_and_end_only_with_a_matching_trailer() {
+        for n in [0, 1, SEND_CHUNK - 1, SEND_CHUNK, 3 * SEND_CHUNK + 7] {
+            let d = data(n);
+            assert_eq!(unframed(framed(&d).await).await.unwrap(), d, "{n} bytes");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_cut_stream_is_an_error_not_a_short_file() {
+        let whole = framed(&data(SEND_CHUNK + 10)).await;
+        for cut in [0, 3, 100, SEND_CHUNK + 4, whole.len() - 1] {
+            let e = unframed(whole[..cut].to_vec()).await.unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof, "cut at {cut}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_wrong_count_or_hash_in_the_trailer_is_refused() {
+        let d = data(1000);
+        let mut body = frame_header(d.len()).to_vec();
+        body.extend_from_slice(&d);
+        let mut sha = Sha256::default();
+        sha.update(&d);
+        let (n, hex) = sha.finish();
+        let mut wrong_count = body.clone();
+        wrong_count.extend(end_frame(n + 1, &hex));
+        assert!(
+            unframed(wrong_count)
+                .await
+                .unwrap_err()
+                .to_string()
+                .contains("sent 1001")
+        );
+        let mut wrong_sha = body.clone();
+        wrong_sha.extend(end_frame(n, &"0".repeat(64)));
+        assert!(
+            unframed(wrong_sha)
+                .await
+                .unwrap_err()
+                .to_string()
+                .contains("sha256")
+        );
+        let mut huge = frame_header(MAX_FRAME + 1).to_vec();
+        huge.extend_from_slice(&[0; 16]);
+        assert!(
+            unframed(huge)
+                .await
+                .unwrap_err()
+                .to_string()
+                .contains("larger than")
+        );
+    }
+
+    #[tokio::test]
+    async fn the_agent_puts_lists_reads_and_deletes_on_its_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("etcd");
+        let d = data(2 * SEND_CHUNK + 5);
+        let run = |op: AgentOp, input: Vec<u8>| {
+            let root = root.clone();
+            async move {
+                let mut out = Vec::new();
+                run_agent(&root, op, std::io::Cursor::new(input), &mut out)
+                    .await
+                    .map(|_| out)
+            }
+        };
+        run(AgentOp::Check, vec![]).await.unwrap();
+        let put = run(
+            AgentOp::Put {
+                key: "a/x.db".into(),
+            },
+            framed(&d).await,
+        )
+        .await
+        .unwrap();
+        let stored: WireStored = serde_json::from_slice(&put).unwrap();
+        assert_eq!(stored.bytes, d.len() as u64);
+        let got = run(
+            AgentOp::Get {
+                key: "a/x.db".into(),
+            },
+            vec![],
+        )
+        .await
+        .unwrap();
+        assert_eq!(got, d);
+        let list: Vec<WireObject> = serde_json::from_slice(
+            &run(
+                AgentOp::List {
+                    prefix: "a/".into(),
+                },
+                vec![],
+            )
+            .await
+            .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(list.len(), 1);
+        assert_eq!(
+            (list[0].key.as_str(), list[0].size),
+            ("a/x.db", d.len() as u64)
+        );
+        let head: Option<WireObject> = serde_json::from_slice(
+            &run(
+                AgentOp::Head {
+                    key: "a/y.db".into(),
+                },
+                vec![],
+            )
+            .await
+            .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(head, None);
+        run(
+            AgentOp::Delete {
+                key: "a/x.db".into(),
+            },
+            vec![],
+        )
+        .await
+        .unwrap();
+        assert!(
+            run(
+                AgentOp::Get {
+                    key: "a/x.db".into()
+                },
+                vec![]
+            )
+            .await
+            .is_err()
+        );
+    }
+
+    #[tokio::test]
+    async fn an_interrupted_put_leaves_nothing_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let whole = framed(&data(SEND_CHUNK + 10)).await;
+        let mut out = Vec::new();
+        let cut = std::io::Cursor::new(whole[..whole.len() - 20].to_vec());
+        let put = AgentOp::Put { key: "x.db".into() };
+        assert!(run_agent(dir.path(), put, cut, &mut out).await.is_err());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+}
