@@ -127,7 +127,7 @@ pub struct BackupSpec {
     /// Which scheduled backups to keep. Retention never deletes the newest successful backup and
     /// never deletes anything because a backup failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub retention: Option<crate::backup::retention::Retention>,
+    pub retention: Option<crate::archive::retention::Retention>,
 }
 
 /// The snapshot a new cluster starts from.

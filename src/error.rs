@@ -1,5 +1,6 @@
 //! Errors of the engine and the CLI, and the one mapping from an error to an exit code.
 
+use crate::archive::store::{StoreError, UrlError};
 use crate::etcd::EtcdError;
 use crate::model::InvalidSpec;
 
@@ -96,7 +97,48 @@ pub enum Error {
     #[error("{0}")]
     Conflict(String),
     #[error(transparent)]
-    Backup(#[from] crate::backup::BackupError),
+    Backup(#[from] BackupError),
+}
+
+/// Why a backup or restore failed, apart from the Kubernetes API (whose failures are `Error::Kube`
+/// like everywhere else). Credentials never appear in these messages.
+#[derive(Debug, thiserror::Error)]
+pub enum BackupError {
+    #[error("{0}")]
+    Usage(String),
+    #[error(transparent)]
+    Url(#[from] UrlError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("cannot take a snapshot: {0}")]
+    NoSource(String),
+    #[error(transparent)]
+    Etcd(Box<EtcdError>),
+    #[error("the snapshot is unusable: {0}")]
+    Corrupt(String),
+}
+
+impl BackupError {
+    /// Whether trying again may succeed (a storage hiccup, an etcd member that did not answer).
+    pub fn is_transient(&self) -> bool {
+        match self {
+            BackupError::Store(e) => e.is_transient(),
+            BackupError::Etcd(e) => e.is_transient(),
+            BackupError::Usage(_)
+            | BackupError::Url(_)
+            | BackupError::NoSource(_)
+            | BackupError::Corrupt(_) => false,
+        }
+    }
+
+    /// The documented exit code (README "Exit codes").
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            BackupError::Usage(_) | BackupError::Url(_) => exit::USAGE,
+            BackupError::Store(_) | BackupError::Corrupt(_) => exit::BACKUP_FAILED,
+            BackupError::NoSource(_) | BackupError::Etcd(_) => exit::ETCD_UNAVAILABLE,
+        }
+    }
 }
 
 impl Error {

@@ -1,14 +1,17 @@
 //! kubectl-etcd: an etcd operator whose kubectl verbs run the same reconcile engine as `operate`.
 //!
-//! Rooms, and the way dependencies point: `api` ← `model` ← `objects` (names, labels, pure
-//! builders, install manifests) ← `plan` ← `engine` (observe, act, the drivers' policy) ←
-//! `lease` ← `cli`, `operate`. `etcd` (gRPC) sits beside `model`, whose id format it shares;
-//! `backup` sits beside `engine`. `cli` reaches `operate` only through `operate::run`.
+//! Rooms, and the way dependencies point: `archive` (backup storage, encoding, retention, cron:
+//! no cluster) ← `api` ← `model` ← `objects` (names, labels, pure builders, install manifests,
+//! the restore pod) ← `plan` ← `engine` (observe, act, the drivers' policy) ← `lease` ←
+//! `backup` (taking, scheduling and fetching backups) ← `cli`, `operate`. `etcd` (gRPC) sits
+//! beside `objects` and uses `model`'s id format; `error` sits above both. `cli` reaches
+//! `operate` only through `operate::run`.
 // `Error` carries kube's and etcd's errors by value so callers can match on them; it is built
 // only on failure paths, never per item, so its size costs nothing measurable.
 #![allow(clippy::result_large_err)]
 
 pub mod api;
+pub mod archive;
 pub mod backup;
 pub mod cli;
 pub mod engine;

@@ -245,7 +245,7 @@ pub const DEFAULT_TOOLS_IMAGE: &str = concat!(
 /// `spec.backup`: a destination the operator can write, a schedule that parses, a known
 /// compression. (The backup section is read by the backup schedule, not by the planner.)
 fn validate_backup(b: &crate::api::BackupSpec) -> Result<(), InvalidSpec> {
-    use crate::backup::store::Location;
+    use crate::archive::store::Location;
     let loc = Location::parse(&b.destination)
         .map_err(|e| invalid("spec.backup.destination", e.to_string()))?;
     match loc {
@@ -270,17 +270,17 @@ fn validate_backup(b: &crate::api::BackupSpec) -> Result<(), InvalidSpec> {
         }
     }
     if let Some(s) = b.schedule.as_deref().filter(|s| !s.is_empty()) {
-        crate::backup::schedule::parse(s).map_err(|e| invalid("spec.backup.schedule", e))?;
+        crate::archive::schedule::parse(s).map_err(|e| invalid("spec.backup.schedule", e))?;
     }
     if let Some(c) = &b.compression {
-        c.parse::<crate::backup::codec::Compression>()
+        c.parse::<crate::archive::codec::Compression>()
             .map_err(|e| invalid("spec.backup.compression", e))?;
     }
     Ok(())
 }
 
 fn validate_restore(r: &crate::api::RestoreSpec) -> Result<RestoreSource, InvalidSpec> {
-    use crate::backup::store::Location;
+    use crate::archive::store::Location;
     let loc =
         Location::parse(&r.source).map_err(|e| invalid("spec.restore.source", e.to_string()))?;
     if matches!(loc, Location::File(_)) {

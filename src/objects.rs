@@ -21,6 +21,7 @@ use crate::api::EtcdCluster;
 use crate::model::{Desired, Storage};
 
 pub mod install;
+pub mod restore;
 
 /// DNS domain of the Kubernetes cluster the members live in.
 pub const CLUSTER_DOMAIN: &str = "cluster.local";

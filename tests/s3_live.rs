@@ -9,8 +9,8 @@
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use kubectl_etcd::backup::codec::{self, Compression, Sha256Reader, SnapshotVerifier};
-use kubectl_etcd::backup::store::{Credentials, Location, PART_SIZE, Store, StoreError};
+use kubectl_etcd::archive::codec::{self, Compression, Sha256Reader, SnapshotVerifier};
+use kubectl_etcd::archive::store::{Credentials, Location, PART_SIZE, Store, StoreError};
 use tokio::io::{AsyncRead, AsyncReadExt, ReadBuf};
 
 struct Env {

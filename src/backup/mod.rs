@@ -1,61 +1,15 @@
-//! Backups: where they are stored (`store`: S3, local files, PVC paths as URLs, streamed with bounded
-//! memory), how their bytes are encoded and checked (`codec`), which ones to delete (`retention`, pure)
-//! and when the next one runs (`schedule`, pure); taking one (`take`: member choice, the streamed
-//! snapshot, the `EtcdBackup` record) and getting one back (`restore`: fetch and verify before
-//! anything is created, and the seed member's restore pod).
+//! Backups of a running cluster, above the engine like `cli` and `operate`: taking one (`take`:
+//! member choice, the streamed snapshot, the `EtcdBackup` record), running the schedules
+//! (`scheduled`) and getting one back (`fetch`: fetch and verify a stored snapshot). What needs no
+//! cluster — storage, encoding, retention, cron — is the `archive` room's; the restore pod is
+//! `objects::restore`; `BackupError` sits with the other errors in `error`.
 
-pub mod codec;
-pub mod restore;
-pub mod retention;
-pub mod schedule;
+pub mod fetch;
 pub mod scheduled;
-pub mod store;
 pub mod take;
 
-/// Why a backup or restore failed. Credentials never appear in these messages.
-#[derive(Debug, thiserror::Error)]
-pub enum BackupError {
-    #[error("{0}")]
-    Usage(String),
-    #[error(transparent)]
-    Url(#[from] store::UrlError),
-    #[error(transparent)]
-    Store(#[from] store::StoreError),
-    #[error("cannot take a snapshot: {0}")]
-    NoSource(String),
-    #[error(transparent)]
-    Etcd(Box<crate::etcd::EtcdError>),
-    #[error("the snapshot is unusable: {0}")]
-    Corrupt(String),
-    #[error(transparent)]
-    Kube(Box<crate::error::Error>),
-}
-
-impl BackupError {
-    /// Whether trying again may succeed (a storage hiccup, an etcd member that did not answer).
-    pub fn is_transient(&self) -> bool {
-        match self {
-            BackupError::Store(e) => e.is_transient(),
-            BackupError::Etcd(e) => e.is_transient(),
-            BackupError::Kube(e) => e.is_transient(),
-            BackupError::Usage(_)
-            | BackupError::Url(_)
-            | BackupError::NoSource(_)
-            | BackupError::Corrupt(_) => false,
-        }
-    }
-
-    /// The documented exit code (README "Exit codes").
-    pub fn exit_code(&self) -> i32 {
-        use crate::error::exit;
-        match self {
-            BackupError::Usage(_) | BackupError::Url(_) => exit::USAGE,
-            BackupError::Store(_) | BackupError::Corrupt(_) => exit::BACKUP_FAILED,
-            BackupError::NoSource(_) | BackupError::Etcd(_) => exit::ETCD_UNAVAILABLE,
-            BackupError::Kube(e) => e.exit_code(),
-        }
-    }
-}
+use crate::archive::store;
+use crate::error::{BackupError, Error};
 
 /// Labels of EtcdBackup records: which cluster, and who asked (retention only deletes scheduled ones).
 pub mod label {
@@ -84,13 +38,13 @@ pub async fn secret_credentials(
     client: &kube::Client,
     ns: &str,
     secret: &str,
-) -> Result<(store::Credentials, Option<String>, Option<String>), BackupError> {
+) -> Result<(store::Credentials, Option<String>, Option<String>), Error> {
     let api: kube::Api<k8s_openapi::api::core::v1::Secret> =
         kube::Api::namespaced(client.clone(), ns);
     let s = api
         .get_opt(secret)
         .await
-        .map_err(|e| BackupError::Kube(Box::new(crate::error::Error::kube("get", "Secret", ns, secret, e))))?
+        .map_err(|e| Error::kube("get", "Secret", ns, secret, e))?
         .ok_or_else(|| {
             BackupError::Usage(format!(
                 "Secret {ns}/{secret} does not exist; create it with keys AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
@@ -105,7 +59,8 @@ pub async fn secret_credentials(
     let (Some(id), Some(key)) = (get("AWS_ACCESS_KEY_ID"), get("AWS_SECRET_ACCESS_KEY")) else {
         return Err(BackupError::Usage(format!(
             "Secret {ns}/{secret} lacks AWS_ACCESS_KEY_ID or AWS_SECRET_ACCESS_KEY"
-        )));
+        ))
+        .into());
     };
     Ok((
         store::Credentials {
@@ -123,12 +78,12 @@ pub async fn records(
     client: &kube::Client,
     ns: &str,
     cluster: &str,
-) -> Result<Vec<crate::api::EtcdBackup>, crate::error::Error> {
+) -> Result<Vec<crate::api::EtcdBackup>, Error> {
     let api: kube::Api<crate::api::EtcdBackup> = kube::Api::namespaced(client.clone(), ns);
     let mut list = api
         .list(&kube::api::ListParams::default().labels(&label::selector(cluster)))
         .await
-        .map_err(|e| crate::error::Error::kube("list", "EtcdBackup", ns, cluster, e))?
+        .map_err(|e| Error::kube("list", "EtcdBackup", ns, cluster, e))?
         .items;
     list.sort_by_key(|b| std::cmp::Reverse(b.metadata.creation_timestamp.clone().map(|t| t.0)));
     Ok(list)
@@ -141,7 +96,7 @@ pub async fn open_store(
     ns: &str,
     loc: &store::Location,
     secret: Option<&str>,
-) -> Result<store::Store, BackupError> {
+) -> Result<store::Store, Error> {
     let (creds, loc) = match secret {
         Some(secret) => {
             let (creds, endpoint, region) = secret_credentials(client, ns, secret).await?;
@@ -154,5 +109,7 @@ pub async fn open_store(
         }
         None => (None, loc.clone()),
     };
-    Ok(store::Store::open(&loc, creds).await?)
+    Ok(store::Store::open(&loc, creds)
+        .await
+        .map_err(BackupError::from)?)
 }

@@ -12,15 +12,15 @@ use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use serde_json::json;
 
-use super::retention::{self, Candidate, Retention};
-use super::schedule::{self, Schedule};
-use super::store::Location;
-use super::{BackupError, label, take};
+use super::{label, take};
 use crate::api::{
     BackupSpec, BackupStatus, EtcdBackup, EtcdCluster, backup_phase, condition, reason,
 };
+use crate::archive::retention::{self, Candidate, Retention};
+use crate::archive::schedule::{self, Schedule};
+use crate::archive::store::Location;
 use crate::engine::Context;
-use crate::error::Error;
+use crate::error::{BackupError, Error};
 use crate::model::Desired;
 
 /// What the schedule says at `now`.
@@ -246,15 +246,16 @@ async fn take_scheduled(
     d: &Desired,
     spec: &BackupSpec,
     taken_by: &str,
-) -> Result<EtcdBackup, (String, BackupError)> {
-    let fail = |e: BackupError| (String::new(), e);
-    let destination = Location::parse(&spec.destination).map_err(|e| fail(e.into()))?;
+) -> Result<EtcdBackup, (String, Error)> {
+    let fail = |e: Error| (String::new(), e);
+    let destination =
+        Location::parse(&spec.destination).map_err(|e| fail(BackupError::from(e).into()))?;
     let compression = spec
         .compression
         .as_deref()
         .map(str::parse)
         .transpose()
-        .map_err(|e: String| fail(BackupError::Usage(e)))?
+        .map_err(|e: String| fail(BackupError::Usage(e).into()))?
         .unwrap_or_default();
     let store = super::open_store(
         &ctx.client,

@@ -12,11 +12,12 @@ use kube::ResourceExt;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use serde_json::json;
 
-use super::codec::{self, Compression, SnapshotVerifier};
-use super::store::{Location, Store};
-use super::{BackupError, label};
+use super::label;
 use crate::api::{EtcdBackup, EtcdBackupSpec, EtcdBackupStatus, EtcdCluster, backup_phase};
+use crate::archive::codec::{self, Compression, SnapshotVerifier};
+use crate::archive::store::{Location, Store, Stored};
 use crate::engine::Context;
+use crate::error::{BackupError, Error};
 use crate::etcd::Keyspace;
 use crate::model::{Desired, EtcdView, Observed, Version};
 use crate::objects;
@@ -138,7 +139,7 @@ pub async fn stream_snapshot(
     source: &Source,
     (store, key, compression): (&Store, &str, Compression),
     progress: &(dyn Fn(u64) + Sync),
-) -> Result<(Keyspace, super::store::Stored, u64), BackupError> {
+) -> Result<(Keyspace, Stored, u64), BackupError> {
     let ip = o.pods.get(&source.ordinal).and_then(|p| p.ip.clone());
     let mut client = ctx
         .connect(d, source.ordinal, ip.as_deref())
@@ -210,14 +211,8 @@ fn backup_api(ctx: &Context, ns: &str) -> Api<EtcdBackup> {
     Api::namespaced(ctx.client.clone(), ns)
 }
 
-fn kube_err(verb: &'static str, ns: &str, name: &str, e: kube::Error) -> BackupError {
-    BackupError::Kube(Box::new(crate::error::Error::kube(
-        verb,
-        "EtcdBackup",
-        ns,
-        name,
-        e,
-    )))
+fn kube_err(verb: &'static str, ns: &str, name: &str, e: kube::Error) -> Error {
+    Error::kube(verb, "EtcdBackup", ns, name, e)
 }
 
 /// Creates the EtcdBackup record of a backup about to be taken, claimed by `req.taken_by`.
@@ -226,7 +221,7 @@ pub async fn create_record(
     cluster: &EtcdCluster,
     req: &Request,
     now: Timestamp,
-) -> Result<EtcdBackup, BackupError> {
+) -> Result<EtcdBackup, Error> {
     let ns = cluster.namespace().unwrap_or_else(|| "default".into());
     let name = record_name(&cluster.name_any(), now);
     let mut record = EtcdBackup::new(
@@ -272,7 +267,7 @@ pub async fn write_status(
     ctx: &Context,
     record: &EtcdBackup,
     status: &EtcdBackupStatus,
-) -> Result<(), BackupError> {
+) -> Result<(), Error> {
     let ns = record.namespace().unwrap_or_default();
     backup_api(ctx, &ns)
         .patch_status(
@@ -294,7 +289,7 @@ pub async fn execute(
     req: &Request,
     mut record: EtcdBackup,
     progress: &(dyn Fn(u64) + Sync),
-) -> Result<EtcdBackup, BackupError> {
+) -> Result<EtcdBackup, Error> {
     let started = record
         .status
         .as_ref()
@@ -302,9 +297,7 @@ pub async fn execute(
         .map_or_else(Timestamp::now, |t| t.0);
     let mut status = record.status.clone().unwrap_or_default();
     let outcome = async {
-        let observed = crate::engine::observe(ctx, d)
-            .await
-            .map_err(|e| BackupError::Kube(Box::new(e)))?;
+        let observed = crate::engine::observe(ctx, d).await?;
         let source = match req.member {
             Some(ordinal) => source_at(ctx, d, &observed, ordinal).await?,
             None => choose_source(d, &observed).map_err(BackupError::NoSource)?,
@@ -335,7 +328,7 @@ pub async fn execute(
             progress,
         )
         .await?;
-        Ok::<_, BackupError>(Taken {
+        Ok::<_, Error>(Taken {
             source,
             keyspace,
             cluster_id,

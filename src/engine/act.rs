@@ -121,7 +121,7 @@ fn restore_objects(d: &Desired) -> Vec<Object> {
         });
     claim
         .into_iter()
-        .chain([Object::Pod(crate::backup::restore::restore_pod(
+        .chain([Object::Pod(crate::objects::restore::restore_pod(
             d, r, &token,
         ))])
         .collect()

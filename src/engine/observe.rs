@@ -190,7 +190,7 @@ pub async fn observe(ctx: &Context, d: &Desired) -> Result<Observed, Error> {
             &pod_api,
             "Pod",
             ns,
-            &crate::backup::restore::pod_name(&d.name),
+            &crate::objects::restore::pod_name(&d.name),
         )
         .await?
         .map(|p| restore_pod_view(&p)),

@@ -990,7 +990,7 @@ fn restore_seed(d: &Desired, o: &Observed) -> Option<Step> {
             format!(
                 "the restore from {} failed ({why}); fix the cause, then delete pod {} to retry",
                 r.url,
-                crate::backup::restore::pod_name(&d.name)
+                crate::objects::restore::pod_name(&d.name)
             ),
         ),
         Some(RestorePodView::Succeeded) => Step::Bootstrap { replicas: 1 },
@@ -1001,7 +1001,7 @@ fn restore_seed(d: &Desired, o: &Observed) -> Option<Step> {
 fn restore_pod_left(d: &Desired, o: &Observed) -> Option<Step> {
     o.restore_pod.as_ref()?;
     Some(Step::DeleteRestorePod {
-        pod: crate::backup::restore::pod_name(&d.name),
+        pod: crate::objects::restore::pod_name(&d.name),
     })
 }
 

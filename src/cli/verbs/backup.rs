@@ -7,15 +7,16 @@ use std::time::Instant;
 
 use clap::Subcommand;
 use jiff::Timestamp;
-use kube::{Client, ResourceExt};
+use kube::ResourceExt;
 
 use crate::api::EtcdCluster;
-use crate::backup::codec::Compression;
-use crate::backup::store::{Location, Store};
-use crate::backup::{BackupError, label, take};
+use crate::archive::codec::Compression;
+use crate::archive::store::{Location, Store};
+use crate::backup::{label, open_store, take};
 use crate::cli::flags::Global;
 use crate::cli::{Session, output, usage};
 use crate::engine::{Context, Dial};
+use crate::error::BackupError;
 use crate::error::Error;
 use crate::model;
 
@@ -52,17 +53,6 @@ pub enum BackupSub {
         /// Cluster whose backups to list (its records outlive it).
         name: String,
     },
-}
-
-/// Opens a location with the Secret's credentials (and endpoint/region, when the URL names none)
-/// or, without a Secret, the standard AWS chain.
-pub async fn open_store(
-    client: &Client,
-    ns: &str,
-    loc: &Location,
-    secret: Option<&str>,
-) -> Result<Store, Error> {
-    Ok(crate::backup::open_store(client, ns, loc, secret).await?)
 }
 
 /// Fails unless the store answers: credentials, bucket and endpoint are checked before anything is
@@ -168,9 +158,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         taken_by: crate::lease::cli_identity(),
         member: None,
     };
-    let record = take::create_record(&ctx, &cluster, &req, Timestamp::now())
-        .await
-        .map_err(Error::from)?;
+    let record = take::create_record(&ctx, &cluster, &req, Timestamp::now()).await?;
     let progress = output::Progress::new(&format!("{}/{name}", s.namespace));
     progress.step(&format!("streaming a snapshot to {}", req.destination));
     let started = Instant::now();
@@ -201,7 +189,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         }
         Err(e) => {
             progress.abandon();
-            Err(e.into())
+            Err(e)
         }
     }
 }

@@ -18,13 +18,15 @@ use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
 use serde_json::json;
 
-use super::backup::{bad_url, open_store};
+use super::backup::bad_url;
 use crate::api::{EtcdBackup, EtcdCluster, backup_phase, condition};
-use crate::backup::store::Location;
-use crate::backup::{BackupError, label, take};
+use crate::archive::store::Location;
+use crate::backup::open_store;
+use crate::backup::{label, take};
 use crate::cli::flags::{Global, WaitFlags};
 use crate::cli::{Session, drive, output, usage};
 use crate::engine::{Context, Dial};
+use crate::error::BackupError;
 use crate::error::Error;
 use crate::model::{self, DEFAULT_TOOLS_IMAGE, Desired};
 use crate::objects;

@@ -11,15 +11,17 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::ResourceExt;
 use kube::api::{Api, PostParams};
 
-use super::backup::{bad_url, open_store};
+use super::backup::bad_url;
 use crate::api::{
     EtcdBackup, EtcdCluster, EtcdClusterSpec, RestoreSpec, StorageSpec, backup_phase,
 };
+use crate::archive::store::{Location, Store};
+use crate::backup::fetch;
+use crate::backup::open_store;
 use crate::backup::records;
-use crate::backup::store::{Location, Store};
-use crate::backup::{BackupError, restore};
 use crate::cli::flags::{Global, WaitFlags};
 use crate::cli::{Session, drive, output, usage};
+use crate::error::BackupError;
 use crate::error::Error;
 use crate::model::{self, DEFAULT_TOOLS_IMAGE};
 
@@ -218,7 +220,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     let store = open_store(&s.client, &s.namespace, &loc, secret.as_deref()).await?;
     let progress = output::Progress::new(&format!("{}/{name}", s.namespace));
     progress.step(&format!("verifying {}", src.url));
-    let verified = restore::verify_into(&store, &key, expected.as_deref(), &mut tokio::io::sink())
+    let verified = fetch::verify_into(&store, &key, expected.as_deref(), &mut tokio::io::sink())
         .await
         .inspect_err(|_| progress.abandon())?;
     progress.note(&format!(
@@ -317,7 +319,7 @@ pub async fn snapshot(op: SnapshotOp) -> Result<(), Error> {
         } => {
             let (loc, key) = Location::parse_object(&url).map_err(bad_url)?;
             let store = Store::open(&loc, None).await.map_err(BackupError::from)?;
-            let v = restore::fetch_to_file(&store, &key, sha256.as_deref(), &to, clean.as_deref())
+            let v = fetch::fetch_to_file(&store, &key, sha256.as_deref(), &to, clean.as_deref())
                 .await?;
             output::progress_line(&format!(
                 "fetched and verified {url}: {} bytes stored, {} bytes of snapshot, sha256 {}",

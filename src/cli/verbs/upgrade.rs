@@ -12,13 +12,15 @@ use kube::api::{Patch, PatchParams};
 use serde_json::json;
 
 use crate::api::{ANNOTATION_PRE_UPGRADE_BACKUP, KIND, PRE_UPGRADE_BACKUP_SKIPPED, upgrade_state};
-use crate::backup::codec::Compression;
-use crate::backup::store::Location;
-use crate::backup::{BackupError, label, take};
+use crate::archive::codec::Compression;
+use crate::archive::store::Location;
+use crate::backup::open_store;
+use crate::backup::{label, take};
 use crate::cli::flags::{Global, WaitFlags};
-use crate::cli::verbs::backup::{bad_url, open_store};
+use crate::cli::verbs::backup::bad_url;
 use crate::cli::{Session, drive, output, usage};
 use crate::engine::{Context, Dial};
+use crate::error::BackupError;
 use crate::error::Error;
 use crate::model::{self, EtcdView, Version};
 use crate::plan::upgrade::{self, PathKind};
@@ -244,16 +246,14 @@ async fn snapshot(
         taken_by: crate::lease::cli_identity(),
         member: None,
     };
-    let record = take::create_record(ctx, cluster, &req, Timestamp::now())
-        .await
-        .map_err(Error::from)?;
+    let record = take::create_record(ctx, cluster, &req, Timestamp::now()).await?;
     let progress = output::Progress::new(&format!("{ns}/{name}"));
     progress.step(&format!("pre-upgrade snapshot to {}", req.destination));
     let record = match take::execute(ctx, d, &store, &req, record, &|_| {}).await {
         Ok(r) => r,
         Err(e) => {
             progress.abandon();
-            return Err(e.into());
+            return Err(e);
         }
     };
     let st = record.status.clone().unwrap_or_default();

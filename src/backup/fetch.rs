@@ -1,0 +1,122 @@
+//! Getting a backup back: fetch a stored snapshot and verify it — before anything of a new
+//! cluster is created (the `restore` verb), and again inside the cluster while the restore pod
+//! writes it to the seed's volume (`kubectl-etcd snapshot fetch`). The pod itself is built in
+//! `objects::restore`.
+
+use std::path::Path;
+
+use tokio::io::{AsyncRead, AsyncWriteExt};
+
+use crate::archive::codec::{self, Compression, Sha256Reader, SnapshotVerifier};
+use crate::archive::store::Store;
+use crate::error::BackupError;
+
+/// What a verified read of a stored snapshot found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Verified {
+    pub stored_bytes: u64,
+    pub sha256: String,
+    pub snapshot_bytes: u64,
+}
+
+/// Reads `key` from `store` to the end: the stored bytes' sha256 must equal `expected` (when
+/// known), the bytes must decompress (by the key's suffix), and etcd's own hash inside the snapshot
+/// must check out. Everything read goes to `sink`.
+pub async fn verify_into<W>(
+    store: &Store,
+    key: &str,
+    expected: Option<&str>,
+    sink: &mut W,
+) -> Result<Verified, BackupError>
+where
+    W: tokio::io::AsyncWrite + Unpin,
+{
+    let (body, _) = store.get(key).await?;
+    verify_stream(body, Compression::from_key(key), expected, sink, key).await
+}
+
+/// `verify_into` over any stream of stored bytes (the file-transfer path and tests).
+pub async fn verify_stream<R, W>(
+    body: R,
+    compression: Compression,
+    expected: Option<&str>,
+    sink: &mut W,
+    what: &str,
+) -> Result<Verified, BackupError>
+where
+    R: AsyncRead + Unpin + Send,
+    W: tokio::io::AsyncWrite + Unpin,
+{
+    let mut stored = Sha256Reader::new(body);
+    let (copied, verified, snapshot_bytes) = {
+        let mut snapshot = SnapshotVerifier::new(codec::decompress(compression, &mut stored));
+        let copied = tokio::io::copy(&mut snapshot, sink).await;
+        (copied, snapshot.verified(), snapshot.bytes())
+    };
+    let (stored_bytes, sha256) = stored.finish();
+    if let Some(want) = expected
+        && !want.eq_ignore_ascii_case(&sha256)
+    {
+        return Err(BackupError::Corrupt(format!(
+            "{what}: its sha256 is {sha256}, the backup record says {want} (the object was changed or damaged)"
+        )));
+    }
+    copied.map_err(|e| BackupError::Corrupt(format!("{what}: {e}")))?;
+    sink.flush()
+        .await
+        .map_err(|e| BackupError::Corrupt(format!("{what}: {e}")))?;
+    if !verified {
+        return Err(BackupError::Corrupt(format!(
+            "{what}: the snapshot ended without etcd's hash"
+        )));
+    }
+    Ok(Verified {
+        stored_bytes,
+        sha256,
+        snapshot_bytes,
+    })
+}
+
+/// Downloads, verifies and writes the snapshot to `to` (through `<to>.partial`, renamed only once
+/// verified), first removing `clean` (a data dir left by an earlier, interrupted restore: the
+/// seed never ran as a member before its restore finished).
+pub async fn fetch_to_file(
+    store: &Store,
+    key: &str,
+    expected: Option<&str>,
+    to: &Path,
+    clean: Option<&Path>,
+) -> Result<Verified, BackupError> {
+    let io = |what: &str, e: std::io::Error| BackupError::Usage(format!("{what}: {e}"));
+    if let Some(dir) = clean
+        && dir.exists()
+    {
+        tokio::fs::remove_dir_all(dir)
+            .await
+            .map_err(|e| io(&format!("remove {}", dir.display()), e))?;
+    }
+    if let Some(parent) = to.parent() {
+        tokio::fs::create_dir_all(parent)
+            .await
+            .map_err(|e| io(&format!("create {}", parent.display()), e))?;
+    }
+    let partial = to.with_extension("partial");
+    let mut file = tokio::fs::File::create(&partial)
+        .await
+        .map_err(|e| io(&format!("create {}", partial.display()), e))?;
+    let verified = verify_into(store, key, expected, &mut file).await;
+    let verified = match verified {
+        Ok(v) => v,
+        Err(e) => {
+            let _ = tokio::fs::remove_file(&partial).await;
+            return Err(e);
+        }
+    };
+    file.sync_all()
+        .await
+        .map_err(|e| io(&format!("sync {}", partial.display()), e))?;
+    tokio::fs::rename(&partial, to)
+        .await
+        .map_err(|e| io(&format!("rename {}", partial.display()), e))?;
+    Ok(verified)
+}
