@@ -34,11 +34,13 @@ PREFIX=bench-backup-$$
 WORK=$(mktemp -d /tmp/bench-backup.XXXXXX)
 # shellcheck disable=SC2329 # run by the EXIT trap
 cleanup() {
-  kill "${PF:-0}" 2>/dev/null || true
+  if [ -n "${PF:-}" ]; then kill "$PF" 2>/dev/null || true; fi
   rm -rf "$WORK"
   s3_rm "$PREFIX/" || log "could not delete s3://$KE_S3_BUCKET/$PREFIX/: delete it by hand"
+  # SeaweedFS keeps deleted bytes on disk until a vacuum (gigabytes here).
+  curl -s -o /dev/null --max-time 300 "http://127.0.0.1:19333/vol/vacuum?garbageThreshold=0.3" || true
   if [ "$KEEP" = 1 ]; then
-    kubectl delete etcdcluster -n $NS big2 --wait=false >/dev/null 2>&1 || true
+    "$BIN" -n $NS delete big2 --delete-data --yes >/dev/null 2>&1 || true
   else
     kubectl delete ns $NS --wait=false >/dev/null 2>&1 || true
   fi
@@ -59,7 +61,7 @@ PY
 }
 db_size() { "$ETCDCTL" --endpoints 127.0.0.1:$PORT endpoint status -w json | "$PY" -c 'import json,sys; print(json.load(sys.stdin)[0]["Status"]["dbSize"])'; }
 port_forward() {
-  kill "${PF:-0}" 2>/dev/null || true
+  if [ -n "${PF:-}" ]; then kill "$PF" 2>/dev/null || true; fi
   PORT=
   kubectl -n $NS port-forward pod/big-0 :2379 >"$WORK/pf.out" 2>&1 & PF=$!
   for _ in $(seq 50); do
@@ -74,7 +76,7 @@ port_forward() {
 }
 
 kubectl etcd install >/dev/null
-kubectl etcd -n $NS delete big2 --delete-data --yes >/dev/null 2>&1 || true
+"$BIN" -n $NS delete big2 --delete-data --yes >/dev/null 2>&1 || true
 if ! kubectl get etcdcluster -n $NS big >/dev/null 2>&1; then
   kubectl delete ns $NS --wait=true >/dev/null 2>&1 || true
   kubectl create ns $NS >/dev/null
