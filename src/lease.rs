@@ -8,8 +8,9 @@
 //!   background (`Lock::keep_renewed`) so a long pass cannot outlast it. A long CLI wait on one
 //!   cluster therefore never blocks the operator on another, and an operator that watches one
 //!   namespace never makes CLIs on clusters elsewhere defer to it.
-//! - One Lease for the operator's leader election (`LEADER`): only operator replicas take it,
-//!   and only its holder runs the controller (and so takes cluster Leases).
+//! - One Lease for the operator's leader election (`leader_lease`: `LEADER`, or per watched
+//!   namespace for an operator that watches one): only operator replicas take it, and only its
+//!   holder runs the controller (and so takes cluster Leases).
 //!
 //! All of them live in the operator's namespace. When that namespace does not exist there is no
 //! operator to coordinate with: `Acquired::NoNamespace`, and a CLI acts without a Lease. Any
@@ -42,8 +43,19 @@ use crate::error::Error;
 
 /// Namespace of the Leases (the operator's install namespace).
 pub use crate::objects::install::NAMESPACE;
-/// Name of the operator's leader-election Lease.
+/// Name of the leader-election Lease of operators that watch every namespace.
 pub const LEADER: &str = "kubectl-etcd-engine";
+
+/// Name of the leader-election Lease of operators watching `watch` (`None`: every namespace).
+/// Replicas of one operator share it; an operator that watches one namespace elects its leader
+/// apart from operators that watch others (or all), since where their scopes meet the clusters'
+/// own Leases already keep them from acting on one cluster at once.
+pub fn leader_lease(watch: Option<&str>) -> String {
+    match watch {
+        None => LEADER.to_string(),
+        Some(ns) => format!("{LEADER}.{ns}"),
+    }
+}
 
 const KIND: &str = "Lease";
 const OPERATOR_PREFIX: &str = "operator/";
@@ -521,5 +533,12 @@ mod tests {
     fn each_cluster_has_its_own_lease_name() {
         assert_eq!(cluster_lease("team-a", "demo"), "etcdcluster.team-a.demo");
         assert_ne!(cluster_lease("a", "b-c"), cluster_lease("a-b", "c"));
+    }
+
+    #[test]
+    fn operators_of_different_scopes_elect_their_leaders_apart() {
+        assert_eq!(leader_lease(None), LEADER);
+        assert_eq!(leader_lease(Some("team-a")), "kubectl-etcd-engine.team-a");
+        assert_ne!(leader_lease(Some("team-a")), leader_lease(Some("team-b")));
     }
 }

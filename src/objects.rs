@@ -20,6 +20,7 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use crate::api::EtcdCluster;
 use crate::model::{Desired, Storage};
 
+pub mod access;
 pub mod install;
 pub mod restore;
 

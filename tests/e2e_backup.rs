@@ -6,6 +6,7 @@
 mod common;
 
 use std::process::Command;
+use std::str::FromStr;
 use std::time::Duration;
 
 use common::*;
@@ -502,6 +503,19 @@ fn snapshots_of_etcd_3_4_and_3_6_restore_into_the_same_version() {
     }
 }
 
+/// The body of `GET path` from `addr` (plain HTTP/1.0; empty when it does not answer).
+fn http_get(addr: &str, path: &str) -> String {
+    use std::io::{Read, Write};
+    let Ok(mut s) = std::net::TcpStream::connect(addr) else {
+        return String::new();
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+    let _ = write!(s, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n");
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    out
+}
+
 /// `kubectl etcd operate` watching one namespace, from this machine (port-forward dial); killed on drop.
 struct LocalOperator(std::process::Child);
 impl Drop for LocalOperator {
@@ -632,6 +646,25 @@ fn a_schedule_every_minute_runs_keeps_the_newest_and_retention_deletes_the_oldes
         String::from_utf8_lossy(&objects.stdout).trim(),
         "2",
         "two objects left in S3"
+    );
+    // The operator's metrics carry the newest success's time (status.backup.lastSuccessfulTime).
+    let last = jiff::Timestamp::from_str(st["lastSuccessfulTime"].as_str().unwrap())
+        .unwrap()
+        .as_second();
+    let series = format!(
+        "kubectl_etcd_last_successful_backup_timestamp_seconds{{namespace=\"{}\",name=\"demo\"}} ",
+        ns.0
+    );
+    eventually(
+        "the last-backup gauge to match status.backup",
+        Duration::from_secs(30),
+        || {
+            let metrics = http_get("127.0.0.1:18099", "/metrics");
+            let line = metrics.lines().find(|l| l.starts_with(&series))?;
+            let value: i64 = line.rsplit(' ').next()?.parse().ok()?;
+            // A newer scheduled run may have finished meanwhile.
+            (value >= last).then_some(())
+        },
     );
     // `kubectl etcd status` shows the last backup and the next run.
     let status = ok(etcd(&ns.0, &["status", "demo"])).stdout;

@@ -113,7 +113,7 @@ async fn the_leader_bootstraps_a_cluster_reports_it_and_lets_go_on_shutdown() {
         );
 
         assert_eq!(
-            lease::recorded_holder(client.clone(), &ns, lease::LEADER)
+            lease::recorded_holder(client.clone(), &ns, &lease::leader_lease(Some(&ns)))
                 .await
                 .unwrap()
                 .as_deref(),
@@ -221,7 +221,7 @@ async fn the_leader_bootstraps_a_cluster_reports_it_and_lets_go_on_shutdown() {
 
     token.cancel();
     let stopped = tokio::time::timeout(Duration::from_secs(30), op).await;
-    let holder = lease::recorded_holder(client.clone(), &ns, lease::LEADER).await;
+    let holder = lease::recorded_holder(client.clone(), &ns, &lease::leader_lease(Some(&ns))).await;
     if outcome.is_err() {
         // Leave nothing behind that a finalizer would block.
         if let Ok(Some(c)) = clusters.get_opt("demo").await {
@@ -273,7 +273,7 @@ async fn a_standby_takes_over_from_a_stopped_leader_and_a_leader_that_loses_the_
         tokio::spawn(async move { run_until(opts, token).await })
     };
     let holder = || async {
-        lease::recorded_holder(client.clone(), &ns, lease::LEADER)
+        lease::recorded_holder(client.clone(), &ns, &lease::leader_lease(Some(&ns)))
             .await
             .unwrap()
     };
@@ -318,14 +318,14 @@ async fn a_standby_takes_over_from_a_stopped_leader_and_a_leader_that_loses_the_
 
         // Someone else takes the Lease (as after a partition): b must stop within a renew period.
         let leases: Api<Lease> = Api::namespaced(client.clone(), &ns);
-        let mut l = leases.get(lease::LEADER).await.unwrap();
+        let mut l = leases.get(&lease::leader_lease(Some(&ns))).await.unwrap();
         let spec = l.spec.as_mut().unwrap();
         spec.holder_identity = Some("cli/thief/1".into());
         spec.renew_time = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime(
             jiff::Timestamp::now(),
         ));
         leases
-            .replace(lease::LEADER, &PostParams::default(), &l)
+            .replace(&lease::leader_lease(Some(&ns)), &PostParams::default(), &l)
             .await
             .unwrap();
         let err = tokio::time::timeout(RENEW_EVERY * 2, b)

@@ -5,8 +5,11 @@
 //! The table (row, converged, seconds, keys written / acknowledged / read back) is printed at
 //! the end; the test fails if a row did not converge to what it documents or lost a key.
 //!
-//! The engine runs through the CLI verbs (`reconcile`, `scale`, `create`): each verb drives the
-//! same engine the operator runs.
+//! Most rows drive the engine through the CLI verbs (`reconcile`, `scale`, `create`): each verb
+//! drives the same engine the operator runs. Two rows run a real operator instead
+//! (`kubectl etcd operate --watch-namespace <the row's namespace>` as a child process, with its
+//! own leader Lease): one SIGKILLs it mid scale-down and starts it again, one deletes a cluster
+//! with an invalid spec while the operator's finalizer is on it.
 #![cfg(feature = "e2e")]
 
 mod common;
@@ -402,50 +405,180 @@ fn bad_template_then_reverted(ns: &str) -> Check {
     converges_to(ns, 3, "5m")
 }
 
-/// The driver SIGKILLed between two steps of a scale-down, then run again (the CLI drives the
-/// same engine the operator does; a killed operator leaves the same half-done state).
-fn driver_killed_mid_scale_down(ns: &str) -> Check {
-    let mut child = kubectl_cmd(&[
-        "etcd",
-        "-n",
-        ns,
-        "scale",
-        CLUSTER,
-        "--replicas",
-        "1",
-        "--timeout",
-        "6m",
-    ])
-    .stdout(Stdio::null())
-    .stderr(Stdio::null())
-    .spawn()
-    .map_err(|e| e.to_string())?;
-    let first_removed = (0..240).any(|_| {
-        std::thread::sleep(Duration::from_millis(500));
-        kubectl_within(
+// ---------------------------------------------------------------------------------------------
+// the operator rows
+
+/// `kubectl etcd operate --watch-namespace NS` as a child process of the test (port-forward dial,
+/// its own identity and leader Lease, log in a temporary file). Dropping it SIGKILLs it, takes
+/// the operator's finalizer off the row's cluster (so that the namespace can go without it) and
+/// deletes its Leases.
+struct LocalOperator {
+    ns: String,
+    port: u16,
+    child: Option<Child>,
+    log: std::path::PathBuf,
+}
+
+impl LocalOperator {
+    fn start(ns: &str, port: u16) -> Result<LocalOperator, String> {
+        // The engine Leases live there; without it an operator cannot lead.
+        let _ = kubectl(&["create", "namespace", "kubectl-etcd-system"]);
+        let mut op = LocalOperator {
+            ns: ns.into(),
+            port,
+            child: None,
+            log: std::env::temp_dir().join(format!("{ns}-operator.log")),
+        };
+        op.spawn()?;
+        Ok(op)
+    }
+
+    fn identity(&self) -> String {
+        format!("operator/e2e-{}", self.ns)
+    }
+
+    fn spawn(&mut self) -> Result<(), String> {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.log)
+            .map_err(|e| format!("{}: {e}", self.log.display()))?;
+        let child = kubectl_cmd(&[
+            "etcd",
+            "operate",
+            "--watch-namespace",
+            &self.ns,
+            "--metrics-addr",
+            &format!("127.0.0.1:{}", self.port),
+            "--dial",
+            "port-forward",
+            "--identity",
+            &self.identity(),
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .map_err(|e| format!("operate: {e}"))?;
+        self.child = Some(child);
+        Ok(())
+    }
+
+    /// SIGKILL (`Child::kill`; kubectl execs the plugin, so this is the operator itself).
+    fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// The end of its log, for a row's failure message.
+    fn tail(&self) -> String {
+        let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+        format!("operator log: {}", last_lines(&log))
+    }
+}
+
+impl Drop for LocalOperator {
+    fn drop(&mut self) {
+        self.kill();
+        kc(
+            &self.ns,
             &[
-                "-n", ns, "exec", "demo-0", "--", "etcdctl", "member", "list",
+                "patch",
+                "etcdcluster",
+                CLUSTER,
+                "--type",
+                "merge",
+                "-p",
+                r#"{"metadata":{"finalizers":null}}"#,
             ],
-            Duration::from_secs(10),
-        )
-        .is_some_and(|r| r.code == 0 && r.stdout.lines().count() == 2)
+        );
+        // Its Leases would outlive the namespace: nobody else takes them.
+        kubectl(&[
+            "-n",
+            "kubectl-etcd-system",
+            "delete",
+            "lease",
+            "--ignore-not-found",
+            &format!("kubectl-etcd-engine.{}", self.ns),
+            &format!("etcdcluster.{}.{CLUSTER}", self.ns),
+        ]);
+        let _ = std::fs::remove_file(&self.log);
+    }
+}
+
+/// Polls the cluster until `ok` holds, up to `timeout`.
+fn within(timeout: Duration, mut ok: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < timeout {
+        if ok() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_secs(1));
+    }
+    false
+}
+
+/// The operator reports convergence (the status of this generation: Ready, nothing in progress,
+/// not degraded) with `n` healthy voters and no learner.
+fn operator_converges_to(ns: &str, n: usize, timeout: Duration) -> Check {
+    let converged = |doc: &serde_json::Value| {
+        let generation = &doc["metadata"]["generation"];
+        let st = &doc["status"];
+        let is = |t: &str, want: &str| {
+            st["conditions"].as_array().is_some_and(|cs| {
+                cs.iter().any(|c| {
+                    c["type"] == t && c["status"] == want && c["observedGeneration"] == *generation
+                })
+            })
+        };
+        st["observedGeneration"] == *generation
+            && is("Ready", "True")
+            && ["Scaling", "Upgrading", "Recovering", "Degraded"]
+                .iter()
+                .all(|t| is(t, "False"))
+            && ready_members(st) == (n, n, n)
+    };
+    let mut last = serde_json::Value::Null;
+    let done = within(timeout, || {
+        last = cluster_json(ns, CLUSTER);
+        converged(&last)
     });
-    // Child::kill sends SIGKILL.
-    let _ = child.kill();
-    let _ = child.wait();
-    ensure(first_removed, "the first removal never happened")?;
-    converges_to(ns, 1, "5m")?;
-    let pvcs = kc(ns, &["get", "pvc", "-o", "name"]);
     ensure(
-        pvcs.stdout.trim() == "persistentvolumeclaim/data-demo-0",
-        format!("volumes left: {}", pvcs.stdout.trim()),
+        done,
+        format!(
+            "the operator did not report {n} healthy voters within {timeout:?}: {}",
+            last["status"]
+        ),
     )
 }
 
-/// An invalid spec (a version the schema accepts, the engine does not) on a cluster carrying the
-/// operator's finalizer: deleting it still releases the finalizer; created again on the kept
-/// volumes, the data is back.
-fn invalid_spec_then_deleted(ns: &str) -> Check {
+/// Who holds the cluster's engine Lease.
+fn lease_holder(ns: &str) -> String {
+    kubectl(&[
+        "-n",
+        "kubectl-etcd-system",
+        "get",
+        "lease",
+        &format!("etcdcluster.{ns}.{CLUSTER}"),
+        "-o",
+        "jsonpath={.spec.holderIdentity}",
+    ])
+    .stdout
+}
+
+/// The operator SIGKILLed between two membership steps of a scale-down 3→1 (after it removed the
+/// first member, before the next one), then started again: the new process picks up the
+/// half-done scale-down from what it observes and finishes it.
+fn operator_killed_mid_scale_down(ns: &str) -> Check {
+    let mut op = LocalOperator::start(ns, 18131)?;
+    ensure(
+        within(Duration::from_secs(90), || {
+            lease_holder(ns) == op.identity()
+        }),
+        format!("the operator never took the cluster's lease; {}", op.tail()),
+    )?;
     kc(
         ns,
         &[
@@ -455,11 +588,85 @@ fn invalid_spec_then_deleted(ns: &str) -> Check {
             "--type",
             "merge",
             "-p",
-            r#"{"metadata":{"finalizers":["etcd.kubectl-etcd.io/cleanup"]},"spec":{"version":"3.9.0"}}"#,
+            r#"{"spec":{"replicas":1}}"#,
         ],
     );
-    let r = etcd_in(ns, &["delete", CLUSTER, "--timeout", "2m"]);
-    ensure(r.code == 0, format!("delete: {}", last_lines(&r.stderr)))?;
+    let first_removed = within(Duration::from_secs(180), || {
+        kubectl_within(
+            &[
+                "-n", ns, "exec", "demo-0", "--", "etcdctl", "member", "list",
+            ],
+            Duration::from_secs(10),
+        )
+        .is_some_and(|r| r.code == 0 && r.stdout.lines().count() == 2)
+    });
+    op.kill();
+    ensure(
+        first_removed,
+        format!("the first removal never happened; {}", op.tail()),
+    )?;
+    // Killed between steps: one member gone, the rest of the scale-down not done yet.
+    let replicas = cluster_json(ns, CLUSTER)["spec"]["replicas"].clone();
+    ensure(replicas == 1, format!("spec.replicas is {replicas}"))?;
+    std::thread::sleep(Duration::from_secs(3));
+    op.spawn()?;
+    operator_converges_to(ns, 1, Duration::from_secs(300))
+        .map_err(|e| format!("{e}; {}", op.tail()))?;
+    ensure(
+        lease_holder(ns) == op.identity(),
+        format!("the cluster's lease is held by {:?}", lease_holder(ns)),
+    )?;
+    let pvcs = kc(ns, &["get", "pvc", "-o", "name"]);
+    ensure(
+        pvcs.stdout.trim() == "persistentvolumeclaim/data-demo-0",
+        format!("volumes left: {}", pvcs.stdout.trim()),
+    )
+}
+
+/// An invalid spec (a version the schema accepts, the engine does not) on a cluster that carries
+/// the running operator's finalizer: `kubectl delete etcdcluster` completes (the operator lets go
+/// of its finalizer whatever the spec says); created again on the kept volumes, the data is back.
+fn invalid_spec_then_deleted(ns: &str) -> Check {
+    let op = LocalOperator::start(ns, 18132)?;
+    let finalizers = || cluster_json(ns, CLUSTER)["metadata"]["finalizers"].clone();
+    ensure(
+        within(Duration::from_secs(90), || {
+            finalizers()
+                .as_array()
+                .is_some_and(|f| f.iter().any(|f| f == "etcd.kubectl-etcd.io/cleanup"))
+        }),
+        format!("the operator never put its finalizer; {}", op.tail()),
+    )?;
+    kc(
+        ns,
+        &[
+            "patch",
+            "etcdcluster",
+            CLUSTER,
+            "--type",
+            "merge",
+            "-p",
+            r#"{"spec":{"version":"3.9.0"}}"#,
+        ],
+    );
+    let invalid = within(Duration::from_secs(60), || {
+        cluster_json(ns, CLUSTER)["status"]["conditions"]
+            .as_array()
+            .is_some_and(|cs| {
+                cs.iter().any(|c| {
+                    c["type"] == "Degraded" && c["status"] == "True" && c["reason"] == "InvalidSpec"
+                })
+            })
+    });
+    ensure(
+        invalid,
+        format!("the operator did not report InvalidSpec; {}", op.tail()),
+    )?;
+    let r = kc(ns, &["delete", "etcdcluster", CLUSTER, "--timeout", "2m"]);
+    ensure(
+        r.code == 0,
+        format!("kubectl delete: {}; {}", last_lines(&r.stderr), op.tail()),
+    )?;
     let gone = kc(ns, &["get", "etcdcluster", CLUSTER, "-o", "name"]);
     ensure(gone.code != 0, "the cluster is still there")?;
     let r = etcd_in(
@@ -582,8 +789,8 @@ fn rows() -> Vec<(&'static str, Fault)> {
             Box::new(bad_template_then_reverted),
         ),
         (
-            "driver_killed_mid_scale_down",
-            Box::new(driver_killed_mid_scale_down),
+            "operator_killed_mid_scale_down",
+            Box::new(operator_killed_mid_scale_down),
         ),
         (
             "invalid_spec_then_deleted",

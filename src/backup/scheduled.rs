@@ -169,20 +169,33 @@ pub fn expired(records: &[EtcdBackup], policy: &Retention, now: Timestamp) -> Ve
     retention::to_delete(&candidates, policy, now)
 }
 
+/// What a scheduled-backup pass leaves behind.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Scheduled {
+    /// When to look again (`None`: no schedule).
+    pub next: Option<Duration>,
+    /// The cluster's `status.backup` as it now stands (backups the CLI took count too).
+    pub status: Option<BackupStatus>,
+}
+
 /// One scheduled-backup pass: takes the backup when due, applies retention after a success, and
-/// writes `status.backup` and `BackupHealthy` when they change. Returns when to look again.
+/// writes `status.backup` and `BackupHealthy` when they change.
 pub async fn pass(
     ctx: &Context,
     cluster: &EtcdCluster,
     d: &Desired,
     taken_by: &str,
     now: Timestamp,
-) -> Result<Option<Duration>, Error> {
+) -> Result<Scheduled, Error> {
+    let unscheduled = || Scheduled {
+        next: None,
+        status: cluster.status.as_ref().and_then(|s| s.backup.clone()),
+    };
     let Some(spec) = &cluster.spec.backup else {
-        return Ok(None);
+        return Ok(unscheduled());
     };
     let Some(expr) = spec.schedule.as_deref().filter(|s| !s.is_empty()) else {
-        return Ok(None);
+        return Ok(unscheduled());
     };
     // validate() already refused a bad schedule or destination.
     let sched = schedule::parse(expr).map_err(Error::Usage)?;
@@ -234,10 +247,14 @@ pub async fn pass(
     if prev_status.backup.as_ref() != Some(&st) || changed_cond {
         write(ctx, cluster, &st, changed_cond.then_some(cond)).await?;
     }
-    Ok(st
+    let next = st
         .next_scheduled_time
         .as_ref()
-        .map(|t| Duration::from_secs((t.0.as_second() - now.as_second()).max(1) as u64)))
+        .map(|t| Duration::from_secs((t.0.as_second() - now.as_second()).max(1) as u64));
+    Ok(Scheduled {
+        next,
+        status: Some(st),
+    })
 }
 
 async fn take_scheduled(

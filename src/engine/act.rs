@@ -39,6 +39,20 @@ pub enum Object {
 }
 
 impl Object {
+    /// The API group and resource the object is written to, from its type (the disruption
+    /// budget's group is `policy` in both versions discovery may find).
+    pub fn resource(&self) -> (String, String) {
+        use crate::objects::access::resource_of;
+        match self {
+            Object::ConfigMap(_) => resource_of::<ConfigMap>(),
+            Object::Service(_) => resource_of::<Service>(),
+            Object::DisruptionBudget(_) => resource_of::<PodDisruptionBudget>(),
+            Object::StatefulSet(_) => resource_of::<StatefulSet>(),
+            Object::Volume(_) => resource_of::<PersistentVolumeClaim>(),
+            Object::Pod(_) => resource_of::<Pod>(),
+        }
+    }
+
     /// The object as the API server would receive it (apiVersion and kind included).
     pub fn to_json(&self) -> serde_json::Value {
         let v = match self {
@@ -418,6 +432,59 @@ mod tests {
             budget["metadata"]["ownerReferences"][0]["kind"],
             "EtcdCluster"
         );
+    }
+
+    #[test]
+    fn the_operator_role_may_observe_and_apply_every_kind_act_writes() {
+        let mut c = crate::fixtures::cluster("demo").build();
+        c.spec.restore = Some(crate::api::RestoreSpec {
+            source: "s3://b/p/ns-demo-20261201T000000Z-r5.db.zst".into(),
+            ..Default::default()
+        });
+        let d = crate::model::validate(&c).unwrap();
+        let ar = pdb_v1beta1();
+        let mut objs = step_objects(&d, &Step::Bootstrap { replicas: 3 }, &ar);
+        objs.extend(step_objects(
+            &d,
+            &Step::RestoreSeed {
+                url: "s3://b/p".into(),
+            },
+            &ar,
+        ));
+        // Adding a kind to `Object` fails to compile here until it is counted (and so checked).
+        let variant = |o: &Object| match o {
+            Object::ConfigMap(_) => 0,
+            Object::Service(_) => 1,
+            Object::DisruptionBudget(_) => 2,
+            Object::StatefulSet(_) => 3,
+            Object::Volume(_) => 4,
+            Object::Pod(_) => 5,
+        };
+        let seen: std::collections::BTreeSet<i32> = objs.iter().map(variant).collect();
+        assert_eq!(
+            seen.len(),
+            6,
+            "every kind of Object is written by some step"
+        );
+        let table = crate::objects::access::watched_namespaces();
+        for o in &objs {
+            let (group, resource) = o.resource();
+            assert_eq!(
+                o.to_json()["apiVersion"]
+                    .as_str()
+                    .unwrap()
+                    .rsplit_once('/')
+                    .map_or("", |(g, _)| g),
+                group,
+                "{resource}"
+            );
+            for verb in ["get", "list", "watch", "patch", "delete"] {
+                assert!(
+                    table.iter().any(|a| a.grants(&group, &resource, verb)),
+                    "the operator's role lacks {verb} on {resource}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -17,7 +17,7 @@ use super::{Context, Dial, Mode, Outcome, reconcile_once};
 use crate::api::{EtcdCluster, FINALIZER};
 use crate::fixtures::cluster;
 use crate::model::Desired;
-use crate::objects::{self, config_key};
+use crate::objects::{self, access, config_key};
 
 /// One request the engine made.
 #[derive(Clone, Debug)]
@@ -37,6 +37,8 @@ impl Call {
 struct Server {
     answers: BTreeMap<(Method, String), (StatusCode, Value)>,
     calls: Arc<Mutex<Vec<Call>>>,
+    /// Unscripted writes succeed (the body echoed, deletes a Success status) instead of failing.
+    permissive: bool,
 }
 
 impl Server {
@@ -44,7 +46,13 @@ impl Server {
         Server {
             answers: BTreeMap::new(),
             calls: Arc::new(Mutex::new(Vec::new())),
+            permissive: false,
         }
+    }
+
+    fn permissive(mut self) -> Server {
+        self.permissive = true;
+        self
     }
 
     fn on(mut self, method: Method, path: &str, status: StatusCode, body: Value) -> Server {
@@ -71,7 +79,9 @@ impl Server {
                     .get(&(call.method.clone(), call.path.clone()))
                     .cloned()
                     .unwrap_or_else(|| {
-                        if call.is_write() {
+                        if call.is_write() && self.permissive {
+                            (StatusCode::OK, success(&call))
+                        } else if call.is_write() {
                             failure(StatusCode::INTERNAL_SERVER_ERROR, "not scripted")
                         } else {
                             failure(StatusCode::NOT_FOUND, "not found")
@@ -101,6 +111,47 @@ impl Server {
         };
         (ctx, calls)
     }
+}
+
+/// What a permissive server answers a write: the object written, or a Success status.
+fn success(call: &Call) -> Value {
+    if call.method == Method::DELETE || call.body.is_null() {
+        json!({ "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success" })
+    } else {
+        call.body.clone()
+    }
+}
+
+/// The RBAC verb, API group and resource (with subresource) of a request path:
+/// `/api/v1/namespaces/ns/pods/p/eviction` → ("create", "", "pods/eviction").
+fn rbac_of(call: &Call) -> (&'static str, String, String) {
+    let parts: Vec<&str> = call.path.trim_start_matches('/').split('/').collect();
+    let (group, rest) = match parts.as_slice() {
+        ["api", _version, rest @ ..] => (String::new(), rest),
+        ["apis", group, _version, rest @ ..] => ((*group).to_string(), rest),
+        _ => panic!("not an API path: {}", call.path),
+    };
+    let rest = match rest {
+        ["namespaces", _ns, rest @ ..] => rest,
+        rest => rest,
+    };
+    let (resource, named) = match rest {
+        [resource] => ((*resource).to_string(), false),
+        [resource, _name] => ((*resource).to_string(), true),
+        [resource, _name, sub] => (format!("{resource}/{sub}"), true),
+        _ => panic!("unexpected API path: {}", call.path),
+    };
+    let verb = match (&call.method, named) {
+        (&Method::GET, true) => access::GET,
+        (&Method::GET, false) => access::LIST,
+        (&Method::POST, _) => access::CREATE,
+        (&Method::PATCH, _) => access::PATCH,
+        (&Method::PUT, _) => access::UPDATE,
+        (&Method::DELETE, true) => access::DELETE,
+        (&Method::DELETE, false) => access::DELETECOLLECTION,
+        (m, _) => panic!("unexpected method {m} on {}", call.path),
+    };
+    (verb, group, resource)
 }
 
 fn failure(code: StatusCode, message: &str) -> (StatusCode, Value) {
@@ -285,4 +336,136 @@ async fn a_pass_whose_status_is_unchanged_writes_nothing() {
         assert_eq!(again.status, first.status);
     }
     assert_eq!(writes(&calls), 1, "{:#?}", calls.lock().unwrap());
+}
+
+/// Every request of the engine — a pass's observation, status and finalizer writes, and every
+/// step that needs no etcd member, carried out — is one the operator's RBAC table grants.
+#[tokio::test]
+async fn every_request_the_engine_makes_is_granted_by_the_operator_role() {
+    use crate::model::Observed;
+    use crate::plan::{ConfigChange, Restart, Step};
+
+    let mut restored = demo();
+    restored.spec.restore = Some(crate::api::RestoreSpec {
+        source: "s3://b/p/ns-demo-20261201T000000Z-r5.db.zst".into(),
+        ..Default::default()
+    });
+    let d = crate::model::validate(&restored).unwrap();
+    let mut ready = objects::restore::restore_pod(&d, d.restore.as_ref().unwrap(), "t");
+    ready.metadata.name = Some("demo-1".into());
+    ready.status = Some(k8s_openapi::api::core::v1::PodStatus {
+        conditions: Some(vec![k8s_openapi::api::core::v1::PodCondition {
+            type_: "Ready".into(),
+            status: "True".into(),
+            ..Default::default()
+        }]),
+        ..Default::default()
+    });
+    let (ctx, calls) = formed_objects(&d)
+        .on(
+            Method::GET,
+            "/api/v1/namespaces/ns/pods/demo-1",
+            StatusCode::OK,
+            serde_json::to_value(&ready).unwrap(),
+        )
+        .on(
+            Method::GET,
+            "/api/v1/namespaces/ns/pods/demo-2",
+            StatusCode::OK,
+            serde_json::to_value(&ready).unwrap(),
+        )
+        .on(
+            Method::PATCH,
+            &format!("{CLUSTER_PATH}/status"),
+            StatusCode::OK,
+            serde_json::to_value(demo()).unwrap(),
+        )
+        .on(
+            Method::PATCH,
+            CLUSTER_PATH,
+            StatusCode::OK,
+            serde_json::to_value(demo()).unwrap(),
+        )
+        .permissive()
+        .start();
+    // Passes: observe and write status; a deleted cluster's finalizer let go.
+    reconcile_once(&ctx, &demo(), Mode::Act).await.unwrap();
+    let mut deleted = demo();
+    deleted.metadata.deletion_timestamp = Some(
+        k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(jiff::Timestamp::now()),
+    );
+    deleted.metadata.finalizers = Some(vec![FINALIZER.into()]);
+    reconcile_once(&ctx, &deleted, Mode::Act).await.unwrap();
+    // Steps: every one; those that need etcd wait without a request (no member answers).
+    let o = Observed::default();
+    let steps = [
+        Step::Bootstrap { replicas: 3 },
+        Step::ApplySupportingObjects,
+        Step::WriteConfig {
+            data: objects::bootstrap_config(&d, 3),
+            why: ConfigChange::Bootstrapped,
+        },
+        Step::UpdateTemplate { replicas: 3 },
+        Step::ResizeStatefulSet { from: 3, to: 2 },
+        Step::RestoreSeed {
+            url: "s3://b/p".into(),
+        },
+        Step::DeleteVolume {
+            ordinal: 2,
+            claim: objects::volume_name("demo", 2),
+        },
+        Step::RestartMember {
+            ordinal: 1,
+            pod: "demo-1".into(),
+            why: Restart::NewTemplate,
+        },
+        Step::WipeMember {
+            ordinal: 2,
+            claim: Some(objects::volume_name("demo", 2)),
+            pod: "demo-2".into(),
+        },
+        Step::DeleteRestorePod {
+            pod: objects::restore::pod_name("demo"),
+        },
+        Step::AddLearner {
+            ordinal: 3,
+            name: "demo-3".into(),
+            peer_url: objects::peer_url("demo", "ns", 3),
+        },
+        Step::Idle,
+    ];
+    for step in &steps {
+        super::act::act(&ctx, &d, &o, step)
+            .await
+            .unwrap_or_else(|e| panic!("{step}: {}", e.report()));
+    }
+    let calls = calls.lock().unwrap().clone();
+    let table = access::watched_namespaces();
+    let mut seen = std::collections::BTreeSet::new();
+    for call in &calls {
+        let (verb, group, resource) = rbac_of(call);
+        assert!(
+            table.iter().any(|a| a.grants(&group, &resource, verb)),
+            "the operator's role lacks {verb} on {resource} in group {group:?} ({} {})",
+            call.method,
+            call.path
+        );
+        seen.insert((verb, resource));
+    }
+    // The record holds what the steps are for: applies, deletes, an eviction, status.
+    for want in [
+        (access::PATCH, "statefulsets"),
+        (access::PATCH, "pods"),
+        (access::DELETE, "persistentvolumeclaims"),
+        (access::DELETE, "pods"),
+        (access::CREATE, "pods/eviction"),
+        (access::PATCH, "etcdclusters/status"),
+        (access::PATCH, "etcdclusters"),
+        (access::LIST, "pods"),
+    ] {
+        assert!(
+            seen.contains(&(want.0, want.1.to_string())),
+            "no {want:?} in {seen:?}"
+        );
+    }
 }

@@ -1,11 +1,11 @@
 //! The operator's install manifests, generated from code so names, ports and RBAC agree with the
-//! binary. Pure: values out, no client.
+//! binary (the roles' rules are `objects::access`'s table). Pure: values out, no client.
 //!
 //! The CRD is not among them (it comes from `crate::api`); apply it first.
 
 use serde_json::{Value, json};
 
-use crate::api::GROUP;
+use crate::objects::access;
 use crate::objects::{ENV_POD_NAME, FIELD_MANAGER, LABEL_MANAGED_BY, LABEL_NAME};
 
 /// The operator's namespace: the engine Leases live here whatever namespace the operator runs
@@ -20,73 +20,6 @@ pub const METRICS_PORT: u16 = 8080;
 
 fn labels() -> Value {
     json!({ LABEL_NAME: NAME, LABEL_MANAGED_BY: FIELD_MANAGER })
-}
-
-fn rule(groups: &[&str], resources: &[&str], verbs: &[&str]) -> Value {
-    json!({ "apiGroups": groups, "resources": resources, "verbs": verbs })
-}
-
-/// What the engine does across namespaces (watch, observe, act, status, finalizer, events).
-fn cluster_rules() -> Vec<Value> {
-    const OWNED: &[&str] = &[
-        "get", "list", "watch", "create", "patch", "update", "delete",
-    ];
-    vec![
-        rule(
-            &[GROUP],
-            &["etcdclusters"],
-            &["get", "list", "watch", "patch", "update"],
-        ),
-        rule(
-            &[GROUP],
-            &["etcdclusters/status"],
-            &["get", "patch", "update"],
-        ),
-        rule(&[GROUP], &["etcdclusters/finalizers"], &["update"]),
-        // Scheduled backups: their records, and retention deleting them.
-        rule(&[GROUP], &["etcdbackups"], OWNED),
-        rule(
-            &[GROUP],
-            &["etcdbackups/status"],
-            &["get", "patch", "update"],
-        ),
-        // S3 credentials named by spec.backup.credentialsSecret.
-        rule(&[""], &["secrets"], &["get"]),
-        rule(&["apps"], &["statefulsets"], OWNED),
-        rule(&[""], &["services", "configmaps"], OWNED),
-        // Member pods are the StatefulSet's; the engine creates only a restored seed's restore pod.
-        rule(
-            &[""],
-            &["pods"],
-            &["get", "list", "watch", "create", "patch", "delete"],
-        ),
-        rule(&[""], &["pods/portforward"], &["create"]),
-        rule(
-            &[""],
-            &["persistentvolumeclaims"],
-            &[
-                "get",
-                "list",
-                "watch",
-                "create",
-                "patch",
-                "delete",
-                "deletecollection",
-            ],
-        ),
-        rule(&["policy"], &["poddisruptionbudgets"], OWNED),
-        rule(&["events.k8s.io"], &["events"], &["create", "patch"]),
-        rule(&[""], &["events"], &["create", "patch"]),
-    ]
-}
-
-/// The engine Leases, in the lease namespace only.
-fn lease_rules() -> Vec<Value> {
-    vec![rule(
-        &["coordination.k8s.io"],
-        &["leases"],
-        &["get", "create", "update", "patch"],
-    )]
 }
 
 /// Namespace, ServiceAccount, ClusterRole + binding, lease Role + binding, Deployment.
@@ -113,7 +46,7 @@ pub fn manifests(image: &str, namespace: &str) -> Vec<Value> {
     out.push(json!({ "apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta(NAME, Some(namespace)) }));
     out.push(json!({
         "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-        "metadata": meta(NAME, None), "rules": cluster_rules(),
+        "metadata": meta(NAME, None), "rules": access::rules(&access::watched_namespaces()),
     }));
     out.push(json!({
         "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
@@ -123,7 +56,7 @@ pub fn manifests(image: &str, namespace: &str) -> Vec<Value> {
     }));
     out.push(json!({
         "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
-        "metadata": meta(NAME, Some(NAMESPACE)), "rules": lease_rules(),
+        "metadata": meta(NAME, Some(NAMESPACE)), "rules": access::rules(&access::lease_namespace()),
     }));
     out.push(json!({
         "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
@@ -182,6 +115,7 @@ fn deployment(image: &str, namespace: &str) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::GROUP;
 
     fn kind<'a>(all: &'a [Value], kind: &str, ns: Option<&str>) -> &'a Value {
         all.iter()

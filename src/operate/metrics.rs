@@ -30,7 +30,7 @@ use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::{Registry, Unit};
 use tokio::net::TcpListener;
 
-use crate::api::Phase;
+use crate::api::{BackupStatus, Phase};
 use crate::engine::Pass;
 use crate::model::{DEFAULT_QUOTA_BYTES, EtcdView};
 
@@ -118,6 +118,7 @@ pub struct Metrics {
     leader_changes: Family<ClusterLabels, Counter>,
     db_size: Family<ClusterLabels, Gauge>,
     db_quota: Family<ClusterLabels, Gauge>,
+    last_backup: Family<ClusterLabels, Gauge>,
     seen: Mutex<HashMap<ClusterLabels, Seen>>,
     ready: AtomicBool,
 }
@@ -172,6 +173,13 @@ impl Default for Metrics {
             "db_quota_bytes",
             "The backend quota (--quota-backend-bytes) of the cluster, in bytes",
         );
+        let last_backup = Family::<ClusterLabels, Gauge>::default();
+        registry.register_with_unit(
+            "last_successful_backup_timestamp",
+            "When the newest successful backup of the cluster finished (status.backup), as Unix time; no series before the first",
+            Unit::Seconds,
+            last_backup.clone(),
+        );
         let leader_changes = Family::<ClusterLabels, Counter>::default();
         registry.register(
             "leader_changes",
@@ -200,6 +208,7 @@ impl Default for Metrics {
             leader_changes,
             db_size,
             db_quota,
+            last_backup,
             seen: Mutex::default(),
             ready: AtomicBool::new(false),
         }
@@ -265,6 +274,20 @@ impl Metrics {
         }
     }
 
+    /// Records when the newest successful backup of `cluster` finished, from its `status.backup`
+    /// (scheduled and `kubectl etcd backup` alike). A cluster never backed up has no series: an
+    /// alert on `time() - …` then concerns only clusters that have backups.
+    pub fn backup(&self, cluster: &ClusterLabels, status: Option<&BackupStatus>) {
+        match status.and_then(|s| s.last_successful_time.as_ref()) {
+            Some(t) => {
+                self.last_backup.get_or_create(cluster).set(t.0.as_second());
+            }
+            None => {
+                self.last_backup.remove(cluster);
+            }
+        }
+    }
+
     /// Records the phase a cluster's status reports now.
     pub fn phase(&self, cluster: &ClusterLabels, phase: Option<Phase>) {
         self.seen(|m| m.entry(cluster.clone()).or_default().phase = phase);
@@ -280,6 +303,7 @@ impl Metrics {
             &self.learners,
             &self.db_size,
             &self.db_quota,
+            &self.last_backup,
         ] {
             f.remove(cluster);
         }
@@ -551,6 +575,28 @@ mod tests {
         assert_eq!(of("db_size_bytes"), "40");
         assert_eq!(of("db_quota_bytes"), (8i64 << 30).to_string());
         assert_eq!(of("leader_changes_total"), "1");
+        assert!(
+            !text.contains("kubectl_etcd_last_successful_backup_timestamp_seconds{"),
+            "no backup yet, no series"
+        );
+        let finished = jiff::Timestamp::from_second(1_764_547_200).unwrap();
+        m.backup(
+            &demo(),
+            Some(&BackupStatus {
+                last_successful_time: Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+                    finished,
+                )),
+                ..Default::default()
+            }),
+        );
+        let text = m.render();
+        assert_eq!(
+            line(
+                &text,
+                "kubectl_etcd_last_successful_backup_timestamp_seconds{namespace=\"ns\",name=\"demo\"}"
+            ),
+            "kubectl_etcd_last_successful_backup_timestamp_seconds{namespace=\"ns\",name=\"demo\"} 1764547200"
+        );
         m.forget(&demo());
         assert!(
             !m.render().contains("name=\"demo\""),

@@ -123,7 +123,7 @@ pub async fn run_until(opts: OperateOptions, shutdown: CancellationToken) -> Res
     let lock = Lock::new(
         opts.client.clone(),
         &opts.lease_namespace,
-        lease::LEADER,
+        &lease::leader_lease(opts.namespace.as_deref()),
         opts.identity.clone(),
         LEASE_DURATION,
     );
@@ -464,8 +464,15 @@ async fn reconcile(cluster: Arc<EtcdCluster>, st: Arc<State>) -> Result<Action, 
         )
         .await
         {
-            Ok(due) => backup_due = due,
+            Ok(scheduled) => {
+                backup_due = scheduled.next;
+                st.metrics.backup(&labels, scheduled.status.as_ref());
+            }
             Err(e) => {
+                st.metrics.backup(
+                    &labels,
+                    cluster.status.as_ref().and_then(|s| s.backup.as_ref()),
+                );
                 tracing::warn!(cluster = %name, namespace = %ns, "scheduled backup pass failed: {}", e.report());
                 st.publish(
                     &cluster,

@@ -1,0 +1,155 @@
+//! What the operator asks of the API server, kind by kind: the one table its RBAC is built from
+//! (`install` turns it into the ClusterRole and the lease Role). Groups and resources come from
+//! the Rust types the code calls the API with, never from strings typed here; the tests of
+//! `engine::act` (every kind `act` writes) and `engine::scripted` (every request a pass and every
+//! step without etcd makes, recorded) hold the table against what the engine does. Pure.
+
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::{ConfigMap, PersistentVolumeClaim, Pod, Secret, Service};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use kube::Resource;
+
+use crate::api::{EtcdBackup, EtcdCluster};
+
+pub const GET: &str = "get";
+pub const LIST: &str = "list";
+pub const WATCH: &str = "watch";
+pub const CREATE: &str = "create";
+pub const PATCH: &str = "patch";
+pub const UPDATE: &str = "update";
+pub const DELETE: &str = "delete";
+pub const DELETECOLLECTION: &str = "deletecollection";
+
+/// The objects the engine owns: observed (get, and list/watch by the controller), written by
+/// server-side apply (patch; create for the first write) and deleted.
+const OWNED: &[&str] = &[GET, LIST, WATCH, CREATE, PATCH, UPDATE, DELETE];
+
+/// Verbs on one resource (or subresource, `pods/eviction`) of one API group.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Access {
+    pub group: String,
+    pub resource: String,
+    pub verbs: &'static [&'static str],
+}
+
+impl Access {
+    /// Whether this grants `verb` on `resource` of `group`.
+    pub fn grants(&self, group: &str, resource: &str, verb: &str) -> bool {
+        self.group == group && self.resource == resource && self.verbs.contains(&verb)
+    }
+}
+
+/// The group and resource (plural) of `K`, from its type.
+pub fn resource_of<K: Resource<DynamicType = ()>>() -> (String, String) {
+    (K::group(&()).into_owned(), K::plural(&()).into_owned())
+}
+
+fn of<K: Resource<DynamicType = ()>>(verbs: &'static [&'static str]) -> Access {
+    let (group, resource) = resource_of::<K>();
+    Access {
+        group,
+        resource,
+        verbs,
+    }
+}
+
+fn sub<K: Resource<DynamicType = ()>>(sub: &str, verbs: &'static [&'static str]) -> Access {
+    let (group, resource) = resource_of::<K>();
+    Access {
+        group,
+        resource: format!("{resource}/{sub}"),
+        verbs,
+    }
+}
+
+/// In every namespace the operator watches (the ClusterRole).
+pub fn watched_namespaces() -> Vec<Access> {
+    vec![
+        // The controller's watch, the finalizer (a patch) and the engine's intent.
+        of::<EtcdCluster>(&[GET, LIST, WATCH, PATCH, UPDATE]),
+        sub::<EtcdCluster>("status", &[GET, PATCH, UPDATE]),
+        sub::<EtcdCluster>("finalizers", &[UPDATE]),
+        // Every kind `act` writes (`engine::act::Object`).
+        of::<ConfigMap>(OWNED),
+        of::<Service>(OWNED),
+        of::<StatefulSet>(OWNED),
+        // policy/v1 or v1beta1 (discovered): one group, one resource.
+        of::<PodDisruptionBudget>(OWNED),
+        // Member volumes are the StatefulSet's; the engine applies a restored seed's claim and
+        // deletes removed or wiped members' claims (all of them with --delete-data).
+        of::<PersistentVolumeClaim>(&[GET, LIST, WATCH, CREATE, PATCH, DELETE, DELETECOLLECTION]),
+        // Member pods are the StatefulSet's; the engine applies only a restore pod, and deletes
+        // or evicts members to restart them.
+        of::<Pod>(&[GET, LIST, WATCH, CREATE, PATCH, DELETE]),
+        sub::<Pod>("eviction", &[CREATE]),
+        // Reaching members from outside the cluster (`--dial port-forward`).
+        sub::<Pod>("portforward", &[CREATE]),
+        // Scheduled backups: their records, and retention deleting them.
+        of::<EtcdBackup>(OWNED),
+        sub::<EtcdBackup>("status", &[GET, PATCH, UPDATE]),
+        // S3 credentials named by spec.backup.credentialsSecret: read by name, never listed.
+        of::<Secret>(&[GET]),
+        // The Events of every step (kube's recorder writes events.k8s.io; core for old readers).
+        of::<k8s_openapi::api::events::v1::Event>(&[CREATE, PATCH]),
+        of::<k8s_openapi::api::core::v1::Event>(&[CREATE, PATCH]),
+    ]
+}
+
+/// In the lease namespace only (the lease Role): the engine Leases.
+pub fn lease_namespace() -> Vec<Access> {
+    vec![of::<Lease>(&[GET, CREATE, UPDATE, PATCH])]
+}
+
+/// The RBAC rules of `table`, one per resource.
+pub fn rules(table: &[Access]) -> Vec<serde_json::Value> {
+    table
+        .iter()
+        .map(|a| {
+            serde_json::json!({
+                "apiGroups": [a.group],
+                "resources": [a.resource],
+                "verbs": a.verbs,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_and_resources_come_from_the_types() {
+        let t = watched_namespaces();
+        assert!(t.iter().any(|a| a.grants("apps", "statefulsets", PATCH)));
+        assert!(t.iter().any(|a| a.grants("", "pods/eviction", CREATE)));
+        assert!(
+            t.iter()
+                .any(|a| a.grants(crate::api::GROUP, "etcdclusters/status", PATCH))
+        );
+        assert!(
+            t.iter()
+                .any(|a| a.grants("policy", "poddisruptionbudgets", GET))
+        );
+        assert!(
+            lease_namespace()
+                .iter()
+                .all(|a| a.group == "coordination.k8s.io")
+        );
+    }
+
+    #[test]
+    fn each_resource_has_one_rule() {
+        let t = watched_namespaces();
+        for a in &t {
+            assert_eq!(
+                t.iter()
+                    .filter(|b| (&b.group, &b.resource) == (&a.group, &a.resource))
+                    .count(),
+                1,
+                "{a:?}"
+            );
+        }
+    }
+}
