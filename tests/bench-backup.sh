@@ -1,31 +1,88 @@
 #!/usr/bin/env bash
-# Backup/restore benchmark on the testbed (not part of CI): a database of >= 1 GiB (quota raised),
-# then side by side in one run
-#   A. kubectl etcd backup --to s3://… (streamed: etcd → sha256/compression → multipart upload)
-#   B. etcdctl snapshot save to a file, then the file uploaded with boto3 (what the others do)
-# with wall time, throughput and peak RSS of each, and the restore of A into 3 Ready members.
-#   SIZE_MB=1100 tests/bench-backup.sh        (needs the testbed and S3: tests/cluster/up.sh, s3.sh up)
+# Backup/restore benchmark on the testbed (not part of CI, not in .ci/run): a database of >= 1 GiB
+# (quota raised to 8 GiB), then side by side in one run
+#   A. kubectl-etcd backup --to s3://… (streamed: etcd → hash check → compression → sha256 → multipart upload),
+#      with --compression none (the same bytes as B) and zstd (the default)
+#   B. etcdctl snapshot save to a file, then that file uploaded with boto3 (what the others do)
+# with wall time, MiB/s, peak RSS and CPU seconds of each process, then the restore of A (zstd) into
+# 3 Ready members. Both sides reach etcd through a port-forward of the API server (the CLI's own;
+# `kubectl port-forward` for etcdctl) and S3 on the same loopback endpoint; the restore pods reach S3
+# on the node IP.
+#   cargo build --release --bins && tests/bench-backup.sh
+#   SIZE_MB=1100 ROUNDS=1 KEEP=1 BIN=path/to/kubectl-etcd tests/bench-backup.sh
+# KEEP=1 keeps the filled cluster (namespace bench-backup) for the next run, which reuses it.
+# Otherwise the namespace, the S3 objects under the bench prefix and the local files are deleted.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . tests/cluster/env.sh
 export KUBECONFIG=$TB/admin.kubeconfig
 . "$TB/s3.env"
-export AWS_ENDPOINT_URL=$KE_S3_POD_ENDPOINT
-BIN=${BIN:-target/release/kubectl-etcd}
-[ -x "$BIN" ] || cargo build --release --bin kubectl-etcd
-export PATH=$(dirname "$(readlink -f "$BIN")"):$PATH
+S3_LOCAL=$AWS_ENDPOINT_URL # the S3 server itself, for both sides of the comparison
+BIN=$(readlink -f "${BIN:-${CARGO_TARGET_DIR:-target}/release/kubectl-etcd}")
+[ -x "$BIN" ] || die "no release binary at $BIN: run cargo build --release --bins (or set BIN)"
+export PATH=$(dirname "$BIN"):$PATH # `kubectl etcd` is this binary too
 export KUBECTL_ETCD_TOOLS_IMAGE=${KE_OPERATOR_IMAGE:-testbed.local/kubectl-etcd:dev}
 ETCDCTL=$ETCD_BIN_DIR/v3.5.16/etcdctl
 PY=$KE_CACHE/s3-venv/bin/python
+[ -x "$ETCDCTL" ] && [ -x "$PY" ] || die "needs $ETCDCTL and $PY (tests/cluster/up.sh, tests/cluster/s3.sh up)"
 SIZE_MB=${SIZE_MB:-1100}
+ROUNDS=${ROUNDS:-1}
+KEEP=${KEEP:-0}
 NS=bench-backup
-WORK=$(mktemp -d)
-trap 'kill ${PF:-0} 2>/dev/null || true; rm -rf "$WORK"; kubectl delete ns $NS --wait=false >/dev/null 2>&1 || true' EXIT
+PORT= # the local end of the port-forward to big-0, chosen by kubectl (never a fixed port: 23790 is the testbed's own etcd)
+PREFIX=bench-backup-$$
+WORK=$(mktemp -d /tmp/bench-backup.XXXXXX)
+# shellcheck disable=SC2329 # run by the EXIT trap
+cleanup() {
+  if [ -n "${PF:-}" ]; then kill "$PF" 2>/dev/null || true; fi
+  rm -rf "$WORK"
+  s3_rm "$PREFIX/" || log "could not delete s3://$KE_S3_BUCKET/$PREFIX/: delete it by hand"
+  # SeaweedFS keeps deleted bytes on disk until a vacuum (gigabytes here); its filer frees the
+  # chunks of deleted objects a few seconds after the delete.
+  sleep 10
+  curl -s -o /dev/null --max-time 300 "http://127.0.0.1:19333/vol/vacuum?garbageThreshold=0.3" || true
+  if [ "$KEEP" = 1 ]; then
+    "$BIN" -n $NS delete big2 --delete-data --yes >/dev/null 2>&1 || true
+  else
+    kubectl delete ns $NS --wait=false >/dev/null 2>&1 || true
+  fi
+}
+trap cleanup EXIT
 
-kubectl delete ns $NS --wait=true >/dev/null 2>&1 || true
-kubectl create ns $NS >/dev/null
-kubectl etcd install >/dev/null 2>&1
-cat <<YAML | kubectl apply -f - >/dev/null
+s3_py() { AWS_ENDPOINT_URL=$S3_LOCAL "$PY" - "$@"; }
+s3_rm() { # s3_rm PREFIX: deletes every object under PREFIX
+  s3_py "$KE_S3_BUCKET" "$1" <<'PY'
+import sys, boto3
+from botocore.config import Config
+s3 = boto3.client("s3", config=Config(s3={"addressing_style": "path"}))
+b, p = sys.argv[1], sys.argv[2]
+for page in s3.get_paginator("list_objects_v2").paginate(Bucket=b, Prefix=p):
+    for o in page.get("Contents", []):
+        s3.delete_object(Bucket=b, Key=o["Key"])
+PY
+}
+db_size() { "$ETCDCTL" --endpoints 127.0.0.1:$PORT endpoint status -w json | "$PY" -c 'import json,sys; print(json.load(sys.stdin)[0]["Status"]["dbSize"])'; }
+port_forward() {
+  if [ -n "${PF:-}" ]; then kill "$PF" 2>/dev/null || true; fi
+  PORT=
+  kubectl -n $NS port-forward pod/big-0 :2379 >"$WORK/pf.out" 2>&1 & PF=$!
+  for _ in $(seq 50); do
+    PORT=$(sed -n 's/^Forwarding from 127.0.0.1:\([0-9]*\) .*/\1/p' "$WORK/pf.out" | head -n1)
+    [ -n "$PORT" ] && "$ETCDCTL" --endpoints 127.0.0.1:$PORT endpoint health >/dev/null 2>&1 && break
+    sleep 0.2
+  done
+  [ -n "$PORT" ] || die "port-forward to $NS/big-0 does not answer: $(cat "$WORK/pf.out")"
+  # Never write into anything but the bench cluster.
+  "$ETCDCTL" --endpoints 127.0.0.1:$PORT member list | grep -q ", big-0, http://big-0.big.$NS.svc" \
+    || die "127.0.0.1:$PORT does not answer as $NS/big-0"
+}
+
+kubectl etcd install >/dev/null
+"$BIN" -n $NS delete big2 --delete-data --yes >/dev/null 2>&1 || true
+if ! kubectl get etcdcluster -n $NS big >/dev/null 2>&1; then
+  kubectl delete ns $NS --wait=true >/dev/null 2>&1 || true
+  kubectl create ns $NS >/dev/null
+  cat <<YAML | kubectl apply -f - >/dev/null
 apiVersion: etcd.kubectl-etcd.io/v1alpha1
 kind: EtcdCluster
 metadata: { name: big, namespace: $NS }
@@ -35,37 +92,80 @@ spec:
   storage: { size: 8Gi }
   etcd: { quotaBackendBytes: 8589934592 }
 YAML
+fi
 kubectl etcd -n $NS reconcile big --timeout 5m >/dev/null
-echo "filling big with ${SIZE_MB} MiB of incompressible 1 MiB values…" >&2
-t0=$(date +%s)
-kubectl -n $NS exec big-0 -- sh -c "head -c 1048576 /dev/urandom > /tmp/v; i=0; while [ \$i -lt $SIZE_MB ]; do head -c 1048000 /dev/urandom > /tmp/v; etcdctl put k\$i < /tmp/v > /dev/null || exit 1; i=\$((i+1)); done"
-echo "filled in $(( $(date +%s) - t0 )) s" >&2
-DB=$(kubectl -n $NS exec big-0 -- etcdctl endpoint status -w json | $PY -c 'import json,sys; print(json.load(sys.stdin)[0]["Status"]["dbSize"])')
-echo "db size: $DB bytes" >&2
+port_forward
+have=$(db_size)
+if [ "$have" -lt $((SIZE_MB * 1048576)) ]; then
+  log "filling $NS/big with ${SIZE_MB} incompressible 1 MiB values (has $have bytes)…"
+  t0=$(date +%s)
+  for i in $(seq 0 $((SIZE_MB - 1))); do
+    head -c 1048576 /dev/urandom | "$ETCDCTL" --endpoints 127.0.0.1:$PORT put "k$i" >/dev/null
+  done
+  log "filled in $(($(date +%s) - t0)) s"
+fi
+DB=$(db_size)
+mib=$(echo "scale=1; $DB / 1048576" | bc)
+log "db size: $DB bytes ($mib MiB)"
 
-measure() { # measure NAME CMD… → "NAME seconds peakRSS_KiB"
+# measure NAME CMD… (an executable, not a function: /usr/bin/time runs it) → $WORK/NAME.res holds
+# "seconds peakRSS_KiB cpu_seconds"
+measure() {
   local name=$1; shift
-  local s; s=$(date +%s.%N)
-  /usr/bin/time -f '%M' -o "$WORK/rss" "$@" > "$WORK/$name.out" 2> "$WORK/$name.err" || { cat "$WORK/$name.err" >&2; exit 1; }
-  printf '%s %.2f %s\n' "$name" "$(echo "$(date +%s.%N) - $s" | bc)" "$(tail -n1 "$WORK/rss")"
+  local s e rss u sy; s=$(date +%s.%N)
+  echo "$s" > "$WORK/$name.start"
+  /usr/bin/time -f '%M %U %S' -o "$WORK/$name.time" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" \
+    || { cat "$WORK/$name.err" >&2; die "$name failed"; }
+  e=$(date +%s.%N)
+  read -r rss u sy < <(tail -n1 "$WORK/$name.time")
+  printf '%.2f %s %.1f\n' "$(echo "$e - $s" | bc)" "$rss" "$(echo "$u + $sy" | bc)" > "$WORK/$name.res"
+  log "$name: $(cat "$WORK/$name.res") (seconds, peak RSS KiB, CPU seconds)"
+}
+ours=(env AWS_ENDPOINT_URL="$S3_LOCAL" "$BIN" -n $NS backup big --to "s3://$KE_S3_BUCKET/$PREFIX/ours" --compression)
+theirs_upload=(env AWS_ENDPOINT_URL="$S3_LOCAL" "$PY" -c "import sys,boto3; from botocore.config import Config; boto3.client('s3', config=Config(s3={'addressing_style':'path'})).upload_file(sys.argv[1], sys.argv[2], sys.argv[3])"
+  "$WORK/snap.db" "$KE_S3_BUCKET" "$PREFIX/theirs/snap.db")
+row() { # row LABEL SECONDS RSS_KiB CPU
+  printf '| %s | %.1f | %.0f | %.0f | %s |\n' "$1" "$2" "$(echo "$mib / $2" | bc -l)" "$(echo "$3 / 1024" | bc -l)" "$4"
 }
 
-# A: streamed, uncompressed (same bytes as B) and zstd
-A=$(measure stream-none kubectl etcd -n $NS backup big --to "s3://$KE_S3_BUCKET/bench" --compression none)
-Z=$(measure stream-zstd kubectl etcd -n $NS backup big --to "s3://$KE_S3_BUCKET/bench" --compression zstd)
-# B: etcdctl snapshot save (through a port-forward) + boto3 upload of the file
-kubectl -n $NS port-forward pod/big-0 23790:2379 >/dev/null 2>&1 & PF=$!
-sleep 2
-S=$(measure etcdctl-save "$ETCDCTL" --endpoints 127.0.0.1:23790 snapshot save "$WORK/snap.db")
-U=$(measure boto3-upload "$PY" -c "import sys,boto3; from botocore.config import Config; boto3.client('s3', endpoint_url=sys.argv[1], config=Config(s3={'addressing_style':'path'})).upload_file(sys.argv[2], sys.argv[3], 'bench/etcdctl-snap.db')" "$AWS_ENDPOINT_URL" "$WORK/snap.db" "$KE_S3_BUCKET")
-R=$(measure restore kubectl etcd -n $NS restore big2 --latest-of big --replicas 3 --timeout 15m)
+table=""
+for r in $(seq 1 "$ROUNDS"); do
+  # Alternate the order between rounds: the side that runs first may find colder caches.
+  if [ $((r % 2)) = 1 ]; then order="none zstd theirs"; else order="theirs zstd none"; fi
+  for side in $order; do
+    case $side in
+      none) measure ours-none "${ours[@]}" none; read -r a_s a_rss a_cpu < "$WORK/ours-none.res" ;;
+      zstd) measure ours-zstd "${ours[@]}" zstd; read -r z_s z_rss z_cpu < "$WORK/ours-zstd.res" ;;
+      theirs)
+        port_forward
+        measure etcdctl-save "$ETCDCTL" --endpoints 127.0.0.1:$PORT snapshot save "$WORK/snap.db"
+        read -r s_s s_rss s_cpu < "$WORK/etcdctl-save.res"
+        measure boto3-upload "${theirs_upload[@]}"
+        read -r u_s u_rss u_cpu < "$WORK/boto3-upload.res"
+        rm -f "$WORK/snap.db"
+        ;;
+    esac
+    log "round $r: $side done"
+  done
+  b_s=$(echo "$s_s + $u_s" | bc)
+  table+=$(printf '\nround %d (order: %s), db %s MiB\n| side | seconds | MiB/s | peak RSS MiB | CPU s |\n|---|---|---|---|---|\n' "$r" "$order" "$mib")
+  table+=$'\n'$(row "kubectl-etcd backup → S3, --compression none" "$a_s" "$a_rss" "$a_cpu")
+  table+=$'\n'$(row "kubectl-etcd backup → S3, --compression zstd" "$z_s" "$z_rss" "$z_cpu")
+  table+=$'\n'$(row "etcdctl snapshot save (to a file)" "$s_s" "$s_rss" "$s_cpu")
+  table+=$'\n'$(row "boto3 upload_file (of that file)" "$u_s" "$u_rss" "$u_cpu")
+  table+=$'\n'$(printf '| etcdctl + boto3, together | %.1f | %.0f | | |' "$b_s" "$(echo "$mib / $b_s" | bc -l)")
+  table+=$'\n'$(printf '| throughput ratio ours/theirs: none %.2f×, zstd %.2f× | | | | |' "$(echo "$b_s / $a_s" | bc -l)" "$(echo "$b_s / $z_s" | bc -l)")
+  table+=$'\n'
+  s3_rm "$PREFIX/theirs/"
+done
 
-read -r _ a_s a_rss <<<"$A"; read -r _ z_s z_rss <<<"$Z"; read -r _ s_s s_rss <<<"$S"; read -r _ u_s u_rss <<<"$U"; read -r _ r_s _ <<<"$R"
-b_s=$(echo "$s_s + $u_s" | bc)
-mib=$(echo "scale=1; $DB / 1048576" | bc)
-printf '\n| measure (db %s MiB) | seconds | MiB/s | peak RSS MiB |\n|---|---|---|---|\n' "$mib"
-printf '| kubectl etcd backup → S3, none | %s | %.0f | %.0f |\n' "$a_s" "$(echo "$mib / $a_s" | bc -l)" "$(echo "$a_rss / 1024" | bc -l)"
-printf '| kubectl etcd backup → S3, zstd | %s | %.0f | %.0f |\n' "$z_s" "$(echo "$mib / $z_s" | bc -l)" "$(echo "$z_rss / 1024" | bc -l)"
-printf '| etcdctl snapshot save + boto3 upload | %s (%s + %s) | %.0f | %.0f / %.0f |\n' "$b_s" "$s_s" "$u_s" "$(echo "$mib / $b_s" | bc -l)" "$(echo "$s_rss / 1024" | bc -l)" "$(echo "$u_rss / 1024" | bc -l)"
-printf '| speed-up (streamed, none) | %.2fx | | |\n' "$(echo "$b_s / $a_s" | bc -l)"
-printf '| restore of the zstd backup to 3 Ready members | %s | | |\n' "$r_s"
+# Restore the newest backup of big (a zstd one) into 3 members; the pods reach S3 on the node IP.
+export AWS_ENDPOINT_URL=$KE_S3_POD_ENDPOINT
+measure restore "$BIN" -n $NS restore big2 --latest-of big --replicas 3 --storage 8Gi --timeout 20m
+read -r r_s _ _ < "$WORK/restore.res"
+# The CLI returns on etcd's own health answer (3 healthy voters); the pods' readiness probes follow.
+ready_pods() { kubectl -n $NS get pods -l app.kubernetes.io/instance=big2 -o jsonpath='{range .items[*]}{.status.containerStatuses[0].ready}{"\n"}{end}' | grep -c true || true; }
+for _ in $(seq 600); do [ "$(ready_pods)" -ge 3 ] && break; sleep 0.5; done
+[ "$(ready_pods)" -ge 3 ] || die "big2 has $(ready_pods) Ready pods 5 min after the restore returned"
+r_ready=$(echo "$(date +%s.%N) - $(cat "$WORK/restore.start")" | bc)
+printf '%s\n| restore of the newest zstd backup (%s MiB) into 3 members: the CLI returns (3 healthy voters) | %.1f s |\n| … and 3 pods Ready | %.1f s |\n' "$table" "$mib" "$r_s" "$r_ready"
