@@ -49,6 +49,8 @@ async fn snapshot(
         &d.namespace,
         &loc,
         spec.credentials_secret.as_deref(),
+        // pvc:// is refused for pre-upgrade snapshots (model::validate_backup, `upgrade --to`): no agent pod.
+        crate::model::DEFAULT_TOOLS_IMAGE,
     )
     .await?;
     let req = take::Request {
