@@ -12,8 +12,12 @@ use crate::api::{CompactionMode, EtcdCluster, MAX_REPLICAS};
 
 /// Image repository used when the spec names none (the layout of etcd's official release images).
 pub const DEFAULT_IMAGE_REPOSITORY: &str = "gcr.io/etcd-development/etcd";
-/// Version `kubectl etcd create` uses when none is given.
-pub const DEFAULT_VERSION: &str = "3.5.16";
+/// Version `kubectl etcd create` uses when none is given: the newest patch of the newest minor
+/// the project tests (tests/cluster/etcd-bins.sh; the e2e suites run it).
+pub const DEFAULT_VERSION: &str = "3.6.15";
+/// Newest minor past etcd's end of support: still run (clusters upgrade from it), warned about
+/// on create and restore.
+pub const END_OF_SUPPORT_MINOR: u32 = 4;
 /// Oldest minor the engine knows how to run (learners need 3.4).
 pub const MIN_MINOR: u32 = 4;
 /// Newest minor the engine knows how to run.
@@ -361,6 +365,17 @@ pub fn validate_version(version: &str) -> Result<Version, InvalidSpec> {
         ));
     }
     Ok(v)
+}
+
+/// A warning for people when `v` is past etcd's end of support, naming what to run instead.
+pub fn support_warning(v: Version) -> Option<String> {
+    (v.major == 3 && v.minor <= END_OF_SUPPORT_MINOR).then(|| {
+        format!(
+            "warning: etcd {v} is past etcd's end of support (3.{END_OF_SUPPORT_MINOR} gets no more fixes); \
+             it is kept so clusters can upgrade from it: create {DEFAULT_VERSION} (the default) instead, \
+             or plan `kubectl etcd upgrade NAME --version 3.5.30` soon"
+        )
+    })
 }
 
 /// "1Gi" → 1073741824 (the suffixes `validate_quantity` accepts), so "1024Mi" equals "1Gi" as
@@ -954,6 +969,18 @@ mod tests {
             let e = validate(&cluster(spec(3, v))).unwrap_err();
             assert_eq!(e.field, "spec.version", "{v}");
         }
+    }
+
+    #[test]
+    fn only_end_of_support_minors_are_warned_about_and_the_default_is_not_one() {
+        let w = support_warning(Version::parse("3.4.23").unwrap()).unwrap();
+        assert!(w.contains("etcd 3.4.23 is past etcd's end of support"), "{w}");
+        assert!(w.contains(DEFAULT_VERSION), "the warning names what to run: {w}");
+        for v in ["3.5.16", "3.5.30", "3.6.15", DEFAULT_VERSION] {
+            assert_eq!(support_warning(Version::parse(v).unwrap()), None, "{v}");
+        }
+        let d = Version::parse(DEFAULT_VERSION).unwrap();
+        assert_eq!(d.minor, MAX_MINOR, "the default is of the newest minor the engine runs");
     }
 
     #[test]

@@ -28,6 +28,11 @@ fn create_builds_a_healthy_three_member_cluster_seen_from_inside_a_pod() {
     let doc = json(&r);
     assert_eq!(doc["status"]["phase"], "Running", "{doc}");
     assert_eq!(ready_members(&doc["status"]), (3, 3, 3));
+    assert_eq!(
+        doc["spec"]["version"], "3.6.15",
+        "the default is the newest tested patch of the newest minor: {doc}"
+    );
+    assert!(!r.stderr.contains("end of support"), "{}", r.stderr);
     // From inside a member pod, with the image's own etcdctl.
     let names: Vec<String> = members(&ns.0, "demo-0")
         .into_iter()
@@ -416,7 +421,7 @@ fn etcd_3_4_and_3_6_bootstrap_and_take_a_learner_like_3_5() {
     install_crd();
     let ns = Ns::new("versions");
     for (name, version) in [("old", "3.4.23"), ("new", "3.6.15")] {
-        let created = json(&ok(etcd(
+        let r = ok(etcd(
             &ns.0,
             &[
                 "create",
@@ -428,7 +433,14 @@ fn etcd_3_4_and_3_6_bootstrap_and_take_a_learner_like_3_5() {
                 "-o",
                 "json",
             ],
-        )));
+        ));
+        assert_eq!(
+            r.stderr.contains("etcd 3.4.23 is past etcd's end of support"),
+            version == "3.4.23",
+            "3.4 is warned about on create, 3.6 is not: {}",
+            r.stderr
+        );
+        let created = json(&r);
         assert_eq!(created["status"]["version"], version, "{created}");
         assert_eq!(ready_members(&created["status"]), (3, 3, 3), "{created}");
         let scaled = json(&ok(etcd(

@@ -467,6 +467,61 @@ fn a_target_whose_etcd_exits_at_start_is_rolled_back_while_writes_go_on() {
     assert!(assert_no_acknowledged_write_lost(&ns.0) > 0);
 }
 
+#[test]
+fn a_version_whose_image_does_not_exist_is_detected_and_rolled_back() {
+    install_crd();
+    let ns = Ns::new("upgrade-noimage");
+    // No image gcr.io/etcd-development/etcd:v3.5.98 exists (the testbed has no registry access
+    // at all): the kubelet reports ErrImagePull/ImagePullBackOff for the upgraded member. The
+    // default deadline (300 s) is kept: the pull failure is detected after the 60 s pull grace.
+    create(&ns.0, "3.5.16");
+    start_writer(&ns.0);
+    let t0 = std::time::Instant::now();
+    let r = etcd(
+        &ns.0,
+        &[
+            "upgrade",
+            "demo",
+            "--version",
+            "3.5.98",
+            "--skip-backup",
+            "--yes",
+            "--timeout",
+            "5m",
+        ],
+    );
+    eprintln!(
+        "BENCH missing image: rolled back after {:.0} s",
+        t0.elapsed().as_secs_f64()
+    );
+    assert_eq!(
+        r.code, 7,
+        "a rolled-back upgrade fails: {}\n{}",
+        r.stdout, r.stderr
+    );
+    assert!(r.stderr.contains("rolled back to 3.5.16"), "{}", r.stderr);
+    let (status, reason, message) = upgrading_condition(&ns.0);
+    assert_eq!(
+        (status.as_str(), reason.as_str()),
+        ("False", "RolledBack"),
+        "{message}"
+    );
+    assert!(
+        message.contains("etcd:v3.5.98 cannot be pulled"),
+        "the reason names the image: {message}"
+    );
+    let c = cluster_json(&ns.0, "demo");
+    assert_eq!(ready_members(&c["status"]), (3, 3, 3), "{c}");
+    for pod in ["demo-0", "demo-1", "demo-2"] {
+        assert_eq!(versions(&ns.0, pod).0, "3.5.16", "{pod}");
+    }
+    assert!(assert_no_acknowledged_write_lost(&ns.0) > 0);
+    // A fixed version afterwards goes ahead from what runs.
+    timed_upgrade(&ns.0, "3.5.30", &["--skip-backup", "--yes", "--timeout", "5m"]);
+    assert_versions(&ns.0, "3.5.30", "3.5.0");
+    assert!(assert_no_acknowledged_write_lost(&ns.0) > 0);
+}
+
 /// `kubectl etcd operate` watching one namespace, from this machine (port-forward dial); killed on drop.
 struct LocalOperator(std::process::Child);
 impl Drop for LocalOperator {

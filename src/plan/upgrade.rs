@@ -33,6 +33,20 @@ pub const MIN_3_5_FOR_3_6: Version = Version {
     patch: 26,
 };
 
+/// Seconds an upgraded member whose image cannot be pulled (the kubelet says so) may wait
+/// before the upgrade is rolled back, when that is sooner than `spec.upgradeTimeoutSeconds`: a
+/// missing image does not appear by waiting, and the cluster runs a member short meanwhile.
+/// (Enough for the kubelet's first retries to get past a short registry hiccup.)
+pub const IMAGE_PULL_GRACE_SECONDS: u64 = 60;
+
+/// Container waiting reasons that say the image cannot be had.
+fn image_unavailable(reason: Option<&str>) -> bool {
+    matches!(
+        reason,
+        Some("ErrImagePull" | "ImagePullBackOff" | "InvalidImageName" | "ErrImageNeverPull")
+    )
+}
+
 /// A voter counts as caught up when its raft index is at most this far behind the leader's.
 pub const CAUGHT_UP_ENTRIES: u64 = 5_000;
 
@@ -357,20 +371,30 @@ pub fn failed_upgrade(d: &Desired, o: &Observed) -> Option<Step> {
             .and_then(|c| c.member_at(ord))
             .is_some_and(|m| m.healthy)
     };
+    let deadline = |p: &crate::model::PodView| {
+        if image_unavailable(p.waiting_reason.as_deref()) {
+            d.upgrade_timeout_seconds.min(IMAGE_PULL_GRACE_SECONDS)
+        } else {
+            d.upgrade_timeout_seconds
+        }
+    };
     let (ord, pod) = o.pods.iter().find(|(ord, p)| {
         p.revision.as_ref() == Some(rev)
             && !p.terminating
             && (!p.ready || !healthy(**ord))
-            && p.age_seconds >= d.upgrade_timeout_seconds
+            && p.age_seconds >= deadline(p)
     })?;
     let member = &pod.name;
-    let how = pod
-        .waiting_reason
-        .as_deref()
-        .map_or(String::new(), |r| format!(" ({r})"));
+    let how = match pod.waiting_reason.as_deref() {
+        Some(r) if image_unavailable(Some(r)) => {
+            format!(" ({r}: the image {} cannot be pulled)", d.image)
+        }
+        Some(r) => format!(" ({r})"),
+        None => String::new(),
+    };
     let why = format!(
         "{member} did not become healthy on {to} within {}s{how}",
-        d.upgrade_timeout_seconds
+        deadline(pod)
     );
     // Putting the old minor back is safe while the cluster version has not moved (the members
     // say so; without their word, while a member still answers on the old minor), and after

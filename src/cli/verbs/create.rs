@@ -15,7 +15,8 @@ pub struct Args {
     /// Voting members (1-9; odd numbers tolerate the most failures).
     #[arg(long, default_value_t = 3)]
     pub replicas: i64,
-    /// etcd release.
+    /// etcd release (default: the newest patch of the newest minor the project tests; 3.4 is
+    /// past etcd's end of support and warned about).
     #[arg(long, default_value = DEFAULT_VERSION)]
     pub version: String,
     /// Volume size per member.
@@ -39,9 +40,11 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     // Validate everything before anything is written.
     model::validate_name(&name).map_err(|e| usage(&name, e))?;
     let replicas = model::validate_replicas(a.replicas).map_err(|e| usage(&name, e))?;
-    let version = model::validate_version(&a.version)
-        .map_err(|e| usage(&name, e))?
-        .to_string();
+    let version = model::validate_version(&a.version).map_err(|e| usage(&name, e))?;
+    if let Some(w) = model::support_warning(version) {
+        output::progress_line(&w);
+    }
+    let version = version.to_string();
     let spec = EtcdClusterSpec {
         replicas: replicas as i32,
         version,

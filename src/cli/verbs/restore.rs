@@ -44,7 +44,8 @@ pub struct Args {
     /// Voting members of the new cluster (the others join the restored seed as learners).
     #[arg(long, default_value_t = 3)]
     pub replicas: i64,
-    /// etcd release of the new cluster (default: the version the backup was taken from).
+    /// etcd release of the new cluster (default: the version the backup was taken from; for a
+    /// URL of unknown origin, the default of `create`).
     #[arg(long)]
     pub version: Option<String>,
     /// Volume size per member.
@@ -259,6 +260,9 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
             .unwrap_or_else(|| model::DEFAULT_VERSION.into()),
         (None, None) => model::DEFAULT_VERSION.into(),
     };
+    if let Some(w) = model::Version::parse(&version).and_then(model::support_warning) {
+        output::progress_line(&w);
+    }
     let secret = a.credentials_secret.clone().or(src.secret.clone());
 
     // Verify the whole snapshot before anything of the new cluster exists.

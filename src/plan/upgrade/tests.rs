@@ -272,6 +272,52 @@ fn the_next_member_waits_until_the_upgraded_one_is_healthy_and_caught_up() {
 }
 
 #[test]
+fn an_upgraded_member_whose_image_cannot_be_pulled_rolls_back_after_the_pull_grace() {
+    for reason in ["ErrImagePull", "ImagePullBackOff", "InvalidImageName"] {
+        let mut o = running_on("3.5.16");
+        let d = settle(want("3.5.98"), &o);
+        assert_eq!(d.upgrade_timeout_seconds, 300, "the default deadline");
+        template_applied(&mut o, &d);
+        restarted(&mut o, 2, "3.5.98", IMAGE_PULL_GRACE_SECONDS - 1);
+        crashing(&mut o, 2);
+        o.pods.get_mut(&2).unwrap().waiting_reason = Some(reason.into());
+        let step = plan(&d, &o);
+        assert!(
+            !matches!(step, Step::RollBack { .. }),
+            "{reason}: within the grace the kubelet retries: {step:?}"
+        );
+        o.pods.get_mut(&2).unwrap().age_seconds = IMAGE_PULL_GRACE_SECONDS;
+        let step = plan(&d, &o);
+        let Step::RollBack { member, why, .. } = &step else {
+            panic!("{reason}: {step:?}");
+        };
+        assert_eq!(member, "demo-2");
+        assert!(
+            why.contains(&format!("within {IMAGE_PULL_GRACE_SECONDS}s"))
+                && why.contains(reason)
+                && why.contains("gcr.io/etcd-development/etcd:v3.5.98 cannot be pulled"),
+            "{why}"
+        );
+    }
+    // A crash loop keeps the whole deadline: etcd may need the time (a large db, a slow disk).
+    let mut o = running_on("3.5.16");
+    let d = settle(want("3.5.98"), &o);
+    template_applied(&mut o, &d);
+    restarted(&mut o, 2, "3.5.98", IMAGE_PULL_GRACE_SECONDS);
+    crashing(&mut o, 2);
+    assert!(!matches!(plan(&d, &o), Step::RollBack { .. }));
+    // A deadline shorter than the grace wins.
+    let mut d = settle(want("3.5.98"), &running_on("3.5.16"));
+    d.upgrade_timeout_seconds = 20;
+    let mut o = running_on("3.5.16");
+    template_applied(&mut o, &d);
+    restarted(&mut o, 2, "3.5.98", 20);
+    crashing(&mut o, 2);
+    o.pods.get_mut(&2).unwrap().waiting_reason = Some("ErrImagePull".into());
+    assert!(matches!(plan(&d, &o), Step::RollBack { .. }));
+}
+
+#[test]
 fn an_upgraded_member_unhealthy_past_the_deadline_rolls_the_upgrade_back() {
     let mut o = running_on("3.4.23");
     let d = settle(want("3.5.99"), &o);
