@@ -52,7 +52,7 @@ complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -f -a "manifests
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -f -a "completions" -d 'Print shell completions (the files in completions/ are this output)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l replicas -d 'Voting members (1-9; odd numbers tolerate the most failures)' -r
-complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l version -d 'etcd release' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l version -d 'etcd release (default: the newest patch of the newest minor the project tests; 3.4 is past etcd\'s end of support and warned about)' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l storage -d 'Volume size per member' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l storage-class -d 'StorageClass of the member volumes (default: the cluster\'s default class)' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l image-repository -d 'Image repository (tag is v<version>)' -r
@@ -134,7 +134,7 @@ complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l fr
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l from-backup -d 'An EtcdBackup record of this namespace (see `kubectl etcd backup list`)' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l latest-of -d 'The newest successful backup of this cluster' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l replicas -d 'Voting members of the new cluster (the others join the restored seed as learners)' -r
-complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l version -d 'etcd release of the new cluster (default: the version the backup was taken from)' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l version -d 'etcd release of the new cluster (default: the version the backup was taken from; for a URL of unknown origin, the default of `create`)' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l storage -d 'Volume size per member' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l storage-class -d 'StorageClass of the member volumes' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l sha256 -d 'Expected sha256 of the stored object (default: the one the backup record holds)' -r
