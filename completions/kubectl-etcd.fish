@@ -56,6 +56,9 @@ complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l ver
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l storage -d 'Volume size per member' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l storage-class -d 'StorageClass of the member volumes (default: the cluster\'s default class)' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l image-repository -d 'Image repository (tag is v<version>)' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l tls-server-secret -d 'Secret with the members\' serving certificate: the client port speaks https and takes only client certificates signed by its ca.crt (needs --tls-client-secret)' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l tls-client-secret -d 'Secret with the client certificate the engine, the readiness probe and backups present (needs --tls-server-secret)' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l tls-peer-secret -d 'Secret with the members\' peer certificate (mutual TLS between members)' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l timeout -d 'Give up waiting after this long (e.g. 90s, 5m). The cluster keeps converging' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l context -d 'kubeconfig context to use' -r
@@ -140,6 +143,9 @@ complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l st
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l sha256 -d 'Expected sha256 of the stored object (default: the one the backup record holds)' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l credentials-secret -d 'Secret (namespace of the new cluster) with S3 credentials for the in-cluster download; default: one is made from this machine\'s AWS_* variables and deleted with the cluster' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l tools-image -d 'Image holding kubectl-etcd, for the restore pod\'s download and verification' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l tls-server-secret -d 'Secret with the members\' serving certificate: the client port speaks https and takes only client certificates signed by its ca.crt (needs --tls-client-secret)' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l tls-client-secret -d 'Secret with the client certificate the engine, the readiness probe and backups present (needs --tls-server-secret)' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l tls-peer-secret -d 'Secret with the members\' peer certificate (mutual TLS between members)' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l timeout -d 'Give up waiting after this long (e.g. 90s, 5m). The cluster keeps converging' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l context -d 'kubeconfig context to use' -r

@@ -97,6 +97,32 @@ pub struct EtcdClusterSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0))]
     pub upgrade_timeout_seconds: Option<i64>,
+    /// TLS for client and peer traffic. Fixed once the cluster exists (members advertise their
+    /// URLs, scheme included, in the membership).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<TlsSpec>,
+}
+
+/// TLS Secrets in the cluster's namespace, each with the keys `tls.crt`, `tls.key` and `ca.crt`
+/// (e.g. `kubectl create secret generic NAME --from-file=tls.crt --from-file=tls.key --from-file=ca.crt`,
+/// or what cert-manager writes).
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TlsSpec {
+    /// The members' serving certificate for clients: the client port speaks https and accepts
+    /// only clients with a certificate signed by this Secret's `ca.crt`. Its names must cover
+    /// `*.<cluster>.<namespace>.svc.cluster.local` (each member) and, for clients of the client
+    /// Service, `<cluster>-client.<namespace>.svc`. Set together with `clientSecret`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_secret: Option<String>,
+    /// A client certificate (signed by the server Secret's CA; trusting the server certificate
+    /// through its own `ca.crt`) for the engine, the readiness probe and backups.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<String>,
+    /// The members' certificate for peer traffic, used as server and client (mutual TLS between
+    /// members; its names must cover `*.<cluster>.<namespace>.svc.cluster.local`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer_secret: Option<String>,
 }
 
 /// Backups of one cluster: the destination `kubectl etcd backup` uses when given none, and the

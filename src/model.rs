@@ -78,6 +78,52 @@ pub enum Storage {
     Volume { size: String, class: Option<String> },
 }
 
+/// TLS of member traffic (`spec.tls`, validated). Secret names only: the engine reads the
+/// client Secret when it dials, the kubelet mounts the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Tls {
+    /// The client port speaks https with client-certificate authentication.
+    pub client: Option<ClientTls>,
+    /// The Secret of the peer certificate: peers speak https to each other.
+    pub peer_secret: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ClientTls {
+    /// The members' serving certificate.
+    pub server_secret: String,
+    /// The certificate the engine, the probe and backups present.
+    pub client_secret: String,
+}
+
+impl Tls {
+    /// `http` or `https`, for the client port.
+    pub fn client_scheme(&self) -> &'static str {
+        if self.client.is_some() {
+            "https"
+        } else {
+            "http"
+        }
+    }
+    /// `http` or `https`, for the peer port.
+    pub fn peer_scheme(&self) -> &'static str {
+        if self.peer_secret.is_some() {
+            "https"
+        } else {
+            "http"
+        }
+    }
+    /// "client and peer TLS", "client TLS", "peer TLS", "no TLS": for messages.
+    pub fn describe(&self) -> &'static str {
+        match (self.client.is_some(), self.peer_secret.is_some()) {
+            (true, true) => "client and peer TLS",
+            (true, false) => "client TLS",
+            (false, true) => "peer TLS",
+            (false, false) => "no TLS",
+        }
+    }
+}
+
 /// The validated, defaulted spec. Built once per pass by `validate`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Desired {
@@ -118,6 +164,8 @@ pub struct Desired {
     pub refused: Vec<InvalidSpec>,
     /// The snapshot a new cluster starts from (`spec.restore`).
     pub restore: Option<RestoreSource>,
+    /// TLS of client and peer traffic (`spec.tls`; kept as created, see `keep_immutable`).
+    pub tls: Tls,
 }
 
 impl Desired {
@@ -152,6 +200,7 @@ impl Desired {
             lost_member_grace_seconds: DEFAULT_LOST_MEMBER_GRACE_SECONDS,
             refused: Vec::new(),
             restore: None,
+            tls: Tls::default(),
         }
     }
 }
@@ -191,7 +240,56 @@ pub struct UpgradeRecord {
 /// Storage is fixed once the StatefulSet exists (its volume claim template is immutable, and the
 /// volumes hold the data): a spec that changes it is refused, field by field, and the engine goes
 /// on with the storage it has, so every other rule keeps working (no apply that fails with 422).
-pub fn keep_immutable(mut d: Desired, o: &Observed) -> Desired {
+pub fn keep_immutable(d: Desired, o: &Observed) -> Desired {
+    keep_storage(keep_tls(d, o), o)
+}
+
+/// Whether TLS is on, for clients and for peers, is fixed once the StatefulSet exists: every
+/// member advertises its URLs, scheme included, in the membership, and a member switched alone
+/// could not talk to the others. Such a change is refused and the engine goes on with the TLS
+/// the members run; other Secrets of the same kind are taken (a rolling restart).
+fn keep_tls(mut d: Desired, o: &Observed) -> Desired {
+    let Some(have) = o.statefulset.as_ref().and_then(|s| s.tls.clone()) else {
+        return d;
+    };
+    // Other Secrets of the same kind (a new certificate) roll out like any template change.
+    if (have.client.is_some(), have.peer_secret.is_some())
+        == (d.tls.client.is_some(), d.tls.peer_secret.is_some())
+    {
+        return d;
+    }
+    d.refused.push(invalid(
+        "spec.tls",
+        format!(
+            "cannot change from {} to {} on an existing cluster (members advertise their URLs, scheme included); \
+             put the old value back, or create a new cluster with the new TLS and move the data with \
+             `kubectl etcd backup` and `kubectl etcd restore`",
+            describe_tls(&have),
+            describe_tls(&d.tls)
+        ),
+    ));
+    d.tls = have;
+    d
+}
+
+/// "client TLS (server Secret a, client Secret b)" and the like.
+fn describe_tls(t: &Tls) -> String {
+    let mut names = Vec::new();
+    if let Some(c) = &t.client {
+        names.push(format!("server Secret {}", c.server_secret));
+        names.push(format!("client Secret {}", c.client_secret));
+    }
+    if let Some(p) = &t.peer_secret {
+        names.push(format!("peer Secret {p}"));
+    }
+    if names.is_empty() {
+        t.describe().to_string()
+    } else {
+        format!("{} ({})", t.describe(), names.join(", "))
+    }
+}
+
+fn keep_storage(mut d: Desired, o: &Observed) -> Desired {
     let Some(have) = o.statefulset.as_ref().and_then(|s| s.storage.clone()) else {
         return d;
     };
@@ -593,6 +691,60 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
             }
         },
         restore,
+        tls: spec
+            .tls
+            .as_ref()
+            .map(validate_tls)
+            .transpose()?
+            .unwrap_or_default(),
+    })
+}
+
+fn validate_secret_name(field: &'static str, name: &str) -> Result<String, InvalidSpec> {
+    let ok = !name.is_empty()
+        && name.len() <= 253
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name.ends_with(|c: char| c.is_ascii_alphanumeric());
+    if !ok {
+        return Err(invalid(
+            field,
+            format!("{name:?} is not a Secret name; use lowercase letters, digits, '-' and '.'"),
+        ));
+    }
+    Ok(name.to_string())
+}
+
+fn validate_tls(t: &crate::api::TlsSpec) -> Result<Tls, InvalidSpec> {
+    let client = match (&t.server_secret, &t.client_secret) {
+        (None, None) => None,
+        (Some(server), Some(client)) => Some(ClientTls {
+            server_secret: validate_secret_name("spec.tls.serverSecret", server)?,
+            client_secret: validate_secret_name("spec.tls.clientSecret", client)?,
+        }),
+        (Some(_), None) => {
+            return Err(invalid(
+                "spec.tls.clientSecret",
+                "is required with serverSecret: the engine, the readiness probe and backups need a client certificate the members accept",
+            ));
+        }
+        (None, Some(_)) => {
+            return Err(invalid(
+                "spec.tls.serverSecret",
+                "is required with clientSecret: a client certificate is of use only when the members serve TLS",
+            ));
+        }
+    };
+    let peer_secret = t
+        .peer_secret
+        .as_deref()
+        .map(|p| validate_secret_name("spec.tls.peerSecret", p))
+        .transpose()?;
+    Ok(Tls {
+        client,
+        peer_secret,
     })
 }
 
@@ -648,6 +800,8 @@ pub struct WorkloadView {
     pub update_revision: Option<String>,
     /// Storage of its volume claim template (immutable once created); `None`: not observed.
     pub storage: Option<Storage>,
+    /// TLS of its pod template (fixed once created); `None`: not observed.
+    pub tls: Option<Tls>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -888,6 +1042,95 @@ mod tests {
         assert_eq!(fmt_id(0x2a), "000000000000002a");
     }
 
+    fn tls(server: Option<&str>, client: Option<&str>, peer: Option<&str>) -> crate::api::TlsSpec {
+        crate::api::TlsSpec {
+            server_secret: server.map(Into::into),
+            client_secret: client.map(Into::into),
+            peer_secret: peer.map(Into::into),
+        }
+    }
+
+    #[test]
+    fn tls_needs_server_and_client_secrets_together_and_secret_names() {
+        let mut s = spec(3, "3.6.15");
+        s.tls = Some(tls(Some("srv"), Some("cli"), Some("peer")));
+        let d = validate(&cluster(s.clone())).unwrap();
+        assert_eq!(
+            d.tls.client,
+            Some(ClientTls {
+                server_secret: "srv".into(),
+                client_secret: "cli".into()
+            })
+        );
+        assert_eq!(d.tls.peer_secret.as_deref(), Some("peer"));
+        assert_eq!(
+            (d.tls.client_scheme(), d.tls.peer_scheme()),
+            ("https", "https")
+        );
+        s.tls = Some(tls(None, None, Some("peer")));
+        let d = validate(&cluster(s.clone())).unwrap();
+        assert_eq!(
+            (d.tls.client_scheme(), d.tls.peer_scheme()),
+            ("http", "https")
+        );
+        s.tls = None;
+        assert_eq!(validate(&cluster(s.clone())).unwrap().tls, Tls::default());
+        for (t, field) in [
+            (tls(Some("srv"), None, None), "spec.tls.clientSecret"),
+            (tls(None, Some("cli"), None), "spec.tls.serverSecret"),
+            (tls(Some("Srv"), Some("cli"), None), "spec.tls.serverSecret"),
+            (
+                tls(Some("srv"), Some("cli-"), None),
+                "spec.tls.clientSecret",
+            ),
+            (tls(None, None, Some("")), "spec.tls.peerSecret"),
+        ] {
+            s.tls = Some(t.clone());
+            let e = validate(&cluster(s.clone())).unwrap_err();
+            assert_eq!(e.field, field, "{t:?}: {e:?}");
+        }
+    }
+
+    #[test]
+    fn switching_tls_on_an_existing_cluster_is_refused_but_new_secrets_are_taken() {
+        let on = |t: crate::api::TlsSpec| {
+            let mut s = spec(3, "3.6.15");
+            s.tls = Some(t);
+            validate(&cluster(s)).unwrap()
+        };
+        let running = on(tls(Some("srv"), Some("cli"), None));
+        let have = Observed {
+            statefulset: Some(WorkloadView {
+                tls: Some(running.tls.clone()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        // Off: refused, the members keep client TLS.
+        let d = keep_immutable(validate(&cluster(spec(3, "3.6.15"))).unwrap(), &have);
+        assert_eq!(d.tls, running.tls);
+        assert_eq!(d.refused.len(), 1);
+        assert_eq!(d.refused[0].field, "spec.tls");
+        assert!(
+            d.refused[0].message.contains(
+                "cannot change from client TLS (server Secret srv, client Secret cli) to no TLS"
+            ),
+            "{}",
+            d.refused[0].message
+        );
+        // Peer TLS added: refused too.
+        let d = keep_immutable(on(tls(Some("srv"), Some("cli"), Some("peer"))), &have);
+        assert_eq!(d.tls, running.tls);
+        assert_eq!(d.refused.len(), 1);
+        // Another server certificate: taken.
+        let d = keep_immutable(on(tls(Some("srv2"), Some("cli"), None)), &have);
+        assert!(d.refused.is_empty());
+        assert_eq!(d.tls.client.unwrap().server_secret, "srv2");
+        // Nothing observed yet: whatever the spec says.
+        let d = keep_immutable(on(tls(None, None, Some("p"))), &Observed::default());
+        assert!(d.refused.is_empty());
+    }
+
     #[test]
     fn storage_changes_are_refused_and_the_existing_storage_kept() {
         let have = Observed {
@@ -974,13 +1217,22 @@ mod tests {
     #[test]
     fn only_end_of_support_minors_are_warned_about_and_the_default_is_not_one() {
         let w = support_warning(Version::parse("3.4.23").unwrap()).unwrap();
-        assert!(w.contains("etcd 3.4.23 is past etcd's end of support"), "{w}");
-        assert!(w.contains(DEFAULT_VERSION), "the warning names what to run: {w}");
+        assert!(
+            w.contains("etcd 3.4.23 is past etcd's end of support"),
+            "{w}"
+        );
+        assert!(
+            w.contains(DEFAULT_VERSION),
+            "the warning names what to run: {w}"
+        );
         for v in ["3.5.16", "3.5.30", "3.6.15", DEFAULT_VERSION] {
             assert_eq!(support_warning(Version::parse(v).unwrap()), None, "{v}");
         }
         let d = Version::parse(DEFAULT_VERSION).unwrap();
-        assert_eq!(d.minor, MAX_MINOR, "the default is of the newest minor the engine runs");
+        assert_eq!(
+            d.minor, MAX_MINOR,
+            "the default is of the newest minor the engine runs"
+        );
     }
 
     #[test]

@@ -9,8 +9,8 @@ use k8s_openapi::api::apps::v1::{StatefulSet, StatefulSetSpec, StatefulSetUpdate
 use k8s_openapi::api::core::v1::{
     ConfigMap, ConfigMapEnvSource, Container, ContainerPort, EmptyDirVolumeSource, EnvFromSource,
     EnvVar, EnvVarSource, ExecAction, ObjectFieldSelector, PersistentVolumeClaim,
-    PersistentVolumeClaimSpec, PodSpec, PodTemplateSpec, Probe, Service, ServicePort, ServiceSpec,
-    Volume, VolumeMount, VolumeResourceRequirements,
+    PersistentVolumeClaimSpec, PodSpec, PodTemplateSpec, Probe, SecretVolumeSource, Service,
+    ServicePort, ServiceSpec, Volume, VolumeMount, VolumeResourceRequirements,
 };
 use k8s_openapi::api::policy::v1::{PodDisruptionBudget, PodDisruptionBudgetSpec};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
@@ -18,7 +18,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, 
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use crate::api::EtcdCluster;
-use crate::model::{Desired, Storage};
+use crate::model::{ClientTls, Desired, Storage, Tls};
 
 pub mod access;
 pub mod install;
@@ -48,6 +48,23 @@ pub fn data_dir() -> String {
     format!("{DATA_DIR}/data")
 }
 pub const CONTAINER: &str = "etcd";
+
+/// Where the TLS Secrets are mounted in a member container, and the volumes that carry them
+/// (observe reads the Secret names back from these volumes).
+pub mod tls_mount {
+    pub const SERVER_VOLUME: &str = "tls-server";
+    pub const CLIENT_VOLUME: &str = "tls-client";
+    pub const PEER_VOLUME: &str = "tls-peer";
+    pub const SERVER_DIR: &str = "/etc/etcd/tls/server";
+    pub const CLIENT_DIR: &str = "/etc/etcd/tls/client";
+    pub const PEER_DIR: &str = "/etc/etcd/tls/peer";
+}
+/// Keys of a TLS Secret (those of `kubernetes.io/tls` plus the CA, as cert-manager writes them).
+pub mod tls_key {
+    pub const CERT: &str = "tls.crt";
+    pub const KEY: &str = "tls.key";
+    pub const CA: &str = "ca.crt";
+}
 
 /// Keys of the member-config ConfigMap. They are etcd's own environment variables: the member
 /// container takes them with `envFrom` when it starts, so the image needs no shell (etcd's
@@ -97,23 +114,27 @@ pub fn pod_name(cluster: &str, ordinal: u32) -> String {
 pub fn volume_name(cluster: &str, ordinal: u32) -> String {
     format!("{DATA_VOLUME}-{cluster}-{ordinal}")
 }
-fn member_host(cluster: &str, namespace: &str, ordinal: u32) -> String {
+/// The member's DNS name (the peer Service's record): what its URLs name, and the name its TLS
+/// certificates are checked against (whatever address the engine dials).
+pub fn member_host(cluster: &str, namespace: &str, ordinal: u32) -> String {
     format!(
         "{}.{}.{namespace}.svc.{CLUSTER_DOMAIN}",
         pod_name(cluster, ordinal),
         peer_service_name(cluster)
     )
 }
-pub fn peer_url(cluster: &str, namespace: &str, ordinal: u32) -> String {
+pub fn peer_url(d: &Desired, ordinal: u32) -> String {
     format!(
-        "http://{}:{PEER_PORT}",
-        member_host(cluster, namespace, ordinal)
+        "{}://{}:{PEER_PORT}",
+        d.tls.peer_scheme(),
+        member_host(&d.name, &d.namespace, ordinal)
     )
 }
-pub fn client_url(cluster: &str, namespace: &str, ordinal: u32) -> String {
+pub fn client_url(d: &Desired, ordinal: u32) -> String {
     format!(
-        "http://{}:{CLIENT_PORT}",
-        member_host(cluster, namespace, ordinal)
+        "{}://{}:{CLIENT_PORT}",
+        d.tls.client_scheme(),
+        member_host(&d.name, &d.namespace, ordinal)
     )
 }
 
@@ -131,7 +152,8 @@ pub fn ordinal_of_volume(cluster: &str, pvc: &str) -> Option<u32> {
 /// The ordinal of a member from the peer URL the engine built for it; `None` for foreign members.
 pub fn ordinal_of_peer_url(cluster: &str, namespace: &str, url: &str) -> Option<u32> {
     let host = url
-        .strip_prefix("http://")?
+        .strip_prefix("http://")
+        .or_else(|| url.strip_prefix("https://"))?
         .strip_suffix(&format!(":{PEER_PORT}"))?;
     let pod = host.strip_suffix(&format!(
         ".{}.{namespace}.svc.{CLUSTER_DOMAIN}",
@@ -240,13 +262,7 @@ pub fn pdb(d: &Desired) -> PodDisruptionBudget {
 pub fn initial_cluster(d: &Desired, ordinals: impl IntoIterator<Item = u32>) -> String {
     ordinals
         .into_iter()
-        .map(|o| {
-            format!(
-                "{}={}",
-                pod_name(&d.name, o),
-                peer_url(&d.name, &d.namespace, o)
-            )
-        })
+        .map(|o| format!("{}={}", pod_name(&d.name, o), peer_url(d, o)))
         .collect::<Vec<_>>()
         .join(",")
 }
@@ -290,7 +306,7 @@ pub fn join_list(
             } else {
                 started_member_alias(&pod)
             };
-            format!("{name}={}", peer_url(&d.name, &d.namespace, o))
+            format!("{name}={}", peer_url(d, o))
         })
         .collect::<Vec<_>>()
         .join(",")
@@ -413,35 +429,42 @@ pub fn pod_template(d: &Desired) -> PodTemplateSpec {
     );
     let mut args = vec!["etcd".to_string()];
     args.extend(d.etcd_flags.iter().cloned());
+    let (cs, ps) = (d.tls.client_scheme(), d.tls.peer_scheme());
+    let (tls_env, tls_volumes, tls_mounts) = tls_parts(&d.tls);
     let container = Container {
         name: CONTAINER.into(),
         image: Some(d.image.clone()),
         image_pull_policy: Some("IfNotPresent".into()),
         command: Some(args),
         // etcd reads its flags from ETCD_* variables; the member-config adds the bootstrap ones.
-        env: Some(vec![
-            env_field(ENV_POD_NAME, "metadata.name"),
-            env_field(ENV_POD_NAMESPACE, "metadata.namespace"),
-            env_value("ETCD_NAME", format!("$({ENV_POD_NAME})")),
-            env_value("ETCD_DATA_DIR", data_dir()),
-            env_value(
-                "ETCD_LISTEN_CLIENT_URLS",
-                format!("http://0.0.0.0:{CLIENT_PORT}"),
-            ),
-            env_value(
-                "ETCD_ADVERTISE_CLIENT_URLS",
-                format!("http://{host}:{CLIENT_PORT}"),
-            ),
-            env_value(
-                "ETCD_LISTEN_PEER_URLS",
-                format!("http://0.0.0.0:{PEER_PORT}"),
-            ),
-            env_value(
-                "ETCD_INITIAL_ADVERTISE_PEER_URLS",
-                format!("http://{host}:{PEER_PORT}"),
-            ),
-            env_value("ETCDCTL_API", "3"),
-        ]),
+        env: Some(
+            vec![
+                env_field(ENV_POD_NAME, "metadata.name"),
+                env_field(ENV_POD_NAMESPACE, "metadata.namespace"),
+                env_value("ETCD_NAME", format!("$({ENV_POD_NAME})")),
+                env_value("ETCD_DATA_DIR", data_dir()),
+                env_value(
+                    "ETCD_LISTEN_CLIENT_URLS",
+                    format!("{cs}://0.0.0.0:{CLIENT_PORT}"),
+                ),
+                env_value(
+                    "ETCD_ADVERTISE_CLIENT_URLS",
+                    format!("{cs}://{host}:{CLIENT_PORT}"),
+                ),
+                env_value(
+                    "ETCD_LISTEN_PEER_URLS",
+                    format!("{ps}://0.0.0.0:{PEER_PORT}"),
+                ),
+                env_value(
+                    "ETCD_INITIAL_ADVERTISE_PEER_URLS",
+                    format!("{ps}://{host}:{PEER_PORT}"),
+                ),
+                env_value("ETCDCTL_API", "3"),
+            ]
+            .into_iter()
+            .chain(tls_env)
+            .collect(),
+        ),
         env_from: Some(vec![EnvFromSource {
             config_map_ref: Some(ConfigMapEnvSource {
                 name: config_name(&d.name),
@@ -469,21 +492,27 @@ pub fn pod_template(d: &Desired) -> PodTemplateSpec {
         // container's termination message: observe reads why a member cannot start from the
         // pod status, without a shell in the image or access to logs.
         termination_message_policy: Some("FallbackToLogsOnError".into()),
-        volume_mounts: Some(vec![VolumeMount {
-            name: DATA_VOLUME.into(),
-            mount_path: DATA_DIR.into(),
-            ..Default::default()
-        }]),
+        volume_mounts: Some(
+            std::iter::once(VolumeMount {
+                name: DATA_VOLUME.into(),
+                mount_path: DATA_DIR.into(),
+                ..Default::default()
+            })
+            .chain(tls_mounts)
+            .collect(),
+        ),
         ..Default::default()
     };
-    let volumes = match d.storage {
-        Storage::Ephemeral => Some(vec![Volume {
+    let mut volumes = match d.storage {
+        Storage::Ephemeral => vec![Volume {
             name: DATA_VOLUME.into(),
             empty_dir: Some(EmptyDirVolumeSource::default()),
             ..Default::default()
-        }]),
-        Storage::Volume { .. } => None,
+        }],
+        Storage::Volume { .. } => Vec::new(),
     };
+    volumes.extend(tls_volumes);
+    let volumes = (!volumes.is_empty()).then_some(volumes);
     PodTemplateSpec {
         metadata: Some(ObjectMeta {
             labels: Some(labels(&d.name)),
@@ -502,6 +531,118 @@ pub fn pod_template(d: &Desired) -> PodTemplateSpec {
             enable_service_links: Some(false),
             ..Default::default()
         }),
+    }
+}
+
+/// The member container's TLS variables, volumes and mounts. etcd reads its TLS flags from
+/// `ETCD_*` variables (every one a flag of 3.4 to 3.6); the image's etcdctl (the readiness
+/// probe, `kubectl exec … etcdctl`) gets the client certificate from `ETCDCTL_*` ones and talks to
+/// its own member on the loopback address, whose name the serving certificate need not carry
+/// (`ETCDCTL_INSECURE_SKIP_TLS_VERIFY`: the member still checks the probe's certificate).
+fn tls_parts(t: &Tls) -> (Vec<EnvVar>, Vec<Volume>, Vec<VolumeMount>) {
+    use tls_mount::*;
+    let file = |dir: &str, key: &str| format!("{dir}/{key}");
+    let (mut env, mut volumes, mut mounts) = (Vec::new(), Vec::new(), Vec::new());
+    let mut mount = |volume: &str, secret: &str, dir: &str| {
+        volumes.push(Volume {
+            name: volume.into(),
+            secret: Some(SecretVolumeSource {
+                secret_name: Some(secret.into()),
+                default_mode: Some(0o400),
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+        mounts.push(VolumeMount {
+            name: volume.into(),
+            mount_path: dir.into(),
+            read_only: Some(true),
+            ..Default::default()
+        });
+    };
+    if let Some(c) = &t.client {
+        mount(SERVER_VOLUME, &c.server_secret, SERVER_DIR);
+        mount(CLIENT_VOLUME, &c.client_secret, CLIENT_DIR);
+        env.extend([
+            env_value("ETCD_CERT_FILE", file(SERVER_DIR, tls_key::CERT)),
+            env_value("ETCD_KEY_FILE", file(SERVER_DIR, tls_key::KEY)),
+            env_value("ETCD_TRUSTED_CA_FILE", file(SERVER_DIR, tls_key::CA)),
+            env_value("ETCD_CLIENT_CERT_AUTH", "true"),
+            env_value(
+                "ETCDCTL_ENDPOINTS",
+                format!("https://127.0.0.1:{CLIENT_PORT}"),
+            ),
+            env_value("ETCDCTL_CERT", file(CLIENT_DIR, tls_key::CERT)),
+            env_value("ETCDCTL_KEY", file(CLIENT_DIR, tls_key::KEY)),
+            env_value("ETCDCTL_CACERT", file(CLIENT_DIR, tls_key::CA)),
+            env_value("ETCDCTL_INSECURE_SKIP_TLS_VERIFY", "true"),
+        ]);
+    }
+    if let Some(p) = &t.peer_secret {
+        mount(PEER_VOLUME, p, PEER_DIR);
+        env.extend([
+            env_value("ETCD_PEER_CERT_FILE", file(PEER_DIR, tls_key::CERT)),
+            env_value("ETCD_PEER_KEY_FILE", file(PEER_DIR, tls_key::KEY)),
+            env_value("ETCD_PEER_TRUSTED_CA_FILE", file(PEER_DIR, tls_key::CA)),
+            env_value("ETCD_PEER_CLIENT_CERT_AUTH", "true"),
+        ]);
+    }
+    (env, volumes, mounts)
+}
+
+/// The PEM files of a TLS Secret.
+pub struct TlsFiles {
+    pub ca: Vec<u8>,
+    pub cert: Vec<u8>,
+    pub key: Vec<u8>,
+}
+
+/// `ca.crt`, `tls.crt` and `tls.key` of a TLS Secret, or which of them are missing.
+pub fn tls_files(secret: &k8s_openapi::api::core::v1::Secret) -> Result<TlsFiles, String> {
+    use tls_key::{CA, CERT, KEY};
+    let data = secret.data.clone().unwrap_or_default();
+    let get = |k: &str| data.get(k).map(|b| b.0.clone()).filter(|b| !b.is_empty());
+    match (get(CA), get(CERT), get(KEY)) {
+        (Some(ca), Some(cert), Some(key)) => Ok(TlsFiles { ca, cert, key }),
+        (ca, cert, key) => {
+            let missing: Vec<&str> = [
+                (CA, ca.is_none()),
+                (CERT, cert.is_none()),
+                (KEY, key.is_none()),
+            ]
+            .into_iter()
+            .filter_map(|(k, m)| m.then_some(k))
+            .collect();
+            Err(format!(
+                "lacks {}; a TLS Secret holds tls.crt, tls.key and ca.crt",
+                missing.join(", ")
+            ))
+        }
+    }
+}
+
+/// The TLS a member pod template runs, read back from its Secret volumes (observe).
+pub fn template_tls(t: &PodTemplateSpec) -> Tls {
+    let secret = |volume: &str| {
+        t.spec
+            .as_ref()?
+            .volumes
+            .as_ref()?
+            .iter()
+            .find(|v| v.name == volume)?
+            .secret
+            .as_ref()?
+            .secret_name
+            .clone()
+    };
+    Tls {
+        client: secret(tls_mount::SERVER_VOLUME)
+            .zip(secret(tls_mount::CLIENT_VOLUME))
+            .map(|(server_secret, client_secret)| ClientTls {
+                server_secret,
+                client_secret,
+            }),
+        peer_secret: secret(tls_mount::PEER_VOLUME),
     }
 }
 
@@ -589,8 +730,13 @@ mod tests {
         assert_eq!(ordinal_of_pod("demo", "demox-1"), None);
         assert_eq!(ordinal_of_pod("demo", "demo-2-1"), None);
         assert_eq!(ordinal_of_volume("demo", "data-demo-4"), Some(4));
-        let url = peer_url("demo", "ns", 10);
+        let mut d = desired();
+        let url = peer_url(&d, 10);
         assert_eq!(url, "http://demo-10.demo.ns.svc.cluster.local:2380");
+        assert_eq!(ordinal_of_peer_url("demo", "ns", &url), Some(10));
+        d.tls.peer_secret = Some("peer".into());
+        let url = peer_url(&d, 10);
+        assert_eq!(url, "https://demo-10.demo.ns.svc.cluster.local:2380");
         assert_eq!(ordinal_of_peer_url("demo", "ns", &url), Some(10));
         assert_eq!(ordinal_of_peer_url("demo", "other", &url), None);
         assert_eq!(
@@ -713,14 +859,7 @@ mod tests {
             "http://$(POD_NAME).demo.$(POD_NS).svc.cluster.local:2380"
         );
         // Every ETCD_* variable is a flag etcd knows (an unknown one stops etcd 3.4).
-        let known = [
-            "ETCD_NAME",
-            "ETCD_DATA_DIR",
-            "ETCD_LISTEN_CLIENT_URLS",
-            "ETCD_ADVERTISE_CLIENT_URLS",
-            "ETCD_LISTEN_PEER_URLS",
-            "ETCD_INITIAL_ADVERTISE_PEER_URLS",
-        ];
+        let known = KNOWN_ETCD_VARIABLES;
         assert!(
             env.keys()
                 .filter(|k| k.starts_with("ETCD_"))
@@ -735,5 +874,137 @@ mod tests {
                 .name,
             "demo-members"
         );
+    }
+
+    /// The `ETCD_*` variables the template may set: flags of every etcd from 3.4 to 3.6.
+    const KNOWN_ETCD_VARIABLES: [&str; 14] = [
+        "ETCD_NAME",
+        "ETCD_DATA_DIR",
+        "ETCD_LISTEN_CLIENT_URLS",
+        "ETCD_ADVERTISE_CLIENT_URLS",
+        "ETCD_LISTEN_PEER_URLS",
+        "ETCD_INITIAL_ADVERTISE_PEER_URLS",
+        "ETCD_CERT_FILE",
+        "ETCD_KEY_FILE",
+        "ETCD_TRUSTED_CA_FILE",
+        "ETCD_CLIENT_CERT_AUTH",
+        "ETCD_PEER_CERT_FILE",
+        "ETCD_PEER_KEY_FILE",
+        "ETCD_PEER_TRUSTED_CA_FILE",
+        "ETCD_PEER_CLIENT_CERT_AUTH",
+    ];
+
+    fn with_tls(client: bool, peer: bool) -> Desired {
+        let mut d = desired();
+        d.tls = Tls {
+            client: client.then(|| ClientTls {
+                server_secret: "srv".into(),
+                client_secret: "cli".into(),
+            }),
+            peer_secret: peer.then(|| "peer".into()),
+        };
+        d
+    }
+
+    #[test]
+    fn tls_switches_schemes_mounts_the_secrets_and_reads_back_from_the_template() {
+        for (client, peer) in [(false, false), (true, false), (false, true), (true, true)] {
+            let d = with_tls(client, peer);
+            let t = pod_template(&d);
+            assert_eq!(template_tls(&t), d.tls, "{client} {peer}");
+            let spec = t.spec.clone().unwrap();
+            let c = &spec.containers[0];
+            let env: BTreeMap<String, String> = c
+                .env
+                .clone()
+                .unwrap()
+                .into_iter()
+                .filter_map(|e| Some((e.name, e.value?)))
+                .collect();
+            let cs = if client { "https" } else { "http" };
+            let ps = if peer { "https" } else { "http" };
+            assert_eq!(
+                env["ETCD_LISTEN_CLIENT_URLS"],
+                format!("{cs}://0.0.0.0:2379")
+            );
+            assert_eq!(
+                env["ETCD_ADVERTISE_CLIENT_URLS"],
+                format!("{cs}://$(POD_NAME).demo.$(POD_NS).svc.cluster.local:2379")
+            );
+            assert_eq!(env["ETCD_LISTEN_PEER_URLS"], format!("{ps}://0.0.0.0:2380"));
+            assert_eq!(
+                env["ETCD_INITIAL_ADVERTISE_PEER_URLS"],
+                format!("{ps}://$(POD_NAME).demo.$(POD_NS).svc.cluster.local:2380")
+            );
+            assert!(
+                env.keys()
+                    .filter(|k| k.starts_with("ETCD_"))
+                    .all(|k| KNOWN_ETCD_VARIABLES.contains(&k.as_str())),
+                "{env:?}"
+            );
+            assert_eq!(env.contains_key("ETCD_CLIENT_CERT_AUTH"), client);
+            assert_eq!(
+                env.contains_key("ETCDCTL_CERT"),
+                client,
+                "the probe's certificate"
+            );
+            assert_eq!(env.contains_key("ETCD_PEER_CLIENT_CERT_AUTH"), peer);
+            // Every file a variable names is in a mounted volume.
+            let mounts: Vec<String> = c
+                .volume_mounts
+                .clone()
+                .unwrap()
+                .into_iter()
+                .map(|m| m.mount_path)
+                .collect();
+            for (k, v) in &env {
+                if k.ends_with("_FILE")
+                    || ["ETCDCTL_CERT", "ETCDCTL_KEY", "ETCDCTL_CACERT"].contains(&k.as_str())
+                {
+                    assert!(
+                        mounts.iter().any(|m| v.starts_with(&format!("{m}/"))),
+                        "{k}={v} is not under a mount: {mounts:?}"
+                    );
+                }
+            }
+            let volumes = spec.volumes.unwrap_or_default();
+            assert_eq!(volumes.len(), usize::from(client) * 2 + usize::from(peer));
+            // The member config lists the peers under the same scheme.
+            let c = bootstrap_config(&d, 3);
+            assert!(
+                c[config_key::INITIAL_CLUSTER]
+                    .starts_with(&format!("demo-0={ps}://demo-0.demo.ns")),
+                "{c:?}"
+            );
+        }
+        // A template change of TLS changes the hash (a rolling restart for new Secrets).
+        assert_ne!(
+            template_hash(&with_tls(true, false)),
+            template_hash(&with_tls(false, false))
+        );
+    }
+
+    #[test]
+    fn a_tls_secret_gives_its_three_files_or_names_the_missing_ones() {
+        use k8s_openapi::ByteString;
+        let secret = |keys: &[&str]| k8s_openapi::api::core::v1::Secret {
+            data: Some(
+                keys.iter()
+                    .map(|k| (k.to_string(), ByteString(b"pem".to_vec())))
+                    .collect(),
+            ),
+            ..Default::default()
+        };
+        let f = tls_files(&secret(&["ca.crt", "tls.crt", "tls.key"])).unwrap();
+        assert_eq!(
+            (f.ca, f.cert, f.key),
+            (b"pem".to_vec(), b"pem".to_vec(), b"pem".to_vec())
+        );
+        let e = tls_files(&secret(&["tls.crt"])).err().unwrap();
+        assert!(e.starts_with("lacks ca.crt, tls.key;"), "{e}");
+        let e = tls_files(&k8s_openapi::api::core::v1::Secret::default())
+            .err()
+            .unwrap();
+        assert!(e.starts_with("lacks ca.crt, tls.crt, tls.key;"), "{e}");
     }
 }

@@ -435,7 +435,8 @@ fn etcd_3_4_and_3_6_bootstrap_and_take_a_learner_like_3_5() {
             ],
         ));
         assert_eq!(
-            r.stderr.contains("etcd 3.4.23 is past etcd's end of support"),
+            r.stderr
+                .contains("etcd 3.4.23 is past etcd's end of support"),
             version == "3.4.23",
             "3.4 is warned about on create, 3.6 is not: {}",
             r.stderr

@@ -517,7 +517,11 @@ fn a_version_whose_image_does_not_exist_is_detected_and_rolled_back() {
     }
     assert!(assert_no_acknowledged_write_lost(&ns.0) > 0);
     // A fixed version afterwards goes ahead from what runs.
-    timed_upgrade(&ns.0, "3.5.30", &["--skip-backup", "--yes", "--timeout", "5m"]);
+    timed_upgrade(
+        &ns.0,
+        "3.5.30",
+        &["--skip-backup", "--yes", "--timeout", "5m"],
+    );
     assert_versions(&ns.0, "3.5.30", "3.5.0");
     assert!(assert_no_acknowledged_write_lost(&ns.0) > 0);
 }

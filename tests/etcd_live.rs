@@ -1027,3 +1027,190 @@ async fn the_downgrade_api_lowers_the_cluster_version_on_3_6() {
     let st = client.status().await.map_err(|e| report(&e)).unwrap();
     assert_eq!(st.downgrade_target, "", "{st:?}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// TLS
+
+/// An etcd process serving clients and peers over TLS with client-certificate authentication;
+/// killed on drop.
+struct TlsMember {
+    child: Child,
+    client_url: String,
+    certs: tempfile::TempDir,
+    log: PathBuf,
+}
+
+impl Drop for TlsMember {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if std::thread::panicking() {
+            eprintln!(
+                "--- etcd log:\n{}",
+                std::fs::read_to_string(&self.log).unwrap_or_default()
+            );
+        }
+    }
+}
+
+/// `tests/cluster/tls-certs.sh` into a fresh directory.
+fn certificates(name: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let st = Command::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/cluster/tls-certs.sh"
+    ))
+    .args([dir.path().to_str().unwrap(), name, "ns"])
+    .status()
+    .expect("openssl certificates (tests/cluster/tls-certs.sh)");
+    assert!(st.success(), "tls-certs.sh failed");
+    dir
+}
+
+fn start_tls_member(minor: &str, port: u16) -> TlsMember {
+    let (_, bin) = etcd_binary(minor);
+    let certs = certificates("live");
+    let f = |n: &str| certs.path().join(n).to_str().unwrap().to_owned();
+    let client_url = format!("https://127.0.0.1:{port}");
+    let peer_url = format!("https://127.0.0.1:{}", port + 1);
+    let log = certs.path().join("etcd.log");
+    let out = std::fs::File::create(&log).unwrap();
+    let child = Command::new(bin)
+        .args(["--name", "m0", "--data-dir"])
+        .arg(certs.path().join("data"))
+        .args(["--listen-client-urls", &client_url])
+        .args(["--advertise-client-urls", &client_url])
+        .args(["--listen-peer-urls", &peer_url])
+        .args(["--initial-advertise-peer-urls", &peer_url])
+        .args(["--initial-cluster", &format!("m0={peer_url}")])
+        .args([
+            "--cert-file",
+            &f("server.crt"),
+            "--key-file",
+            &f("server.key"),
+        ])
+        .args(["--trusted-ca-file", &f("ca.crt"), "--client-cert-auth"])
+        .args([
+            "--peer-cert-file",
+            &f("peer.crt"),
+            "--peer-key-file",
+            &f("peer.key"),
+        ])
+        .args([
+            "--peer-trusted-ca-file",
+            &f("ca.crt"),
+            "--peer-client-cert-auth",
+        ])
+        .env_clear()
+        .stdin(Stdio::null())
+        .stdout(out.try_clone().unwrap())
+        .stderr(out)
+        .spawn()
+        .unwrap();
+    TlsMember {
+        child,
+        client_url,
+        certs,
+        log,
+    }
+}
+
+fn tls_dial(dir: &Path, server_name: &str) -> kubectl_etcd::etcd::TlsDial {
+    let read = |n: &str| std::fs::read(dir.join(n)).unwrap();
+    kubectl_etcd::etcd::TlsDial::new(
+        &read("ca.crt"),
+        &read("client.crt"),
+        &read("client.key"),
+        server_name,
+    )
+    .unwrap()
+}
+
+/// The engine's dial with a client certificate: member list, status and `/version` (HTTP/1 over
+/// TLS) work; a client certificate of another CA, and a server name the member's certificate
+/// does not carry, are refused and say so.
+async fn a_tls_member_is_dialed_with_a_client_certificate(minor: &str, port: u16) {
+    let m = start_tls_member(minor, port);
+    let dial = tls_dial(m.certs.path(), "localhost");
+    let url = m.client_url.clone();
+    eventually("the TLS member answers", || {
+        let (url, dial) = (url.clone(), dial.clone());
+        async move {
+            match EtcdClient::connect_tls(&url, DIAL_TIMEOUT, Some(dial)).await {
+                Ok(mut c) => c.member_list().await.is_ok(),
+                Err(_) => false,
+            }
+        }
+    })
+    .await;
+    let mut c = EtcdClient::connect_tls(&m.client_url, DIAL_TIMEOUT, Some(dial.clone()))
+        .await
+        .map_err(|e| report(&e))
+        .unwrap()
+        .with_rpc_timeout(RPC_TIMEOUT);
+    let list = c.member_list().await.map_err(|e| report(&e)).unwrap();
+    assert_eq!(list.members.len(), 1);
+    assert!(
+        list.members[0].peer_urls[0].starts_with("https://"),
+        "{:?}",
+        list.members
+    );
+    c.status().await.map_err(|e| report(&e)).unwrap();
+    let v = c.versions().await.map_err(|e| report(&e)).unwrap();
+    assert!(v.server.starts_with(&format!("{minor}.")), "{v:?}");
+
+    // Another CA's client certificate: the member refuses it.
+    let other = certificates("other");
+    let foreign = tls_dial(other.path(), "localhost");
+    let refused = match EtcdClient::connect_tls(&m.client_url, DIAL_TIMEOUT, Some(foreign)).await {
+        Err(e) => report(&e),
+        Ok(mut c) => match c.member_list().await {
+            Err(e) => report(&e),
+            Ok(_) => panic!("a client certificate of another CA was accepted"),
+        },
+    };
+    assert!(refused.contains(&m.client_url), "{refused}");
+    // A name the member's certificate does not carry: we refuse the member.
+    let wrong = tls_dial(m.certs.path(), "demo-0.elsewhere.svc.cluster.local");
+    let e = EtcdClient::connect_tls(&m.client_url, DIAL_TIMEOUT, Some(wrong))
+        .await
+        .expect_err("a certificate for other names");
+    let text = report(&e);
+    assert!(text.contains("TLS") && text.contains("handshake"), "{text}");
+    assert!(!e.is_transient(), "{text}");
+    // Plain http to a TLS member fails too (nothing is sent in the clear).
+    let plain = EtcdClient::connect(&m.client_url.replace("https", "http"), DIAL_TIMEOUT).await;
+    assert!(
+        match plain {
+            Err(_) => true,
+            Ok(mut c) => c.member_list().await.is_err(),
+        },
+        "plain http was served"
+    );
+}
+
+#[tokio::test]
+async fn a_tls_member_is_dialed_with_a_client_certificate_on_3_4() {
+    a_tls_member_is_dialed_with_a_client_certificate("3.4", 27100).await;
+}
+
+#[tokio::test]
+async fn a_tls_member_is_dialed_with_a_client_certificate_on_3_6() {
+    a_tls_member_is_dialed_with_a_client_certificate("3.6", 27200).await;
+}
+
+#[test]
+fn tls_material_that_is_not_pem_is_refused_with_the_key_named() {
+    let certs = certificates("pem");
+    let read = |n: &str| std::fs::read(certs.path().join(n)).unwrap();
+    let e =
+        kubectl_etcd::etcd::TlsDial::new(b"junk", &read("client.crt"), &read("client.key"), "x")
+            .unwrap_err();
+    assert!(e.to_string().contains("ca.crt"), "{e}");
+    let e = kubectl_etcd::etcd::TlsDial::new(&read("ca.crt"), b"", &read("client.key"), "x")
+        .unwrap_err();
+    assert!(e.to_string().contains("tls.crt"), "{e}");
+    let e = kubectl_etcd::etcd::TlsDial::new(&read("ca.crt"), &read("client.crt"), b"nope", "x")
+        .unwrap_err();
+    assert!(e.to_string().contains("tls.key"), "{e}");
+}

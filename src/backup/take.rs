@@ -298,6 +298,8 @@ pub async fn execute(
     let mut status = record.status.clone().unwrap_or_default();
     let outcome = async {
         let observed = crate::engine::observe(ctx, d).await?;
+        // Dial with what the members run (a refused spec change, e.g. of spec.tls, aside).
+        let d = &crate::model::keep_immutable(d.clone(), &observed);
         let source = match req.member {
             Some(ordinal) => source_at(ctx, d, &observed, ordinal).await?,
             None => choose_source(d, &observed).map_err(BackupError::NoSource)?,

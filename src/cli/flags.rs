@@ -47,6 +47,36 @@ pub struct WaitFlags {
     pub dry_run: bool,
 }
 
+/// TLS of a new cluster (`spec.tls`): Secrets in its namespace with `tls.crt`, `tls.key` and
+/// `ca.crt`. Fixed once the cluster exists.
+#[derive(Args, Debug, Clone, Default)]
+pub struct TlsFlags {
+    /// Secret with the members' serving certificate: the client port speaks https and takes
+    /// only client certificates signed by its ca.crt (needs --tls-client-secret).
+    #[arg(long, requires = "tls_client_secret")]
+    pub tls_server_secret: Option<String>,
+    /// Secret with the client certificate the engine, the readiness probe and backups present
+    /// (needs --tls-server-secret).
+    #[arg(long, requires = "tls_server_secret")]
+    pub tls_client_secret: Option<String>,
+    /// Secret with the members' peer certificate (mutual TLS between members).
+    #[arg(long)]
+    pub tls_peer_secret: Option<String>,
+}
+
+impl TlsFlags {
+    pub fn spec(&self) -> Option<crate::api::TlsSpec> {
+        (self.tls_server_secret.is_some()
+            || self.tls_client_secret.is_some()
+            || self.tls_peer_secret.is_some())
+        .then(|| crate::api::TlsSpec {
+            server_secret: self.tls_server_secret.clone(),
+            client_secret: self.tls_client_secret.clone(),
+            peer_secret: self.tls_peer_secret.clone(),
+        })
+    }
+}
+
 /// "90s", "5m", "1h 30m", "1500ms" (humantime's forms) or plain seconds.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let s = s.trim();

@@ -25,7 +25,7 @@ use crate::model;
 
 pub use crate::objects::install::DEFAULT_IMAGE as DEFAULT_OPERATOR_IMAGE;
 pub use args::{Cli, Verb};
-pub use flags::{Global, LogFormat, WaitFlags, parse_duration};
+pub use flags::{Global, LogFormat, TlsFlags, WaitFlags, parse_duration};
 pub use generate::{CompletionTarget, crd, crd_yaml, operator_yaml, operator_yaml_with};
 pub use output::Format;
 
@@ -119,6 +119,51 @@ impl Session {
             Err(e) => Err(Error::kube("get", KIND, &self.namespace, name, e)),
         }
     }
+}
+
+/// Every TLS Secret a new cluster names exists and holds `tls.crt`, `tls.key` and `ca.crt`, and
+/// the client one makes a usable client certificate: checked before anything is written (a
+/// missing Secret would leave the member pods waiting for their volumes).
+async fn check_tls_secrets(s: &Session, name: &str, d: &model::Desired) -> Result<(), Error> {
+    let secrets: Api<k8s_openapi::api::core::v1::Secret> =
+        Api::namespaced(s.client.clone(), &s.namespace);
+    let mut named: Vec<(&str, &str)> = Vec::new();
+    if let Some(c) = &d.tls.client {
+        named.push(("spec.tls.serverSecret", &c.server_secret));
+        named.push(("spec.tls.clientSecret", &c.client_secret));
+    }
+    if let Some(p) = &d.tls.peer_secret {
+        named.push(("spec.tls.peerSecret", p));
+    }
+    for (field, secret) in named {
+        let bad = |why: String| {
+            usage(
+                name,
+                model::InvalidSpec {
+                    field,
+                    message: why,
+                },
+            )
+        };
+        let found = secrets
+            .get_opt(secret)
+            .await
+            .map_err(|e| Error::kube("get", "Secret", &s.namespace, secret, e))?
+            .ok_or_else(|| {
+                bad(format!(
+                    "Secret {}/{secret} does not exist; create it first (keys tls.crt, tls.key, ca.crt), e.g. \
+                     `kubectl -n {} create secret generic {secret} --from-file=tls.crt --from-file=tls.key --from-file=ca.crt`",
+                    s.namespace, s.namespace
+                ))
+            })?;
+        let files = crate::objects::tls_files(&found)
+            .map_err(|why| bad(format!("Secret {}/{secret} {why}", s.namespace)))?;
+        if field == "spec.tls.clientSecret" {
+            crate::etcd::TlsDial::new(&files.ca, &files.cert, &files.key, "member.invalid")
+                .map_err(|e| bad(format!("Secret {}/{secret}: {e}", s.namespace)))?;
+        }
+    }
+    Ok(())
 }
 
 fn usage(name: &str, e: model::InvalidSpec) -> Error {

@@ -91,33 +91,83 @@ impl Context {
         ordinal: u32,
         pod_ip: Option<&str>,
     ) -> Result<EtcdClient, EtcdError> {
+        let tls = self.client_tls(d, ordinal).await?;
         let client = match (self.dial, pod_ip) {
             (Dial::Direct, Some(ip)) => {
-                EtcdClient::connect(
-                    &format!("http://{ip}:{}", objects::CLIENT_PORT),
+                EtcdClient::connect_tls(
+                    &format!("{}://{ip}:{}", d.tls.client_scheme(), objects::CLIENT_PORT),
                     self.connect_timeout,
+                    tls,
                 )
                 .await?
             }
             (Dial::Direct, None) => {
-                EtcdClient::connect(
-                    &objects::client_url(&d.name, &d.namespace, ordinal),
-                    self.connect_timeout,
-                )
-                .await?
+                EtcdClient::connect_tls(&objects::client_url(d, ordinal), self.connect_timeout, tls)
+                    .await?
             }
             (Dial::PortForward, _) => {
                 let pods: Api<Pod> = Api::namespaced(self.client.clone(), &d.namespace);
-                EtcdClient::connect_port_forward(
+                EtcdClient::connect_port_forward_tls(
                     pods,
                     &objects::pod_name(&d.name, ordinal),
                     objects::CLIENT_PORT,
                     self.connect_timeout,
+                    tls,
                 )
                 .await?
             }
         };
         Ok(client.with_rpc_timeout(crate::etcd::DEFAULT_RPC_TIMEOUT))
+    }
+}
+
+impl Context {
+    /// The TLS to dial member `ordinal` with (`spec.tls` client TLS): the client Secret read
+    /// now (a renewed certificate is used from the next connection on).
+    async fn client_tls(
+        &self,
+        d: &Desired,
+        ordinal: u32,
+    ) -> Result<Option<crate::etcd::TlsDial>, EtcdError> {
+        let Some(c) = &d.tls.client else {
+            return Ok(None);
+        };
+        let endpoint = objects::client_url(d, ordinal);
+        let fail = |why: String| EtcdError::Connect {
+            endpoint: endpoint.clone(),
+            source: crate::etcd::Cause::Tls(why),
+        };
+        let secrets: Api<k8s_openapi::api::core::v1::Secret> =
+            Api::namespaced(self.client.clone(), &d.namespace);
+        let secret = secrets
+            .get_opt(&c.client_secret)
+            .await
+            .map_err(|e| {
+                fail(format!(
+                    "reading Secret {}/{}: {e}",
+                    d.namespace, c.client_secret
+                ))
+            })?
+            .ok_or_else(|| {
+                fail(format!(
+                    "Secret {}/{} (spec.tls.clientSecret) does not exist",
+                    d.namespace, c.client_secret
+                ))
+            })?;
+        let files = objects::tls_files(&secret).map_err(|missing| {
+            fail(format!(
+                "Secret {}/{} {missing}",
+                d.namespace, c.client_secret
+            ))
+        })?;
+        crate::etcd::TlsDial::new(
+            &files.ca,
+            &files.cert,
+            &files.key,
+            &objects::member_host(&d.name, &d.namespace, ordinal),
+        )
+        .map(Some)
+        .map_err(|source| EtcdError::Connect { endpoint, source })
     }
 }
 

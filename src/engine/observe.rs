@@ -14,7 +14,7 @@ use crate::api::EtcdClusterStatus;
 use crate::error::Error;
 use crate::etcd::EtcdClient;
 use crate::model::{
-    ClusterView, Desired, EtcdView, MemberStatusView, MemberView, Observed, PodView,
+    self, ClusterView, Desired, EtcdView, MemberStatusView, MemberView, Observed, PodView,
     RestorePodView, Storage, VolumeView, WorkloadView,
 };
 use crate::objects;
@@ -119,7 +119,22 @@ pub async fn observe(ctx: &Context, d: &Desired) -> Result<Observed, Error> {
             .and_then(|a| a.get(objects::ANNOTATION_TEMPLATE_HASH).cloned()),
         update_revision: s.status.as_ref().and_then(|s| s.update_revision.clone()),
         storage: Some(workload_storage(&s)),
+        tls: s
+            .spec
+            .as_ref()
+            .map(|spec| objects::template_tls(&spec.template)),
     });
+    // Members are dialed with the TLS they run (a refused spec.tls change does not reach them).
+    let running = statefulset.as_ref().map(|s| {
+        model::keep_immutable(
+            d.clone(),
+            &Observed {
+                statefulset: Some(s.clone()),
+                ..Default::default()
+            },
+        )
+    });
+    let d = running.as_ref().unwrap_or(d);
     let now = jiff::Timestamp::now();
     let mut pod_views = BTreeMap::new();
     for p in pods {

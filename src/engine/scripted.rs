@@ -430,7 +430,7 @@ async fn every_request_the_engine_makes_is_granted_by_the_operator_role() {
         Step::AddLearner {
             ordinal: 3,
             name: "demo-3".into(),
-            peer_url: objects::peer_url("demo", "ns", 3),
+            peer_url: objects::peer_url(&d, 3),
         },
         Step::Idle,
     ];

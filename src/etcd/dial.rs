@@ -4,15 +4,106 @@
 //! `Client::from_channel` (feature `raw-channel`): etcd-client's own `connect` always builds a
 //! load-balanced channel, which is wrong for per-member operations.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use etcd_client::Client;
 use hyper_util::rt::TokioIo;
 use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tonic::transport::{Channel, Endpoint, Uri};
 
 use super::Cause;
+
+/// TLS to one member (`spec.tls`): the client certificate the engine presents, the CA the
+/// member's certificate must chain to, and the name it must carry (the member's DNS name,
+/// whatever address is dialed: a pod IP, or a port-forward).
+#[derive(Clone)]
+pub struct TlsDial {
+    /// ALPN `h2`, for gRPC.
+    grpc: Arc<rustls::ClientConfig>,
+    /// No ALPN, for HTTP/1 (`/version`).
+    http1: Arc<rustls::ClientConfig>,
+    server_name: ServerName<'static>,
+}
+
+impl std::fmt::Debug for TlsDial {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TlsDial")
+            .field("server_name", &self.server_name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TlsDial {
+    /// From PEM: the CA bundle, the client certificate chain and its private key.
+    pub fn new(ca: &[u8], cert: &[u8], key: &[u8], server_name: &str) -> Result<TlsDial, Cause> {
+        let bad = |what: &str, e: &dyn std::fmt::Display| Cause::Tls(format!("{what}: {e}"));
+        let mut roots = rustls::RootCertStore::empty();
+        let cas: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(ca)
+            .collect::<Result<_, _>>()
+            .map_err(|e| bad("ca.crt is not PEM", &e))?;
+        if cas.is_empty() {
+            return Err(Cause::Tls("ca.crt holds no certificate".into()));
+        }
+        for c in cas {
+            roots
+                .add(c)
+                .map_err(|e| bad("ca.crt holds an unusable CA certificate", &e))?;
+        }
+        let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(cert)
+            .collect::<Result<_, _>>()
+            .map_err(|e| bad("tls.crt is not PEM", &e))?;
+        if chain.is_empty() {
+            return Err(Cause::Tls("tls.crt holds no certificate".into()));
+        }
+        let key = PrivateKeyDer::from_pem_slice(key).map_err(|e| bad("tls.key", &e))?;
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let grpc = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| bad("protocol versions", &e))?
+            .with_root_certificates(roots)
+            .with_client_auth_cert(chain, key)
+            .map_err(|e| bad("tls.crt and tls.key do not make a client certificate", &e))?;
+        let mut http1 = grpc.clone();
+        http1.alpn_protocols.clear();
+        let mut grpc = grpc;
+        grpc.alpn_protocols = vec![b"h2".to_vec()];
+        let server_name = ServerName::try_from(server_name.to_owned())
+            .map_err(|e| bad("the member's name", &e))?;
+        Ok(TlsDial {
+            grpc: Arc::new(grpc),
+            http1: Arc::new(http1),
+            server_name,
+        })
+    }
+
+    async fn wrap<S>(&self, stream: S, http1: bool) -> Result<BoxIo, Cause>
+    where
+        S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        let config = if http1 { &self.http1 } else { &self.grpc };
+        let tls = tokio_rustls::TlsConnector::from(config.clone())
+            .connect(self.server_name.clone(), stream)
+            .await
+            .map_err(|e| match e.kind() {
+                // rustls' own verdict (a certificate refused either way): not transient.
+                std::io::ErrorKind::InvalidData => {
+                    Cause::Tls(format!("handshake with {}: {e}", self.server_name.to_str()))
+                }
+                _ => Cause::Io(e),
+            })?;
+        Ok(Box::new(tls))
+    }
+}
+
+/// A byte stream to a member: TCP or a port-forward, with or without TLS.
+pub(super) trait Io: AsyncRead + AsyncWrite + Unpin + Send {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> Io for T {}
+pub(super) type BoxIo = Box<dyn Io>;
 
 /// HTTP/2 pings keep a silently dead peer (a killed pod behind a port-forward) from looking alive.
 const KEEP_ALIVE_INTERVAL: Duration = Duration::from_secs(10);
@@ -40,12 +131,39 @@ async fn client(channel: Channel) -> Result<Client, Cause> {
 
 /// Connects eagerly so an unreachable member fails here (bounded by `timeout`) rather than at the
 /// first RPC. The channel reconnects by itself after a later connection loss.
-pub(super) async fn direct(url: &str, timeout: Duration) -> Result<Client, Cause> {
-    let endpoint = endpoint(normalize_url(url), timeout)?;
-    let channel = tokio::time::timeout(timeout, endpoint.connect())
+pub(super) async fn direct(
+    url: &str,
+    timeout: Duration,
+    tls: Option<&TlsDial>,
+) -> Result<Client, Cause> {
+    let Some(tls) = tls.cloned() else {
+        let endpoint = endpoint(normalize_url(url), timeout)?;
+        let channel = tokio::time::timeout(timeout, endpoint.connect())
+            .await
+            .map_err(|_| Cause::Timeout(timeout))??;
+        return client(channel).await;
+    };
+    // TLS is ours (rustls, ring); tonic sees a plain http URI over the stream we hand it.
+    let addr = host_port(url);
+    let endpoint = endpoint(format!("http://{addr}"), timeout)?;
+    let connector = tower::service_fn(move |_: Uri| {
+        let (tls, addr) = (tls.clone(), addr.clone());
+        async move {
+            let tcp = tokio::net::TcpStream::connect(&addr).await?;
+            tcp.set_nodelay(true)?;
+            Ok::<_, Cause>(TokioIo::new(tls.wrap(tcp, false).await?))
+        }
+    });
+    let channel = tokio::time::timeout(timeout, endpoint.connect_with_connector(connector))
         .await
         .map_err(|_| Cause::Timeout(timeout))??;
     client(channel).await
+}
+
+/// `https://host:2379/` → `host:2379`.
+fn host_port(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    rest.trim_end_matches('/').to_owned()
 }
 
 /// Every connection the channel opens (the first one, and each reconnect) is a fresh port-forward
@@ -55,6 +173,7 @@ pub(super) async fn port_forward(
     pod: &str,
     port: u16,
     timeout: Duration,
+    tls: Option<TlsDial>,
 ) -> Result<Client, Cause> {
     // The URI only names the peer in the HTTP/2 `:authority` header; the connector ignores it.
     let endpoint = endpoint(format!("http://{pod}:{port}"), timeout)?;
@@ -62,7 +181,15 @@ pub(super) async fn port_forward(
     let connector = tower::service_fn(move |_: Uri| {
         let pods = pods.clone();
         let pod = pod.clone();
-        async move { open_port_forward(&pods, &pod, port).await }
+        let tls = tls.clone();
+        async move {
+            let stream = open_port_forward(&pods, &pod, port).await?.into_inner();
+            let io: BoxIo = match &tls {
+                Some(tls) => tls.wrap(stream, false).await?,
+                None => Box::new(stream),
+            };
+            Ok::<_, Cause>(TokioIo::new(io))
+        }
     });
     let channel = tokio::time::timeout(timeout, endpoint.connect_with_connector(connector))
         .await
@@ -99,7 +226,13 @@ async fn open_port_forward(
 /// How to open a plain connection to the member again, for what etcd serves only over HTTP
 /// (`/version` carries the cluster version; the gRPC API of 3.4 has none).
 #[derive(Clone)]
-pub(super) enum Raw {
+pub(super) struct Raw {
+    pub(super) path: RawPath,
+    pub(super) tls: Option<TlsDial>,
+}
+
+#[derive(Clone)]
+pub(super) enum RawPath {
     /// `host:port`.
     Tcp(String),
     PortForward {
@@ -110,9 +243,11 @@ pub(super) enum Raw {
 }
 
 impl Raw {
-    pub(super) fn from_url(url: &str) -> Raw {
-        let rest = url.split_once("://").map_or(url, |(_, r)| r);
-        Raw::Tcp(rest.trim_end_matches('/').to_owned())
+    pub(super) fn from_url(url: &str, tls: Option<TlsDial>) -> Raw {
+        Raw {
+            path: RawPath::Tcp(host_port(url)),
+            tls,
+        }
     }
 }
 
@@ -126,16 +261,26 @@ pub(super) async fn http_get(raw: &Raw, path: &str, timeout: Duration) -> Result
     let request = format!("GET {path} HTTP/1.0\r\nHost: etcd\r\nAccept: application/json\r\n\r\n");
     let exchange = async {
         let mut answer = Vec::new();
-        match raw {
-            Raw::Tcp(addr) => {
-                let mut s = tokio::net::TcpStream::connect(addr).await?;
-                s.write_all(request.as_bytes()).await?;
-                s.take(MAX_HTTP_ANSWER).read_to_end(&mut answer).await?;
+        let stream: BoxIo = match &raw.path {
+            RawPath::Tcp(addr) => Box::new(tokio::net::TcpStream::connect(addr).await?),
+            RawPath::PortForward { pods, pod, port } => {
+                Box::new(open_port_forward(pods, pod, *port).await?.into_inner())
             }
-            Raw::PortForward { pods, pod, port } => {
-                let mut s = open_port_forward(pods, pod, *port).await?.into_inner();
-                s.write_all(request.as_bytes()).await?;
-                s.take(MAX_HTTP_ANSWER).read_to_end(&mut answer).await?;
+        };
+        let mut s = match &raw.tls {
+            Some(tls) => tls.wrap(stream, true).await?,
+            None => stream,
+        };
+        s.write_all(request.as_bytes()).await?;
+        // A TLS peer may end without close_notify once it answered (HTTP/1.0): what was read counts.
+        match (&mut s)
+            .take(MAX_HTTP_ANSWER)
+            .read_to_end(&mut answer)
+            .await
+        {
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof && !answer.is_empty() => {}
+            r => {
+                r?;
             }
         }
         Ok::<_, Cause>(answer)
@@ -180,10 +325,14 @@ mod tests {
     #[test]
     fn a_url_becomes_host_and_port() {
         assert!(
-            matches!(Raw::from_url("http://10.0.0.1:2379"), Raw::Tcp(a) if a == "10.0.0.1:2379")
+            matches!(Raw::from_url("http://10.0.0.1:2379", None).path, RawPath::Tcp(a) if a == "10.0.0.1:2379")
         );
         assert!(
-            matches!(Raw::from_url("demo-0.demo:2379/"), Raw::Tcp(a) if a == "demo-0.demo:2379")
+            matches!(Raw::from_url("demo-0.demo:2379/", None).path, RawPath::Tcp(a) if a == "demo-0.demo:2379")
+        );
+        assert_eq!(
+            host_port("https://demo-0.demo.ns.svc:2379"),
+            "demo-0.demo.ns.svc:2379"
         );
     }
 }

@@ -12,6 +12,8 @@
 
 mod dial;
 
+pub use dial::TlsDial;
+
 use std::time::Duration;
 
 use etcd_client::{AlarmAction, AlarmType, Client, MemberAddOptions};
@@ -117,6 +119,8 @@ pub enum Cause {
     Http(String),
     #[error("the answer is not the JSON expected")]
     Json(#[source] serde_json::Error),
+    #[error("TLS: {0}")]
+    Tls(String),
 }
 
 /// A failed etcd call, named for what failed and carrying the endpoint it was sent to.
@@ -278,16 +282,32 @@ impl Cause {
             Cause::Etcd(e) => is_transient_message(&e.to_string()),
             // A connect failure is transient unless the API server refused the port-forward for
             // good (no such pod, forbidden).
-            Cause::Transport(e) => !refused_by_api(e) || is_transient_message(&chain_text(e)),
+            Cause::Transport(e) => {
+                !refused_by_tls(e) && (!refused_by_api(e) || is_transient_message(&chain_text(e)))
+            }
             Cause::PortForward(e) => !refused_by_api(e),
             Cause::Io(_) => true,
             Cause::PortForwardStream(_)
             | Cause::Incomplete(_)
             | Cause::NotUtf8(_)
             | Cause::Http(_)
-            | Cause::Json(_) => false,
+            | Cause::Json(_)
+            | Cause::Tls(_) => false,
         }
     }
+}
+
+/// Whether a TLS handshake refused a certificate somewhere in the error's chain (our connector's
+/// own `Cause::Tls`, under tonic's transport error): that does not pass by retrying.
+fn refused_by_tls(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut next = Some(error);
+    while let Some(e) = next {
+        if matches!(e.downcast_ref::<Cause>(), Some(Cause::Tls(_))) {
+            return true;
+        }
+        next = e.source();
+    }
+    false
 }
 
 /// Whether the API server refused for good (4xx other than 429: no such pod, forbidden) somewhere
@@ -423,15 +443,23 @@ impl EtcdClient {
     /// Direct dial, e.g. "http://10.244.0.5:2379" (a bare "host:port" gets `http://`). Fails within
     /// `timeout` if the member cannot be reached.
     pub async fn connect(url: &str, timeout: Duration) -> Result<Self, EtcdError> {
+        Self::connect_tls(url, timeout, None).await
+    }
+
+    /// Direct dial, with TLS when `tls` is given (the URL's scheme is then https).
+    pub async fn connect_tls(
+        url: &str,
+        timeout: Duration,
+        tls: Option<TlsDial>,
+    ) -> Result<Self, EtcdError> {
         let endpoint = dial::normalize_url(url);
-        let client =
-            dial::direct(&endpoint, timeout)
-                .await
-                .map_err(|source| EtcdError::Connect {
-                    endpoint: endpoint.clone(),
-                    source,
-                })?;
-        let raw = dial::Raw::from_url(&endpoint);
+        let client = dial::direct(&endpoint, timeout, tls.as_ref())
+            .await
+            .map_err(|source| EtcdError::Connect {
+                endpoint: endpoint.clone(),
+                source,
+            })?;
+        let raw = dial::Raw::from_url(&endpoint, tls);
         Ok(Self::new(client, raw, endpoint))
     }
 
@@ -443,16 +471,30 @@ impl EtcdClient {
         port: u16,
         timeout: Duration,
     ) -> Result<Self, EtcdError> {
+        Self::connect_port_forward_tls(pods, pod, port, timeout, None).await
+    }
+
+    /// Through the Kubernetes API, with TLS over the port-forward when `tls` is given.
+    pub async fn connect_port_forward_tls(
+        pods: kube::Api<Pod>,
+        pod: &str,
+        port: u16,
+        timeout: Duration,
+        tls: Option<TlsDial>,
+    ) -> Result<Self, EtcdError> {
         let endpoint = match pods.namespace() {
             Some(ns) => format!("pod/{ns}/{pod}:{port}"),
             None => format!("pod/{pod}:{port}"),
         };
-        let raw = dial::Raw::PortForward {
-            pods: Box::new(pods.clone()),
-            pod: pod.to_owned(),
-            port,
+        let raw = dial::Raw {
+            path: dial::RawPath::PortForward {
+                pods: Box::new(pods.clone()),
+                pod: pod.to_owned(),
+                port,
+            },
+            tls: tls.clone(),
         };
-        let client = dial::port_forward(pods, pod, port, timeout)
+        let client = dial::port_forward(pods, pod, port, timeout, tls)
             .await
             .map_err(|source| EtcdError::Connect {
                 endpoint: endpoint.clone(),

@@ -52,7 +52,7 @@ pub fn restore_command(d: &Desired, token: &str) -> (Vec<String>, Vec<EnvVar>) {
         )
     };
     let seed = objects::pod_name(&d.name, 0);
-    let peer = objects::peer_url(&d.name, &d.namespace, 0);
+    let peer = objects::peer_url(d, 0);
     let mut cmd: Vec<String> = vec![
         tool.into(),
         "snapshot".into(),
@@ -266,10 +266,14 @@ mod tests {
         assert!(env.is_empty());
         assert!(cmd.contains(&"--mark-compacted".to_string()));
         let i = cmd.iter().position(|a| a == "--initial-cluster").unwrap();
-        assert_eq!(
-            cmd[i + 1],
-            format!("demo-0={}", objects::peer_url("demo", "ns", 0))
-        );
+        let d = desired("3.6.15");
+        assert_eq!(cmd[i + 1], format!("demo-0={}", objects::peer_url(&d, 0)));
+        // A cluster with peer TLS is restored with https peer URLs (the membership keeps them).
+        let mut d = desired("3.6.15");
+        d.tls.peer_secret = Some("peer".into());
+        let (cmd, _) = restore_command(&d, "t");
+        let i = cmd.iter().position(|a| a == "--initial-cluster").unwrap();
+        assert!(cmd[i + 1].starts_with("demo-0=https://demo-0."), "{cmd:?}");
     }
 
     #[test]

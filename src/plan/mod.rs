@@ -786,7 +786,7 @@ fn slots_without_a_member(d: &Desired, o: &Observed) -> Option<Step> {
         return Some(Step::AddLearner {
             ordinal: ord,
             name: pod_name,
-            peer_url: objects::peer_url(&d.name, &d.namespace, ord),
+            peer_url: objects::peer_url(d, ord),
         });
     }
     if pod.restarts == 0 && pod.last_exit_message.is_none() {
@@ -878,7 +878,7 @@ fn scale_one_member_at_a_time(d: &Desired, o: &Observed) -> Option<Step> {
         return Some(Step::AddLearner {
             ordinal: s,
             name: objects::pod_name(&d.name, s),
-            peer_url: objects::peer_url(&d.name, &d.namespace, s),
+            peer_url: objects::peer_url(d, s),
         });
     }
     if voters == target {

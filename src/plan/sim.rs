@@ -341,7 +341,7 @@ impl World {
                                 String::new()
                             },
                             ordinal: Some(m.ordinal),
-                            peer_url: objects::peer_url(&d.name, &d.namespace, m.ordinal),
+                            peer_url: objects::peer_url(d, m.ordinal),
                             learner: m.learner,
                             started: m.started,
                             status: up.then(|| MemberStatusView {
@@ -378,6 +378,7 @@ impl World {
                 template_hash: Some(h.clone()),
                 update_revision: Some(h.clone()),
                 storage: None,
+                tls: None,
             }),
             supporting_objects: self.supporting,
             restore_pod: None,

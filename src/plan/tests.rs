@@ -16,7 +16,7 @@ pub(super) fn member(d: &Desired, ordinal: u32) -> MemberView {
         id: 100 + ordinal as u64,
         name: objects::pod_name(&d.name, ordinal),
         ordinal: Some(ordinal),
-        peer_url: objects::peer_url(&d.name, &d.namespace, ordinal),
+        peer_url: objects::peer_url(d, ordinal),
         learner: false,
         started: true,
         status: Some(MemberStatusView {
@@ -52,6 +52,7 @@ pub(super) fn healthy(d: &Desired, n: u32) -> Observed {
             template_hash: Some(objects::template_hash(d)),
             update_revision: Some("rev1".into()),
             storage: Some(d.storage.clone()),
+            tls: Some(d.tls.clone()),
         }),
         supporting_objects: true,
         restore_pod: None,
@@ -430,7 +431,7 @@ fn a_hole_below_the_top_is_wiped_then_refilled_in_place() {
         Step::AddLearner {
             ordinal: 1,
             name: "demo-1".into(),
-            peer_url: objects::peer_url("demo", "ns", 1)
+            peer_url: objects::peer_url(&d, 1)
         }
     );
 }

@@ -3,8 +3,8 @@
 use kube::api::{Api, PostParams};
 
 use crate::api::{EtcdCluster, EtcdClusterSpec, KIND, StorageSpec};
-use crate::cli::flags::{Global, WaitFlags};
-use crate::cli::{Session, drive, output, usage};
+use crate::cli::flags::{Global, TlsFlags, WaitFlags};
+use crate::cli::{Session, check_tls_secrets, drive, output, usage};
 use crate::error::Error;
 use crate::model::{self, DEFAULT_VERSION};
 
@@ -32,6 +32,8 @@ pub struct Args {
     #[arg(long)]
     pub image_repository: Option<String>,
     #[command(flatten)]
+    pub tls: TlsFlags,
+    #[command(flatten)]
     pub wait: WaitFlags,
 }
 
@@ -54,16 +56,18 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
             storage_class_name: a.storage_class,
             ephemeral: a.ephemeral,
         },
+        tls: a.tls.spec(),
         ..Default::default()
     };
     let s = Session::connect(g).await?;
     let mut cluster = EtcdCluster::new(&name, spec);
     cluster.metadata.namespace = Some(s.namespace.clone());
-    model::validate(&cluster).map_err(|source| Error::InvalidSpec {
+    let d = model::validate(&cluster).map_err(|source| Error::InvalidSpec {
         namespace: s.namespace.clone(),
         name: name.clone(),
         source,
     })?;
+    check_tls_secrets(&s, &name, &d).await?;
     s.ensure_crd().await?;
     let api: Api<EtcdCluster> = s.clusters();
     if a.wait.dry_run {

@@ -73,6 +73,8 @@ struct Seen {
 
 async fn survey(ctx: &Context, d: &Desired, cluster: &EtcdCluster) -> Result<Vec<Seen>, Error> {
     let observed = crate::engine::observe(ctx, d).await?;
+    // Dial with what the members run (a refused spec change, e.g. of spec.tls, aside).
+    let d = &crate::model::keep_immutable(d.clone(), &observed);
     let recorded = cluster
         .status
         .as_ref()

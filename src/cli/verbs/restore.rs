@@ -20,8 +20,8 @@ use crate::backup::fetch;
 use crate::backup::open_store;
 use crate::backup::pvc;
 use crate::backup::records;
-use crate::cli::flags::{Global, WaitFlags};
-use crate::cli::{Session, drive, output, usage};
+use crate::cli::flags::{Global, TlsFlags, WaitFlags};
+use crate::cli::{Session, check_tls_secrets, drive, output, usage};
 use crate::error::BackupError;
 use crate::error::Error;
 use crate::model::{self, DEFAULT_TOOLS_IMAGE};
@@ -64,6 +64,8 @@ pub struct Args {
     /// Image holding kubectl-etcd, for the restore pod's download and verification.
     #[arg(long, env = "KUBECTL_ETCD_TOOLS_IMAGE", default_value = DEFAULT_TOOLS_IMAGE)]
     pub tools_image: String,
+    #[command(flatten)]
+    pub tls: TlsFlags,
     #[command(flatten)]
     pub wait: WaitFlags,
 }
@@ -319,15 +321,17 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
             backup_name: src.record.clone(),
             tools_image: Some(a.tools_image.clone()),
         }),
+        tls: a.tls.spec(),
         ..Default::default()
     };
     let mut cluster = EtcdCluster::new(&name, spec);
     cluster.metadata.namespace = Some(s.namespace.clone());
-    model::validate(&cluster).map_err(|source| Error::InvalidSpec {
+    let d = model::validate(&cluster).map_err(|source| Error::InvalidSpec {
         namespace: s.namespace.clone(),
         name: name.clone(),
         source,
     })?;
+    check_tls_secrets(&s, &name, &d).await?;
     if a.wait.dry_run {
         progress.abandon();
         cluster.metadata.uid = Some("00000000-dry-run".into());

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Test certificates for an etcd cluster with TLS (openssl, from Debian): a CA and, signed by it,
+# the members' serving certificate, their peer certificate and a client certificate.
+#
+#   tls-certs.sh DIR CLUSTER NAMESPACE
+#
+# writes DIR/{ca,server,peer,client}.{crt,key}. Names: every member
+# (*.CLUSTER.NAMESPACE.svc.cluster.local), the client Service (CLUSTER-client.NAMESPACE.svc…),
+# localhost and 127.0.0.1 (etcd processes on loopback in tests/etcd_live.rs).
+set -euo pipefail
+dir=${1:?usage: tls-certs.sh DIR CLUSTER NAMESPACE}
+cluster=${2:?usage: tls-certs.sh DIR CLUSTER NAMESPACE}
+ns=${3:?usage: tls-certs.sh DIR CLUSTER NAMESPACE}
+mkdir -p "$dir"
+cd "$dir"
+members="*.$cluster.$ns.svc.cluster.local"
+sans="DNS:$members,DNS:$cluster-client.$ns.svc,DNS:$cluster-client.$ns.svc.cluster.local,DNS:localhost,IP:127.0.0.1"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 30 \
+  -subj "/CN=kubectl-etcd test CA $cluster.$ns" -keyout ca.key -out ca.crt 2>/dev/null
+leaf() { # name cn eku sans
+  openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=$2" \
+    -keyout "$1.key" -out "$1.csr" 2>/dev/null
+  {
+    echo "basicConstraints=CA:FALSE"
+    echo "keyUsage=digitalSignature,keyEncipherment"
+    echo "extendedKeyUsage=$3"
+    if [ -n "$4" ]; then echo "subjectAltName=$4"; fi
+  } > "$1.ext"
+  openssl x509 -req -in "$1.csr" -CA ca.crt -CAkey ca.key -CAcreateserial -days 30 \
+    -extfile "$1.ext" -out "$1.crt" 2>/dev/null
+  rm -f "$1.csr" "$1.ext"
+}
+leaf server "$cluster server" serverAuth,clientAuth "$sans"
+leaf peer "$cluster peer" serverAuth,clientAuth "$sans"
+leaf client "root" clientAuth ""

@@ -1,0 +1,347 @@
+//! End-to-end: clusters with TLS (`spec.tls`) on the testbed: client TLS with client-certificate
+//! authentication and peer TLS, on the default version and on 3.4; the engine (port-forward dial),
+//! the readiness probe and backups all present the client certificate. Certificates come from
+//! tests/cluster/tls-certs.sh (openssl).
+#![cfg(feature = "e2e")]
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+
+/// Certificates for cluster `name` in `ns`, as the three Secrets `<name>-server`,
+/// `<name>-client` and `<name>-peer` (keys tls.crt, tls.key, ca.crt).
+fn tls_secrets(ns: &str, name: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = std::process::Command::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/cluster/tls-certs.sh"
+    ));
+    c.args([dir.path().to_str().unwrap(), name, ns]);
+    ok(run_cmd(&["tls-certs.sh"], c));
+    for kind in ["server", "client", "peer"] {
+        let f = |n: &str| dir.path().join(n).display().to_string();
+        ok(kubectl(&[
+            "-n",
+            ns,
+            "create",
+            "secret",
+            "generic",
+            &format!("{name}-{kind}"),
+            &format!("--from-file=tls.crt={}", f(&format!("{kind}.crt"))),
+            &format!("--from-file=tls.key={}", f(&format!("{kind}.key"))),
+            &format!("--from-file=ca.crt={}", f("ca.crt")),
+        ]));
+    }
+    dir
+}
+
+fn tls_flags(name: &str) -> Vec<String> {
+    vec![
+        "--tls-server-secret".into(),
+        format!("{name}-server"),
+        "--tls-client-secret".into(),
+        format!("{name}-client"),
+        "--tls-peer-secret".into(),
+        format!("{name}-peer"),
+    ]
+}
+
+fn create_tls(ns: &str, name: &str, extra: &[&str]) -> serde_json::Value {
+    let flags = tls_flags(name);
+    let mut args = vec!["create", name, "--timeout", "4m", "-o", "json"];
+    args.extend(flags.iter().map(String::as_str));
+    args.extend_from_slice(extra);
+    json(&ok(etcd(ns, &args)))
+}
+
+/// Inside `pod`, with the pod's own etcdctl (TLS from its ETCDCTL_* variables).
+fn sh(ns: &str, pod: &str, script: &str) -> Run {
+    kubectl(&["-n", ns, "exec", pod, "--", "sh", "-c", script])
+}
+
+/// Peer and client URLs of every member, as the members list them.
+fn member_urls(ns: &str, pod: &str) -> Vec<String> {
+    let v = json(&ok(etcdctl(ns, pod, &["member", "list", "-w", "json"])));
+    v["members"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .flat_map(|m| {
+            let urls = |k: &str| {
+                m[k].as_array()
+                    .cloned()
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter_map(|u| u.as_str().map(String::from))
+                    .collect::<Vec<_>>()
+            };
+            [urls("peerURLs"), urls("clientURLs")].concat()
+        })
+        .collect()
+}
+
+fn assert_all_https(ns: &str, pod: &str, want: usize) {
+    let urls = member_urls(ns, pod);
+    assert!(urls.len() >= want, "{urls:?}");
+    assert!(urls.iter().all(|u| u.starts_with("https://")), "{urls:?}");
+}
+
+#[test]
+fn a_cluster_with_client_and_peer_tls_creates_scales_backs_up_and_restores() {
+    install_crd();
+    let ns = Ns::new("tls");
+    let _certs = tls_secrets(&ns.0, "demo");
+
+    // Bad input: exit 2, nothing created.
+    let r = etcd(
+        &ns.0,
+        &[
+            "create",
+            "demo",
+            "--tls-server-secret",
+            "nope",
+            "--tls-client-secret",
+            "demo-client",
+        ],
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains(&format!("Secret {}/nope does not exist", ns.0)),
+        "{}",
+        r.stderr
+    );
+    let r = etcd(
+        &ns.0,
+        &["create", "demo", "--tls-server-secret", "demo-server"],
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("--tls-client-secret"), "{}", r.stderr);
+    ok(kubectl(&[
+        "-n",
+        &ns.0,
+        "create",
+        "secret",
+        "generic",
+        "half",
+        "--from-literal=tls.crt=x",
+    ]));
+    let r = etcd(
+        &ns.0,
+        &[
+            "create",
+            "demo",
+            "--tls-server-secret",
+            "demo-server",
+            "--tls-client-secret",
+            "half",
+        ],
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("lacks ca.crt, tls.key"), "{}", r.stderr);
+    let none = kubectl(&["-n", &ns.0, "get", "etcdclusters", "-o", "name"]);
+    assert_eq!(none.stdout.trim(), "", "bad input created something");
+
+    // Client and peer TLS on the default version.
+    let created = create_tls(&ns.0, "demo", &["--replicas", "3"]);
+    assert_eq!(ready_members(&created["status"]), (3, 3, 3), "{created}");
+    assert_all_https(&ns.0, "demo-0", 6);
+    // A client without a certificate is refused; with the pod's certificate it is served.
+    let refused = sh(
+        &ns.0,
+        "demo-1",
+        "unset ETCDCTL_CERT ETCDCTL_KEY; etcdctl --dial-timeout=3s --command-timeout=5s put k/x y",
+    );
+    assert_ne!(refused.code, 0, "a client without a certificate was served");
+    let plain = sh(
+        &ns.0,
+        "demo-1",
+        "ETCDCTL_ENDPOINTS=http://127.0.0.1:2379 etcdctl --dial-timeout=3s --command-timeout=5s put k/x y",
+    );
+    assert_ne!(plain.code, 0, "plain http was served");
+    ok(sh(
+        &ns.0,
+        "demo-0",
+        "i=0; while [ $i -lt 200 ]; do etcdctl put k/$i v$i >/dev/null || exit 1; i=$((i+1)); done",
+    ));
+
+    // Scale: the new member joins as a learner over https, then shrink back.
+    let scaled = json(&ok(etcd(
+        &ns.0,
+        &[
+            "scale",
+            "demo",
+            "--replicas",
+            "4",
+            "--timeout",
+            "4m",
+            "-o",
+            "json",
+        ],
+    )));
+    assert_eq!(ready_members(&scaled["status"]), (4, 4, 4), "{scaled}");
+    assert_all_https(&ns.0, "demo-3", 8);
+    let scaled = json(&ok(etcd(
+        &ns.0,
+        &[
+            "scale",
+            "demo",
+            "--replicas",
+            "3",
+            "--timeout",
+            "4m",
+            "-o",
+            "json",
+        ],
+    )));
+    assert_eq!(ready_members(&scaled["status"]), (3, 3, 3), "{scaled}");
+
+    // Switching TLS off on the running cluster is refused; the members keep TLS.
+    let hash = |ns: &str| {
+        json(&ok(kubectl(&[
+            "-n",
+            ns,
+            "get",
+            "statefulset",
+            "demo",
+            "-o",
+            "json",
+        ])))["metadata"]["annotations"]["etcd.kubectl-etcd.io/template-hash"]
+            .clone()
+    };
+    let before = hash(&ns.0);
+    ok(kubectl(&[
+        "-n",
+        &ns.0,
+        "patch",
+        "etcdcluster",
+        "demo",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"tls":null}}"#,
+    ]));
+    let r = etcd(
+        &ns.0,
+        &["reconcile", "demo", "--timeout", "30s", "-o", "json"],
+    );
+    let c = cluster_json(&ns.0, "demo");
+    let refused = c["status"]["conditions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .into_iter()
+        .find(|c| c["type"] == "SpecRefused" && c["status"] == "True")
+        .unwrap_or_else(|| panic!("no SpecRefused condition: {c}\n{}", r.stderr));
+    assert!(
+        refused.to_string().contains("spec.tls"),
+        "{refused}\n{}",
+        r.stderr
+    );
+    assert_eq!(hash(&ns.0), before, "the member template did not change");
+    assert_all_https(&ns.0, "demo-0", 6);
+    // The CLI's backup dials with the TLS the members run, whatever the refused spec says.
+    let dir = tempfile::tempdir().unwrap();
+    let to = format!("file://{}", dir.path().display());
+    ok(etcd(&ns.0, &["backup", "demo", "--to", &to, "-o", "json"]));
+    // Put back, the refusal ends.
+    ok(kubectl(&[
+        "-n",
+        &ns.0,
+        "patch",
+        "etcdcluster",
+        "demo",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"tls":{"serverSecret":"demo-server","clientSecret":"demo-client","peerSecret":"demo-peer"}}}"#,
+    ]));
+    ok(etcd(&ns.0, &["reconcile", "demo", "--timeout", "2m"]));
+    let c = cluster_json(&ns.0, "demo");
+    assert!(
+        !c["status"]["conditions"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .iter()
+            .any(|c| c["type"] == "SpecRefused" && c["status"] == "True"),
+        "{c}"
+    );
+
+    // Backup over TLS, restored into a new TLS cluster: the same keys.
+    let _copy_certs = tls_secrets(&ns.0, "copy");
+    let dir = tempfile::tempdir().unwrap();
+    let to = format!("file://{}", dir.path().display());
+    let backup = json(&ok(etcd(
+        &ns.0,
+        &["backup", "demo", "--to", &to, "-o", "json"],
+    )));
+    let url = backup["status"]["url"]
+        .as_str()
+        .or_else(|| backup["url"].as_str())
+        .unwrap_or_else(|| panic!("no url: {backup}"))
+        .to_string();
+    let flags = tls_flags("copy");
+    let mut args = vec![
+        "restore",
+        "copy",
+        "--from",
+        &url,
+        "--replicas",
+        "3",
+        "--timeout",
+        "5m",
+    ];
+    args.extend(flags.iter().map(String::as_str));
+    let mut restore = kubectl_cmd(&[&["etcd", "-n", &ns.0], args.as_slice()].concat());
+    restore.env(
+        "KUBECTL_ETCD_TOOLS_IMAGE",
+        std::env::var("KE_OPERATOR_IMAGE").expect("KE_OPERATOR_IMAGE is not set"),
+    );
+    ok(run_cmd(&["etcd", "restore"], restore));
+    let c = cluster_json(&ns.0, "copy");
+    assert_eq!(ready_members(&c["status"]), (3, 3, 3), "{c}");
+    assert_all_https(&ns.0, "copy-2", 6);
+    let count = |pod: &str| {
+        ok(sh(
+            &ns.0,
+            pod,
+            "etcdctl get --prefix k/ --keys-only | grep -c .",
+        ))
+        .stdout
+        .trim()
+        .to_string()
+    };
+    assert_eq!(count("copy-2"), "200");
+    assert_eq!(count("demo-0"), "200");
+}
+
+#[test]
+fn etcd_3_4_runs_with_client_and_peer_tls() {
+    install_crd();
+    let ns = Ns::new("tls-34");
+    let _certs = tls_secrets(&ns.0, "old");
+    let created = create_tls(&ns.0, "old", &["--replicas", "3", "--version", "3.4.23"]);
+    assert_eq!(ready_members(&created["status"]), (3, 3, 3), "{created}");
+    assert_eq!(created["status"]["version"], "3.4.23", "{created}");
+    assert_all_https(&ns.0, "old-0", 6);
+    // status reads every member through the engine's TLS dial.
+    let st = json(&ok(etcd(&ns.0, &["status", "old", "-o", "json"])));
+    let members = st["status"]["members"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(members.len(), 3, "{st}");
+    eventually(
+        "every member healthy in status",
+        Duration::from_secs(60),
+        || {
+            let st = json(&ok(etcd(&ns.0, &["status", "old", "-o", "json"])));
+            st["status"]["members"]
+                .as_array()
+                .is_some_and(|m| m.len() == 3 && m.iter().all(|m| m["healthy"] == true))
+                .then_some(())
+        },
+    );
+}
