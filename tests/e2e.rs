@@ -465,3 +465,105 @@ fn etcd_3_4_and_3_6_bootstrap_and_take_a_learner_like_3_5() {
         );
     }
 }
+
+/// The database full (NOSPACE: etcd refuses writes), as users of every etcd operator meet it:
+/// status says so and names the fix; `defrag --compact` gives the space back member by member,
+/// leader last, and disarms the alarm.
+#[test]
+fn a_full_database_is_reported_and_defrag_compact_gives_the_space_back() {
+    install_crd();
+    let ns = Ns::new("nospace");
+    ok(kubectl_stdin(
+        &["apply", "-f", "-"],
+        &format!(
+            "apiVersion: etcd.kubectl-etcd.io/v1alpha1\nkind: EtcdCluster\nmetadata: {{name: demo, namespace: {}}}\nspec: {{replicas: 3, version: \"3.6.15\", etcd: {{quotaBackendBytes: 16777216}}}}\n",
+            ns.0
+        ),
+    ));
+    ok(etcd(&ns.0, &["reconcile", "demo", "--timeout", "4m"]));
+    // Overwrite one key with 1 MiB values until etcd refuses: every old revision stays.
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let refused = rt.block_on(async {
+        let pods: kube::Api<k8s_openapi::api::core::v1::Pod> =
+            kube::Api::namespaced(client().await, &ns.0);
+        let mut c = kubectl_etcd::etcd::EtcdClient::connect_port_forward(
+            pods,
+            "demo-0",
+            2379,
+            Duration::from_secs(10),
+        )
+        .await
+        .unwrap()
+        .with_rpc_timeout(Duration::from_secs(20));
+        for i in 0..200u32 {
+            let value = vec![b'a' + (i % 26) as u8; 1 << 20];
+            if let Err(e) = c.put_bytes("big", value, None).await {
+                let mut text = e.to_string();
+                let mut next = std::error::Error::source(&e);
+                while let Some(s) = next {
+                    text.push_str(&format!(": {s}"));
+                    next = s.source();
+                }
+                return text;
+            }
+        }
+        panic!("200 MiB went into a 16 MiB quota");
+    });
+    assert!(refused.contains("database space exceeded"), "{refused}");
+    let alarms = ok(etcdctl(&ns.0, "demo-1", &["alarm", "list"]));
+    assert!(alarms.stdout.contains("NOSPACE"), "{}", alarms.stdout);
+    // status names the alarm and the way out.
+    let st = etcd(&ns.0, &["status", "demo"]);
+    let text = format!("{}{}", st.stdout, st.stderr);
+    assert!(
+        text.contains("NOSPACE") && text.contains("kubectl etcd defrag"),
+        "{text}"
+    );
+    // The plan: followers first, the leader last; nothing changes.
+    let plan = ok(etcd(&ns.0, &["defrag", "demo", "--compact", "--dry-run"]));
+    let lines: Vec<&str> = plan.stdout.lines().collect();
+    assert!(lines[0].starts_with("compact"), "{}", plan.stdout);
+    assert!(
+        lines
+            .iter()
+            .rfind(|l| l.starts_with("defragment"))
+            .is_some_and(|l| l.contains("(leader, last)")),
+        "{}",
+        plan.stdout
+    );
+    let alarms = ok(etcdctl(&ns.0, "demo-1", &["alarm", "list"]));
+    assert!(
+        alarms.stdout.contains("NOSPACE"),
+        "a dry run disarms nothing"
+    );
+    // Compacted and defragmented: every member smaller, the alarm gone, writes accepted again.
+    let report = json(&ok(etcd(
+        &ns.0,
+        &["defrag", "demo", "--compact", "-o", "json"],
+    )));
+    let members = report["members"].as_array().unwrap();
+    assert_eq!(members.len(), 3, "{report}");
+    assert_eq!(members[2]["leader"], true, "the leader last: {report}");
+    for m in members {
+        assert!(
+            m["dbSizeAfter"].as_i64().unwrap() < 4 << 20
+                && m["dbSizeAfter"].as_i64() < m["dbSizeBefore"].as_i64(),
+            "{m}"
+        );
+    }
+    assert!(report["compactedTo"].as_i64().unwrap() > 1, "{report}");
+    assert!(
+        !report["disarmed"].as_array().unwrap().is_empty(),
+        "{report}"
+    );
+    let alarms = ok(etcdctl(&ns.0, "demo-1", &["alarm", "list"]));
+    assert!(!alarms.stdout.contains("NOSPACE"), "{}", alarms.stdout);
+    ok(etcdctl(&ns.0, "demo-2", &["put", "after", "defrag"]));
+    eventually("the cluster healthy again", Duration::from_secs(60), || {
+        (etcd(&ns.0, &["status", "demo"]).code == 0).then_some(())
+    });
+}

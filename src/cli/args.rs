@@ -9,7 +9,8 @@ use clap::{Parser, Subcommand};
 use super::flags::Global;
 use super::generate;
 use super::verbs::{
-    backup, create, delete, install, operate, reconcile, recover, restore, scale, status, upgrade,
+    backup, create, defrag, delete, install, operate, reconcile, recover, restore, scale, status,
+    upgrade,
 };
 
 /// kubectl etcd — create, scale, inspect and operate etcd clusters on Kubernetes.
@@ -57,6 +58,11 @@ pub enum Verb {
     /// Examples: kubectl etcd recover demo --dry-run; kubectl etcd recover demo --yes;
     /// kubectl etcd recover demo --from-member demo-2 --yes; kubectl etcd recover demo --from-backup demo-20261201101500 --yes
     Recover(recover::Args),
+    /// Give the space of deleted and overwritten keys back, one member at a time (followers
+    /// first, the leader last, each only while every other voter answers), and end a NOSPACE
+    /// alarm once every member is below its quota.
+    /// Examples: kubectl etcd defrag demo --dry-run; kubectl etcd defrag demo --compact
+    Defrag(defrag::Args),
     /// Tools the restore pods run inside the cluster.
     #[command(hide = true)]
     Snapshot {

@@ -47,6 +47,7 @@ pub async fn run(cli: Cli) -> Result<(), Error> {
         Verb::Backup(a) => verbs::backup::run(g, a).await,
         Verb::Restore(a) => verbs::restore::run(g, a).await,
         Verb::Recover(a) => verbs::recover::run(g, a).await,
+        Verb::Defrag(a) => verbs::defrag::run(g, a).await,
         Verb::Snapshot { op } => verbs::restore::snapshot(op).await,
     }
 }

@@ -45,7 +45,7 @@ pub fn print_raw(text: &str) -> Result<(), Error> {
     }
 }
 
-fn print_value<T: Serialize>(format: Format, v: &T) -> Result<(), Error> {
+pub(crate) fn print_value<T: Serialize>(format: Format, v: &T) -> Result<(), Error> {
     match format {
         Format::Json => {
             print_raw(&serde_json::to_string_pretty(v).map_err(|e| Error::Serialize(Box::new(e)))?)
@@ -137,7 +137,7 @@ fn role(m: &MemberStatus) -> &'static str {
     }
 }
 
-fn table() -> Table {
+pub(crate) fn table() -> Table {
     let mut t = Table::new();
     t.load_style(UTF8_BORDERS_ONLY)
         .set_content_arrangement(ContentArrangement::Dynamic);

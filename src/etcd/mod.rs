@@ -156,8 +156,32 @@ pub enum EtcdError {
         #[source]
         source: Cause,
     },
-    #[error("etcd at {endpoint} is unhealthy: active alarms {alarms}")]
+    #[error(
+        "etcd at {endpoint} is unhealthy: active alarms {alarms}{}",
+        nospace_hint(alarms)
+    )]
     Alarms { endpoint: String, alarms: String },
+    #[error("failed to defragment {endpoint}")]
+    Defragment {
+        endpoint: String,
+        #[source]
+        source: Cause,
+    },
+    #[error("failed to compact the keyspace to revision {revision} via {endpoint}")]
+    Compact {
+        endpoint: String,
+        revision: i64,
+        #[source]
+        source: Cause,
+    },
+    #[error("failed to disarm alarm {alarm} of member {member} via {endpoint}")]
+    Disarm {
+        endpoint: String,
+        member: String,
+        alarm: String,
+        #[source]
+        source: Cause,
+    },
     #[error("failed to add learner {peer_url} via {endpoint}")]
     AddLearner {
         endpoint: String,
@@ -336,6 +360,16 @@ fn api_code(error: &(dyn std::error::Error + 'static)) -> Option<u16> {
     error.source().and_then(api_code)
 }
 
+/// What to do about a NOSPACE alarm, for the message of an unhealthy member.
+fn nospace_hint(alarms: &str) -> &'static str {
+    if alarms.contains("NOSPACE") {
+        " (the database reached its quota and etcd refuses writes: free space with \
+         `kubectl etcd defrag CLUSTER --compact`, which disarms the alarm, or raise spec.etcd.quotaBackendBytes)"
+    } else {
+        ""
+    }
+}
+
 impl EtcdError {
     /// The endpoint the failed call was sent to.
     pub fn endpoint(&self) -> &str {
@@ -355,6 +389,9 @@ impl EtcdError {
             | EtcdError::Snapshot { endpoint, .. }
             | EtcdError::Keyspace { endpoint, .. }
             | EtcdError::Version { endpoint, .. }
+            | EtcdError::Defragment { endpoint, .. }
+            | EtcdError::Compact { endpoint, .. }
+            | EtcdError::Disarm { endpoint, .. }
             | EtcdError::Downgrade { endpoint, .. } => endpoint,
         }
     }
@@ -375,6 +412,9 @@ impl EtcdError {
             | EtcdError::Snapshot { source, .. }
             | EtcdError::Keyspace { source, .. }
             | EtcdError::Version { source, .. }
+            | EtcdError::Defragment { source, .. }
+            | EtcdError::Compact { source, .. }
+            | EtcdError::Disarm { source, .. }
             | EtcdError::Downgrade { source, .. } => Some(source),
             EtcdError::Alarms { .. } => None,
         }
@@ -747,6 +787,76 @@ impl EtcdClient {
             }
         });
         Ok(tokio_util::io::StreamReader::new(Box::pin(chunks)))
+    }
+
+    /// Defragments this member's database (it answers nobody meanwhile): `timeout` bounds the
+    /// call instead of the RPC timeout, since a large database takes a while.
+    pub async fn defragment(&mut self, timeout: Duration) -> Result<(), EtcdError> {
+        Self::call(timeout, self.client.defragment())
+            .await
+            .map_err(|source| EtcdError::Defragment {
+                endpoint: self.endpoint.clone(),
+                source,
+            })?;
+        Ok(())
+    }
+
+    /// Compacts the keyspace history up to `revision` (physically: the freed pages can then be
+    /// defragmented away). An already compacted revision counts as done.
+    pub async fn compact(&mut self, revision: i64) -> Result<(), EtcdError> {
+        let opts = etcd_client::CompactionOptions::new().with_physical();
+        match Self::call(self.rpc_timeout, self.client.compact(revision, Some(opts))).await {
+            Ok(_) => Ok(()),
+            Err(Cause::Etcd(e))
+                if e.to_string()
+                    .contains("required revision has been compacted") =>
+            {
+                Ok(())
+            }
+            Err(source) => Err(EtcdError::Compact {
+                endpoint: self.endpoint.clone(),
+                revision,
+                source,
+            }),
+        }
+    }
+
+    /// The raised alarms: (member id, alarm name, e.g. "NOSPACE").
+    pub async fn alarms(&mut self) -> Result<Vec<(u64, String)>, EtcdError> {
+        let resp = Self::call(
+            self.rpc_timeout,
+            self.client.alarm(AlarmAction::Get, AlarmType::None, None),
+        )
+        .await
+        .map_err(|source| EtcdError::AlarmList {
+            endpoint: self.endpoint.clone(),
+            source,
+        })?;
+        Ok(resp
+            .alarms()
+            .iter()
+            .filter(|a| a.alarm() != AlarmType::None)
+            .map(|a| (a.member_id(), a.alarm().as_str_name().to_owned()))
+            .collect())
+    }
+
+    /// Disarms the NOSPACE alarm of `member` (etcd accepts writes again once none is raised).
+    pub async fn disarm_nospace(&mut self, member: u64) -> Result<(), EtcdError> {
+        let mut opts = etcd_client::AlarmOptions::new();
+        opts.with_member(member);
+        Self::call(
+            self.rpc_timeout,
+            self.client
+                .alarm(AlarmAction::Deactivate, AlarmType::Nospace, Some(opts)),
+        )
+        .await
+        .map_err(|source| EtcdError::Disarm {
+            endpoint: self.endpoint.clone(),
+            member: fmt_id(member),
+            alarm: "NOSPACE".into(),
+            source,
+        })?;
+        Ok(())
     }
 
     /// The current revision and the number of keys (a serializable count: no quorum needed).

@@ -88,7 +88,8 @@ pub fn watched_namespaces() -> Vec<Access> {
         // Scheduled backups: their records, and retention deleting them.
         of::<EtcdBackup>(OWNED),
         sub::<EtcdBackup>("status", &[GET, PATCH, UPDATE]),
-        // S3 credentials named by spec.backup.credentialsSecret: read by name, never listed.
+        // S3 credentials named by spec.backup.credentialsSecret and the client certificate of
+        // spec.tls.clientSecret: read by name, never listed.
         of::<Secret>(&[GET]),
         // The Events of every step (kube's recorder writes events.k8s.io; core for old readers).
         of::<k8s_openapi::api::events::v1::Event>(&[CREATE, PATCH]),

@@ -3,6 +3,7 @@
 
 pub mod backup;
 pub mod create;
+pub mod defrag;
 pub mod delete;
 pub mod install;
 pub mod operate;
