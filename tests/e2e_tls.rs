@@ -333,15 +333,52 @@ fn etcd_3_4_runs_with_client_and_peer_tls() {
         .cloned()
         .unwrap_or_default();
     assert_eq!(members.len(), 3, "{st}");
-    eventually(
-        "every member healthy in status",
-        Duration::from_secs(60),
-        || {
-            let st = json(&ok(etcd(&ns.0, &["status", "old", "-o", "json"])));
-            st["status"]["members"]
-                .as_array()
-                .is_some_and(|m| m.len() == 3 && m.iter().all(|m| m["healthy"] == true))
-                .then_some(())
-        },
+    let all_healthy = |n: usize| {
+        eventually(
+            "every member healthy in status",
+            Duration::from_secs(90),
+            || {
+                let st = json(&ok(etcd(&ns.0, &["status", "old", "-o", "json"])));
+                st["status"]["members"]
+                    .as_array()
+                    .is_some_and(|m| m.len() == n && m.iter().all(|m| m["healthy"] == true))
+                    .then_some(())
+            },
+        )
+    };
+    all_healthy(3);
+    // etcd auth on: with --client-cert-auth the certificate's CN is the user, so the engine
+    // and the probe (CN root) keep working.
+    ok(etcdctl(
+        &ns.0,
+        "old-0",
+        &["user", "add", "root:e2e-root-pw"],
+    ));
+    ok(etcdctl(
+        &ns.0,
+        "old-0",
+        &["user", "grant-role", "root", "root"],
+    ));
+    ok(etcdctl(&ns.0, "old-0", &["auth", "enable"]));
+    all_healthy(3);
+    let r = ok(etcd(
+        &ns.0,
+        &[
+            "scale",
+            "old",
+            "--replicas",
+            "4",
+            "--timeout",
+            "4m",
+            "-o",
+            "json",
+        ],
+    ));
+    assert_eq!(
+        ready_members(&json(&r)["status"]),
+        (4, 4, 4),
+        "{}",
+        r.stdout
     );
+    all_healthy(4);
 }
