@@ -430,7 +430,7 @@ pub fn pod_template(d: &Desired) -> PodTemplateSpec {
     let mut args = vec!["etcd".to_string()];
     args.extend(d.etcd_flags.iter().cloned());
     let (cs, ps) = (d.tls.client_scheme(), d.tls.peer_scheme());
-    let (tls_env, tls_volumes, tls_mounts) = tls_parts(&d.tls);
+    let (tls_env, tls_volumes, tls_mounts) = tls_parts(&d.tls, d.version);
     let container = Container {
         name: CONTAINER.into(),
         image: Some(d.image.clone()),
@@ -539,7 +539,19 @@ pub fn pod_template(d: &Desired) -> PodTemplateSpec {
 /// probe, `kubectl exec … etcdctl`) gets the client certificate from `ETCDCTL_*` ones and talks to
 /// its own member on the loopback address, whose name the serving certificate need not carry
 /// (`ETCDCTL_INSECURE_SKIP_TLS_VERIFY`: the member still checks the probe's certificate).
-fn tls_parts(t: &Tls) -> (Vec<EnvVar>, Vec<Volume>, Vec<VolumeMount>) {
+///
+/// Peer TLS skips etcd's check of a peer certificate's names against the connecting peer's
+/// address (the certificate must still be signed by the peer CA): members of a StatefulSet have
+/// no fixed IP, so etcd would have to find the pod's DNS name by a reverse lookup of its IP, which
+/// fails while the record of a new pod is not served yet (or names a previous holder of a reused
+/// IP), and a joining learner is refused (`tls: "10.244.0.251" does not match any of DNSNames`).
+/// The flag is `--experimental-peer-skip-client-san-verification` up to 3.5 and
+/// `--peer-skip-client-san-verification` from 3.6 (the experimental name is deprecated there and
+/// gone in 3.7): each version gets its own name.
+fn tls_parts(
+    t: &Tls,
+    version: crate::model::Version,
+) -> (Vec<EnvVar>, Vec<Volume>, Vec<VolumeMount>) {
     use tls_mount::*;
     let file = |dir: &str, key: &str| format!("{dir}/{key}");
     let (mut env, mut volumes, mut mounts) = (Vec::new(), Vec::new(), Vec::new());
@@ -585,6 +597,7 @@ fn tls_parts(t: &Tls) -> (Vec<EnvVar>, Vec<Volume>, Vec<VolumeMount>) {
             env_value("ETCD_PEER_KEY_FILE", file(PEER_DIR, tls_key::KEY)),
             env_value("ETCD_PEER_TRUSTED_CA_FILE", file(PEER_DIR, tls_key::CA)),
             env_value("ETCD_PEER_CLIENT_CERT_AUTH", "true"),
+            env_value(peer_skip_san_variable(version), "true"),
         ]);
     }
     (env, volumes, mounts)
@@ -618,6 +631,15 @@ pub fn tls_files(secret: &k8s_openapi::api::core::v1::Secret) -> Result<TlsFiles
                 missing.join(", ")
             ))
         }
+    }
+}
+
+/// The variable of etcd's "skip the SAN check of peer client certificates" flag for `version`.
+pub fn peer_skip_san_variable(version: crate::model::Version) -> &'static str {
+    if (version.major, version.minor) >= (3, 6) {
+        "ETCD_PEER_SKIP_CLIENT_SAN_VERIFICATION"
+    } else {
+        "ETCD_EXPERIMENTAL_PEER_SKIP_CLIENT_SAN_VERIFICATION"
     }
 }
 
@@ -877,7 +899,9 @@ mod tests {
     }
 
     /// The `ETCD_*` variables the template may set: flags of every etcd from 3.4 to 3.6.
-    const KNOWN_ETCD_VARIABLES: [&str; 14] = [
+    const KNOWN_ETCD_VARIABLES: [&str; 16] = [
+        "ETCD_PEER_SKIP_CLIENT_SAN_VERIFICATION",
+        "ETCD_EXPERIMENTAL_PEER_SKIP_CLIENT_SAN_VERIFICATION",
         "ETCD_NAME",
         "ETCD_DATA_DIR",
         "ETCD_LISTEN_CLIENT_URLS",

@@ -620,7 +620,9 @@ fn three_five_to_three_six_is_refused_when_the_members_serve_the_v2_api() {
 #[test]
 fn the_member_template_passes_no_experimental_flag_and_no_v2_api_to_any_version() {
     // Nothing to rename for 3.6 or drop for 3.7: the template sets no `--experimental-*` flag
-    // (nor its ETCD_EXPERIMENTAL_* variable), and never enables the v2 API.
+    // (nor its ETCD_EXPERIMENTAL_* variable), and never enables the v2 API. The one exception
+    // is translated per version: peer TLS skips the SAN check of peer client certificates with
+    // the experimental name up to 3.5 and the plain one from 3.6.
     for version in ["3.4.23", "3.5.16", "3.5.30", "3.6.15"] {
         let d = want(version);
         let t = objects::pod_template(&d);
@@ -628,6 +630,20 @@ fn the_member_template_passes_no_experimental_flag_and_no_v2_api_to_any_version(
         for bad in ["experimental", "enable-v2", "enable_v2"] {
             assert!(!text.contains(bad), "{version}: {bad} in {text}");
         }
+        let mut d = want(version);
+        d.tls.peer_secret = Some("peer".into());
+        let text = serde_json::to_string(&objects::pod_template(&d)).unwrap();
+        let (want_var, not) = if version.starts_with("3.6") {
+            ("\"ETCD_PEER_SKIP_CLIENT_SAN_VERIFICATION\"", "EXPERIMENTAL")
+        } else {
+            (
+                "\"ETCD_EXPERIMENTAL_PEER_SKIP_CLIENT_SAN_VERIFICATION\"",
+                "\"ETCD_PEER_SKIP_CLIENT_SAN_VERIFICATION\"",
+            )
+        };
+        assert!(text.contains(want_var), "{version}: {text}");
+        assert!(!text.contains(not), "{version}: {not} in {text}");
+        assert!(!text.to_lowercase().contains("enable_v2"), "{version}");
     }
 }
 
