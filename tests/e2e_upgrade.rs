@@ -247,6 +247,31 @@ fn upgrading_condition(ns: &str) -> (String, String, String) {
     )
 }
 
+/// `r`, an upgrade from 3.5.16, was rolled back: exit 7 saying so, `Upgrading` False with reason
+/// RolledBack and a message containing `says`, 3 of 3 members ready, each back on 3.5.16.
+/// Returns the cluster as stored.
+fn assert_rolled_back_to_3_5_16(ns: &str, r: &Run, says: &str) -> serde_json::Value {
+    assert_eq!(
+        r.code, 7,
+        "a rolled-back upgrade fails: {}\n{}",
+        r.stdout, r.stderr
+    );
+    assert!(r.stderr.contains("rolled back to 3.5.16"), "{}", r.stderr);
+    let (status, reason, message) = upgrading_condition(ns);
+    assert_eq!(
+        (status.as_str(), reason.as_str()),
+        ("False", "RolledBack"),
+        "{message}"
+    );
+    assert!(message.contains(says), "{says}: {message}");
+    let c = cluster_json(ns, "demo");
+    assert_eq!(ready_members(&c["status"]), (3, 3, 3), "{c}");
+    for pod in ["demo-0", "demo-1", "demo-2"] {
+        assert_eq!(versions(ns, pod).0, "3.5.16", "{pod}");
+    }
+    c
+}
+
 /// Refused: exit 2, the rule and a way named, nothing changed.
 fn assert_refused(ns: &str, args: &[&str], says: &str) {
     let before = (spec_version(ns), backups_in(ns));
@@ -442,28 +467,8 @@ fn a_target_whose_etcd_exits_at_start_is_rolled_back_while_writes_go_on() {
             "6m",
         ],
     );
-    assert_eq!(
-        r.code, 7,
-        "a rolled-back upgrade fails: {}\n{}",
-        r.stdout, r.stderr
-    );
-    assert!(r.stderr.contains("rolled back to 3.5.16"), "{}", r.stderr);
-    let (status, reason, message) = upgrading_condition(&ns.0);
-    assert_eq!(
-        (status.as_str(), reason.as_str()),
-        ("False", "RolledBack"),
-        "{message}"
-    );
-    assert!(
-        message.contains("did not become healthy on 3.5.99"),
-        "{message}"
-    );
-    let c = cluster_json(&ns.0, "demo");
-    assert_eq!(ready_members(&c["status"]), (3, 3, 3), "{c}");
+    let c = assert_rolled_back_to_3_5_16(&ns.0, &r, "did not become healthy on 3.5.99");
     assert_eq!(c["status"]["upgrade"]["skipBackup"], true, "{c}");
-    for pod in ["demo-0", "demo-1", "demo-2"] {
-        assert_eq!(versions(&ns.0, pod).0, "3.5.16", "{pod}");
-    }
     assert!(assert_no_acknowledged_write_lost(&ns.0) > 0);
 }
 
@@ -494,27 +499,8 @@ fn a_version_whose_image_does_not_exist_is_detected_and_rolled_back() {
         "BENCH missing image: rolled back after {:.0} s",
         t0.elapsed().as_secs_f64()
     );
-    assert_eq!(
-        r.code, 7,
-        "a rolled-back upgrade fails: {}\n{}",
-        r.stdout, r.stderr
-    );
-    assert!(r.stderr.contains("rolled back to 3.5.16"), "{}", r.stderr);
-    let (status, reason, message) = upgrading_condition(&ns.0);
-    assert_eq!(
-        (status.as_str(), reason.as_str()),
-        ("False", "RolledBack"),
-        "{message}"
-    );
-    assert!(
-        message.contains("etcd:v3.5.98 cannot be pulled"),
-        "the reason names the image: {message}"
-    );
-    let c = cluster_json(&ns.0, "demo");
-    assert_eq!(ready_members(&c["status"]), (3, 3, 3), "{c}");
-    for pod in ["demo-0", "demo-1", "demo-2"] {
-        assert_eq!(versions(&ns.0, pod).0, "3.5.16", "{pod}");
-    }
+    // The reason names the image.
+    assert_rolled_back_to_3_5_16(&ns.0, &r, "etcd:v3.5.98 cannot be pulled");
     assert!(assert_no_acknowledged_write_lost(&ns.0) > 0);
     // A fixed version afterwards goes ahead from what runs (the writer has stopped: no BENCH).
     ok(etcd(

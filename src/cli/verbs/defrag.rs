@@ -65,7 +65,7 @@ pub fn order(d: &Desired, o: &Observed) -> Result<Vec<Target>, String> {
         .filter_map(|m| {
             Some(Target {
                 ordinal: m.ordinal?,
-                name: model_name(d, m.ordinal?),
+                name: crate::objects::pod_name(&d.name, m.ordinal?),
                 id: m.id,
                 leader: c.leader == Some(m.id),
             })
@@ -74,10 +74,6 @@ pub fn order(d: &Desired, o: &Observed) -> Result<Vec<Target>, String> {
     let learner = |t: &Target| c.members.iter().any(|m| m.id == t.id && m.learner);
     targets.sort_by_key(|t| (t.leader, !learner(t), t.ordinal));
     Ok(targets)
-}
-
-fn model_name(d: &Desired, ordinal: u32) -> String {
-    crate::objects::pod_name(&d.name, ordinal)
 }
 
 /// A voter other than `except` that does not answer.
