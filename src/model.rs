@@ -810,6 +810,9 @@ pub struct PodView {
     pub ready: bool,
     pub running: bool,
     pub terminating: bool,
+    /// A controller owns it (a StatefulSet; with none observed, a deleted one whose pods the
+    /// garbage collector is about to delete). An orphan is adopted by the next StatefulSet.
+    pub controlled: bool,
     pub revision: Option<String>,
     pub ip: Option<String>,
     /// Container restarts (a crash-looping member shows here).

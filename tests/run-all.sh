@@ -15,6 +15,16 @@ T0=$(date +%s.%N); TP=$T0
 phase() { local now; now=$(date +%s.%N); printf '[run-all] phase %-26s %7.1f s\n' "$1" "$(echo "$now - $TP" | bc)" >&2; TP=$now; }
 
 started_testbed=0 started_s3=0
+TEST_LOG=$ROOT/target/run-all-tests.log
+rm -f "$TEST_LOG"
+# The end of a failed run: each failed test's panic message (no backtrace frames) and the fault
+# matrix table, so the last lines of a CI log say what failed and why.
+digest() {
+  [ -s "$TEST_LOG" ] || return 0
+  echo "[run-all] what failed (from $TEST_LOG):" >&2
+  awk '/^failures:$/ {f=1} /panicked at/ {p=14} p>0 { if ($0 !~ /^ *[0-9]+: |^ +at /) print; p-- } /^---- .* stdout ----$/ {print}' "$TEST_LOG" | tail -n 80 >&2
+  grep -h '^| \|^\[fault-matrix\]' "$TEST_LOG" | tail -n 40 >&2 || true
+}
 cleanup() {
   local rc=$?
   set +e
@@ -24,6 +34,7 @@ cleanup() {
     if [ $started_s3 = 1 ]; then "$C/s3.sh" down; fi
     if [ $started_testbed = 1 ]; then "$C/down.sh" --clean --net; else log "leaving the testbed this run reused"; fi
   fi
+  if [ "$rc" != 0 ]; then digest; fi
   printf '[run-all] total %.1f s, exit %d\n' "$(echo "$(date +%s.%N) - $T0" | bc)" "$rc" >&2
   exit $rc
 }
@@ -67,6 +78,6 @@ export KE_E2E_KUBECONFIG=$KUBECONFIG
 export KE_OPERATOR_IMAGE=testbed.local/kubectl-etcd:dev
 export PATH=$ROOT/target/debug:$PATH
 rc=0
-cargo test --features live,e2e -- --test-threads=2 "$@" || rc=$?
+cargo test --no-fail-fast --features live,e2e -- --test-threads=2 "$@" 2>&1 | tee "$TEST_LOG" || rc=${PIPESTATUS[0]}
 phase "cargo test"
 exit $rc

@@ -156,6 +156,11 @@ pub async fn observe(ctx: &Context, d: &Desired) -> Result<Observed, Error> {
                     .and_then(|c| c.state.as_ref())
                     .is_some_and(|s| s.running.is_some()),
                 terminating: p.metadata.deletion_timestamp.is_some(),
+                controlled: p
+                    .metadata
+                    .owner_references
+                    .as_ref()
+                    .is_some_and(|o| o.iter().any(|o| o.controller == Some(true))),
                 revision: p
                     .metadata
                     .labels

@@ -448,6 +448,25 @@ fn workload_missing(d: &Desired, o: &Observed) -> Option<Step> {
     if o.statefulset.is_some() {
         return None;
     }
+    // Pods of a StatefulSet deleted a moment ago (the cluster deleted and created again) keep
+    // their names until they are gone: a new StatefulSet cannot create its pods over them, and
+    // its controller backs off for minutes. Wait for them instead.
+    let leftovers: Vec<&str> = o
+        .pods
+        .values()
+        .filter(|p| p.terminating || p.controlled)
+        .map(|p| p.name.as_str())
+        .collect();
+    if !leftovers.is_empty() {
+        return Some(wait(
+            Reason::CleaningUp,
+            format!(
+                "pods of the deleted StatefulSet {} are still going: {}",
+                objects::statefulset_name(&d.name),
+                leftovers.join(", ")
+            ),
+        ));
+    }
     let survivors = surviving_members(o);
     if o.config.is_none() && survivors.is_empty() {
         return Some(Step::Bootstrap {

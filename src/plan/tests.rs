@@ -139,6 +139,40 @@ fn a_deleted_statefulset_is_recreated_at_the_size_of_its_volumes() {
 }
 
 #[test]
+fn a_cluster_created_again_waits_for_the_pods_of_its_deleted_statefulset() {
+    // `kubectl delete etcdcluster demo` then `create demo` at once: the garbage collector has
+    // taken the old StatefulSet, not yet its pods (still owned by it, or terminating).
+    let d = desired(3);
+    let mut o = healthy(&d, 3);
+    o.statefulset = None;
+    o.config = None;
+    o.etcd = EtcdView::NotQueried;
+    o.pods.get_mut(&0).unwrap().terminating = true;
+    o.pods.get_mut(&2).unwrap().controlled = true;
+    let step = plan(&d, &o);
+    assert!(
+        matches!(&step, Step::Wait { reason: Reason::CleaningUp, message } if message.contains("demo-0, demo-2")),
+        "{step:?}"
+    );
+    // Gone (an orphan left by `--cascade=orphan` is adopted, not waited for): back on the volumes.
+    o.pods.remove(&0);
+    o.pods.remove(&2);
+    assert!(matches!(plan(&d, &o), Step::WriteConfig { .. }));
+    let mut fresh = Observed::default();
+    fresh.pods.insert(
+        1,
+        PodView {
+            name: "demo-1".into(),
+            controlled: true,
+            ..Default::default()
+        },
+    );
+    assert!(matches!(plan(&d, &fresh), Step::Wait { .. }));
+    fresh.pods.get_mut(&1).unwrap().controlled = false;
+    assert!(matches!(plan(&d, &fresh), Step::Bootstrap { replicas: 3 }));
+}
+
+#[test]
 fn missing_services_are_reapplied() {
     let d = desired(3);
     let mut o = healthy(&d, 3);
