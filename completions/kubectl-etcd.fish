@@ -60,6 +60,7 @@ complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l ima
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l tls-server-secret -d 'Secret with the members\' serving certificate: the client port speaks https and takes only client certificates signed by its ca.crt (needs --tls-client-secret)' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l tls-client-secret -d 'Secret with the client certificate the engine, the readiness probe and backups present (needs --tls-server-secret)' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l tls-peer-secret -d 'Secret with the members\' peer certificate (mutual TLS between members)' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l auth-secret -d 'Secret with the username and password (keys `username`, `password`) of an etcd user with the root role: the engine, the readiness probe and backups authenticate as it once etcd\'s authentication is enabled' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l timeout -d 'Give up waiting after this long (e.g. 90s, 5m). The cluster keeps converging' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l context -d 'kubeconfig context to use' -r
@@ -147,6 +148,7 @@ complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l to
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l tls-server-secret -d 'Secret with the members\' serving certificate: the client port speaks https and takes only client certificates signed by its ca.crt (needs --tls-client-secret)' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l tls-client-secret -d 'Secret with the client certificate the engine, the readiness probe and backups present (needs --tls-server-secret)' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l tls-peer-secret -d 'Secret with the members\' peer certificate (mutual TLS between members)' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l auth-secret -d 'Secret with the username and password (keys `username`, `password`) of an etcd user with the root role: the engine, the readiness probe and backups authenticate as it once etcd\'s authentication is enabled' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l timeout -d 'Give up waiting after this long (e.g. 90s, 5m). The cluster keeps converging' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l context -d 'kubeconfig context to use' -r

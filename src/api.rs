@@ -101,6 +101,22 @@ pub struct EtcdClusterSpec {
     /// URLs, scheme included, in the membership).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tls: Option<TlsSpec>,
+    /// etcd's own authentication (`etcdctl user add root; etcdctl auth enable`): the user the
+    /// engine, the readiness probe and backups authenticate as once it is enabled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth: Option<AuthSpec>,
+}
+
+/// The etcd user of the engine, the probe and backups.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AuthSpec {
+    /// A Secret in the cluster's namespace with the keys `username` and `password` (type
+    /// `kubernetes.io/basic-auth`, e.g. `kubectl create secret generic NAME
+    /// --from-literal=username=root --from-literal=password=...`) of an etcd user with the
+    /// `root` role. Used only while etcd's authentication is enabled; a new Secret name rolls
+    /// out to the members one at a time.
+    pub user_secret: String,
 }
 
 /// TLS Secrets in the cluster's namespace, each with the keys `tls.crt`, `tls.key` and `ca.crt`

@@ -166,6 +166,9 @@ pub struct Desired {
     pub restore: Option<RestoreSource>,
     /// TLS of client and peer traffic (`spec.tls`; kept as created, see `keep_immutable`).
     pub tls: Tls,
+    /// The Secret of the etcd user to authenticate as while etcd's authentication is on
+    /// (`spec.auth.userSecret`).
+    pub auth_secret: Option<String>,
 }
 
 impl Desired {
@@ -201,6 +204,7 @@ impl Desired {
             refused: Vec::new(),
             restore: None,
             tls: Tls::default(),
+            auth_secret: None,
         }
     }
 }
@@ -697,6 +701,11 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
             .map(validate_tls)
             .transpose()?
             .unwrap_or_default(),
+        auth_secret: spec
+            .auth
+            .as_ref()
+            .map(|a| validate_secret_name("spec.auth.userSecret", &a.user_secret))
+            .transpose()?,
     })
 }
 
@@ -906,6 +915,8 @@ pub struct ClusterView {
     pub cluster_id: u64,
     pub leader: Option<u64>,
     pub members: Vec<MemberView>,
+    /// etcd's authentication is on: a member accepted the `spec.auth` user's credentials.
+    pub auth_enabled: bool,
 }
 
 impl ClusterView {
@@ -1037,6 +1048,29 @@ mod tests {
         assert_eq!(d.restore.unwrap().url, "pvc://backups/etcd/x.db.zst");
         let e = with_restore("file:///var/backups/x.db.zst").unwrap_err();
         assert!(e.message.contains("restore --from file://"), "{e}");
+    }
+
+    #[test]
+    fn the_auth_user_secret_is_a_secret_name() {
+        let mut s = spec(3, "3.6.15");
+        assert_eq!(validate(&cluster(s.clone())).unwrap().auth_secret, None);
+        s.auth = Some(crate::api::AuthSpec {
+            user_secret: "etcd-root".into(),
+        });
+        assert_eq!(
+            validate(&cluster(s.clone()))
+                .unwrap()
+                .auth_secret
+                .as_deref(),
+            Some("etcd-root")
+        );
+        for bad in ["", "Root", "root_user", "-root"] {
+            s.auth = Some(crate::api::AuthSpec {
+                user_secret: bad.into(),
+            });
+            let e = validate(&cluster(s.clone())).unwrap_err();
+            assert_eq!(e.field, "spec.auth.userSecret", "{bad:?}: {e:?}");
+        }
     }
 
     #[test]

@@ -9,8 +9,9 @@ use k8s_openapi::api::apps::v1::{StatefulSet, StatefulSetSpec, StatefulSetUpdate
 use k8s_openapi::api::core::v1::{
     ConfigMap, ConfigMapEnvSource, Container, ContainerPort, EmptyDirVolumeSource, EnvFromSource,
     EnvVar, EnvVarSource, ExecAction, ObjectFieldSelector, PersistentVolumeClaim,
-    PersistentVolumeClaimSpec, PodSpec, PodTemplateSpec, Probe, SecretVolumeSource, Service,
-    ServicePort, ServiceSpec, Volume, VolumeMount, VolumeResourceRequirements,
+    PersistentVolumeClaimSpec, PodSpec, PodTemplateSpec, Probe, SecretKeySelector,
+    SecretVolumeSource, Service, ServicePort, ServiceSpec, Volume, VolumeMount,
+    VolumeResourceRequirements,
 };
 use k8s_openapi::api::policy::v1::{PodDisruptionBudget, PodDisruptionBudgetSpec};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
@@ -382,6 +383,62 @@ fn env_field(name: &str, path: &str) -> EnvVar {
     }
 }
 
+fn env_secret(name: &str, secret: &str, key: &str) -> EnvVar {
+    EnvVar {
+        name: name.into(),
+        value_from: Some(EnvVarSource {
+            secret_key_ref: Some(SecretKeySelector {
+                name: secret.into(),
+                key: key.into(),
+                optional: None,
+            }),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+/// The keys of a `spec.auth.userSecret` (those of the `kubernetes.io/basic-auth` type).
+pub mod auth_key {
+    pub const USERNAME: &str = "username";
+    pub const PASSWORD: &str = "password";
+}
+
+/// The probe's and `kubectl exec … etcdctl`'s etcd user (`spec.auth`): etcdctl reads
+/// `ETCDCTL_USER`/`ETCDCTL_PASSWORD`, and goes on unauthenticated while etcd's authentication is
+/// off (3.4 to 3.6).
+fn auth_env(d: &Desired) -> Vec<EnvVar> {
+    d.auth_secret
+        .iter()
+        .flat_map(|s| {
+            [
+                env_secret("ETCDCTL_USER", s, auth_key::USERNAME),
+                env_secret("ETCDCTL_PASSWORD", s, auth_key::PASSWORD),
+            ]
+        })
+        .collect()
+}
+
+/// The name and password in a `spec.auth.userSecret`.
+pub fn user_credentials(
+    secret: &k8s_openapi::api::core::v1::Secret,
+) -> Result<(String, String), String> {
+    let data = secret.data.clone().unwrap_or_default();
+    let get = |k: &str| {
+        data.get(k)
+            .and_then(|b| String::from_utf8(b.0.clone()).ok())
+            .filter(|v| !v.is_empty())
+    };
+    match (get(auth_key::USERNAME), get(auth_key::PASSWORD)) {
+        (Some(user), Some(password)) => Ok((user, password)),
+        _ => Err(format!(
+            "lacks a non-empty {} or {}; the user Secret holds both (type kubernetes.io/basic-auth)",
+            auth_key::USERNAME,
+            auth_key::PASSWORD
+        )),
+    }
+}
+
 fn env_value(name: &str, value: impl Into<String>) -> EnvVar {
     EnvVar {
         name: name.into(),
@@ -463,6 +520,7 @@ pub fn pod_template(d: &Desired) -> PodTemplateSpec {
             ]
             .into_iter()
             .chain(tls_env)
+            .chain(auth_env(d))
             .collect(),
         ),
         env_from: Some(vec![EnvFromSource {
@@ -765,6 +823,62 @@ mod tests {
             ordinal_of_peer_url("demo", "ns", "http://10.0.0.1:2380"),
             None
         );
+    }
+
+    #[test]
+    fn the_auth_user_reaches_etcdctl_from_its_secret_and_only_with_spec_auth() {
+        let env = |d: &Desired| -> Vec<EnvVar> {
+            pod_template(d).spec.unwrap().containers[0]
+                .env
+                .clone()
+                .unwrap_or_default()
+        };
+        let mut d = desired();
+        assert!(!env(&d).iter().any(|e| e.name.starts_with("ETCDCTL_USER")));
+        d.auth_secret = Some("etcd-root".into());
+        let from = |name: &str| {
+            env(&d)
+                .into_iter()
+                .find(|e| e.name == name)
+                .and_then(|e| e.value_from?.secret_key_ref)
+                .map(|r| (r.name, r.key))
+        };
+        assert_eq!(
+            from("ETCDCTL_USER"),
+            Some(("etcd-root".into(), "username".into()))
+        );
+        assert_eq!(
+            from("ETCDCTL_PASSWORD"),
+            Some(("etcd-root".into(), "password".into()))
+        );
+        // A new user Secret is a new template: it rolls out like any template change.
+        assert_ne!(template_hash(&d), template_hash(&desired()));
+    }
+
+    #[test]
+    fn user_credentials_need_a_username_and_a_password() {
+        use k8s_openapi::ByteString;
+        let secret = |pairs: &[(&str, &str)]| k8s_openapi::api::core::v1::Secret {
+            data: Some(
+                pairs
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), ByteString(v.as_bytes().to_vec())))
+                    .collect(),
+            ),
+            ..Default::default()
+        };
+        assert_eq!(
+            user_credentials(&secret(&[("username", "root"), ("password", "pw")])),
+            Ok(("root".into(), "pw".into()))
+        );
+        for bad in [
+            secret(&[("username", "root")]),
+            secret(&[("username", "root"), ("password", "")]),
+            secret(&[("user", "root"), ("password", "pw")]),
+        ] {
+            let e = user_credentials(&bad).unwrap_err();
+            assert!(e.contains("username") && e.contains("password"), "{e}");
+        }
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! End-to-end: clusters with TLS (`spec.tls`) on the testbed: client TLS with client-certificate
 //! authentication and peer TLS, on the default version and on 3.4; the engine (port-forward dial),
 //! the readiness probe and backups all present the client certificate. Certificates come from
-//! tests/cluster/tls-certs.sh (openssl).
+//! tests/cluster/tls-certs.sh (openssl). And etcd's password authentication (`spec.auth`): the
+//! same parts authenticate as the user of a Secret once `etcdctl auth enable` ran.
 #![cfg(feature = "e2e")]
 
 mod common;
@@ -54,6 +55,53 @@ fn create_tls(ns: &str, name: &str, extra: &[&str]) -> serde_json::Value {
     args.extend(flags.iter().map(String::as_str));
     args.extend_from_slice(extra);
     json(&ok(etcd(ns, &args)))
+}
+
+/// `etcdctl auth enable`, with a `root` user (password `e2e-root-pw`) first, through `pod`.
+fn enable_auth(ns: &str, pod: &str) {
+    ok(etcdctl(ns, pod, &["user", "add", "root:e2e-root-pw"]));
+    ok(etcdctl(ns, pod, &["user", "grant-role", "root", "root"]));
+    ok(etcdctl(ns, pod, &["auth", "enable"]));
+}
+
+fn scale(ns: &str, name: &str, replicas: u32) -> serde_json::Value {
+    let n = replicas.to_string();
+    json(&ok(etcd(
+        ns,
+        &[
+            "scale",
+            name,
+            "--replicas",
+            &n,
+            "--timeout",
+            "4m",
+            "-o",
+            "json",
+        ],
+    )))
+}
+
+/// A backup of `name` into a temporary directory, and its URL.
+fn file_backup(ns: &str, name: &str) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let to = format!("file://{}", dir.path().display());
+    let backup = json(&ok(etcd(ns, &["backup", name, "--to", &to, "-o", "json"])));
+    let url = backup["status"]["url"]
+        .as_str()
+        .or_else(|| backup["url"].as_str())
+        .unwrap_or_else(|| panic!("no url: {backup}"))
+        .to_string();
+    (dir, url)
+}
+
+/// `kubectl etcd restore ARGS`, its restore pod running the operator image's tools.
+fn restore(ns: &str, args: &[&str]) {
+    let mut restore = kubectl_cmd(&[&["etcd", "-n", ns], args].concat());
+    restore.env(
+        "KUBECTL_ETCD_TOOLS_IMAGE",
+        std::env::var("KE_OPERATOR_IMAGE").expect("KE_OPERATOR_IMAGE is not set"),
+    );
+    ok(run_cmd(&["etcd", "restore"], restore));
 }
 
 /// Inside `pod`, with the pod's own etcdctl (TLS from its ETCDCTL_* variables).
@@ -169,34 +217,10 @@ fn a_cluster_with_client_and_peer_tls_creates_scales_backs_up_and_restores() {
     ));
 
     // Scale: the new member joins as a learner over https, then shrink back.
-    let scaled = json(&ok(etcd(
-        &ns.0,
-        &[
-            "scale",
-            "demo",
-            "--replicas",
-            "4",
-            "--timeout",
-            "4m",
-            "-o",
-            "json",
-        ],
-    )));
+    let scaled = scale(&ns.0, "demo", 4);
     assert_eq!(ready_members(&scaled["status"]), (4, 4, 4), "{scaled}");
     assert_all_https(&ns.0, "demo-3", 8);
-    let scaled = json(&ok(etcd(
-        &ns.0,
-        &[
-            "scale",
-            "demo",
-            "--replicas",
-            "3",
-            "--timeout",
-            "4m",
-            "-o",
-            "json",
-        ],
-    )));
+    let scaled = scale(&ns.0, "demo", 3);
     assert_eq!(ready_members(&scaled["status"]), (3, 3, 3), "{scaled}");
 
     // Switching TLS off on the running cluster is refused; the members keep TLS.
@@ -271,17 +295,7 @@ fn a_cluster_with_client_and_peer_tls_creates_scales_backs_up_and_restores() {
 
     // Backup over TLS, restored into a new TLS cluster: the same keys.
     let _copy_certs = tls_secrets(&ns.0, "copy");
-    let dir = tempfile::tempdir().unwrap();
-    let to = format!("file://{}", dir.path().display());
-    let backup = json(&ok(etcd(
-        &ns.0,
-        &["backup", "demo", "--to", &to, "-o", "json"],
-    )));
-    let url = backup["status"]["url"]
-        .as_str()
-        .or_else(|| backup["url"].as_str())
-        .unwrap_or_else(|| panic!("no url: {backup}"))
-        .to_string();
+    let (_dir, url) = file_backup(&ns.0, "demo");
     let flags = tls_flags("copy");
     let mut args = vec![
         "restore",
@@ -294,12 +308,7 @@ fn a_cluster_with_client_and_peer_tls_creates_scales_backs_up_and_restores() {
         "5m",
     ];
     args.extend(flags.iter().map(String::as_str));
-    let mut restore = kubectl_cmd(&[&["etcd", "-n", &ns.0], args.as_slice()].concat());
-    restore.env(
-        "KUBECTL_ETCD_TOOLS_IMAGE",
-        std::env::var("KE_OPERATOR_IMAGE").expect("KE_OPERATOR_IMAGE is not set"),
-    );
-    ok(run_cmd(&["etcd", "restore"], restore));
+    restore(&ns.0, &args);
     let c = cluster_json(&ns.0, "copy");
     assert_eq!(ready_members(&c["status"]), (3, 3, 3), "{c}");
     assert_all_https(&ns.0, "copy-2", 6);
@@ -349,17 +358,7 @@ fn etcd_3_4_runs_with_client_and_peer_tls() {
     all_healthy(3);
     // etcd auth on: with --client-cert-auth the certificate's CN is the user, so the engine
     // and the probe (CN root) keep working.
-    ok(etcdctl(
-        &ns.0,
-        "old-0",
-        &["user", "add", "root:e2e-root-pw"],
-    ));
-    ok(etcdctl(
-        &ns.0,
-        "old-0",
-        &["user", "grant-role", "root", "root"],
-    ));
-    ok(etcdctl(&ns.0, "old-0", &["auth", "enable"]));
+    enable_auth(&ns.0, "old-0");
     all_healthy(3);
     let r = ok(etcd(
         &ns.0,
@@ -381,4 +380,137 @@ fn etcd_3_4_runs_with_client_and_peer_tls() {
         r.stdout
     );
     all_healthy(4);
+}
+
+/// etcd's own authentication (user and password, no TLS) on the default version: a cluster
+/// created with `--auth-secret` keeps converging, scaling, backing up and restoring once
+/// `etcdctl auth enable` ran; a Secret that does not exist is refused before anything is written.
+#[test]
+fn a_cluster_with_etcd_password_auth_scales_backs_up_and_restores() {
+    install_crd();
+    let ns = Ns::new("auth");
+    let refused = etcd(
+        &ns.0,
+        &[
+            "create",
+            "demo",
+            "--auth-secret",
+            "no-such-user",
+            "--timeout",
+            "1m",
+        ],
+    );
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("no-such-user") && refused.stderr.contains("does not exist"),
+        "{}",
+        refused.stderr
+    );
+    assert_ne!(
+        kubectl(&["-n", &ns.0, "get", "etcdcluster", "demo"]).code,
+        0,
+        "a refused create wrote the cluster"
+    );
+    ok(kubectl(&[
+        "-n",
+        &ns.0,
+        "create",
+        "secret",
+        "generic",
+        "demo-user",
+        "--type=kubernetes.io/basic-auth",
+        "--from-literal=username=root",
+        "--from-literal=password=e2e-root-pw",
+    ]));
+    let created = json(&ok(etcd(
+        &ns.0,
+        &[
+            "create",
+            "demo",
+            "--replicas",
+            "3",
+            "--auth-secret",
+            "demo-user",
+            "--timeout",
+            "4m",
+            "-o",
+            "json",
+        ],
+    )));
+    assert_eq!(ready_members(&created["status"]), (3, 3, 3), "{created}");
+    enable_auth(&ns.0, "demo-0");
+    // Auth is on: without the pod's ETCDCTL_USER/ETCDCTL_PASSWORD, etcd refuses.
+    let anonymous = sh(
+        &ns.0,
+        "demo-1",
+        "unset ETCDCTL_USER ETCDCTL_PASSWORD; etcdctl --command-timeout=5s put k/x y",
+    );
+    assert_ne!(anonymous.code, 0, "an unauthenticated put was taken");
+    ok(sh(
+        &ns.0,
+        "demo-0",
+        "i=0; while [ $i -lt 50 ]; do etcdctl put k/$i v$i >/dev/null || exit 1; i=$((i+1)); done",
+    ));
+    let healthy = |name: &str, n: usize| {
+        let st = json(&ok(etcd(
+            &ns.0,
+            &["reconcile", name, "--timeout", "2m", "-o", "json"],
+        )));
+        assert_eq!(ready_members(&st["status"]), (n, n, n), "{st}");
+        let ready = ok(kubectl(&[
+            "-n",
+            &ns.0,
+            "get",
+            "pods",
+            "-l",
+            &format!("app.kubernetes.io/instance={name}"),
+            "-o",
+            "jsonpath={range .items[*]}{.status.containerStatuses[0].ready}{\"\\n\"}{end}",
+        ]));
+        assert_eq!(
+            ready.stdout.lines().filter(|l| *l == "true").count(),
+            n,
+            "the readiness probe authenticates: {}",
+            ready.stdout
+        );
+    };
+    // The probe's readiness can lag auth enable by a period: reconcile waits for health.
+    healthy("demo", 3);
+    let scaled = scale(&ns.0, "demo", 4);
+    assert_eq!(ready_members(&scaled["status"]), (4, 4, 4), "{scaled}");
+    healthy("demo", 4);
+
+    let (_dir, url) = file_backup(&ns.0, "demo");
+    restore(
+        &ns.0,
+        &[
+            "restore",
+            "copy",
+            "--from",
+            &url,
+            "--replicas",
+            "3",
+            "--auth-secret",
+            "demo-user",
+            "--timeout",
+            "5m",
+        ],
+    );
+    healthy("copy", 3);
+    // The snapshot carries etcd's users and its auth switch: the copy runs with auth on.
+    let count = ok(sh(
+        &ns.0,
+        "copy-2",
+        "etcdctl get --prefix k/ --keys-only | grep -c .",
+    ));
+    assert_eq!(count.stdout.trim(), "50", "{}", count.stderr);
+    let anonymous = sh(
+        &ns.0,
+        "copy-0",
+        "unset ETCDCTL_USER ETCDCTL_PASSWORD; etcdctl --command-timeout=5s get k/1",
+    );
+    assert_ne!(
+        anonymous.code, 0,
+        "the restored copy took an unauthenticated read"
+    );
 }

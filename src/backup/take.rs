@@ -421,6 +421,7 @@ mod tests {
                 cluster_id: 7,
                 leader: Some(100),
                 members,
+                auth_enabled: false,
             }),
             ..Default::default()
         }

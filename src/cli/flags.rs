@@ -47,10 +47,10 @@ pub struct WaitFlags {
     pub dry_run: bool,
 }
 
-/// TLS of a new cluster (`spec.tls`): Secrets in its namespace with `tls.crt`, `tls.key` and
-/// `ca.crt`. Fixed once the cluster exists.
+/// TLS of a new cluster (`spec.tls`: Secrets in its namespace with `tls.crt`, `tls.key` and
+/// `ca.crt`, fixed once the cluster exists) and its etcd user (`spec.auth`).
 #[derive(Args, Debug, Clone, Default)]
-pub struct TlsFlags {
+pub struct SecurityFlags {
     /// Secret with the members' serving certificate: the client port speaks https and takes
     /// only client certificates signed by its ca.crt (needs --tls-client-secret).
     #[arg(long, requires = "tls_client_secret")]
@@ -62,9 +62,20 @@ pub struct TlsFlags {
     /// Secret with the members' peer certificate (mutual TLS between members).
     #[arg(long)]
     pub tls_peer_secret: Option<String>,
+    /// Secret with the username and password (keys `username`, `password`) of an etcd user with
+    /// the root role: the engine, the readiness probe and backups authenticate as it once etcd's
+    /// authentication is enabled.
+    #[arg(long)]
+    pub auth_secret: Option<String>,
 }
 
-impl TlsFlags {
+impl SecurityFlags {
+    pub fn auth(&self) -> Option<crate::api::AuthSpec> {
+        self.auth_secret
+            .clone()
+            .map(|user_secret| crate::api::AuthSpec { user_secret })
+    }
+
     pub fn spec(&self) -> Option<crate::api::TlsSpec> {
         (self.tls_server_secret.is_some()
             || self.tls_client_secret.is_some()

@@ -25,7 +25,7 @@ use crate::model;
 
 pub use crate::objects::install::DEFAULT_IMAGE as DEFAULT_OPERATOR_IMAGE;
 pub use args::{Cli, Verb};
-pub use flags::{Global, LogFormat, TlsFlags, WaitFlags, parse_duration};
+pub use flags::{Global, LogFormat, SecurityFlags, WaitFlags, parse_duration};
 pub use generate::{CompletionTarget, crd, crd_yaml, operator_yaml, operator_yaml_with};
 pub use output::Format;
 
@@ -122,10 +122,11 @@ impl Session {
     }
 }
 
-/// Every TLS Secret a new cluster names exists and holds `tls.crt`, `tls.key` and `ca.crt`, and
-/// the client one makes a usable client certificate: checked before anything is written (a
-/// missing Secret would leave the member pods waiting for their volumes).
-async fn check_tls_secrets(s: &Session, name: &str, d: &model::Desired) -> Result<(), Error> {
+/// Every Secret a new cluster names exists: each TLS one holds `tls.crt`, `tls.key` and `ca.crt`
+/// (the client one a usable client certificate), the user one `username` and `password`.
+/// Checked before anything is written (a missing Secret would leave the member pods waiting
+/// for their volumes).
+async fn check_secrets(s: &Session, name: &str, d: &model::Desired) -> Result<(), Error> {
     let secrets: Api<k8s_openapi::api::core::v1::Secret> =
         Api::namespaced(s.client.clone(), &s.namespace);
     let mut named: Vec<(&str, &str)> = Vec::new();
@@ -135,6 +136,9 @@ async fn check_tls_secrets(s: &Session, name: &str, d: &model::Desired) -> Resul
     }
     if let Some(p) = &d.tls.peer_secret {
         named.push(("spec.tls.peerSecret", p));
+    }
+    if let Some(a) = &d.auth_secret {
+        named.push(("spec.auth.userSecret", a));
     }
     for (field, secret) in named {
         let bad = |why: String| {
@@ -151,12 +155,22 @@ async fn check_tls_secrets(s: &Session, name: &str, d: &model::Desired) -> Resul
             .await
             .map_err(|e| Error::kube("get", "Secret", &s.namespace, secret, e))?
             .ok_or_else(|| {
+                let example = if field == "spec.auth.userSecret" {
+                    "--from-literal=username=root --from-literal=password=..."
+                } else {
+                    "--from-file=tls.crt --from-file=tls.key --from-file=ca.crt"
+                };
                 bad(format!(
-                    "Secret {}/{secret} does not exist; create it first (keys tls.crt, tls.key, ca.crt), e.g. \
-                     `kubectl -n {} create secret generic {secret} --from-file=tls.crt --from-file=tls.key --from-file=ca.crt`",
+                    "Secret {}/{secret} does not exist; create it first, e.g. \
+                     `kubectl -n {} create secret generic {secret} {example}`",
                     s.namespace, s.namespace
                 ))
             })?;
+        if field == "spec.auth.userSecret" {
+            crate::objects::user_credentials(&found)
+                .map_err(|why| bad(format!("Secret {}/{secret} {why}", s.namespace)))?;
+            continue;
+        }
         let files = crate::objects::tls_files(&found)
             .map_err(|why| bad(format!("Secret {}/{secret} {why}", s.namespace)))?;
         if field == "spec.tls.clientSecret" {

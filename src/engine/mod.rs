@@ -84,8 +84,27 @@ impl Context {
         })
     }
 
-    /// A client for the member at `ordinal`.
+    /// A client for the member at `ordinal`, authenticated as the `spec.auth` user while etcd's
+    /// authentication is on (a learner, which issues no token, gets one from another member).
     pub async fn connect(
+        &self,
+        d: &Desired,
+        ordinal: u32,
+        pod_ip: Option<&str>,
+    ) -> Result<EtcdClient, EtcdError> {
+        let mut client = self.dial_member(d, ordinal, pod_ip).await?;
+        if let Some(secret) = &d.auth_secret {
+            let (user, password) = self.user_credentials(d, secret, ordinal).await?;
+            if client.authenticate(&user, &password).await? == crate::etcd::Auth::Learner
+                && let Some(token) = self.token_from_another(d, ordinal, &user, &password).await
+            {
+                client.use_token(token);
+            }
+        }
+        Ok(client)
+    }
+
+    async fn dial_member(
         &self,
         d: &Desired,
         ordinal: u32,
@@ -118,6 +137,55 @@ impl Context {
             }
         };
         Ok(client.with_rpc_timeout(crate::etcd::DEFAULT_RPC_TIMEOUT))
+    }
+
+    /// A token issued by the first other member that authenticates the user (etcd shares
+    /// tokens through raft, so the learner at `ordinal` knows it).
+    async fn token_from_another(
+        &self,
+        d: &Desired,
+        ordinal: u32,
+        user: &str,
+        password: &str,
+    ) -> Option<http::HeaderValue> {
+        for other in (0..d.replicas.max(ordinal + 1)).filter(|o| *o != ordinal) {
+            let Ok(mut c) = self.dial_member(d, other, None).await else {
+                continue;
+            };
+            if let Ok(crate::etcd::Auth::Authenticated) = c.authenticate(user, password).await {
+                return c.token();
+            }
+        }
+        None
+    }
+
+    /// The `spec.auth` user's name and password, read now (a changed password is used from the
+    /// next connection on).
+    async fn user_credentials(
+        &self,
+        d: &Desired,
+        secret: &str,
+        ordinal: u32,
+    ) -> Result<(String, String), EtcdError> {
+        let fail = |why: String| EtcdError::Authenticate {
+            endpoint: objects::client_url(d, ordinal),
+            user: String::new(),
+            source: crate::etcd::Cause::Credentials(why),
+        };
+        let secrets: Api<k8s_openapi::api::core::v1::Secret> =
+            Api::namespaced(self.client.clone(), &d.namespace);
+        let found = secrets
+            .get_opt(secret)
+            .await
+            .map_err(|e| fail(format!("reading Secret {}/{secret}: {e}", d.namespace)))?
+            .ok_or_else(|| {
+                fail(format!(
+                    "Secret {}/{secret} (spec.auth.userSecret) does not exist",
+                    d.namespace
+                ))
+            })?;
+        objects::user_credentials(&found)
+            .map_err(|missing| fail(format!("Secret {}/{secret} {missing}", d.namespace)))
     }
 }
 

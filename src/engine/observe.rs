@@ -310,9 +310,19 @@ async fn ask(ctx: &Context, d: &Desired, ordinal: u32, pod: &PodView) -> Answer 
         }
         Err(e) => a.health = Err(chain(&e)),
     }
+    if d.auth_secret.is_none()
+        && let Err(e) = &mut a.health
+        && crate::plan::upgrade::is_auth_error(e)
+    {
+        e.push_str(AUTH_HINT);
+    }
     a.client = Some(client);
     a
 }
+
+/// What to do when etcd refuses the engine for want of a user.
+const AUTH_HINT: &str = " (etcd's authentication is on: set spec.auth.userSecret to a Secret \
+     with the username and password of an etcd user with the root role)";
 
 /// The error and its causes in one line: the cause says what etcd answered (e.g. "user name
 /// is empty" while auth is on, which the upgrade gates read).
@@ -440,5 +450,8 @@ async fn observe_etcd(ctx: &Context, d: &Desired, pods: &BTreeMap<u32, PodView>)
         cluster_id: list.cluster_id,
         leader,
         members,
+        auth_enabled: answers
+            .iter()
+            .any(|a| a.client.as_ref().is_some_and(|c| c.authenticated())),
     })
 }

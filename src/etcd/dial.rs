@@ -125,8 +125,29 @@ fn endpoint(uri: String, timeout: Duration) -> Result<Endpoint, Cause> {
         .keep_alive_timeout(timeout))
 }
 
-async fn client(channel: Channel) -> Result<Client, Cause> {
-    Ok(Client::from_channel(etcd_client::Channel::Tonic(channel), None).await?)
+/// The auth token the channel adds to every call that carries none (`EtcdClient::authenticate`):
+/// a token one member issued serves another, which is how a learner (it answers no
+/// `Authenticate` itself) is asked anything while etcd's authentication is on.
+pub(super) type TokenSlot = Arc<std::sync::RwLock<Option<http::HeaderValue>>>;
+
+/// The metadata key etcd reads the auth token from.
+const TOKEN_HEADER: &str = "token";
+
+async fn client(channel: Channel) -> Result<(Client, TokenSlot), Cause> {
+    use tower::ServiceExt;
+    let token: TokenSlot = Arc::default();
+    let slot = token.clone();
+    let with_token = tower::ServiceBuilder::new()
+        .map_request(move |mut req: http::Request<tonic::body::Body>| {
+            if let Some(t) = slot.read().ok().and_then(|t| t.clone()) {
+                req.headers_mut().entry(TOKEN_HEADER).or_insert(t);
+            }
+            req
+        })
+        .service(channel)
+        .map_err(|e| -> tower::BoxError { Box::new(e) });
+    let channel = etcd_client::Channel::Custom(tower::util::BoxCloneSyncService::new(with_token));
+    Ok((Client::from_channel(channel, None).await?, token))
 }
 
 /// Connects eagerly so an unreachable member fails here (bounded by `timeout`) rather than at the
@@ -135,7 +156,7 @@ pub(super) async fn direct(
     url: &str,
     timeout: Duration,
     tls: Option<&TlsDial>,
-) -> Result<Client, Cause> {
+) -> Result<(Client, TokenSlot), Cause> {
     let Some(tls) = tls.cloned() else {
         let endpoint = endpoint(normalize_url(url), timeout)?;
         let channel = tokio::time::timeout(timeout, endpoint.connect())
@@ -174,7 +195,7 @@ pub(super) async fn port_forward(
     port: u16,
     timeout: Duration,
     tls: Option<TlsDial>,
-) -> Result<Client, Cause> {
+) -> Result<(Client, TokenSlot), Cause> {
     // The URI only names the peer in the HTTP/2 `:authority` header; the connector ignores it.
     let endpoint = endpoint(format!("http://{pod}:{port}"), timeout)?;
     let pod = pod.to_owned();

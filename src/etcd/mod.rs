@@ -121,6 +121,9 @@ pub enum Cause {
     Json(#[source] serde_json::Error),
     #[error("TLS: {0}")]
     Tls(String),
+    /// The user's Secret is missing or incomplete.
+    #[error("{0}")]
+    Credentials(String),
 }
 
 /// A failed etcd call, named for what failed and carrying the endpoint it was sent to.
@@ -129,6 +132,13 @@ pub enum EtcdError {
     #[error("failed to connect to etcd at {endpoint}")]
     Connect {
         endpoint: String,
+        #[source]
+        source: Cause,
+    },
+    #[error("failed to authenticate as etcd user {user:?} at {endpoint}")]
+    Authenticate {
+        endpoint: String,
+        user: String,
         #[source]
         source: Cause,
     },
@@ -316,7 +326,8 @@ impl Cause {
             | Cause::NotUtf8(_)
             | Cause::Http(_)
             | Cause::Json(_)
-            | Cause::Tls(_) => false,
+            | Cause::Tls(_)
+            | Cause::Credentials(_) => false,
         }
     }
 }
@@ -375,6 +386,7 @@ impl EtcdError {
     pub fn endpoint(&self) -> &str {
         match self {
             EtcdError::Connect { endpoint, .. }
+            | EtcdError::Authenticate { endpoint, .. }
             | EtcdError::MemberList { endpoint, .. }
             | EtcdError::Status { endpoint, .. }
             | EtcdError::Health { endpoint, .. }
@@ -399,6 +411,7 @@ impl EtcdError {
     fn cause(&self) -> Option<&Cause> {
         match self {
             EtcdError::Connect { source, .. }
+            | EtcdError::Authenticate { source, .. }
             | EtcdError::MemberList { source, .. }
             | EtcdError::Status { source, .. }
             | EtcdError::Health { source, .. }
@@ -460,6 +473,17 @@ pub struct Keyspace {
     pub keys: i64,
 }
 
+/// What `EtcdClient::authenticate` found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Auth {
+    /// The member issued a token: etcd's authentication is on.
+    Authenticated,
+    /// etcd's authentication is off: no token needed.
+    Off,
+    /// A learner: it issues no token; one from another member serves.
+    Learner,
+}
+
 /// A client for one etcd member.
 #[derive(Clone)]
 pub struct EtcdClient {
@@ -468,6 +492,10 @@ pub struct EtcdClient {
     raw: dial::Raw,
     endpoint: String,
     rpc_timeout: Duration,
+    /// The member accepted credentials (`authenticate`): etcd's authentication is on.
+    authenticated: bool,
+    /// The auth token every call carries, once there is one.
+    token: dial::TokenSlot,
 }
 
 impl std::fmt::Debug for EtcdClient {
@@ -493,14 +521,14 @@ impl EtcdClient {
         tls: Option<TlsDial>,
     ) -> Result<Self, EtcdError> {
         let endpoint = dial::normalize_url(url);
-        let client = dial::direct(&endpoint, timeout, tls.as_ref())
+        let (client, token) = dial::direct(&endpoint, timeout, tls.as_ref())
             .await
             .map_err(|source| EtcdError::Connect {
                 endpoint: endpoint.clone(),
                 source,
             })?;
         let raw = dial::Raw::from_url(&endpoint, tls);
-        Ok(Self::new(client, raw, endpoint))
+        Ok(Self::new(client, token, raw, endpoint))
     }
 
     /// Through the Kubernetes API: every new connection opens a port-forward to `pod`:`port`
@@ -534,22 +562,80 @@ impl EtcdClient {
             },
             tls: tls.clone(),
         };
-        let client = dial::port_forward(pods, pod, port, timeout, tls)
+        let (client, token) = dial::port_forward(pods, pod, port, timeout, tls)
             .await
             .map_err(|source| EtcdError::Connect {
                 endpoint: endpoint.clone(),
                 source,
             })?;
-        Ok(Self::new(client, raw, endpoint))
+        Ok(Self::new(client, token, raw, endpoint))
     }
 
-    fn new(client: Client, raw: dial::Raw, endpoint: String) -> Self {
+    fn new(client: Client, token: dial::TokenSlot, raw: dial::Raw, endpoint: String) -> Self {
         Self {
             client,
+            token,
             raw,
             endpoint,
             rpc_timeout: DEFAULT_RPC_TIMEOUT,
+            authenticated: false,
         }
+    }
+
+    /// Authenticates as `user`: later calls carry the token the member issues. While etcd's
+    /// authentication is off the credentials go unused and this is no error (they are set up
+    /// before `etcdctl auth enable`); a learner issues no token (`Auth::Learner`: use one from
+    /// another member, `use_token`).
+    pub async fn authenticate(&mut self, user: &str, password: &str) -> Result<Auth, EtcdError> {
+        let mut auth = self.client.auth_client();
+        let call = auth.authenticate(user.to_string(), password.to_string());
+        match Self::call(self.rpc_timeout, call).await {
+            Ok(resp) => {
+                let token = http::HeaderValue::from_str(resp.token()).map_err(|_| {
+                    EtcdError::Authenticate {
+                        endpoint: self.endpoint.clone(),
+                        user: user.to_string(),
+                        source: Cause::Incomplete("a token usable as gRPC metadata"),
+                    }
+                })?;
+                self.use_token(token);
+                Ok(Auth::Authenticated)
+            }
+            Err(Cause::Etcd(etcd_client::Error::GRpcStatus(s)))
+                if s.message().contains("authentication is not enabled") =>
+            {
+                Ok(Auth::Off)
+            }
+            Err(Cause::Etcd(etcd_client::Error::GRpcStatus(s)))
+                if s.message().contains("rpc not supported for learner") =>
+            {
+                Ok(Auth::Learner)
+            }
+            Err(source) => Err(EtcdError::Authenticate {
+                endpoint: self.endpoint.clone(),
+                user: user.to_string(),
+                source,
+            }),
+        }
+    }
+
+    /// The token later calls carry (`authenticate`).
+    pub fn token(&self) -> Option<http::HeaderValue> {
+        self.token.read().ok().and_then(|t| t.clone())
+    }
+
+    /// Makes later calls carry `token` (one another member issued; etcd shares tokens through
+    /// raft, so every member, learners included, knows them).
+    pub fn use_token(&mut self, token: http::HeaderValue) {
+        if let Ok(mut slot) = self.token.write() {
+            *slot = Some(token);
+        }
+        self.authenticated = true;
+    }
+
+    /// Whether `authenticate` found etcd's authentication on.
+    pub fn authenticated(&self) -> bool {
+        self.authenticated
     }
 
     /// Bounds every later RPC of this client by `timeout`.
@@ -955,6 +1041,31 @@ mod tests {
             member: fmt_id(1),
             source,
         }
+    }
+
+    #[test]
+    fn a_refused_user_is_not_transient_and_is_named() {
+        for (code, message) in [
+            (
+                Code::InvalidArgument,
+                "etcdserver: authentication failed, invalid user ID or password",
+            ),
+            (Code::InvalidArgument, "etcdserver: user name is empty"),
+        ] {
+            let error = EtcdError::Authenticate {
+                endpoint: "pod/ns/demo-0:2379".into(),
+                user: "root".into(),
+                source: grpc(code, message),
+            };
+            assert!(!error.is_transient(), "{message} should not be transient");
+            assert!(error.to_string().contains("\"root\""), "{error}");
+        }
+        let missing = EtcdError::Authenticate {
+            endpoint: "pod/ns/demo-0:2379".into(),
+            user: String::new(),
+            source: Cause::Credentials("Secret ns/u does not exist".into()),
+        };
+        assert!(!missing.is_transient());
     }
 
     #[test]

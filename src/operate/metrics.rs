@@ -540,6 +540,7 @@ mod tests {
                     cluster_id: 1,
                     leader: Some(leader),
                     members,
+                    auth_enabled: false,
                 }),
                 ..Default::default()
             },

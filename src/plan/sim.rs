@@ -327,6 +327,7 @@ impl World {
         let etcd = if self.members.iter().any(|m| self.is_up(m)) {
             EtcdView::Reached(ClusterView {
                 cluster_id: 42,
+                auth_enabled: false,
                 leader: self.leader,
                 members: self
                     .members

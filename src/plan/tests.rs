@@ -86,6 +86,7 @@ pub(super) fn healthy(d: &Desired, n: u32) -> Observed {
             cluster_id: 7,
             leader: Some(100),
             members: (0..n).map(|o| member(d, o)).collect(),
+            auth_enabled: false,
         }),
         known_members: (0..n).collect(),
         last_version: None,

@@ -174,18 +174,23 @@ const AUTH_ERRORS: &[&str] = &[
     "permission denied",
 ];
 
-/// Whether etcd's authentication is on, as the members' answers show it.
+/// Whether an error is etcd refusing an unauthenticated (or wrongly authenticated) call.
+pub fn is_auth_error(e: &str) -> bool {
+    let e = e.to_lowercase();
+    AUTH_ERRORS.iter().any(|a| e.contains(a))
+}
+
+/// Whether etcd's authentication is on, as the members' answers show it: a member took the
+/// `spec.auth` user's credentials, or refused the engine for want of them.
 pub fn auth_enabled(o: &Observed) -> bool {
     let EtcdView::Reached(c) = &o.etcd else {
         return false;
     };
-    c.members
-        .iter()
-        .filter_map(|m| m.error.as_deref())
-        .any(|e| {
-            let e = e.to_lowercase();
-            AUTH_ERRORS.iter().any(|a| e.contains(a))
-        })
+    c.auth_enabled
+        || c.members
+            .iter()
+            .filter_map(|m| m.error.as_deref())
+            .any(is_auth_error)
 }
 
 /// `check_path`, then the gates etcd documents for the step, on what the members show:

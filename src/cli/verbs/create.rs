@@ -3,8 +3,8 @@
 use kube::api::{Api, PostParams};
 
 use crate::api::{EtcdCluster, EtcdClusterSpec, KIND, StorageSpec};
-use crate::cli::flags::{Global, TlsFlags, WaitFlags};
-use crate::cli::{Session, check_tls_secrets, drive, output, usage};
+use crate::cli::flags::{Global, SecurityFlags, WaitFlags};
+use crate::cli::{Session, check_secrets, drive, output, usage};
 use crate::error::Error;
 use crate::model::{self, DEFAULT_VERSION};
 
@@ -32,7 +32,7 @@ pub struct Args {
     #[arg(long)]
     pub image_repository: Option<String>,
     #[command(flatten)]
-    pub tls: TlsFlags,
+    pub security: SecurityFlags,
     #[command(flatten)]
     pub wait: WaitFlags,
 }
@@ -56,7 +56,8 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
             storage_class_name: a.storage_class,
             ephemeral: a.ephemeral,
         },
-        tls: a.tls.spec(),
+        tls: a.security.spec(),
+        auth: a.security.auth(),
         ..Default::default()
     };
     let s = Session::connect(g).await?;
@@ -67,7 +68,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         name: name.clone(),
         source,
     })?;
-    check_tls_secrets(&s, &name, &d).await?;
+    check_secrets(&s, &name, &d).await?;
     s.ensure_crd().await?;
     let api: Api<EtcdCluster> = s.clusters();
     if a.wait.dry_run {

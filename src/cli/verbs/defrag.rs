@@ -314,6 +314,7 @@ mod tests {
                 cluster_id: 1,
                 leader: Some(100 + u64::from(leader)),
                 members,
+                auth_enabled: false,
             }),
             ..Default::default()
         }

@@ -20,8 +20,8 @@ use crate::backup::fetch;
 use crate::backup::open_store;
 use crate::backup::pvc;
 use crate::backup::records;
-use crate::cli::flags::{Global, TlsFlags, WaitFlags};
-use crate::cli::{Session, check_tls_secrets, drive, output, usage};
+use crate::cli::flags::{Global, SecurityFlags, WaitFlags};
+use crate::cli::{Session, check_secrets, drive, output, usage};
 use crate::error::BackupError;
 use crate::error::Error;
 use crate::model::{self, DEFAULT_TOOLS_IMAGE};
@@ -65,7 +65,7 @@ pub struct Args {
     #[arg(long, env = "KUBECTL_ETCD_TOOLS_IMAGE", default_value = DEFAULT_TOOLS_IMAGE)]
     pub tools_image: String,
     #[command(flatten)]
-    pub tls: TlsFlags,
+    pub security: SecurityFlags,
     #[command(flatten)]
     pub wait: WaitFlags,
 }
@@ -321,7 +321,8 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
             backup_name: src.record.clone(),
             tools_image: Some(a.tools_image.clone()),
         }),
-        tls: a.tls.spec(),
+        tls: a.security.spec(),
+        auth: a.security.auth(),
         ..Default::default()
     };
     let mut cluster = EtcdCluster::new(&name, spec);
@@ -331,7 +332,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         name: name.clone(),
         source,
     })?;
-    check_tls_secrets(&s, &name, &d).await?;
+    check_secrets(&s, &name, &d).await?;
     if a.wait.dry_run {
         progress.abandon();
         cluster.metadata.uid = Some("00000000-dry-run".into());

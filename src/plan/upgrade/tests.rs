@@ -604,6 +604,25 @@ fn three_four_to_three_five_is_refused_while_auth_is_enabled() {
 }
 
 #[test]
+fn three_four_to_three_five_is_refused_when_the_spec_auth_user_was_taken() {
+    // With spec.auth the members answer healthy: that they took the user's credentials is what
+    // says authentication is on.
+    let mut o = running_on("3.4.23");
+    cluster(&mut o).auth_enabled = true;
+    let d = settle(want("3.5.30"), &o);
+    assert!(
+        matches!(&d.upgrade, VersionChange::Blocked { why, .. } if why.contains("auth is enabled")),
+        "{:?}",
+        d.upgrade
+    );
+    cluster(&mut o).auth_enabled = false;
+    assert!(!matches!(
+        settle(want("3.5.30"), &o).upgrade,
+        VersionChange::Blocked { .. }
+    ));
+}
+
+#[test]
 fn three_five_to_three_six_is_refused_when_the_members_serve_the_v2_api() {
     let o = running_on("3.5.30");
     let mut d = want("3.6.15");
