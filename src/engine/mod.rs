@@ -159,6 +159,23 @@ impl Context {
         None
     }
 
+    /// The Secret `name` of the cluster's namespace that spec `field` names, read now; the error
+    /// names both.
+    async fn named_secret(
+        &self,
+        d: &Desired,
+        name: &str,
+        field: &str,
+    ) -> Result<k8s_openapi::api::core::v1::Secret, String> {
+        let secrets: Api<k8s_openapi::api::core::v1::Secret> =
+            Api::namespaced(self.client.clone(), &d.namespace);
+        secrets
+            .get_opt(name)
+            .await
+            .map_err(|e| format!("reading Secret {}/{name}: {e}", d.namespace))?
+            .ok_or_else(|| format!("Secret {}/{name} ({field}) does not exist", d.namespace))
+    }
+
     /// The `spec.auth` user's name and password, read now (a changed password is used from the
     /// next connection on).
     async fn user_credentials(
@@ -172,18 +189,10 @@ impl Context {
             user: String::new(),
             source: crate::etcd::Cause::Credentials(why),
         };
-        let secrets: Api<k8s_openapi::api::core::v1::Secret> =
-            Api::namespaced(self.client.clone(), &d.namespace);
-        let found = secrets
-            .get_opt(secret)
+        let found = self
+            .named_secret(d, secret, "spec.auth.userSecret")
             .await
-            .map_err(|e| fail(format!("reading Secret {}/{secret}: {e}", d.namespace)))?
-            .ok_or_else(|| {
-                fail(format!(
-                    "Secret {}/{secret} (spec.auth.userSecret) does not exist",
-                    d.namespace
-                ))
-            })?;
+            .map_err(fail)?;
         objects::user_credentials(&found)
             .map_err(|missing| fail(format!("Secret {}/{secret} {missing}", d.namespace)))
     }
@@ -205,23 +214,10 @@ impl Context {
             endpoint: endpoint.clone(),
             source: crate::etcd::Cause::Tls(why),
         };
-        let secrets: Api<k8s_openapi::api::core::v1::Secret> =
-            Api::namespaced(self.client.clone(), &d.namespace);
-        let secret = secrets
-            .get_opt(&c.client_secret)
+        let secret = self
+            .named_secret(d, &c.client_secret, "spec.tls.clientSecret")
             .await
-            .map_err(|e| {
-                fail(format!(
-                    "reading Secret {}/{}: {e}",
-                    d.namespace, c.client_secret
-                ))
-            })?
-            .ok_or_else(|| {
-                fail(format!(
-                    "Secret {}/{} (spec.tls.clientSecret) does not exist",
-                    d.namespace, c.client_secret
-                ))
-            })?;
+            .map_err(fail)?;
         let files = objects::tls_files(&secret).map_err(|missing| {
             fail(format!(
                 "Secret {}/{} {missing}",
