@@ -607,6 +607,8 @@ pub enum Reason {
     /// etcd's downgrade procedure: the cluster version is being lowered before members move
     /// to the lower minor (or a downgrade no longer wanted is cancelled).
     Downgrading,
+    /// Every voter is healthy but a voter's pod has not passed its readiness probe yet.
+    MembersNotReady,
 }
 
 impl Reason {
@@ -642,6 +644,7 @@ impl Reason {
             Reason::RolledBack => "RolledBack",
             Reason::UpgradeBlocked => "UpgradeBlocked",
             Reason::Downgrading => "Downgrading",
+            Reason::MembersNotReady => "MembersNotReady",
         }
     }
 }

@@ -474,7 +474,7 @@ fn a_cluster_with_etcd_password_auth_scales_backs_up_and_restores() {
             ready.stdout
         );
     };
-    // The probe's readiness can lag auth enable by a period: reconcile waits for health.
+    // Converged means every pod Ready too: the probe authenticates with the pod's user.
     healthy("demo", 3);
     let scaled = scale(&ns.0, "demo", 4);
     assert_eq!(ready_members(&scaled["status"]), (4, 4, 4), "{scaled}");

@@ -386,6 +386,7 @@ pub const RULES: &[Rule] = &[
     stale_members,
     upgrade::cluster_version_follows,
     unhealthy_voters,
+    voters_not_ready,
 ];
 
 /// Decides the next step: the first rule of `RULES` that speaks, else `Idle`. See `Step` for the
@@ -1016,6 +1017,34 @@ fn unhealthy_voters(d: &Desired, o: &Observed) -> Option<Step> {
         wait(
             Reason::MembersUnhealthy,
             format!("unhealthy: {}", sick.join(", ")),
+        )
+    })
+}
+
+/// 8. Every voter is healthy, but a voter's pod is not Ready yet.
+///
+/// Its readiness probe (a linearizable read with the pod's own etcdctl) has not passed since it
+/// started or was promoted, so the client Service does not send it clients. Converged means
+/// served: wait for the kubelet's next probe rather than report a member the Service skips.
+fn voters_not_ready(d: &Desired, o: &Observed) -> Option<Step> {
+    let mut waiting: Vec<(u32, String)> = reached(o)?
+        .voters()
+        .filter_map(|m| {
+            let k = m.ordinal?;
+            let p = o.pods.get(&k)?;
+            (p.running && !p.ready && !p.terminating).then(|| (k, member_name(d, m)))
+        })
+        .collect();
+    waiting.sort();
+    (!waiting.is_empty()).then(|| {
+        let names: Vec<String> = waiting.into_iter().map(|(_, n)| n).collect();
+        wait(
+            Reason::MembersNotReady,
+            format!(
+                "healthy, not Ready yet: {} (its readiness probe has not passed since it started \
+                 or was promoted; the client Service skips it until then)",
+                names.join(", ")
+            ),
         )
     })
 }

@@ -733,6 +733,28 @@ fn an_unhealthy_member_of_a_right_sized_cluster_is_reported_not_touched() {
 }
 
 #[test]
+fn a_healthy_voter_whose_pod_is_not_ready_yet_is_waited_for_not_called_converged() {
+    // A learner promoted a moment ago: healthy to etcd, not yet Ready to the kubelet (its
+    // probe runs every 5 s), so the client Service does not route to it yet.
+    let d = desired(3);
+    let mut o = healthy(&d, 3);
+    o.pods.get_mut(&2).unwrap().ready = false;
+    let s = plan(&d, &o);
+    assert!(
+        matches!(&s, Step::Wait { reason, message } if *reason == Reason::MembersNotReady && message.contains("demo-2") && !message.contains("demo-1")),
+        "{s:?}"
+    );
+    // A pod going away is another rule's business, never this wait.
+    o.pods.get_mut(&2).unwrap().terminating = true;
+    assert!(
+        !matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == Reason::MembersNotReady)
+    );
+    o.pods.get_mut(&2).unwrap().terminating = false;
+    o.pods.get_mut(&2).unwrap().ready = true;
+    assert_eq!(plan(&d, &o), Step::Idle);
+}
+
+#[test]
 fn a_converged_cluster_is_idle() {
     let d = desired(3);
     assert_eq!(plan(&d, &healthy(&d, 3)), Step::Idle);
