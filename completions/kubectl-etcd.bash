@@ -531,7 +531,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__create)
-            opts="-n -o -v -h --replicas --version --storage --storage-class --ephemeral --image-repository --tls-server-secret --tls-client-secret --tls-peer-secret --auth-secret --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --replicas --version --storage --storage-class --ephemeral --image-repository --etcd-option --priority-class --tls-server-secret --tls-client-secret --tls-peer-secret --auth-secret --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -554,6 +554,14 @@ _kubectl__etcd() {
                     return 0
                     ;;
                 --image-repository)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-option)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --priority-class)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -57,6 +57,8 @@ complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l ver
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l storage -d 'Volume size per member' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l storage-class -d 'StorageClass of the member volumes (default: the cluster\'s default class)' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l image-repository -d 'Image repository (tag is v<version>)' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l etcd-option -d 'Another etcd server flag, NAME=VALUE without the dashes (repeatable), e.g. `--etcd-option heartbeat-interval=250 --etcd-option election-timeout=2500`' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l priority-class -d 'PriorityClass of the member pods (e.g. system-cluster-critical)' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l tls-server-secret -d 'Secret with the members\' serving certificate: the client port speaks https and takes only client certificates signed by its ca.crt (needs --tls-client-secret)' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l tls-client-secret -d 'Secret with the client certificate the engine, the readiness probe and backups present (needs --tls-server-secret)' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l tls-peer-secret -d 'Secret with the members\' peer certificate (mutual TLS between members)' -r

@@ -73,6 +73,13 @@ pub struct EtcdClusterSpec {
     /// Passed through to the member pods.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_selector: Option<BTreeMap<String, String>>,
+    /// PriorityClass of the member pods (e.g. `system-cluster-critical`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority_class_name: Option<String>,
+    /// Labels and annotations added to the member pods (e.g. for a service mesh or a metrics
+    /// scraper). The labels the engine selects its pods by cannot be set here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pod_metadata: Option<PodMetadata>,
     /// etcd server tuning.
     #[serde(default)]
     pub etcd: EtcdTuning,
@@ -105,6 +112,16 @@ pub struct EtcdClusterSpec {
     /// engine, the readiness probe and backups authenticate as once it is enabled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auth: Option<AuthSpec>,
+}
+
+/// Extra metadata of the member pods.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PodMetadata {
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub annotations: BTreeMap<String, String>,
 }
 
 /// The etcd user of the engine, the probe and backups.
@@ -225,6 +242,13 @@ pub struct EtcdTuning {
     /// --auto-compaction-retention, e.g. "1h" (periodic) or "1000" (revision).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auto_compaction_retention: Option<String>,
+    /// Any other etcd server flag, by its name without the dashes, e.g.
+    /// `heartbeat-interval: "250"`, `election-timeout: "2500"`, `snapshot-count: "50000"`. Flags
+    /// the engine sets itself (member name, URLs, data directory, initial cluster, TLS files)
+    /// are refused. A change restarts the members one at a time; a flag the member's etcd does
+    /// not know makes it exit at start (its pod shows why), and setting the spec back repairs it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub options: BTreeMap<String, String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -153,7 +153,11 @@ pub struct Desired {
     pub affinity: Option<k8s_openapi::api::core::v1::Affinity>,
     pub tolerations: Option<Vec<k8s_openapi::api::core::v1::Toleration>>,
     pub node_selector: Option<BTreeMap<String, String>>,
-    /// Extra etcd flags (`--name=value`), from the tuning section.
+    pub priority_class_name: Option<String>,
+    /// Labels and annotations the member pods get besides the engine's (`spec.podMetadata`).
+    pub pod_labels: BTreeMap<String, String>,
+    pub pod_annotations: BTreeMap<String, String>,
+    /// Extra etcd flags (`--name=value`), from the tuning section (`spec.etcd.options` last).
     pub etcd_flags: Vec<String>,
     /// `--quota-backend-bytes` when the spec sets it (0 or absent: etcd's default).
     pub quota_backend_bytes: Option<i64>,
@@ -197,6 +201,9 @@ impl Desired {
             affinity: None,
             tolerations: None,
             node_selector: None,
+            priority_class_name: None,
+            pod_labels: BTreeMap::new(),
+            pod_annotations: BTreeMap::new(),
             etcd_flags: Vec::new(),
             quota_backend_bytes: None,
             paused: true,
@@ -634,6 +641,17 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
             ));
         }
     }
+    etcd_flags.extend(validate_options(&t.options)?);
+    let (pod_labels, pod_annotations) = match &spec.pod_metadata {
+        None => Default::default(),
+        Some(m) => validate_pod_metadata(m)?,
+    };
+    let priority_class_name = spec
+        .priority_class_name
+        .as_ref()
+        .filter(|p| !p.is_empty())
+        .map(|p| validate_dns_subdomain("spec.priorityClassName", "PriorityClass", p))
+        .transpose()?;
     let restore = spec.restore.as_ref().map(validate_restore).transpose()?;
     if let Some(b) = &spec.backup {
         validate_backup(b)?;
@@ -680,6 +698,9 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
         affinity: spec.affinity.clone(),
         tolerations: spec.tolerations.clone(),
         node_selector: spec.node_selector.clone(),
+        priority_class_name,
+        pod_labels,
+        pod_annotations,
         etcd_flags,
         quota_backend_bytes: t.quota_backend_bytes,
         paused: spec.paused,
@@ -710,20 +731,196 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
 }
 
 fn validate_secret_name(field: &'static str, name: &str) -> Result<String, InvalidSpec> {
-    let ok = !name.is_empty()
+    validate_dns_subdomain(field, "Secret", name)
+}
+
+/// A Kubernetes object name (DNS subdomain): what Secrets and PriorityClasses are named by.
+fn validate_dns_subdomain(
+    field: &'static str,
+    kind: &str,
+    name: &str,
+) -> Result<String, InvalidSpec> {
+    if !is_dns_subdomain(name) {
+        return Err(invalid(
+            field,
+            format!("{name:?} is not a {kind} name; use lowercase letters, digits, '-' and '.'"),
+        ));
+    }
+    Ok(name.to_string())
+}
+
+fn is_dns_subdomain(name: &str) -> bool {
+    !name.is_empty()
         && name.len() <= 253
         && name
             .bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
         && name.starts_with(|c: char| c.is_ascii_alphanumeric())
-        && name.ends_with(|c: char| c.is_ascii_alphanumeric());
-    if !ok {
+        && name.ends_with(|c: char| c.is_ascii_alphanumeric())
+}
+
+/// etcd flags the engine sets itself (as `ETCD_*` variables of the member template or keys of
+/// the member config): `spec.etcd.options` may not set them, nor the ones the typed tuning
+/// fields own. `objects` tests that every variable of the template is in this list.
+pub const ENGINE_FLAGS: &[&str] = &[
+    "name",
+    "data-dir",
+    "wal-dir",
+    "listen-client-urls",
+    "advertise-client-urls",
+    "listen-peer-urls",
+    "initial-advertise-peer-urls",
+    "initial-cluster",
+    "initial-cluster-state",
+    "initial-cluster-token",
+    "cert-file",
+    "key-file",
+    "trusted-ca-file",
+    "client-cert-auth",
+    "peer-cert-file",
+    "peer-key-file",
+    "peer-trusted-ca-file",
+    "peer-client-cert-auth",
+    "peer-skip-client-san-verification",
+    "experimental-peer-skip-client-san-verification",
+    "auto-tls",
+    "peer-auto-tls",
+    "discovery",
+    "discovery-srv",
+    "discovery-token",
+    "discovery-endpoints",
+    "force-new-cluster",
+    "config-file",
+    "quota-backend-bytes",
+    "auto-compaction-mode",
+    "auto-compaction-retention",
+];
+
+/// Which typed field owns a flag `spec.etcd.options` may not set.
+fn typed_field_of(flag: &str) -> Option<&'static str> {
+    match flag {
+        "quota-backend-bytes" => Some("spec.etcd.quotaBackendBytes"),
+        "auto-compaction-mode" => Some("spec.etcd.autoCompactionMode"),
+        "auto-compaction-retention" => Some("spec.etcd.autoCompactionRetention"),
+        "cert-file"
+        | "key-file"
+        | "trusted-ca-file"
+        | "client-cert-auth"
+        | "peer-cert-file"
+        | "peer-key-file"
+        | "peer-trusted-ca-file"
+        | "peer-client-cert-auth"
+        | "auto-tls"
+        | "peer-auto-tls"
+        | "peer-skip-client-san-verification"
+        | "experimental-peer-skip-client-san-verification" => Some("spec.tls"),
+        _ => None,
+    }
+}
+
+/// `spec.etcd.options` as flags, sorted by name (a stable template).
+fn validate_options(options: &BTreeMap<String, String>) -> Result<Vec<String>, InvalidSpec> {
+    const FIELD: &str = "spec.etcd.options";
+    let mut flags = Vec::with_capacity(options.len());
+    for (k, v) in options {
+        let bare = k.trim_start_matches('-');
+        if bare != k {
+            return Err(invalid(
+                FIELD,
+                format!("{k:?}: name the flag without its dashes, e.g. {bare:?}"),
+            ));
+        }
+        let well_formed = k.starts_with(|c: char| c.is_ascii_lowercase())
+            && k.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.');
+        if !well_formed {
+            return Err(invalid(
+                FIELD,
+                format!(
+                    "{k:?} is not an etcd flag name; use its long name without dashes, e.g. \"heartbeat-interval\""
+                ),
+            ));
+        }
+        if ENGINE_FLAGS.contains(&k.as_str()) {
+            let why = match typed_field_of(k) {
+                Some(f) => format!("set {f} instead"),
+                None => "the engine sets it for every member; remove it".to_string(),
+            };
+            return Err(invalid(FIELD, format!("{k:?} cannot be set here: {why}")));
+        }
+        if v.is_empty() || v.contains(['\n', '\r', '\0']) {
+            return Err(invalid(
+                FIELD,
+                format!(
+                    "{k}: {v:?} is not a flag value; give one line, e.g. \"true\" for a switch"
+                ),
+            ));
+        }
+        flags.push(format!("--{k}={v}"));
+    }
+    Ok(flags)
+}
+
+/// Pod labels the engine sets (its selector, the StatefulSet's own): `spec.podMetadata` may not.
+pub const ENGINE_POD_LABELS: &[&str] = &[
+    "app.kubernetes.io/name",
+    "app.kubernetes.io/instance",
+    "app.kubernetes.io/managed-by",
+    "controller-revision-hash",
+    "statefulset.kubernetes.io/pod-name",
+];
+
+/// A label or annotation key: an optional DNS-subdomain prefix and '/', then a name of at most
+/// 63 letters, digits, '-', '_' and '.', starting and ending alphanumeric.
+fn is_qualified_name(key: &str) -> bool {
+    let (prefix, name) = match key.split_once('/') {
+        Some((p, n)) => (Some(p), n),
+        None => (None, key),
+    };
+    prefix.is_none_or(is_dns_subdomain) && is_label_value(name) && !name.is_empty()
+}
+
+fn is_label_value(v: &str) -> bool {
+    v.is_empty()
+        || (v.len() <= 63
+            && v.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+            && v.starts_with(|c: char| c.is_ascii_alphanumeric())
+            && v.ends_with(|c: char| c.is_ascii_alphanumeric()))
+}
+
+type PodMeta = (BTreeMap<String, String>, BTreeMap<String, String>);
+
+fn validate_pod_metadata(m: &crate::api::PodMetadata) -> Result<PodMeta, InvalidSpec> {
+    for (k, v) in &m.labels {
+        if !is_qualified_name(k) {
+            return Err(invalid(
+                "spec.podMetadata.labels",
+                format!("{k:?} is not a label key; use e.g. \"team\" or \"example.com/team\""),
+            ));
+        }
+        if ENGINE_POD_LABELS.contains(&k.as_str()) {
+            return Err(invalid(
+                "spec.podMetadata.labels",
+                format!("{k:?} is set by the engine (it selects its pods by it); use another key"),
+            ));
+        }
+        if !is_label_value(v) {
+            return Err(invalid(
+                "spec.podMetadata.labels",
+                format!(
+                    "{k}: {v:?} is not a label value; use at most 63 letters, digits, '-', '_' and '.'"
+                ),
+            ));
+        }
+    }
+    if let Some(k) = m.annotations.keys().find(|k| !is_qualified_name(k)) {
         return Err(invalid(
-            field,
-            format!("{name:?} is not a Secret name; use lowercase letters, digits, '-' and '.'"),
+            "spec.podMetadata.annotations",
+            format!("{k:?} is not an annotation key; use e.g. \"example.com/scrape\""),
         ));
     }
-    Ok(name.to_string())
+    Ok((m.labels.clone(), m.annotations.clone()))
 }
 
 fn validate_tls(t: &crate::api::TlsSpec) -> Result<Tls, InvalidSpec> {
@@ -1327,5 +1524,76 @@ mod tests {
         assert!(validate(&cluster(s.clone())).is_ok());
         s.etcd.auto_compaction_retention = None;
         assert!(validate(&cluster(s)).is_err());
+    }
+
+    #[test]
+    fn etcd_options_become_flags_and_engine_flags_are_refused_naming_the_way() {
+        let with = |k: &str, v: &str| {
+            let mut s = spec(3, "3.5.16");
+            s.etcd.options = [(k.to_string(), v.to_string())].into();
+            validate(&cluster(s))
+        };
+        assert_eq!(
+            with("snapshot-count", "50000").unwrap().etcd_flags,
+            vec!["--snapshot-count=50000"]
+        );
+        let refused = |k: &str, v: &str, says: &str| {
+            let e = with(k, v).unwrap_err();
+            assert_eq!(e.field, "spec.etcd.options");
+            assert!(e.message.contains(says), "{k}={v}: {}", e.message);
+        };
+        refused("--heartbeat-interval", "250", "\"heartbeat-interval\"");
+        refused("Heartbeat_Interval", "250", "not an etcd flag name");
+        refused("initial-cluster", "a=b", "the engine sets it");
+        refused("data-dir", "/tmp", "the engine sets it");
+        refused("quota-backend-bytes", "1", "spec.etcd.quotaBackendBytes");
+        refused("cert-file", "/x", "spec.tls");
+        refused("enable-pprof", "", "not a flag value");
+        refused("log-level", "info\n--force-new-cluster", "not a flag value");
+    }
+
+    #[test]
+    fn pod_metadata_is_checked_and_the_engine_labels_are_its_own() {
+        let with = |labels: &[(&str, &str)], annotations: &[(&str, &str)]| {
+            let mut s = spec(3, "3.5.16");
+            let m = |kv: &[(&str, &str)]| {
+                kv.iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect()
+            };
+            s.pod_metadata = Some(crate::api::PodMetadata {
+                labels: m(labels),
+                annotations: m(annotations),
+            });
+            validate(&cluster(s))
+        };
+        let d = with(
+            &[("team", "db"), ("example.com/tier", "")],
+            &[("sidecar.istio.io/inject", "false")],
+        )
+        .unwrap();
+        assert_eq!(d.pod_labels["team"], "db");
+        assert_eq!(d.pod_annotations["sidecar.istio.io/inject"], "false");
+        for (labels, says) in [
+            (
+                &[("app.kubernetes.io/instance", "other")][..],
+                "set by the engine",
+            ),
+            (&[("bad key", "x")][..], "not a label key"),
+            (&[("team", "has space")][..], "not a label value"),
+            (&[("Example.com/x", "y")][..], "not a label key"),
+        ] {
+            let e = with(labels, &[]).unwrap_err();
+            assert_eq!(e.field, "spec.podMetadata.labels");
+            assert!(e.message.contains(says), "{labels:?}: {}", e.message);
+        }
+        let e = with(&[], &[("/x", "y")]).unwrap_err();
+        assert_eq!(e.field, "spec.podMetadata.annotations");
+        let mut s = spec(3, "3.5.16");
+        s.priority_class_name = Some("High_Priority".into());
+        assert_eq!(
+            validate(&cluster(s)).unwrap_err().field,
+            "spec.priorityClassName"
+        );
     }
 }

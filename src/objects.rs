@@ -571,9 +571,13 @@ pub fn pod_template(d: &Desired) -> PodTemplateSpec {
     };
     volumes.extend(tls_volumes);
     let volumes = (!volumes.is_empty()).then_some(volumes);
+    // The user's labels first: validation refuses the engine's keys, and ours win regardless.
+    let mut pod_labels = d.pod_labels.clone();
+    pod_labels.extend(labels(&d.name));
     PodTemplateSpec {
         metadata: Some(ObjectMeta {
-            labels: Some(labels(&d.name)),
+            labels: Some(pod_labels),
+            annotations: (!d.pod_annotations.is_empty()).then(|| d.pod_annotations.clone()),
             ..Default::default()
         }),
         spec: Some(PodSpec {
@@ -582,6 +586,7 @@ pub fn pod_template(d: &Desired) -> PodTemplateSpec {
             affinity: d.affinity.clone(),
             tolerations: d.tolerations.clone(),
             node_selector: d.node_selector.clone(),
+            priority_class_name: d.priority_class_name.clone(),
             // etcd flushes on SIGTERM quickly; a long grace only slows member replacement.
             termination_grace_period_seconds: Some(10),
             // Service links would inject ETCD_* variables (for a Service named "etcd") that
@@ -948,6 +953,53 @@ mod tests {
     }
 
     #[test]
+    fn pod_metadata_options_and_priority_reach_the_template_and_the_selector_stays() {
+        let plain = pod_template(&desired());
+        let plain_meta = plain.metadata.clone().unwrap();
+        assert!(plain_meta.annotations.is_none(), "no empty annotations");
+        assert!(plain.spec.as_ref().unwrap().priority_class_name.is_none());
+        let d = crate::fixtures::cluster("demo")
+            .spec(|s| {
+                s.priority_class_name = Some("system-cluster-critical".into());
+                s.pod_metadata = Some(crate::api::PodMetadata {
+                    labels: [("team".to_string(), "db".to_string())].into(),
+                    annotations: [("example.com/scrape".to_string(), "true".to_string())].into(),
+                });
+                s.etcd.options = [
+                    ("heartbeat-interval".to_string(), "250".to_string()),
+                    ("election-timeout".to_string(), "2500".to_string()),
+                ]
+                .into();
+            })
+            .desired();
+        let t = pod_template(&d);
+        let meta = t.metadata.unwrap();
+        let labels = meta.labels.unwrap();
+        assert_eq!(labels["team"], "db");
+        for (k, v) in selector_labels("demo") {
+            assert_eq!(labels[&k], v, "the selector label {k} is kept");
+        }
+        for k in labels
+            .keys()
+            .filter(|k| !plain_meta.labels.as_ref().unwrap().contains_key(*k))
+        {
+            assert_eq!(k, "team");
+        }
+        assert_eq!(meta.annotations.unwrap()["example.com/scrape"], "true");
+        let spec = t.spec.unwrap();
+        assert_eq!(
+            spec.priority_class_name.as_deref(),
+            Some("system-cluster-critical")
+        );
+        let args = spec.containers[0].command.clone().unwrap();
+        assert_eq!(
+            &args[args.len() - 2..],
+            ["--election-timeout=2500", "--heartbeat-interval=250"],
+            "options come last, sorted: {args:?}"
+        );
+    }
+
+    #[test]
     fn readiness_excludes_learners_on_every_version() {
         let probe = |v: &str| {
             let d = crate::fixtures::cluster("demo").version(v).desired();
@@ -1080,6 +1132,23 @@ mod tests {
                     .all(|k| KNOWN_ETCD_VARIABLES.contains(&k.as_str())),
                 "{env:?}"
             );
+            // spec.etcd.options cannot set what the template or the member config sets.
+            for k in env
+                .keys()
+                .map(String::as_str)
+                .chain([
+                    config_key::INITIAL_CLUSTER,
+                    config_key::INITIAL_CLUSTER_STATE,
+                    config_key::INITIAL_TOKEN,
+                ])
+                .filter_map(|k| k.strip_prefix("ETCD_"))
+            {
+                let flag = k.to_lowercase().replace('_', "-");
+                assert!(
+                    crate::model::ENGINE_FLAGS.contains(&flag.as_str()),
+                    "{flag} is set by the engine but spec.etcd.options may set it"
+                );
+            }
             assert_eq!(env.contains_key("ETCD_CLIENT_CERT_AUTH"), client);
             assert_eq!(
                 env.contains_key("ETCDCTL_CERT"),

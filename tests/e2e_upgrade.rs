@@ -641,3 +641,157 @@ fn three_four_to_three_five_is_refused_while_auth_is_enabled() {
         "no 3.4 → 3.5 while auth is enabled",
     );
 }
+
+/// The pod's command line (etcd's flags).
+fn member_command(ns: &str, pod: &str) -> String {
+    ok(kubectl(&[
+        "-n",
+        ns,
+        "get",
+        "pod",
+        pod,
+        "-o",
+        "jsonpath={.spec.containers[0].command}",
+    ]))
+    .stdout
+}
+
+fn patch_spec(ns: &str, patch: &str) {
+    ok(kubectl(&[
+        "-n",
+        ns,
+        "patch",
+        "etcdcluster",
+        "demo",
+        "--type=merge",
+        "-p",
+        patch,
+    ]));
+}
+
+/// `spec.etcd.options`, `spec.podMetadata` and `spec.priorityClassName` reach the members; an
+/// options change rolls them one at a time with writes going on; a flag etcd does not know stops
+/// the rollout at the first member (named, with etcd's own words) and setting it back repairs it.
+#[test]
+fn etcd_options_roll_out_one_member_at_a_time_and_an_unknown_flag_stops_at_the_first() {
+    install_crd();
+    let ns = Ns::new("options");
+    // Bad input on the command line: refused, nothing written.
+    for (opt, says) in [
+        ("data-dir=/tmp/x", "the engine sets it"),
+        ("heartbeat-interval", "has no value"),
+        ("--snapshot-count=5", "without its dashes"),
+    ] {
+        let r = etcd(&ns.0, &["create", "demo", "--etcd-option", opt]);
+        assert_eq!(r.code, 2, "{opt}: {}", r.stderr);
+        assert!(r.stderr.contains(says), "{opt}: {}", r.stderr);
+    }
+    assert_ne!(
+        kubectl(&["-n", &ns.0, "get", "etcdcluster", "demo"]).code,
+        0,
+        "a refused create wrote the cluster"
+    );
+    let class = format!("e2e-{}", ns.0);
+    ok(kubectl(&[
+        "create",
+        "priorityclass",
+        &class,
+        "--value=1000",
+    ]));
+    ok(kubectl_stdin(
+        &["-n", &ns.0, "apply", "-f", "-"],
+        &format!(
+            r#"{{"apiVersion":"etcd.kubectl-etcd.io/v1alpha1","kind":"EtcdCluster","metadata":{{"name":"demo"}},
+"spec":{{"replicas":3,"version":"3.5.30","priorityClassName":"{class}",
+"podMetadata":{{"labels":{{"team":"db"}},"annotations":{{"example.com/scrape":"true"}}}},
+"etcd":{{"options":{{"heartbeat-interval":"150","election-timeout":"1500"}}}}}}}}"#
+        ),
+    ));
+    let st = json(&ok(etcd(
+        &ns.0,
+        &["reconcile", "demo", "--timeout", "4m", "-o", "json"],
+    )));
+    assert_eq!(ready_members(&st["status"]), (3, 3, 3), "{st}");
+    for i in 0..3 {
+        let pod = format!("demo-{i}");
+        let cmd = member_command(&ns.0, &pod);
+        assert!(
+            cmd.contains("--heartbeat-interval=150") && cmd.contains("--election-timeout=1500"),
+            "{pod}: {cmd}"
+        );
+        let meta = json(&ok(kubectl(&[
+            "-n", &ns.0, "get", "pod", &pod, "-o", "json",
+        ])));
+        assert_eq!(meta["metadata"]["labels"]["team"], "db", "{meta}");
+        assert_eq!(
+            meta["metadata"]["labels"]["app.kubernetes.io/instance"],
+            "demo"
+        );
+        assert_eq!(
+            meta["metadata"]["annotations"]["example.com/scrape"],
+            "true"
+        );
+        assert_eq!(meta["spec"]["priorityClassName"], class.as_str());
+    }
+
+    start_writer(&ns.0);
+    patch_spec(
+        &ns.0,
+        r#"{"spec":{"etcd":{"options":{"heartbeat-interval":"200"}}}}"#,
+    );
+    let rolled = ok(etcd(
+        &ns.0,
+        &["reconcile", "demo", "--timeout", "5m", "-o", "json"],
+    ));
+    let st = json(&rolled);
+    assert_eq!(ready_members(&st["status"]), (3, 3, 3), "{st}");
+    assert_eq!(
+        rolled.stderr.matches("with the new template").count(),
+        3,
+        "one restart per member: {}",
+        rolled.stderr
+    );
+    for i in 0..3 {
+        let cmd = member_command(&ns.0, &format!("demo-{i}"));
+        assert!(cmd.contains("--heartbeat-interval=200"), "demo-{i}: {cmd}");
+    }
+
+    // A typo: the first restarted member exits at start; the rollout goes no further.
+    patch_spec(
+        &ns.0,
+        r#"{"spec":{"etcd":{"options":{"hearbeat-interval":"200"}}}}"#,
+    );
+    let stuck = etcd(&ns.0, &["reconcile", "demo", "--timeout", "100s"]);
+    assert_eq!(stuck.code, 4, "{}", stuck.stderr);
+    assert!(
+        stuck
+            .stderr
+            .contains("demo-2 does not start on the new template")
+            && stuck.stderr.contains("hearbeat-interval"),
+        "{}",
+        stuck.stderr
+    );
+    for i in 0..2 {
+        let cmd = member_command(&ns.0, &format!("demo-{i}"));
+        assert!(!cmd.contains("hearbeat"), "demo-{i} was restarted: {cmd}");
+    }
+    let healthy = cluster_json(&ns.0, "demo");
+    assert_eq!(
+        ready_members(&healthy["status"]).1,
+        2,
+        "two members serve: {healthy}"
+    );
+    // Set back: the broken member comes back on the previous template.
+    patch_spec(
+        &ns.0,
+        r#"{"spec":{"etcd":{"options":{"hearbeat-interval":null}}}}"#,
+    );
+    let back = json(&ok(etcd(
+        &ns.0,
+        &["reconcile", "demo", "--timeout", "4m", "-o", "json"],
+    )));
+    assert_eq!(ready_members(&back["status"]), (3, 3, 3), "{back}");
+    assert!(!member_command(&ns.0, "demo-2").contains("hearbeat"));
+    assert!(assert_no_acknowledged_write_lost(&ns.0) > 0);
+    let _ = kubectl(&["delete", "priorityclass", &class]);
+}

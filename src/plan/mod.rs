@@ -971,6 +971,29 @@ fn stale_members(d: &Desired, o: &Observed) -> Option<Step> {
     let voters = c.voters().count();
     let healthy_voters = c.voters().filter(|m| m.healthy).count();
     if healthy_voters < voters || o.pods.values().any(|p| !p.ready) {
+        // A member already on the new template that does not come up (a flag its etcd does
+        // not know, a resource it cannot get) says so: the rollout stops there, untouched.
+        let failing = o
+            .pods
+            .values()
+            .filter(|p| p.revision.as_ref() == Some(rev) && !p.ready && !p.terminating)
+            .find(|p| p.restarts > 0 || p.waiting_reason.as_deref() == Some("CrashLoopBackOff"));
+        if let Some(p) = failing {
+            let why = p
+                .last_exit_message
+                .as_deref()
+                .and_then(|m| m.lines().rev().find(|l| !l.trim().is_empty()))
+                .map(|l| format!(": {}", l.trim()))
+                .unwrap_or_default();
+            return Some(wait(
+                Reason::RollingMembers,
+                format!(
+                    "{} does not start on the new template ({} restarts{why}); the next restart \
+                     waits. Fix the spec (setting it back undoes the change)",
+                    p.name, p.restarts
+                ),
+            ));
+        }
         return Some(wait(
             Reason::RollingMembers,
             "a restart waits until every member is healthy and ready",

@@ -721,6 +721,27 @@ fn stale_pods_restart_one_at_a_time_leader_last() {
 }
 
 #[test]
+fn a_member_that_does_not_start_on_the_new_template_stops_the_rollout_and_says_why() {
+    // spec.etcd.options with a flag the member's etcd does not know: the first restarted
+    // member exits at start. The others keep running the old template, untouched.
+    let d = desired(3);
+    let mut o = healthy(&d, 3);
+    o.statefulset.as_mut().unwrap().update_revision = Some("rev2".into());
+    let p = o.pods.get_mut(&2).unwrap();
+    p.revision = Some("rev2".into());
+    (p.running, p.ready, p.restarts) = (false, false, 3);
+    p.waiting_reason = Some("CrashLoopBackOff".into());
+    p.last_exit_message = Some("flag provided but not defined: -hearbeat-interval\n\n".into());
+    cluster(&mut o).members[2].healthy = false;
+    let s = plan(&d, &o);
+    assert!(
+        matches!(&s, Step::Wait { reason, message } if *reason == Reason::RollingMembers
+            && message.contains("demo-2 does not start on the new template (3 restarts: flag provided but not defined: -hearbeat-interval)")),
+        "{s:?}"
+    );
+}
+
+#[test]
 fn an_unhealthy_member_of_a_right_sized_cluster_is_reported_not_touched() {
     let d = desired(3);
     let mut o = healthy(&d, 3);

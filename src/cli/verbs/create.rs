@@ -2,7 +2,7 @@
 
 use kube::api::{Api, PostParams};
 
-use crate::api::{EtcdCluster, EtcdClusterSpec, KIND, StorageSpec};
+use crate::api::{EtcdCluster, EtcdClusterSpec, EtcdTuning, KIND, StorageSpec};
 use crate::cli::flags::{Global, SecurityFlags, WaitFlags};
 use crate::cli::{Session, check_secrets, drive, output, usage};
 use crate::error::Error;
@@ -31,6 +31,13 @@ pub struct Args {
     /// Image repository (tag is v<version>).
     #[arg(long)]
     pub image_repository: Option<String>,
+    /// Another etcd server flag, NAME=VALUE without the dashes (repeatable), e.g.
+    /// `--etcd-option heartbeat-interval=250 --etcd-option election-timeout=2500`.
+    #[arg(long = "etcd-option", value_name = "NAME=VALUE")]
+    pub etcd_options: Vec<String>,
+    /// PriorityClass of the member pods (e.g. system-cluster-critical).
+    #[arg(long)]
+    pub priority_class: Option<String>,
     #[command(flatten)]
     pub security: SecurityFlags,
     #[command(flatten)]
@@ -47,6 +54,15 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         output::progress_line(&w);
     }
     let version = version.to_string();
+    let mut options = std::collections::BTreeMap::new();
+    for o in &a.etcd_options {
+        let Some((k, v)) = o.split_once('=') else {
+            return Err(Error::Usage(format!(
+                "EtcdCluster {name}: --etcd-option {o:?} has no value; give NAME=VALUE, e.g. heartbeat-interval=250"
+            )));
+        };
+        options.insert(k.to_string(), v.to_string());
+    }
     let spec = EtcdClusterSpec {
         replicas: replicas as i32,
         version,
@@ -58,6 +74,11 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         },
         tls: a.security.spec(),
         auth: a.security.auth(),
+        etcd: EtcdTuning {
+            options,
+            ..Default::default()
+        },
+        priority_class_name: a.priority_class,
         ..Default::default()
     };
     let s = Session::connect(g).await?;
