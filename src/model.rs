@@ -1042,6 +1042,33 @@ impl PodView {
             .map(|(_, what)| *what)
     }
 
+    /// The line of etcd's last words that says why it stopped: a flag error (etcd prints its
+    /// usage after it), a fatal or panic log line, else the last line; at most 200 characters.
+    pub fn exit_reason(&self) -> Option<String> {
+        let lines: Vec<&str> = self
+            .last_exit_message
+            .as_deref()?
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        const SIGNS: [&str; 5] = [
+            "flag provided but not defined",
+            "\"level\":\"fatal\"",
+            "\"level\":\"panic\"",
+            "panic:",
+            "error",
+        ];
+        let line = SIGNS
+            .iter()
+            .find_map(|sign| lines.iter().find(|l| l.to_lowercase().contains(sign)))
+            .or(lines.last())?;
+        Some(match line.char_indices().nth(200) {
+            Some((i, _)) => format!("{}…", &line[..i]),
+            None => line.to_string(),
+        })
+    }
+
     /// etcd refused to start this member for lack of any data (no write-ahead log): its volume
     /// is empty, so the member may be added back on it as a learner without wiping.
     pub fn proven_empty(&self) -> bool {
@@ -1595,5 +1622,32 @@ mod tests {
             validate(&cluster(s)).unwrap_err().field,
             "spec.priorityClassName"
         );
+    }
+
+    #[test]
+    fn the_exit_reason_is_the_line_that_says_why_not_the_usage_after_it() {
+        let pod = |msg: &str| PodView {
+            last_exit_message: Some(msg.into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            pod("flag provided but not defined: -x\nUsage:\n  etcd [flags]\n    Start an etcd server.\n")
+                .exit_reason()
+                .as_deref(),
+            Some("flag provided but not defined: -x")
+        );
+        let fatal = r#"{"level":"info","msg":"starting"}
+{"level":"fatal","msg":"failed to start etcd","error":"listen tcp: address in use"}"#;
+        assert!(pod(fatal).exit_reason().unwrap().contains("address in use"));
+        assert_eq!(
+            pod("one\ntwo\n\n").exit_reason().as_deref(),
+            Some("two"),
+            "no sign: the last line"
+        );
+        assert_eq!(
+            pod(&"é".repeat(300)).exit_reason().unwrap().chars().count(),
+            201
+        );
+        assert_eq!(PodView::default().exit_reason(), None);
     }
 }

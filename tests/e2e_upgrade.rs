@@ -682,7 +682,7 @@ fn etcd_options_roll_out_one_member_at_a_time_and_an_unknown_flag_stops_at_the_f
         ("heartbeat-interval", "has no value"),
         ("--snapshot-count=5", "without its dashes"),
     ] {
-        let r = etcd(&ns.0, &["create", "demo", "--etcd-option", opt]);
+        let r = etcd(&ns.0, &["create", "demo", &format!("--etcd-option={opt}")]);
         assert_eq!(r.code, 2, "{opt}: {}", r.stderr);
         assert!(r.stderr.contains(says), "{opt}: {}", r.stderr);
     }
@@ -777,7 +777,7 @@ fn etcd_options_roll_out_one_member_at_a_time_and_an_unknown_flag_stops_at_the_f
     }
     let healthy = cluster_json(&ns.0, "demo");
     assert_eq!(
-        ready_members(&healthy["status"]).1,
+        ready_members(&healthy["status"]).2,
         2,
         "two members serve: {healthy}"
     );

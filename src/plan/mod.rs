@@ -980,10 +980,8 @@ fn stale_members(d: &Desired, o: &Observed) -> Option<Step> {
             .find(|p| p.restarts > 0 || p.waiting_reason.as_deref() == Some("CrashLoopBackOff"));
         if let Some(p) = failing {
             let why = p
-                .last_exit_message
-                .as_deref()
-                .and_then(|m| m.lines().rev().find(|l| !l.trim().is_empty()))
-                .map(|l| format!(": {}", l.trim()))
+                .exit_reason()
+                .map(|l| format!(": {l}"))
                 .unwrap_or_default();
             return Some(wait(
                 Reason::RollingMembers,

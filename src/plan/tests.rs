@@ -731,7 +731,10 @@ fn a_member_that_does_not_start_on_the_new_template_stops_the_rollout_and_says_w
     p.revision = Some("rev2".into());
     (p.running, p.ready, p.restarts) = (false, false, 3);
     p.waiting_reason = Some("CrashLoopBackOff".into());
-    p.last_exit_message = Some("flag provided but not defined: -hearbeat-interval\n\n".into());
+    // etcd prints its usage after the error.
+    p.last_exit_message = Some(
+        "flag provided but not defined: -hearbeat-interval\nUsage:\n\n  etcd [flags]\n    Start an etcd server.\n  etcd grpc-proxy\n    Run the stateless etcd v3 gRPC L7 reverse proxy.\n".into(),
+    );
     cluster(&mut o).members[2].healthy = false;
     let s = plan(&d, &o);
     assert!(
