@@ -626,29 +626,15 @@ fn operator_killed_mid_scale_down(ns: &str) -> Check {
 /// An invalid spec (a version the schema accepts, the engine does not) on a cluster that carries
 /// the running operator's finalizer: `kubectl delete etcdcluster` completes (the operator lets go
 /// of its finalizer whatever the spec says); created again on the kept volumes, the data is back.
-/// The operator holds its finalizer only while deletion must delete the volumes too: the row asks
-/// for that (the delete-data annotation), then takes it back once the spec is invalid (an invalid
-/// spec gets no write but its status, so the finalizer stays on).
 fn invalid_spec_then_deleted(ns: &str) -> Check {
-    const DELETE_DATA: &str = "etcd.kubectl-etcd.io/delete-data";
     let op = LocalOperator::start(ns, 18132)?;
-    kc(
-        ns,
-        &[
-            "annotate",
-            "etcdcluster",
-            CLUSTER,
-            &format!("{DELETE_DATA}=true"),
-        ],
-    );
     let finalizers = || cluster_json(ns, CLUSTER)["metadata"]["finalizers"].clone();
-    let held = || {
-        finalizers()
-            .as_array()
-            .is_some_and(|f| f.iter().any(|f| f == "etcd.kubectl-etcd.io/cleanup"))
-    };
     ensure(
-        within(Duration::from_secs(90), held),
+        within(Duration::from_secs(90), || {
+            finalizers()
+                .as_array()
+                .is_some_and(|f| f.iter().any(|f| f == "etcd.kubectl-etcd.io/cleanup"))
+        }),
         format!("the operator never put its finalizer; {}", op.tail()),
     )?;
     kc(
@@ -676,16 +662,6 @@ fn invalid_spec_then_deleted(ns: &str) -> Check {
         invalid,
         format!("the operator did not report InvalidSpec; {}", op.tail()),
     )?;
-    kc(
-        ns,
-        &[
-            "annotate",
-            "etcdcluster",
-            CLUSTER,
-            &format!("{DELETE_DATA}-"),
-        ],
-    );
-    ensure(held(), "the finalizer went with the annotation")?;
     let r = kc(ns, &["delete", "etcdcluster", CLUSTER, "--timeout", "2m"]);
     ensure(
         r.code == 0,

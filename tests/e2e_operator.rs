@@ -240,7 +240,7 @@ fn the_in_cluster_operator_converges_kubectl_apply_and_kubectl_scale_and_the_cli
         0
     );
 
-    // Deleting the EtcdCluster (no delete-data: the operator holds no finalizer), owned objects follow.
+    // Deleting the EtcdCluster: the operator's finalizer lets it go, owned objects follow.
     ok(kubectl(&[
         "-n",
         &ns.0,

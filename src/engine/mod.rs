@@ -323,20 +323,17 @@ pub async fn reconcile_once(
     };
     if mode == Mode::Act
         && ctx.add_finalizer
-        && let Some(fins) = finalizers_wanted(cluster)
+        && !cluster.finalizers().iter().any(|f| f == FINALIZER)
     {
-        let what = if fins.iter().any(|f| f == FINALIZER) {
-            "add the finalizer to"
-        } else {
-            "drop the unneeded finalizer of"
-        };
+        let mut fins = cluster.finalizers().to_vec();
+        fins.push(FINALIZER.to_string());
         api.patch(
             &name,
             &PatchParams::default(),
             &Patch::Merge(json!({"metadata": {"finalizers": fins}})),
         )
         .await
-        .map_err(|e| Error::kube(what, crate::api::KIND, &ns, &name, e))?;
+        .map_err(|e| Error::kube("add the finalizer to", crate::api::KIND, &ns, &name, e))?;
     }
 
     let mut observed = observe::observe(ctx, &desired).await?;
@@ -447,45 +444,16 @@ async fn report_invalid(
     Ok(())
 }
 
-/// The finalizers a live cluster should carry, when they differ from what it has. Ours is only
-/// there while deleting the cluster must also delete its volumes (the delete-data annotation):
-/// owned objects go by owner references, kept volumes need nobody. A finalizer nobody needs
-/// would hold the EtcdCluster, and its namespace with it, once the operator is gone (a namespace
-/// deleted with the operator in it); `kubectl etcd delete` releases one in any case.
-fn finalizers_wanted(cluster: &EtcdCluster) -> Option<Vec<String>> {
-    let wanted = delete_data_requested(cluster);
-    let has = cluster.finalizers().iter().any(|f| f == FINALIZER);
-    match (wanted, has) {
-        (true, false) => {
-            let mut fins = cluster.finalizers().to_vec();
-            fins.push(FINALIZER.to_string());
-            Some(fins)
-        }
-        (false, true) => Some(
-            cluster
-                .finalizers()
-                .iter()
-                .filter(|f| *f != FINALIZER)
-                .cloned()
-                .collect(),
-        ),
-        _ => None,
-    }
-}
-
-fn delete_data_requested(cluster: &EtcdCluster) -> bool {
-    cluster
-        .annotations()
-        .get(ANNOTATION_DELETE_DATA)
-        .is_some_and(|v| v == "true")
-}
-
 /// Deletion: owned objects go with the EtcdCluster (owner references); member volumes are kept
 /// unless `delete --delete-data` asked for them. Then the finalizer is released.
 async fn release(ctx: &Context, cluster: &EtcdCluster) -> Result<(), Error> {
     let ns = &cluster.namespace().unwrap_or_else(|| "default".into());
     let name = &cluster.name_any();
-    if delete_data_requested(cluster) {
+    let delete_data = cluster
+        .annotations()
+        .get(ANNOTATION_DELETE_DATA)
+        .is_some_and(|v| v == "true");
+    if delete_data {
         delete_volumes(&ctx.client, ns, name).await?;
     }
     if cluster.finalizers().iter().any(|f| f == FINALIZER) {

@@ -469,30 +469,3 @@ async fn every_request_the_engine_makes_is_granted_by_the_operator_role() {
         );
     }
 }
-
-#[test]
-fn the_finalizer_is_only_held_while_deleting_must_also_delete_the_volumes() {
-    use kube::ResourceExt;
-    let mut c = demo();
-    assert_eq!(
-        super::finalizers_wanted(&c),
-        None,
-        "kept volumes need nobody"
-    );
-    c.annotations_mut()
-        .insert(super::ANNOTATION_DELETE_DATA.into(), "true".into());
-    c.metadata.finalizers = Some(vec!["other.io/keep".into()]);
-    assert_eq!(
-        super::finalizers_wanted(&c),
-        Some(vec!["other.io/keep".to_string(), FINALIZER.to_string()])
-    );
-    c.metadata.finalizers = Some(vec!["other.io/keep".into(), FINALIZER.into()]);
-    assert_eq!(super::finalizers_wanted(&c), None);
-    // The annotation taken back (or a cluster from a version that always held it): dropped,
-    // other finalizers kept.
-    c.annotations_mut().remove(super::ANNOTATION_DELETE_DATA);
-    assert_eq!(
-        super::finalizers_wanted(&c),
-        Some(vec!["other.io/keep".to_string()])
-    );
-}
