@@ -979,6 +979,16 @@ mod tests {
         for (k, v) in selector_labels("demo") {
             assert_eq!(labels[&k], v, "the selector label {k} is kept");
         }
+        for k in super::labels("demo")
+            .keys()
+            .map(String::as_str)
+            .chain([LABEL_REVISION])
+        {
+            assert!(
+                crate::model::ENGINE_POD_LABELS.contains(&k),
+                "{k} is the engine's but spec.podMetadata may set it"
+            );
+        }
         for k in labels
             .keys()
             .filter(|k| !plain_meta.labels.as_ref().unwrap().contains_key(*k))
