@@ -1,7 +1,7 @@
 //! End-to-end: `kubectl etcd upgrade` on the testbed with real etcd images. A writer pod puts keys
 //! through the client Service throughout; every acknowledged write must be readable afterwards.
 //!
-//! Images: 3.4.23, 3.5.16 (below the 3.5.26 that 3.5 → 3.6 needs), 3.5.30, 3.6.15
+//! Images: 3.4.23, 3.5.16 (below the 3.5.26 that 3.5 → 3.6 needs), 3.5.35, 3.6.15
 //! (tests/cluster/etcd-bins.sh + images.sh). Lines starting with `BENCH` are the README's figures.
 #![cfg(feature = "e2e")]
 
@@ -301,7 +301,7 @@ fn three_four_to_three_five_to_three_six_rolls_one_member_at_a_time_and_loses_no
     );
     assert_refused(&ns.0, &["--version", "3.9.0"], "not supported");
     assert_refused(&ns.0, &["--version", "banana"], "not an etcd release");
-    assert_refused(&ns.0, &["--version", "3.5.30"], "spec.backup.destination");
+    assert_refused(&ns.0, &["--version", "3.5.35"], "spec.backup.destination");
 
     let dir = tempfile::tempdir().unwrap();
     let to = format!("file://{}", dir.path().display());
@@ -311,14 +311,14 @@ fn three_four_to_three_five_to_three_six_rolls_one_member_at_a_time_and_loses_no
             "upgrade",
             "demo",
             "--version",
-            "3.5.30",
+            "3.5.35",
             "--to",
             &to,
             "--dry-run",
         ],
     ));
     let text = format!("{}{}", plan.stdout, plan.stderr);
-    assert!(text.contains("3.4.23 → 3.5.30"), "{text}");
+    assert!(text.contains("3.4.23 → 3.5.35"), "{text}");
     assert!(
         text.contains("leader: leadership moves off it first"),
         "{text}"
@@ -326,12 +326,12 @@ fn three_four_to_three_five_to_three_six_rolls_one_member_at_a_time_and_loses_no
     assert_eq!(spec_version(&ns.0), "3.4.23", "a dry run writes nothing");
 
     start_writer(&ns.0);
-    timed_upgrade(&ns.0, "3.5.30", &["--to", &to, "--timeout", "8m"]);
+    timed_upgrade(&ns.0, "3.5.35", &["--to", &to, "--timeout", "8m"]);
     // The cluster version moves once the leader saw every member on 3.5 (a few seconds).
     // `upgrade` returns once the cluster version moved, and the stored status says so.
     let c = cluster_json(&ns.0, "demo");
     assert_eq!(c["status"]["clusterVersion"], "3.5.0", "{c}");
-    assert_versions(&ns.0, "3.5.30", "3.5.0");
+    assert_versions(&ns.0, "3.5.35", "3.5.0");
     assert_eq!(c["status"]["upgrade"]["state"], "Upgraded", "{c}");
     assert_eq!(c["status"]["upgrade"]["fromVersion"], "3.4.23", "{c}");
     let backup = c["status"]["upgrade"]["backup"]
@@ -359,7 +359,7 @@ fn three_four_to_three_five_to_three_six_rolls_one_member_at_a_time_and_loses_no
     assert_eq!(c["status"]["clusterVersion"], "3.6.0", "{c}");
     assert_versions(&ns.0, "3.6.15", "3.6.0");
     assert_eq!(c["status"]["upgrade"]["state"], "Upgraded", "{c}");
-    assert_eq!(c["status"]["upgrade"]["fromVersion"], "3.5.30", "{c}");
+    assert_eq!(c["status"]["upgrade"]["fromVersion"], "3.5.35", "{c}");
     assert!(assert_no_acknowledged_write_lost(&ns.0) > 0);
 }
 
@@ -407,7 +407,7 @@ fn three_six_goes_down_to_three_five_through_etcds_downgrade_api_with_writes_goi
             "upgrade",
             "demo",
             "--version",
-            "3.5.30",
+            "3.5.35",
             "--skip-backup",
             "--yes",
             "--dry-run",
@@ -421,12 +421,12 @@ fn three_six_goes_down_to_three_five_through_etcds_downgrade_api_with_writes_goi
     start_writer(&ns.0);
     timed_upgrade(
         &ns.0,
-        "3.5.30",
+        "3.5.35",
         &["--skip-backup", "--yes", "--timeout", "8m"],
     );
     let c = cluster_json(&ns.0, "demo");
     assert_eq!(c["status"]["clusterVersion"], "3.5.0", "{c}");
-    assert_versions(&ns.0, "3.5.30", "3.5.0");
+    assert_versions(&ns.0, "3.5.35", "3.5.0");
     assert_eq!(c["status"]["upgrade"]["state"], "Upgraded", "{c}");
     assert_eq!(c["status"]["upgrade"]["fromVersion"], "3.6.15", "{c}");
     assert!(assert_no_acknowledged_write_lost(&ns.0) > 0);
@@ -509,14 +509,14 @@ fn a_version_whose_image_does_not_exist_is_detected_and_rolled_back() {
             "upgrade",
             "demo",
             "--version",
-            "3.5.30",
+            "3.5.35",
             "--skip-backup",
             "--yes",
             "--timeout",
             "5m",
         ],
     ));
-    assert_versions(&ns.0, "3.5.30", "3.5.0");
+    assert_versions(&ns.0, "3.5.35", "3.5.0");
     let c = cluster_json(&ns.0, "demo");
     assert_eq!(c["status"]["upgrade"]["state"], "Upgraded", "{c}");
     assert_eq!(c["status"]["upgrade"]["fromVersion"], "3.5.16", "{c}");
@@ -586,10 +586,10 @@ fn a_version_applied_with_the_operator_takes_the_pre_upgrade_snapshot_first() {
         (cluster_json(&ns.0, "demo")["status"]["version"] == "3.5.16").then_some(())
     });
     // A plain apply of spec.version: no annotation, no CLI.
-    ok(kubectl_stdin(&["apply", "-f", "-"], &manifest("3.5.30")));
-    let c = eventually("Upgraded to 3.5.30", Duration::from_secs(240), || {
+    ok(kubectl_stdin(&["apply", "-f", "-"], &manifest("3.5.35")));
+    let c = eventually("Upgraded to 3.5.35", Duration::from_secs(240), || {
         let c = cluster_json(&ns.0, "demo");
-        (c["status"]["upgrade"]["state"] == "Upgraded" && c["status"]["version"] == "3.5.30")
+        (c["status"]["upgrade"]["state"] == "Upgraded" && c["status"]["version"] == "3.5.35")
             .then_some(c)
     });
     let backup = c["status"]["upgrade"]["backup"].as_str().unwrap_or("");
@@ -637,7 +637,7 @@ fn three_four_to_three_five_is_refused_while_auth_is_enabled() {
     ok(etcdctl(&ns.0, "demo-0", &["auth", "enable"]));
     assert_refused(
         &ns.0,
-        &["--version", "3.5.30", "--skip-backup", "--yes"],
+        &["--version", "3.5.35", "--skip-backup", "--yes"],
         "no 3.4 → 3.5 while auth is enabled",
     );
 }
@@ -702,7 +702,7 @@ fn etcd_options_roll_out_one_member_at_a_time_and_an_unknown_flag_stops_at_the_f
         &["-n", &ns.0, "apply", "-f", "-"],
         &format!(
             r#"{{"apiVersion":"etcd.kubectl-etcd.io/v1alpha1","kind":"EtcdCluster","metadata":{{"name":"demo"}},
-"spec":{{"replicas":3,"version":"3.5.30","priorityClassName":"{class}",
+"spec":{{"replicas":3,"version":"3.5.35","priorityClassName":"{class}",
 "podMetadata":{{"labels":{{"team":"db"}},"annotations":{{"example.com/scrape":"true"}}}},
 "etcd":{{"options":{{"heartbeat-interval":"150","election-timeout":"1500"}}}}}}}}"#
         ),

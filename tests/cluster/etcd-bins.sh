@@ -1,26 +1,35 @@
 #!/usr/bin/env bash
 # Puts etcd binaries for the live tests and the images at $ETCD_BIN_DIR/v<version>/{etcd,etcdctl[,etcdutl]}
-# and lists the versions in $ETCD_BIN_DIR/VERSIONS. Idempotent: a version whose binaries are present is skipped.
-#   3.4.23  Debian bookworm etcd-server/etcd-client (installed by deps.sh)
-#   3.5.x   Debian trixie etcd-server/etcd-client, downloaded with a private apt config (the system is not upgraded)
-#   3.5.30  the same from Debian sid (≥ 3.5.26, etcd's minimum for 3.5 → 3.6)
-#   3.6.15  upstream static build from the crates.io crate etcd-bin-vendored-linux-amd64 (etcd only;
-#           the 3.5 etcdctl/etcdutl are copied beside it: 3.5's etcdctl talks to 3.6 servers)
-# VERSIONS lists the oldest 3.5 first (tests/etcd_live.rs takes the first patch of a minor).
+# and lists the versions in $ETCD_BIN_DIR/VERSIONS. Idempotent: a version whose binaries are present (and
+# whose etcdctl/etcdutl are of the same release) is skipped.
+#   3.4.23          Debian bookworm etcd-server/etcd-client (installed by deps.sh)
+#   3.5.16          Debian trixie etcd-server/etcd-client, downloaded with a private apt config (the system
+#                   is not upgraded): below the 3.5.26 that 3.5 → 3.6 needs (the refused path); its
+#                   etcdctl/etcdutl are not served as Go modules
+#   3.5.35          \
+#   3.6.15, 3.6.16   } built from the Go modules go.etcd.io/etcd/{server,etcdctl,etcdutl}/v3 at exactly that
+#   3.7.3           /  version (tests/cluster/etcd: etcd's main is etcdmain.Main, as upstream's main.go;
+#                      etcdctl/etcdutl are the main packages of their modules), CGO_ENABLED=0, -trimpath:
+#                      each version with its own etcdctl and etcdutl
+# VERSIONS lists the oldest patch of a minor first (tests/etcd_live.rs takes the first patch of a minor).
+# Go builds run under nice; the module and build caches live in $KE_CACHE/go (shared with build-k8s.sh).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd); . "$here/env.sh"
 
 V34=3.4.23
-V36=3.6.15
-# The Debian package versions to fetch (empty: the suite's candidate); overridable because the suites move
-# over time. sid is pinned: the 3.4 → 3.5 → 3.6 e2e names 3.5.30.
+# The versions built from Go modules (overridable: ETCD_GO_VERSIONS="3.5.35 3.6.16 3.7.3").
+GO_VERSIONS=${ETCD_GO_VERSIONS:-3.5.35 3.6.15 3.6.16 3.7.3}
+# The Debian package version of the old 3.5 (empty: trixie's candidate, which must be a 3.5 below 3.5.26).
 TRIXIE_ETCD=${TRIXIE_ETCD:-}
-SID_ETCD=${SID_ETCD:-3.5.30-2}
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 
 mkdir -p "$ETCD_BIN_DIR"
 
 have() { [ -x "$ETCD_BIN_DIR/v$1/etcd" ] && [ -x "$ETCD_BIN_DIR/v$1/etcdctl" ]; }
+# tool_version BINARY — "3.6.16" from `etcdctl version` / `etcdutl version` (sed, not head: head would
+# close the pipe early and pipefail would fail on the tool's SIGPIPE)
+tool_version() { "$1" version 2>/dev/null | sed -n '1s/.*version: *//p'; }
+etcd_version() { "$1" --version 2>/dev/null | awk '/etcd Version:/{print $3}'; }
 
 # --- 3.4: the system's bookworm packages ---------------------------------------------------------------
 if ! have "$V34"; then
@@ -31,7 +40,7 @@ if ! have "$V34"; then
   log "etcd $V34 from bookworm"
 fi
 
-# --- 3.5: Debian .debs through a private apt config (one per suite) ---------------------------------------
+# --- the old 3.5: Debian trixie .debs through a private apt config ------------------------------------
 # debian_etcd SUITE PIN RECORD — fetch etcd-server/etcd-client PIN (empty: the suite's candidate, which
 # must be a 3.5) from SUITE, install etcd/etcdctl/etcdutl into $ETCD_BIN_DIR/v<version>, and record the
 # version in $ETCD_BIN_DIR/RECORD. A version already fetched is reused (no apt call at all).
@@ -66,45 +75,67 @@ debian_etcd() {
   log "etcd $v from $suite ($pin)"
   echo "$v"
 }
-# 3.5.16 (trixie): below the 3.5.26 that 3.5 → 3.6 needs (the refused path); 3.5.30 (sid): the 3.5 the
-# 3.4 → 3.5 → 3.6 rollout goes through.
-V35=$(debian_etcd trixie "$TRIXIE_ETCD" .v35)
-V35_NEW=$(debian_etcd sid "$SID_ETCD" .v35new)
-case "$V35_NEW" in 3.5.2[6-9]|3.5.[3-9][0-9]) ;; *) die "sid's etcd $V35_NEW is below 3.5.26 (set SID_ETCD)";; esac
+V35_OLD=$(debian_etcd trixie "$TRIXIE_ETCD" .v35)
+case "$V35_OLD" in 3.5.2[6-9]|3.5.[3-9][0-9]) die "trixie's etcd $V35_OLD is not below 3.5.26 (set TRIXIE_ETCD)";; esac
 
-# --- 3.6: upstream static build vendored in a crate -----------------------------------------------------
-if ! have "$V36"; then
-  proj=$KE_CACHE/etcd-bin-fetch-$V36
-  mkdir -p "$proj/src"
-  cat > "$proj/Cargo.toml" <<TOML
-[package]
-name = "etcd-bin-fetch"
-version = "0.0.0"
-edition = "2021"
-publish = false
+# --- 3.5+, built from Go modules ---------------------------------------------------------------------
+# go_built VERSION — etcd, etcdctl and etcdutl of VERSION are in place and all three report VERSION
+# (an older cache held a 3.6 etcd with 3.5's client tools beside it: that is rebuilt).
+go_built() {
+  local v=$1 d=$ETCD_BIN_DIR/v$1 b
+  [ -x "$d/etcd" ] && [ "$(etcd_version "$d/etcd")" = "$v" ] || return 1
+  for b in etcdctl etcdutl; do
+    [ -x "$d/$b" ] && [ "$(tool_version "$d/$b")" = "$v" ] || return 1
+  done
+}
 
-[dependencies]
-etcd-bin-vendored-linux-amd64 = "=$V36"
-TOML
-  : > "$proj/src/lib.rs"
-  log "fetching crate etcd-bin-vendored-linux-amd64 $V36"
-  (cd "$proj" && cargo fetch -q)
-  crate=$(ls "${CARGO_HOME:-$HOME/.cargo}"/registry/cache/*/etcd-bin-vendored-linux-amd64-"$V36".crate 2>/dev/null | head -n1)
-  [ -n "$crate" ] || die "etcd-bin-vendored-linux-amd64-$V36.crate not in cargo's registry cache"
-  mkdir -p "$ETCD_BIN_DIR/v$V36"
-  tar -xzf "$crate" -O "etcd-bin-vendored-linux-amd64-$V36/bin/etcd" > "$ETCD_BIN_DIR/v$V36/etcd.tmp"
-  chmod 0755 "$ETCD_BIN_DIR/v$V36/etcd.tmp"
-  mv "$ETCD_BIN_DIR/v$V36/etcd.tmp" "$ETCD_BIN_DIR/v$V36/etcd"
-  # no 3.6 etcdctl/etcdutl is available here: the 3.5 ones talk to 3.6 servers
-  install -m 0755 "$ETCD_BIN_DIR/v$V35/etcdctl" "$ETCD_BIN_DIR/v$V35/etcdutl" "$ETCD_BIN_DIR/v$V36/"
-  log "etcd $V36 from the crate (etcdctl/etcdutl from $V35)"
-fi
+go_env() {
+  # the machine's Go (/usr/local/go) before Debian's golang-go 1.19 (too old for etcd 3.5+)
+  if [ -x /usr/local/go/bin/go ]; then PATH=/usr/local/go/bin:$PATH; fi
+  command -v go >/dev/null || die "no go command (Go 1.24+ at /usr/local/go): needed to build etcd"
+  local gov gomin; gov=$(go env GOVERSION 2>/dev/null || true); gomin=${gov#go1.}; gomin=${gomin%%.*}
+  [ -n "$gomin" ] && [ "$gomin" -ge 24 ] 2>/dev/null || die "go is $gov; building etcd needs Go 1.24+ (/usr/local/go)"
+  export GOMODCACHE=$KE_CACHE/go/mod GOCACHE=$KE_CACHE/go/cache GOFLAGS="-modcacherw -mod=mod" CGO_ENABLED=0 \
+    GOTOOLCHAIN=local GOPATH=$KE_CACHE/go/path
+  mkdir -p "$GOMODCACHE" "$GOCACHE" "$GOPATH"
+}
 
-printf '%s\n' "$V34" "$V35" "$V35_NEW" "$V36" > "$ETCD_BIN_DIR/VERSIONS"
-for v in $V34 $V35 $V35_NEW $V36; do
-  got=$("$ETCD_BIN_DIR/v$v/etcd" --version | awk '/etcd Version:/{print $3}')
+# go_etcd VERSION — build the three binaries of VERSION into $ETCD_BIN_DIR/v<VERSION> (atomically: a
+# failed or interrupted build leaves no half-filled directory behind).
+go_etcd() {
+  local v=$1 work=$KE_CACHE/etcd-build/v$1 out=$ETCD_BIN_DIR/v$1
+  rm -rf "$work"; mkdir -p "$work"
+  cp -r "$here/etcd/." "$work/"
+  local m mods=()
+  for m in server etcdctl etcdutl; do mods+=("-require=go.etcd.io/etcd/$m/v3@v$v"); done
+  (cd "$work" && go mod edit "${mods[@]}" && go mod tidy) >"$work/tidy.log" 2>&1 ||
+    { tail -n 30 "$work/tidy.log" >&2; die "go mod tidy for etcd $v failed (is v$v of go.etcd.io/etcd/{server,etcdctl,etcdutl}/v3 served by the Go module proxy?)"; }
+  log "building etcd $v from Go modules (etcd, etcdctl, etcdutl; cold ≈ 3 min per version on 2 cores)"
+  local t0=$SECONDS
+  (cd "$work" && nice -n 10 go build -trimpath -o "$work/bin/" ./cmd/etcd go.etcd.io/etcd/etcdctl/v3 go.etcd.io/etcd/etcdutl/v3) \
+    >"$work/build.log" 2>&1 || { tail -n 30 "$work/build.log" >&2; die "go build of etcd $v failed (log: $work/build.log)"; }
+  rm -rf "$out.tmp"; mkdir -p "$out.tmp"
+  install -m 0755 "$work/bin/etcd" "$work/bin/etcdctl" "$work/bin/etcdutl" "$out.tmp/"
+  rm -rf "$out"; mv "$out.tmp" "$out"
+  go_built "$v" || die "etcd $v built from Go modules does not report version $v"
+  log "etcd $v built from Go modules in $((SECONDS - t0)) s"
+}
+
+go_ready=0
+for v in $GO_VERSIONS; do
+  go_built "$v" && continue
+  [ "$go_ready" = 1 ] || { go_env; go_ready=1; }
+  go_etcd "$v"
+done
+
+all=$(printf '%s\n' "$V34" "$V35_OLD" $GO_VERSIONS | sort -t. -k1,1n -k2,2n -k3,3n -u)
+new35=$(printf '%s\n' $all | grep '^3\.5\.' | tail -n1)
+case "$new35" in 3.5.2[6-9]|3.5.[3-9][0-9]) ;; *) die "no 3.5 ≥ 3.5.26 (etcd's minimum for 3.5 → 3.6) among $GO_VERSIONS";; esac
+printf '%s\n' $all > "$ETCD_BIN_DIR/VERSIONS"
+for v in $all; do
+  got=$(etcd_version "$ETCD_BIN_DIR/v$v/etcd")
   [ "$got" = "$v" ] || die "$ETCD_BIN_DIR/v$v/etcd reports version '$got'"
-  # sed, not head: head would close the pipe early and pipefail would fail on etcdctl's SIGPIPE
-  printf 'v%s: etcd %s, %s\n' "$v" "$got" "$("$ETCD_BIN_DIR/v$v/etcdctl" version | sed -n 1p)"
+  utl=-; [ ! -x "$ETCD_BIN_DIR/v$v/etcdutl" ] || utl=$(tool_version "$ETCD_BIN_DIR/v$v/etcdutl")
+  printf 'v%s: etcd %s, etcdctl %s, etcdutl %s\n' "$v" "$got" "$(tool_version "$ETCD_BIN_DIR/v$v/etcdctl")" "$utl"
 done
 log "etcd binaries in $ETCD_BIN_DIR: $(tr '\n' ' ' < "$ETCD_BIN_DIR/VERSIONS")"

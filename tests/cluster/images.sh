@@ -3,7 +3,8 @@
 # into containerd's k8s.io namespace (containerd must be running: up.sh calls this after starting it).
 #
 #   images.sh                      pause + one etcd image per version in $KE_CACHE/etcd/VERSIONS
-#                                  (fallback: 3.4.23 from /usr/bin); skips images already imported
+#                                  (fallback: 3.4.23 from /usr/bin); skips images already imported;
+#                                  each holds etcd, etcdctl (and etcdutl from 3.5) of its own release
 #   images.sh operator BINARY      testbed.local/kubectl-etcd:dev from BINARY (always rebuilt + imported)
 #   images.sh build-only           build/refresh the cached archives, import nothing
 #
@@ -110,6 +111,14 @@ build_etcd() {
   local v=$1 image=$ETCD_REPO:v$1 archive=$IMG/etcd-v$1.tar src bins=() b
   src=$(etcd_bin_dir "$v")
   for b in etcd etcdctl etcdutl; do [ -x "$src/$b" ] && bins+=("$src/$b"); done
+  # Each image carries its own release's client tools (etcd-bins.sh builds them per version; the
+  # probe and `kubectl exec … etcdctl` use them): refuse a mix.
+  local got
+  for b in etcdctl etcdutl; do
+    [ -x "$src/$b" ] || continue
+    got=$("$src/$b" version 2>/dev/null | sed -n '1s/.*version: *//p')
+    [ "$got" = "$v" ] || die "$src/$b is $got, not $v: rerun tests/cluster/etcd-bins.sh"
+  done
   local sum; sum=$(sha256sum "${bins[@]}" /bin/busybox | sha256sum | cut -c1-16)
   REBUILT=0
   if [ -s "$archive" ] && [ "$(cat "$archive.sum" 2>/dev/null)" = "$sum" ]; then return 0; fi
