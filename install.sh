@@ -9,7 +9,8 @@
 #
 #   PREFIX=/usr/local (bin/ and share/ under it). Idempotent; downloads nothing beyond cargo's own
 #   crates — except --demo on a machine without a cluster, which installs Debian packages and builds
-#   Kubernetes 1.20 from Debian's source package (cached in /var/cache/kubectl-etcd).
+#   Kubernetes (KUBE_VERSION, default 1.34.4) from the Go module k8s.io/kubernetes (cached in
+#   /var/cache/kubectl-etcd); its kubectl is installed into $PREFIX/bin when the machine has none.
 set -euo pipefail
 cd "$(dirname "$0")"
 PREFIX=${PREFIX:-/usr/local}
@@ -65,6 +66,11 @@ if [ $use_testbed = 1 ]; then
   say "bringing up the single-node Kubernetes testbed"
   tests/cluster/up.sh
   export KUBECONFIG=/tmp/tb/admin.kubeconfig
+  k8s_bin=$(. tests/cluster/env.sh && echo "$K8S_BIN")
+  if ! command -v kubectl >/dev/null && [ -x "$k8s_bin/kubectl" ]; then
+    install -D -m 0755 "$k8s_bin/kubectl" "$PREFIX/bin/kubectl"
+    say "installed $PREFIX/bin/kubectl (the testbed's, $("$PREFIX/bin/kubectl" version --client 2>/dev/null | head -n1))"
+  fi
   say "testbed up: export KUBECONFIG=/tmp/tb/admin.kubeconfig (tear down: tests/cluster/down.sh --clean --net)"
 fi
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# THE test command (README, CI via .ci/run): builds, brings up the real Kubernetes 1.20 testbed and the S3
+# THE test command (README, CI via .ci/run): builds, brings up the real Kubernetes testbed (version
+# $KUBE_VERSION, default in tests/cluster/env.sh, built from the Go module k8s.io/kubernetes) and the S3
 # server, runs every test (unit + live + e2e) against them, and tears down what it started.
 #   KEEP_TESTBED=1   leave the testbed (and S3) running afterwards
+#   KUBE_VERSION=1.37.2   another Kubernetes version (a running testbed of another version is refused)
 #   extra args are passed to the test binaries (after --), e.g. tests/run-all.sh backup
 # Exit code = the tests' exit code.
 set -euo pipefail
@@ -42,6 +44,10 @@ trap cleanup EXIT
 
 "$C/deps.sh"
 phase deps
+# Kubernetes first (cold: the longest build; cached per version in $KE_CACHE): its kubectl, the same
+# version as the server, is the one on PATH for the scripts and the tests (env.sh puts $K8S_BIN first).
+"$C/build-k8s.sh"
+phase "kubernetes $K8S_VERSION"
 
 cargo build --bins
 phase "cargo build --bins"
@@ -65,6 +71,7 @@ else
 fi
 "$C/up.sh"
 phase "testbed up"
+log "kubectl $(command -v kubectl): $(kubectl version 2>/dev/null | tr '\n' ' ')"
 
 "$C/images.sh" operator "$ROOT/target/debug/kubectl-etcd"
 phase "operator image"

@@ -3,11 +3,21 @@
 # everything a running testbed needs lives under $TB (wiped by `down.sh --clean`).
 KE_CACHE=${KE_CACHE:-/var/cache/kubectl-etcd}
 TB=${TB:-/tmp/tb}
-K8S_VERSION=1.20.2
+# The Kubernetes version of the testbed: KUBE_VERSION=1.37.2 tests/cluster/up.sh. 1.34+ are built from
+# the Go module k8s.io/kubernetes (build-k8s.sh); 1.20.2 is Debian bookworm's source package
+# (build-k8s-1.20.sh), kept until 1.34 has passed the whole suite.
+KUBE_VERSION=${KUBE_VERSION:-1.34.4}
+KUBE_VERSION=${KUBE_VERSION#v}
+K8S_VERSION=$KUBE_VERSION
+K8S_MINOR=${K8S_VERSION#*.}; K8S_MINOR=${K8S_MINOR%%.*}
 K8S_BIN=$KE_CACHE/k8s-$K8S_VERSION/bin
 ETCD_BIN_DIR=$KE_CACHE/etcd
 NODE_IP=10.250.0.1
 NODE_NAME=$(hostname)
 export KUBECONFIG_ADMIN=$TB/admin.kubeconfig
+# The testbed's own kubectl (built with the server, same version) comes first; 1.20 has none built
+# and uses the machine's.
+case ":$PATH:" in *":$K8S_BIN:"*) ;; *) PATH=$K8S_BIN:$PATH ;; esac
+export PATH
 log() { printf '[testbed %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Brings up a real single-node Kubernetes 1.20 testbed on this VM (see tests/cluster/README or
-# /work/shared/testbed/RECIPE.md): control-plane etcd, kube-apiserver, kube-controller-manager (hostpath
+# Brings up a real single-node Kubernetes testbed on this VM, version $KUBE_VERSION (default in env.sh;
+# e.g. KUBE_VERSION=1.37.2 tests/cluster/up.sh; see /work/shared/testbed/RECIPE.md for the 1.20 facts): control-plane etcd, kube-apiserver, kube-controller-manager (hostpath
 # provisioner), kube-scheduler, containerd, kubelet, kube-proxy, dnsmasq + dns-feeder.sh, the images, and a
 # default StorageClass `standard`. Returns at once if the testbed is already up and healthy.
 # Afterwards: export KUBECONFIG=/tmp/tb/admin.kubeconfig
@@ -27,7 +27,12 @@ dns_ok() { [ "$(dig +short +time=1 +tries=1 @"$NODE_IP" kubernetes.default.svc.c
 COMPONENTS="etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-proxy dnsmasq dns-feeder"
 all_alive() { local c; for c in $COMPONENTS; do alive "$c" || return 1; done; }
 if [ -s "$KC" ] && all_alive && K get --raw /readyz >/dev/null 2>&1 && node_ready && dns_ok; then
-  log "testbed already up and healthy: reusing"
+  running=$(K get --raw /version 2>/dev/null | jq -r .gitVersion)
+  case "$running" in
+    v"$K8S_VERSION"|v"$K8S_VERSION"[+-]*|*really"$K8S_VERSION") ;;
+    *) die "a testbed of Kubernetes $running is running, $K8S_VERSION was asked for: tests/cluster/down.sh --clean first" ;;
+  esac
+  log "testbed already up and healthy (Kubernetes $running): reusing"
   done_msg "reusing"
   exit 0
 fi
@@ -35,9 +40,12 @@ fi
 # ---------------------------------------------------------------- prerequisites
 "$here/deps.sh"; phase deps
 "$here/build-k8s.sh"; phase build-k8s
+"$here/build-runtime.sh"; phase build-runtime
+. "$KE_CACHE/runtime-$K8S_VERSION.env"   # CONTAINERD_BIN, CONTAINERD_MAJOR, CNI_BIN_DIR, RUNC for this version
 if [ -x "$here/etcd-bins.sh" ]; then "$here/etcd-bins.sh"; phase etcd-bins; fi
 "$here/net.sh"; phase net
 "$here/pki.sh"; phase pki
+legacy=0; [ "$K8S_MINOR" -lt 24 ] && legacy=1   # 1.20: dockershim-era flags
 for b in kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy; do
   [ -x "$K8S_BIN/$b" ] || die "$K8S_BIN/$b missing"
 done
@@ -45,6 +53,32 @@ mkdir -p "$LOGS" "$PIDS" "$TB/etcd-data" "$TB/cni/net.d" "$TB/cni/ipam" "$TB/dns
 chmod 700 "$TB/etcd-data"
 
 # ---------------------------------------------------------------- configs
+if [ "$CONTAINERD_MAJOR" -ge 2 ]; then
+cat > "$TB/containerd.toml" <<EOF
+version = 3
+root = "/var/lib/containerd"
+state = "/run/containerd"
+[grpc]
+  address = "/run/containerd/containerd.sock"
+[plugins."io.containerd.cri.v1.images"]
+  snapshotter = "overlayfs"
+  [plugins."io.containerd.cri.v1.images".pinned_images]
+    sandbox = "testbed.local/pause:3.2"
+[plugins."io.containerd.cri.v1.runtime"]
+  # no CAP_SYS_RESOURCE on this VM: runc must not set oom_score_adj below the parent's
+  restrict_oom_score_adj = true
+  [plugins."io.containerd.cri.v1.runtime".containerd]
+    default_runtime_name = "runc"
+    [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]
+        SystemdCgroup = false
+        BinaryName = "$RUNC"
+  [plugins."io.containerd.cri.v1.runtime".cni]
+    bin_dirs = ["$CNI_BIN_DIR"]
+    conf_dir = "$TB/cni/net.d"
+EOF
+else
 cat > "$TB/containerd.toml" <<EOF
 version = 2
 root = "/var/lib/containerd"
@@ -63,9 +97,10 @@ state = "/run/containerd"
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         SystemdCgroup = false
   [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "/usr/lib/cni"
+    bin_dir = "$CNI_BIN_DIR"
     conf_dir = "$TB/cni/net.d"
 EOF
+fi
 cat > "$TB/cni/net.d/10-tbnet.conflist" <<EOF
 {
   "cniVersion": "0.4.0",
@@ -106,6 +141,13 @@ imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 serializeImagePulls: false
 EOF
+if [ $legacy = 0 ]; then
+  cat >> "$TB/kubelet.yaml" <<EOF
+containerRuntimeEndpoint: unix:///run/containerd/containerd.sock
+# This VM has cgroup v1 (stat -fc %T /sys/fs/cgroup = tmpfs): kubelets from 1.35 on refuse it unless told.
+failCgroupV1: false
+EOF
+fi
 
 # ---------------------------------------------------------------- control plane
 start etcd /usr/bin/etcd --name tb --data-dir "$TB/etcd-data" \
@@ -116,7 +158,7 @@ wait_for etcd 30 curl -sf --max-time 2 http://127.0.0.1:23810/health
 phase etcd
 
 start kube-apiserver "$K8S_BIN/kube-apiserver" --etcd-servers=http://127.0.0.1:23790 \
-  --bind-address="$NODE_IP" --advertise-address="$NODE_IP" --secure-port=6443 --insecure-port=0 \
+  --bind-address="$NODE_IP" --advertise-address="$NODE_IP" --secure-port=6443 $([ $legacy = 1 ] && echo --insecure-port=0) \
   --tls-cert-file="$P/apiserver.crt" --tls-private-key-file="$P/apiserver.key" --client-ca-file="$P/ca.crt" \
   --service-account-key-file="$P/sa.pub" --service-account-signing-key-file="$P/sa.key" \
   --service-account-issuer=https://kubernetes.default.svc.cluster.local \
@@ -128,14 +170,14 @@ phase kube-apiserver
 
 start kube-controller-manager "$K8S_BIN/kube-controller-manager" --kubeconfig="$TB/controller-manager.kubeconfig" \
   --authentication-kubeconfig="$TB/controller-manager.kubeconfig" --authorization-kubeconfig="$TB/controller-manager.kubeconfig" \
-  --leader-elect=false --bind-address=127.0.0.1 --port=0 \
+  --leader-elect=false --bind-address=127.0.0.1 $([ $legacy = 1 ] && echo --port=0) \
   --service-account-private-key-file="$P/sa.key" --root-ca-file="$P/ca.crt" --use-service-account-credentials=true \
   --cluster-signing-cert-file="$P/ca.crt" --cluster-signing-key-file="$P/ca.key" \
   --enable-hostpath-provisioner=true --v=1
 start kube-scheduler "$K8S_BIN/kube-scheduler" --kubeconfig="$TB/scheduler.kubeconfig" \
   --authentication-kubeconfig="$TB/scheduler.kubeconfig" --authorization-kubeconfig="$TB/scheduler.kubeconfig" \
-  --leader-elect=false --bind-address=127.0.0.1 --port=0 --v=1
-start containerd /usr/bin/containerd --config "$TB/containerd.toml"
+  --leader-elect=false --bind-address=127.0.0.1 $([ $legacy = 1 ] && echo --port=0) --v=1
+start containerd "$CONTAINERD_BIN" --config "$TB/containerd.toml"
 wait_for kube-controller-manager 60 curl -skf --max-time 2 https://127.0.0.1:10257/healthz
 wait_for kube-scheduler 60 curl -skf --max-time 2 https://127.0.0.1:10259/healthz
 phase controller+scheduler
@@ -146,9 +188,14 @@ phase containerd
 "$here/images.sh"
 phase images
 
+if [ $legacy = 1 ]; then
+  kubelet_flags=(--container-runtime=remote --container-runtime-endpoint=unix:///run/containerd/containerd.sock
+    --pod-infra-container-image=testbed.local/pause:3.2)
+else
+  kubelet_flags=()   # the runtime endpoint is in kubelet.yaml; the sandbox image is containerd's business
+fi
 start kubelet "$K8S_BIN/kubelet" --config="$TB/kubelet.yaml" --kubeconfig="$TB/kubelet.kubeconfig" \
-  --container-runtime=remote --container-runtime-endpoint=unix:///run/containerd/containerd.sock \
-  --node-ip="$NODE_IP" --hostname-override="$NODE_NAME" --pod-infra-container-image=testbed.local/pause:3.2 --v=1
+  "${kubelet_flags[@]}" --node-ip="$NODE_IP" --hostname-override="$NODE_NAME" --v=1
 start kube-proxy "$K8S_BIN/kube-proxy" --kubeconfig="$TB/kube-proxy.kubeconfig" --hostname-override="$NODE_NAME" \
   --bind-address="$NODE_IP" --cluster-cidr=10.244.0.0/16 --proxy-mode=iptables \
   --conntrack-max-per-core=0 --metrics-bind-address=127.0.0.1:10249 --healthz-bind-address=127.0.0.1:10256 --v=1
