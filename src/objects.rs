@@ -406,7 +406,7 @@ pub mod auth_key {
 
 /// The probe's and `kubectl exec … etcdctl`'s etcd user (`spec.auth`): etcdctl reads
 /// `ETCDCTL_USER`/`ETCDCTL_PASSWORD`, and goes on unauthenticated while etcd's authentication is
-/// off (3.4 to 3.6).
+/// off (3.4 to 3.7).
 fn auth_env(d: &Desired) -> Vec<EnvVar> {
     d.auth_secret
         .iter()
@@ -598,7 +598,7 @@ pub fn pod_template(d: &Desired) -> PodTemplateSpec {
 }
 
 /// The member container's TLS variables, volumes and mounts. etcd reads its TLS flags from
-/// `ETCD_*` variables (every one a flag of 3.4 to 3.6); the image's etcdctl (the readiness
+/// `ETCD_*` variables (every one a flag of 3.4 to 3.7); the image's etcdctl (the readiness
 /// probe, `kubectl exec … etcdctl`) gets the client certificate from `ETCDCTL_*` ones and talks to
 /// its own member on the loopback address, whose name the serving certificate need not carry
 /// (`ETCDCTL_INSECURE_SKIP_TLS_VERIFY`: the member still checks the probe's certificate).
@@ -1019,7 +1019,7 @@ mod tests {
                 .unwrap()
         };
         // /health and /readyz pass for learners; a linearizable gRPC read does not.
-        for v in ["3.4.23", "3.5.16", "3.6.15"] {
+        for v in ["3.4.23", "3.5.16", "3.6.15", "3.7.3"] {
             let p = probe(v);
             assert!(p.http_get.is_none(), "{v}");
             let cmd = p.exec.unwrap().command.unwrap();
@@ -1074,7 +1074,8 @@ mod tests {
         );
     }
 
-    /// The `ETCD_*` variables the template may set: flags of every etcd from 3.4 to 3.6.
+    /// The `ETCD_*` variables the template may set: flags of every etcd from 3.4 to 3.7 (but
+    /// the experimental name of the peer SAN flag, which only 3.4 and 3.5 get: 3.7 removed it).
     const KNOWN_ETCD_VARIABLES: [&str; 16] = [
         "ETCD_PEER_SKIP_CLIENT_SAN_VERIFICATION",
         "ETCD_EXPERIMENTAL_PEER_SKIP_CLIENT_SAN_VERIFICATION",

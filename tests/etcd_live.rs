@@ -1,5 +1,5 @@
 #![cfg(feature = "live")]
-//! The etcd wrapper against real etcd servers (3.4, 3.5, 3.6) on loopback.
+//! The etcd wrapper against real etcd servers (3.4, 3.5, 3.6, 3.7) on loopback.
 //!
 //! Binaries come from `$KE_ETCD_BIN_DIR/v<version>/etcd` (default
 //! `/var/cache/kubectl-etcd/etcd`, filled by `tests/cluster/etcd-bins.sh`); `VERSIONS` there names
@@ -69,6 +69,24 @@ fn etcd_binary_in(dir: &Path, minor: &str) -> (String, PathBuf) {
     (version, bin)
 }
 
+/// The etcd binary of exactly `version` ("3.6.16"), which VERSIONS must list.
+fn etcd_binary_exact(version: &str) -> PathBuf {
+    let dir = bin_dir();
+    let listed = std::fs::read_to_string(dir.join("VERSIONS")).unwrap_or_default();
+    assert!(
+        listed.lines().any(|v| v.trim() == version),
+        "etcd {version} is not in {}/VERSIONS; run {BIN_SCRIPT}",
+        dir.display()
+    );
+    let bin = dir.join(format!("v{version}")).join("etcd");
+    assert!(
+        bin.is_file(),
+        "{} is missing; run {BIN_SCRIPT}",
+        bin.display()
+    );
+    bin
+}
+
 // ---------------------------------------------------------------------------------------------
 // a cluster of etcd processes on loopback
 
@@ -92,6 +110,16 @@ impl Cluster {
     /// `base_port + 2i + 1`, and waits until every member is healthy.
     async fn start(minor: &str, base_port: u16, size: usize) -> Cluster {
         let (version, bin) = etcd_binary(minor);
+        Self::start_on(version, bin, base_port, size).await
+    }
+
+    /// [`Cluster::start`] on exactly `version` ("3.6.16").
+    async fn start_version(version: &str, base_port: u16, size: usize) -> Cluster {
+        let bin = etcd_binary_exact(version);
+        Self::start_on(version.to_owned(), bin, base_port, size).await
+    }
+
+    async fn start_on(version: String, bin: PathBuf, base_port: u16, size: usize) -> Cluster {
         let mut cluster = Cluster {
             bin,
             version,
@@ -137,13 +165,27 @@ impl Cluster {
     }
 
     fn spawn(&mut self, i: usize, initial_cluster: &str, state: &str) {
+        let bin = self.bin.clone();
+        self.spawn_with(&bin, i, initial_cluster, state);
+    }
+
+    /// Stops node `i` and starts it again on its data dir with the etcd binary `bin` (a rolling
+    /// upgrade or downgrade of one member), then waits until it is healthy.
+    async fn restart_on(&mut self, bin: &Path, i: usize) {
+        self.kill(i);
+        let initial = self.initial_cluster(self.nodes.len());
+        self.spawn_with(bin, i, &initial, "existing");
+        self.wait_healthy(i).await;
+    }
+
+    fn spawn_with(&mut self, bin: &Path, i: usize, initial_cluster: &str, state: &str) {
         let node = &self.nodes[i];
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(self.log_path(i))
             .expect("an etcd log file");
-        let child = Command::new(&self.bin)
+        let child = Command::new(bin)
             .arg("--name")
             .arg(&node.name)
             .arg("--data-dir")
@@ -167,7 +209,7 @@ impl Cluster {
             .stdout(log.try_clone().expect("a log handle"))
             .stderr(log)
             .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {}: {e}", self.bin.display()));
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
         self.nodes[i].child = Some(child);
     }
 
@@ -462,7 +504,7 @@ async fn learner_lifecycle(minor: &str, base_port: u16) {
     );
 
     // restarted on its data dir it stops again by itself (etcd sees it was removed and exits,
-    // with status 0 in 3.4–3.6) rather than rejoin
+    // with status 0 in 3.4–3.7) rather than rejoin
     cluster.spawn(new, &initial, "existing");
     assert!(
         cluster.wait_exit(new, SETTLE).await.is_some(),
@@ -680,7 +722,7 @@ async fn a_wiped_member_cannot_rejoin_as_a_voter_and_is_replaced(minor: &str, ba
 }
 
 // ---------------------------------------------------------------------------------------------
-// tests: ports 2xyyy, x = etcd minor, distinct per test
+// tests: ports 2xyyy, x = etcd minor (8 for 3.7: the TLS tests hold 27yyy), distinct per test
 
 #[tokio::test]
 async fn a_wiped_member_cannot_rejoin_as_a_voter_and_is_replaced_on_3_4() {
@@ -695,6 +737,11 @@ async fn a_wiped_member_cannot_rejoin_as_a_voter_and_is_replaced_on_3_5() {
 #[tokio::test]
 async fn a_wiped_member_cannot_rejoin_as_a_voter_and_is_replaced_on_3_6() {
     a_wiped_member_cannot_rejoin_as_a_voter_and_is_replaced("3.6", 26400).await;
+}
+
+#[tokio::test]
+async fn a_wiped_member_cannot_rejoin_as_a_voter_and_is_replaced_on_3_7() {
+    a_wiped_member_cannot_rejoin_as_a_voter_and_is_replaced("3.7", 28400).await;
 }
 
 #[tokio::test]
@@ -713,6 +760,11 @@ async fn learner_is_added_caught_up_promoted_and_removed_on_3_6() {
 }
 
 #[tokio::test]
+async fn learner_is_added_caught_up_promoted_and_removed_on_3_7() {
+    learner_lifecycle("3.7", 28100).await;
+}
+
+#[tokio::test]
 async fn leadership_moves_then_the_old_leader_is_removed_on_3_4() {
     leadership_moves_then_old_leader_is_removed("3.4", 24200).await;
 }
@@ -725,6 +777,11 @@ async fn leadership_moves_then_the_old_leader_is_removed_on_3_5() {
 #[tokio::test]
 async fn leadership_moves_then_the_old_leader_is_removed_on_3_6() {
     leadership_moves_then_old_leader_is_removed("3.6", 26200).await;
+}
+
+#[tokio::test]
+async fn leadership_moves_then_the_old_leader_is_removed_on_3_7() {
+    leadership_moves_then_old_leader_is_removed("3.7", 28200).await;
 }
 
 #[tokio::test]
@@ -975,57 +1032,252 @@ async fn versions_are_read_from_the_member_on_3_5() {
     versions_are_read_from_the_member("3.5", 25500).await;
 }
 
-/// etcd's downgrade API on 3.6: validate refuses two minors down, enable lowers the cluster
-/// version to 3.5.0 and shows in status, cancel ends it.
 #[tokio::test]
-async fn the_downgrade_api_lowers_the_cluster_version_on_3_6() {
-    let cluster = Cluster::start("3.6", 26500, 1).await;
+async fn versions_are_read_from_the_member_on_3_6() {
+    versions_are_read_from_the_member("3.6", 26600).await;
+}
+
+#[tokio::test]
+async fn versions_are_read_from_the_member_on_3_7() {
+    versions_are_read_from_the_member("3.7", 28600).await;
+}
+
+/// etcd's downgrade API on `minor` (3.6, 3.7): validate refuses two minors down, enable lowers
+/// the cluster version one minor and shows in status, cancel ends it.
+async fn the_downgrade_api_lowers_the_cluster_version(minor: &str, base_port: u16) {
+    let m: u32 = minor.strip_prefix("3.").unwrap().parse().unwrap();
+    let (cur, one_down, two_down) = (
+        format!("3.{m}.0"),
+        format!("3.{}", m - 1),
+        format!("3.{}", m - 2),
+    );
+    let down0 = format!("{one_down}.0");
+    let cluster = Cluster::start(minor, base_port, 1).await;
     let mut client = cluster.client(0).await;
-    eventually("the cluster version is 3.6.0", || {
+    eventually(&format!("the cluster version is {cur}"), || {
         let client = client.clone();
-        async move { client.versions().await.is_ok_and(|v| v.cluster == "3.6.0") }
+        let cur = cur.clone();
+        async move { client.versions().await.is_ok_and(|v| v.cluster == cur) }
     })
     .await;
     let refused = client
-        .downgrade(DowngradeAction::Validate, "3.4")
+        .downgrade(DowngradeAction::Validate, &two_down)
         .await
         .expect_err("two minors down");
     assert!(!refused.is_transient(), "{}", report(&refused));
     let cv = client
-        .downgrade(DowngradeAction::Validate, "3.5")
+        .downgrade(DowngradeAction::Validate, &one_down)
         .await
         .map_err(|e| report(&e))
         .unwrap();
-    assert_eq!(cv, "3.6", "the cluster version, major.minor");
+    assert_eq!(cv, minor, "the cluster version, major.minor");
     client
-        .downgrade(DowngradeAction::Enable, "3.5")
+        .downgrade(DowngradeAction::Enable, &one_down)
         .await
         .map_err(|e| report(&e))
         .unwrap();
-    eventually("the cluster version is 3.5.0", || {
+    eventually(&format!("the cluster version is {down0}"), || {
         let client = client.clone();
-        async move { client.versions().await.is_ok_and(|v| v.cluster == "3.5.0") }
+        let down0 = down0.clone();
+        async move { client.versions().await.is_ok_and(|v| v.cluster == down0) }
     })
     .await;
     let st = client.status().await.map_err(|e| report(&e)).unwrap();
-    assert_eq!(st.downgrade_target, "3.5.0", "{st:?}");
+    assert_eq!(st.downgrade_target, down0, "{st:?}");
     eventually("the storage version follows", || {
         let mut client = client.clone();
+        let down0 = down0.clone();
         async move {
             client
                 .status()
                 .await
-                .is_ok_and(|s| s.storage_version == "3.5.0")
+                .is_ok_and(|s| s.storage_version == down0)
         }
     })
     .await;
     client
-        .downgrade(DowngradeAction::Cancel, "3.5")
+        .downgrade(DowngradeAction::Cancel, &one_down)
         .await
         .map_err(|e| report(&e))
         .unwrap();
     let st = client.status().await.map_err(|e| report(&e)).unwrap();
     assert_eq!(st.downgrade_target, "", "{st:?}");
+}
+
+#[tokio::test]
+async fn the_downgrade_api_lowers_the_cluster_version_on_3_6() {
+    the_downgrade_api_lowers_the_cluster_version("3.6", 26500).await;
+}
+
+#[tokio::test]
+async fn the_downgrade_api_lowers_the_cluster_version_on_3_7() {
+    the_downgrade_api_lowers_the_cluster_version("3.7", 28500).await;
+}
+
+/// What every member of `nodes` answers: (server version, cluster version, storage version,
+/// downgrade target).
+async fn member_versions(
+    cluster: &Cluster,
+    nodes: &[usize],
+) -> Vec<(String, String, String, String)> {
+    let mut out = Vec::new();
+    for &i in nodes {
+        let mut c = cluster.client(i).await;
+        let (Ok(v), Ok(s)) = (c.versions().await, c.status().await) else {
+            out.push(Default::default());
+            continue;
+        };
+        out.push((v.server, v.cluster, s.storage_version, s.downgrade_target));
+    }
+    out
+}
+
+/// Waits until every member of `nodes` answers `want` for (server, cluster, storage version,
+/// downgrade target).
+async fn all_answer(cluster: &Cluster, nodes: &[usize], want: (&str, &str, &str, &str)) {
+    let want = (
+        want.0.to_owned(),
+        want.1.to_owned(),
+        want.2.to_owned(),
+        want.3.to_owned(),
+    );
+    let end = Instant::now() + SETTLE;
+    loop {
+        let got = member_versions(cluster, nodes).await;
+        if got.iter().all(|g| *g == want) {
+            return;
+        }
+        assert!(
+            Instant::now() < end,
+            "waiting for {want:?}, members answer {got:?}"
+        );
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+/// Puts `n` keys `/live/<tag>/<i>` through node `i`.
+async fn put_keys(cluster: &Cluster, i: usize, tag: &str, n: usize) {
+    let c = cluster.client(i).await;
+    for k in 0..n {
+        let key = format!("/live/{tag}/{k}");
+        retry(&format!("put {key}"), || {
+            let mut c = c.clone();
+            let key = key.clone();
+            async move { c.put(&key, "v").await }
+        })
+        .await;
+    }
+}
+
+/// Every key of `tags` (n each) reads back through every node.
+async fn keys_read_back(cluster: &Cluster, nodes: &[usize], tags: &[&str], n: usize) {
+    for &i in nodes {
+        let c = cluster.client(i).await;
+        for tag in tags {
+            for k in 0..n {
+                let key = format!("/live/{tag}/{k}");
+                let got = retry(&format!("get {key}"), || {
+                    let mut c = c.clone();
+                    let key = key.clone();
+                    async move { c.get(&key).await }
+                })
+                .await;
+                assert_eq!(got.as_deref(), Some("v"), "{key} through m{i}");
+            }
+        }
+    }
+}
+
+/// The nodes in the order the engine restarts them: followers, the leader last.
+async fn leader_last(cluster: &Cluster, nodes: &[usize]) -> Vec<usize> {
+    let leader = leader_index(cluster, nodes).await;
+    let mut order: Vec<usize> = nodes.iter().copied().filter(|&i| i != leader).collect();
+    order.push(leader);
+    order
+}
+
+/// etcd's 3.6 → 3.7 upgrade guide and 3.7 → 3.6 downgrade guide, member by member as the
+/// engine does them (followers first, the leader last), on a 3-member cluster of 3.6.16 (above
+/// the 3.6.11 minimum): each member restarted on 3.7.3 on its data dir; the cluster version
+/// moves to 3.7.0 once every member runs 3.7; then downgrade validate/enable 3.6 lowers cluster
+/// and storage versions, each member goes back to 3.6.16, and etcd ends the downgrade by itself.
+/// Keys written on each version read back on every member at the end.
+#[tokio::test]
+async fn a_3_6_cluster_rolls_to_3_7_and_back_to_3_6_through_the_downgrade_api() {
+    let (v36, v37) = ("3.6.16", "3.7.3");
+    let bin37 = etcd_binary_exact(v37);
+    let bin36 = etcd_binary_exact(v36);
+    let mut cluster = Cluster::start_version(v36, 28700, 3).await;
+    let nodes = [0, 1, 2];
+    all_answer(&cluster, &nodes, (v36, "3.6.0", "3.6.0", "")).await;
+    put_keys(&cluster, 0, "on36", 20).await;
+
+    let order = leader_last(&cluster, &nodes).await;
+    for (n, &i) in order.iter().enumerate() {
+        cluster.restart_on(&bin37, i).await;
+        if n + 1 < order.len() {
+            // Mixed: the cluster keeps speaking 3.6 (a rollback to 3.6 is putting the binary back).
+            let v = cluster.client(i).await.versions().await.unwrap();
+            assert_eq!((v.server.as_str(), v.cluster.as_str()), (v37, "3.6.0"));
+            put_keys(&cluster, i, &format!("mixed{n}"), 5).await;
+        }
+    }
+    all_answer(&cluster, &nodes, (v37, "3.7.0", "3.7.0", "")).await;
+    put_keys(&cluster, 1, "on37", 20).await;
+
+    let mut c = cluster.client(leader_index(&cluster, &nodes).await).await;
+    let refused = c
+        .downgrade(DowngradeAction::Validate, "3.5")
+        .await
+        .expect_err("3.7 → 3.5 skips a minor");
+    assert!(!refused.is_transient(), "{}", report(&refused));
+    let cv = c
+        .downgrade(DowngradeAction::Validate, "3.6")
+        .await
+        .map_err(|e| report(&e))
+        .unwrap();
+    assert_eq!(cv, "3.7");
+    c.downgrade(DowngradeAction::Enable, "3.6")
+        .await
+        .map_err(|e| report(&e))
+        .unwrap();
+    // Before any member moves: the cluster speaks 3.6 and every db file is 3.6 again.
+    all_answer(&cluster, &nodes, (v37, "3.6.0", "3.6.0", "3.6.0")).await;
+
+    let order = leader_last(&cluster, &nodes).await;
+    for (n, &i) in order.iter().enumerate() {
+        cluster.restart_on(&bin36, i).await;
+        put_keys(&cluster, i, &format!("down{n}"), 5).await;
+    }
+    // Every member on 3.6: etcd ends the downgrade by itself.
+    all_answer(&cluster, &nodes, (v36, "3.6.0", "3.6.0", "")).await;
+    keys_read_back(&cluster, &nodes, &["on36", "on37"], 20).await;
+    keys_read_back(
+        &cluster,
+        &nodes,
+        &["mixed0", "mixed1", "down0", "down1", "down2"],
+        5,
+    )
+    .await;
+}
+
+/// Why the engine refuses 3.5 → 3.7 (one minor at a time): etcd 3.7.3 started on the data dir of
+/// a 3.5 member does not run (seen: it panics applying the 3.5 WAL, "unmarshal should never
+/// fail (proto: cannot parse invalid wire-format data)").
+#[tokio::test]
+async fn etcd_3_7_refuses_the_data_of_a_3_5_cluster() {
+    let bin37 = etcd_binary_exact("3.7.3");
+    let mut cluster = Cluster::start("3.5", 28800, 1).await;
+    put_keys(&cluster, 0, "on35", 3).await;
+    cluster.kill(0);
+    let initial = cluster.initial_cluster(1);
+    cluster.spawn_with(&bin37, 0, &initial, "existing");
+    let exited = cluster.wait_exit(0, SETTLE).await;
+    let log = cluster.log_tail(0);
+    assert!(
+        exited.is_some_and(|s| !s.success()),
+        "3.7 must not run a 3.5 member: {exited:?}\n{log}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1197,6 +1449,11 @@ async fn a_tls_member_is_dialed_with_a_client_certificate_on_3_4() {
 #[tokio::test]
 async fn a_tls_member_is_dialed_with_a_client_certificate_on_3_6() {
     a_tls_member_is_dialed_with_a_client_certificate("3.6", 27200).await;
+}
+
+#[tokio::test]
+async fn a_tls_member_is_dialed_with_a_client_certificate_on_3_7() {
+    a_tls_member_is_dialed_with_a_client_certificate("3.7", 28900).await;
 }
 
 #[test]

@@ -33,6 +33,27 @@ pub const MIN_3_5_FOR_3_6: Version = Version {
     patch: 26,
 };
 
+/// The 3.6 patch every member must run before any moves to 3.7: the minimum etcd's 3.7 upgrade
+/// guide names ("earlier 3.6 patch releases may not be compatible with a rolling upgrade").
+pub const MIN_3_6_FOR_3_7: Version = Version {
+    major: 3,
+    minor: 6,
+    patch: 11,
+};
+
+/// The lowest patch of `minor` that may share a cluster with the next minor (upgrading from it,
+/// or downgrading to it), and why, where etcd's upgrade guides name one.
+pub fn min_patch_beside_next(minor: u32) -> Option<(Version, &'static str)> {
+    match minor {
+        5 => Some((MIN_3_5_FOR_3_6, "the zombie-member fix")),
+        6 => Some((
+            MIN_3_6_FOR_3_7,
+            "earlier 3.6 patches may not be compatible with a rolling upgrade to 3.7",
+        )),
+        _ => None,
+    }
+}
+
 /// Seconds an upgraded member whose image cannot be pulled (the kubelet says so) may wait
 /// before the upgrade is rolled back, when that is sooner than `spec.upgradeTimeoutSeconds`: a
 /// missing image does not appear by waiting, and the cluster runs a member short meanwhile.
@@ -73,8 +94,8 @@ pub enum PathKind {
     Minor,
     /// Back to the minor some members still run, before the cluster version moved.
     Rollback,
-    /// One minor down through etcd's downgrade API (3.6 → 3.5): the cluster version is lowered
-    /// first, then the members move, leader last.
+    /// One minor down through etcd's downgrade API (3.6 → 3.5, 3.7 → 3.6): the cluster version
+    /// is lowered first, then the members move, leader last.
     Downgrade,
 }
 
@@ -109,12 +130,17 @@ pub fn check_step(from: Version, to: Version) -> Result<PathKind, Refusal> {
             ),
         });
     }
-    if from.minor == 5 && to.minor == 6 && from < MIN_3_5_FOR_3_6 {
+    if let Some((min, why)) = min_patch_beside_next(from.minor)
+        && from < min
+    {
         return Err(Refusal {
-            rule: "3.5 → 3.6 needs 3.5.26 or later",
+            rule: match from.minor {
+                5 => "3.5 → 3.6 needs 3.5.26 or later",
+                _ => "3.6 → 3.7 needs 3.6.11 or later",
+            },
             message: format!(
-                "{from} → {to}: etcd's upgrade guide requires every member on {MIN_3_5_FOR_3_6} or later first (the zombie-member fix): \
-                 upgrade to {MIN_3_5_FOR_3_6} first, then to {to}"
+                "{from} → {to}: etcd's upgrade guide requires every member on {min} or later first ({why}): \
+                 upgrade to {min} first, then to {to}"
             ),
         });
     }
@@ -142,11 +168,17 @@ fn check_downgrade(from: Version, to: Version) -> Result<PathKind, Refusal> {
             ),
         });
     }
-    if to.minor == 5 && to < MIN_3_5_FOR_3_6 {
+    if let Some((min, _)) = min_patch_beside_next(to.minor)
+        && to < min
+    {
         return Err(Refusal {
-            rule: "a downgrade to 3.5 goes to 3.5.26 or later",
+            rule: match to.minor {
+                5 => "a downgrade to 3.5 goes to 3.5.26 or later",
+                _ => "a downgrade to 3.6 goes to 3.6.11 or later",
+            },
             message: format!(
-                "{from} → {to}: the 3.5 patches a 3.6 cluster may run start at {MIN_3_5_FOR_3_6}: downgrade to {MIN_3_5_FOR_3_6} or later"
+                "{from} → {to}: the 3.{} patches a 3.{} cluster may run start at {min}: downgrade to {min} or later",
+                to.minor, from.minor
             ),
         });
     }
@@ -196,7 +228,9 @@ pub fn auth_enabled(o: &Observed) -> bool {
 /// `check_path`, then the gates etcd documents for the step, on what the members show:
 /// 3.4 → 3.5 not while auth is enabled; 3.5 → 3.6 not with v2 store data (only a member
 /// serving the v2 API, `--enable-v2`, can hold any: the pod template never passes it, and a
-/// restored snapshot carries no v2 store).
+/// restored snapshot carries no v2 store); 3.6 → 3.7 not with an `--experimental-*` flag in
+/// `spec.etcd.options` (3.7 removed them all and does not start with one; 3.6 has the new name
+/// of each). 3.7 has no v2 store at all, and 3.6 neither serves nor keeps one: no v2 gate there.
 pub fn check_change(
     d: &Desired,
     o: &Observed,
@@ -226,6 +260,25 @@ pub fn check_change(
                  move it to the v3 API, check with `etcdutl check v2store`, drop --enable-v2, then upgrade"
             ),
         });
+    }
+    if kind == PathKind::Minor && to.minor >= 7 {
+        let experimental: Vec<&str> = d
+            .etcd_flags
+            .iter()
+            .filter_map(|f| f.strip_prefix("--"))
+            .filter_map(|f| f.split('=').next())
+            .filter(|f| f.starts_with("experimental-"))
+            .collect();
+        if !experimental.is_empty() {
+            return Err(Refusal {
+                rule: "no --experimental-* flags on 3.7",
+                message: format!(
+                    "spec.etcd.options sets {}: etcd {to} removed every --experimental-* flag and does not start with one; \
+                     set its 3.6 name (without experimental-, or a --feature-gates entry) while on {lowest}, then upgrade",
+                    experimental.join(", ")
+                ),
+            });
+        }
     }
     Ok(kind)
 }

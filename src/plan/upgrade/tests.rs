@@ -92,6 +92,11 @@ fn path_rules() {
         ("3.5.16", "3.5.16", PathKind::Same),
         ("3.6.15", "3.5.30", PathKind::Downgrade),
         ("3.7.2", "3.6.15", PathKind::Downgrade),
+        ("3.6.11", "3.7.3", PathKind::Minor),
+        ("3.6.16", "3.7.0", PathKind::Minor),
+        ("3.7.0", "3.7.3", PathKind::Patch),
+        ("3.7.3", "3.6.16", PathKind::Downgrade),
+        ("3.7.3", "3.6.11", PathKind::Downgrade),
     ];
     for (from, to, kind) in ok {
         assert_eq!(check_step(v(from), v(to)), Ok(kind), "{from} → {to}");
@@ -122,6 +127,32 @@ fn path_rules() {
             "3.4.23",
             "one minor at a time",
             "one minor at a time",
+        ),
+        // etcd's 3.7 upgrade guide: every 3.6 member on 3.6.11 or later first.
+        (
+            "3.6.10",
+            "3.7.3",
+            "3.6 → 3.7 needs 3.6.11 or later",
+            "upgrade to 3.6.11 first, then to 3.7.3",
+        ),
+        ("3.6.0", "3.7.0", "3.6.11", "may not be compatible"),
+        (
+            "3.7.3",
+            "3.6.10",
+            "a downgrade to 3.6 goes to 3.6.11 or later",
+            "downgrade to 3.6.11 or later",
+        ),
+        (
+            "3.5.35",
+            "3.7.3",
+            "one minor at a time",
+            "upgrade to the newest 3.6 patch first",
+        ),
+        (
+            "3.7.3",
+            "3.5.35",
+            "one minor at a time",
+            "go down one minor at a time",
         ),
     ];
     for (from, to, rule, way) in refused {
@@ -545,6 +576,167 @@ fn an_upgrade_to_3_6_failing_after_the_cluster_version_moved_is_rolled_back_thro
 }
 
 #[test]
+fn a_downgrade_from_3_7_lowers_the_cluster_version_to_3_6_then_goes_leader_last() {
+    let mut o = running_on("3.7.3");
+    speaks(&mut o, "3.7.0", "3.7.0");
+    let d = settle(want("3.6.16"), &o);
+    assert_eq!(
+        d.upgrade,
+        VersionChange::Moving {
+            from: v("3.7.3"),
+            to: v("3.6.16")
+        }
+    );
+    template_applied(&mut o, &d);
+    assert_eq!(
+        plan(&d, &o),
+        Step::Downgrade {
+            action: crate::plan::DowngradeStep::Enable,
+            target: v("3.6.0")
+        }
+    );
+    downgrade_enabled(&mut o, "3.6.0");
+    speaks(&mut o, "3.6.0", "3.7.0");
+    assert!(matches!(
+        plan(&d, &o),
+        Step::Wait { reason: Reason::Downgrading, message } if message.contains("storage version of demo-0, demo-1, demo-2") && message.contains("above 3.6")
+    ));
+    speaks(&mut o, "3.6.0", "3.6.0");
+    assert!(matches!(
+        plan(&d, &o),
+        Step::RestartMember {
+            ordinal: 2,
+            why: Restart::NewTemplate,
+            ..
+        }
+    ));
+    restarted(&mut o, 2, "3.6.16", 30);
+    restarted(&mut o, 1, "3.6.16", 20);
+    assert!(matches!(plan(&d, &o), Step::MoveLeader { from, .. } if from == "demo-0"));
+    // Set back to 3.7 midway: the template runs 3.7 again, and the downgrade is cancelled
+    // before any member restarts on it (etcd does not let a 3.7 member join while a downgrade
+    // to 3.6 is enabled).
+    let d = settle(want("3.7.3"), &o);
+    assert!(matches!(plan(&d, &o), Step::UpdateTemplate { .. }));
+    let sts = o.statefulset.as_mut().unwrap();
+    sts.template_hash = Some(objects::template_hash(&d));
+    sts.update_revision = Some("rev3".into());
+    assert_eq!(
+        plan(&d, &o),
+        Step::Downgrade {
+            action: crate::plan::DowngradeStep::Cancel,
+            target: v("3.6.0")
+        }
+    );
+}
+
+#[test]
+fn an_upgrade_to_3_7_failing_after_the_cluster_version_moved_is_rolled_back_through_etcds_downgrade()
+ {
+    let mut o = running_on("3.6.16");
+    speaks(&mut o, "3.6.0", "3.6.0");
+    let d = settle(want("3.7.3"), &o);
+    assert_eq!(
+        d.upgrade,
+        VersionChange::Moving {
+            from: v("3.6.16"),
+            to: v("3.7.3")
+        }
+    );
+    template_applied(&mut o, &d);
+    restarted(&mut o, 2, "3.7.3", 900);
+    restarted(&mut o, 1, "3.7.3", 600);
+    restarted(&mut o, 0, "3.7.3", d.upgrade_timeout_seconds);
+    speaks(&mut o, "3.7.0", "3.7.0");
+    crashing(&mut o, 0);
+    cluster(&mut o).leader = Some(101);
+    let step = plan(&d, &o);
+    assert!(
+        matches!(&step, Step::RollBack { from, to, .. } if *from == v("3.6.16") && *to == v("3.7.3")),
+        "{step:?}"
+    );
+    let st = crate::api::EtcdClusterStatus {
+        upgrade: record(&d, &o, &step, None),
+        ..Default::default()
+    };
+    (_, o.upgrade) = from_status(Some(&st));
+    let d = settle(want("3.7.3"), &o);
+    assert_eq!(d.version, v("3.6.16"));
+    let sts = o.statefulset.as_mut().unwrap();
+    sts.template_hash = Some(objects::template_hash(&d));
+    sts.update_revision = Some("rev3".into());
+    assert_eq!(
+        plan(&d, &o),
+        Step::Downgrade {
+            action: crate::plan::DowngradeStep::Enable,
+            target: v("3.6.0")
+        }
+    );
+}
+
+#[test]
+fn an_upgrade_to_3_7_failing_while_a_member_still_runs_3_6_puts_3_6_back() {
+    let mut o = running_on("3.6.16");
+    speaks(&mut o, "3.6.0", "3.6.0");
+    let d = settle(want("3.7.3"), &o);
+    template_applied(&mut o, &d);
+    restarted(&mut o, 2, "3.7.3", d.upgrade_timeout_seconds);
+    crashing(&mut o, 2);
+    let step = plan(&d, &o);
+    assert!(
+        matches!(&step, Step::RollBack { from, to, ordinal: 2, .. } if *from == v("3.6.16") && *to == v("3.7.3")),
+        "{step:?}"
+    );
+}
+
+#[test]
+fn a_3_6_cluster_below_3_6_11_is_not_moved_to_3_7() {
+    let o = running_on("3.6.10");
+    let d = settle(want("3.7.3"), &o);
+    let VersionChange::Blocked { why, .. } = &d.upgrade else {
+        panic!("{:?}", d.upgrade);
+    };
+    assert!(why.contains("upgrade to 3.6.11 first"), "{why}");
+    assert_eq!(d.version, v("3.6.10"), "the template keeps what runs");
+    // A mixed 3.6 cluster is judged by its lowest member.
+    let mut o = running_on("3.6.16");
+    cluster(&mut o).members[1].status.as_mut().unwrap().version = "3.6.10".into();
+    assert!(matches!(
+        settle(want("3.7.3"), &o).upgrade,
+        VersionChange::Blocked { .. }
+    ));
+}
+
+#[test]
+fn three_six_to_three_seven_is_refused_while_spec_options_set_an_experimental_flag() {
+    let o = running_on("3.6.16");
+    let mut d = want("3.7.3");
+    d.etcd_flags
+        .push("--experimental-compact-hash-check-enabled=true".into());
+    d.etcd_flags.push("--snapshot-count=50000".into());
+    let r = check_change(&d, &o, v("3.6.16"), v("3.6.16"), v("3.7.3")).unwrap_err();
+    assert!(r.rule.contains("experimental"), "{r}");
+    assert!(
+        r.message
+            .contains("sets experimental-compact-hash-check-enabled:"),
+        "{r}"
+    );
+    assert!(r.message.contains("3.6 name"), "{r}");
+    // The plain names are fine, and 3.5 → 3.6 keeps the experimental ones (deprecated there).
+    assert_eq!(
+        check_change(&want("3.7.3"), &o, v("3.6.16"), v("3.6.16"), v("3.7.3")),
+        Ok(PathKind::Minor)
+    );
+    let mut d = want("3.6.16");
+    d.etcd_flags
+        .push("--experimental-compact-hash-check-enabled=true".into());
+    assert_eq!(
+        check_change(&d, &o, v("3.5.35"), v("3.5.35"), v("3.6.16")),
+        Ok(PathKind::Minor)
+    );
+}
+
+#[test]
 fn a_downgrade_waits_while_the_cluster_version_is_unknown() {
     let mut o = running_on("3.6.15");
     let d = settle(want("3.5.30"), &o);
@@ -641,8 +833,8 @@ fn the_member_template_passes_no_experimental_flag_and_no_v2_api_to_any_version(
     // Nothing to rename for 3.6 or drop for 3.7: the template sets no `--experimental-*` flag
     // (nor its ETCD_EXPERIMENTAL_* variable), and never enables the v2 API. The one exception
     // is translated per version: peer TLS skips the SAN check of peer client certificates with
-    // the experimental name up to 3.5 and the plain one from 3.6.
-    for version in ["3.4.23", "3.5.16", "3.5.30", "3.6.15"] {
+    // the experimental name up to 3.5 and the plain one from 3.6 (3.7 has no other).
+    for version in ["3.4.23", "3.5.16", "3.5.30", "3.6.15", "3.6.16", "3.7.3"] {
         let d = want(version);
         let t = objects::pod_template(&d);
         let text = serde_json::to_string(&t).unwrap().to_lowercase();
@@ -652,7 +844,7 @@ fn the_member_template_passes_no_experimental_flag_and_no_v2_api_to_any_version(
         let mut d = want(version);
         d.tls.peer_secret = Some("peer".into());
         let text = serde_json::to_string(&objects::pod_template(&d)).unwrap();
-        let (want_var, not) = if version.starts_with("3.6") {
+        let (want_var, not) = if version.starts_with("3.6") || version.starts_with("3.7") {
             ("\"ETCD_PEER_SKIP_CLIENT_SAN_VERIFICATION\"", "EXPERIMENTAL")
         } else {
             (
