@@ -992,6 +992,9 @@ pub struct Observed {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub enum RestorePodView {
     Running,
+    /// A container cannot start and will not by itself (a missing Secret, an image that cannot
+    /// be pulled): the reason and message the kubelet gives.
+    Stuck(String),
     Succeeded,
     /// Why it failed (the failing container's termination message).
     Failed(String),
@@ -1115,6 +1118,35 @@ const DATA_LOSS_SIGNS: &[(&str, &str)] = &[
 pub struct VolumeView {
     pub name: String,
     pub terminating: bool,
+    /// What the volume says of a restore (`objects::ANNOTATION_RESTORE`): none on a volume the
+    /// StatefulSet made, `Restoring` on the seed's claim the restore made, `Restored` once the
+    /// seed was bootstrapped on it.
+    pub restore: Option<RestoreMark>,
+}
+
+/// A restore's mark on the seed's volume: the durable record that the restore ran, which outlives
+/// the EtcdCluster (`kubectl etcd delete` keeps volumes), so a restore never runs twice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum RestoreMark {
+    /// The restore made this claim and may (re)fill it.
+    Restoring,
+    /// The seed was bootstrapped on the restored data: it is a member's volume now.
+    Restored,
+}
+
+impl RestoreMark {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Restoring => "restoring",
+            Self::Restored => "restored",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        [Self::Restoring, Self::Restored]
+            .into_iter()
+            .find(|m| m.as_str() == s)
+    }
 }
 
 /// What etcd said, as a whole.

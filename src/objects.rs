@@ -39,6 +39,8 @@ pub const LABEL_NAME: &str = "app.kubernetes.io/name";
 pub const LABEL_INSTANCE: &str = "app.kubernetes.io/instance";
 pub const LABEL_MANAGED_BY: &str = "app.kubernetes.io/managed-by";
 pub const ANNOTATION_TEMPLATE_HASH: &str = "etcd.kubectl-etcd.io/template-hash";
+/// On the seed's claim of a restored cluster: `restoring`, then `restored` (`model::RestoreMark`).
+pub const ANNOTATION_RESTORE: &str = "etcd.kubectl-etcd.io/restore";
 /// Label a StatefulSet puts on its pods naming their revision.
 pub const LABEL_REVISION: &str = "controller-revision-hash";
 pub const DATA_VOLUME: &str = "data";

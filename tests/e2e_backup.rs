@@ -249,6 +249,72 @@ fn ten_thousand_keys_go_to_s3_and_come_back_in_a_new_cluster_that_scales_and_tak
     // The restore pod and its downloaded snapshot are gone.
     let pods = ok(kubectl(&["-n", &ns.0, "get", "pods", "-o", "name"])).stdout;
     assert!(!pods.contains("copy-restore"), "{pods}");
+
+    a_restore_never_runs_again_over_what_was_written_since(&ns.0, &b);
+}
+
+/// Issue 15 item 1: the restored cluster `copy` is deleted with its volumes kept; a second
+/// `restore` under its name is refused (nothing written), and its manifest, spec.restore and all,
+/// applied again brings the members back on their volumes: the key written after the restore is
+/// there, the cluster id is the same, no restore pod ran. `delete --delete-data` then deletes the
+/// volumes the deleted cluster left.
+fn a_restore_never_runs_again_over_what_was_written_since(ns: &str, copy: &serde_json::Value) {
+    let manifest = serde_json::json!({
+        "apiVersion": copy["apiVersion"],
+        "kind": copy["kind"],
+        "metadata": {"name": "copy", "namespace": ns},
+        "spec": copy["spec"],
+    });
+    assert!(
+        manifest["spec"]["restore"]["source"].is_string(),
+        "{manifest}"
+    );
+    ok(etcd(ns, &["delete", "copy", "--timeout", "2m"]));
+    let again = etcd_s3(ns, &["restore", "copy", "--latest-of", "demo"], &[]);
+    assert_eq!(again.code, 9, "{}", again.stderr);
+    assert!(
+        again.stderr.contains("data-copy-0") && again.stderr.contains("--delete-data"),
+        "{}",
+        again.stderr
+    );
+    assert_eq!(clusters_in(ns), 1, "the refused restore wrote nothing");
+
+    ok(kubectl_stdin(&["apply", "-f", "-"], &manifest.to_string()));
+    ok(etcd(ns, &["reconcile", "copy", "--timeout", "4m"]));
+    let got = ok(etcdctl(
+        ns,
+        "copy-0",
+        &["get", "after-restore", "--print-value-only"],
+    ));
+    assert_eq!(
+        got.stdout.trim(),
+        "yes",
+        "the write after the restore survived"
+    );
+    assert_eq!(
+        cluster_json(ns, "copy")["status"]["clusterId"],
+        copy["status"]["clusterId"],
+        "the same cluster came back, not a second restore"
+    );
+    let pods = ok(kubectl(&["-n", ns, "get", "pods", "-o", "name"])).stdout;
+    assert!(!pods.contains("copy-restore"), "{pods}");
+
+    ok(etcd(ns, &["delete", "copy", "--timeout", "2m"]));
+    ok(etcd(
+        ns,
+        &[
+            "delete",
+            "copy",
+            "--delete-data",
+            "--yes",
+            "--timeout",
+            "2m",
+        ],
+    ));
+    let claims = claims_in(ns);
+    assert!(!claims.contains("data-copy-"), "{claims}");
+    let none = etcd(ns, &["delete", "copy", "--delete-data", "--yes"]);
+    assert_eq!(none.code, 3, "nothing left: not found ({})", none.stderr);
 }
 
 #[test]

@@ -237,7 +237,7 @@ fn a_cluster_with_client_and_peer_tls_creates_scales_backs_up_and_restores() {
             .clone()
     };
     let before = hash(&ns.0);
-    ok(kubectl(&[
+    let off = kubectl(&[
         "-n",
         &ns.0,
         "patch",
@@ -246,52 +246,21 @@ fn a_cluster_with_client_and_peer_tls_creates_scales_backs_up_and_restores() {
         "--type=merge",
         "-p",
         r#"{"spec":{"tls":null}}"#,
-    ]));
-    let r = etcd(
-        &ns.0,
-        &["reconcile", "demo", "--timeout", "30s", "-o", "json"],
-    );
-    let c = cluster_json(&ns.0, "demo");
-    let refused = c["status"]["conditions"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default()
-        .into_iter()
-        .find(|c| c["type"] == "SpecRefused" && c["status"] == "True")
-        .unwrap_or_else(|| panic!("no SpecRefused condition: {c}\n{}", r.stderr));
-    assert!(
-        refused.to_string().contains("spec.tls"),
-        "{refused}\n{}",
-        r.stderr
-    );
-    assert_eq!(hash(&ns.0), before, "the member template did not change");
-    assert_all_https(&ns.0, "demo-0", 6);
-    // The CLI's backup dials with the TLS the members run, whatever the refused spec says.
-    let dir = tempfile::tempdir().unwrap();
-    let to = format!("file://{}", dir.path().display());
-    ok(etcd(&ns.0, &["backup", "demo", "--to", &to, "-o", "json"]));
-    // Put back, the refusal ends.
-    ok(kubectl(&[
-        "-n",
-        &ns.0,
-        "patch",
-        "etcdcluster",
-        "demo",
-        "--type=merge",
-        "-p",
-        r#"{"spec":{"tls":{"serverSecret":"demo-server","clientSecret":"demo-client","peerSecret":"demo-peer"}}}"#,
-    ]));
-    ok(etcd(&ns.0, &["reconcile", "demo", "--timeout", "2m"]));
-    let c = cluster_json(&ns.0, "demo");
-    assert!(
-        !c["status"]["conditions"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default()
-            .iter()
-            .any(|c| c["type"] == "SpecRefused" && c["status"] == "True"),
-        "{c}"
-    );
+    ]);
+    if cel_admission() {
+        // The API server refuses the switch itself (the CRD's CEL rules): nothing to revert.
+        assert_ne!(off.code, 0, "the API server took TLS switched off");
+        assert!(
+            off.stderr.contains("spec.tls cannot be switched"),
+            "{}",
+            off.stderr
+        );
+        assert_eq!(hash(&ns.0), before, "the member template did not change");
+        assert_all_https(&ns.0, "demo-0", 6);
+    } else {
+        ok(off);
+        engine_refuses_tls_off(&ns.0, &before, &hash);
+    }
 
     // Backup over TLS, restored into a new TLS cluster: the same keys.
     let _copy_certs = tls_secrets(&ns.0, "copy");
@@ -512,5 +481,56 @@ fn a_cluster_with_etcd_password_auth_scales_backs_up_and_restores() {
     assert_ne!(
         anonymous.code, 0,
         "the restored copy took an unauthenticated read"
+    );
+}
+
+/// An API server without CEL takes TLS switched off: the engine refuses it (`SpecRefused`), keeps
+/// the members on TLS and dials them with it, and the refusal ends once the spec is put back.
+fn engine_refuses_tls_off(
+    ns: &str,
+    before: &serde_json::Value,
+    hash: &dyn Fn(&str) -> serde_json::Value,
+) {
+    let r = etcd(ns, &["reconcile", "demo", "--timeout", "30s", "-o", "json"]);
+    let c = cluster_json(ns, "demo");
+    let refused = c["status"]["conditions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .into_iter()
+        .find(|c| c["type"] == "SpecRefused" && c["status"] == "True")
+        .unwrap_or_else(|| panic!("no SpecRefused condition: {c}\n{}", r.stderr));
+    assert!(
+        refused.to_string().contains("spec.tls"),
+        "{refused}\n{}",
+        r.stderr
+    );
+    assert_eq!(&hash(ns), before, "the member template did not change");
+    assert_all_https(ns, "demo-0", 6);
+    // The CLI's backup dials with the TLS the members run, whatever the refused spec says.
+    let dir = tempfile::tempdir().unwrap();
+    let to = format!("file://{}", dir.path().display());
+    ok(etcd(ns, &["backup", "demo", "--to", &to, "-o", "json"]));
+    // Put back, the refusal ends.
+    ok(kubectl(&[
+        "-n",
+        ns,
+        "patch",
+        "etcdcluster",
+        "demo",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"tls":{"serverSecret":"demo-server","clientSecret":"demo-client","peerSecret":"demo-peer"}}}"#,
+    ]));
+    ok(etcd(ns, &["reconcile", "demo", "--timeout", "2m"]));
+    let c = cluster_json(ns, "demo");
+    assert!(
+        !c["status"]["conditions"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .iter()
+            .any(|c| c["type"] == "SpecRefused" && c["status"] == "True"),
+        "{c}"
     );
 }

@@ -80,6 +80,11 @@ where
 /// Downloads, verifies and writes the snapshot to `to` (through `<to>.partial`, renamed only once
 /// verified), first removing `clean` (a data dir left by an earlier, interrupted restore: the
 /// seed never ran as a member before its restore finished).
+///
+/// `clean` is removed only when it is the restore's own: an interrupted restore leaves its
+/// working directory (the parent of `to`) beside it, which the restore deletes only once it has
+/// finished. A data dir without it is a member's (a volume kept from an earlier cluster, or one
+/// restored and run since): it is refused, never removed.
 pub async fn fetch_to_file(
     store: &Store,
     key: &str,
@@ -91,6 +96,16 @@ pub async fn fetch_to_file(
     if let Some(dir) = clean
         && dir.exists()
     {
+        let own = to.parent().is_some_and(Path::exists);
+        if !own {
+            return Err(BackupError::Usage(format!(
+                "{} holds etcd data this restore did not write (a volume kept from an earlier \
+                 cluster, or one restored and run since); refusing to overwrite it: delete the \
+                 cluster's volumes (kubectl etcd delete NAME --delete-data --yes) or restore under \
+                 another name",
+                dir.display()
+            )));
+        }
         tokio::fs::remove_dir_all(dir)
             .await
             .map_err(|e| io(&format!("remove {}", dir.display()), e))?;
@@ -119,4 +134,32 @@ pub async fn fetch_to_file(
         .await
         .map_err(|e| io(&format!("rename {}", partial.display()), e))?;
     Ok(verified)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::archive::store::Location;
+
+    #[tokio::test]
+    async fn a_data_dir_the_restore_did_not_write_is_refused_never_removed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let data = tmp.path().join("data");
+        std::fs::create_dir_all(data.join("member/wal")).unwrap();
+        let to = tmp.path().join("restore/snapshot.db");
+        let store = Store::open(&Location::File(tmp.path().join("store")), None)
+            .await
+            .unwrap();
+        // A member's data dir (no restore working dir beside it): refused, untouched.
+        let err = fetch_to_file(&store, "x.db", None, &to, Some(&data))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("did not write"), "{err}");
+        assert!(data.join("member/wal").exists());
+        // Left by an interrupted restore (its working dir is there): cleaned before the fetch.
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        let _ = fetch_to_file(&store, "x.db", None, &to, Some(&data)).await;
+        assert!(!data.exists());
+    }
 }

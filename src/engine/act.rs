@@ -11,7 +11,7 @@ use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParam
 use super::Context;
 use crate::error::Error;
 use crate::etcd::{EtcdClient, EtcdError};
-use crate::model::{Desired, EtcdView, Observed};
+use crate::model::{Desired, EtcdView, Observed, RestoreMark};
 use crate::objects;
 use crate::plan::Step;
 
@@ -91,7 +91,13 @@ pub fn step_objects(d: &Desired, step: &Step, pdb: &ApiResource) -> Vec<Object> 
     let sts = |replicas| Object::StatefulSet(objects::statefulset(d, replicas));
     match step {
         Step::Bootstrap { replicas } => {
-            let mut out = vec![config(objects::bootstrap_config(d, *replicas))];
+            // A restored seed's claim says `Restored` before anything else is written: from then
+            // on the restore never runs again (see `plan::restore_seed`).
+            let mut out: Vec<Object> = seed_claim(d, RestoreMark::Restored)
+                .filter(|_| d.restore.is_some())
+                .into_iter()
+                .collect();
+            out.push(config(objects::bootstrap_config(d, *replicas)));
             out.extend(supporting());
             out.push(sts(*replicas));
             out
@@ -126,21 +132,34 @@ fn restore_objects(d: &Desired) -> Vec<Object> {
     let token = objects::bootstrap_config(d, 1)
         .remove(objects::config_key::INITIAL_TOKEN)
         .unwrap_or_default();
-    let claim = objects::statefulset(d, 1)
+    seed_claim(d, RestoreMark::Restoring)
+        .into_iter()
+        .chain([Object::Pod(crate::objects::restore::restore_pod(
+            d, r, &token,
+        ))])
+        .collect()
+}
+
+/// The seed's claim as the StatefulSet's claim template makes it, marked `mark` (none for
+/// ephemeral storage).
+fn seed_claim(d: &Desired, mark: RestoreMark) -> Option<Object> {
+    objects::statefulset(d, 1)
         .spec
         .and_then(|s| s.volume_claim_templates)
         .and_then(|mut t| t.pop())
         .map(|mut claim| {
             claim.metadata.name = Some(objects::volume_name(&d.name, 0));
             claim.metadata.namespace = Some(d.namespace.clone());
+            claim
+                .metadata
+                .annotations
+                .get_or_insert_with(Default::default)
+                .insert(
+                    objects::ANNOTATION_RESTORE.to_string(),
+                    mark.as_str().to_string(),
+                );
             Object::Volume(claim)
-        });
-    claim
-        .into_iter()
-        .chain([Object::Pod(crate::objects::restore::restore_pod(
-            d, r, &token,
-        ))])
-        .collect()
+        })
 }
 
 /// Server-side apply of `obj` under its own name.
@@ -457,6 +476,48 @@ mod tests {
             budget["metadata"]["ownerReferences"][0]["kind"],
             "EtcdCluster"
         );
+    }
+
+    #[test]
+    fn a_restore_marks_the_seed_claim_restoring_and_its_bootstrap_marks_it_restored_first() {
+        let mut c = crate::fixtures::cluster("demo").build();
+        c.spec.restore = Some(crate::api::RestoreSpec {
+            source: "s3://b/p/ns-demo-20261201T000000Z-r5.db.zst".into(),
+            ..Default::default()
+        });
+        let d = crate::model::validate(&c).unwrap();
+        let mark = |o: &Object| {
+            let v = o.to_json();
+            (
+                v["kind"].as_str().unwrap_or_default().to_string(),
+                v["metadata"]["annotations"][objects::ANNOTATION_RESTORE]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+            )
+        };
+        let restore = step_objects(
+            &d,
+            &Step::RestoreSeed {
+                url: "s3://b/p".into(),
+            },
+            &pdb_v1beta1(),
+        );
+        assert_eq!(
+            mark(&restore[0]),
+            ("PersistentVolumeClaim".into(), "restoring".into())
+        );
+        let boot = step_objects(&d, &Step::Bootstrap { replicas: 1 }, &pdb_v1beta1());
+        assert_eq!(
+            mark(&boot[0]),
+            ("PersistentVolumeClaim".into(), "restored".into()),
+            "the mark is written before the member config"
+        );
+        assert_eq!(boot[0].to_json()["metadata"]["name"], "data-demo-0");
+        // A cluster not restored writes no claim of its own.
+        let plain = crate::fixtures::cluster("demo").desired();
+        let boot = step_objects(&plain, &Step::Bootstrap { replicas: 3 }, &pdb_v1beta1());
+        assert_eq!(mark(&boot[0]).0, "ConfigMap");
     }
 
     #[test]

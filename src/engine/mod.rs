@@ -487,6 +487,30 @@ async fn release(ctx: &Context, cluster: &EtcdCluster) -> Result<(), Error> {
     Ok(())
 }
 
+/// The names of the member volumes of cluster `namespace/name` (kept by `delete` without
+/// `--delete-data`, so they may outlive the EtcdCluster), in ordinal order.
+pub async fn member_volumes(
+    client: &Client,
+    namespace: &str,
+    name: &str,
+) -> Result<Vec<String>, Error> {
+    let pvcs: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), namespace);
+    let lp = ListParams::default().labels(&objects::selector_string(name));
+    let mut found: Vec<(u32, String)> = pvcs
+        .list(&lp)
+        .await
+        .map_err(|e| Error::kube("list the volumes of", crate::api::KIND, namespace, name, e))?
+        .items
+        .into_iter()
+        .filter_map(|v| {
+            let n = v.metadata.name?;
+            Some((objects::ordinal_of_volume(name, &n)?, n))
+        })
+        .collect();
+    found.sort();
+    Ok(found.into_iter().map(|(_, n)| n).collect())
+}
+
 /// Deletes every member volume of cluster `namespace/name`; true once none is left. The finalizer
 /// runs it for `delete --delete-data`, and so does the CLI for a cluster that had no finalizer
 /// (nobody ran the engine's release).

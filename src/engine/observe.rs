@@ -15,7 +15,7 @@ use crate::error::Error;
 use crate::etcd::EtcdClient;
 use crate::model::{
     self, ClusterView, Desired, EtcdView, MemberStatusView, MemberView, Observed, PodView,
-    RestorePodView, Storage, VolumeView, WorkloadView,
+    RestoreMark, RestorePodView, Storage, VolumeView, WorkloadView,
 };
 use crate::objects;
 
@@ -200,6 +200,12 @@ pub async fn observe(ctx: &Context, d: &Desired) -> Result<Observed, Error> {
                 VolumeView {
                     name,
                     terminating: v.metadata.deletion_timestamp.is_some(),
+                    restore: v
+                        .metadata
+                        .annotations
+                        .as_ref()
+                        .and_then(|a| a.get(objects::ANNOTATION_RESTORE))
+                        .and_then(|m| RestoreMark::parse(m)),
                 },
             ))
         })
@@ -259,9 +265,38 @@ fn restore_pod_view(p: &Pod) -> RestorePodView {
                 .unwrap_or_else(|| "the pod failed".into());
             RestorePodView::Failed(why)
         }
-        _ => RestorePodView::Running,
+        _ => status
+            .into_iter()
+            .flat_map(|s| {
+                s.init_container_statuses
+                    .iter()
+                    .flatten()
+                    .chain(s.container_statuses.iter().flatten())
+            })
+            .find_map(|c| {
+                let w = c.state.as_ref()?.waiting.as_ref()?;
+                let reason = w.reason.as_deref()?;
+                STUCK_REASONS.contains(&reason).then(|| {
+                    let message = w.message.as_deref().unwrap_or("").trim();
+                    if message.is_empty() {
+                        format!("{}: {reason}", c.name)
+                    } else {
+                        format!("{}: {reason}: {message}", c.name)
+                    }
+                })
+            })
+            .map_or(RestorePodView::Running, RestorePodView::Stuck),
     }
 }
+
+/// Waiting reasons of a container that does not start until someone fixes its cause.
+const STUCK_REASONS: &[&str] = &[
+    "CreateContainerConfigError",
+    "CreateContainerError",
+    "ErrImagePull",
+    "ImagePullBackOff",
+    "InvalidImageName",
+];
 
 /// What one running member said about itself.
 struct Answer {

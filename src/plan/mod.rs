@@ -11,7 +11,8 @@ use serde::Serialize;
 
 use crate::api::Reason;
 use crate::model::{
-    ClusterView, Desired, EtcdView, MemberView, Observed, RestorePodView, Version, fmt_id,
+    ClusterView, Desired, EtcdView, MemberView, Observed, RestoreMark, RestorePodView, Version,
+    fmt_id,
 };
 use crate::objects::{self, config_key};
 
@@ -1072,10 +1073,22 @@ fn voters_not_ready(d: &Desired, o: &Observed) -> Option<Step> {
 
 /// A cluster restored from a snapshot, before its StatefulSet exists: the seed's volume is filled by
 /// the restore pod, then the seed alone is bootstrapped on it (the others join as learners).
-/// `None` once the seed was bootstrapped (the member config exists) or for clusters not restored.
+///
+/// The restore runs once: its claim carries `RestoreMark::Restoring` from the moment the restore
+/// makes it, and `Restored` from the seed's bootstrap on. `None` once the seed was bootstrapped (the
+/// member config or the StatefulSet exists, or the seed's volume says `Restored`: a restored
+/// cluster whose objects were deleted, or deleted and applied again, comes back on its volumes like
+/// any other), and for clusters not restored. Volumes the restore did not make (an earlier
+/// cluster's, kept by `delete`) are never restored over: the rule holds and names them.
 fn restore_seed(d: &Desired, o: &Observed) -> Option<Step> {
     let r = d.restore.as_ref()?;
     if o.config.is_some() || o.statefulset.is_some() {
+        return None;
+    }
+    if o.volumes
+        .values()
+        .any(|v| !v.terminating && v.restore == Some(RestoreMark::Restored))
+    {
         return None;
     }
     if o.restore_pod.is_none()
@@ -1087,6 +1100,31 @@ fn restore_seed(d: &Desired, o: &Observed) -> Option<Step> {
             format!("old volume {} is being deleted", v.name),
         ));
     }
+    let foreign: Vec<&str> = o
+        .volumes
+        .iter()
+        .filter(|(ord, v)| {
+            let the_restores_own = **ord == 0 && v.restore == Some(RestoreMark::Restoring);
+            !v.terminating && !the_restores_own
+        })
+        .map(|(_, v)| v.name.as_str())
+        .collect();
+    if !foreign.is_empty() {
+        return Some(hold(
+            Reason::RestoreFailed,
+            format!(
+                "volumes of an earlier cluster named {} exist ({}): restoring {} over them would \
+                 destroy their data. To start from the snapshot, delete them (kubectl etcd delete \
+                 {} --delete-data --yes) or restore under another name; to keep their data, \
+                 remove spec.restore",
+                d.name,
+                foreign.join(", "),
+                r.url,
+                d.name
+            ),
+        ));
+    }
+    let restore_pod = crate::objects::restore::pod_name(&d.name);
     Some(match &o.restore_pod {
         None => Step::RestoreSeed { url: r.url.clone() },
         Some(RestorePodView::Running) => wait(
@@ -1097,12 +1135,19 @@ fn restore_seed(d: &Desired, o: &Observed) -> Option<Step> {
                 objects::pod_name(&d.name, 0)
             ),
         ),
+        Some(RestorePodView::Stuck(why)) => hold(
+            Reason::RestoreFailed,
+            format!(
+                "the restore pod {restore_pod} cannot start ({why}); fix the cause (a missing \
+                 Secret or image), the restore then goes on by itself"
+            ),
+        ),
         Some(RestorePodView::Failed(why)) => hold(
             Reason::RestoreFailed,
             format!(
-                "the restore from {} failed ({why}); fix the cause, then delete pod {} to retry",
+                "the restore from {} failed ({why}); fix the cause, then delete pod {restore_pod} \
+                 to retry",
                 r.url,
-                crate::objects::restore::pod_name(&d.name)
             ),
         ),
         Some(RestorePodView::Succeeded) => Step::Bootstrap { replicas: 1 },

@@ -426,6 +426,7 @@ impl World {
                         VolumeView {
                             name: objects::volume_name(&d.name, *o),
                             terminating: false,
+                            restore: None,
                         },
                     )
                 })

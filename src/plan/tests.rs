@@ -78,6 +78,7 @@ pub(super) fn healthy(d: &Desired, n: u32) -> Observed {
                     VolumeView {
                         name: objects::volume_name(&d.name, o),
                         terminating: false,
+                        restore: None,
                     },
                 )
             })
@@ -300,6 +301,7 @@ fn a_learner_is_removed_rather_than_started_on_an_old_volume() {
         VolumeView {
             name: "data-demo-3".into(),
             terminating: false,
+            restore: None,
         },
     );
     assert_eq!(
@@ -455,6 +457,7 @@ fn a_hole_below_the_top_is_wiped_then_refilled_in_place() {
         VolumeView {
             name: "data-demo-1".into(),
             terminating: false,
+            restore: None,
         },
     );
     refusing(
@@ -628,6 +631,7 @@ fn volumes_of_removed_members_are_deleted_once_their_pod_is_gone() {
         VolumeView {
             name: "data-demo-3".into(),
             terminating: false,
+            restore: None,
         },
     );
     o.pods.insert(
@@ -1005,19 +1009,229 @@ fn a_running_restore_is_waited_for_and_a_failed_one_held_with_its_cause() {
     }
 }
 
+fn volumes(marks: &[Option<RestoreMark>]) -> BTreeMap<u32, VolumeView> {
+    marks
+        .iter()
+        .enumerate()
+        .map(|(o, m)| {
+            let o = o as u32;
+            (
+                o,
+                VolumeView {
+                    name: objects::volume_name("demo", o),
+                    terminating: false,
+                    restore: *m,
+                },
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_restored_cluster_whose_objects_were_deleted_comes_back_on_its_volumes_never_from_the_snapshot_again()
+ {
+    // `kubectl etcd delete dst` (volumes kept) and the same manifest applied again, or a GitOps
+    // prune of the StatefulSet and member config: spec.restore is still set, but the seed's volume
+    // says the restore ran. Everything written since lives on those volumes.
+    let d = restored(3);
+    let o = Observed {
+        volumes: volumes(&[Some(RestoreMark::Restored), None, None]),
+        ..Default::default()
+    };
+    match plan(&d, &o) {
+        Step::WriteConfig {
+            why: ConfigChange::Repair,
+            data,
+        } => {
+            let list = &data[objects::config_key::INITIAL_CLUSTER];
+            assert!(
+                list.contains("demo-0.") && list.contains("demo-2."),
+                "{list}"
+            );
+        }
+        other => panic!("expected the members back on their volumes, got {other:?}"),
+    }
+    // Even with the restore pod still there (it goes once the seed runs again).
+    let o = Observed {
+        restore_pod: Some(RestorePodView::Succeeded),
+        ..o
+    };
+    assert!(!matches!(
+        plan(&d, &o),
+        Step::RestoreSeed { .. } | Step::Bootstrap { .. }
+    ));
+}
+
+#[test]
+fn a_restore_never_runs_over_volumes_it_did_not_make() {
+    // `kubectl etcd delete demo` kept the volumes of a cluster never restored; a manifest with
+    // spec.restore under the same name must not overwrite them.
+    let d = restored(3);
+    for marks in [
+        vec![None, None, None],
+        vec![None],
+        vec![Some(RestoreMark::Restoring), None],
+    ] {
+        let o = Observed {
+            volumes: volumes(&marks),
+            ..Default::default()
+        };
+        match plan(&d, &o) {
+            Step::Hold {
+                reason: Reason::RestoreFailed,
+                message,
+            } => {
+                assert!(message.contains("data-demo-"), "{message}");
+                assert!(message.contains("--delete-data"), "{message}");
+            }
+            other => panic!("{marks:?}: expected a hold, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn an_interrupted_restore_goes_on_on_the_claim_it_made() {
+    let d = restored(3);
+    let o = Observed {
+        volumes: volumes(&[Some(RestoreMark::Restoring)]),
+        ..Default::default()
+    };
+    assert!(matches!(plan(&d, &o), Step::RestoreSeed { .. }));
+}
+
+#[test]
+fn a_restore_pod_that_cannot_start_says_why() {
+    let d = restored(3);
+    let o = Observed {
+        volumes: volumes(&[Some(RestoreMark::Restoring)]),
+        restore_pod: Some(RestorePodView::Stuck(
+            "fetch: CreateContainerConfigError: secret \"s3-creds\" not found".into(),
+        )),
+        ..Default::default()
+    };
+    match plan(&d, &o) {
+        Step::Hold {
+            reason: Reason::RestoreFailed,
+            message,
+        } => assert!(
+            message.contains("s3-creds") && message.contains("demo-restore"),
+            "{message}"
+        ),
+        other => panic!("expected a hold naming the cause, got {other:?}"),
+    }
+}
+
+/// Every state a restore can reach, with the world deleting the StatefulSet and member config
+/// (a GitOps prune, `kubectl etcd delete` keeping volumes and the manifest applied again), the
+/// restore pod, or the engine crashing between the writes of a bootstrap, at any point.
+/// Invariant: once the seed served on its restored data (writes acknowledged since), no pass ever
+/// restores again, nor bootstraps over it.
+#[test]
+fn no_data_written_after_a_restore_is_ever_lost_to_a_second_restore() {
+    #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+    struct World {
+        mark: Option<RestoreMark>,
+        pod: Option<bool>, // Some(false): running, Some(true): succeeded
+        config: bool,
+        sts: bool,
+        served: bool,
+    }
+    let d = restored(3);
+    let observe = |w: &World| Observed {
+        statefulset: w.sts.then(|| WorkloadView {
+            replicas: 1,
+            ..Default::default()
+        }),
+        config: w.config.then(|| objects::bootstrap_config(&d, 1)),
+        volumes: w.mark.map_or_else(BTreeMap::new, |m| volumes(&[Some(m)])),
+        restore_pod: w.pod.map(|done| {
+            if done {
+                RestorePodView::Succeeded
+            } else {
+                RestorePodView::Running
+            }
+        }),
+        ..Default::default()
+    };
+    let start = World {
+        mark: None,
+        pod: None,
+        config: false,
+        sts: false,
+        served: false,
+    };
+    let mut seen = std::collections::HashSet::from([start]);
+    let mut todo = vec![start];
+    while let Some(w) = todo.pop() {
+        let step = plan(&d, &observe(&w));
+        if w.served {
+            assert!(
+                !matches!(step, Step::RestoreSeed { .. } | Step::Bootstrap { .. }),
+                "{w:?}: {step:?} would overwrite what was written since the restore"
+            );
+        }
+        let mut next = Vec::new();
+        match step {
+            Step::RestoreSeed { .. } => next.push(World {
+                mark: Some(w.mark.unwrap_or(RestoreMark::Restoring)),
+                pod: Some(false),
+                ..w
+            }),
+            Step::Bootstrap { .. } => {
+                // The claim's mark is written first; a crash may stop the rest.
+                let marked = World {
+                    mark: Some(RestoreMark::Restored),
+                    ..w
+                };
+                next.push(marked);
+                next.push(World {
+                    config: true,
+                    sts: true,
+                    served: true,
+                    ..marked
+                });
+            }
+            Step::WriteConfig { .. } => next.push(World { config: true, ..w }),
+            Step::ResizeStatefulSet { .. } => next.push(World {
+                sts: true,
+                served: w.served || w.mark == Some(RestoreMark::Restored),
+                ..w
+            }),
+            Step::DeleteRestorePod { .. } => next.push(World { pod: None, ..w }),
+            _ => {}
+        }
+        // What the world does meanwhile.
+        if w.pod == Some(false) {
+            next.push(World {
+                pod: Some(true),
+                ..w
+            });
+        }
+        next.push(World { pod: None, ..w });
+        next.push(World {
+            config: false,
+            sts: false,
+            ..w
+        });
+        for n in next {
+            if seen.insert(n) {
+                todo.push(n);
+            }
+        }
+    }
+    assert!(
+        seen.iter().any(|w| w.served && !w.sts && !w.config),
+        "the exploration reached a pruned restored cluster"
+    );
+}
+
 #[test]
 fn a_restored_seed_is_bootstrapped_alone_as_an_existing_cluster_and_the_others_join_as_learners() {
     let d = restored(3);
     let o = Observed {
         restore_pod: Some(RestorePodView::Succeeded),
-        volumes: [(
-            0,
-            VolumeView {
-                name: objects::volume_name("demo", 0),
-                terminating: false,
-            },
-        )]
-        .into(),
+        // The claim the restore made.
+        volumes: volumes(&[Some(RestoreMark::Restoring)]),
         ..Default::default()
     };
     assert_eq!(plan(&d, &o), Step::Bootstrap { replicas: 1 });

@@ -244,3 +244,17 @@ pub async fn client() -> kube::Client {
         .expect("KE_E2E_KUBECONFIG is a usable kubeconfig");
     kube::Client::try_from(config).expect("a client for the testbed")
 }
+
+/// Whether the testbed's API server enforces the CRD's CEL rules (`x-kubernetes-validations` with
+/// the quantity library: Kubernetes 1.29+). Older servers drop the rules and the engine's own
+/// checks (`SpecRefused`) are what refuses a change.
+pub fn cel_admission() -> bool {
+    let v = json(&ok(kubectl(&["version", "-o", "json"])));
+    let minor: u32 = v["serverVersion"]["minor"]
+        .as_str()
+        .unwrap_or_default()
+        .trim_end_matches('+')
+        .parse()
+        .unwrap_or(0);
+    v["serverVersion"]["major"] == "1" && minor >= 29
+}

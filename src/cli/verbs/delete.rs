@@ -42,8 +42,15 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     }
     let s = Session::connect(g).await?;
     s.ensure_crd().await?;
-    s.get_cluster(&name).await?;
     let ns = s.namespace.clone();
+    match s.get_cluster(&name).await {
+        Ok(_) => {}
+        // The cluster was deleted before with its volumes kept: `--delete-data` deletes them now.
+        Err(Error::NotFound { .. }) if delete_data => {
+            return delete_left_volumes(g, &s, &name, &wait).await;
+        }
+        Err(e) => return Err(e),
+    }
     if wait.dry_run {
         let lines = [
             format!(
@@ -134,5 +141,48 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         tokio::time::sleep(POLL).await;
     }
     output::progress_line(&format!("deleted EtcdCluster {ns}/{name}"));
+    Ok(())
+}
+
+/// `delete NAME --delete-data --yes` for a cluster deleted earlier with its volumes kept: deletes
+/// the volumes; `NotFound` when there are none either.
+async fn delete_left_volumes(
+    g: &Global,
+    s: &Session,
+    name: &str,
+    wait: &WaitFlags,
+) -> Result<(), Error> {
+    let ns = s.namespace.clone();
+    let left = engine::member_volumes(&s.client, &ns, name).await?;
+    if left.is_empty() {
+        return Err(Error::NotFound {
+            namespace: ns,
+            name: name.into(),
+        });
+    }
+    let what = format!(
+        "delete the volumes left by the deleted EtcdCluster {ns}/{name}: {}",
+        left.join(", ")
+    );
+    if wait.dry_run {
+        return output::print_dry_run(g.output, &[what], &[], None);
+    }
+    output::progress_line(&what);
+    let started = Instant::now();
+    while !engine::delete_volumes(&s.client, &ns, name).await? {
+        if wait.no_wait {
+            return Ok(());
+        }
+        if started.elapsed() > wait.timeout {
+            return Err(Error::Timeout {
+                namespace: ns,
+                name: name.into(),
+                seconds: wait.timeout.as_secs(),
+                last: "deleting the volumes".into(),
+            });
+        }
+        tokio::time::sleep(POLL).await;
+    }
+    output::progress_line(&format!("deleted the volumes of {ns}/{name}"));
     Ok(())
 }

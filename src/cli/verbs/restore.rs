@@ -252,6 +252,15 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
             s.namespace
         )));
     }
+    // `kubectl etcd delete` keeps the volumes: a restore under the old name would start on them.
+    let left = crate::engine::member_volumes(&s.client, &s.namespace, &name).await?;
+    if !left.is_empty() {
+        return Err(Error::Conflict(format!(
+            "volumes of an earlier cluster named {}/{name} exist ({}): a restore under that name would overwrite their data; delete them with `kubectl etcd delete {name} --delete-data --yes`, or restore into a new name",
+            s.namespace,
+            left.join(", ")
+        )));
+    }
     let src = resolve_source(&s, &a).await?;
     let (loc, key) = Location::parse_object(&src.url).map_err(bad_url)?;
     let expected = a.sha256.clone().or(src.sha256.clone());
