@@ -1,8 +1,9 @@
 //! End-to-end: `kubectl etcd upgrade` on the testbed with real etcd images. A writer pod puts keys
 //! through the client Service throughout; every acknowledged write must be readable afterwards.
 //!
-//! Images: 3.4.23, 3.5.16 (below the 3.5.26 that 3.5 → 3.6 needs), 3.5.35, 3.6.15
-//! (tests/cluster/etcd-bins.sh + images.sh). Lines starting with `BENCH` are the README's figures.
+//! Images: 3.4.23, 3.5.16 (below the 3.5.26 that 3.5 → 3.6 needs), 3.5.35, 3.6.15, 3.6.16,
+//! 3.7.3, each with its own etcdctl/etcdutl (tests/cluster/etcd-bins.sh + images.sh). Lines
+//! starting with `BENCH` are the README's figures.
 #![cfg(feature = "e2e")]
 
 mod common;
@@ -286,7 +287,8 @@ fn assert_refused(ns: &str, args: &[&str], says: &str) {
 }
 
 #[test]
-fn three_four_to_three_five_to_three_six_rolls_one_member_at_a_time_and_loses_no_write() {
+fn three_four_to_three_five_to_three_six_to_three_seven_rolls_one_member_at_a_time_and_loses_no_write()
+ {
     install_crd();
     let ns = Ns::new("upgrade-34-36");
     create(&ns.0, "3.4.23");
@@ -360,6 +362,105 @@ fn three_four_to_three_five_to_three_six_rolls_one_member_at_a_time_and_loses_no
     assert_versions(&ns.0, "3.6.15", "3.6.0");
     assert_eq!(c["status"]["upgrade"]["state"], "Upgraded", "{c}");
     assert_eq!(c["status"]["upgrade"]["fromVersion"], "3.5.35", "{c}");
+
+    // A cluster born on 3.4 goes on to 3.7 (3.6.15 is above the 3.6.11 that 3.6 → 3.7 needs).
+    timed_upgrade(&ns.0, "3.7.3", &["--to", &to, "--timeout", "8m"]);
+    let c = cluster_json(&ns.0, "demo");
+    assert_eq!(c["status"]["clusterVersion"], "3.7.0", "{c}");
+    assert_versions(&ns.0, "3.7.3", "3.7.0");
+    assert_eq!(c["status"]["upgrade"]["state"], "Upgraded", "{c}");
+    assert_eq!(c["status"]["upgrade"]["fromVersion"], "3.6.15", "{c}");
+    assert!(assert_no_acknowledged_write_lost(&ns.0) > 0);
+}
+
+#[test]
+fn three_six_to_three_seven_and_back_to_three_six_loses_no_write() {
+    install_crd();
+    let ns = Ns::new("upgrade-36-37");
+    create(&ns.0, "3.6.16");
+    assert_versions(&ns.0, "3.6.16", "3.6.0");
+    // Each image carries the client tools of its own release.
+    let tools = ok(kubectl(&[
+        "-n",
+        &ns.0,
+        "exec",
+        "demo-0",
+        "--",
+        "sh",
+        "-c",
+        "etcdctl version; etcdutl version",
+    ]));
+    assert!(
+        tools.stdout.contains("etcdctl version: 3.6.16")
+            && tools.stdout.contains("etcdutl version: 3.6.16"),
+        "{}",
+        tools.stdout
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let to = format!("file://{}", dir.path().display());
+    let plan = ok(etcd(
+        &ns.0,
+        &[
+            "upgrade",
+            "demo",
+            "--version",
+            "3.7.3",
+            "--to",
+            &to,
+            "--dry-run",
+        ],
+    ));
+    let text = format!("{}{}", plan.stdout, plan.stderr);
+    assert!(text.contains("3.6.16 → 3.7.3 (one minor up)"), "{text}");
+
+    start_writer(&ns.0);
+    timed_upgrade(&ns.0, "3.7.3", &["--to", &to, "--timeout", "8m"]);
+    let c = cluster_json(&ns.0, "demo");
+    assert_eq!(c["status"]["clusterVersion"], "3.7.0", "{c}");
+    assert_versions(&ns.0, "3.7.3", "3.7.0");
+    assert_eq!(c["status"]["upgrade"]["state"], "Upgraded", "{c}");
+    assert_eq!(c["status"]["upgrade"]["fromVersion"], "3.6.16", "{c}");
+    let tools = ok(kubectl(&[
+        "-n", &ns.0, "exec", "demo-0", "--", "etcdctl", "version",
+    ]));
+    assert!(
+        tools.stdout.contains("etcdctl version: 3.7.3"),
+        "{}",
+        tools.stdout
+    );
+    assert_refused(
+        &ns.0,
+        &["--version", "3.5.35", "--skip-backup", "--yes"],
+        "one minor at a time",
+    );
+
+    let plan = ok(etcd(
+        &ns.0,
+        &[
+            "upgrade",
+            "demo",
+            "--version",
+            "3.6.16",
+            "--skip-backup",
+            "--yes",
+            "--dry-run",
+        ],
+    ));
+    let text = format!("{}{}", plan.stdout, plan.stderr);
+    assert!(
+        text.contains("etcd's downgrade validate + enable 3.6"),
+        "{text}"
+    );
+    timed_upgrade(
+        &ns.0,
+        "3.6.16",
+        &["--skip-backup", "--yes", "--timeout", "8m"],
+    );
+    let c = cluster_json(&ns.0, "demo");
+    assert_eq!(c["status"]["clusterVersion"], "3.6.0", "{c}");
+    assert_versions(&ns.0, "3.6.16", "3.6.0");
+    assert_eq!(c["status"]["upgrade"]["state"], "Upgraded", "{c}");
+    assert_eq!(c["status"]["upgrade"]["fromVersion"], "3.7.3", "{c}");
     assert!(assert_no_acknowledged_write_lost(&ns.0) > 0);
 }
 
