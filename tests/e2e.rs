@@ -356,28 +356,17 @@ fn rbac_denial_is_reported_with_its_own_exit_code() {
         "serviceaccount",
         "nobody",
     ]));
-    let secret = eventually("the service account token", Duration::from_secs(30), || {
-        let r = kubectl(&[
-            "-n",
-            &ns.0,
-            "get",
-            "serviceaccount",
-            "nobody",
-            "-o",
-            "jsonpath={.secrets[0].name}",
-        ]);
-        (r.code == 0 && !r.stdout.trim().is_empty()).then(|| r.stdout.trim().to_string())
-    });
+    // A bound token from the TokenRequest API (Kubernetes 1.24+ no longer makes token Secrets).
     let token = ok(kubectl(&[
         "-n",
         &ns.0,
-        "get",
-        "secret",
-        &secret,
-        "-o",
-        "jsonpath={.data.token}",
+        "create",
+        "token",
+        "nobody",
+        "--duration",
+        "10m",
     ]));
-    let token = String::from_utf8(base64_decode(token.stdout.trim())).unwrap();
+    let token = token.stdout.trim().to_string();
     let server = ok(kubectl(&[
         "config",
         "view",
@@ -389,31 +378,6 @@ fn rbac_denial_is_reported_with_its_own_exit_code() {
     let r = kubectl(&["etcd", "--kubeconfig", &kc, "create", "demo"]);
     assert_eq!(r.code, 6, "{}", r.stderr);
     assert!(r.stderr.contains("RBAC"), "{}", r.stderr);
-}
-
-fn base64_decode(s: &str) -> Vec<u8> {
-    let table = |c: u8| -> Option<u8> {
-        Some(match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        })
-    };
-    let mut out = Vec::new();
-    let mut buf = 0u32;
-    let mut bits = 0;
-    for c in s.bytes().filter_map(table) {
-        buf = (buf << 6) | c as u32;
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((buf >> bits) as u8);
-        }
-    }
-    out
 }
 
 #[test]

@@ -3,11 +3,21 @@
 # $KUBE_VERSION, default in tests/cluster/env.sh, built from the Go module k8s.io/kubernetes) and the S3
 # server, runs every test (unit + live + e2e) against them, and tears down what it started.
 #   KEEP_TESTBED=1   leave the testbed (and S3) running afterwards
-#   KUBE_VERSION=1.37.2   another Kubernetes version (a running testbed of another version is refused)
+#   KUBE_VERSION=1.37.2   another Kubernetes version (a running testbed of another version is refused:
+#                         tests/cluster/down.sh --clean first)
+#   --newest-k8s     the lane of the newest Kubernetes (KUBE_VERSION, default 1.37.2): create, scale
+#                    3-5-3, the fault matrix's volume_lost_ordinal_1 row, backup -> restore through
+#                    pvc://, an upgrade with the operator (README: "Kubernetes versions")
 #   extra args are passed to the test binaries (after --), e.g. tests/run-all.sh backup
 # Exit code = the tests' exit code.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = --newest-k8s ]; then
+  shift
+  export KUBE_VERSION=${KUBE_VERSION:-1.37.2} KE_FAULT_ROWS=${KE_FAULT_ROWS:-volume_lost_ordinal_1}
+  set -- create_builds_a_healthy_three_member_cluster scaling_3_5_3_keeps_every_key_readable fault_matrix \
+    a_backup_to_a_pvc_restores_into_a_new_cluster a_version_applied_with_the_operator_takes_the_pre_upgrade_snapshot "$@"
+fi
 ROOT=$PWD
 C=tests/cluster
 . "$C/env.sh"
