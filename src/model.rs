@@ -473,8 +473,21 @@ pub fn validate_version(version: &str) -> Result<Version, InvalidSpec> {
             format!("etcd {v} is not supported; use a 3.{MIN_MINOR}, ... or 3.{MAX_MINOR} release"),
         ));
     }
+    if v.minor == 5 && v.patch < UNFIT_35_BELOW {
+        return Err(invalid(
+            "spec.version",
+            format!(
+                "etcd {v} is unfit for production (3.5.0-3.5.2 can leave members with different \
+                 data after a crash; etcd's own advice); use 3.5.{UNFIT_35_BELOW} or later"
+            ),
+        ));
+    }
     Ok(v)
 }
+
+/// 3.5.0–3.5.2 can corrupt data (a member applying entries it had not persisted after a crash,
+/// etcd-io/etcd#13766); etcd advises against them in production.
+pub const UNFIT_35_BELOW: u32 = 3;
 
 /// A warning for people when `v` is past etcd's end of support, naming what to run instead.
 pub fn support_warning(v: Version) -> Option<String> {
@@ -1497,6 +1510,16 @@ mod tests {
             assert_eq!(e.field, "spec.replicas");
             assert!(e.message.contains("1 to 9"), "{e}");
         }
+    }
+
+    #[test]
+    fn etcd_3_5_0_to_3_5_2_are_refused_as_unfit_for_production() {
+        for v in ["3.5.0", "3.5.1", "3.5.2"] {
+            let e = validate(&cluster(spec(3, v))).unwrap_err();
+            assert_eq!(e.field, "spec.version", "{v}");
+            assert!(e.message.contains("use 3.5.3 or later"), "{e}");
+        }
+        assert!(validate(&cluster(spec(3, "3.5.3"))).is_ok());
     }
 
     #[test]

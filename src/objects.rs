@@ -245,8 +245,8 @@ pub fn client_service(d: &Desired) -> Service {
     }
 }
 
-/// PodDisruptionBudget (maxUnavailable 1), typed as policy/v1. A 1.20 API server serves only
-/// policy/v1beta1, whose body is the same: act sends it under the version the server serves.
+/// PodDisruptionBudget (maxUnavailable 1), policy/v1 (the only version Kubernetes serves since
+/// 1.25).
 pub fn pdb(d: &Desired) -> PodDisruptionBudget {
     PodDisruptionBudget {
         metadata: meta(d, pdb_name(&d.name)),

@@ -90,7 +90,7 @@ async fn passes(
     progress: &output::Progress,
 ) -> Result<Converged, Error> {
     let ns = &s.namespace;
-    let ctx = Context::new(s.client.clone(), Dial::PortForward).await?;
+    let ctx = Context::new(s.client.clone(), Dial::PortForward);
     let mut last_note = String::new();
     let mut deferred_to: Option<String> = None;
     // `None` while we do not hold the Lease; `guarded` false: no operator namespace, no Lease.
@@ -212,9 +212,9 @@ pub(super) async fn dry_run(
     cluster: &EtcdCluster,
     intent: &[String],
 ) -> Result<(), Error> {
-    let ctx = Context::new(s.client.clone(), Dial::PortForward).await?;
+    let ctx = Context::new(s.client.clone(), Dial::PortForward);
     let pass = engine::reconcile_once(&ctx, cluster, Mode::DryRun).await?;
-    let objects = engine::planned_objects(&ctx, &pass.desired, &pass.step);
+    let objects = engine::planned_objects(&pass.desired, &pass.step);
     let mut lines: Vec<String> = intent.to_vec();
     lines.push(format!("next engine step: {}", pass.step));
     if pass.desired.replicas as usize != pass.status.members.iter().filter(|m| !m.learner).count()

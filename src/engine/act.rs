@@ -6,7 +6,7 @@
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ConfigMap, PersistentVolumeClaim, Pod, Service};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
-use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams};
+use kube::api::{Api, DeleteParams, Patch, PatchParams};
 
 use super::Context;
 use crate::error::Error;
@@ -28,9 +28,7 @@ fn apply_params() -> PatchParams {
 pub enum Object {
     ConfigMap(ConfigMap),
     Service(Service),
-    /// policy/v1 from Kubernetes 1.21, policy/v1beta1 before: the same body under the version
-    /// discovery found (see `Context::pdb`).
-    DisruptionBudget(DynamicObject),
+    DisruptionBudget(PodDisruptionBudget),
     StatefulSet(StatefulSet),
     /// The seed's volume of a restored cluster (as the claim template would make it).
     Volume(PersistentVolumeClaim),
@@ -39,8 +37,7 @@ pub enum Object {
 }
 
 impl Object {
-    /// The API group and resource the object is written to, from its type (the disruption
-    /// budget's group is `policy` in both versions discovery may find).
+    /// The API group and resource the object is written to, from its type.
     pub fn resource(&self) -> (String, String) {
         use crate::objects::access::resource_of;
         match self {
@@ -68,23 +65,14 @@ impl Object {
     }
 }
 
-/// The disruption budget under the API version `pdb` (discovered) names.
-fn disruption_budget(d: &Desired, pdb: &ApiResource) -> DynamicObject {
-    let typed = objects::pdb(d);
-    let mut obj = DynamicObject::new(&objects::pdb_name(&d.name), pdb);
-    obj.metadata = typed.metadata;
-    obj.data = serde_json::json!({ "spec": typed.spec });
-    obj
-}
-
 /// The objects `step` writes, in the order they are written: the one table from steps to
 /// objects, which `act` applies and `--dry-run` prints. Pure.
-pub fn step_objects(d: &Desired, step: &Step, pdb: &ApiResource) -> Vec<Object> {
+pub fn step_objects(d: &Desired, step: &Step) -> Vec<Object> {
     let supporting = || {
         vec![
             Object::Service(objects::peer_service(d)),
             Object::Service(objects::client_service(d)),
-            Object::DisruptionBudget(disruption_budget(d, pdb)),
+            Object::DisruptionBudget(objects::pdb(d)),
         ]
     };
     let config = |data| Object::ConfigMap(objects::config_map(d, data));
@@ -200,7 +188,7 @@ async fn apply_object(ctx: &Context, d: &Desired, obj: &Object) -> Result<(), Er
         Object::Pod(o) => apply(Api::namespaced(client, ns), d, kind_of::<Pod>(), o).await,
         Object::DisruptionBudget(o) => {
             apply(
-                Api::namespaced_with(client, ns, &ctx.pdb),
+                Api::namespaced(client, ns),
                 d,
                 kind_of::<PodDisruptionBudget>(),
                 o,
@@ -283,7 +271,7 @@ pub async fn act(ctx: &Context, d: &Desired, o: &Observed, step: &Step) -> Resul
             Err(e) => Err(etcd_err(e)),
         }
     };
-    for obj in step_objects(d, step, &ctx.pdb) {
+    for obj in step_objects(d, step) {
         apply_object(ctx, d, &obj).await?;
     }
     match step {
@@ -374,8 +362,8 @@ pub async fn act(ctx: &Context, d: &Desired, o: &Observed, step: &Step) -> Resul
 
 /// Restarts a member's pod, judged on a fresh read of it: a pod that serves (ready) is evicted
 /// through the Eviction API, so the cluster's disruption budget is honoured (a refusal is a
-/// "not yet"); a pod that serves nobody is deleted (it is already disrupted, and on servers
-/// before 1.26 an eviction of a not-ready pod is refused while any other pod is down).
+/// "not yet"); a pod that serves nobody is deleted (it is already disrupted, and the budget's
+/// default unhealthy-pod policy refuses its eviction while any other pod is down).
 async fn restart_pod(ctx: &Context, d: &Desired, pod: &str) -> Result<Done, Error> {
     let ns = &d.namespace;
     let api: Api<Pod> = Api::namespaced(ctx.client.clone(), ns);
@@ -396,7 +384,7 @@ async fn restart_pod(ctx: &Context, d: &Desired, pod: &str) -> Result<Done, Erro
         return Ok(Done::Changed);
     }
     let body = serde_json::json!({
-        "apiVersion": ctx.pdb.api_version,
+        "apiVersion": "policy/v1",
         "kind": "Eviction",
         "metadata": { "name": pod, "namespace": ns },
     });
@@ -416,26 +404,13 @@ async fn restart_pod(ctx: &Context, d: &Desired, pod: &str) -> Result<Done, Erro
 }
 
 /// The objects a step would write, as JSON, for `--dry-run`.
-pub fn planned_objects(ctx: &Context, d: &Desired, step: &Step) -> Vec<serde_json::Value> {
-    step_objects(d, step, &ctx.pdb)
-        .iter()
-        .map(Object::to_json)
-        .collect()
+pub fn planned_objects(d: &Desired, step: &Step) -> Vec<serde_json::Value> {
+    step_objects(d, step).iter().map(Object::to_json).collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn pdb_v1beta1() -> ApiResource {
-        ApiResource {
-            group: "policy".into(),
-            version: "v1beta1".into(),
-            api_version: "policy/v1beta1".into(),
-            kind: kind_of::<PodDisruptionBudget>().into(),
-            plural: "poddisruptionbudgets".into(),
-        }
-    }
 
     fn kinds(objs: &[Object]) -> Vec<(String, String, String)> {
         objs.iter()
@@ -454,7 +429,7 @@ mod tests {
     #[test]
     fn a_bootstrap_writes_config_services_budget_and_statefulset_in_that_order() {
         let d = crate::fixtures::cluster("demo").desired();
-        let objs = step_objects(&d, &Step::Bootstrap { replicas: 3 }, &pdb_v1beta1());
+        let objs = step_objects(&d, &Step::Bootstrap { replicas: 3 });
         let t = |a: &str, k: &str, n: &str| (a.to_string(), k.to_string(), n.to_string());
         assert_eq!(
             kinds(&objs),
@@ -462,7 +437,7 @@ mod tests {
                 t("v1", "ConfigMap", "demo-members"),
                 t("v1", "Service", "demo"),
                 t("v1", "Service", "demo-client"),
-                t("policy/v1beta1", "PodDisruptionBudget", "demo"),
+                t("policy/v1", "PodDisruptionBudget", "demo"),
                 t("apps/v1", "StatefulSet", "demo"),
             ]
         );
@@ -501,13 +476,12 @@ mod tests {
             &Step::RestoreSeed {
                 url: "s3://b/p".into(),
             },
-            &pdb_v1beta1(),
         );
         assert_eq!(
             mark(&restore[0]),
             ("PersistentVolumeClaim".into(), "restoring".into())
         );
-        let boot = step_objects(&d, &Step::Bootstrap { replicas: 1 }, &pdb_v1beta1());
+        let boot = step_objects(&d, &Step::Bootstrap { replicas: 1 });
         assert_eq!(
             mark(&boot[0]),
             ("PersistentVolumeClaim".into(), "restored".into()),
@@ -516,7 +490,7 @@ mod tests {
         assert_eq!(boot[0].to_json()["metadata"]["name"], "data-demo-0");
         // A cluster not restored writes no claim of its own.
         let plain = crate::fixtures::cluster("demo").desired();
-        let boot = step_objects(&plain, &Step::Bootstrap { replicas: 3 }, &pdb_v1beta1());
+        let boot = step_objects(&plain, &Step::Bootstrap { replicas: 3 });
         assert_eq!(mark(&boot[0]).0, "ConfigMap");
     }
 
@@ -528,14 +502,12 @@ mod tests {
             ..Default::default()
         });
         let d = crate::model::validate(&c).unwrap();
-        let ar = pdb_v1beta1();
-        let mut objs = step_objects(&d, &Step::Bootstrap { replicas: 3 }, &ar);
+        let mut objs = step_objects(&d, &Step::Bootstrap { replicas: 3 });
         objs.extend(step_objects(
             &d,
             &Step::RestoreSeed {
                 url: "s3://b/p".into(),
             },
-            &ar,
         ));
         // Adding a kind to `Object` fails to compile here until it is counted (and so checked).
         let variant = |o: &Object| match o {
@@ -576,20 +548,15 @@ mod tests {
     #[test]
     fn only_object_steps_have_objects() {
         let d = crate::fixtures::cluster("demo").desired();
-        let ar = pdb_v1beta1();
         assert_eq!(
             kinds(&step_objects(
                 &d,
-                &Step::ResizeStatefulSet { from: 3, to: 4 },
-                &ar
+                &Step::ResizeStatefulSet { from: 3, to: 4 }
             ))
             .len(),
             1
         );
-        assert_eq!(
-            step_objects(&d, &Step::ApplySupportingObjects, &ar).len(),
-            3
-        );
+        assert_eq!(step_objects(&d, &Step::ApplySupportingObjects).len(), 3);
         for step in [
             Step::Idle,
             Step::Paused,
@@ -598,7 +565,7 @@ mod tests {
                 name: "demo-2".into(),
             },
         ] {
-            assert!(step_objects(&d, &step, &ar).is_empty(), "{step}");
+            assert!(step_objects(&d, &step).is_empty(), "{step}");
         }
     }
 }

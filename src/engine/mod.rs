@@ -12,7 +12,7 @@ mod scripted;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
-use kube::api::{Api, ApiResource, DeleteParams, ListParams, Patch, PatchParams};
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
 use kube::{Client, ResourceExt};
 use serde_json::json;
 
@@ -47,7 +47,6 @@ pub enum Dial {
 pub struct Context {
     pub client: Client,
     pub dial: Dial,
-    pub pdb: ApiResource,
     pub connect_timeout: Duration,
     /// Put the finalizer on clusters. Only a long-running operator does: a finalizer that no
     /// process is there to release would block the deletion of the cluster (and its namespace).
@@ -56,32 +55,13 @@ pub struct Context {
 }
 
 impl Context {
-    /// Discovers which PodDisruptionBudget version the server serves (policy/v1 from 1.21,
-    /// policy/v1beta1 before).
-    pub async fn new(client: Client, dial: Dial) -> Result<Context, Error> {
-        let v1 = match client.list_api_group_resources("policy/v1").await {
-            Ok(list) => list
-                .resources
-                .iter()
-                .any(|r| r.name == "poddisruptionbudgets"),
-            Err(kube::Error::Api(s)) if s.code == 404 => false,
-            Err(e) => return Err(Error::kube("discover", "APIGroup", "", "policy", e)),
-        };
-        let version = if v1 { "v1" } else { "v1beta1" };
-        let pdb = ApiResource {
-            group: "policy".into(),
-            version: version.into(),
-            api_version: format!("policy/{version}"),
-            kind: "PodDisruptionBudget".into(),
-            plural: "poddisruptionbudgets".into(),
-        };
-        Ok(Context {
+    pub fn new(client: Client, dial: Dial) -> Context {
+        Context {
             client,
             dial,
-            pdb,
             connect_timeout: CONNECT_TIMEOUT,
             add_finalizer: false,
-        })
+        }
     }
 
     /// A client for the member at `ordinal`, authenticated as the `spec.auth` user while etcd's

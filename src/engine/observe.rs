@@ -7,7 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use futures::future::join_all;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ConfigMap, PersistentVolumeClaim, Pod, Service};
-use kube::api::{Api, DynamicObject, ListParams};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use kube::api::{Api, ListParams};
 
 use super::Context;
 use crate::api::EtcdClusterStatus;
@@ -80,7 +81,7 @@ pub async fn observe(ctx: &Context, d: &Desired) -> Result<Observed, Error> {
     let cm_api: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
     let pod_api: Api<Pod> = Api::namespaced(client.clone(), ns);
     let pvc_api: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), ns);
-    let pdb_api: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &ctx.pdb);
+    let pdb_api: Api<PodDisruptionBudget> = Api::namespaced(client.clone(), ns);
     let lp = ListParams::default().labels(&objects::selector_string(&d.name));
 
     let (sts_name, peer_name, client_name, pdb_name, cm_name) = (

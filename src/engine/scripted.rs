@@ -9,7 +9,6 @@ use std::sync::{Arc, Mutex};
 
 use http::{Method, Request, Response, StatusCode};
 use kube::Client;
-use kube::api::ApiResource;
 use kube::client::Body;
 use serde_json::{Value, json};
 
@@ -99,13 +98,6 @@ impl Server {
         let ctx = Context {
             client: Client::new(service, "ns"),
             dial: Dial::PortForward,
-            pdb: ApiResource {
-                group: "policy".into(),
-                version: "v1beta1".into(),
-                api_version: "policy/v1beta1".into(),
-                kind: "PodDisruptionBudget".into(),
-                plural: "poddisruptionbudgets".into(),
-            },
             connect_timeout: std::time::Duration::from_millis(200),
             add_finalizer: false,
         };
@@ -191,7 +183,7 @@ fn formed_objects(d: &Desired) -> Server {
         objects::join_list(d, 0..3, |_| false),
     );
     let mut pdb = serde_json::to_value(objects::pdb(d)).unwrap();
-    pdb["apiVersion"] = "policy/v1beta1".into();
+    pdb["apiVersion"] = "policy/v1".into();
     pdb["kind"] = "PodDisruptionBudget".into();
     let empty = |kind: &str| json!({"apiVersion": "v1", "kind": kind, "metadata": {}, "items": []});
     Server::new()
@@ -215,7 +207,7 @@ fn formed_objects(d: &Desired) -> Server {
         )
         .on(
             Method::GET,
-            "/apis/policy/v1beta1/namespaces/ns/poddisruptionbudgets/demo",
+            "/apis/policy/v1/namespaces/ns/poddisruptionbudgets/demo",
             StatusCode::OK,
             pdb,
         )

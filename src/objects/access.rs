@@ -74,7 +74,7 @@ pub fn watched_namespaces() -> Vec<Access> {
         of::<ConfigMap>(OWNED),
         of::<Service>(OWNED),
         of::<StatefulSet>(OWNED),
-        // policy/v1 or v1beta1 (discovered): one group, one resource.
+        // policy/v1.
         of::<PodDisruptionBudget>(OWNED),
         // Member volumes are the StatefulSet's; the engine applies a restored seed's claim and
         // deletes removed or wiped members' claims (all of them with --delete-data).

@@ -229,15 +229,8 @@ async fn lead(
     let renewing = keep_lease(lock);
     tokio::pin!(renewing);
 
-    let ctx = tokio::select! {
-        c = Context::new(opts.client.clone(), opts.dial) => {
-            let mut c = c?;
-            c.add_finalizer = true;
-            c
-        }
-        e = &mut renewing => return Err(e),
-        _ = shutdown.cancelled() => return Ok(()),
-    };
+    let mut ctx = Context::new(opts.client.clone(), opts.dial);
+    ctx.add_finalizer = true;
     let reporter = Reporter {
         controller: REPORTER.into(),
         instance: Some(opts.identity.clone()),

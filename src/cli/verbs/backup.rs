@@ -146,7 +146,7 @@ async fn backup_to(
 ) -> Result<(), Error> {
     let destination = store.location().clone();
     probe(store).await?;
-    let ctx = Context::new(s.client.clone(), Dial::PortForward).await?;
+    let ctx = Context::new(s.client.clone(), Dial::PortForward);
     if dry_run {
         let observed = crate::engine::observe(&ctx, desired).await?;
         let source = take::choose_source(desired, &observed).map_err(BackupError::NoSource)?;

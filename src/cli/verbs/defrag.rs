@@ -148,7 +148,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         name: name.clone(),
         source,
     })?;
-    let ctx = Context::new(s.client.clone(), Dial::PortForward).await?;
+    let ctx = Context::new(s.client.clone(), Dial::PortForward);
     let observed = crate::engine::observe(&ctx, &d).await?;
     let d = model::keep_immutable(d, &observed);
     let targets = order(&d, &observed).map_err(&held)?;

@@ -104,7 +104,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         seconds: wait.timeout.as_secs(),
         last: last.into(),
     };
-    let ctx = Context::new(s.client.clone(), Dial::PortForward).await?;
+    let ctx = Context::new(s.client.clone(), Dial::PortForward);
     let lock = drive::cluster_lock(&s, &name);
     let gone = async {
         loop {

@@ -162,7 +162,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         name: name.clone(),
         source,
     })?;
-    let ctx = Context::new(s.client.clone(), Dial::PortForward).await?;
+    let ctx = Context::new(s.client.clone(), Dial::PortForward);
     let spec_backup = cluster.spec.backup.clone().unwrap_or_default();
     let secret = a
         .credentials_secret

@@ -22,7 +22,7 @@ pub struct Args {
 pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     let s = Session::connect(g).await?;
     s.ensure_crd().await?;
-    let ctx = Context::new(s.client.clone(), Dial::PortForward).await?;
+    let ctx = Context::new(s.client.clone(), Dial::PortForward);
     let Some(name) = a.name else {
         return list(g, &s, &ctx, a.all_namespaces).await;
     };

@@ -63,7 +63,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         source,
     };
     let current = model::validate(&cluster).map_err(invalid)?;
-    let ctx = Context::new(s.client.clone(), Dial::PortForward).await?;
+    let ctx = Context::new(s.client.clone(), Dial::PortForward);
     let observed = crate::engine::observe(&ctx, &current).await?;
 
     // What the members run, as they report it (the last recorded version when none answers).
