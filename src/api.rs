@@ -335,6 +335,13 @@ pub struct UpgradeStatus {
     /// True when `kubectl etcd upgrade --skip-backup` went ahead without a snapshot.
     #[serde(default)]
     pub skip_backup: bool,
+    /// Members this change restarted onto its template, and when the engine first saw each
+    /// there: a member's rollback deadline counts from this time, not from its pod's creation.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub restarted_at: BTreeMap<String, k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>,
+    /// Members seen healthy on `toVersion` during this change: none of them ever rolls it back.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub healthy_on_target: Vec<String>,
 }
 
 /// `UpgradeStatus.state` values.
@@ -403,6 +410,10 @@ pub struct MemberStatus {
     /// Why the member is not healthy, when it is not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// When the engine first saw this member look lost (its pod says its data is gone): the
+    /// grace period before it is replaced counts from here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lost_since: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>,
 }
 
 #[derive(Deserialize, Serialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]

@@ -999,6 +999,12 @@ pub struct Observed {
     pub last_version: Option<Version>,
     /// The version change recorded in status (`status.upgrade`).
     pub upgrade: Option<UpgradeRecord>,
+    /// When this pass observed: the planner's only clock (it reads none of its own).
+    #[serde(skip)]
+    pub now: jiff::Timestamp,
+    /// Ordinal → when a member was first seen looking lost (`status.members[].lostSince`).
+    #[serde(skip)]
+    pub lost_since: BTreeMap<u32, jiff::Timestamp>,
 }
 
 /// The one-shot pod that restores a seed member's volume.

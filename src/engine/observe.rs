@@ -234,6 +234,8 @@ pub async fn observe(ctx: &Context, d: &Desired) -> Result<Observed, Error> {
         restore_pod,
         last_version: None,
         upgrade: None,
+        now,
+        lost_since: BTreeMap::new(),
     })
 }
 

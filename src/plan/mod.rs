@@ -382,6 +382,7 @@ pub const RULES: &[Rule] = &[
     slots_without_a_member,
     volumes_of_removed_members,
     learner_in_its_slot,
+    upgrade::rollback_blocked,
     scale_one_member_at_a_time,
     upgrade::downgrade_gate,
     stale_members,

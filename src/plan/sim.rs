@@ -96,6 +96,11 @@ pub(crate) struct World {
     dies_on_restart: Option<usize>,
     restarts_seen: usize,
     dead: BTreeSet<u32>,
+    /// Seconds since the simulation began (`Observed.now`).
+    clock: u64,
+    /// Ordinal → ticks its etcd container stays down before the kubelet restarts it in the
+    /// same pod (`kill 1` in the container, an OOM kill).
+    container_down: BTreeMap<u32, u64>,
 }
 
 impl World {
@@ -193,6 +198,7 @@ impl World {
 
     /// What the StatefulSet controller, kubelet and etcd do between passes.
     fn tick(&mut self, d: &Desired) {
+        self.clock += TICK_SECONDS;
         let (replicas, template) = self.sts.clone().unwrap_or((0, String::new()));
         self.pods.retain(|o, _| *o < replicas);
         for o in 0..replicas {
@@ -226,9 +232,21 @@ impl World {
         }
         for o in self.pods.keys().copied().collect::<Vec<_>>() {
             let pod = self.pods[&o].clone();
+            let killed = self.container_down.get(&o).is_some_and(|t| *t > 0);
+            if killed {
+                *self.container_down.get_mut(&o).unwrap() -= 1;
+                if pod.up {
+                    let mut pod = pod.clone();
+                    pod.up = false;
+                    pod.restarts += 1;
+                    self.pods.insert(o, pod);
+                }
+            }
+            let pod = self.pods[&o].clone();
             let runnable = self.config.is_some()
                 && !self.bad_templates.contains(&pod.template)
-                && !self.dead.contains(&o);
+                && !self.dead.contains(&o)
+                && !killed;
             let mut pod = pod;
             pod.ticks += 1;
             let data = self.volumes.get(&o).copied().unwrap_or(0);
@@ -433,6 +451,8 @@ impl World {
                 .collect(),
             etcd,
             known_members: self.known.clone(),
+            now: jiff::Timestamp::from_second(self.clock as i64).unwrap(),
+            lost_since: BTreeMap::new(),
         }
     }
 
@@ -978,6 +998,19 @@ fn version_pass(
     (o.last_version, o.upgrade) = upgrade::from_status(Some(status));
     let d = upgrade::settle(spec.clone(), &o);
     let step = plan(&d, &o);
+    // A finished upgrade is never rolled back (whatever a member does afterwards).
+    if let Some(u) = status
+        .upgrade
+        .as_ref()
+        .filter(|u| u.state == crate::api::upgrade_state::UPGRADED)
+    {
+        assert!(
+            !matches!(&step, Step::RollBack { to, .. } if to.to_string() == u.to_version),
+            "the finished upgrade {} → {} was rolled back: {step:?}",
+            u.from_version,
+            u.to_version
+        );
+    }
     status.upgrade = upgrade::record(&d, &o, &step, status.upgrade.as_ref());
     if let EtcdView::Reached(c) = &o.etcd {
         status.version = c
@@ -1108,4 +1141,47 @@ fn a_member_that_never_comes_back_from_its_upgrade_is_rolled_back_and_costs_no_q
             }
         }
     }
+}
+
+#[test]
+fn a_finished_upgrade_is_never_rolled_back_when_a_members_container_restarts() {
+    // 3.5.16 → 3.5.30 finishes with a 30 s deadline; then one member's etcd container is
+    // killed and stays down for minutes, in its old pod.
+    let (mut w, mut st) = formed_on("3.5.16");
+    let mut spec = on("3.5.30", 3);
+    spec.upgrade_timeout_seconds = TICK_SECONDS;
+    converge_versions(&mut w, &spec, &mut st, None, 80);
+    assert_eq!(st.upgrade.as_ref().unwrap().state, "Upgraded");
+    for ord in 0..3 {
+        w.container_down.insert(ord, 8);
+        for _ in 0..20 {
+            version_pass(&mut w, &spec, &mut st, usize::MAX);
+        }
+        assert_eq!(st.upgrade.as_ref().unwrap().state, "Upgraded", "demo-{ord}");
+        assert!(all_run(&w, "3.5.30"), "demo-{ord}: {w:#?}");
+    }
+}
+
+#[test]
+fn a_template_change_after_a_minor_upgrade_is_never_turned_into_a_downgrade() {
+    // 3.5.30 → 3.6.15 finished; spec.imageRepository set to an image that cannot be pulled,
+    // then set back.
+    let (mut w, mut st) = formed_on("3.5.30");
+    let spec = on("3.6.15", 3);
+    converge_versions(&mut w, &spec, &mut st, None, 80);
+    let mut bad = spec.clone();
+    bad.image_repository = "registry.invalid/etcd".into();
+    bad.image = "registry.invalid/etcd:v3.6.15".into();
+    w.bad_templates.insert(objects::template_hash(&bad));
+    for _ in 0..30 {
+        let step = version_pass(&mut w, &bad, &mut st, usize::MAX);
+        assert!(
+            !matches!(step, Step::RollBack { .. } | Step::Downgrade { .. }),
+            "{step:?}"
+        );
+    }
+    assert_eq!(w.downgrade, None);
+    assert_eq!(w.cluster_minor, Some(6));
+    converge_versions(&mut w, &spec, &mut st, None, 80);
+    assert!(all_run(&w, "3.6.15"), "{w:#?}");
 }

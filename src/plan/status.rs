@@ -69,6 +69,7 @@ pub fn derive_status(
                 db_size: m.status.as_ref().map(|s| s.db_size >> 20 << 20),
                 raft_index: None,
                 error: m.error.clone(),
+                lost_since: None,
             })
             .collect();
         members.sort_by_key(|m| objects::ordinal_of_pod(&d.name, &m.name).unwrap_or(u32::MAX));

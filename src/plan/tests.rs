@@ -92,6 +92,8 @@ pub(super) fn healthy(d: &Desired, n: u32) -> Observed {
         known_members: (0..n).collect(),
         last_version: None,
         upgrade: None,
+        now: jiff::Timestamp::UNIX_EPOCH,
+        lost_since: BTreeMap::new(),
     }
 }
 

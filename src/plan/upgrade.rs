@@ -352,11 +352,15 @@ pub fn settle(d: Desired, o: &Observed) -> Desired {
     match check_change(&d, o, lowest, highest, to) {
         // Every member that answers runs `to`; a change under way is not done while a member
         // of the cluster does not answer (it may be the upgraded member that never came back).
-        Ok(PathKind::Same) => match o
-            .upgrade
-            .as_ref()
-            .filter(|r| !r.rolled_back && r.to == to && r.from != to && some_member_silent(o))
-        {
+        // Only a change still in progress (`Upgrading`): a finished one (`Upgraded`) is never
+        // made `Moving` again by a member giving no status (a container restart, a node hiccup).
+        Ok(PathKind::Same) => match o.upgrade.as_ref().filter(|r| {
+            !r.rolled_back
+                && r.status.state == upgrade_state::UPGRADING
+                && r.to == to
+                && r.from != to
+                && some_member_silent(o)
+        }) {
             Some(r) => {
                 let from = r.from;
                 let mut d = d;
@@ -411,23 +415,27 @@ pub fn lagging(c: &ClusterView) -> Option<&MemberView> {
     })
 }
 
-/// Rule: an upgraded member (its pod runs the new template) that is not healthy
-/// `upgrade_timeout_seconds` after its pod started rolls the upgrade back, while the cluster is
-/// still mixed (a member answers on the old minor, or on a patch change always); after the
-/// cluster moved, it is reported with the pre-upgrade snapshot as the way back.
-pub fn failed_upgrade(d: &Desired, o: &Observed) -> Option<Step> {
+/// The member this change restarted onto its template that is not healthy on it past its
+/// deadline, and why: the deadline (`upgrade_timeout_seconds`, at most
+/// `IMAGE_PULL_GRACE_SECONDS` for an image that cannot be pulled) counts from when the engine
+/// first saw it restarted by this change (`status.upgrade.restartedAt`), never from its pod's
+/// creation; a member once seen healthy on the new version (`healthyOnTarget`) never counts (a
+/// later container restart is not the upgrade's doing).
+fn failing_member<'a>(
+    d: &Desired,
+    o: &'a Observed,
+) -> Option<(Version, Version, u32, &'a crate::model::PodView, String)> {
     let VersionChange::Moving { from, to } = d.upgrade else {
         return None;
     };
+    let r = o
+        .upgrade
+        .as_ref()
+        .filter(|r| r.from == from && r.to == to)?;
     let rev = o.statefulset.as_ref()?.update_revision.as_ref()?;
-    let reached = match &o.etcd {
-        EtcdView::Reached(c) => Some(c),
-        _ => None,
-    };
-    let healthy = |ord: u32| {
-        reached
-            .and_then(|c| c.member_at(ord))
-            .is_some_and(|m| m.healthy)
+    let healthy = |ord: u32| match &o.etcd {
+        EtcdView::Reached(c) => c.member_at(ord).is_some_and(|m| m.healthy),
+        _ => false,
     };
     let deadline = |p: &crate::model::PodView| {
         if image_unavailable(p.waiting_reason.as_deref()) {
@@ -440,9 +448,12 @@ pub fn failed_upgrade(d: &Desired, o: &Observed) -> Option<Step> {
         p.revision.as_ref() == Some(rev)
             && !p.terminating
             && (!p.ready || !healthy(**ord))
-            && p.age_seconds >= deadline(p)
+            && !r.status.healthy_on_target.contains(&p.name)
+            && r.status
+                .restarted_at
+                .get(&p.name)
+                .is_some_and(|at| o.now.as_second() - at.0.as_second() >= deadline(p) as i64)
     })?;
-    let member = &pod.name;
     let how = match pod.waiting_reason.as_deref() {
         Some(r) if image_unavailable(Some(r)) => {
             format!(" ({r}: the image {} cannot be pulled)", d.image)
@@ -451,34 +462,64 @@ pub fn failed_upgrade(d: &Desired, o: &Observed) -> Option<Step> {
         None => String::new(),
     };
     let why = format!(
-        "{member} did not become healthy on {to} within {}s{how}",
+        "{} did not become healthy on {to} within {}s of its restart{how}",
+        pod.name,
         deadline(pod)
     );
-    // Putting the old minor back is safe while the cluster version has not moved (the members
-    // say so; without their word, while a member still answers on the old minor), and after
-    // through etcd's downgrade API (`downgrade_gate` lowers the cluster version first), where
-    // it exists.
+    Some((from, to, *ord, pod, why))
+}
+
+/// Whether putting `from` back is still possible: the old minor is safe while the cluster
+/// version has not moved (the members say so; without their word, while a member still answers
+/// on the old minor), and after through etcd's downgrade API (`downgrade_gate` lowers the
+/// cluster version first), where it exists.
+fn can_roll_back(o: &Observed, from: Version, to: Version) -> bool {
+    let reached = match &o.etcd {
+        EtcdView::Reached(c) => Some(c),
+        _ => None,
+    };
     let old_minor_answers = running(o).iter().any(|v| v.minor == from.minor);
     let cluster_moved = match reached.and_then(|c| c.cluster_version()) {
         Some(cv) => cv.minor != from.minor,
         None => !old_minor_answers,
     };
-    let downgrade_back = check_downgrade(to, from).is_ok();
-    if from.minor == to.minor || !cluster_moved || reached.is_none() || downgrade_back {
-        return Some(Step::RollBack {
-            member: member.clone(),
-            ordinal: *ord,
-            from,
-            to,
-            why,
-        });
+    from.minor == to.minor
+        || !cluster_moved
+        || reached.is_none()
+        || check_downgrade(to, from).is_ok()
+}
+
+/// Rule: a version change in progress whose restarted member is not healthy on the new version
+/// within its deadline (see `failing_member`) is rolled back to where the change started, while
+/// that is possible (see `can_roll_back`; `rollback_blocked` reports it otherwise, after the
+/// repairs). Only a change in progress (`VersionChange::Moving`, which `settle` never makes of a
+/// finished one) is ever rolled back.
+pub fn failed_upgrade(d: &Desired, o: &Observed) -> Option<Step> {
+    let (from, to, ordinal, pod, why) = failing_member(d, o)?;
+    can_roll_back(o, from, to).then(|| Step::RollBack {
+        member: pod.name.clone(),
+        ordinal,
+        from,
+        to,
+        why,
+    })
+}
+
+/// Rule (after the repairs: it holds upgrade steps only): a member failing on the new minor
+/// after the cluster version moved where no downgrade goes back (3.5 → 3.4) is reported with
+/// the pre-upgrade snapshot as the way back.
+pub fn rollback_blocked(d: &Desired, o: &Observed) -> Option<Step> {
+    let (from, to, _, pod, why) = failing_member(d, o)?;
+    if can_roll_back(o, from, to) {
+        return None;
     }
     Some(super::hold(
         Reason::UpgradeBlocked,
         format!(
             "{why}, and every other member already runs 3.{}: putting {from} back is no longer safe; \
-             fix {member}, or restore the pre-upgrade snapshot{} into a new cluster",
+             fix {}, or restore the pre-upgrade snapshot{} into a new cluster",
             to.minor,
+            pod.name,
             d.pre_upgrade_backup
                 .as_deref()
                 .filter(|b| *b != crate::api::PRE_UPGRADE_BACKUP_SKIPPED)
@@ -533,6 +574,35 @@ pub fn downgrade_gate(d: &Desired, o: &Observed) -> Option<Step> {
     };
     if cv.minor > target.minor {
         if enabled.is_some() {
+            // etcd lowers the cluster version only once every member reports its version: a
+            // member down stops the downgrade, so say so, and what ends it, rather than wait.
+            let silent: Vec<&MemberView> =
+                c.members.iter().filter(|m| m.status.is_none()).collect();
+            if !silent.is_empty() {
+                let names: Vec<String> = silent.iter().map(|m| super::member_name(d, m)).collect();
+                let message = format!(
+                    "etcd's downgrade to {minor} is enabled, but the cluster version ({cv}) goes down only once \
+                     every member answers, and {} does not{}: bring it back, or set spec.version back to \
+                     {highest} to cancel the downgrade",
+                    names.join(", "),
+                    super::pod_trouble(o)
+                );
+                let stuck = silent.iter().all(|m| {
+                    m.ordinal.and_then(|k| o.pods.get(&k)).is_none_or(|p| {
+                        !p.running
+                            && !p.terminating
+                            && (p.restarts > 0
+                                || p.waiting_reason
+                                    .as_deref()
+                                    .is_some_and(|r| r != "ContainerCreating"))
+                    })
+                });
+                return Some(if stuck {
+                    super::hold(Reason::Downgrading, message)
+                } else {
+                    super::wait(Reason::Downgrading, message)
+                });
+            }
             return Some(super::wait(
                 Reason::Downgrading,
                 format!(
@@ -745,6 +815,7 @@ pub fn record(
             message,
             backup,
             skip_backup,
+            ..Default::default()
         }
     };
     if let Step::RollBack { from, to, why, .. } = step {
@@ -756,7 +827,19 @@ pub fn record(
         ));
     }
     match &d.upgrade {
-        VersionChange::Moving { from, to } => Some(st(*from, *to, upgrade_state::UPGRADING, None)),
+        VersionChange::Moving { from, to } => {
+            let mut s = st(*from, *to, upgrade_state::UPGRADING, None);
+            if let Some(p) = prev.filter(|p| {
+                p.state == upgrade_state::UPGRADING
+                    && Version::parse(&p.from_version) == Some(*from)
+                    && Version::parse(&p.to_version) == Some(*to)
+            }) {
+                s.restarted_at = p.restarted_at.clone();
+                s.healthy_on_target = p.healthy_on_target.clone();
+            }
+            track_members(&mut s, d, o, step, *from, *to);
+            Some(s)
+        }
         VersionChange::RolledBack { .. } => prev.cloned(),
         VersionChange::Blocked { .. } => prev.cloned(),
         VersionChange::Steady => {
@@ -774,6 +857,73 @@ pub fn record(
             })
         }
     }
+}
+
+/// Notes in `s` which members this change restarted, and when (the restart step of this pass,
+/// or the first pass that sees a member's pod on the new template without it answering on
+/// `from`: a crash between a restart and its status write loses nothing), and which members
+/// answered healthy on `to`.
+fn track_members(
+    s: &mut UpgradeStatus,
+    d: &Desired,
+    o: &Observed,
+    step: &Step,
+    from: Version,
+    to: Version,
+) {
+    let now = k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(o.now);
+    if let Step::RestartMember {
+        pod,
+        why: Restart::NewTemplate,
+        ..
+    } = step
+    {
+        s.restarted_at.insert(pod.clone(), now.clone());
+    }
+    let members = match &o.etcd {
+        EtcdView::Reached(c) => c.members.as_slice(),
+        _ => &[],
+    };
+    let version_of = |ord: u32| {
+        members
+            .iter()
+            .find(|m| m.ordinal == Some(ord))
+            .and_then(|m| m.status.as_ref())
+            .and_then(|st| Version::parse(&st.version))
+    };
+    // Only once the StatefulSet runs this change's template: before, its update revision is
+    // still the old one, which every pod is on.
+    let applied = o.statefulset.as_ref().is_some_and(|sts| {
+        sts.template_hash.as_deref() == Some(crate::objects::template_hash(d).as_str())
+    });
+    if let Some(rev) = o
+        .statefulset
+        .as_ref()
+        .and_then(|sts| sts.update_revision.as_ref())
+        .filter(|_| applied)
+    {
+        for (ord, p) in &o.pods {
+            if p.revision.as_ref() == Some(rev)
+                && !p.terminating
+                && (from == to || version_of(*ord) != Some(from))
+                && !s.healthy_on_target.contains(&p.name)
+            {
+                s.restarted_at
+                    .entry(p.name.clone())
+                    .or_insert_with(|| now.clone());
+            }
+        }
+    }
+    for m in members {
+        let name = super::member_name(d, m);
+        if m.healthy
+            && m.status.as_ref().and_then(|st| Version::parse(&st.version)) == Some(to)
+            && !s.healthy_on_target.contains(&name)
+        {
+            s.healthy_on_target.push(name);
+        }
+    }
+    s.healthy_on_target.sort();
 }
 
 /// What `kubectl etcd upgrade --dry-run` prints: the path, the member order and the gates.

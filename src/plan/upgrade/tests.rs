@@ -6,6 +6,7 @@ use crate::model::Observed;
 use crate::objects;
 use crate::plan::tests::{cluster, healthy};
 use crate::plan::{Restart, Step, plan};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 fn v(s: &str) -> Version {
     Version::parse(s).unwrap()
@@ -54,8 +55,25 @@ fn template_applied(o: &mut Observed, d: &Desired) {
     sts.update_revision = Some("rev2".into());
 }
 
-/// Member `ordinal` restarted on `version` (its pod on the new revision, `age` seconds old).
+/// Member `ordinal` restarted on `version` by the change under way (its pod on the new
+/// revision, `age` seconds old, recorded as restarted `age` seconds ago in `status.upgrade`).
 fn restarted(o: &mut Observed, ordinal: u32, version: &str, age: u64) {
+    let at = Time(o.now - jiff::SignedDuration::from_secs(age as i64));
+    let from = o.last_version.unwrap();
+    let rec = o.upgrade.get_or_insert_with(|| UpgradeRecord {
+        from,
+        to: v(version),
+        rolled_back: false,
+        status: UpgradeStatus {
+            from_version: from.to_string(),
+            to_version: version.into(),
+            state: upgrade_state::UPGRADING.into(),
+            ..Default::default()
+        },
+    });
+    rec.status
+        .restarted_at
+        .insert(objects::pod_name("demo", ordinal), at);
     let p = o.pods.get_mut(&ordinal).unwrap();
     p.revision = Some("rev2".into());
     p.age_seconds = age;
@@ -65,6 +83,17 @@ fn restarted(o: &mut Observed, ordinal: u32, version: &str, age: u64) {
         .find(|m| m.ordinal == Some(ordinal))
         .unwrap();
     m.status.as_mut().unwrap().version = version.into();
+}
+
+/// Member `ordinal` was restarted by the change under way `secs` seconds ago (status.upgrade).
+fn restarted_ago(o: &mut Observed, ordinal: u32, secs: u64) {
+    let at = Time(o.now - jiff::SignedDuration::from_secs(secs as i64));
+    o.upgrade
+        .as_mut()
+        .unwrap()
+        .status
+        .restarted_at
+        .insert(objects::pod_name("demo", ordinal), at);
 }
 
 /// Member `ordinal`'s pod crash-loops: not ready, the member does not answer.
@@ -252,6 +281,7 @@ fn an_allowed_upgrade_applies_the_template_then_restarts_followers_then_the_lead
     ));
 
     restarted(&mut o, 0, "3.5.16", 5);
+    speaks(&mut o, "3.5.0", "");
     let d = settle(want("3.5.16"), &o);
     assert_eq!(d.upgrade, VersionChange::Steady);
     assert_eq!(plan(&d, &o), Step::Idle);
@@ -317,7 +347,7 @@ fn an_upgraded_member_whose_image_cannot_be_pulled_rolls_back_after_the_pull_gra
             !matches!(step, Step::RollBack { .. }),
             "{reason}: within the grace the kubelet retries: {step:?}"
         );
-        o.pods.get_mut(&2).unwrap().age_seconds = IMAGE_PULL_GRACE_SECONDS;
+        restarted_ago(&mut o, 2, IMAGE_PULL_GRACE_SECONDS);
         let step = plan(&d, &o);
         let Step::RollBack { member, why, .. } = &step else {
             panic!("{reason}: {step:?}");
@@ -884,4 +914,160 @@ fn a_version_applied_without_a_snapshot_takes_one_before_the_template_changes() 
     d.pre_upgrade_backup = None;
     template_applied(&mut o, &d);
     assert!(!matches!(plan(&d, &o), Step::PreUpgradeSnapshot { .. }));
+}
+
+/// `o` after the upgrade `from → to` finished: every member runs `to`, `status.upgrade` says
+/// Upgraded.
+fn finished(o: &mut Observed, from: &str, to: &str) {
+    o.upgrade = Some(UpgradeRecord {
+        from: v(from),
+        to: v(to),
+        rolled_back: false,
+        status: UpgradeStatus {
+            from_version: from.into(),
+            to_version: to.into(),
+            state: upgrade_state::UPGRADED.into(),
+            ..Default::default()
+        },
+    });
+}
+
+#[test]
+fn a_finished_upgrade_is_never_rolled_back_by_a_member_whose_container_restarts() {
+    // 3.5.16 → 3.5.30 finished; weeks later one member's etcd container restarts in its old pod.
+    let mut o = running_on("3.5.30");
+    finished(&mut o, "3.5.16", "3.5.30");
+    let mut d = want("3.5.30");
+    d.upgrade_timeout_seconds = 20;
+    crashing(&mut o, 1);
+    o.pods.get_mut(&1).unwrap().age_seconds = 40 * 86_400;
+    let d = settle(d, &o);
+    assert_eq!(
+        d.upgrade,
+        VersionChange::Steady,
+        "a finished change stays finished"
+    );
+    let step = plan(&d, &o);
+    assert!(!matches!(step, Step::RollBack { .. }), "{step:?}");
+    assert_eq!(
+        record(&d, &o, &step, o.upgrade.as_ref().map(|r| &r.status))
+            .unwrap()
+            .state,
+        upgrade_state::UPGRADED
+    );
+}
+
+#[test]
+fn a_template_change_that_is_not_a_version_change_is_never_a_downgrade() {
+    // 3.5.30 → 3.6.15 finished; spec.imageRepository set to an image that cannot be pulled.
+    let mut o = running_on("3.6.15");
+    speaks(&mut o, "3.6.0", "3.6.0");
+    finished(&mut o, "3.5.30", "3.6.15");
+    let mut d = want("3.6.15");
+    d.image_repository = "registry.invalid/etcd".into();
+    d.image = "registry.invalid/etcd:v3.6.15".into();
+    let d = settle(d, &o);
+    assert_eq!(d.upgrade, VersionChange::Steady);
+    assert_eq!(d.version, v("3.6.15"));
+    template_applied(&mut o, &d);
+    let p = o.pods.get_mut(&2).unwrap();
+    p.revision = Some("rev2".into());
+    p.age_seconds = 600;
+    crashing(&mut o, 2);
+    o.pods.get_mut(&2).unwrap().waiting_reason = Some("ErrImagePull".into());
+    let d = settle(d, &o);
+    assert_eq!(d.upgrade, VersionChange::Steady, "{:?}", d.upgrade);
+    let step = plan(&d, &o);
+    assert!(
+        !matches!(step, Step::RollBack { .. } | Step::Downgrade { .. }),
+        "{step:?}"
+    );
+}
+
+#[test]
+fn the_rollback_deadline_counts_from_this_changes_restart_not_from_the_pods_creation() {
+    let mut o = running_on("3.5.16");
+    let d = settle(want("3.5.30"), &o);
+    template_applied(&mut o, &d);
+    // The pod is old (created long before this change), but this change restarted it 10 s ago.
+    restarted(&mut o, 2, "3.5.30", 10);
+    o.pods.get_mut(&2).unwrap().age_seconds = 40 * 86_400;
+    crashing(&mut o, 2);
+    let d = settle(want("3.5.30"), &o);
+    let step = plan(&d, &o);
+    assert!(!matches!(step, Step::RollBack { .. }), "{step:?}");
+    // Nothing recorded for it (not restarted by this change): no deadline runs.
+    o.upgrade.as_mut().unwrap().status.restarted_at.clear();
+    assert!(!matches!(plan(&d, &o), Step::RollBack { .. }));
+    // Restarted by it `upgrade_timeout_seconds` ago: rolled back to where it started.
+    restarted_ago(&mut o, 2, d.upgrade_timeout_seconds);
+    let step = plan(&d, &o);
+    assert!(
+        matches!(&step, Step::RollBack { from, to, why, .. } if *from == v("3.5.16") && *to == v("3.5.30") && why.contains("of its restart")),
+        "{step:?}"
+    );
+}
+
+#[test]
+fn a_member_once_healthy_on_the_new_version_never_rolls_the_change_back() {
+    let mut o = running_on("3.5.16");
+    let d = settle(want("3.5.30"), &o);
+    template_applied(&mut o, &d);
+    restarted(&mut o, 2, "3.5.30", 900);
+    // The pass that saw it healthy on 3.5.30 noted it.
+    let st = record(&d, &o, &Step::Idle, o.upgrade.as_ref().map(|r| &r.status)).unwrap();
+    assert_eq!(st.healthy_on_target, ["demo-2"]);
+    o.upgrade.as_mut().unwrap().status = st;
+    // Then its container restarts (an OOM kill): the change goes on, nothing is rolled back.
+    crashing(&mut o, 2);
+    let d = settle(want("3.5.30"), &o);
+    let step = plan(&d, &o);
+    assert!(!matches!(step, Step::RollBack { .. }), "{step:?}");
+}
+
+#[test]
+fn a_restart_by_the_change_is_recorded_with_its_time_and_kept_across_passes() {
+    let mut o = running_on("3.5.16");
+    o.now = jiff::Timestamp::from_second(1_000_000).unwrap();
+    let d = settle(want("3.5.30"), &o);
+    template_applied(&mut o, &d);
+    let step = Step::RestartMember {
+        ordinal: 2,
+        pod: "demo-2".into(),
+        why: Restart::NewTemplate,
+    };
+    let st = record(&d, &o, &step, None).unwrap();
+    assert_eq!(st.restarted_at["demo-2"].0, o.now);
+    let later = o.now + jiff::SignedDuration::from_secs(60);
+    o.now = later;
+    // Its new pod is on the new template and does not answer yet: the time stays the restart's.
+    let p = o.pods.get_mut(&2).unwrap();
+    p.revision = Some("rev2".into());
+    crashing(&mut o, 2);
+    let st2 = record(&d, &o, &Step::Idle, Some(&st)).unwrap();
+    assert_eq!(st2.restarted_at["demo-2"], st.restarted_at["demo-2"]);
+    // A pod found on the new template that no restart step recorded (a crash between the
+    // restart and the status write) counts from when it is first seen.
+    let st3 = record(&d, &o, &Step::Idle, None).unwrap();
+    assert_eq!(st3.restarted_at["demo-2"].0, later);
+}
+
+#[test]
+fn a_downgrade_that_cannot_finish_because_a_member_is_down_says_so_and_what_to_do() {
+    let mut o = running_on("3.6.15");
+    speaks(&mut o, "3.6.0", "3.6.0");
+    let d = settle(want("3.5.30"), &o);
+    template_applied(&mut o, &d);
+    downgrade_enabled(&mut o, "3.5.0");
+    crashing(&mut o, 2);
+    let p = o.pods.get_mut(&2).unwrap();
+    p.running = false;
+    p.restarts = 4;
+    let d = settle(want("3.5.30"), &o);
+    let step = plan(&d, &o);
+    assert!(
+        matches!(&step, Step::Hold { reason: Reason::Downgrading, message }
+            if message.contains("demo-2 does not") && message.contains("set spec.version back to 3.6.15")),
+        "{step:?}"
+    );
 }
