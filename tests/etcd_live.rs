@@ -1471,3 +1471,101 @@ fn tls_material_that_is_not_pem_is_refused_with_the_key_named() {
         .unwrap_err();
     assert!(e.to_string().contains("tls.key"), "{e}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// restore
+
+/// The engine's restore command (`objects::restore::restore_command`, what the seed's restore
+/// pod runs) with each version's own tool on a snapshot that version's etcd streamed:
+/// `etcdutl` from 3.5 on (`etcdctl`, API v3, on 3.4), the revision bumped where the version has
+/// `--bump-revision` (3.5.10+, 3.6, 3.7), every key in the restored db.
+#[tokio::test]
+async fn the_restore_command_restores_a_snapshot_with_each_versions_own_tool() {
+    use kubectl_etcd::objects::restore::{BUMP_REVISION, SNAPSHOT_FILE, restore_command};
+    use tokio::io::AsyncReadExt;
+    let listed = std::fs::read_to_string(bin_dir().join("VERSIONS")).unwrap_or_default();
+    let versions: Vec<&str> = listed
+        .lines()
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .collect();
+    assert!(
+        versions.iter().any(|v| v.starts_with("3.7.")),
+        "{versions:?}"
+    );
+    for (n, version) in versions.iter().enumerate() {
+        let cluster = Cluster::start_version(version, 29100 + 10 * n as u16, 1).await;
+        put_keys(&cluster, 0, "restore", 10).await;
+        let mut c = cluster.client(0).await;
+        let mut stream = c.snapshot(Duration::from_secs(10)).await.unwrap();
+        let mut bytes = Vec::new();
+        stream.read_to_end(&mut bytes).await.unwrap();
+        let work = tempfile::tempdir().unwrap();
+        let snapshot = work.path().join("snapshot.db");
+        std::fs::write(&snapshot, &bytes).unwrap();
+        let data = work.path().join("data");
+
+        let doc = serde_json::json!({
+            "apiVersion": "etcd.kubectl-etcd.io/v1alpha1", "kind": "EtcdCluster",
+            "metadata": {"name": "demo", "namespace": "ns"},
+            "spec": {"replicas": 1, "version": version},
+        });
+        let d = kubectl_etcd::model::validate(&serde_json::from_value(doc).unwrap()).unwrap();
+        let (cmd, env) = restore_command(&d, "tok");
+        let local = |a: &String| {
+            if a == SNAPSHOT_FILE {
+                snapshot.to_str().unwrap().to_owned()
+            } else if *a == kubectl_etcd::objects::data_dir() {
+                data.to_str().unwrap().to_owned()
+            } else {
+                a.clone()
+            }
+        };
+        let tool = Path::new(&cmd[0]).file_name().unwrap();
+        let bin = bin_dir().join(format!("v{version}")).join(tool);
+        let out = Command::new(&bin)
+            .args(cmd[1..].iter().map(local))
+            .envs(
+                env.iter()
+                    .map(|e| (e.name.clone(), e.value.clone().unwrap_or_default())),
+            )
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{version}: {} {:?}: {}",
+            bin.display(),
+            &cmd[1..],
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // The restored member's db, read by the same tool.
+        let status = Command::new(&bin)
+            .args(["snapshot", "status", "-w", "json"])
+            .arg(data.join("member/snap/db"))
+            .envs(
+                env.iter()
+                    .map(|e| (e.name.clone(), e.value.clone().unwrap_or_default())),
+            )
+            .output()
+            .unwrap();
+        let st: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap_or_else(|e| {
+            panic!(
+                "{version}: {e}: {}",
+                String::from_utf8_lossy(&status.stderr)
+            )
+        });
+        assert!(st["totalKey"].as_u64().unwrap() >= 10, "{version}: {st}");
+        let bumped = cmd.iter().any(|a| a == "--bump-revision");
+        assert_eq!(
+            bumped,
+            !version.starts_with("3.4."),
+            "{version}: --bump-revision where the version has it"
+        );
+        if bumped {
+            assert!(
+                st["revision"].as_u64().unwrap() > BUMP_REVISION,
+                "{version}: {st}"
+            );
+        }
+    }
+}
