@@ -474,6 +474,12 @@ pub struct EtcdBackupSpec {
     /// Who asked for it: "cli" or "schedule" (retention only ever deletes scheduled backups).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trigger: Option<String>,
+    /// The EtcdCluster's `metadata.uid` when the backup was taken: retention and
+    /// `restore --latest-of` select by it, so a cluster re-created under the same name never
+    /// mixes with (or prunes) the backups of the one before. Records written before this field
+    /// existed have none: they are matched by their etcd cluster id, else by name only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_uid: Option<String>,
 }
 
 /// What happened to a backup. Written only by whoever took it.
@@ -517,6 +523,11 @@ pub struct EtcdBackupStatus {
     /// True when etcd's own hash inside the snapshot was checked while it was stored.
     #[serde(default)]
     pub verified: bool,
+    /// False when the member it came from had no healthy quorum behind it: the snapshot holds
+    /// only what that member had applied, so retention never counts it as a good backup and
+    /// `restore --latest-of` never picks it (name it with `--from-backup` to use it anyway).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quorum: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_time: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -582,3 +582,70 @@ async fn a_connection_dropped_in_the_middle_of_a_part_is_retried_and_the_object_
     assert_eq!(sha_of(reader).await, want);
     store.delete("flaky.db").await.unwrap();
 }
+
+#[tokio::test]
+async fn a_crashed_takers_unfinished_upload_is_aborted_by_its_prefix_and_others_stay() {
+    let e = env();
+    let loc = location("abandoned");
+    let store = open(&loc).await;
+    let s3 = raw_client().await;
+    let base = format!("live/{}-abandoned", std::process::id());
+    // What a taker killed mid-upload leaves: a multipart upload with a part, never completed.
+    let start = |key: String| {
+        let s3 = s3.clone();
+        let bucket = e.bucket.clone();
+        async move {
+            let id = s3
+                .create_multipart_upload()
+                .bucket(&bucket)
+                .key(&key)
+                .send()
+                .await
+                .unwrap()
+                .upload_id()
+                .unwrap()
+                .to_string();
+            s3.upload_part()
+                .bucket(&bucket)
+                .key(&key)
+                .upload_id(&id)
+                .part_number(1)
+                .body(vec![7u8; 5 * 1024 * 1024].into())
+                .send()
+                .await
+                .unwrap();
+        }
+    };
+    start(format!("{base}/ns-demo-20261201T100000.123Z-r42.db.zst")).await;
+    start(format!("{base}/ns-demo-20261201T110000.456Z-r43.db.zst")).await;
+    let uploads = |prefix: String| {
+        let s3 = s3.clone();
+        let bucket = e.bucket.clone();
+        async move {
+            s3.list_multipart_uploads()
+                .bucket(&bucket)
+                .prefix(&prefix)
+                .send()
+                .await
+                .unwrap()
+                .uploads()
+                .iter()
+                .filter_map(|u| u.key().map(str::to_string))
+                .collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(uploads(base.clone()).await.len(), 2);
+
+    let aborted = store
+        .abort_uploads("ns-demo-20261201T100000.")
+        .await
+        .unwrap();
+    assert_eq!(aborted, 1);
+    assert_eq!(
+        uploads(base.clone()).await,
+        vec![format!("{base}/ns-demo-20261201T110000.456Z-r43.db.zst")],
+        "only the upload of that prefix goes"
+    );
+    assert_eq!(store.abort_uploads("").await.unwrap(), 1);
+    assert!(uploads(base).await.is_empty());
+}

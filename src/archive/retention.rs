@@ -11,7 +11,9 @@
 //!    (rule 1 still wins).
 //! 5. A failed backup holds nothing to restore: it is kept while it is newer than the newest
 //!    successful one (it tells why the schedule is failing) and otherwise deleted once any rule is
-//!    set (a keep rule or `maxAge`).
+//!    set (a keep rule or `maxAge`). A backup taken without a healthy quorum counts as a failed
+//!    one here (the caller passes it as not `succeeded`): it never pushes a good backup out.
+//! 6. A pinned backup (a restore names it) is never deleted, whatever the rules above say.
 
 use std::collections::{BTreeSet, HashSet};
 use std::fmt;
@@ -94,7 +96,10 @@ pub struct Candidate {
     pub name: String,
     /// When the backup was taken (its start, or the time in its object name).
     pub time: Timestamp,
+    /// A good backup: it succeeded, with a healthy quorum behind its member.
     pub succeeded: bool,
+    /// Something still reads it (an EtcdCluster's `spec.restore.backupName`): never deleted.
+    pub pinned: bool,
 }
 
 /// Names of the backups to delete, oldest first, each once.
@@ -143,6 +148,7 @@ pub fn to_delete(list: &[Candidate], policy: &Retention, now: Timestamp) -> Vec<
     if let Some(newest) = newest_success {
         keep.insert(newest.name.as_str()); // rule 1 wins over everything
     }
+    keep.extend(sorted.iter().filter(|c| c.pinned).map(|c| c.name.as_str())); // rule 6
 
     let mut seen = BTreeSet::new();
     sorted
@@ -278,6 +284,7 @@ mod tests {
             name: name.into(),
             time: at(time),
             succeeded: true,
+            pinned: false,
         }
     }
 
@@ -303,6 +310,7 @@ mod tests {
                     name: format!("b{i:03}"),
                     time: t,
                     succeeded: true,
+                    pinned: false,
                 }
             })
             .collect()
@@ -374,6 +382,19 @@ mod tests {
             to_delete(&list, &policy(r#"{"keepLast":0}"#), at(NOW)),
             ["a"]
         );
+    }
+
+    #[test]
+    fn a_backup_a_restore_still_reads_is_never_deleted() {
+        let mut read = ok("read", "2026-10-01T00:00:00Z");
+        read.pinned = true;
+        let list = vec![
+            read,
+            ok("a", "2026-11-30T00:00:00Z"),
+            ok("b", "2026-11-30T01:00:00Z"),
+        ];
+        let p = policy(r#"{"keepLast": 1, "maxAge": "1d"}"#);
+        assert_eq!(to_delete(&list, &p, at(NOW)), vec!["a"]);
     }
 
     #[test]
@@ -552,6 +573,7 @@ mod tests {
                     // up to 60 days back, to the second
                     time: now - jiff::SignedDuration::from_secs(rng.below(60 * 86_400) as i64),
                     succeeded: rng.below(4) > 0,
+                    pinned: rng.below(8) == 0,
                 })
                 .collect();
             let p = Retention {
@@ -583,6 +605,10 @@ mod tests {
             if p.is_empty() {
                 assert!(gone.is_empty(), "{ctx}");
             }
+            assert!(
+                !list.iter().any(|c| c.pinned && gone.contains(&c.name)),
+                "a pinned backup deleted; {ctx}"
+            );
             // With keepLast alone, exactly the successes beyond the newest N go (at least one stays).
             if let (Some(k), None, None, None, None) = (
                 p.keep_last,
@@ -591,12 +617,18 @@ mod tests {
                 p.keep_weekly,
                 p.max_age,
             ) {
-                let oks = list.iter().filter(|c| c.succeeded).count();
+                let mut oks: Vec<&Candidate> = list.iter().filter(|c| c.succeeded).collect();
+                oks.sort_by(|a, b| b.time.cmp(&a.time).then_with(|| b.name.cmp(&a.name)));
+                let beyond = oks
+                    .iter()
+                    .skip((k as usize).max(1))
+                    .filter(|c| !c.pinned)
+                    .count();
                 let ok_gone = gone
                     .iter()
                     .filter(|g| list.iter().any(|c| &c.name == *g && c.succeeded))
                     .count();
-                assert_eq!(ok_gone, oks.saturating_sub((k as usize).max(1)), "{ctx}");
+                assert_eq!(ok_gone, beyond, "{ctx}");
             }
             // Applying the policy again to what is left deletes nothing more (it is a fixed point).
             let left: Vec<Candidate> = list

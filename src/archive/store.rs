@@ -836,6 +836,37 @@ impl Store {
         }
     }
 
+    /// Aborts every unfinished upload whose key starts with `prefix` (relative to the location)
+    /// and returns how many there were: the parts a crashed taker left behind (S3 keeps them,
+    /// billed, until aborted). A file store's `.partial` files of that prefix are removed; a
+    /// pvc:// store has nothing to abort (its agent removes what a cut connection left).
+    pub async fn abort_uploads(&self, prefix: &str) -> Result<usize, StoreError> {
+        match &self.backend {
+            Backend::S3(s3) => s3.abort_uploads(prefix).await,
+            Backend::Remote(_) => Ok(0),
+            Backend::File(root) => {
+                let (dir, start) = match prefix.rsplit_once('/') {
+                    Some((d, s)) => (root.join(d), s),
+                    None => (root.clone(), prefix),
+                };
+                let mut n = 0;
+                let Ok(mut entries) = tokio::fs::read_dir(&dir).await else {
+                    return Ok(0);
+                };
+                while let Ok(Some(e)) = entries.next_entry().await {
+                    let name = e.file_name().to_string_lossy().to_string();
+                    if name.starts_with(start) && name.ends_with(".partial") {
+                        tokio::fs::remove_file(e.path())
+                            .await
+                            .map_err(|err| self.file_error(&e.path(), "delete", err))?;
+                        n += 1;
+                    }
+                }
+                Ok(n)
+            }
+        }
+    }
+
     /// Size and time of `key`, or None when it does not exist.
     pub async fn head(&self, key: &str) -> Result<Option<ObjectInfo>, StoreError> {
         check_key(key).map_err(|why| self.bad_key(key, why))?;
@@ -1537,6 +1568,54 @@ impl S3Backend {
             .map_err(|e| self.error(format!("cannot download {}", store.url(key)), Some(key), e))?;
         let size = out.content_length().and_then(|n| u64::try_from(n).ok());
         Ok((Box::new(out.body.into_async_read()), size))
+    }
+
+    async fn abort_uploads(&self, prefix: &str) -> Result<usize, StoreError> {
+        let full_prefix = self.full_key(prefix);
+        let what = || format!("s3://{}/{full_prefix}", self.bucket);
+        let mut aborted = 0;
+        // Aborting changes the listing: list from the start again until nothing is left.
+        loop {
+            let page = self
+                .client
+                .list_multipart_uploads()
+                .bucket(&self.bucket)
+                .prefix(&full_prefix)
+                .send()
+                .await
+                .map_err(|e| {
+                    self.error(
+                        format!("cannot list the unfinished uploads of {}", what()),
+                        None,
+                        e,
+                    )
+                })?;
+            let uploads: Vec<(String, String)> = page
+                .uploads()
+                .iter()
+                .filter_map(|u| Some((u.key()?.to_string(), u.upload_id()?.to_string())))
+                .collect();
+            if uploads.is_empty() {
+                return Ok(aborted);
+            }
+            for (key, id) in uploads {
+                self.client
+                    .abort_multipart_upload()
+                    .bucket(&self.bucket)
+                    .key(&key)
+                    .upload_id(&id)
+                    .send()
+                    .await
+                    .map_err(|e| {
+                        self.error(
+                            format!("cannot abort the upload of s3://{}/{key}", self.bucket),
+                            None,
+                            e,
+                        )
+                    })?;
+                aborted += 1;
+            }
+        }
     }
 
     async fn list(&self, prefix: &str) -> Result<Vec<ObjectInfo>, StoreError> {

@@ -8,6 +8,7 @@ pub mod fetch;
 pub mod pre_upgrade;
 pub mod pvc;
 pub mod scheduled;
+pub mod select;
 pub mod take;
 
 use crate::archive::store;

@@ -1,9 +1,12 @@
 //! Scheduled backups: when the next one is due (pure), taking it, applying retention, and the
 //! `BackupHealthy` condition. The operator runs `pass` after each reconcile pass of a cluster.
 //!
-//! Retention runs only after a successful backup, only over scheduled backups of that cluster, and
-//! never deletes the newest successful one: a failing backup never costs an older one.
+//! Retention runs only after a successful backup, only over scheduled backups of that cluster
+//! (the same uid: a cluster re-created under the same name is another one), never deletes the
+//! newest good one (succeeded, with quorum), nor one an EtcdCluster's `spec.restore.backupName`
+//! names: a failing backup, or one taken without quorum, never costs an older one.
 
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 use jiff::Timestamp;
@@ -12,7 +15,7 @@ use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use serde_json::json;
 
-use super::{label, take};
+use super::{label, select, take};
 use crate::api::{
     BackupSpec, BackupStatus, EtcdBackup, EtcdCluster, backup_phase, condition, reason,
 };
@@ -145,11 +148,20 @@ pub fn health(
     }
 }
 
-/// Pure: which scheduled backups retention deletes (names of EtcdBackup records).
-pub fn expired(records: &[EtcdBackup], policy: &Retention, now: Timestamp) -> Vec<String> {
+/// Pure: which scheduled backups of the cluster `who` retention deletes (names of EtcdBackup
+/// records). Records of another cluster of the same name are neither counted nor deleted; a
+/// backup without quorum counts as a failed one; `pinned` names are never deleted.
+pub fn expired(
+    records: &[EtcdBackup],
+    policy: &Retention,
+    now: Timestamp,
+    who: &select::Identity,
+    pinned: &BTreeSet<String>,
+) -> Vec<String> {
     let candidates: Vec<Candidate> = records
         .iter()
         .filter(|b| b.spec.trigger.as_deref() == Some(label::TRIGGER_SCHEDULE))
+        .filter(|b| select::owner(b, who) != select::Owner::Other)
         .filter_map(|b| {
             let st = b.status.as_ref()?;
             let time = st
@@ -162,7 +174,8 @@ pub fn expired(records: &[EtcdBackup], policy: &Retention, now: Timestamp) -> Ve
             (phase != backup_phase::RUNNING).then(|| Candidate {
                 name: b.name_any(),
                 time,
-                succeeded: phase == backup_phase::SUCCEEDED,
+                succeeded: select::good(b),
+                pinned: pinned.contains(&b.name_any()),
             })
         })
         .collect();
@@ -217,6 +230,10 @@ pub async fn pass(
             // Record the slot first: a crash mid-backup does not make the next pass run it again.
             write(ctx, cluster, &st, None).await?;
             let outcome = take_scheduled(ctx, cluster, d, spec, taken_by).await;
+            // A crashed taker's record (and upload parts) go whatever this one's outcome.
+            if let Err(e) = clean_abandoned(ctx, cluster, d, spec, taken_by).await {
+                tracing::warn!(cluster = %d.name, namespace = %ns, "cleaning up abandoned backups failed: {e}");
+            }
             match outcome {
                 Ok(record) => {
                     let rs = record.status.clone().unwrap_or_default();
@@ -312,7 +329,9 @@ async fn apply_retention(
 ) -> Result<(), Error> {
     let api: Api<EtcdBackup> = Api::namespaced(ctx.client.clone(), &d.namespace);
     let records = crate::backup::records(&ctx.client, &d.namespace, &cluster.name_any()).await?;
-    for name in expired(&records, policy, Timestamp::now()) {
+    let pinned = restore_names(ctx, &d.namespace).await?;
+    let who = identity(cluster);
+    for name in expired(&records, policy, Timestamp::now(), &who, &pinned) {
         let Some(record) = records.iter().find(|r| r.name_any() == name) else {
             continue;
         };
@@ -334,6 +353,78 @@ async fn apply_retention(
             Err(e) => return Err(Error::kube("delete", "EtcdBackup", &d.namespace, &name, e)),
         }
         tracing::info!(cluster = %d.name, namespace = %d.namespace, backup = %name, "retention deleted a backup");
+    }
+    Ok(())
+}
+
+/// The cluster as its backup records name it.
+pub fn identity(cluster: &EtcdCluster) -> select::Identity<'_> {
+    select::Identity {
+        uid: cluster.metadata.uid.as_deref(),
+        cluster_id: cluster
+            .status
+            .as_ref()
+            .and_then(|s| s.cluster_id.as_deref()),
+    }
+}
+
+/// Names of the EtcdBackups that an EtcdCluster of `ns` restores from (`spec.restore.backupName`):
+/// a restore may still read them, so retention never deletes them.
+async fn restore_names(ctx: &Context, ns: &str) -> Result<BTreeSet<String>, Error> {
+    let api: Api<EtcdCluster> = Api::namespaced(ctx.client.clone(), ns);
+    let list = api
+        .list(&Default::default())
+        .await
+        .map_err(|e| Error::kube("list", crate::api::KIND, ns, "", e))?;
+    Ok(list
+        .items
+        .iter()
+        .filter_map(|c| c.spec.restore.as_ref()?.backup_name.clone())
+        .collect())
+}
+
+/// Marks `Failed` the `Running` records whose taker is gone (`select::abandoned`), after aborting
+/// the unfinished uploads their objects would have had (the key starts with the cluster and the
+/// start time; the revision that follows is not recorded until the end).
+async fn clean_abandoned(
+    ctx: &Context,
+    cluster: &EtcdCluster,
+    d: &Desired,
+    spec: &BackupSpec,
+    me: &str,
+) -> Result<(), Error> {
+    let records = crate::backup::records(&ctx.client, &d.namespace, &cluster.name_any()).await?;
+    let now = Timestamp::now();
+    for record in records.iter().filter(|b| select::abandoned(b, me, now)) {
+        let mut st = record.status.clone().unwrap_or_default();
+        let mut aborted = 0;
+        if let (Ok(loc), Some(start)) = (
+            Location::parse(&record.spec.destination),
+            st.start_time.as_ref(),
+        ) {
+            let store = super::open_store(
+                &ctx.client,
+                &d.namespace,
+                &loc,
+                spec.credentials_secret.as_deref(),
+                crate::model::DEFAULT_TOOLS_IMAGE,
+            )
+            .await?;
+            let prefix = take::object_prefix(&d.namespace, &d.name, start.0);
+            aborted = store
+                .abort_uploads(&prefix)
+                .await
+                .map_err(BackupError::from)?;
+            store.close().await;
+        }
+        st.phase = Some(backup_phase::FAILED.into());
+        st.completion_time = Some(Time(now));
+        st.message = Some(format!(
+            "abandoned: {} stopped before finishing it (crashed or killed); {aborted} unfinished upload(s) aborted",
+            st.taken_by.as_deref().unwrap_or("its taker")
+        ));
+        take::write_status(ctx, record, &st).await?;
+        tracing::info!(cluster = %d.name, namespace = %d.namespace, backup = %record.name_any(), "marked an abandoned backup failed");
     }
     Ok(())
 }
@@ -535,12 +626,148 @@ mod tests {
             keep_last: Some(1),
             ..Default::default()
         };
-        let gone = expired(&records, &policy, t("2026-12-01T12:02:00Z"));
+        let gone = expired(
+            &records,
+            &policy,
+            t("2026-12-01T12:02:00Z"),
+            &select::Identity::default(),
+            &BTreeSet::new(),
+        );
         assert!(gone.contains(&"s1".to_string()), "{gone:?}");
         assert!(
             !gone.contains(&"s2".to_string()),
             "the newest success stays: {gone:?}"
         );
         assert!(!gone.contains(&"cli".to_string()) && !gone.contains(&"s4".to_string()));
+    }
+
+    /// A scheduled, successful backup of cluster uid `uid` taken at `start`, with quorum.
+    fn of(uid: &str, name: &str, start: &str) -> EtcdBackup {
+        let mut b = record(name, "schedule", "Succeeded", start);
+        b.spec.cluster_uid = Some(uid.into());
+        b.status.as_mut().unwrap().quorum = Some(true);
+        b
+    }
+
+    const OLD: select::Identity = select::Identity {
+        uid: Some("old"),
+        cluster_id: None,
+    };
+    const NEW: select::Identity = select::Identity {
+        uid: Some("new"),
+        cluster_id: None,
+    };
+
+    fn keep_last(n: u32) -> Retention {
+        Retention {
+            keep_last: Some(n),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_cluster_re_created_empty_under_the_same_name_never_pushes_out_the_old_backups() {
+        let records = vec![
+            of("old", "old-1", "2026-12-01T08:00:00Z"),
+            of("old", "old-2", "2026-12-01T09:00:00Z"),
+            of("new", "new-1", "2026-12-01T10:00:00Z"),
+            of("new", "new-2", "2026-12-01T11:00:00Z"),
+        ];
+        let now = t("2026-12-01T12:00:00Z");
+        let gone = expired(&records, &keep_last(1), now, &NEW, &BTreeSet::new());
+        assert_eq!(gone, vec!["new-1"]);
+        // The old cluster (were it back) counts only its own.
+        let gone = expired(&records, &keep_last(1), now, &OLD, &BTreeSet::new());
+        assert_eq!(gone, vec!["old-1"]);
+    }
+
+    #[test]
+    fn records_without_a_uid_are_matched_by_cluster_id_else_by_name() {
+        let mut legacy_other = record(
+            "legacy-other",
+            "schedule",
+            "Succeeded",
+            "2026-12-01T07:00:00Z",
+        );
+        legacy_other.status.as_mut().unwrap().cluster_id = Some("00000000000000aa".into());
+        let mut legacy_mine = record(
+            "legacy-mine",
+            "schedule",
+            "Succeeded",
+            "2026-12-01T08:00:00Z",
+        );
+        legacy_mine.status.as_mut().unwrap().cluster_id = Some("00000000000000bb".into());
+        let legacy_unknown = record(
+            "legacy-unknown",
+            "schedule",
+            "Failed",
+            "2026-12-01T06:00:00Z",
+        );
+        let records = vec![
+            legacy_other,
+            legacy_mine,
+            legacy_unknown,
+            of("new", "new-1", "2026-12-01T10:00:00Z"),
+        ];
+        let who = select::Identity {
+            uid: Some("new"),
+            cluster_id: Some("00000000000000bb"),
+        };
+        let gone = expired(
+            &records,
+            &keep_last(1),
+            t("2026-12-01T12:00:00Z"),
+            &who,
+            &BTreeSet::new(),
+        );
+        assert_eq!(gone, vec!["legacy-unknown", "legacy-mine"]);
+    }
+
+    #[test]
+    fn backups_without_quorum_never_push_a_good_backup_out() {
+        let mut records = vec![of("u", "good", "2026-12-01T08:00:00Z")];
+        for h in 9..12 {
+            let mut b = of(
+                "u",
+                &format!("lagging-{h}"),
+                &format!("2026-12-01T{h:02}:00:00Z"),
+            );
+            b.status.as_mut().unwrap().quorum = Some(false);
+            records.push(b);
+        }
+        let who = select::Identity {
+            uid: Some("u"),
+            cluster_id: None,
+        };
+        let gone = expired(
+            &records,
+            &keep_last(1),
+            t("2026-12-01T12:00:00Z"),
+            &who,
+            &BTreeSet::new(),
+        );
+        assert!(!gone.contains(&"good".to_string()), "{gone:?}");
+    }
+
+    #[test]
+    fn a_backup_an_etcd_cluster_restores_from_is_never_pruned() {
+        let records = vec![
+            of("u", "read-by-restore", "2026-12-01T08:00:00Z"),
+            of("u", "b", "2026-12-01T09:00:00Z"),
+            of("u", "c", "2026-12-01T10:00:00Z"),
+        ];
+        let who = select::Identity {
+            uid: Some("u"),
+            cluster_id: None,
+        };
+        let pinned = BTreeSet::from(["read-by-restore".to_string()]);
+        let gone = expired(
+            &records,
+            &keep_last(1),
+            t("2026-12-01T12:00:00Z"),
+            &who,
+            &pinned,
+        );
+        assert_eq!(gone, vec!["b"]);
     }
 }

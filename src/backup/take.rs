@@ -113,6 +113,12 @@ pub fn object_key(
     )
 }
 
+/// The start of the key `object_key` gives a backup started within the second of `time` (a
+/// record's start time is stored to the second; the milliseconds and revision follow).
+pub fn object_prefix(namespace: &str, cluster: &str, time: Timestamp) -> String {
+    format!("{namespace}-{cluster}-{}.", time.strftime("%Y%m%dT%H%M%S"))
+}
+
 /// The EtcdBackup's name: `<cluster>-<yyyymmddhhmmss>` (lowercase, DNS-safe).
 pub fn record_name(cluster: &str, time: Timestamp) -> String {
     format!("{cluster}-{}", time.strftime("%Y%m%d%H%M%S"))
@@ -232,6 +238,7 @@ pub async fn create_record(
             compression: Some(req.compression.as_str().into()),
             credentials_secret: req.credentials_secret.clone(),
             trigger: Some(req.trigger.into()),
+            cluster_uid: cluster.metadata.uid.clone(),
         },
     );
     record.metadata.namespace = Some(ns.clone());
@@ -358,6 +365,7 @@ pub async fn execute(
             status.member = Some(t.source.member.clone());
             status.cluster_id = Some(format!("{:016x}", t.cluster_id));
             status.verified = true;
+            status.quorum = Some(t.source.quorum);
             status.message = (!t.source.quorum).then(|| {
                 format!(
                     "taken from {} while the cluster had no healthy quorum: it holds what that member had applied",
@@ -495,5 +503,11 @@ mod tests {
             "ns-demo-20261201T090500.000Z-r1.db.gz"
         );
         assert_eq!(record_name("demo", t1), "demo-20261201090500");
+        let later = t1 + jiff::SignedDuration::from_millis(250);
+        assert!(
+            object_key("ns", "demo", later, 5, Compression::Zstd)
+                .starts_with(&object_prefix("ns", "demo", t1))
+        );
+        assert!(!b.starts_with(&object_prefix("ns", "demo", t1)));
     }
 }

@@ -20,6 +20,7 @@ use crate::backup::fetch;
 use crate::backup::open_store;
 use crate::backup::pvc;
 use crate::backup::records;
+use crate::backup::{scheduled, select};
 use crate::cli::flags::{Global, SecurityFlags, WaitFlags};
 use crate::cli::{Session, check_secrets, drive, output, usage};
 use crate::error::BackupError;
@@ -188,20 +189,26 @@ async fn resolve_source(s: &Session, a: &Args) -> Result<Source, Error> {
             })?;
         return from_record(&b);
     }
+    // The newest good backup of the cluster of that name as it exists now (its uid), or of the
+    // one that took the newest good backup when none exists: never one taken without quorum,
+    // never one of another cluster that had the same name.
     let cluster = a.latest_of.clone().unwrap_or_default();
     let list = records(&s.client, &s.namespace, &cluster).await?;
-    let newest = list
-        .iter()
-        .find(|b| {
-            b.status.as_ref().and_then(|s| s.phase.as_deref()) == Some(backup_phase::SUCCEEDED)
-        })
-        .ok_or_else(|| {
-            Error::Usage(format!(
-                "no successful backup of {}/{cluster} is recorded; take one with `kubectl etcd backup {cluster} --to URL`",
-                s.namespace
-            ))
-        })?;
-    from_record(newest)
+    let live = s
+        .clusters()
+        .get_opt(&cluster)
+        .await
+        .map_err(|e| Error::kube("get", crate::api::KIND, &s.namespace, &cluster, e))?;
+    let newest = select::latest(&list, live.as_ref().map(scheduled::identity)).map_err(|why| {
+        Error::Usage(format!(
+            "{why} for {}/{cluster}; take one with `kubectl etcd backup {cluster} --to URL`",
+            s.namespace
+        ))
+    })?;
+    for line in &newest.passed_over {
+        output::progress_line(line);
+    }
+    from_record(newest.pick)
 }
 
 /// Makes the Secret the restore pod reads S3 credentials from, out of this machine's AWS_*
@@ -271,6 +278,8 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
             .unwrap_or_else(|| model::DEFAULT_VERSION.into()),
         (None, None) => model::DEFAULT_VERSION.into(),
     };
+    select::restore_version(src.version.as_deref(), &version)
+        .map_err(|e| Error::Usage(format!("EtcdCluster {}/{name}: {e}", s.namespace)))?;
     if let Some(w) = model::Version::parse(&version).and_then(model::support_warning) {
         output::progress_line(&w);
     }

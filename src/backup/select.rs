@@ -1,0 +1,401 @@
+//! Which EtcdBackup records belong to which cluster, which hold a restore worth the name, and
+//! which were left `Running` by a taker that is gone. Pure: records in, answers out (no client,
+//! no clock: `now` is passed in).
+//!
+//! A record belongs to the cluster whose `metadata.uid` it carries: a cluster deleted and
+//! re-created under the same name is another cluster, and neither ever prunes or shadows the
+//! other's backups. Records written before the uid was recorded are matched by their etcd cluster
+//! id, else by name only (`Owner::ByNameOnly`).
+
+use std::time::Duration;
+
+use jiff::Timestamp;
+use kube::ResourceExt;
+
+use crate::api::{EtcdBackup, backup_phase};
+
+/// A `Running` record this much older than its start, whose taker is not known to be alive, was
+/// left by a taker that crashed or was killed. (No backup stalls longer than `take::STALL`; this
+/// leaves room for a very large database on a slow link.)
+pub const ABANDONED_AFTER: Duration = Duration::from_secs(6 * 3600);
+
+/// The cluster a record is matched against: its uid, and the etcd cluster id it runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Identity<'a> {
+    pub uid: Option<&'a str>,
+    pub cluster_id: Option<&'a str>,
+}
+
+/// Whose a record is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Owner {
+    /// Taken of this cluster (same uid, or an older record with the same etcd cluster id).
+    This,
+    /// An older record with neither uid nor cluster id: only its name says whose it is.
+    ByNameOnly,
+    /// Taken of another cluster of the same name (an earlier one, or one re-created since).
+    Other,
+}
+
+/// Whose `b` is, seen from the cluster `who`.
+pub fn owner(b: &EtcdBackup, who: &Identity) -> Owner {
+    let record_id = b
+        .status
+        .as_ref()
+        .and_then(|s| s.cluster_id.as_deref())
+        .filter(|id| !id.trim_start_matches('0').is_empty());
+    match (b.spec.cluster_uid.as_deref(), who.uid) {
+        (Some(r), Some(u)) if r == u => Owner::This,
+        (Some(_), Some(_)) => Owner::Other,
+        _ => match (record_id, who.cluster_id) {
+            (Some(r), Some(c)) if r == c => Owner::This,
+            (Some(_), Some(_)) => Owner::Other,
+            _ => Owner::ByNameOnly,
+        },
+    }
+}
+
+/// Taken while the cluster had no healthy quorum (from a lagging member, or the only survivor):
+/// it holds what that member had applied, not necessarily every acknowledged write. Records
+/// written before `status.quorum` existed say so in their message.
+pub fn without_quorum(b: &EtcdBackup) -> bool {
+    let Some(st) = &b.status else { return false };
+    match st.quorum {
+        Some(q) => !q,
+        None => st
+            .message
+            .as_deref()
+            .is_some_and(|m| m.contains("no healthy quorum")),
+    }
+}
+
+pub fn succeeded(b: &EtcdBackup) -> bool {
+    b.status.as_ref().and_then(|s| s.phase.as_deref()) == Some(backup_phase::SUCCEEDED)
+}
+
+/// A backup to count on: it succeeded, with a healthy quorum behind the member it came from.
+pub fn good(b: &EtcdBackup) -> bool {
+    succeeded(b) && !without_quorum(b)
+}
+
+/// When a backup was taken: its start, else its record's creation.
+pub fn taken_at(b: &EtcdBackup) -> Option<Timestamp> {
+    b.status
+        .as_ref()
+        .and_then(|s| s.start_time.as_ref())
+        .or(b.metadata.creation_timestamp.as_ref())
+        .map(|t| t.0)
+}
+
+/// What `restore --latest-of` picks, and what it passed over on the way (one line each).
+#[derive(Debug)]
+pub struct Latest<'a> {
+    pub pick: &'a EtcdBackup,
+    pub passed_over: Vec<String>,
+}
+
+/// The newest good backup of the cluster `who` (the cluster as it exists now), or — when no
+/// cluster of that name exists — of the cluster that took the newest good backup. Backups
+/// without quorum, and backups of another cluster of the same name, are passed over and named.
+pub fn latest<'a>(
+    records: &'a [EtcdBackup],
+    who: Option<Identity<'_>>,
+) -> Result<Latest<'a>, String> {
+    let mut newest_first: Vec<&EtcdBackup> = records.iter().collect();
+    newest_first.sort_by_key(|b| std::cmp::Reverse(taken_at(b)));
+    let who = match who {
+        Some(w) => w,
+        None => {
+            let Some(first) = newest_first.iter().find(|b| good(b)) else {
+                return Err(none_good(&newest_first));
+            };
+            Identity {
+                uid: first.spec.cluster_uid.as_deref(),
+                cluster_id: first.status.as_ref().and_then(|s| s.cluster_id.as_deref()),
+            }
+        }
+    };
+    let mut passed_over = Vec::new();
+    let mut others = 0;
+    for b in &newest_first {
+        if owner(b, &who) == Owner::Other {
+            if succeeded(b) {
+                others += 1;
+            }
+            continue;
+        }
+        if !succeeded(b) {
+            continue;
+        }
+        if without_quorum(b) {
+            passed_over.push(format!(
+                "passed over {}: taken without a healthy quorum (name it with --from-backup to use it)",
+                b.name_any()
+            ));
+            continue;
+        }
+        if others > 0 {
+            passed_over.push(format!(
+                "passed over {others} newer backup(s) of another cluster of the same name (re-created since, or deleted); see `kubectl etcd backup list`"
+            ));
+        }
+        if owner(b, &who) == Owner::ByNameOnly {
+            passed_over.push(format!(
+                "{} predates cluster uids in records: matched by name only",
+                b.name_any()
+            ));
+        }
+        return Ok(Latest {
+            pick: b,
+            passed_over,
+        });
+    }
+    Err(none_good(&newest_first))
+}
+
+fn none_good(records: &[&EtcdBackup]) -> String {
+    let no_quorum = records
+        .iter()
+        .filter(|b| succeeded(b) && without_quorum(b))
+        .count();
+    if no_quorum > 0 {
+        format!(
+            "no good backup: the {no_quorum} successful one(s) were taken without a healthy quorum (name one with --from-backup to use it anyway)"
+        )
+    } else {
+        "no successful backup is recorded".into()
+    }
+}
+
+/// A `Running` record whose taker is gone: the taker is `me` (a process that is not taking it
+/// now, so an earlier life of mine that died), or it started more than `ABANDONED_AFTER` ago.
+pub fn abandoned(b: &EtcdBackup, me: &str, now: Timestamp) -> bool {
+    let Some(st) = &b.status else { return false };
+    if st.phase.as_deref() != Some(backup_phase::RUNNING) {
+        return false;
+    }
+    if st.taken_by.as_deref() == Some(me) {
+        return true;
+    }
+    taken_at(b).is_some_and(|t| {
+        now.duration_since(t)
+            .try_into()
+            .is_ok_and(|age: Duration| age > ABANDONED_AFTER)
+    })
+}
+
+/// Pure: may a snapshot taken on etcd `snapshot` be restored into a cluster of `target`? The
+/// same path rules as an upgrade (`plan::upgrade::check_step`): the same minor, or one minor up
+/// from a patch etcd allows it from. Never down a minor: etcd goes down only through its downgrade
+/// procedure on a running cluster, never by restoring newer data into older members. A snapshot
+/// of unknown origin (a bare URL) is not checked.
+pub fn restore_version(snapshot: Option<&str>, target: &str) -> Result<(), String> {
+    use crate::model::Version;
+    use crate::plan::upgrade::{PathKind, check_step};
+    let (Some(from), Some(to)) = (snapshot.and_then(Version::parse), Version::parse(target)) else {
+        return Ok(());
+    };
+    match check_step(from, to) {
+        Ok(PathKind::Same | PathKind::Patch | PathKind::Minor) => Ok(()),
+        Ok(PathKind::Rollback | PathKind::Downgrade) => Err(format!(
+            "a snapshot taken on etcd {from} cannot be restored into {to}: its data is of 3.{} and etcd goes down a minor only through its downgrade procedure on a running cluster; restore into 3.{}.x (--version), then downgrade with `kubectl etcd upgrade NAME --version {to}`",
+            from.minor, from.minor
+        )),
+        Err(refusal) => Err(format!(
+            "a snapshot taken on etcd {from} cannot be restored into {to}: {refusal}; restore into {from} (--version {from}) and upgrade from there"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::{EtcdBackupSpec, EtcdBackupStatus};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+    const NOW: &str = "2026-12-01T12:00:00Z";
+
+    /// A backup record: `name` of cluster `demo`, uid, taken `hours_ago`, succeeded with quorum.
+    struct B(EtcdBackup);
+
+    fn backup(name: &str, uid: Option<&str>, hours_ago: i64) -> B {
+        let mut b = EtcdBackup::new(
+            name,
+            EtcdBackupSpec {
+                cluster: "demo".into(),
+                destination: "s3://b/p".into(),
+                cluster_uid: uid.map(Into::into),
+                ..Default::default()
+            },
+        );
+        let t: Timestamp = NOW.parse().unwrap();
+        b.status = Some(EtcdBackupStatus {
+            phase: Some(backup_phase::SUCCEEDED.into()),
+            start_time: Some(Time(t - jiff::SignedDuration::from_hours(hours_ago))),
+            cluster_id: Some("00000000000000aa".into()),
+            quorum: Some(true),
+            ..Default::default()
+        });
+        B(b)
+    }
+
+    impl B {
+        fn st(mut self, f: impl FnOnce(&mut EtcdBackupStatus)) -> Self {
+            f(self.0.status.as_mut().unwrap());
+            self
+        }
+        fn without_quorum(self) -> Self {
+            self.st(|s| s.quorum = Some(false))
+        }
+        fn failed(self) -> Self {
+            self.st(|s| s.phase = Some(backup_phase::FAILED.into()))
+        }
+        fn cluster_id(self, id: Option<&str>) -> Self {
+            self.st(|s| s.cluster_id = id.map(Into::into))
+        }
+    }
+
+    fn list(bs: Vec<B>) -> Vec<EtcdBackup> {
+        bs.into_iter().map(|b| b.0).collect()
+    }
+
+    const OLD: Identity = Identity {
+        uid: Some("uid-old"),
+        cluster_id: Some("00000000000000aa"),
+    };
+    const NEW: Identity = Identity {
+        uid: Some("uid-new"),
+        cluster_id: Some("00000000000000bb"),
+    };
+
+    #[test]
+    fn a_record_belongs_to_the_cluster_whose_uid_it_carries() {
+        let b = backup("a", Some("uid-old"), 1).0;
+        assert_eq!(owner(&b, &OLD), Owner::This);
+        assert_eq!(owner(&b, &NEW), Owner::Other);
+    }
+
+    #[test]
+    fn an_older_record_without_uid_is_matched_by_cluster_id_else_by_name() {
+        let b = backup("a", None, 1).0;
+        assert_eq!(owner(&b, &OLD), Owner::This);
+        assert_eq!(owner(&b, &NEW), Owner::Other);
+        let failed = backup("f", None, 1).failed().cluster_id(None).0;
+        assert_eq!(owner(&failed, &NEW), Owner::ByNameOnly);
+        // A zero id (taken while etcd could not be reached) says nothing.
+        let zero = backup("z", None, 1).cluster_id(Some("0000000000000000")).0;
+        assert_eq!(owner(&zero, &NEW), Owner::ByNameOnly);
+    }
+
+    #[test]
+    fn a_backup_without_quorum_is_not_good_and_older_records_say_it_in_their_message() {
+        assert!(good(&backup("a", None, 1).0));
+        assert!(!good(&backup("a", None, 1).without_quorum().0));
+        let legacy = backup("l", None, 1)
+            .st(|s| {
+                s.quorum = None;
+                s.message = Some(
+                    "taken from demo-2 while the cluster had no healthy quorum: it holds what that member had applied".into(),
+                );
+            })
+            .0;
+        assert!(without_quorum(&legacy) && !good(&legacy));
+        assert!(!good(&backup("f", None, 1).failed().0));
+    }
+
+    #[test]
+    fn latest_of_skips_backups_without_quorum_and_says_so() {
+        let l = list(vec![
+            backup("lagging", Some("uid-old"), 1).without_quorum(),
+            backup("good", Some("uid-old"), 2),
+        ]);
+        let got = latest(&l, Some(OLD)).unwrap();
+        assert_eq!(got.pick.name_any(), "good");
+        assert!(
+            got.passed_over[0].contains("lagging"),
+            "{:?}",
+            got.passed_over
+        );
+    }
+
+    #[test]
+    fn latest_of_a_cluster_re_created_empty_picks_its_own_backups_not_the_old_ones() {
+        let l = list(vec![
+            backup("new-empty", Some("uid-new"), 1).cluster_id(Some("00000000000000bb")),
+            backup("old-data", Some("uid-old"), 5),
+        ]);
+        assert_eq!(latest(&l, Some(NEW)).unwrap().pick.name_any(), "new-empty");
+        assert_eq!(latest(&l, Some(OLD)).unwrap().pick.name_any(), "old-data");
+        let got = latest(&l, Some(OLD)).unwrap();
+        assert!(
+            got.passed_over[0].contains("another cluster"),
+            "{:?}",
+            got.passed_over
+        );
+    }
+
+    #[test]
+    fn latest_of_a_deleted_cluster_follows_the_newest_good_backup() {
+        let l = list(vec![
+            backup("lagging", Some("uid-new"), 1).without_quorum(),
+            backup("newest-good", Some("uid-new"), 2),
+            backup("old", Some("uid-old"), 3),
+        ]);
+        assert_eq!(latest(&l, None).unwrap().pick.name_any(), "newest-good");
+    }
+
+    #[test]
+    fn latest_of_with_only_backups_without_quorum_refuses_naming_the_way() {
+        let l = list(vec![backup("lagging", Some("uid-old"), 1).without_quorum()]);
+        let e = latest(&l, Some(OLD)).unwrap_err();
+        assert!(e.contains("--from-backup"), "{e}");
+        let e = latest(&l, None).unwrap_err();
+        assert!(e.contains("without a healthy quorum"), "{e}");
+    }
+
+    #[test]
+    fn latest_of_says_when_it_matched_an_older_record_by_name_only() {
+        let l = list(vec![backup("legacy", None, 1).cluster_id(None)]);
+        let got = latest(&l, Some(NEW)).unwrap();
+        assert!(
+            got.passed_over[0].contains("by name only"),
+            "{:?}",
+            got.passed_over
+        );
+    }
+
+    #[test]
+    fn a_snapshot_is_restored_only_where_an_upgrade_could_go() {
+        assert!(restore_version(Some("3.5.16"), "3.5.16").is_ok());
+        assert!(restore_version(Some("3.5.16"), "3.5.35").is_ok());
+        assert!(restore_version(Some("3.5.35"), "3.6.15").is_ok());
+        assert!(restore_version(None, "3.6.15").is_ok());
+        // Down a minor, two minors up, and 3.5 → 3.6 from before 3.5.26 are refused.
+        let e = restore_version(Some("3.6.15"), "3.5.35").unwrap_err();
+        assert!(e.contains("downgrade"), "{e}");
+        let e = restore_version(Some("3.4.23"), "3.6.15").unwrap_err();
+        assert!(e.contains("--version 3.4.23"), "{e}");
+        assert!(restore_version(Some("3.5.16"), "3.6.15").is_err());
+    }
+
+    #[test]
+    fn a_running_record_is_abandoned_when_its_taker_is_me_or_it_is_too_old() {
+        let now: Timestamp = NOW.parse().unwrap();
+        let running = |by: &str, hours: i64| {
+            backup("r", Some("u"), hours)
+                .st(|s| {
+                    s.phase = Some(backup_phase::RUNNING.into());
+                    s.taken_by = Some(by.into());
+                })
+                .0
+        };
+        assert!(!abandoned(&running("operator/a", 1), "operator/b", now));
+        assert!(abandoned(&running("operator/b", 1), "operator/b", now));
+        assert!(abandoned(&running("cli/host/1", 7), "operator/b", now));
+        assert!(!abandoned(
+            &backup("done", Some("u"), 7).0,
+            "operator/b",
+            now
+        ));
+    }
+}
