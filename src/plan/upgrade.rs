@@ -376,7 +376,18 @@ pub fn settle(d: Desired, o: &Observed) -> Desired {
                 .as_ref()
                 .filter(|r| !r.rolled_back && r.to == to && now.contains(&r.from))
                 .map_or(if lowest == to { highest } else { lowest }, |r| r.from);
-            let mut d = d;
+            // No snapshot, no upgrade: until the pre-upgrade snapshot is recorded, the template
+            // keeps running `from` (its other changes go ahead), so that every repair works
+            // meanwhile and `pre_upgrade_snapshot`, an upgrade step, holds only the upgrade. A
+            // template that already runs `to` (a rollout under way) is not taken back.
+            let applied = o.statefulset.as_ref().is_some_and(|sts| {
+                sts.template_hash.as_deref() == Some(crate::objects::template_hash(&d).as_str())
+            });
+            let mut d = if from != to && d.pre_upgrade_backup.is_none() && !applied {
+                pin(d, from)
+            } else {
+                d
+            };
             d.upgrade = VersionChange::Moving { from, to };
             d
         }
@@ -648,16 +659,15 @@ pub fn downgrade_gate(d: &Desired, o: &Observed) -> Option<Step> {
 /// Rule: no snapshot, no upgrade. A version change without a recorded pre-upgrade snapshot
 /// (`kubectl apply` of spec.version; `kubectl etcd upgrade` records one, or `skipped`) takes
 /// one to `spec.backup.destination` before the template changes, or holds when there is none.
-pub fn pre_upgrade_snapshot(d: &Desired, o: &Observed) -> Option<Step> {
+/// An upgrade step: it comes after every repair rule, and `settle` keeps the template on the
+/// running version meanwhile (`d.version` is not `to` yet), so a hold here holds only the
+/// upgrade.
+pub fn pre_upgrade_snapshot(d: &Desired, _: &Observed) -> Option<Step> {
     let VersionChange::Moving { from, to } = d.upgrade else {
         return None;
     };
-    if from == to || d.pre_upgrade_backup.is_some() {
-        return None;
-    }
-    // Applied already (a rollout under way): the snapshot was decided before.
-    let sts = o.statefulset.as_ref()?;
-    if sts.template_hash.as_deref() == Some(crate::objects::template_hash(d).as_str()) {
+    // The template runs `to` already: the snapshot was recorded, or the rollout is under way.
+    if from == to || d.pre_upgrade_backup.is_some() || d.version == to {
         return None;
     }
     Some(match &d.backup_destination {

@@ -891,29 +891,72 @@ fn the_member_template_passes_no_experimental_flag_and_no_v2_api_to_any_version(
 #[test]
 fn a_version_applied_without_a_snapshot_takes_one_before_the_template_changes() {
     let mut o = running_on("3.5.30");
-    let mut d = settle(want("3.6.15"), &o);
-    d.pre_upgrade_backup = None;
+    let mut spec = want("3.6.15");
+    spec.pre_upgrade_backup = None;
+    let d = settle(spec.clone(), &o);
+    assert_eq!(
+        d.version,
+        v("3.5.30"),
+        "the template keeps what runs until the snapshot"
+    );
     // No destination: hold, saying how.
     let step = plan(&d, &o);
     assert!(
         matches!(&step, Step::Hold { reason: Reason::UpgradeBlocked, message } if message.contains("spec.backup.destination") && message.contains("--skip-backup")),
         "{step:?}"
     );
-    d.backup_destination = Some("s3://b/demo".into());
+    spec.backup_destination = Some("s3://b/demo".into());
     assert_eq!(
-        plan(&d, &o),
+        plan(&settle(spec.clone(), &o), &o),
         Step::PreUpgradeSnapshot {
             to: v("3.6.15"),
             destination: "s3://b/demo".into()
         }
     );
     // Recorded (the annotation names it for 3.6.15): the rollout starts.
-    d.pre_upgrade_backup = Some("s3://b/demo/pre.db".into());
+    spec.pre_upgrade_backup = Some("s3://b/demo/pre.db".into());
+    let d = settle(spec.clone(), &o);
     assert!(matches!(plan(&d, &o), Step::UpdateTemplate { .. }));
     // A rollout already under way is not stopped for one.
-    d.pre_upgrade_backup = None;
     template_applied(&mut o, &d);
+    spec.pre_upgrade_backup = None;
+    let d = settle(spec, &o);
+    assert_eq!(d.version, v("3.6.15"));
     assert!(!matches!(plan(&d, &o), Step::PreUpgradeSnapshot { .. }));
+}
+
+#[test]
+fn an_upgrade_waiting_for_its_snapshot_holds_only_the_upgrade_and_a_lost_member_is_replaced() {
+    // spec.version applied without a snapshot and without a backup destination (or with the
+    // store down); meanwhile demo-1 loses its volume.
+    let mut o = running_on("3.5.30");
+    let mut spec = want("3.6.15");
+    spec.pre_upgrade_backup = None;
+    let m = &mut cluster(&mut o).members[1];
+    m.status = None;
+    m.healthy = false;
+    let p = o.pods.get_mut(&1).unwrap();
+    p.ready = false;
+    p.restarts = 3;
+    p.age_seconds = 3600;
+    p.last_exit_message =
+        Some("couldn't find local name \"demo-1\" in the initial cluster configuration".into());
+    o.lost_since
+        .insert(1, o.now - jiff::SignedDuration::from_secs(3600));
+    let d = settle(spec.clone(), &o);
+    let step = plan(&d, &o);
+    assert!(
+        matches!(&step, Step::RemoveMember { name, .. } if name == "demo-1"),
+        "repairs first: {step:?}"
+    );
+    // A template change that is not the version goes ahead too (on the running version).
+    let mut other = spec.clone();
+    other.etcd_flags.push("--heartbeat-interval=200".into());
+    let healthy_o = running_on("3.5.30");
+    let d = settle(other, &healthy_o);
+    assert_eq!(d.version, v("3.5.30"));
+    let step = plan(&d, &healthy_o);
+    assert!(matches!(step, Step::UpdateTemplate { .. }), "{step:?}");
 }
 
 /// `o` after the upgrade `from → to` finished: every member runs `to`, `status.upgrade` says
