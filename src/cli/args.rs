@@ -30,7 +30,7 @@ pub struct Cli {
 pub enum Verb {
     /// Create an etcd cluster and wait until it is Ready.
     ///
-    /// Example: kubectl etcd create demo --replicas 3 --version 3.6.15 --storage 1Gi
+    /// Example: kubectl etcd create demo --replicas 3 --version 3.6.16 --storage 1Gi
     Create(create::Args),
     /// Change the number of voting members, one member at a time.
     ///
