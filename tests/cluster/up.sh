@@ -54,10 +54,11 @@ chmod 700 "$TB/etcd-data"
 
 # ---------------------------------------------------------------- configs
 if [ "$CONTAINERD_MAJOR" -ge 2 ]; then
+# its own root: containerd 2 migrates the metadata it finds, which 1.6 then could not read
 cat > "$TB/containerd.toml" <<EOF
 version = 3
-root = "/var/lib/containerd"
-state = "/run/containerd"
+root = "/var/lib/containerd-2"
+state = "/run/containerd-2"
 [grpc]
   address = "/run/containerd/containerd.sock"
 [plugins."io.containerd.cri.v1.images"]
