@@ -54,10 +54,20 @@ trap cleanup EXIT
 
 "$C/deps.sh"
 phase deps
-# Kubernetes first (cold: the longest build; cached per version in $KE_CACHE): its kubectl, the same
-# version as the server, is the one on PATH for the scripts and the tests (env.sh puts $K8S_BIN first).
-"$C/build-k8s.sh"
-phase "kubernetes $K8S_VERSION"
+# The Go builds (Kubernetes, then the etcd binaries; cached per version in $KE_CACHE, so a no-op when
+# warm) run beside the Rust build: rustc spends minutes on one core compiling the main crate, and
+# the Go build takes the other. Kubernetes' kubectl, the same version as the server, is the one on
+# PATH for the scripts and the tests (env.sh puts $K8S_BIN first).
+GO_LOG=$ROOT/target/run-all-go-builds.log
+mkdir -p "$ROOT/target"
+( "$C/build-k8s.sh" && { [ ! -x "$C/etcd-bins.sh" ] || "$C/etcd-bins.sh"; } ) >"$GO_LOG" 2>&1 &
+go_pid=$!
+wait_go() {
+  local rc=0
+  wait "$go_pid" || rc=$?
+  cat "$GO_LOG" >&2
+  [ "$rc" = 0 ] || die "the Go builds failed (exit $rc; log $GO_LOG)"
+}
 
 cargo build --bins
 phase "cargo build --bins"
@@ -68,6 +78,8 @@ phase "cargo test --no-run"
 cargo fmt --check
 cargo clippy --all-targets --features live,e2e -- -D warnings
 phase "fmt + clippy"
+wait_go
+phase "waited for the Go builds (kubernetes $K8S_VERSION, etcd)"
 
 # the testbed: reuse a healthy one, else start (and later stop) it
 if [ -s "$KUBECONFIG" ] && kubectl --request-timeout=5s get --raw /readyz >/dev/null 2>&1; then
