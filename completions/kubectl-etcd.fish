@@ -179,6 +179,7 @@ yaml\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand recover" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
 json\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand recover" -l yes -d 'Proceed (without it the plan is printed and nothing changes)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand recover" -l force -d 'Rebuild even though a healthy quorum answers (it throws away a working cluster\'s newest writes and gives it a new cluster id; without quorum loss the engine repairs by itself)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand recover" -l no-wait -d 'Return once the intent is written, without waiting for convergence'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand recover" -l dry-run -d 'Print the steps the engine would take and the objects it would write; change nothing'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand recover" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'

@@ -3,10 +3,16 @@
 //! `--force-new-cluster`.
 //!
 //! The engine never does this by itself: it is a human decision. The verb shows what survives and
-//! what is at stake, records the decision in status before acting, pauses the cluster (so no engine
-//! acts meanwhile), snapshots the survivor to the backup destination, deletes the members and
-//! their volumes (the old members can never rejoin: the restored cluster has a new id), and hands
-//! the cluster to the engine's restore path.
+//! what is at stake, pre-flights the in-cluster restore, looks again right before acting (and
+//! refuses while a healthy quorum answers, unless `--force`), records the decision in status,
+//! pauses the cluster (so no engine acts meanwhile), snapshots the survivor to the backup
+//! destination, checks the survivor did not move meanwhile, reads the stored snapshot back and
+//! verifies it, and only then deletes the members and their volumes (the old members can never
+//! rejoin: the restored cluster has a new id) and hands the cluster to the engine's restore path.
+//! A failure before the deletion unpauses the cluster and says so; one after it says how to finish.
+//!
+//! The decisions (`refuse_while_quorum`, `preflight`, `survivor_moved`) are pure functions of
+//! what was observed, table-tested below.
 
 use std::time::Duration;
 
@@ -22,17 +28,19 @@ use super::backup::bad_url;
 use crate::api::{EtcdBackup, EtcdCluster, backup_phase, condition};
 use crate::archive::store::Location;
 use crate::backup::open_store;
-use crate::backup::{label, take};
+use crate::backup::{label, select, take};
 use crate::cli::flags::{Global, WaitFlags};
 use crate::cli::{Session, drive, output, usage};
 use crate::engine::{Context, Dial};
 use crate::error::BackupError;
 use crate::error::Error;
-use crate::model::{self, DEFAULT_TOOLS_IMAGE, Desired};
+use crate::model::{self, DEFAULT_TOOLS_IMAGE, Desired, EtcdView, Observed};
 use crate::objects;
 
 /// Condition reason of a recovery in progress.
 pub const REASON_RECOVERING: &str = "RecoveringFromSnapshot";
+/// Condition reason of a recovery that stopped before deleting anything (the cluster unpaused).
+pub const REASON_STOPPED: &str = "RecoveryStopped";
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -56,6 +64,10 @@ pub struct Args {
     /// Proceed (without it the plan is printed and nothing changes).
     #[arg(long)]
     pub yes: bool,
+    /// Rebuild even though a healthy quorum answers (it throws away a working cluster's newest
+    /// writes and gives it a new cluster id; without quorum loss the engine repairs by itself).
+    #[arg(long)]
+    pub force: bool,
     #[command(flatten)]
     pub wait: WaitFlags,
 }
@@ -69,10 +81,121 @@ struct Seen {
     raft_index: Option<u64>,
     /// The index the last status recorded for it.
     last_known: Option<u64>,
+    /// The etcd version it runs, when it answered.
+    version: Option<String>,
 }
 
-async fn survey(ctx: &Context, d: &Desired, cluster: &EtcdCluster) -> Result<Vec<Seen>, Error> {
+/// How many voters there are and how many of them are healthy (a linearizable read answered).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Quorum {
+    pub voters: usize,
+    pub healthy: usize,
+}
+
+impl Quorum {
+    fn of(o: &Observed) -> Quorum {
+        match &o.etcd {
+            EtcdView::Reached(c) => Quorum {
+                voters: c.voters().count(),
+                healthy: c.voters().filter(|m| m.healthy).count(),
+            },
+            _ => Quorum::default(),
+        }
+    }
+}
+
+/// Pure: a recovery throws away the cluster's identity and whatever only the gone members had;
+/// while a healthy quorum answers there is nothing to recover from (the engine repairs lost
+/// members itself), and clients may still be writing through it. Refused unless `force`.
+pub fn refuse_while_quorum(cluster: &str, q: Quorum, force: bool) -> Result<(), String> {
+    if force || q.voters == 0 || q.healthy < crate::plan::quorum(q.voters) {
+        return Ok(());
+    }
+    Err(format!(
+        "{cluster} has a healthy quorum ({} of {} voters healthy): nothing to recover, and clients may be writing through it; the engine replaces lost members itself (`kubectl etcd status`, `kubectl etcd reconcile`); pass --force to rebuild it anyway (a new cluster id, writes after the snapshot lost)",
+        q.healthy, q.voters
+    ))
+}
+
+/// Pure: the survivor's raft index after its snapshot was stored must be the one it had before:
+/// an index that moved means entries are being committed (a quorum is back, or the survivor
+/// follows one), so the snapshot may lack acknowledged writes.
+pub fn survivor_moved(member: &str, before: u64, after: u64) -> Result<(), String> {
+    if after == before {
+        return Ok(());
+    }
+    Err(format!(
+        "{member} moved from raft index {before} to {after} while its snapshot was taken: entries are being committed, so a quorum may be back or forming; look again with `kubectl etcd status` and rerun recover once that settles"
+    ))
+}
+
+/// How the restore pod will read the snapshot (settled before anything is deleted).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PodCredentials {
+    /// This Secret of the cluster's namespace (it exists and holds the keys).
+    Secret(String),
+    /// A Secret made from this machine's `AWS_*` variables (`restore::env_credentials_secret`).
+    FromEnvironment,
+    /// Not S3 (a pvc:// claim the pod mounts).
+    NotNeeded,
+}
+
+/// What the in-cluster restore needs, as found before anything changes.
+#[derive(Clone, Debug)]
+pub struct Preflight<'a> {
+    /// Where the restore pod will read the snapshot.
+    pub source: &'a Location,
+    /// The Secret named (flag or spec), and whether it exists and holds credentials.
+    pub secret: Option<(&'a str, Result<(), String>)>,
+    /// `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY` are set here.
+    pub env_credentials: bool,
+    pub tools_image: &'a str,
+    /// `spec.storage.ephemeral`: members keep their data on no volume.
+    pub ephemeral: bool,
+}
+
+/// Pure: can the restore pod do its part? Refused (naming the flag or field that fixes it) when
+/// it cannot: otherwise the old members would be deleted for a restore that never finishes.
+pub fn preflight(cluster: &str, p: &Preflight) -> Result<PodCredentials, String> {
+    if p.ephemeral {
+        return Err(format!(
+            "{cluster} keeps its data on ephemeral storage (spec.storage.ephemeral): the restore writes the seed's volume, which its members would not use; restore into a new cluster with volumes instead (`kubectl etcd restore NEW --from-backup B`)"
+        ));
+    }
+    if p.tools_image.trim().is_empty() {
+        return Err(
+            "no tools image for the restore pod: pass --tools-image IMAGE (or set KUBECTL_ETCD_TOOLS_IMAGE)"
+                .into(),
+        );
+    }
+    match p.source {
+        Location::File(_) => Err(format!(
+            "{} is a file on some machine, which the restore pod cannot read: rebuild from a backup on s3:// or pvc://, or from a survivor with --to s3://bucket/prefix",
+            p.source
+        )),
+        Location::Pvc { .. } => Ok(PodCredentials::NotNeeded),
+        Location::S3(_) => match &p.secret {
+            Some((name, Ok(()))) => Ok(PodCredentials::Secret(name.to_string())),
+            Some((_, Err(why))) => Err(format!(
+                "{why}; the restore pod needs it to read {}: fix the Secret or pass another with --credentials-secret",
+                p.source
+            )),
+            None if p.env_credentials => Ok(PodCredentials::FromEnvironment),
+            None => Err(format!(
+                "the restore pod needs S3 credentials to read {}: pass --credentials-secret SECRET (keys AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY), or set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY here to have one made",
+                p.source
+            )),
+        },
+    }
+}
+
+async fn survey(
+    ctx: &Context,
+    d: &Desired,
+    cluster: &EtcdCluster,
+) -> Result<(Vec<Seen>, Quorum), Error> {
     let observed = crate::engine::observe(ctx, d).await?;
+    let quorum = Quorum::of(&observed);
     // Dial with what the members run (a refused spec change, e.g. of spec.tls, aside).
     let d = &crate::model::keep_immutable(d.clone(), &observed);
     let recorded = cluster
@@ -96,10 +219,12 @@ async fn survey(ctx: &Context, d: &Desired, cluster: &EtcdCluster) -> Result<Vec
     let mut out = Vec::new();
     for ordinal in ordinals {
         let ip = observed.pods.get(&ordinal).and_then(|p| p.ip.clone());
-        let raft_index = match ctx.connect(d, ordinal, ip.as_deref()).await {
-            Ok(mut c) => c.status().await.ok().map(|s| s.raft_index),
+        let status = match ctx.connect(d, ordinal, ip.as_deref()).await {
+            Ok(mut c) => c.status().await.ok(),
             Err(_) => None,
         };
+        let raft_index = status.as_ref().map(|s| s.raft_index);
+        let version = status.map(|s| s.version);
         let name = objects::pod_name(&d.name, ordinal);
         out.push(Seen {
             ordinal,
@@ -109,9 +234,10 @@ async fn survey(ctx: &Context, d: &Desired, cluster: &EtcdCluster) -> Result<Vec
                 .and_then(|m| m.raft_index),
             name,
             raft_index,
+            version,
         });
     }
-    Ok(out)
+    Ok((out, quorum))
 }
 
 /// Writes the decision into status (condition `Recovering`, message) before anything changes.
@@ -170,7 +296,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         .or(spec_backup.credentials_secret.clone());
 
     // What survives, and what a rebuild from it would cost.
-    let seen = survey(&ctx, &d, &cluster).await?;
+    let (seen, quorum) = survey(&ctx, &d, &cluster).await?;
     let answering: Vec<&Seen> = seen.iter().filter(|m| m.raft_index.is_some()).collect();
     let record = match &a.from_backup {
         Some(b) => {
@@ -297,6 +423,59 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         }
         (None, None) => unreachable!("a survivor or a backup was chosen above"),
     }
+    // What the in-cluster restore needs, and what a healthy quorum forbids: refused before
+    // anything changes (a dry run shows the refusal too).
+    let ns = s.namespace.as_str();
+    let who = format!("{ns}/{name}");
+    refuse_while_quorum(&who, quorum, a.force).map_err(Error::Usage)?;
+    let source = match (&record, &destination) {
+        (Some(rec), _) => {
+            let url = rec
+                .status
+                .as_ref()
+                .and_then(|s| s.url.clone())
+                .unwrap_or_default();
+            Location::parse_object(&url).map_err(bad_url)?.0
+        }
+        (None, Some(dest)) => dest.clone(),
+        (None, None) => unreachable!("a survivor or a backup was chosen above"),
+    };
+    let secret_check = match &secret {
+        Some(n) => Some((
+            n.as_str(),
+            crate::backup::secret_credentials(&s.client, ns, n)
+                .await
+                .map(|_| ())
+                .map_err(|e| e.to_string()),
+        )),
+        None => None,
+    };
+    let pod_credentials = preflight(
+        &who,
+        &Preflight {
+            source: &source,
+            secret: secret_check,
+            env_credentials: super::restore::env_credentials_secret(ns, &name).is_some(),
+            tools_image: &a.tools_image,
+            ephemeral: matches!(d.storage, model::Storage::Ephemeral),
+        },
+    )
+    .map_err(Error::Usage)?;
+    let snapshot_version = match (&survivor, &record) {
+        (Some(sv), _) => sv.version.clone(),
+        (None, Some(rec)) => rec.status.as_ref().and_then(|s| s.etcd_version.clone()),
+        (None, None) => None,
+    };
+    select::restore_version(snapshot_version.as_deref(), &d.version.to_string())
+        .map_err(|e| Error::Usage(format!("{who} (spec.version {}): {e}", d.version)))?;
+    plan.push(match &pod_credentials {
+        PodCredentials::Secret(n) => format!("the restore pod reads the snapshot with Secret {n}"),
+        PodCredentials::FromEnvironment => format!(
+            "the restore pod reads the snapshot with a Secret {name}-restore-credentials made from this machine's AWS_* variables"
+        ),
+        PodCredentials::NotNeeded => "the restore pod mounts the claim holding the snapshot".into(),
+    });
+
     if a.wait.dry_run || !a.yes {
         if !a.wait.dry_run {
             output::progress_line("nothing changed: review the plan, then rerun with --yes");
@@ -306,138 +485,116 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
             Ok(())
         } else {
             Err(Error::Usage(format!(
-                "recovering {}/{name} rewrites the cluster: pass --yes to proceed (or --dry-run to only look)",
-                s.namespace
+                "recovering {who} rewrites the cluster: pass --yes to proceed (or --dry-run to only look)"
             )))
         };
     }
 
-    let progress = output::Progress::new(&format!("{}/{name}", s.namespace));
+    // Look again right before acting: the gone members may be back meanwhile.
+    let (again, quorum) = survey(&ctx, &d, &cluster).await?;
+    refuse_while_quorum(&who, quorum, a.force).map_err(Error::Usage)?;
+    let survivor = match survivor {
+        Some(sv) => Some(
+            again
+                .into_iter()
+                .find(|m| m.ordinal == sv.ordinal && m.raft_index.is_some())
+                .ok_or_else(|| {
+                    Error::Usage(format!(
+                        "{} stopped answering since the survey; nothing changed: look again with `kubectl etcd recover {name} --dry-run`",
+                        sv.name
+                    ))
+                })?,
+        ),
+        None => None,
+    };
+
+    let progress = output::Progress::new(&who);
     // 1. The decision, in status, before anything changes; then nobody else acts on the cluster.
-    record_decision(&api, &name, &s.namespace, &plan.join("; ")).await?;
+    record_decision(&api, &name, ns, &plan.join("; ")).await?;
     api.patch(
         &name,
         &PatchParams::default(),
         &Patch::Merge(json!({"spec": {"paused": true}})),
     )
     .await
-    .map_err(|e| Error::kube("pause", crate::api::KIND, &s.namespace, &name, e))?;
+    .map_err(|e| Error::kube("pause", crate::api::KIND, ns, &name, e))?;
 
-    // 2. The snapshot it is rebuilt from.
-    let (url, sha256, backup_name) = match (&survivor, &record) {
-        (Some(sv), _) => {
-            let destination = destination
-                .clone()
-                .unwrap_or_else(|| unreachable!("checked above"));
-            let store = open_store(
-                &s.client,
-                &s.namespace,
-                &destination,
-                secret.as_deref(),
-                &a.tools_image,
-            )
-            .await?;
-            let checked = store.check().await;
-            if checked.is_err() {
-                store.close().await;
+    // 2-3. The snapshot it is rebuilt from, read back and verified; the restore's credentials.
+    //      Any failure here unpauses the cluster: nothing of it was deleted.
+    let ready = async {
+        let (url, sha256, backup_name) = match (&survivor, &record) {
+            (Some(sv), _) => {
+                let rec = snapshot_survivor(
+                    &s,
+                    &ctx,
+                    &d,
+                    &cluster,
+                    &a,
+                    sv,
+                    &destination,
+                    &secret,
+                    &progress,
+                )
+                .await?;
+                let st = rec.status.clone().unwrap_or_default();
+                (st.url.unwrap_or_default(), st.sha256, rec.name_any())
             }
-            checked.map_err(BackupError::from)?;
-            let req = take::Request {
-                destination,
-                compression: Default::default(),
-                credentials_secret: secret.clone(),
-                trigger: label::TRIGGER_CLI,
-                taken_by: crate::lease::cli_identity(),
-                member: Some(sv.ordinal),
+            (None, Some(rec)) => {
+                let st = rec.status.clone().unwrap_or_default();
+                (st.url.unwrap_or_default(), st.sha256, rec.name_any())
+            }
+            (None, None) => unreachable!("a survivor or a backup was chosen above"),
+        };
+        progress.step(&format!("reading back {url}"));
+        read_back(
+            &s,
+            &url,
+            sha256.as_deref(),
+            secret.as_deref(),
+            &a.tools_image,
+        )
+        .await?;
+        progress.note(&format!("verified {url}"));
+        let secret = match &pod_credentials {
+            PodCredentials::Secret(n) => Some(n.clone()),
+            PodCredentials::NotNeeded => None,
+            PodCredentials::FromEnvironment => Some(make_env_secret(&s, &d, &name).await?),
+        };
+        Ok::<_, Error>((url, sha256, backup_name, secret))
+    }
+    .await;
+    let (url, sha256, backup_name, secret) = match ready {
+        Ok(r) => r,
+        Err(e) => {
+            progress.abandon();
+            let state = match unpause(&api, &name, ns, &e.to_string()).await {
+                Ok(()) => format!(
+                    "recovery of {who} stopped before deleting anything: the cluster is unpaused and as it was (every member and volume kept); fix the cause below and rerun `kubectl etcd recover {name} --yes`"
+                ),
+                Err(u) => format!(
+                    "recovery of {who} stopped before deleting anything, but unpausing failed too ({u}): every member and volume is kept; unpause with `kubectl patch etcdcluster {name} -n {ns} --type merge -p '{{\"spec\":{{\"paused\":false}}}}'`"
+                ),
             };
-            progress.step(&format!("snapshotting {}", sv.name));
-            let taken = async {
-                let rec = take::create_record(&ctx, &cluster, &req, Timestamp::now()).await?;
-                take::execute(&ctx, &d, &store, &req, rec, &|_| {}).await
-            }
-            .await;
-            store.close().await;
-            let rec = taken?;
-            let st = rec.status.clone().unwrap_or_default();
-            (st.url.unwrap_or_default(), st.sha256, rec.name_any())
+            output::progress_line(&state);
+            return Err(e);
         }
-        (None, Some(rec)) => {
-            let st = rec.status.clone().unwrap_or_default();
-            (st.url.unwrap_or_default(), st.sha256, rec.name_any())
-        }
-        (None, None) => unreachable!("a survivor or a backup was chosen above"),
     };
-    progress.note(&format!("recovering from {url}"));
+    progress.note(&format!("recovering from {url} (EtcdBackup {backup_name})"));
 
-    // 3. The old members go, with their volumes (they can never rejoin).
-    let ns = s.namespace.as_str();
-    let sts: Api<StatefulSet> = Api::namespaced(s.client.clone(), ns);
-    let cms: Api<ConfigMap> = Api::namespaced(s.client.clone(), ns);
-    let pvcs: Api<PersistentVolumeClaim> = Api::namespaced(s.client.clone(), ns);
-    let gone = |r: Result<_, kube::Error>, kind: &'static str, obj: &str| match r {
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(st)) if st.code == 404 => Ok(()),
-        Err(e) => Err(Error::kube("delete", kind, ns, obj, e)),
-    };
-    let foreground = DeleteParams::foreground();
-    gone(
-        sts.delete(&objects::statefulset_name(&name), &foreground)
-            .await
-            .map(|_| ()),
-        "StatefulSet",
-        &objects::statefulset_name(&name),
-    )?;
-    gone(
-        cms.delete(&objects::config_name(&name), &DeleteParams::default())
-            .await
-            .map(|_| ()),
-        "ConfigMap",
-        &objects::config_name(&name),
-    )?;
-    let lp = ListParams::default().labels(&objects::selector_string(&name));
-    pvcs.delete_collection(&DeleteParams::default(), &lp)
-        .await
-        .map_err(|e| Error::kube("delete the volumes of", crate::api::KIND, ns, &name, e))?;
-    progress.step("waiting for the old members and their volumes to go");
-    let deadline = std::time::Instant::now() + a.wait.timeout;
-    loop {
-        let o = crate::engine::observe(&ctx, &d).await?;
-        if o.statefulset.is_none() && o.pods.is_empty() && o.volumes.is_empty() {
-            break;
-        }
-        if std::time::Instant::now() > deadline {
-            return Err(Error::Timeout {
-                namespace: s.namespace.clone(),
-                name: name.clone(),
-                seconds: a.wait.timeout.as_secs(),
-                last: "waiting for the old members and volumes to be deleted".into(),
-            });
-        }
-        tokio::time::sleep(Duration::from_secs(1)).await;
+    // 4. The old members go, with their volumes (they can never rejoin). From here a failure
+    //    leaves the cluster paused (unpaused without members, the engine would start it empty).
+    let finish_hint = format!(
+        "the snapshot is kept as EtcdBackup {backup_name} ({url}); the cluster stays paused; finish with `kubectl etcd recover {name} --from-backup {backup_name} --yes`"
+    );
+    if let Err(e) = delete_members(&s, &ctx, &d, &name, &a, &progress).await {
+        progress.abandon();
+        output::progress_line(&format!(
+            "recovery of {who} stopped while deleting the old members: {finish_hint}"
+        ));
+        return Err(e);
     }
 
-    // 4. The engine restores it as a new cluster, seed first, the others as learners. The restore
-    //    pod reads S3 with the named Secret, or one made from this machine's AWS_* variables.
-    let secret = match secret {
-        Some(s) => Some(s),
-        None => match super::restore::env_credentials_secret(ns, &name) {
-            Some(mut made) => {
-                made.metadata.owner_references = Some(vec![objects::owner(&d)]);
-                let secrets: Api<k8s_openapi::api::core::v1::Secret> =
-                    Api::namespaced(s.client.clone(), ns);
-                match secrets
-                    .create(&kube::api::PostParams::default(), &made)
-                    .await
-                {
-                    Ok(_) => {}
-                    Err(kube::Error::Api(st)) if st.code == 409 => {}
-                    Err(e) => return Err(Error::kube("create", "Secret", ns, &made.name_any(), e)),
-                }
-                made.metadata.name
-            }
-            None => None,
-        },
-    };
+    // 5. The engine restores it as a new cluster, seed first, the others as learners.
     let patched = api
         .patch(
             &name,
@@ -454,7 +611,371 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
             }})),
         )
         .await
-        .map_err(|e| Error::kube("restore", crate::api::KIND, ns, &name, e))?;
+        .map_err(|e| {
+            output::progress_line(&format!(
+                "recovery of {who} deleted the old members but could not hand the cluster to the restore: {finish_hint}"
+            ));
+            Error::kube("restore", crate::api::KIND, ns, &name, e)
+        })?;
     progress.finish("old members removed; restoring");
     drive::drive(&s, g, patched, &a.wait).await
+}
+
+/// Streams the survivor's snapshot to `destination` (recorded as an EtcdBackup) and checks that
+/// the survivor did not move meanwhile.
+#[allow(clippy::too_many_arguments)] // one call site; the values are the verb's own
+async fn snapshot_survivor(
+    s: &Session,
+    ctx: &Context,
+    d: &Desired,
+    cluster: &EtcdCluster,
+    a: &Args,
+    sv: &Seen,
+    destination: &Option<Location>,
+    secret: &Option<String>,
+    progress: &output::Progress,
+) -> Result<EtcdBackup, Error> {
+    let destination = destination
+        .clone()
+        .unwrap_or_else(|| unreachable!("a survivor always has a destination"));
+    let store = open_store(
+        &s.client,
+        &s.namespace,
+        &destination,
+        secret.as_deref(),
+        &a.tools_image,
+    )
+    .await?;
+    let checked = store.check().await;
+    if checked.is_err() {
+        store.close().await;
+    }
+    checked.map_err(BackupError::from)?;
+    let req = take::Request {
+        destination,
+        compression: Default::default(),
+        credentials_secret: secret.clone(),
+        trigger: label::TRIGGER_CLI,
+        taken_by: crate::lease::cli_identity(),
+        member: Some(sv.ordinal),
+    };
+    progress.step(&format!("snapshotting {}", sv.name));
+    let taken = async {
+        let rec = take::create_record(ctx, cluster, &req, Timestamp::now()).await?;
+        take::execute(ctx, d, &store, &req, rec, &|_| {}).await
+    }
+    .await;
+    store.close().await;
+    let rec = taken?;
+    let before = sv.raft_index.unwrap_or(0);
+    let observed = crate::engine::observe(ctx, d).await?;
+    let d = &crate::model::keep_immutable(d.clone(), &observed);
+    let ip = observed.pods.get(&sv.ordinal).and_then(|p| p.ip.clone());
+    let after = ctx
+        .connect(d, sv.ordinal, ip.as_deref())
+        .await
+        .map_err(|e| {
+            Error::Usage(format!(
+                "{} stopped answering after its snapshot: {e}",
+                sv.name
+            ))
+        })?
+        .status()
+        .await
+        .map_err(|e| {
+            Error::Usage(format!(
+                "{} stopped answering after its snapshot: {e}",
+                sv.name
+            ))
+        })?
+        .raft_index;
+    survivor_moved(&sv.name, before, after).map_err(Error::Usage)?;
+    Ok(rec)
+}
+
+/// Reads the stored snapshot back in full and verifies it (sha256, decompression, etcd's hash):
+/// the members are deleted only for a snapshot known to restore.
+async fn read_back(
+    s: &Session,
+    url: &str,
+    sha256: Option<&str>,
+    secret: Option<&str>,
+    tools_image: &str,
+) -> Result<(), Error> {
+    let (loc, key) = Location::parse_object(url).map_err(bad_url)?;
+    let store = open_store(&s.client, &s.namespace, &loc, secret, tools_image).await?;
+    let verified =
+        crate::backup::fetch::verify_into(&store, &key, sha256, &mut tokio::io::sink()).await;
+    store.close().await;
+    verified?;
+    Ok(())
+}
+
+/// The restore pod's S3 Secret from this machine's `AWS_*` variables, owned by the cluster.
+async fn make_env_secret(s: &Session, d: &Desired, name: &str) -> Result<String, Error> {
+    let ns = s.namespace.as_str();
+    let mut made = super::restore::env_credentials_secret(ns, name).ok_or_else(|| {
+        Error::Usage("AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are no longer set".into())
+    })?;
+    made.metadata.owner_references = Some(vec![objects::owner(d)]);
+    let secrets: Api<k8s_openapi::api::core::v1::Secret> = Api::namespaced(s.client.clone(), ns);
+    match secrets
+        .create(&kube::api::PostParams::default(), &made)
+        .await
+    {
+        Ok(_) => {}
+        Err(kube::Error::Api(st)) if st.code == 409 => {}
+        Err(e) => return Err(Error::kube("create", "Secret", ns, &made.name_any(), e)),
+    }
+    Ok(made.name_any())
+}
+
+/// Unpauses the cluster after a recovery that stopped before deleting anything, and says so in
+/// the `Recovering` condition.
+async fn unpause(api: &Api<EtcdCluster>, name: &str, ns: &str, why: &str) -> Result<(), Error> {
+    api.patch(
+        name,
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"paused": false}})),
+    )
+    .await
+    .map_err(|e| Error::kube("unpause", crate::api::KIND, ns, name, e))?;
+    let fresh = api
+        .get_status(name)
+        .await
+        .map_err(|e| Error::kube("get", crate::api::KIND, ns, name, e))?;
+    let mut conds: Vec<Condition> = fresh
+        .status
+        .map(|s| s.conditions)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|c| c.type_ != condition::RECOVERING)
+        .collect();
+    conds.push(Condition {
+        type_: condition::RECOVERING.into(),
+        status: "False".into(),
+        reason: REASON_STOPPED.into(),
+        message: format!("recovery stopped before deleting anything: {why}"),
+        observed_generation: fresh.metadata.generation,
+        last_transition_time: Time(Timestamp::now()),
+    });
+    api.patch_status(
+        name,
+        &PatchParams::default(),
+        &Patch::Merge(json!({"status": {"conditions": conds}})),
+    )
+    .await
+    .map_err(|e| {
+        Error::kube(
+            "record the stopped recovery in",
+            crate::api::KIND,
+            ns,
+            name,
+            e,
+        )
+    })?;
+    Ok(())
+}
+
+/// Deletes the StatefulSet, the member config and every member volume, and waits until they are gone.
+async fn delete_members(
+    s: &Session,
+    ctx: &Context,
+    d: &Desired,
+    name: &str,
+    a: &Args,
+    progress: &output::Progress,
+) -> Result<(), Error> {
+    let ns = s.namespace.as_str();
+    let sts: Api<StatefulSet> = Api::namespaced(s.client.clone(), ns);
+    let cms: Api<ConfigMap> = Api::namespaced(s.client.clone(), ns);
+    let pvcs: Api<PersistentVolumeClaim> = Api::namespaced(s.client.clone(), ns);
+    let gone = |r: Result<_, kube::Error>, kind: &'static str, obj: &str| match r {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(st)) if st.code == 404 => Ok(()),
+        Err(e) => Err(Error::kube("delete", kind, ns, obj, e)),
+    };
+    let foreground = DeleteParams::foreground();
+    gone(
+        sts.delete(&objects::statefulset_name(name), &foreground)
+            .await
+            .map(|_| ()),
+        "StatefulSet",
+        &objects::statefulset_name(name),
+    )?;
+    gone(
+        cms.delete(&objects::config_name(name), &DeleteParams::default())
+            .await
+            .map(|_| ()),
+        "ConfigMap",
+        &objects::config_name(name),
+    )?;
+    let lp = ListParams::default().labels(&objects::selector_string(name));
+    pvcs.delete_collection(&DeleteParams::default(), &lp)
+        .await
+        .map_err(|e| Error::kube("delete the volumes of", crate::api::KIND, ns, name, e))?;
+    progress.step("waiting for the old members and their volumes to go");
+    let deadline = std::time::Instant::now() + a.wait.timeout;
+    loop {
+        let o = crate::engine::observe(ctx, d).await?;
+        if o.statefulset.is_none() && o.pods.is_empty() && o.volumes.is_empty() {
+            return Ok(());
+        }
+        if std::time::Instant::now() > deadline {
+            return Err(Error::Timeout {
+                namespace: ns.to_string(),
+                name: name.to_string(),
+                seconds: a.wait.timeout.as_secs(),
+                last: "waiting for the old members and volumes to be deleted".into(),
+            });
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q(voters: usize, healthy: usize) -> Quorum {
+        Quorum { voters, healthy }
+    }
+
+    #[test]
+    fn recover_refuses_while_a_healthy_quorum_answers_unless_forced() {
+        // (voters, healthy, force) → may act
+        let table = [
+            ((3, 3, false), false),
+            ((3, 2, false), false),
+            ((3, 1, false), true),
+            ((3, 0, false), true),
+            ((5, 3, false), false),
+            ((5, 2, false), true),
+            ((0, 0, false), true), // nothing answers at all (a backup is the only way)
+            ((3, 3, true), true),
+        ];
+        for ((voters, healthy, force), ok) in table {
+            let got = refuse_while_quorum("ns/demo", q(voters, healthy), force);
+            assert_eq!(
+                got.is_ok(),
+                ok,
+                "{voters} voters, {healthy} healthy, force {force}: {got:?}"
+            );
+            if let Err(e) = got {
+                assert!(e.contains("--force") && e.contains("ns/demo"), "{e}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_survivor_that_moved_during_its_snapshot_stops_the_recovery() {
+        assert!(survivor_moved("demo-1", 120, 120).is_ok());
+        let e = survivor_moved("demo-1", 120, 125).unwrap_err();
+        assert!(
+            e.contains("demo-1") && e.contains("120") && e.contains("125"),
+            "{e}"
+        );
+    }
+
+    fn s3() -> Location {
+        Location::parse("s3://backups/etcd").unwrap()
+    }
+
+    fn pre<'a>(source: &'a Location) -> Preflight<'a> {
+        Preflight {
+            source,
+            secret: None,
+            env_credentials: false,
+            tools_image: DEFAULT_TOOLS_IMAGE,
+            ephemeral: false,
+        }
+    }
+
+    #[test]
+    fn the_restore_pod_gets_the_named_secret_or_one_from_this_machine_or_the_recovery_is_refused() {
+        let loc = s3();
+        let named = Preflight {
+            secret: Some(("s3-creds", Ok(()))),
+            env_credentials: true,
+            ..pre(&loc)
+        };
+        assert_eq!(
+            preflight("ns/demo", &named),
+            Ok(PodCredentials::Secret("s3-creds".into()))
+        );
+        let missing = Preflight {
+            secret: Some((
+                "s3-creds",
+                Err("Secret ns/s3-creds does not exist".to_string()),
+            )),
+            env_credentials: true,
+            ..pre(&loc)
+        };
+        let e = preflight("ns/demo", &missing).unwrap_err();
+        assert!(
+            e.contains("does not exist") && e.contains("--credentials-secret"),
+            "{e}"
+        );
+        let env = Preflight {
+            env_credentials: true,
+            ..pre(&loc)
+        };
+        assert_eq!(
+            preflight("ns/demo", &env),
+            Ok(PodCredentials::FromEnvironment)
+        );
+        let e = preflight("ns/demo", &pre(&loc)).unwrap_err();
+        assert!(e.contains("--credentials-secret"), "{e}");
+    }
+
+    #[test]
+    fn a_file_backup_an_empty_tools_image_or_ephemeral_storage_is_refused_before_anything_is_deleted()
+     {
+        let file = Location::parse("file:///var/backups").unwrap();
+        let e = preflight("ns/demo", &pre(&file)).unwrap_err();
+        assert!(e.contains("cannot read"), "{e}");
+        let loc = s3();
+        let no_image = Preflight {
+            tools_image: " ",
+            env_credentials: true,
+            ..pre(&loc)
+        };
+        assert!(
+            preflight("ns/demo", &no_image)
+                .unwrap_err()
+                .contains("--tools-image")
+        );
+        let ephemeral = Preflight {
+            ephemeral: true,
+            env_credentials: true,
+            ..pre(&loc)
+        };
+        assert!(
+            preflight("ns/demo", &ephemeral)
+                .unwrap_err()
+                .contains("spec.storage.ephemeral")
+        );
+        let pvc = Location::parse("pvc://backups/etcd").unwrap();
+        assert_eq!(
+            preflight("ns/demo", &pre(&pvc)),
+            Ok(PodCredentials::NotNeeded)
+        );
+    }
+
+    #[test]
+    fn recover_takes_force() {
+        use clap::Parser;
+        let cli = crate::cli::Cli::try_parse_from([
+            "kubectl-etcd",
+            "recover",
+            "demo",
+            "--yes",
+            "--force",
+        ])
+        .unwrap();
+        match cli.verb {
+            crate::cli::Verb::Recover(a) => assert!(a.force && a.yes),
+            other => panic!("{other:?}"),
+        }
+    }
 }
