@@ -518,9 +518,9 @@ pub fn pod_template(d: &Desired) -> PodTemplateSpec {
                     "ETCD_INITIAL_ADVERTISE_PEER_URLS",
                     format!("{ps}://{host}:{PEER_PORT}"),
                 ),
-                env_value("ETCDCTL_API", "3"),
             ]
             .into_iter()
+            .chain(etcdctl_api_env(d.version))
             .chain(tls_env)
             .chain(auth_env(d))
             .collect(),
@@ -697,6 +697,12 @@ pub fn tls_files(secret: &k8s_openapi::api::core::v1::Secret) -> Result<TlsFiles
             ))
         }
     }
+}
+
+/// `ETCDCTL_API=3` for the image's etcdctl up to 3.5; from 3.6 etcdctl speaks only v3 and warns
+/// about the variable on every call ("unrecognized environment variable"), so it gets none.
+fn etcdctl_api_env(version: crate::model::Version) -> Option<EnvVar> {
+    ((version.major, version.minor) < (3, 6)).then(|| env_value("ETCDCTL_API", "3"))
 }
 
 /// The variable of etcd's "skip the SAN check of peer client certificates" flag for `version`.
@@ -1027,6 +1033,23 @@ mod tests {
             let cmd = p.exec.unwrap().command.unwrap();
             assert_eq!(cmd[0], "etcdctl");
             assert!(cmd.contains(&"--consistency=l".to_string()), "{cmd:?}");
+        }
+    }
+
+    #[test]
+    fn etcdctl_api_is_set_only_where_etcdctl_knows_it() {
+        for (v, set) in [
+            ("3.4.23", true),
+            ("3.5.35", true),
+            ("3.6.16", false),
+            ("3.7.3", false),
+        ] {
+            let d = crate::fixtures::cluster("demo").version(v).desired();
+            let env = pod_template(&d).spec.unwrap().containers[0]
+                .env
+                .clone()
+                .unwrap();
+            assert_eq!(env.iter().any(|e| e.name == "ETCDCTL_API"), set, "{v}");
         }
     }
 
