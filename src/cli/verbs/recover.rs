@@ -85,11 +85,14 @@ struct Seen {
     version: Option<String>,
 }
 
-/// How many voters there are and how many of them are healthy (a linearizable read answered).
+/// How many voters there are, how many of them are healthy (a linearizable read answered) and
+/// how many answered their status, and whether any names a leader.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Quorum {
     pub voters: usize,
     pub healthy: usize,
+    pub answering: usize,
+    pub leader: bool,
 }
 
 impl Quorum {
@@ -98,6 +101,8 @@ impl Quorum {
             EtcdView::Reached(c) => Quorum {
                 voters: c.voters().count(),
                 healthy: c.voters().filter(|m| m.healthy).count(),
+                answering: c.voters().filter(|m| m.status.is_some()).count(),
+                leader: c.leader.is_some_and(|l| l != 0),
             },
             _ => Quorum::default(),
         }
@@ -105,15 +110,22 @@ impl Quorum {
 }
 
 /// Pure: a recovery throws away the cluster's identity and whatever only the gone members had;
-/// while a healthy quorum answers there is nothing to recover from (the engine repairs lost
-/// members itself), and clients may still be writing through it. Refused unless `force`.
+/// while a quorum answers there is nothing to recover from (the engine repairs lost members
+/// itself), and clients may still be writing through it. A quorum answers when a majority of
+/// voters is healthy, or answers with a leader elected (healthy or not: a NOSPACE alarm makes
+/// every member unhealthy, and the cluster still has its quorum). Refused unless `force`.
 pub fn refuse_while_quorum(cluster: &str, q: Quorum, force: bool) -> Result<(), String> {
-    if force || q.voters == 0 || q.healthy < crate::plan::quorum(q.voters) {
+    let need = crate::plan::quorum(q.voters);
+    let has = q.healthy >= need || (q.leader && q.answering >= need);
+    if force || q.voters == 0 || !has {
         return Ok(());
     }
     Err(format!(
-        "{cluster} has a healthy quorum ({} of {} voters healthy): nothing to recover, and clients may be writing through it; the engine replaces lost members itself (`kubectl etcd status`, `kubectl etcd reconcile`); pass --force to rebuild it anyway (a new cluster id, writes after the snapshot lost)",
-        q.healthy, q.voters
+        "{cluster} has a quorum ({} of {} voters answer, {} healthy{}): nothing to recover, and clients may be writing through it; the engine replaces lost members itself (`kubectl etcd status`, `kubectl etcd reconcile`); pass --force to rebuild it anyway (a new cluster id, writes after the snapshot lost)",
+        q.answering,
+        q.voters,
+        q.healthy,
+        if q.leader { ", a leader elected" } else { "" }
     ))
 }
 
@@ -838,7 +850,12 @@ mod tests {
     use super::*;
 
     fn q(voters: usize, healthy: usize) -> Quorum {
-        Quorum { voters, healthy }
+        Quorum {
+            voters,
+            healthy,
+            answering: healthy,
+            leader: false,
+        }
     }
 
     #[test]
@@ -865,6 +882,25 @@ mod tests {
                 assert!(e.contains("--force") && e.contains("ns/demo"), "{e}");
             }
         }
+        // NOSPACE everywhere: nobody healthy, but a majority answers with a leader.
+        let full = Quorum {
+            voters: 3,
+            healthy: 0,
+            answering: 2,
+            leader: true,
+        };
+        assert!(refuse_while_quorum("ns/demo", full, false).is_err());
+        // Survivors answer, but no leader: quorum lost.
+        let lost = Quorum {
+            leader: false,
+            ..full
+        };
+        assert!(refuse_while_quorum("ns/demo", lost, false).is_ok());
+        let one = Quorum {
+            answering: 1,
+            ..full
+        };
+        assert!(refuse_while_quorum("ns/demo", one, false).is_ok());
     }
 
     #[test]
