@@ -318,6 +318,7 @@ pub async fn reconcile_once(
 
     let mut observed = observe::observe(ctx, &desired).await?;
     observed.known_members = observe::known_members(&desired, cluster.status.as_ref());
+    observed.lost_since = observe::lost_since(&desired, cluster.status.as_ref());
     (observed.last_version, observed.upgrade) = plan::upgrade::from_status(cluster.status.as_ref());
     let desired = model::keep_immutable(desired, &observed);
     let desired = plan::upgrade::settle(desired, &observed);

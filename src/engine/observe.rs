@@ -71,6 +71,39 @@ pub fn known_members(d: &Desired, last: Option<&EtcdClusterStatus>) -> BTreeSet<
     .unwrap_or_default()
 }
 
+/// Ordinal → when each member was first seen looking lost, as the status the engine wrote last
+/// recorded it (`members[].lostSince`).
+pub fn lost_since(d: &Desired, last: Option<&EtcdClusterStatus>) -> BTreeMap<u32, jiff::Timestamp> {
+    last.map(|st| {
+        st.members
+            .iter()
+            .filter_map(|m| {
+                Some((
+                    objects::ordinal_of_pod(&d.name, &m.name)?,
+                    m.lost_since.as_ref()?.0,
+                ))
+            })
+            .collect()
+    })
+    .unwrap_or_default()
+}
+
+/// etcd's last words in a container's status: those of the container that ended now, or of
+/// the one before, but only while no container runs: a running container's `lastState` is
+/// older than it (a member once replaced and restarted in place keeps its old "no data"
+/// message for as long as it runs).
+fn exit_message(c: &k8s_openapi::api::core::v1::ContainerStatus) -> Option<String> {
+    let state = c.state.as_ref();
+    let terminated = match state.and_then(|s| s.terminated.as_ref()) {
+        Some(t) => Some(t),
+        None if state.is_some_and(|s| s.running.is_some()) => None,
+        None => c.last_state.as_ref().and_then(|s| s.terminated.as_ref()),
+    };
+    terminated
+        .and_then(|t| t.message.clone())
+        .filter(|m| !m.trim().is_empty())
+}
+
 /// Reads the cluster's objects and asks its members (`known_members` is left for the caller,
 /// who has the status).
 pub async fn observe(ctx: &Context, d: &Desired) -> Result<Observed, Error> {
@@ -173,15 +206,7 @@ pub async fn observe(ctx: &Context, d: &Desired) -> Result<Observed, Error> {
                     .and_then(|c| c.state.as_ref())
                     .and_then(|s| s.waiting.as_ref())
                     .and_then(|w| w.reason.clone()),
-                last_exit_message: cstatus
-                    .and_then(|c| {
-                        c.state
-                            .as_ref()
-                            .and_then(|s| s.terminated.as_ref())
-                            .or_else(|| c.last_state.as_ref().and_then(|s| s.terminated.as_ref()))
-                    })
-                    .and_then(|t| t.message.clone())
-                    .filter(|m| !m.trim().is_empty()),
+                last_exit_message: cstatus.and_then(exit_message),
                 age_seconds: p
                     .metadata
                     .creation_timestamp
@@ -492,4 +517,50 @@ async fn observe_etcd(ctx: &Context, d: &Desired, pods: &BTreeMap<u32, PodView>)
             .iter()
             .any(|a| a.client.as_ref().is_some_and(|c| c.authenticated())),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::core::v1::{
+        ContainerState, ContainerStateRunning, ContainerStateTerminated, ContainerStateWaiting,
+        ContainerStatus,
+    };
+
+    use super::exit_message;
+
+    fn status(state: ContainerState) -> ContainerStatus {
+        ContainerStatus {
+            name: "etcd".into(),
+            state: Some(state),
+            last_state: Some(ContainerState {
+                terminated: Some(ContainerStateTerminated {
+                    message: Some("couldn't find local name \"demo-1\"".into()),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_running_containers_last_state_message_is_older_than_it_and_ignored() {
+        let running = status(ContainerState {
+            running: Some(ContainerStateRunning::default()),
+            ..Default::default()
+        });
+        assert_eq!(exit_message(&running), None);
+        let crash_looping = status(ContainerState {
+            waiting: Some(ContainerStateWaiting {
+                reason: Some("CrashLoopBackOff".into()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+        assert!(
+            exit_message(&crash_looping)
+                .unwrap()
+                .contains("couldn't find local name")
+        );
+    }
 }

@@ -557,7 +557,8 @@ fn quorum_lost(d: &Desired, o: &Observed) -> Option<Step> {
 /// Why member `m` looks lost, if it does: it does not answer as itself, and its pod says its
 /// data is gone or unusable, or answers as another member.
 fn looks_lost(o: &Observed, m: &MemberView) -> Option<&'static str> {
-    if m.healthy {
+    // A member that answers (status, even without health) runs on its own data: never lost.
+    if m.healthy || m.status.is_some() {
         return None;
     }
     if m.identity_mismatch {
@@ -566,23 +567,39 @@ fn looks_lost(o: &Observed, m: &MemberView) -> Option<&'static str> {
     o.pods.get(&m.ordinal?)?.data_loss()
 }
 
+/// When each member that looks lost now was first seen so (what status records as
+/// `members[].lostSince`): the time recorded before (`o.lost_since`), else this pass's. Kept as
+/// it was while no member answers.
+pub fn lost_since(o: &Observed) -> BTreeMap<u32, jiff::Timestamp> {
+    let Some(c) = reached(o) else {
+        return o.lost_since.clone();
+    };
+    c.members
+        .iter()
+        .filter_map(|m| {
+            let k = m.ordinal?;
+            looks_lost(o, m)?;
+            Some((k, o.lost_since.get(&k).copied().unwrap_or(o.now)))
+        })
+        .collect()
+}
+
 /// A voter that lost its data is replaced once it has looked lost for the grace period (counted
-/// from its pod's creation), and only while the others keep a healthy quorum: it is removed
-/// here; `slots_without_a_member` wipes and re-adds it.
+/// from when the sign was first seen, `lost_since`, never from its pod's creation), and only
+/// while the others keep a healthy quorum: it is removed here; `slots_without_a_member` wipes
+/// and re-adds it.
 fn lost_members(d: &Desired, o: &Observed) -> Option<Step> {
     let c = reached(o)?;
     let (m, why) = c.voters().find_map(|m| looks_lost(o, m).map(|w| (m, w)))?;
     let name = member_name(d, m);
-    let age = m
-        .ordinal
-        .and_then(|k| o.pods.get(&k))
-        .map_or(0, |p| p.age_seconds);
+    let since = m.ordinal.and_then(|k| o.lost_since.get(&k)).copied();
+    let age = since.map_or(0, |t| (o.now.as_second() - t.as_second()).max(0) as u64);
     let grace = d.lost_member_grace_seconds;
     if age < grace {
         return Some(wait(
             Reason::ReplacingMember,
             format!(
-                "{name} looks lost: {why}; it is replaced if it still does {grace}s after its pod started ({age}s so far)"
+                "{name} looks lost: {why}; it is replaced if it still does {grace}s after this was first seen ({age}s so far)"
             ),
         ));
     }

@@ -101,6 +101,8 @@ pub(crate) struct World {
     /// Ordinal → ticks its etcd container stays down before the kubelet restarts it in the
     /// same pod (`kill 1` in the container, an OOM kill).
     container_down: BTreeMap<u32, u64>,
+    /// What status records of members looking lost (`plan::lost_since` of the last pass).
+    lost_since: BTreeMap<u32, jiff::Timestamp>,
 }
 
 impl World {
@@ -452,7 +454,7 @@ impl World {
             etcd,
             known_members: self.known.clone(),
             now: jiff::Timestamp::from_second(self.clock as i64).unwrap(),
-            lost_since: BTreeMap::new(),
+            lost_since: self.lost_since.clone(),
         }
     }
 
@@ -637,7 +639,9 @@ fn converge(w: &mut World, d: &Desired, crash_at: Option<(usize, usize)>, max: u
     for pass in 0..max {
         w.tick(d);
         w.check_invariants();
-        let step = plan(d, &w.observe(d));
+        let o = w.observe(d);
+        let step = plan(d, &o);
+        w.lost_since = super::lost_since(&o);
         if step == Step::Idle {
             check_converged(w, d);
             return steps;
@@ -839,8 +843,10 @@ fn a_lost_member_is_replaced_only_after_the_grace_period() {
         w.tick(&d);
         let o = w.observe(&d);
         let step = plan(&d, &o);
+        w.lost_since = super::lost_since(&o);
         if matches!(step, Step::RemoveMember { .. }) {
-            assert!(o.pods[&1].age_seconds >= d.lost_member_grace_seconds);
+            let since = o.lost_since[&1];
+            assert!(o.now.as_second() - since.as_second() >= d.lost_member_grace_seconds as i64);
             break;
         }
         assert!(
@@ -998,6 +1004,7 @@ fn version_pass(
     (o.last_version, o.upgrade) = upgrade::from_status(Some(status));
     let d = upgrade::settle(spec.clone(), &o);
     let step = plan(&d, &o);
+    w.lost_since = super::lost_since(&o);
     // A finished upgrade is never rolled back (whatever a member does afterwards).
     if let Some(u) = status
         .upgrade

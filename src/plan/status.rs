@@ -51,6 +51,7 @@ pub fn derive_status(
     };
     let mut voters = 0usize;
     let mut healthy = 0usize;
+    let lost_since = super::lost_since(o);
     if let EtcdView::Reached(c) = &o.etcd {
         st.cluster_id = Some(fmt_id(c.cluster_id));
         let mut members: Vec<MemberStatus> = c
@@ -69,7 +70,10 @@ pub fn derive_status(
                 db_size: m.status.as_ref().map(|s| s.db_size >> 20 << 20),
                 raft_index: None,
                 error: m.error.clone(),
-                lost_since: None,
+                lost_since: m
+                    .ordinal
+                    .and_then(|k| lost_since.get(&k))
+                    .map(|t| k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(*t)),
             })
             .collect();
         members.sort_by_key(|m| objects::ordinal_of_pod(&d.name, &m.name).unwrap_or(u32::MAX));

@@ -514,13 +514,15 @@ fn a_member_that_lost_its_data_is_removed_after_the_grace_period_while_quorum_ho
         o.pods.get_mut(&1).unwrap(),
         "couldn't find local name \"demo-1\"",
     );
-    o.pods.get_mut(&1).unwrap().age_seconds = 60;
+    o.lost_since
+        .insert(1, o.now - jiff::SignedDuration::from_secs(60));
     let s = plan(&d, &o);
     assert!(
         matches!(&s, Step::Wait { reason, message } if *reason == Reason::ReplacingMember && message.contains("180s")),
         "{s:?}"
     );
-    o.pods.get_mut(&1).unwrap().age_seconds = 180;
+    o.lost_since
+        .insert(1, o.now - jiff::SignedDuration::from_secs(180));
     assert_eq!(
         plan(&d, &o),
         Step::RemoveMember {
@@ -538,8 +540,10 @@ fn a_pod_answering_as_another_member_is_lost() {
     let d = desired(3);
     let mut o = healthy(&d, 3);
     let m = &mut cluster(&mut o).members[2];
-    (m.healthy, m.identity_mismatch) = (false, true);
-    o.pods.get_mut(&2).unwrap().age_seconds = 600;
+    // Its pod answers as another member: this member itself gives no status.
+    (m.healthy, m.identity_mismatch, m.status) = (false, true, None);
+    o.lost_since
+        .insert(2, o.now - jiff::SignedDuration::from_secs(600));
     assert!(matches!(plan(&d, &o), Step::RemoveMember { id: 102, .. }));
 }
 
@@ -1248,4 +1252,60 @@ fn a_restored_seed_is_bootstrapped_alone_as_an_existing_cluster_and_the_others_j
     assert!(matches!(plan(&d, &o), Step::DeleteRestorePod { .. }));
     o.restore_pod = None;
     assert!(matches!(plan(&d, &o), Step::AddLearner { ordinal: 1, .. }));
+}
+
+#[test]
+fn the_lost_member_grace_counts_from_the_first_sign_never_from_the_pods_creation() {
+    // A pod created weeks ago whose etcd now says its data is gone: the grace starts now.
+    let d = desired(3);
+    let mut o = healthy(&d, 3);
+    o.now = jiff::Timestamp::from_second(10_000_000).unwrap();
+    cluster(&mut o).members[1].healthy = false;
+    cluster(&mut o).members[1].status = None;
+    refusing(
+        o.pods.get_mut(&1).unwrap(),
+        "couldn't find local name \"demo-1\"",
+    );
+    o.pods.get_mut(&1).unwrap().age_seconds = 30 * 86_400;
+    let s = plan(&d, &o);
+    assert!(
+        matches!(&s, Step::Wait { reason: Reason::ReplacingMember, message } if message.contains("0s so far")),
+        "{s:?}"
+    );
+    // The pass records when it first saw it; the grace runs from there.
+    let since = lost_since(&o);
+    assert_eq!(since.get(&1), Some(&o.now));
+    let st = derive_status(&d, &o, &s, None, o.now);
+    assert_eq!(st.members[1].lost_since.as_ref().map(|t| t.0), Some(o.now));
+    o.lost_since = since;
+    o.now += jiff::SignedDuration::from_secs(d.lost_member_grace_seconds as i64 - 1);
+    assert!(matches!(plan(&d, &o), Step::Wait { .. }));
+    assert_eq!(
+        lost_since(&o).get(&1),
+        o.lost_since.get(&1),
+        "kept, not renewed"
+    );
+    o.now += jiff::SignedDuration::from_secs(1);
+    assert!(matches!(plan(&d, &o), Step::RemoveMember { id: 101, .. }));
+}
+
+#[test]
+fn a_member_that_answers_is_never_treated_as_lost() {
+    // demo-1 was replaced once and restarted in place: its pod still carries the old "no data"
+    // message; weeks later one health read fails, but it answers its status as itself.
+    let d = desired(3);
+    let mut o = healthy(&d, 3);
+    o.now = jiff::Timestamp::from_second(10_000_000).unwrap();
+    let m = &mut cluster(&mut o).members[1];
+    m.healthy = false;
+    m.error = Some("a linearizable read timed out".into());
+    let p = o.pods.get_mut(&1).unwrap();
+    p.last_exit_message = Some("couldn't find local name \"demo-1\"".into());
+    p.restarts = 1;
+    p.age_seconds = 30 * 86_400;
+    o.lost_since
+        .insert(1, o.now - jiff::SignedDuration::from_secs(86_400));
+    let s = plan(&d, &o);
+    assert!(!matches!(s, Step::RemoveMember { .. }), "{s:?}");
+    assert!(lost_since(&o).is_empty());
 }
