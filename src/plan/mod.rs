@@ -976,10 +976,19 @@ fn stale_members(d: &Desired, o: &Observed) -> Option<Step> {
             format!("pod {} is restarting", p.name),
         ));
     }
-    // A stale pod that is not ready serves nobody: restarting it cannot cost quorum, whatever
-    // the others' health (this is how a reverted bad template is undone).
+    // A stale pod whose member gives no status at all serves nobody: restarting it cannot cost
+    // quorum (this is how a reverted bad template is undone), but only while every other voter
+    // answers and no restart is under way (every other voter's pod ready). A member that answers
+    // but is slow or not ready (load, a WAL replay) waits for the gate below like any other.
     if let Some(k) = stale.iter().rev().copied().find(|k| {
-        o.pods.get(k).is_some_and(|p| !p.ready) && c.member_at(*k).is_none_or(|m| !m.healthy)
+        o.pods.get(k).is_some_and(|p| !p.ready)
+            && c.member_at(*k).is_none_or(|m| m.status.is_none())
+            && c.voters().filter(|m| m.ordinal != Some(*k)).all(|m| {
+                m.status.is_some()
+                    && m.ordinal
+                        .and_then(|j| o.pods.get(&j))
+                        .is_some_and(|p| p.ready && !p.terminating)
+            })
     }) {
         return Some(Step::RestartMember {
             ordinal: k,

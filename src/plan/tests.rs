@@ -1309,3 +1309,41 @@ fn a_member_that_answers_is_never_treated_as_lost() {
     assert!(!matches!(s, Step::RemoveMember { .. }), "{s:?}");
     assert!(lost_since(&o).is_empty());
 }
+
+#[test]
+fn under_load_a_stale_member_that_answers_is_not_restarted_while_another_restart_is_under_way() {
+    // A template change: demo-2 restarted on it and replays its WAL (answers, not healthy, not
+    // ready); every linearizable read times out under load, so demo-1 (stale) is not ready and
+    // not healthy either, but it answers: restarting it now would cost quorum.
+    let d = desired(3);
+    let mut o = healthy(&d, 3);
+    o.statefulset.as_mut().unwrap().update_revision = Some("rev2".into());
+    for k in [1, 2] {
+        let p = o.pods.get_mut(&k).unwrap();
+        p.ready = false;
+        cluster(&mut o).members[k as usize].healthy = false;
+    }
+    o.pods.get_mut(&2).unwrap().revision = Some("rev2".into());
+    let s = plan(&d, &o);
+    assert!(
+        matches!(
+            &s,
+            Step::Wait {
+                reason: Reason::RollingMembers,
+                ..
+            }
+        ),
+        "{s:?}"
+    );
+    // One that gives no status at all still waits while the restarted member is not ready.
+    cluster(&mut o).members[1].status = None;
+    let s = plan(&d, &o);
+    assert!(!matches!(s, Step::RestartMember { .. }), "{s:?}");
+    // Once every other voter answers and is ready, it is restarted (it serves nobody).
+    o.pods.get_mut(&2).unwrap().ready = true;
+    cluster(&mut o).members[2].healthy = true;
+    assert!(matches!(
+        plan(&d, &o),
+        Step::RestartMember { ordinal: 1, .. }
+    ));
+}
