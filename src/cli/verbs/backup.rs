@@ -12,7 +12,7 @@ use kube::ResourceExt;
 use crate::api::EtcdCluster;
 use crate::archive::codec::Compression;
 use crate::archive::store::{Location, Store};
-use crate::backup::{label, open_store, take};
+use crate::backup::{label, open_store, scheduled, select, take};
 use crate::cli::flags::Global;
 use crate::cli::{Session, output, usage};
 use crate::engine::{Context, Dial};
@@ -234,7 +234,50 @@ async fn list(g: &Global, cluster: &str) -> Result<(), Error> {
     let s = Session::connect(g).await?;
     s.ensure_crd().await?;
     let list = crate::backup::records(&s.client, &s.namespace, cluster).await?;
+    let live = s
+        .clusters()
+        .get_opt(cluster)
+        .await
+        .map_err(|e| Error::kube("get", crate::api::KIND, &s.namespace, cluster, e))?;
+    for line in list_notes(&list, live.as_ref().map(scheduled::identity)) {
+        output::progress_line(&line);
+    }
     output::print_backups(g.output, &list)
+}
+
+/// Pure: what `backup list` says on stderr beside the table: backups taken without quorum (never
+/// picked by `restore --latest-of`), of another cluster of the same name, and records matched by
+/// name only (written before records carried the cluster's uid).
+fn list_notes(list: &[crate::api::EtcdBackup], who: Option<select::Identity>) -> Vec<String> {
+    use kube::ResourceExt;
+    let names = |f: &dyn Fn(&crate::api::EtcdBackup) -> bool| -> Vec<String> {
+        list.iter().filter(|b| f(b)).map(|b| b.name_any()).collect()
+    };
+    let mut out = Vec::new();
+    let no_quorum = names(&|b| select::succeeded(b) && select::without_quorum(b));
+    if !no_quorum.is_empty() {
+        out.push(format!(
+            "taken without a healthy quorum (never picked by restore --latest-of nor counted by retention): {}",
+            no_quorum.join(", ")
+        ));
+    }
+    if let Some(who) = who {
+        let other = names(&|b| select::owner(b, &who) == select::Owner::Other);
+        if !other.is_empty() {
+            out.push(format!(
+                "of an earlier cluster of the same name (another uid or cluster id): {}",
+                other.join(", ")
+            ));
+        }
+        let by_name = names(&|b| select::owner(b, &who) == select::Owner::ByNameOnly);
+        if !by_name.is_empty() {
+            out.push(format!(
+                "written before records carried the cluster's uid, matched by name only: {}",
+                by_name.join(", ")
+            ));
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -246,6 +289,43 @@ mod tests {
         crate::cli::Cli::try_parse_from(std::iter::once("kubectl-etcd").chain(args.iter().copied()))
             .unwrap()
             .verb
+    }
+
+    #[test]
+    fn backup_list_names_backups_without_quorum_of_another_cluster_and_matched_by_name() {
+        use crate::api::{EtcdBackup, EtcdBackupSpec, EtcdBackupStatus, backup_phase};
+        let rec = |name: &str, uid: Option<&str>, quorum: Option<bool>| {
+            let mut b = EtcdBackup::new(
+                name,
+                EtcdBackupSpec {
+                    cluster: "demo".into(),
+                    cluster_uid: uid.map(Into::into),
+                    ..Default::default()
+                },
+            );
+            b.status = Some(EtcdBackupStatus {
+                phase: Some(backup_phase::SUCCEEDED.into()),
+                quorum,
+                ..Default::default()
+            });
+            b
+        };
+        let list = vec![
+            rec("mine", Some("u1"), Some(true)),
+            rec("lagging", Some("u1"), Some(false)),
+            rec("earlier", Some("u0"), Some(true)),
+            rec("legacy", None, None),
+        ];
+        let who = select::Identity {
+            uid: Some("u1"),
+            cluster_id: None,
+        };
+        let notes = list_notes(&list, Some(who));
+        assert_eq!(notes.len(), 3, "{notes:?}");
+        assert!(notes[0].ends_with(": lagging"), "{notes:?}");
+        assert!(notes[1].ends_with(": earlier"), "{notes:?}");
+        assert!(notes[2].ends_with(": legacy"), "{notes:?}");
+        assert!(list_notes(&list[..1], Some(who)).is_empty());
     }
 
     #[test]
