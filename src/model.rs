@@ -1240,6 +1240,9 @@ pub struct MemberView {
     /// The pod of this member's ordinal answers as another member: its volume holds someone
     /// else's data.
     pub identity_mismatch: bool,
+    /// Its health read failed only for raised alarms (NOSPACE): it answers and its linearizable
+    /// read passed, so it counts toward quorum, and a restart (a raised quota) may go ahead.
+    pub alarmed: bool,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]

@@ -335,6 +335,8 @@ struct Answer {
     /// for health, only to tell a mixed cluster from one whose cluster version moved).
     cluster_version: String,
     health: Result<(), String>,
+    /// The health read failed only for raised alarms.
+    alarmed: bool,
 }
 
 async fn ask(ctx: &Context, d: &Desired, ordinal: u32, pod: &PodView) -> Answer {
@@ -344,6 +346,7 @@ async fn ask(ctx: &Context, d: &Desired, ordinal: u32, pod: &PodView) -> Answer 
         status: None,
         cluster_version: String::new(),
         health: Err(String::new()),
+        alarmed: false,
     };
     let mut client = match ctx.connect(d, ordinal, pod.ip.as_deref()).await {
         Ok(c) => c,
@@ -363,7 +366,9 @@ async fn ask(ctx: &Context, d: &Desired, ordinal: u32, pod: &PodView) -> Answer 
             a.health = if s.is_learner {
                 Ok(())
             } else {
-                client.health().await.map_err(|e| chain(&e))
+                let health = client.health().await;
+                a.alarmed = matches!(health, Err(crate::etcd::EtcdError::Alarms { .. }));
+                health.map_err(|e| chain(&e))
             };
             a.status = Some(s);
             match client.versions().await {
@@ -506,6 +511,7 @@ async fn observe_etcd(ctx: &Context, d: &Desired, pods: &BTreeMap<u32, PodView>)
                 healthy: answer.is_some_and(|a| a.health.is_ok()),
                 error: error.filter(|e| !e.is_empty()),
                 identity_mismatch: imposter.is_some(),
+                alarmed: answer.is_some_and(|a| a.alarmed),
             }
         })
         .collect();

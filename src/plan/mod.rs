@@ -590,7 +590,12 @@ pub fn lost_since(o: &Observed) -> BTreeMap<u32, jiff::Timestamp> {
 /// and re-adds it.
 fn lost_members(d: &Desired, o: &Observed) -> Option<Step> {
     let c = reached(o)?;
-    let (m, why) = c.voters().find_map(|m| looks_lost(o, m).map(|w| (m, w)))?;
+    // Voters first; then a learner that started once (one that never did has no data to lose:
+    // `learner_in_its_slot` starts it).
+    let (m, why) = c
+        .voters()
+        .chain(c.learners().filter(|m| m.started))
+        .find_map(|m| looks_lost(o, m).map(|w| (m, w)))?;
     let name = member_name(d, m);
     let since = m.ordinal.and_then(|k| o.lost_since.get(&k)).copied();
     let age = since.map_or(0, |t| (o.now.as_second() - t.as_second()).max(0) as u64);
@@ -602,6 +607,10 @@ fn lost_members(d: &Desired, o: &Observed) -> Option<Step> {
                 "{name} looks lost: {why}; it is replaced if it still does {grace}s after this was first seen ({age}s so far)"
             ),
         ));
+    }
+    if m.learner {
+        // A learner counts toward no quorum: it is removed, then refilled in its slot.
+        return Some(Step::RemoveMember { id: m.id, name });
     }
     let voters = c.voters().count();
     let rest_healthy = c.voters().filter(|v| v.id != m.id && v.healthy).count();
@@ -997,7 +1006,9 @@ fn stale_members(d: &Desired, o: &Observed) -> Option<Step> {
         });
     }
     let voters = c.voters().count();
-    let healthy_voters = c.voters().filter(|m| m.healthy).count();
+    // A member whose only trouble is a raised alarm (NOSPACE) answers and keeps quorum: the
+    // alarm must not block a restart whose purpose may be to clear it (a raised quota).
+    let healthy_voters = c.voters().filter(|m| m.healthy || m.alarmed).count();
     if healthy_voters < voters || o.pods.values().any(|p| !p.ready) {
         // A member already on the new template that does not come up (a flag its etcd does
         // not know, a resource it cannot get) says so: the rollout stops there, untouched.
@@ -1211,7 +1222,7 @@ fn pod_trouble(o: &Observed) -> String {
 fn move_leader_off(d: &Desired, c: &ClusterView, from: &MemberView) -> Step {
     match c
         .voters()
-        .filter(|m| m.id != from.id && m.healthy)
+        .filter(|m| m.id != from.id && (m.healthy || m.alarmed))
         .min_by_key(|m| m.ordinal)
     {
         Some(to) => Step::MoveLeader {

@@ -382,6 +382,7 @@ impl World {
                             healthy: up && quorum_up,
                             error: None,
                             identity_mismatch: false,
+                            alarmed: false,
                         }
                     })
                     .collect(),

@@ -32,6 +32,7 @@ pub(super) fn member(d: &Desired, ordinal: u32) -> MemberView {
         healthy: true,
         error: None,
         identity_mismatch: false,
+        alarmed: false,
     }
 }
 
@@ -1346,4 +1347,63 @@ fn under_load_a_stale_member_that_answers_is_not_restarted_while_another_restart
         plan(&d, &o),
         Step::RestartMember { ordinal: 1, .. }
     ));
+}
+
+#[test]
+fn a_learner_that_lost_its_data_is_removed_to_be_added_again() {
+    // demo-3 joined as a learner (it started), then its volume was lost: its pod says so, and a
+    // learner is never promoted without answering, so it would wait forever.
+    let d = desired(4);
+    let mut o = healthy(&d, 4);
+    let m = &mut cluster(&mut o).members[3];
+    (m.learner, m.healthy, m.status) = (true, false, None);
+    refusing(
+        o.pods.get_mut(&3).unwrap(),
+        "couldn't find local name \"demo-3\"",
+    );
+    o.lost_since.insert(
+        3,
+        o.now - jiff::SignedDuration::from_secs(d.lost_member_grace_seconds as i64),
+    );
+    assert_eq!(
+        plan(&d, &o),
+        Step::RemoveMember {
+            id: 103,
+            name: "demo-3".into()
+        }
+    );
+    // Within the grace it waits, saying why.
+    o.lost_since.insert(3, o.now);
+    assert!(matches!(
+        plan(&d, &o),
+        Step::Wait {
+            reason: Reason::ReplacingMember,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn raising_the_quota_under_nospace_rolls_out() {
+    // Every member has the NOSPACE alarm (health fails for it alone; reads pass, pods ready);
+    // spec.etcd.quotaBackendBytes raised: the new template must reach the members.
+    let d = desired(3);
+    let mut o = healthy(&d, 3);
+    o.statefulset.as_mut().unwrap().update_revision = Some("rev2".into());
+    for m in &mut cluster(&mut o).members {
+        (m.healthy, m.alarmed) = (false, true);
+        m.error = Some("etcd at demo-0 is unhealthy: active alarms 64:NOSPACE".into());
+    }
+    let s = plan(&d, &o);
+    assert!(
+        matches!(
+            s,
+            Step::RestartMember {
+                ordinal: 2,
+                why: Restart::NewTemplate,
+                ..
+            }
+        ),
+        "{s:?}"
+    );
 }
