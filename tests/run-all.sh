@@ -7,7 +7,8 @@
 #                         tests/cluster/down.sh --clean first)
 #   --newest-k8s     the lane of the newest Kubernetes (KUBE_VERSION, default 1.37.2): create, scale
 #                    3-5-3, the fault matrix's volume_lost_ordinal_1 row, backup -> restore through
-#                    pvc://, an upgrade with the operator (README: "Kubernetes versions")
+#                    pvc://, an upgrade with the operator, 3.6 -> 3.7 -> 3.6 with a writer (README:
+#                    "Kubernetes versions")
 #   extra args are passed to the test binaries (after --), e.g. tests/run-all.sh backup
 # Exit code = the tests' exit code.
 set -euo pipefail
@@ -16,7 +17,8 @@ if [ "${1:-}" = --newest-k8s ]; then
   shift
   export KUBE_VERSION=${KUBE_VERSION:-1.37.2} KE_FAULT_ROWS=${KE_FAULT_ROWS:-volume_lost_ordinal_1}
   set -- create_builds_a_healthy_three_member_cluster scaling_3_5_3_keeps_every_key_readable fault_matrix \
-    a_backup_to_a_pvc_restores_into_a_new_cluster a_version_applied_with_the_operator_takes_the_pre_upgrade_snapshot "$@"
+    a_backup_to_a_pvc_restores_into_a_new_cluster a_version_applied_with_the_operator_takes_the_pre_upgrade_snapshot \
+    three_six_to_three_seven_and_back_to_three_six "$@"
 fi
 ROOT=$PWD
 C=tests/cluster
