@@ -36,7 +36,7 @@ if [ $demo = 1 ] && ! cluster_reachable; then
   else
     if [ $yes != 1 ]; then
       if [ -t 0 ]; then
-        read -r -p "No Kubernetes cluster is reachable. Bring up the single-node testbed (root, Debian bookworm; ~10 min the first time)? [y/N] " ans
+        read -r -p "No Kubernetes cluster is reachable. Bring up the single-node testbed (root, Debian bookworm; ~20 min the first time)? [y/N] " ans
         case "$ans" in y|Y|yes) ;; *) say "no cluster; rerun with --yes or point KUBECONFIG at a cluster"; exit 5 ;; esac
       else
         say "no Kubernetes cluster is reachable; rerun with --yes to bring up the single-node testbed"; exit 5
@@ -46,8 +46,15 @@ if [ $demo = 1 ] && ! cluster_reachable; then
   fi
 fi
 
+go_pid=""
 if [ $use_testbed = 1 ]; then
   tests/cluster/deps.sh        # Debian packages, protoc among them
+  # Kubernetes and etcd (Go, cached in /var/cache/kubectl-etcd) build beside the release build
+  mkdir -p target
+  say "building Kubernetes and etcd in the background (log: target/install-go-builds.log)"
+  ( tests/cluster/build-k8s.sh && { [ ! -x tests/cluster/etcd-bins.sh ] || tests/cluster/etcd-bins.sh; } ) \
+    >target/install-go-builds.log 2>&1 &
+  go_pid=$!
 elif ! command -v protoc >/dev/null || [ ! -e /usr/include/google/protobuf/descriptor.proto ]; then
   say "protoc is needed to build (etcd's gRPC API): apt-get install protobuf-compiler libprotobuf-dev"; exit 1
 fi
@@ -63,6 +70,9 @@ say "installed $PREFIX/bin/kubectl-etcd ($("$PREFIX/bin/kubectl-etcd" --version)
 export PATH=$PREFIX/bin:$PATH
 
 if [ $use_testbed = 1 ]; then
+  if ! wait "$go_pid"; then
+    tail -n 30 target/install-go-builds.log >&2; say "the Kubernetes/etcd build failed (target/install-go-builds.log)"; exit 1
+  fi
   say "bringing up the single-node Kubernetes testbed"
   tests/cluster/up.sh
   export KUBECONFIG=/tmp/tb/admin.kubeconfig
