@@ -3,7 +3,7 @@
 # the Go module k8s.io/kubernetes at an exact version (1.34+), into $KE_CACHE/k8s-<version>/bin.
 #   build-k8s.sh [VERSION]                  (default: $KUBE_VERSION, see env.sh)
 #   build-k8s.sh --update-gomod [VERSION]   rewrites tests/cluster/k8s/go.mod + go.sum for VERSION
-# 1.20.x is handed to build-k8s-1.20.sh (Debian's source package).
+# Versions below 1.33 (the API level the binary is compiled against) are refused.
 # The module tests/cluster/k8s (go.mod + tools.go) requires k8s.io/kubernetes vX and replaces every
 # k8s.io/* staging module (k8s.io/kubernetes' own go.mod points them at ./staging, which a dependency
 # cannot) with its v0.Y.Z release. For the committed version the committed go.mod/go.sum are used as
@@ -13,12 +13,14 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd); . "$here/env.sh"
 update=0; [ "${1:-}" = --update-gomod ] && { update=1; shift; }
 ver=${1:-$K8S_VERSION}; ver=${ver#v}
-case "$ver" in 1.20.*) exec env KUBE_VERSION="$ver" "$here/build-k8s-1.20.sh" ;; esac
+minor=${ver#*.}; minor=${minor%%.*}
+[ "${ver%%.*}" = 1 ] && [ "$minor" -ge 33 ] 2>/dev/null ||
+  die "Kubernetes $ver is not supported: the binary speaks the 1.33+ API (use 1.34.4, the default, or 1.37.2)"
 bin=$KE_CACHE/k8s-$ver/bin
 bins="kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl"
 ok=1; for b in $bins; do [ -x "$bin/$b" ] || ok=0; done
 if [ $ok = 1 ] && [ $update = 0 ]; then log "kubernetes $ver binaries cached in $bin"; exit 0; fi
-# the machine's Go (1.24+; /usr/local/go) before Debian's golang-go 1.19, which only the 1.20 build uses
+# the machine's Go (1.24+; /usr/local/go), ahead of any older go on PATH
 if [ -x /usr/local/go/bin/go ]; then PATH=/usr/local/go/bin:$PATH; fi
 gov=$(go env GOVERSION 2>/dev/null || true); gomin=${gov#go1.}; gomin=${gomin%%.*}
 [ -n "$gov" ] && [ "${gomin:-0}" -ge 24 ] 2>/dev/null || die "Go 1.24+ is needed to build from Go modules (found: ${gov:-none})"

@@ -13,7 +13,7 @@ here=$(cd "$(dirname "$0")" && pwd); . "$here/env.sh"
 CONTAINERD_VERSION=${CONTAINERD_VERSION:-debian}; CONTAINERD_VERSION=${CONTAINERD_VERSION#v}
 CNI_VERSION=${CNI_VERSION:-debian}; CNI_VERSION=${CNI_VERSION#v}
 goenv() {
-  # the machine's Go (1.24+; /usr/local/go) before Debian's golang-go 1.19, which only the 1.20 build uses
+  # the machine's Go (1.24+; /usr/local/go), ahead of any older go on PATH
   if [ -x /usr/local/go/bin/go ]; then PATH=/usr/local/go/bin:$PATH; fi
   gov=$(go env GOVERSION 2>/dev/null || true); gomin=${gov#go1.}; gomin=${gomin%%.*}
   [ -n "$gov" ] && [ "${gomin:-0}" -ge 24 ] 2>/dev/null || die "Go 1.24+ is needed to build from Go modules (found: ${gov:-none})"

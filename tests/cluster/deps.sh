@@ -5,19 +5,7 @@ here=$(cd "$(dirname "$0")" && pwd); . "$here/env.sh"
 [ "$(id -u)" = 0 ] || die "the testbed needs root (Debian bookworm)"
 # Debian's etcd-server/containerd must not start as system services (a system etcd would take 2379).
 if [ ! -e /usr/sbin/policy-rc.d ]; then printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d; chmod +x /usr/sbin/policy-rc.d; fi
-# deb-src for `apt-get source kubernetes`
-src=/etc/apt/sources.list.d/zz-kubectl-etcd-src.sources
-if [ ! -e "$src" ]; then
-  cat > "$src" <<SRC
-Types: deb-src
-URIs: http://deb.debian.org/debian
-Suites: bookworm
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SRC
-  rm -f "$KE_CACHE/.apt-updated"
-fi
-pkgs="golang-go dpkg-dev make gcc libc6-dev golang-github-modern-go-reflect2-dev
+pkgs="make gcc libc6-dev
   etcd-server etcd-client containerd runc containernetworking-plugins iptables conntrack
   buildah busybox-static dnsmasq-base bind9-dnsutils jq curl bc file socat ethtool openssl
   protobuf-compiler libprotobuf-dev iproute2 kmod python3-pip python3-venv rsync"

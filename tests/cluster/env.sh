@@ -3,9 +3,8 @@
 # everything a running testbed needs lives under $TB (wiped by `down.sh --clean`).
 KE_CACHE=${KE_CACHE:-/var/cache/kubectl-etcd}
 TB=${TB:-/tmp/tb}
-# The Kubernetes version of the testbed: KUBE_VERSION=1.37.2 tests/cluster/up.sh. 1.34+ are built from
-# the Go module k8s.io/kubernetes (build-k8s.sh); 1.20.2 is Debian bookworm's source package
-# (build-k8s-1.20.sh), kept until 1.34 has passed the whole suite.
+# The Kubernetes version of the testbed: KUBE_VERSION=1.37.2 tests/cluster/up.sh. Built from the Go
+# module k8s.io/kubernetes (build-k8s.sh); 1.33+ (the API level the binary is compiled against).
 KUBE_VERSION=${KUBE_VERSION:-1.34.4}
 KUBE_VERSION=${KUBE_VERSION#v}
 K8S_VERSION=$KUBE_VERSION
@@ -15,8 +14,7 @@ ETCD_BIN_DIR=$KE_CACHE/etcd
 NODE_IP=10.250.0.1
 NODE_NAME=$(hostname)
 export KUBECONFIG_ADMIN=$TB/admin.kubeconfig
-# The testbed's own kubectl (built with the server, same version) comes first; 1.20 has none built
-# and uses the machine's.
+# The testbed's own kubectl (built with the server, same version) comes first.
 case ":$PATH:" in *":$K8S_BIN:"*) ;; *) PATH=$K8S_BIN:$PATH ;; esac
 export PATH
 log() { printf '[testbed %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }

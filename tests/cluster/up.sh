@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Brings up a real single-node Kubernetes testbed on this VM, version $KUBE_VERSION (default in env.sh;
-# e.g. KUBE_VERSION=1.37.2 tests/cluster/up.sh; see /work/shared/testbed/RECIPE.md for the 1.20 facts): control-plane etcd, kube-apiserver, kube-controller-manager (hostpath
+# e.g. KUBE_VERSION=1.37.2 tests/cluster/up.sh; see /work/shared/testbed/RECIPE.md for the facts that still hold from 1.20): control-plane etcd, kube-apiserver, kube-controller-manager (hostpath
 # provisioner), kube-scheduler, containerd, kubelet, kube-proxy, dnsmasq + dns-feeder.sh, the images, and a
 # default StorageClass `standard`. Returns at once if the testbed is already up and healthy.
 # Afterwards: export KUBECONFIG=/tmp/tb/admin.kubeconfig
@@ -45,7 +45,6 @@ fi
 if [ -x "$here/etcd-bins.sh" ]; then "$here/etcd-bins.sh"; phase etcd-bins; fi
 "$here/net.sh"; phase net
 "$here/pki.sh"; phase pki
-legacy=0; [ "$K8S_MINOR" -lt 24 ] && legacy=1   # 1.20: dockershim-era flags
 for b in kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy; do
   [ -x "$K8S_BIN/$b" ] || die "$K8S_BIN/$b missing"
 done
@@ -142,13 +141,11 @@ imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 serializeImagePulls: false
 EOF
-if [ $legacy = 0 ]; then
-  cat >> "$TB/kubelet.yaml" <<EOF
+cat >> "$TB/kubelet.yaml" <<EOF
 containerRuntimeEndpoint: unix:///run/containerd/containerd.sock
 # This VM has cgroup v1 (stat -fc %T /sys/fs/cgroup = tmpfs): kubelets from 1.35 on refuse it unless told.
 failCgroupV1: false
 EOF
-fi
 
 # ---------------------------------------------------------------- control plane
 start etcd /usr/bin/etcd --name tb --data-dir "$TB/etcd-data" \
@@ -159,7 +156,7 @@ wait_for etcd 30 curl -sf --max-time 2 http://127.0.0.1:23810/health
 phase etcd
 
 start kube-apiserver "$K8S_BIN/kube-apiserver" --etcd-servers=http://127.0.0.1:23790 \
-  --bind-address="$NODE_IP" --advertise-address="$NODE_IP" --secure-port=6443 $([ $legacy = 1 ] && echo --insecure-port=0) \
+  --bind-address="$NODE_IP" --advertise-address="$NODE_IP" --secure-port=6443 \
   --tls-cert-file="$P/apiserver.crt" --tls-private-key-file="$P/apiserver.key" --client-ca-file="$P/ca.crt" \
   --service-account-key-file="$P/sa.pub" --service-account-signing-key-file="$P/sa.key" \
   --service-account-issuer=https://kubernetes.default.svc.cluster.local \
@@ -171,13 +168,13 @@ phase kube-apiserver
 
 start kube-controller-manager "$K8S_BIN/kube-controller-manager" --kubeconfig="$TB/controller-manager.kubeconfig" \
   --authentication-kubeconfig="$TB/controller-manager.kubeconfig" --authorization-kubeconfig="$TB/controller-manager.kubeconfig" \
-  --leader-elect=false --bind-address=127.0.0.1 $([ $legacy = 1 ] && echo --port=0) \
+  --leader-elect=false --bind-address=127.0.0.1 \
   --service-account-private-key-file="$P/sa.key" --root-ca-file="$P/ca.crt" --use-service-account-credentials=true \
   --cluster-signing-cert-file="$P/ca.crt" --cluster-signing-key-file="$P/ca.key" \
   --enable-hostpath-provisioner=true --v=1
 start kube-scheduler "$K8S_BIN/kube-scheduler" --kubeconfig="$TB/scheduler.kubeconfig" \
   --authentication-kubeconfig="$TB/scheduler.kubeconfig" --authorization-kubeconfig="$TB/scheduler.kubeconfig" \
-  --leader-elect=false --bind-address=127.0.0.1 $([ $legacy = 1 ] && echo --port=0) --v=1
+  --leader-elect=false --bind-address=127.0.0.1 --v=1
 start containerd "$CONTAINERD_BIN" --config "$TB/containerd.toml"
 wait_for kube-controller-manager 60 curl -skf --max-time 2 https://127.0.0.1:10257/healthz
 wait_for kube-scheduler 60 curl -skf --max-time 2 https://127.0.0.1:10259/healthz
@@ -189,14 +186,9 @@ phase containerd
 "$here/images.sh"
 phase images
 
-if [ $legacy = 1 ]; then
-  kubelet_flags=(--container-runtime=remote --container-runtime-endpoint=unix:///run/containerd/containerd.sock
-    --pod-infra-container-image=testbed.local/pause:3.2)
-else
-  kubelet_flags=()   # the runtime endpoint is in kubelet.yaml; the sandbox image is containerd's business
-fi
+# the runtime endpoint is in kubelet.yaml; the sandbox image is containerd's business
 start kubelet "$K8S_BIN/kubelet" --config="$TB/kubelet.yaml" --kubeconfig="$TB/kubelet.kubeconfig" \
-  "${kubelet_flags[@]}" --node-ip="$NODE_IP" --hostname-override="$NODE_NAME" --v=1
+  --node-ip="$NODE_IP" --hostname-override="$NODE_NAME" --v=1
 start kube-proxy "$K8S_BIN/kube-proxy" --kubeconfig="$TB/kube-proxy.kubeconfig" --hostname-override="$NODE_NAME" \
   --bind-address="$NODE_IP" --cluster-cidr=10.244.0.0/16 --proxy-mode=iptables \
   --conntrack-max-per-core=0 --metrics-bind-address=127.0.0.1:10249 --healthz-bind-address=127.0.0.1:10256 --v=1
