@@ -88,6 +88,17 @@ pub fn lost_since(d: &Desired, last: Option<&EtcdClusterStatus>) -> BTreeMap<u32
     .unwrap_or_default()
 }
 
+/// The leader named by the answer with the highest raft term (then the longest log), ignoring
+/// answers that name none.
+fn leader_by_term<'a>(
+    statuses: impl Iterator<Item = &'a crate::etcd::EndpointStatus>,
+) -> Option<u64> {
+    statuses
+        .filter(|s| s.leader_id != 0)
+        .max_by_key(|s| (s.raft_term, s.raft_index))
+        .map(|s| s.leader_id)
+}
+
 /// etcd's last words in a container's status: those of the container that ended now, or of
 /// the one before, but only while no container runs: a running container's `lastState` is
 /// older than it (a member once replaced and restarted in place keeps its old "no data"
@@ -428,11 +439,14 @@ async fn observe_etcd(ctx: &Context, d: &Desired, pods: &BTreeMap<u32, PodView>)
     if cluster_ids.len() > 1 {
         return EtcdView::Split { cluster_ids };
     }
-    // Ask the leader for the member list if it answered, else any voter, else anyone.
+    // The leader is the one named by the answer with the highest raft term (a member cut off
+    // from the others may still name a leader of an older term). Ask it for the member list if
+    // it answered, else any voter, else anyone.
+    let leader = leader_by_term(answers.iter().filter_map(|a| a.status.as_ref()));
     let mut order: Vec<&Answer> = answers.iter().filter(|a| a.status.is_some()).collect();
     order.sort_by_key(|a| {
         let s = a.status.as_ref().unwrap();
-        (s.member_id != s.leader_id, s.is_learner, a.ordinal)
+        (Some(s.member_id) != leader, s.is_learner, a.ordinal)
     });
     let mut list = None;
     let mut errors: Vec<String> = answers
@@ -459,11 +473,6 @@ async fn observe_etcd(ctx: &Context, d: &Desired, pods: &BTreeMap<u32, PodView>)
         .iter()
         .filter_map(|a| a.status.as_ref().map(|s| (s.member_id, a)))
         .collect();
-    let leader = answers
-        .iter()
-        .filter_map(|a| a.status.as_ref())
-        .map(|s| s.leader_id)
-        .find(|l| *l != 0);
     let members = list
         .members
         .iter()
@@ -532,7 +541,35 @@ mod tests {
         ContainerStatus,
     };
 
-    use super::exit_message;
+    use super::{exit_message, leader_by_term};
+
+    #[test]
+    fn the_leader_is_the_one_named_in_the_highest_term() {
+        let answer = |member_id, leader_id, raft_term| crate::etcd::EndpointStatus {
+            member_id,
+            leader_id,
+            raft_term,
+            cluster_id: 7,
+            version: "3.6.16".into(),
+            db_size: 0,
+            db_size_in_use: 0,
+            raft_index: 10,
+            raft_applied_index: 10,
+            is_learner: false,
+            errors: Vec::new(),
+            storage_version: String::new(),
+            downgrade_target: String::new(),
+        };
+        // demo-0 was cut off and still names itself, leader of term 2; the others moved on.
+        let answers = [
+            answer(1, 1, 2),
+            answer(2, 3, 5),
+            answer(3, 3, 5),
+            answer(4, 0, 9),
+        ];
+        assert_eq!(leader_by_term(answers.iter()), Some(3));
+        assert_eq!(leader_by_term([answer(1, 0, 1)].iter()), None);
+    }
 
     fn status(state: ContainerState) -> ContainerStatus {
         ContainerStatus {
