@@ -1145,3 +1145,29 @@ fn two_of_three_members_lost_then_recover_rebuilds_from_the_survivor_with_every_
     );
     ok(etcdctl(&ns.0, "demo-1", &["put", "after-recover", "yes"]));
 }
+
+#[test]
+fn recover_yes_refuses_a_cluster_whose_quorum_answers_and_changes_nothing() {
+    install_crd();
+    let ns = Ns::new("recover-healthy");
+    let (_, bucket) = s3();
+    create(&ns.0, "demo", "3.5.16");
+    write_keys(&ns.0, "demo-0", 100);
+    let before = keyspace_digest(&ns.0, "demo-0");
+    let old_id = cluster_json(&ns.0, "demo")["status"]["clusterId"].clone();
+    let to = format!("s3://{bucket}/e2e/{}", ns.0);
+    let r = etcd_s3(
+        &ns.0,
+        &["recover", "demo", "--to", &to, "--yes", "--timeout", "2m"],
+        &[],
+    );
+    assert_eq!(r.code, 2, "a healthy quorum answers: {}", r.stderr);
+    assert!(r.stderr.contains("--force"), "{}", r.stderr);
+    let c = cluster_json(&ns.0, "demo");
+    assert_ne!(c["spec"]["paused"], true, "{}", c["spec"]);
+    assert_eq!(c["status"]["clusterId"], old_id, "the same cluster");
+    assert_eq!(ready_members(&c["status"]), (3, 3, 3), "{}", c["status"]);
+    let pvcs = ok(kubectl(&["-n", &ns.0, "get", "pvc", "-o", "name"])).stdout;
+    assert_eq!(pvcs.lines().count(), 3, "every volume kept: {pvcs}");
+    assert_eq!(keyspace_digest(&ns.0, "demo-2"), before, "every key kept");
+}
