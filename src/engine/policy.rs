@@ -134,6 +134,28 @@ pub fn trouble(pass: &Pass) -> Option<Trouble> {
                 gone.join(", ")
             )))
         }
+        // Every voter answers, but fewer than a quorum are healthy (no leader, NOSPACE on
+        // every member): no write can succeed.
+        step if let EtcdView::Reached(c) = &pass.observed.etcd
+            && plan::formed(&pass.observed)
+            && c.voters().count() > 0
+            && c.voters().filter(|m| m.healthy).count() < plan::quorum(c.voters().count()) =>
+        {
+            let sick: Vec<String> = c
+                .voters()
+                .filter(|m| !m.healthy)
+                .map(|m| match &m.error {
+                    Some(e) => format!("{}: {e}", plan::member_name(&pass.desired, m)),
+                    None => plan::member_name(&pass.desired, m),
+                })
+                .collect();
+            Some(Trouble::Held(format!(
+                "no healthy quorum: {} of {} voters healthy ({}); next: {step}",
+                c.voters().count() - sick.len(),
+                c.voters().count(),
+                sick.join("; ")
+            )))
+        }
         _ if plan::formed(&pass.observed)
             && matches!(
                 pass.observed.etcd,
@@ -278,13 +300,45 @@ mod tests {
             ..Default::default()
         });
         let put_back = Step::ResizeStatefulSet { from: 1, to: 3 };
-        match trouble(&pass(put_back, formed)) {
+        match trouble(&pass(put_back, formed.clone())) {
             Some(Trouble::Held(m)) => assert!(
                 m.contains("quorum lost: 1 of 3") && m.contains("gone: demo-1, demo-2"),
                 "{m}"
             ),
             other => panic!("{other:?}"),
         }
+        // Every voter answers, none is healthy (NOSPACE everywhere, or no leader): trouble.
+        let nospace = |ordinal: u32| crate::model::MemberView {
+            error: Some("active alarms 64:NOSPACE".into()),
+            alarmed: true,
+            ..voter(ordinal, true)
+        };
+        formed.etcd = EtcdView::Reached(crate::model::ClusterView {
+            members: vec![nospace(0), nospace(1), nospace(2)],
+            ..Default::default()
+        });
+        let unhealthy = Step::Wait {
+            reason: Reason::MembersUnhealthy,
+            message: "unhealthy: demo-0, demo-1, demo-2".into(),
+        };
+        match trouble(&pass(unhealthy, formed.clone())) {
+            Some(Trouble::Held(m)) => assert!(
+                m.contains("no healthy quorum: 0 of 3")
+                    && m.contains("demo-2: active alarms 64:NOSPACE"),
+                "{m}"
+            ),
+            other => panic!("{other:?}"),
+        }
+        // A healthy quorum with one member down is no trouble.
+        let healthy = |ordinal: u32| crate::model::MemberView {
+            healthy: true,
+            ..voter(ordinal, true)
+        };
+        formed.etcd = EtcdView::Reached(crate::model::ClusterView {
+            members: vec![healthy(0), healthy(1), nospace(2)],
+            ..Default::default()
+        });
+        assert_eq!(trouble(&pass(wait(), formed)), None);
     }
 
     #[test]
