@@ -8,8 +8,8 @@
 #                   etcdctl/etcdutl are not served as Go modules
 #   3.5.35          \
 #   3.6.15, 3.6.16   } built from the Go modules go.etcd.io/etcd/{server,etcdctl,etcdutl}/v3 at exactly that
-#   3.7.3           /  version (tests/cluster/etcd: etcd's main is etcdmain.Main, as upstream's main.go;
-#                      etcdctl/etcdutl are the main packages of their modules), CGO_ENABLED=0, -trimpath:
+#   3.7.3           /  version (tests/cluster/etcd: each binary is the main package at the root of its
+#                      module, as upstream builds it; the server module's is etcd), CGO_ENABLED=0, -trimpath:
 #                      each version with its own etcdctl and etcdutl
 # VERSIONS lists the oldest patch of a minor first (tests/etcd_live.rs takes the first patch of a minor).
 # Go builds run under nice; the module and build caches live in $KE_CACHE/go (shared with build-k8s.sh).
@@ -112,10 +112,12 @@ go_etcd() {
     { tail -n 30 "$work/tidy.log" >&2; die "go mod tidy for etcd $v failed (is v$v of go.etcd.io/etcd/{server,etcdctl,etcdutl}/v3 served by the Go module proxy?)"; }
   log "building etcd $v from Go modules (etcd, etcdctl, etcdutl; cold ≈ 3 min per version on 2 cores)"
   local t0=$SECONDS
-  (cd "$work" && nice -n 10 go build -trimpath -o "$work/bin/" ./cmd/etcd go.etcd.io/etcd/etcdctl/v3 go.etcd.io/etcd/etcdutl/v3) \
+  # one go build of the three (shared compile cache); the server module's main package is named "server"
+  (cd "$work" && nice -n 10 go build -trimpath -o "$work/bin/" go.etcd.io/etcd/server/v3 go.etcd.io/etcd/etcdctl/v3 go.etcd.io/etcd/etcdutl/v3) \
     >"$work/build.log" 2>&1 || { tail -n 30 "$work/build.log" >&2; die "go build of etcd $v failed (log: $work/build.log)"; }
   rm -rf "$out.tmp"; mkdir -p "$out.tmp"
-  install -m 0755 "$work/bin/etcd" "$work/bin/etcdctl" "$work/bin/etcdutl" "$out.tmp/"
+  install -m 0755 "$work/bin/server" "$out.tmp/etcd"
+  install -m 0755 "$work/bin/etcdctl" "$work/bin/etcdutl" "$out.tmp/"
   rm -rf "$out"; mv "$out.tmp" "$out"
   go_built "$v" || die "etcd $v built from Go modules does not report version $v"
   log "etcd $v built from Go modules in $((SECONDS - t0)) s"
