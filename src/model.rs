@@ -1051,6 +1051,8 @@ pub struct PodView {
     pub last_exit_message: Option<String>,
     /// Seconds since the pod was created.
     pub age_seconds: u64,
+    /// Its etcd answered the engine this pass, as this member id (whatever the member list says).
+    pub answered_as: Option<u64>,
 }
 
 impl PodView {

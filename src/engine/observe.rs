@@ -218,6 +218,7 @@ pub async fn observe(ctx: &Context, d: &Desired) -> Result<Observed, Error> {
                     .and_then(|s| s.waiting.as_ref())
                     .and_then(|w| w.reason.clone()),
                 last_exit_message: cstatus.and_then(exit_message),
+                answered_as: None,
                 age_seconds: p
                     .metadata
                     .creation_timestamp
@@ -247,7 +248,13 @@ pub async fn observe(ctx: &Context, d: &Desired) -> Result<Observed, Error> {
             ))
         })
         .collect();
-    let etcd = observe_etcd(ctx, d, &pod_views).await;
+    let mut answered = BTreeMap::new();
+    let etcd = observe_etcd(ctx, d, &pod_views, &mut answered).await;
+    for (ord, id) in answered {
+        if let Some(p) = pod_views.get_mut(&ord) {
+            p.answered_as = Some(id);
+        }
+    }
     let restore_pod = match &d.restore {
         Some(_) => get_opt(
             &pod_api,
@@ -420,7 +427,13 @@ fn chain(e: &(dyn std::error::Error + 'static)) -> String {
 }
 
 /// Asks every running member for its status and health, and one voter for the member list.
-async fn observe_etcd(ctx: &Context, d: &Desired, pods: &BTreeMap<u32, PodView>) -> EtcdView {
+/// `answered` gets, for each pod whose etcd answered, the member id it answered as.
+async fn observe_etcd(
+    ctx: &Context,
+    d: &Desired,
+    pods: &BTreeMap<u32, PodView>,
+    answered: &mut BTreeMap<u32, u64>,
+) -> EtcdView {
     let running: Vec<(u32, &PodView)> = pods
         .iter()
         .filter(|(_, p)| p.running && !p.terminating)
@@ -430,6 +443,11 @@ async fn observe_etcd(ctx: &Context, d: &Desired, pods: &BTreeMap<u32, PodView>)
         return EtcdView::NotQueried;
     }
     let answers: Vec<Answer> = join_all(running.iter().map(|(o, p)| ask(ctx, d, *o, p))).await;
+    answered.extend(
+        answers
+            .iter()
+            .filter_map(|a| Some((a.ordinal, a.status.as_ref()?.member_id))),
+    );
     let mut cluster_ids: Vec<u64> = answers
         .iter()
         .filter_map(|a| a.status.as_ref().map(|s| s.cluster_id))

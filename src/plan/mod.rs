@@ -843,6 +843,18 @@ fn slots_without_a_member(d: &Desired, o: &Observed) -> Option<Step> {
             format!("pod {pod_name} is starting"),
         ));
     }
+    // Never wipe a pod whose etcd answers: the member list (perhaps from a lagging member) may
+    // not name it yet, or it is a removed member about to stop by itself.
+    if let Some(id) = pod.answered_as {
+        return Some(wait(
+            Reason::ReplacingMember,
+            format!(
+                "pod {pod_name} answers as member {}, which the member list does not name; it is not \
+                 wiped while it answers",
+                fmt_id(id)
+            ),
+        ));
+    }
     Some(Step::WipeMember {
         ordinal: ord,
         claim: with_volumes.then(|| objects::volume_name(&d.name, ord)),

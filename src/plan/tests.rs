@@ -440,8 +440,16 @@ fn a_hole_below_the_top_is_wiped_then_refilled_in_place() {
     // A fresh pod has said nothing yet.
     o.pods.get_mut(&1).unwrap().running = false;
     assert!(matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == Reason::ReplacingMember));
-    // It ran on data it can no longer use: wipe.
+    // It ran on data it can no longer use: wipe, but never while its etcd answers (the list
+    // may come from a lagging member).
     o.pods.get_mut(&1).unwrap().restarts = 1;
+    o.pods.get_mut(&1).unwrap().answered_as = Some(0xdead);
+    let s = plan(&d, &o);
+    assert!(
+        matches!(&s, Step::Wait { reason: Reason::ReplacingMember, message } if message.contains("000000000000dead") && message.contains("not wiped")),
+        "{s:?}"
+    );
+    o.pods.get_mut(&1).unwrap().answered_as = None;
     assert!(matches!(plan(&d, &o), Step::WipeMember { ordinal: 1, .. }));
     // The claim is going, held by its pod: the pod goes too.
     o.volumes.get_mut(&1).unwrap().terminating = true;
