@@ -1053,6 +1053,28 @@ pub struct PodView {
     pub age_seconds: u64,
     /// Its etcd answered the engine this pass, as this member id (whatever the member list says).
     pub answered_as: Option<u64>,
+    /// Seconds since its deletion's grace period ran out (0 while not deleted or within it): a
+    /// pod still there long after is on a node that no longer confirms anything (NotReady,
+    /// deleted, shut down).
+    pub overdue_seconds: u64,
+}
+
+/// Seconds past its deletion's grace after which a pod is taken to be on a node that is gone.
+pub const NODE_GONE_AFTER_SECONDS: u64 = 120;
+
+impl PodView {
+    /// Why this pod will not go by itself, and what to do, when it is stuck on a gone node.
+    pub fn node_gone(&self) -> Option<String> {
+        (self.terminating && self.overdue_seconds >= NODE_GONE_AFTER_SECONDS).then(|| {
+            format!(
+                "pod {} has been terminating {}s past its grace period: its node is gone (NotReady, deleted or \
+                 shut down) and confirms nothing; if the node is shut down, taint it \
+                 node.kubernetes.io/out-of-service=nodeshutdown:NoExecute, or `kubectl delete pod {} --force` \
+                 once you know its etcd no longer runs",
+                self.name, self.overdue_seconds, self.name
+            )
+        })
+    }
 }
 
 impl PodView {

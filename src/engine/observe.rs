@@ -219,6 +219,11 @@ pub async fn observe(ctx: &Context, d: &Desired) -> Result<Observed, Error> {
                     .and_then(|w| w.reason.clone()),
                 last_exit_message: cstatus.and_then(exit_message),
                 answered_as: None,
+                overdue_seconds: p
+                    .metadata
+                    .deletion_timestamp
+                    .as_ref()
+                    .map_or(0, |t| (now.as_second() - t.0.as_second()).max(0) as u64),
                 age_seconds: p
                     .metadata
                     .creation_timestamp

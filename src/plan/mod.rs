@@ -994,7 +994,8 @@ fn stale_members(d: &Desired, o: &Observed) -> Option<Step> {
     {
         return Some(wait(
             Reason::RollingMembers,
-            format!("pod {} is restarting", p.name),
+            p.node_gone()
+                .unwrap_or_else(|| format!("pod {} is restarting", p.name)),
         ));
     }
     // A stale pod whose member gives no status at all serves nobody: restarting it cannot cost

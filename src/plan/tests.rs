@@ -1415,3 +1415,22 @@ fn raising_the_quota_under_nospace_rolls_out() {
         "{s:?}"
     );
 }
+
+#[test]
+fn a_member_pod_stuck_on_a_gone_node_is_named_with_what_to_do() {
+    // A restart of demo-2 (template change) on a node that went away: the pod stays terminating.
+    let d = desired(3);
+    let mut o = healthy(&d, 3);
+    o.statefulset.as_mut().unwrap().update_revision = Some("rev2".into());
+    let p = o.pods.get_mut(&2).unwrap();
+    (p.terminating, p.ready, p.overdue_seconds) = (true, false, 30);
+    assert!(
+        matches!(&plan(&d, &o), Step::Wait { message, .. } if message == "pod demo-2 is restarting")
+    );
+    o.pods.get_mut(&2).unwrap().overdue_seconds = crate::model::NODE_GONE_AFTER_SECONDS;
+    let s = plan(&d, &o);
+    assert!(
+        matches!(&s, Step::Wait { message, .. } if message.contains("its node is gone") && message.contains("out-of-service")),
+        "{s:?}"
+    );
+}
