@@ -908,6 +908,25 @@ fn an_idle_cluster_is_never_rewritten() {
         &["create", CLUSTER, "--replicas", "3", "--timeout", "6m"],
     ));
     ok(etcd(&ns.0, &["reconcile", CLUSTER, "--timeout", "2m"]));
+    // etcd's own cluster version starts at 3.0.0 and its leader raises it to the members' minor a
+    // few seconds after they formed; status follows it. That is etcd moving, not the engine: the
+    // idle watch starts once status shows the settled version.
+    eventually(
+        "the cluster version to settle on the members' minor",
+        Duration::from_secs(60),
+        || {
+            ok(etcd(&ns.0, &["reconcile", CLUSTER, "--timeout", "1m"]));
+            let st = cluster_json(&ns.0, CLUSTER)["status"].clone();
+            let minor = |v: &serde_json::Value| {
+                v.as_str()
+                    .and_then(|v| v.split('.').nth(1))
+                    .map(str::to_string)
+            };
+            let settled = minor(&st["clusterVersion"]).is_some()
+                && minor(&st["clusterVersion"]) == minor(&st["version"]);
+            settled.then_some(())
+        },
+    );
     // What the engine applies besides the EtcdCluster. The StatefulSet and the budget also carry
     // status their own controllers update (pod readiness moves it): for those, the generation
     // says whether their spec was rewritten.
