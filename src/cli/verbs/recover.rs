@@ -259,6 +259,28 @@ async fn record_decision(
     ns: &str,
     message: &str,
 ) -> Result<(), Error> {
+    let condition = ("True", REASON_RECOVERING, message.to_string());
+    set_recovering(
+        api,
+        name,
+        ns,
+        condition,
+        Some(message),
+        "record the recovery in",
+    )
+    .await
+}
+
+/// Replaces the `Recovering` condition with `(status, reason, message)`, and `status.message`
+/// with `summary` when given; `what` names the write in an error.
+async fn set_recovering(
+    api: &Api<EtcdCluster>,
+    name: &str,
+    ns: &str,
+    (status, reason, message): (&str, &str, String),
+    summary: Option<&str>,
+    what: &'static str,
+) -> Result<(), Error> {
     let fresh = api
         .get_status(name)
         .await
@@ -272,19 +294,19 @@ async fn record_decision(
         .collect();
     conds.push(Condition {
         type_: condition::RECOVERING.into(),
-        status: "True".into(),
-        reason: REASON_RECOVERING.into(),
-        message: message.into(),
+        status: status.into(),
+        reason: reason.into(),
+        message,
         observed_generation: fresh.metadata.generation,
         last_transition_time: Time(Timestamp::now()),
     });
-    api.patch_status(
-        name,
-        &PatchParams::default(),
-        &Patch::Merge(json!({"status": {"message": message, "conditions": conds}})),
-    )
-    .await
-    .map_err(|e| Error::kube("record the recovery in", crate::api::KIND, ns, name, e))?;
+    let patch = match summary {
+        Some(m) => json!({"status": {"message": m, "conditions": conds}}),
+        None => json!({"status": {"conditions": conds}}),
+    };
+    api.patch_status(name, &PatchParams::default(), &Patch::Merge(patch))
+        .await
+        .map_err(|e| Error::kube(what, crate::api::KIND, ns, name, e))?;
     Ok(())
 }
 
@@ -752,41 +774,20 @@ async fn unpause(api: &Api<EtcdCluster>, name: &str, ns: &str, why: &str) -> Res
     )
     .await
     .map_err(|e| Error::kube("unpause", crate::api::KIND, ns, name, e))?;
-    let fresh = api
-        .get_status(name)
-        .await
-        .map_err(|e| Error::kube("get", crate::api::KIND, ns, name, e))?;
-    let mut conds: Vec<Condition> = fresh
-        .status
-        .map(|s| s.conditions)
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|c| c.type_ != condition::RECOVERING)
-        .collect();
-    conds.push(Condition {
-        type_: condition::RECOVERING.into(),
-        status: "False".into(),
-        reason: REASON_STOPPED.into(),
-        message: format!("recovery stopped before deleting anything: {why}"),
-        observed_generation: fresh.metadata.generation,
-        last_transition_time: Time(Timestamp::now()),
-    });
-    api.patch_status(
+    let condition = (
+        "False",
+        REASON_STOPPED,
+        format!("recovery stopped before deleting anything: {why}"),
+    );
+    set_recovering(
+        api,
         name,
-        &PatchParams::default(),
-        &Patch::Merge(json!({"status": {"conditions": conds}})),
+        ns,
+        condition,
+        None,
+        "record the stopped recovery in",
     )
     .await
-    .map_err(|e| {
-        Error::kube(
-            "record the stopped recovery in",
-            crate::api::KIND,
-            ns,
-            name,
-            e,
-        )
-    })?;
-    Ok(())
 }
 
 /// Deletes the StatefulSet, the member config and every member volume, and waits until they are gone.
