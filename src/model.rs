@@ -14,7 +14,7 @@ use crate::api::{CompactionMode, EtcdCluster, MAX_REPLICAS};
 pub const DEFAULT_IMAGE_REPOSITORY: &str = "gcr.io/etcd-development/etcd";
 /// Version `kubectl etcd create` uses when none is given: the newest patch of the newest minor
 /// the project tests (tests/cluster/etcd-bins.sh; the e2e suites run it).
-pub const DEFAULT_VERSION: &str = "3.6.16";
+pub const DEFAULT_VERSION: &str = "3.7.3";
 /// Newest minor past etcd's end of support: still run (clusters upgrade from it), warned about
 /// on create and restore.
 pub const END_OF_SUPPORT_MINOR: u32 = 4;

@@ -29,7 +29,7 @@ fn create_builds_a_healthy_three_member_cluster_seen_from_inside_a_pod() {
     assert_eq!(doc["status"]["phase"], "Running", "{doc}");
     assert_eq!(ready_members(&doc["status"]), (3, 3, 3));
     assert_eq!(
-        doc["spec"]["version"], "3.6.16",
+        doc["spec"]["version"], "3.7.3",
         "the default is the newest tested patch of the newest minor: {doc}"
     );
     assert!(!r.stderr.contains("end of support"), "{}", r.stderr);
