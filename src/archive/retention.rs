@@ -198,51 +198,35 @@ fn newest_per_bucket<'a>(newest_first: &[&'a Candidate], bucket: Bucket, n: u32)
         .collect()
 }
 
-const UNITS: [(char, u64); 5] = [
-    ('w', 7 * 86_400),
-    ('d', 86_400),
-    ('h', 3_600),
-    ('m', 60),
-    ('s', 1),
-];
+/// The units `format_duration` writes, largest first (no weeks: "30d" reads better than "4w2d").
+const UNITS: [(char, u64); 4] = [('d', 86_400), ('h', 3_600), ('m', 60), ('s', 1)];
 
-/// Parses "30d", "12h", "1d12h", "90m", "2w" (whole seconds; units w, d, h, m, s).
+/// Parses "30d", "12h", "1d12h", "90m", "2w" with humantime, as the CLI's flags do. The CRD's
+/// pattern admits only those forms (units s, m, h, d, w); humantime's longer spellings ("1h 30m",
+/// "30days") parse too where no API server checks first. Whole seconds only.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let bad = || {
+    let bad = |why: String| {
         format!(
-            "invalid duration {s:?}: use numbers with units s, m, h, d, w, e.g. \"30d\" or \"1d12h\""
+            "invalid duration {s:?} ({why}): use numbers with units s, m, h, d, w, e.g. \"30d\" or \"1d12h\""
         )
     };
-    let mut total: u64 = 0;
-    let mut digits = String::new();
-    for ch in s.trim().chars() {
-        if ch.is_ascii_digit() {
-            digits.push(ch);
-            continue;
-        }
-        let unit = UNITS.iter().find(|(u, _)| *u == ch).ok_or_else(bad)?.1;
-        let n: u64 = digits.parse().map_err(|_| bad())?;
-        total = n
-            .checked_mul(unit)
-            .and_then(|v| total.checked_add(v))
-            .ok_or_else(bad)?;
-        digits.clear();
+    let d = humantime::parse_duration(s.trim()).map_err(|e| bad(e.to_string()))?;
+    if d.subsec_nanos() != 0 {
+        return Err(bad("not a whole number of seconds".into()));
     }
-    if !digits.is_empty() || s.trim().is_empty() {
-        return Err(bad());
-    }
-    Ok(Duration::from_secs(total))
+    Ok(d)
 }
 
-/// Text that `parse_duration` reads back as `d` (whole seconds), in days and smaller units
-/// ("30d" reads better than "4w2d").
+/// Text that `parse_duration` reads back as `d` (whole seconds), in days and smaller units. Not
+/// humantime's formatter: its "30days" and "1day 12h" fail
+/// the CRD's pattern, and this text is written back into specs.
 pub fn format_duration(d: Duration) -> String {
     let mut left = d.as_secs();
     if left == 0 {
         return "0s".into();
     }
     let mut s = String::new();
-    for (unit, secs) in UNITS.into_iter().skip(1) {
+    for (unit, secs) in UNITS {
         if left >= secs {
             s.push_str(&format!("{}{unit}", left / secs));
             left %= secs;
@@ -507,7 +491,19 @@ mod tests {
         assert_eq!(format_duration(Duration::from_secs(129_600)), "1d12h");
         assert_eq!(format_duration(Duration::from_secs(30 * 86_400)), "30d");
         assert_eq!(format_duration(Duration::from_secs(3_661)), "1h1m1s");
-        for bad in ["", "30", "d", "3x", "1.5h", "-1d", "99999999999999999999w"] {
+        // humantime's longer spellings, for manifests no API server checked.
+        assert_eq!(parse_duration(" 1d 12h ").unwrap().as_secs(), 129_600);
+        assert_eq!(parse_duration("30days").unwrap().as_secs(), 30 * 86_400);
+        assert_eq!(parse_duration("1.5h").unwrap().as_secs(), 5_400);
+        for bad in [
+            "",
+            "30",
+            "d",
+            "3x",
+            "-1d",
+            "99999999999999999999w",
+            "1500ms",
+        ] {
             let err = parse_duration(bad).unwrap_err();
             assert!(err.contains("units s, m, h, d, w"), "{bad}: {err}");
         }
