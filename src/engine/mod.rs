@@ -4,6 +4,7 @@
 //! watch event. Nothing here parses flags, prints, or knows about leader election.
 
 mod act;
+mod finalizer;
 mod observe;
 pub mod policy;
 #[cfg(test)]
@@ -16,7 +17,7 @@ use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
 use kube::{Client, ResourceExt};
 use serde_json::json;
 
-use crate::api::{EtcdCluster, EtcdClusterStatus, FINALIZER, Phase, condition, reason};
+use crate::api::{EtcdCluster, EtcdClusterStatus, Phase, condition, reason};
 use crate::error::Error;
 use crate::etcd::{EtcdClient, EtcdError};
 use crate::model::{self, Desired, Observed};
@@ -268,9 +269,10 @@ pub async fn reconcile_once(
     // Deletion first: a cluster being deleted is released whatever its spec says (an invalid
     // spec must never keep a finalizer, and with it the namespace, alive).
     if cluster.metadata.deletion_timestamp.is_some() {
-        if mode == Mode::Act {
-            release(ctx, cluster).await?;
-        }
+        let released = match mode {
+            Mode::Act => release(ctx, cluster).await?,
+            Mode::DryRun => finalizer::Patched::Done,
+        };
         let desired = model::validate(cluster).unwrap_or_else(|_| Desired::named(&name, &ns));
         // What `status` shows of a cluster being deleted (never written: the object is on its
         // way out once its finalizer is released).
@@ -281,10 +283,12 @@ pub async fn reconcile_once(
             observed: Observed::default(),
             step: Step::Idle,
             status,
-            outcome: if mode == Mode::Act {
-                Outcome::Released
-            } else {
-                Outcome::Unchanged
+            outcome: match (mode, released) {
+                (Mode::DryRun, _) => Outcome::Unchanged,
+                (Mode::Act, finalizer::Patched::Done) => Outcome::Released,
+                (Mode::Act, finalizer::Patched::Changed) => {
+                    Outcome::NotYet("the finalizers changed since this pass read them".into())
+                }
             },
         });
     }
@@ -301,19 +305,10 @@ pub async fn reconcile_once(
             });
         }
     };
-    if mode == Mode::Act
-        && ctx.add_finalizer
-        && !cluster.finalizers().iter().any(|f| f == FINALIZER)
-    {
-        let mut fins = cluster.finalizers().to_vec();
-        fins.push(FINALIZER.to_string());
-        api.patch(
-            &name,
-            &PatchParams::default(),
-            &Patch::Merge(json!({"metadata": {"finalizers": fins}})),
-        )
-        .await
-        .map_err(|e| Error::kube("add the finalizer to", crate::api::KIND, &ns, &name, e))?;
+    if mode == Mode::Act && ctx.add_finalizer {
+        // When another writer changed the finalizers since this read, nothing is added and the
+        // pass goes on: the finalizer guards only deletion, and that change wakes the next pass.
+        finalizer::add(&api, cluster).await?;
     }
 
     let mut observed = observe::observe(ctx, &desired).await?;
@@ -427,7 +422,7 @@ async fn report_invalid(
 
 /// Deletion: owned objects go with the EtcdCluster (owner references); member volumes are kept
 /// unless `delete --delete-data` asked for them. Then the finalizer is released.
-async fn release(ctx: &Context, cluster: &EtcdCluster) -> Result<(), Error> {
+async fn release(ctx: &Context, cluster: &EtcdCluster) -> Result<finalizer::Patched, Error> {
     let ns = &cluster.namespace().unwrap_or_else(|| "default".into());
     let name = &cluster.name_any();
     let delete_data = cluster
@@ -437,35 +432,7 @@ async fn release(ctx: &Context, cluster: &EtcdCluster) -> Result<(), Error> {
     if delete_data {
         delete_volumes(&ctx.client, ns, name).await?;
     }
-    if cluster.finalizers().iter().any(|f| f == FINALIZER) {
-        let fins: Vec<&String> = cluster
-            .finalizers()
-            .iter()
-            .filter(|f| *f != FINALIZER)
-            .collect();
-        let api = cluster_api(&ctx.client, ns);
-        match api
-            .patch(
-                name,
-                &PatchParams::default(),
-                &Patch::Merge(json!({"metadata": {"finalizers": fins}})),
-            )
-            .await
-        {
-            Ok(_) => {}
-            Err(kube::Error::Api(s)) if s.code == 404 => {}
-            Err(e) => {
-                return Err(Error::kube(
-                    "release the finalizer of",
-                    crate::api::KIND,
-                    ns,
-                    name,
-                    e,
-                ));
-            }
-        }
-    }
-    Ok(())
+    finalizer::remove(&cluster_api(&ctx.client, ns), cluster).await
 }
 
 /// The names of the member volumes of cluster `namespace/name` (kept by `delete` without

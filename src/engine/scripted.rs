@@ -258,7 +258,42 @@ async fn a_cluster_being_deleted_is_released_whatever_its_spec_says() {
     assert_eq!(calls.len(), 1, "{calls:#?}");
     assert_eq!(calls[0].method, Method::PATCH);
     assert_eq!(calls[0].path, CLUSTER_PATH);
-    assert_eq!(calls[0].body["metadata"]["finalizers"], json!([]));
+    assert_eq!(
+        calls[0].body,
+        json!([
+            {"op": "test", "path": "/metadata/finalizers/0", "value": FINALIZER},
+            {"op": "remove", "path": "/metadata/finalizers/0"},
+        ]),
+        "ours is removed where it was read, no list is replaced"
+    );
+}
+
+#[tokio::test]
+async fn a_release_that_finds_the_finalizers_changed_is_tried_again_not_failed() {
+    let mut c = demo();
+    c.metadata.deletion_timestamp = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+        jiff::Timestamp::now(),
+    ));
+    c.metadata.finalizers = Some(vec!["other.io/keep".into(), FINALIZER.into()]);
+    // What the API server answers a JSON patch whose `test` operation fails.
+    let (code, body) = failure(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "the server rejected our request due to an error in our request",
+    );
+    let (ctx, calls) = Server::new()
+        .on(Method::PATCH, CLUSTER_PATH, code, body)
+        .start();
+    let pass = reconcile_once(&ctx, &c, Mode::Act)
+        .await
+        .expect("a conflict is not an error");
+    assert!(
+        matches!(pass.outcome, Outcome::NotYet(_)),
+        "{:?}",
+        pass.outcome
+    );
+    let calls = calls.lock().unwrap().clone();
+    assert_eq!(calls.len(), 1, "{calls:#?}");
+    assert_eq!(calls[0].body[0]["path"], "/metadata/finalizers/1");
 }
 
 #[tokio::test]
