@@ -1053,6 +1053,10 @@ pub struct PodView {
     pub age_seconds: u64,
     /// Its etcd answered the engine this pass, as this member id (whatever the member list says).
     pub answered_as: Option<u64>,
+    /// Why the node this pod runs on, or its volume is pinned to (a Pending pod), cannot run it:
+    /// deleted, NotReady for long, or tainted out-of-service (`None` when it can, or when Nodes
+    /// may not be read).
+    pub node_down: Option<String>,
     /// Seconds since its deletion's grace period ran out (0 while not deleted or within it): a
     /// pod still there long after is on a node that no longer confirms anything (NotReady,
     /// deleted, shut down).
@@ -1214,6 +1218,10 @@ pub struct ClusterView {
     pub cluster_id: u64,
     pub leader: Option<u64>,
     pub members: Vec<MemberView>,
+    /// The member list came from a member that passed no linearizable read (no leader confirmed
+    /// its applied index), so it may lag behind membership changes: steps that destroy a member
+    /// (remove, wipe) wait for a confirmed list.
+    pub list_unconfirmed: bool,
     /// etcd's authentication is on: a member accepted the `spec.auth` user's credentials.
     pub auth_enabled: bool,
 }

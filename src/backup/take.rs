@@ -430,6 +430,7 @@ mod tests {
                 leader: Some(100),
                 members,
                 auth_enabled: false,
+                list_unconfirmed: false,
             }),
             ..Default::default()
         }

@@ -206,7 +206,23 @@ where
         + serde::de::DeserializeOwned
         + std::fmt::Debug,
 {
-    match api.delete(name, &DeleteParams::default()).await {
+    delete_with(api, d, name, &DeleteParams::default()).await
+}
+
+async fn delete_with<K>(
+    api: &Api<K>,
+    d: &Desired,
+    name: &str,
+    params: &DeleteParams,
+) -> Result<(), Error>
+where
+    K: kube::Resource
+        + k8s_openapi::Resource
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug,
+{
+    match api.delete(name, params).await {
         Ok(_) => Ok(()),
         Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
         Err(e) => Err(Error::kube("delete", kind_of::<K>(), &d.namespace, name, e)),
@@ -314,7 +330,9 @@ pub async fn act(ctx: &Context, d: &Desired, o: &Observed, step: &Step) -> Resul
             delete(&api, d, claim).await?;
         }
         Step::RestartMember { pod, .. } => return restart_pod(ctx, d, pod).await,
-        Step::WipeMember { claim, pod, .. } => {
+        Step::WipeMember {
+            claim, pod, force, ..
+        } => {
             // The claim first: deleting the pod first would let the StatefulSet start it again
             // on the old volume. The claim stays (Terminating) until its pod is gone.
             if let Some(claim) = claim {
@@ -323,7 +341,11 @@ pub async fn act(ctx: &Context, d: &Desired, o: &Observed, step: &Step) -> Resul
                 delete(&api, d, claim).await?;
             }
             let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &d.namespace);
-            delete(&api, d, pod).await?;
+            if *force {
+                delete_with(&api, d, pod, &DeleteParams::default().grace_period(0)).await?;
+            } else {
+                delete(&api, d, pod).await?;
+            }
         }
         Step::DeleteRestorePod { pod } => {
             let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &d.namespace);

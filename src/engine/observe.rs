@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use futures::future::join_all;
 use k8s_openapi::api::apps::v1::StatefulSet;
-use k8s_openapi::api::core::v1::{ConfigMap, PersistentVolumeClaim, Pod, Service};
+use k8s_openapi::api::core::v1::{ConfigMap, Node, PersistentVolumeClaim, Pod, Service};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kube::api::{Api, ListParams};
 
@@ -99,6 +99,81 @@ fn leader_by_term<'a>(
         .map(|s| s.leader_id)
 }
 
+/// The claim annotation in which the scheduler records the node a volume bound on first use was
+/// provisioned for.
+const SELECTED_NODE: &str = "volume.kubernetes.io/selected-node";
+
+/// Seconds a node may be not Ready before its members count as on a gone node: Kubernetes' own
+/// default before it evicts pods from such a node (a reboot takes less).
+const NODE_DOWN_AFTER_SECONDS: u64 = 300;
+
+/// The taint that says a node is shut down for good (Kubernetes' non-graceful node shutdown).
+const OUT_OF_SERVICE: &str = "node.kubernetes.io/out-of-service";
+
+/// For each member whose node cannot run it, why. Nodes that cannot be read (no RBAC for
+/// Nodes, as a namespaced CLI user may have) count as up: nothing is concluded from them.
+async fn nodes_down(
+    ctx: &Context,
+    nodes_of: &BTreeMap<u32, String>,
+    now: jiff::Timestamp,
+) -> Vec<(u32, String)> {
+    let api: Api<Node> = Api::all(ctx.client.clone());
+    let names: BTreeSet<&String> = nodes_of.values().collect();
+    let read = join_all(names.into_iter().map(|n| {
+        let api = api.clone();
+        async move { (n, api.get_opt(n).await) }
+    }))
+    .await;
+    let mut down = BTreeMap::new();
+    for (name, node) in read {
+        match node {
+            Ok(node) => {
+                if let Some(why) = node_down(name, node.as_ref(), now) {
+                    down.insert(name.clone(), why);
+                }
+            }
+            Err(e) => tracing::debug!(node = %name, error = %e, "node not read"),
+        }
+    }
+    nodes_of
+        .iter()
+        .filter_map(|(ord, n)| Some((*ord, down.get(n)?.clone())))
+        .collect()
+}
+
+/// Why node `name` (`None`: it no longer exists) cannot run a member, if it cannot: deleted,
+/// tainted out-of-service, or not Ready for [`NODE_DOWN_AFTER_SECONDS`] or longer.
+fn node_down(name: &str, node: Option<&Node>, now: jiff::Timestamp) -> Option<String> {
+    let Some(node) = node else {
+        return Some(format!("its node {name} no longer exists"));
+    };
+    let spec = node.spec.as_ref();
+    if spec
+        .and_then(|s| s.taints.as_ref())
+        .is_some_and(|t| t.iter().any(|t| t.key == OUT_OF_SERVICE))
+    {
+        return Some(format!(
+            "its node {name} is tainted {OUT_OF_SERVICE} (shut down)"
+        ));
+    }
+    let ready = node
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|c| c.iter().find(|c| c.type_ == "Ready"))?;
+    if ready.status == "True" {
+        return None;
+    }
+    let since = ready.last_transition_time.as_ref()?.0;
+    let for_seconds = (now.as_second() - since.as_second()).max(0) as u64;
+    (for_seconds >= NODE_DOWN_AFTER_SECONDS).then(|| {
+        format!(
+            "its node {name} has not been Ready for {for_seconds}s (Ready={})",
+            ready.status
+        )
+    })
+}
+
 /// etcd's last words in a container's status: those of the container that ended now, or of
 /// the one before, but only while no container runs: a running container's `lastState` is
 /// older than it (a member once replaced and restarted in place keeps its old "no data"
@@ -182,6 +257,13 @@ pub async fn observe(ctx: &Context, d: &Desired) -> Result<Observed, Error> {
     let d = running.as_ref().unwrap_or(d);
     let now = jiff::Timestamp::now();
     let mut pod_views = BTreeMap::new();
+    let pods_nodes: Vec<(u32, String)> = pods
+        .iter()
+        .filter_map(|p| {
+            let ord = objects::ordinal_of_pod(&d.name, p.metadata.name.as_deref()?)?;
+            Some((ord, p.spec.as_ref()?.node_name.clone()?))
+        })
+        .collect();
     for p in pods {
         let name = p.metadata.name.clone().unwrap_or_default();
         let Some(ord) = objects::ordinal_of_pod(&d.name, &name) else {
@@ -219,6 +301,7 @@ pub async fn observe(ctx: &Context, d: &Desired) -> Result<Observed, Error> {
                     .and_then(|w| w.reason.clone()),
                 last_exit_message: cstatus.and_then(exit_message),
                 answered_as: None,
+                node_down: None,
                 overdue_seconds: p
                     .metadata
                     .deletion_timestamp
@@ -232,6 +315,24 @@ pub async fn observe(ctx: &Context, d: &Desired) -> Result<Observed, Error> {
                 name,
             },
         );
+    }
+    // The node each member's pod runs on, or, for a pod not scheduled yet, the one its volume
+    // was provisioned on (the scheduler records it on the claim for volumes bound on first use).
+    let nodes_of: BTreeMap<u32, String> = pods_nodes
+        .into_iter()
+        .chain(pvcs.iter().filter_map(|v| {
+            let ord = objects::ordinal_of_volume(&d.name, v.metadata.name.as_deref()?)?;
+            let node = v.metadata.annotations.as_ref()?.get(SELECTED_NODE)?;
+            Some((ord, node.clone()))
+        }))
+        .fold(BTreeMap::new(), |mut m, (ord, node)| {
+            m.entry(ord).or_insert(node);
+            m
+        });
+    for (ord, reason) in nodes_down(ctx, &nodes_of, now).await {
+        if let Some(p) = pod_views.get_mut(&ord) {
+            p.node_down = Some(reason);
+        }
     }
     let volumes = pvcs
         .into_iter()
@@ -362,6 +463,14 @@ struct Answer {
     alarmed: bool,
 }
 
+impl Answer {
+    /// Its linearizable health read passed (raised alarms are checked after that read): a
+    /// voter whose applied index the leader confirmed. Learners answer no linearizable read.
+    fn read_linearizably(&self) -> bool {
+        self.status.as_ref().is_some_and(|s| !s.is_learner) && (self.health.is_ok() || self.alarmed)
+    }
+}
+
 async fn ask(ctx: &Context, d: &Desired, ordinal: u32, pod: &PodView) -> Answer {
     let mut a = Answer {
         ordinal,
@@ -463,15 +572,25 @@ async fn observe_etcd(
         return EtcdView::Split { cluster_ids };
     }
     // The leader is the one named by the answer with the highest raft term (a member cut off
-    // from the others may still name a leader of an older term). Ask it for the member list if
-    // it answered, else any voter, else anyone.
+    // from the others may still name a leader of an older term). The member list is asked of a
+    // member whose linearizable read passed just before (its health check: etcd's ReadIndex made
+    // it apply everything the leader had committed, membership changes included, so its list is
+    // as current as a linearizable one; etcd 3.5.13+'s `linearizable` member list does the same
+    // inside the server, which the client library does not expose), the leader first; only when
+    // none passed, any voter, then anyone, and the list is marked unconfirmed.
     let leader = leader_by_term(answers.iter().filter_map(|a| a.status.as_ref()));
     let mut order: Vec<&Answer> = answers.iter().filter(|a| a.status.is_some()).collect();
     order.sort_by_key(|a| {
         let s = a.status.as_ref().unwrap();
-        (Some(s.member_id) != leader, s.is_learner, a.ordinal)
+        (
+            !a.read_linearizably(),
+            Some(s.member_id) != leader,
+            s.is_learner,
+            a.ordinal,
+        )
     });
     let mut list = None;
+    let mut list_unconfirmed = true;
     let mut errors: Vec<String> = answers
         .iter()
         .filter_map(|a| a.health.as_ref().err().filter(|e| !e.is_empty()).cloned())
@@ -481,6 +600,7 @@ async fn observe_etcd(
         match c.member_list().await {
             Ok(l) => {
                 list = Some(l);
+                list_unconfirmed = !a.read_linearizably();
                 break;
             }
             Err(e) => errors.push(e.to_string()),
@@ -551,6 +671,7 @@ async fn observe_etcd(
         cluster_id: list.cluster_id,
         leader,
         members,
+        list_unconfirmed,
         auth_enabled: answers
             .iter()
             .any(|a| a.client.as_ref().is_some_and(|c| c.authenticated())),
@@ -564,7 +685,61 @@ mod tests {
         ContainerStatus,
     };
 
-    use super::{exit_message, leader_by_term};
+    use super::{exit_message, leader_by_term, node_down};
+
+    #[test]
+    fn a_node_is_down_when_deleted_shut_down_or_not_ready_for_five_minutes() {
+        use k8s_openapi::api::core::v1::{Node, NodeCondition, NodeSpec, NodeStatus, Taint};
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+        let now = jiff::Timestamp::from_second(1_000_000).unwrap();
+        let node = |ready: &str, since_s: i64, taint: Option<&str>| Node {
+            spec: Some(NodeSpec {
+                taints: taint.map(|k| {
+                    vec![Taint {
+                        key: k.into(),
+                        effect: "NoExecute".into(),
+                        ..Default::default()
+                    }]
+                }),
+                ..Default::default()
+            }),
+            status: Some(NodeStatus {
+                conditions: Some(vec![NodeCondition {
+                    type_: "Ready".into(),
+                    status: ready.into(),
+                    last_transition_time: Some(Time(
+                        now - jiff::SignedDuration::from_secs(since_s),
+                    )),
+                    ..Default::default()
+                }]),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        assert_eq!(
+            node_down("n1", None, now).as_deref(),
+            Some("its node n1 no longer exists")
+        );
+        assert_eq!(node_down("n1", Some(&node("True", 9999, None)), now), None);
+        // A reboot is shorter than Kubernetes' own eviction delay.
+        assert_eq!(
+            node_down("n1", Some(&node("Unknown", 299, None)), now),
+            None
+        );
+        assert_eq!(
+            node_down("n1", Some(&node("Unknown", 300, None)), now).as_deref(),
+            Some("its node n1 has not been Ready for 300s (Ready=Unknown)")
+        );
+        let shut = node("False", 1, Some("node.kubernetes.io/out-of-service"));
+        assert!(
+            node_down("n1", Some(&shut), now)
+                .unwrap()
+                .contains("out-of-service")
+        );
+        // Other taints say nothing.
+        let cordoned = node("True", 1, Some("node.kubernetes.io/unschedulable"));
+        assert_eq!(node_down("n1", Some(&cordoned), now), None);
+    }
 
     #[test]
     fn the_leader_is_the_one_named_in_the_highest_term() {

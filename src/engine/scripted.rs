@@ -450,6 +450,7 @@ async fn every_request_the_engine_makes_is_granted_by_the_operator_role() {
             ordinal: 2,
             claim: Some(objects::volume_name("demo", 2)),
             pod: "demo-2".into(),
+            force: false,
         },
         Step::DeleteRestorePod {
             pod: objects::restore::pod_name("demo"),

@@ -6,7 +6,7 @@
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::{ConfigMap, PersistentVolumeClaim, Pod, Secret, Service};
+use k8s_openapi::api::core::v1::{ConfigMap, Node, PersistentVolumeClaim, Pod, Secret, Service};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kube::Resource;
 
@@ -91,6 +91,9 @@ pub fn watched_namespaces() -> Vec<Access> {
         // S3 credentials named by spec.backup.credentialsSecret and the client certificate of
         // spec.tls.clientSecret: read by name, never listed.
         of::<Secret>(&[GET]),
+        // The nodes of member pods (cluster-scoped; the ClusterRoleBinding grants it): a member
+        // on a node that is deleted, shut down or long NotReady is replaced. Read by name only.
+        of::<Node>(&[GET]),
         // The Events of every step (kube's recorder writes events.k8s.io; core for old readers).
         of::<k8s_openapi::api::events::v1::Event>(&[CREATE, PATCH]),
         of::<k8s_openapi::api::core::v1::Event>(&[CREATE, PATCH]),

@@ -541,6 +541,7 @@ mod tests {
                     leader: Some(leader),
                     members,
                     auth_enabled: false,
+                    list_unconfirmed: false,
                 }),
                 ..Default::default()
             },

@@ -77,6 +77,9 @@ pub enum Step {
         /// `None` with ephemeral storage (deleting the pod is the wipe).
         claim: Option<String>,
         pod: String,
+        /// The pod is on a node that is gone: deleted without waiting for its kubelet (which
+        /// never confirms), as `kubectl delete --force` would. Only for a member already removed.
+        force: bool,
     },
     /// Create the seed member's volume and the one-shot pod that restores the snapshot into it.
     RestoreSeed { url: String },
@@ -234,10 +237,18 @@ impl fmt::Display for Step {
                 }
                 Restart::NewVolume => write!(f, "restart {pod} so it gets a new volume"),
             },
-            Step::WipeMember { claim, pod, .. } => match claim {
-                Some(claim) => write!(f, "wipe {pod}: delete volume {claim}, then the pod"),
-                None => write!(f, "wipe {pod}: delete the pod (ephemeral data)"),
-            },
+            Step::WipeMember {
+                claim, pod, force, ..
+            } => {
+                match claim {
+                    Some(claim) => write!(f, "wipe {pod}: delete volume {claim}, then the pod")?,
+                    None => write!(f, "wipe {pod}: delete the pod (ephemeral data)")?,
+                }
+                if *force {
+                    write!(f, " (at once: its node is gone)")?;
+                }
+                Ok(())
+            }
             Step::RestoreSeed { url } => {
                 write!(f, "restore the seed member's volume from {url}")
             }
@@ -394,10 +405,28 @@ pub const RULES: &[Rule] = &[
 /// Decides the next step: the first rule of `RULES` that speaks, else `Idle`. See `Step` for the
 /// state machine.
 pub fn plan(d: &Desired, o: &Observed) -> Step {
-    RULES
+    let step = RULES
         .iter()
         .find_map(|rule| rule(d, o))
-        .unwrap_or(Step::Idle)
+        .unwrap_or(Step::Idle);
+    on_a_confirmed_list(o, step)
+}
+
+/// A step that destroys a member (removes it, or wipes its pod and volume) acts only on a member
+/// list a linearizable read confirmed: a list from a lagging member may not name a voter that
+/// was added since, or still name one that was replaced.
+fn on_a_confirmed_list(o: &Observed, step: Step) -> Step {
+    let unconfirmed = reached(o).is_some_and(|c| c.list_unconfirmed);
+    if unconfirmed && matches!(step, Step::RemoveMember { .. } | Step::WipeMember { .. }) {
+        return wait(
+            Reason::MembersUnhealthy,
+            format!(
+                "{step} waits for a member list a leader confirmed: no voter passed a linearizable \
+                 read, so the list may lag behind membership changes"
+            ),
+        );
+    }
+    step
 }
 
 /// The StatefulSet's size; rules after `workload_missing` may rely on it.
@@ -555,16 +584,22 @@ fn quorum_lost(d: &Desired, o: &Observed) -> Option<Step> {
 }
 
 /// Why member `m` looks lost, if it does: it does not answer as itself, and its pod says its
-/// data is gone or unusable, or answers as another member.
-fn looks_lost(o: &Observed, m: &MemberView) -> Option<&'static str> {
+/// data is gone or unusable, answers as another member, or is on (or pinned by its volume to)
+/// a node that is gone.
+fn looks_lost(o: &Observed, m: &MemberView) -> Option<String> {
     // A member that answers (status, even without health) runs on its own data: never lost.
     if m.healthy || m.status.is_some() {
         return None;
     }
     if m.identity_mismatch {
-        return Some("its pod answers as another member (its volume holds another member's data)");
+        return Some(
+            "its pod answers as another member (its volume holds another member's data)".into(),
+        );
     }
-    o.pods.get(&m.ordinal?)?.data_loss()
+    let pod = o.pods.get(&m.ordinal?)?;
+    pod.data_loss()
+        .map(str::to_owned)
+        .or_else(|| pod.node_down.clone())
 }
 
 /// When each member that looks lost now was first seen so (what status records as
@@ -779,8 +814,20 @@ fn slots_without_a_member(d: &Desired, o: &Observed) -> Option<Step> {
         return Some(Step::ResizeStatefulSet { from: s, to: s - 1 });
     }
     let pod_name = objects::pod_name(&d.name, ord);
-    let pod = o.pods.get(&ord).filter(|p| !p.terminating);
     let with_volumes = matches!(d.storage, crate::model::Storage::Volume { .. });
+    // The slot's member was removed (as lost) and its pod is on a node that is gone, or waits
+    // for one its volume is pinned to: neither ever goes by itself. Both go now, the pod without
+    // waiting for a kubelet that never confirms (the removed member can never rejoin; its data
+    // is what the wipe deletes), and the StatefulSet starts it elsewhere on a new volume.
+    if o.pods.get(&ord).is_some_and(|p| p.node_down.is_some()) {
+        return Some(Step::WipeMember {
+            ordinal: ord,
+            claim: o.volumes.get(&ord).map(|v| v.name.clone()),
+            pod: pod_name,
+            force: true,
+        });
+    }
+    let pod = o.pods.get(&ord).filter(|p| !p.terminating);
     if with_volumes {
         match o.volumes.get(&ord) {
             Some(v) if v.terminating => {
@@ -859,6 +906,7 @@ fn slots_without_a_member(d: &Desired, o: &Observed) -> Option<Step> {
         ordinal: ord,
         claim: with_volumes.then(|| objects::volume_name(&d.name, ord)),
         pod: pod_name,
+        force: false,
     })
 }
 

@@ -348,6 +348,8 @@ impl World {
             EtcdView::Reached(ClusterView {
                 cluster_id: 42,
                 auth_enabled: false,
+                // Without quorum no voter passes a linearizable read.
+                list_unconfirmed: !quorum_up,
                 leader: self.leader,
                 members: self
                     .members

@@ -89,6 +89,7 @@ pub(super) fn healthy(d: &Desired, n: u32) -> Observed {
             leader: Some(100),
             members: (0..n).map(|o| member(d, o)).collect(),
             auth_enabled: false,
+            list_unconfirmed: false,
         }),
         known_members: (0..n).collect(),
         last_version: None,
@@ -421,8 +422,56 @@ fn a_slot_without_a_member_is_shrunk_away() {
         Step::WipeMember {
             ordinal: 3,
             claim: Some("data-demo-3".into()),
-            pod: "demo-3".into()
+            pod: "demo-3".into(),
+            force: false,
         }
+    );
+}
+
+/// Issue 15 item 6: a member list that no linearizable read confirmed (it came from a member
+/// that could not reach a leader) may lag; the steps that destroy a member wait for a
+/// confirmed one, the others go on.
+#[test]
+fn members_are_removed_or_wiped_only_on_a_confirmed_member_list() {
+    // Scale-down's removal.
+    let d = desired(2);
+    let mut o = healthy(&d, 3);
+    assert!(matches!(plan(&d, &o), Step::RemoveMember { .. }));
+    cluster(&mut o).list_unconfirmed = true;
+    let s = plan(&d, &o);
+    assert!(
+        matches!(&s, Step::Wait { reason: Reason::MembersUnhealthy, message }
+            if message.starts_with("remove member demo-2 waits for a member list a leader confirmed")),
+        "{s:?}"
+    );
+    // A hole's wipe.
+    let d = desired(3);
+    let mut o = healthy(&d, 3);
+    cluster(&mut o).members.remove(1);
+    (
+        o.pods.get_mut(&1).unwrap().running,
+        o.pods.get_mut(&1).unwrap().restarts,
+    ) = (false, 1);
+    assert!(matches!(plan(&d, &o), Step::WipeMember { ordinal: 1, .. }));
+    cluster(&mut o).list_unconfirmed = true;
+    assert!(matches!(
+        plan(&d, &o),
+        Step::Wait {
+            reason: Reason::MembersUnhealthy,
+            ..
+        }
+    ));
+    // Adding goes on: it destroys nothing.
+    let d = desired(4);
+    let mut o = healthy(&d, 3);
+    cluster(&mut o).list_unconfirmed = true;
+    assert!(
+        matches!(
+            plan(&d, &o),
+            Step::ResizeStatefulSet { .. } | Step::AddLearner { .. }
+        ),
+        "{:?}",
+        plan(&d, &o)
     );
 }
 
@@ -1431,6 +1480,69 @@ fn a_member_pod_stuck_on_a_gone_node_is_named_with_what_to_do() {
     let s = plan(&d, &o);
     assert!(
         matches!(&s, Step::Wait { message, .. } if message.contains("its node is gone") && message.contains("out-of-service")),
+        "{s:?}"
+    );
+}
+
+/// Issue 15 item 8: a member on a node that is gone (deleted, shut down, long NotReady) never
+/// comes back by itself: after the grace it is removed (quorum permitting), and its pod and
+/// volume are deleted at once (the pod's kubelet never confirms), so the StatefulSet starts it
+/// elsewhere on a new volume; a member that answers is never treated so, whatever its node.
+#[test]
+fn a_member_on_a_gone_node_is_replaced_and_its_pod_deleted_at_once() {
+    let d = desired(3);
+    let mut o = healthy(&d, 3);
+    o.now = jiff::Timestamp::from_second(10_000_000).unwrap();
+    let gone = "its node n2 no longer exists";
+    o.pods.get_mut(&2).unwrap().node_down = Some(gone.into());
+    // It still answers (its node object was deleted, its kubelet and etcd run on): not lost.
+    assert_eq!(plan(&d, &o), Step::Idle);
+    assert!(lost_since(&o).is_empty());
+    let m = &mut cluster(&mut o).members[2];
+    (m.healthy, m.status) = (false, None);
+    let s = plan(&d, &o);
+    assert!(
+        matches!(&s, Step::Wait { reason: Reason::ReplacingMember, message } if message.contains(gone) && message.contains("0s so far")),
+        "{s:?}"
+    );
+    o.lost_since = lost_since(&o);
+    o.now += jiff::SignedDuration::from_secs(d.lost_member_grace_seconds as i64);
+    assert_eq!(
+        plan(&d, &o),
+        Step::RemoveMember {
+            id: 102,
+            name: "demo-2".into()
+        }
+    );
+    // Removed: its slot is wiped at once, claim and pod.
+    cluster(&mut o).members.remove(2);
+    assert_eq!(
+        plan(&d, &o),
+        Step::WipeMember {
+            ordinal: 2,
+            claim: Some("data-demo-2".into()),
+            pod: "demo-2".into(),
+            force: true,
+        }
+    );
+    assert!(
+        plan(&d, &o)
+            .to_string()
+            .ends_with("(at once: its node is gone)")
+    );
+    // Never below quorum.
+    let d5 = desired(3);
+    let mut o = healthy(&d5, 3);
+    for k in [1, 2] {
+        o.pods.get_mut(&k).unwrap().node_down = Some(gone.into());
+        let m = &mut cluster(&mut o).members[k as usize];
+        (m.healthy, m.status) = (false, None);
+        o.lost_since
+            .insert(k, o.now - jiff::SignedDuration::from_secs(3600));
+    }
+    let s = plan(&d5, &o);
+    assert!(
+        !matches!(s, Step::RemoveMember { .. } | Step::WipeMember { .. }),
         "{s:?}"
     );
 }

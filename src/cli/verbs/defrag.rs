@@ -315,6 +315,7 @@ mod tests {
                 leader: Some(100 + u64::from(leader)),
                 members,
                 auth_enabled: false,
+                list_unconfirmed: false,
             }),
             ..Default::default()
         }
