@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# THE test command (README, CI via .ci/run): builds, brings up the real Kubernetes testbed (version
-# $KUBE_VERSION, default in tests/cluster/env.sh, built from the Go module k8s.io/kubernetes) and the S3
-# server, runs every test (unit + live + e2e) against them, and tears down what it started.
+# THE test command (README, CI via .ci/run). First the fast lane, which fails early: formatting,
+# clippy, unit tests and the freshness of generated files. Then the heavy lane: builds, brings up the
+# real Kubernetes testbed (version $KUBE_VERSION, default in tests/cluster/env.sh, built from the Go
+# module k8s.io/kubernetes) and the S3 server, runs every test (unit + live + e2e) against them, and
+# tears down what it started.
 #   KEEP_TESTBED=1   leave the testbed (and S3) running afterwards
 #   KUBE_VERSION=1.37.2   another Kubernetes version (a running testbed of another version is refused:
 #                         tests/cluster/down.sh --clean first)
@@ -71,15 +73,24 @@ wait_go() {
   [ "$rc" = 0 ] || die "the Go builds failed (exit $rc; log $GO_LOG)"
 }
 
+# The fast lane, before anything slow: formatting, lints (the [lints] table of Cargo.toml), unit
+# tests and generated files (crds/, completions/) fail the run within minutes, not half an hour.
+FAST0=$(date +%s.%N)
+fast() {
+  local what=$1; shift
+  "$@" || die "the fast lane failed at $what after $(printf '%.1f' "$(echo "$(date +%s.%N) - $FAST0" | bc)") s: $*"
+  phase "fast: $what"
+}
+fast fmt cargo fmt --check
+fast clippy cargo clippy --all-targets --features live,e2e -- -D warnings
+fast "unit tests" cargo test --lib
+fast "generated files" cargo test --test generated
+printf '[run-all] fast lane passed in %.1f s\n' "$(echo "$(date +%s.%N) - $FAST0" | bc)" >&2
+
 cargo build --bins
 phase "cargo build --bins"
 cargo test --no-run --features live,e2e
 phase "cargo test --no-run"
-
-# Habits, before anything slow: formatting and lints (the [lints] table of Cargo.toml) fail the run.
-cargo fmt --check
-cargo clippy --all-targets --features live,e2e -- -D warnings
-phase "fmt + clippy"
 wait_go
 phase "waited for the Go builds (kubernetes $K8S_VERSION, etcd)"
 
