@@ -169,6 +169,8 @@ mod tests {
         (GROUP, "etcdbackups", "delete"),
         (GROUP, "etcdbackups/status", "patch"),
         ("", "secrets", "get"),
+        // the node of each member's pod (a member on a gone node is replaced)
+        ("", "nodes", "get"),
     ];
 
     #[test]
