@@ -52,7 +52,9 @@ if [ $use_testbed = 1 ]; then
   # Kubernetes and etcd (Go, cached in /var/cache/kubectl-etcd) build beside the release build
   mkdir -p target
   say "building Kubernetes and etcd in the background (log: target/install-go-builds.log)"
-  ( tests/cluster/build-k8s.sh && { [ ! -x tests/cluster/etcd-bins.sh ] || tests/cluster/etcd-bins.sh; } ) \
+  # only the default etcd version (the tests build the others): one etcd build instead of four
+  default_etcd=$(sed -n 's/^pub const DEFAULT_VERSION: &str = "\(.*\)";/\1/p' src/model.rs)
+  ( tests/cluster/build-k8s.sh && { [ ! -x tests/cluster/etcd-bins.sh ] || ETCD_ONLY=$default_etcd tests/cluster/etcd-bins.sh; } ) \
     >target/install-go-builds.log 2>&1 &
   go_pid=$!
 elif ! command -v protoc >/dev/null || [ ! -e /usr/include/google/protobuf/descriptor.proto ]; then

@@ -19,6 +19,11 @@ here=$(cd "$(dirname "$0")" && pwd); . "$here/env.sh"
 V34=3.4.23
 # The versions built from Go modules (overridable: ETCD_GO_VERSIONS="3.5.35 3.6.16 3.7.3").
 GO_VERSIONS=${ETCD_GO_VERSIONS:-3.5.35 3.6.15 3.6.16 3.7.3}
+# ETCD_ONLY="3.7.3": only these versions, built from Go modules; no 3.4 or trixie 3.5, no check of the
+# upgrade path. install.sh's demo needs the default version alone (one build instead of four on a
+# fresh machine). VERSIONS then lists these and whatever versions are already in place.
+ONLY=${ETCD_ONLY:-}
+[ -z "$ONLY" ] || GO_VERSIONS=$ONLY
 # The Debian package version of the old 3.5 (empty: trixie's candidate, which must be a 3.5 below 3.5.26).
 TRIXIE_ETCD=${TRIXIE_ETCD:-}
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
@@ -32,7 +37,7 @@ tool_version() { "$1" version 2>/dev/null | sed -n '1s/.*version: *//p'; }
 etcd_version() { "$1" --version 2>/dev/null | awk '/etcd Version:/{print $3}'; }
 
 # --- 3.4: the system's bookworm packages ---------------------------------------------------------------
-if ! have "$V34"; then
+if [ -z "$ONLY" ] && ! have "$V34"; then
   [ -x /usr/bin/etcd ] && [ -x /usr/bin/etcdctl ] || die "/usr/bin/etcd missing: run tests/cluster/deps.sh first"
   /usr/bin/etcd --version | grep "etcd Version: $V34" >/dev/null || die "/usr/bin/etcd is not $V34"
   mkdir -p "$ETCD_BIN_DIR/v$V34"
@@ -75,8 +80,9 @@ debian_etcd() {
   log "etcd $v from $suite ($pin)"
   echo "$v"
 }
-V35_OLD=$(debian_etcd trixie "$TRIXIE_ETCD" .v35)
-case "$V35_OLD" in 3.5.2[6-9]|3.5.[3-9][0-9]) die "trixie's etcd $V35_OLD is not below 3.5.26 (set TRIXIE_ETCD)";; esac
+V35_OLD=
+[ -n "$ONLY" ] || V35_OLD=$(debian_etcd trixie "$TRIXIE_ETCD" .v35)
+[ -n "$ONLY" ] || case "$V35_OLD" in 3.5.2[6-9]|3.5.[3-9][0-9]) die "trixie's etcd $V35_OLD is not below 3.5.26 (set TRIXIE_ETCD)";; esac
 
 # --- 3.5+, built from Go modules ---------------------------------------------------------------------
 # go_built VERSION — etcd, etcdctl and etcdutl of VERSION are in place and all three report VERSION
@@ -130,9 +136,14 @@ for v in $GO_VERSIONS; do
   go_etcd "$v"
 done
 
-all=$(printf '%s\n' "$V34" "$V35_OLD" $GO_VERSIONS | sort -t. -k1,1n -k2,2n -k3,3n -u)
+if [ -n "$ONLY" ]; then
+  all=$( { printf '%s\n' $ONLY; cat "$ETCD_BIN_DIR/VERSIONS" 2>/dev/null || true; } | sed 's/^v//' | while read -r v; do
+    [ -n "$v" ] && have "$v" && echo "$v"; done | sort -t. -k1,1n -k2,2n -k3,3n -u)
+else
+  all=$(printf '%s\n' "$V34" "$V35_OLD" $GO_VERSIONS | sort -t. -k1,1n -k2,2n -k3,3n -u)
+fi
 new35=$(printf '%s\n' $all | grep '^3\.5\.' | tail -n1)
-case "$new35" in 3.5.2[6-9]|3.5.[3-9][0-9]) ;; *) die "no 3.5 ≥ 3.5.26 (etcd's minimum for 3.5 → 3.6) among $GO_VERSIONS";; esac
+[ -n "$ONLY" ] || case "$new35" in 3.5.2[6-9]|3.5.[3-9][0-9]) ;; *) die "no 3.5 ≥ 3.5.26 (etcd's minimum for 3.5 → 3.6) among $GO_VERSIONS";; esac
 printf '%s\n' $all > "$ETCD_BIN_DIR/VERSIONS"
 for v in $all; do
   got=$(etcd_version "$ETCD_BIN_DIR/v$v/etcd")
