@@ -777,6 +777,11 @@ pub fn condition(d: &Desired, o: &Observed, step: &Step) -> Option<(bool, Reason
                 Reason::WaitingForMember,
                 format!("upgrading from {from} to {to}: {message}"),
             )),
+            // Held before it started (no pre-upgrade snapshot possible): blocked, not under way.
+            Step::Hold {
+                reason: Reason::UpgradeBlocked,
+                message,
+            } => Some((false, Reason::UpgradeBlocked, message.clone())),
             Step::UpdateTemplate { .. } => Some((
                 true,
                 Reason::UpgradingMember,

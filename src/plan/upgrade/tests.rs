@@ -905,6 +905,11 @@ fn a_version_applied_without_a_snapshot_takes_one_before_the_template_changes() 
         matches!(&step, Step::Hold { reason: Reason::UpgradeBlocked, message } if message.contains("spec.backup.destination") && message.contains("--skip-backup")),
         "{step:?}"
     );
+    // Status says it is blocked, not under way (the fault-matrix row upgrade_held_volume_lost
+    // saw WaitingForMember before).
+    let (on, reason, message) = condition(&d, &o, &step).unwrap();
+    assert_eq!((on, reason), (false, Reason::UpgradeBlocked), "{message}");
+    assert!(message.contains("spec.backup.destination"), "{message}");
     spec.backup_destination = Some("s3://b/demo".into());
     assert_eq!(
         plan(&settle(spec.clone(), &o), &o),
