@@ -55,7 +55,11 @@ else
   if [ $update = 1 ]; then cp "$work/go.mod" "$work/go.sum" "$here/k8s/"; log "updated $here/k8s/go.mod for v$ver"; fi
 fi
 minor=${ver#*.}; minor=${minor%%.*}
-date=$(sed -n 's/.*"Time":"\([^"]*\)".*/\1/p' "$GOMODCACHE/cache/download/k8s.io/kubernetes/@v/v$ver.info" 2>/dev/null | cut -c1-19)Z
+# the release date, from the module's .info (on a fresh machine the committed go.mod skipped the
+# download above: fetch it now, or the read below fails the script)
+info_file=$GOMODCACHE/cache/download/k8s.io/kubernetes/@v/v$ver.info
+[ -s "$info_file" ] || (cd "$work" && go mod download "k8s.io/kubernetes@v$ver") || die "go mod download k8s.io/kubernetes@v$ver failed"
+date=$(sed -n 's/.*"Time":"\([^"]*\)".*/\1/p' "$info_file" | cut -c1-19)Z
 ld="-s -w"
 for pkg in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
   ld="$ld -X $pkg.gitVersion=v$ver -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean -X $pkg.buildDate=$date"
