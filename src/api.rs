@@ -208,6 +208,13 @@ pub struct RestoreSpec {
     /// Image holding `kubectl-etcd` (fetches and verifies the snapshot into the seed's volume).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools_image: Option<String>,
+    /// Makes this restore a cluster of its own: it goes into etcd's initial-cluster token, from
+    /// which etcd derives the cluster id. `kubectl etcd restore` and `recover` write a fresh one
+    /// each time, so two restores of the same snapshot into the same cluster (a second `recover
+    /// --from-backup B`) get different cluster ids, and a member of the first can never join the
+    /// second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nonce: Option<String>,
 }
 
 /// Member storage.
@@ -731,6 +738,9 @@ pub enum Reason {
     Downgrading,
     /// Every voter is healthy but a voter's pod has not passed its readiness probe yet.
     MembersNotReady,
+    /// `kubectl etcd recover` fenced clients off the client Service and has not finished (or
+    /// stopped half-way): the cluster is paused and serves no client.
+    ClientsFenced,
 }
 
 impl Reason {
@@ -767,6 +777,7 @@ impl Reason {
             Reason::UpgradeBlocked => "UpgradeBlocked",
             Reason::Downgrading => "Downgrading",
             Reason::MembersNotReady => "MembersNotReady",
+            Reason::ClientsFenced => "ClientsFenced",
         }
     }
 }

@@ -350,6 +350,8 @@ pub struct RestoreSource {
     pub sha256: Option<String>,
     pub credentials_secret: Option<String>,
     pub tools_image: String,
+    /// `spec.restore.nonce`: part of the initial-cluster token (`objects::bootstrap_config`).
+    pub nonce: Option<String>,
 }
 
 /// Image with `kubectl-etcd` used by restore pods when the spec names none.
@@ -428,6 +430,7 @@ fn validate_restore(r: &crate::api::RestoreSpec) -> Result<RestoreSource, Invali
             .clone()
             .filter(|s| !s.is_empty())
             .unwrap_or_else(|| DEFAULT_TOOLS_IMAGE.into()),
+        nonce: r.nonce.clone().filter(|s| !s.is_empty()),
     })
 }
 
@@ -982,6 +985,8 @@ pub struct Observed {
     pub statefulset: Option<WorkloadView>,
     /// Both Services and the disruption budget exist.
     pub supporting_objects: bool,
+    /// The client Service selects no member: `recover` fenced clients off (`objects::is_fenced`).
+    pub clients_fenced: bool,
     /// Data of the member-config ConfigMap (`None`: missing).
     pub config: Option<BTreeMap<String, String>>,
     /// Member pods by ordinal.

@@ -41,6 +41,10 @@ pub const LABEL_MANAGED_BY: &str = "app.kubernetes.io/managed-by";
 pub const ANNOTATION_TEMPLATE_HASH: &str = "etcd.kubectl-etcd.io/template-hash";
 /// On the seed's claim of a restored cluster: `restoring`, then `restored` (`model::RestoreMark`).
 pub const ANNOTATION_RESTORE: &str = "etcd.kubectl-etcd.io/restore";
+/// In the client Service's selector while `kubectl etcd recover` fences clients off (no pod
+/// carries it, so the Service has no endpoints); the engine's next apply of the Service, once the
+/// cluster is unpaused, takes it out again (`fenced_client_service`).
+pub const LABEL_FENCED: &str = "etcd.kubectl-etcd.io/fenced-by";
 /// Label a StatefulSet puts on its pods naming their revision.
 pub const LABEL_REVISION: &str = "controller-revision-hash";
 pub const DATA_VOLUME: &str = "data";
@@ -245,6 +249,25 @@ pub fn client_service(d: &Desired) -> Service {
     }
 }
 
+/// The client Service selecting no pod: clients cannot open new connections to any member while
+/// `kubectl etcd recover` snapshots the survivor (writes acknowledged after the snapshot would be
+/// lost). Its selector is atomic under server-side apply, so `client_service` puts it back whole.
+pub fn fenced_client_service(d: &Desired) -> Service {
+    let mut s = client_service(d);
+    if let Some(sel) = s.spec.as_mut().and_then(|s| s.selector.as_mut()) {
+        sel.insert(LABEL_FENCED.into(), "recover".into());
+    }
+    s
+}
+
+/// Whether a client Service's selector is the fence of `fenced_client_service`.
+pub fn is_fenced(svc: &Service) -> bool {
+    svc.spec
+        .as_ref()
+        .and_then(|s| s.selector.as_ref())
+        .is_some_and(|sel| sel.contains_key(LABEL_FENCED))
+}
+
 /// PodDisruptionBudget (maxUnavailable 1), policy/v1 (the only version Kubernetes serves since
 /// 1.25).
 pub fn pdb(d: &Desired) -> PodDisruptionBudget {
@@ -356,7 +379,15 @@ pub fn bootstrap_config(d: &Desired, replicas: u32) -> BTreeMap<String, String> 
             config_key::INITIAL_TOKEN.to_string(),
             match &d.restore {
                 // Every restore (and recovery) is a new cluster: its own token, so its own id.
-                Some(r) => format!("{}-{}-{:08x}", d.name, token_suffix, fnv1a(&r.url) as u32),
+                // The nonce tells apart two restores of one snapshot into the same cluster (same
+                // uid, same URL: `recover --from-backup B` twice).
+                Some(r) => {
+                    let seed = match &r.nonce {
+                        Some(n) => format!("{}#{n}", r.url),
+                        None => r.url.clone(),
+                    };
+                    format!("{}-{}-{:08x}", d.name, token_suffix, fnv1a(&seed) as u32)
+                }
                 None => format!("{}-{}", d.name, token_suffix),
             },
         ),
@@ -920,6 +951,21 @@ mod tests {
                 .publish_not_ready_addresses,
             Some(true)
         );
+    }
+
+    #[test]
+    fn the_fenced_client_service_selects_no_member_and_the_plain_one_lifts_the_fence() {
+        let d = desired();
+        let fenced = fenced_client_service(&d);
+        assert!(is_fenced(&fenced) && !is_fenced(&client_service(&d)));
+        let member = statefulset(&d, 3).spec.unwrap().template.metadata.unwrap();
+        let pod_labels = member.labels.unwrap();
+        let sel = fenced.spec.unwrap().selector.unwrap();
+        assert!(
+            !sel.iter().all(|(k, v)| pod_labels.get(k) == Some(v)),
+            "a member pod matches the fence: {sel:?}"
+        );
+        assert_eq!(fenced.metadata.name, client_service(&d).metadata.name);
     }
 
     #[test]

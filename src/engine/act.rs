@@ -265,6 +265,19 @@ pub enum Done {
     NotYet(String),
 }
 
+/// Fences clients off the cluster (`objects::fenced_client_service`) for `kubectl etcd recover`,
+/// which decides it (the planner never fences); the engine lifts the fence once the cluster is
+/// unpaused (`plan::fenced_clients`), and so does `lift_fence`.
+pub async fn fence_clients(ctx: &Context, d: &Desired) -> Result<(), Error> {
+    let fenced = Object::Service(objects::fenced_client_service(d));
+    apply_object(ctx, d, &fenced).await
+}
+
+/// Puts the client Service's selector back (the Service as the engine applies it).
+pub async fn lift_fence(ctx: &Context, d: &Desired) -> Result<(), Error> {
+    apply_object(ctx, d, &Object::Service(objects::client_service(d))).await
+}
+
 /// Carries out `step`. At most one change to the world (Bootstrap writes the objects of a new
 /// cluster, each idempotent; a crash between them is repaired by the planner).
 pub async fn act(ctx: &Context, d: &Desired, o: &Observed, step: &Step) -> Result<Done, Error> {

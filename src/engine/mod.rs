@@ -24,7 +24,7 @@ use crate::model::{self, Desired, Observed};
 use crate::objects;
 use crate::plan::{self, Step};
 
-pub use act::{Object, planned_objects, step_objects};
+pub use act::{Object, fence_clients, lift_fence, planned_objects, step_objects};
 pub use observe::observe;
 pub use policy::{Next, Pace};
 

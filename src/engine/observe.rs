@@ -375,6 +375,7 @@ pub async fn observe(ctx: &Context, d: &Desired) -> Result<Observed, Error> {
     Ok(Observed {
         statefulset,
         supporting_objects: peer_svc.is_some() && client_svc.is_some() && pdb.is_some(),
+        clients_fenced: client_svc.as_ref().is_some_and(objects::is_fenced),
         config: cm.map(|c| c.data.unwrap_or_default()),
         pods: pod_views,
         volumes,

@@ -373,6 +373,7 @@ pub type Rule = fn(&Desired, &Observed) -> Option<Step>;
 /// below (a rule may assume that every rule before it had nothing to say).
 pub const RULES: &[Rule] = &[
     paused,
+    fenced_clients,
     restore_seed,
     workload_missing,
     supporting_objects_missing,
@@ -452,8 +453,41 @@ pub fn formed(o: &Observed) -> bool {
     bootstrapped(o)
 }
 
-fn paused(d: &Desired, _: &Observed) -> Option<Step> {
+/// Paused: nothing acts. A recovery fences clients off while the cluster is paused; the fence
+/// left by one that has not finished (running, or interrupted) is named, with both ways out.
+fn paused(d: &Desired, o: &Observed) -> Option<Step> {
+    if d.paused && o.clients_fenced {
+        let ways_out = if o.statefulset.is_none() && o.volumes.is_empty() {
+            // Unpaused now, the engine would bootstrap an empty cluster.
+            format!(
+                "the old members are deleted: finish with `kubectl etcd recover {} --from-backup \
+                 B --yes` (B: the recovery's snapshot, `kubectl etcd backup list {}`)",
+                d.name, d.name
+            )
+        } else {
+            format!(
+                "rerun `kubectl etcd recover {} --yes`, or unpause it to let clients back to \
+                 the members as they are",
+                d.name
+            )
+        };
+        return Some(hold(
+            Reason::ClientsFenced,
+            format!(
+                "paused with clients fenced off (Service {} selects no member) by `kubectl etcd \
+                 recover`, under way or stopped before it finished; {ways_out}",
+                objects::client_service_name(&d.name),
+            ),
+        ));
+    }
     d.paused.then_some(Step::Paused)
+}
+
+/// Unpaused with clients fenced off (a recovery finished, or one stopped and was unpaused): the
+/// Services are applied again, which puts the client Service's selector back whole. First of
+/// the acting rules: a restore that waits long must not keep clients off a cluster that serves.
+fn fenced_clients(_: &Desired, o: &Observed) -> Option<Step> {
+    o.clients_fenced.then_some(Step::ApplySupportingObjects)
 }
 
 /// The member config is missing or lacks what every member reads.

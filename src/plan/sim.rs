@@ -405,6 +405,7 @@ impl World {
                 tls: None,
             }),
             supporting_objects: self.supporting,
+            clients_fenced: false,
             restore_pod: None,
             last_version: None,
             upgrade: None,

@@ -168,6 +168,13 @@ pub fn derive_status(
                 ..
             }
     ) || waiting_for(&[Reason::ReplacingMember])
+        || matches!(
+            step,
+            Step::Hold {
+                reason: Reason::ClientsFenced,
+                ..
+            }
+        )
         || matches!(step, Step::ResizeStatefulSet { from, to } if to > from)
             && !matches!(o.etcd, EtcdView::Reached(_))
             && !o.volumes.is_empty();

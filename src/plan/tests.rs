@@ -56,6 +56,7 @@ pub(super) fn healthy(d: &Desired, n: u32) -> Observed {
             tls: Some(d.tls.clone()),
         }),
         supporting_objects: true,
+        clients_fenced: false,
         restore_pod: None,
         config: Some(config),
         pods: (0..n)
@@ -899,6 +900,16 @@ fn cond<'a>(
     s.conditions.iter().find(|c| c.type_ == t).unwrap()
 }
 
+/// The `Recovering` condition of the status derived for `step`.
+fn recovering(
+    d: &Desired,
+    o: &Observed,
+    step: &Step,
+) -> k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition {
+    let st = derive_status(d, o, step, None, jiff::Timestamp::from_second(1).unwrap());
+    cond(&st, condition::RECOVERING).clone()
+}
+
 #[test]
 fn status_of_a_healthy_cluster_is_ready_and_running() {
     let d = desired(3);
@@ -995,14 +1006,7 @@ fn a_statefulset_scaled_down_by_hand_is_restored_onto_its_volumes() {
     o.etcd = EtcdView::NotQueried;
     let step = plan(&d, &o);
     assert_eq!(step, Step::ResizeStatefulSet { from: 0, to: 3 });
-    let st = derive_status(
-        &d,
-        &o,
-        &step,
-        None,
-        jiff::Timestamp::from_second(1).unwrap(),
-    );
-    assert_eq!(cond(&st, condition::RECOVERING).status, "True");
+    assert_eq!(recovering(&d, &o, &step).status, "True");
 }
 
 #[test]
@@ -1482,6 +1486,62 @@ fn a_member_pod_stuck_on_a_gone_node_is_named_with_what_to_do() {
         matches!(&s, Step::Wait { message, .. } if message.contains("its node is gone") && message.contains("out-of-service")),
         "{s:?}"
     );
+}
+
+#[test]
+fn a_recovery_that_stopped_with_clients_fenced_is_named_with_its_ways_out() {
+    let d = crate::fixtures::cluster("demo")
+        .replicas(3)
+        .spec(|s| s.paused = true)
+        .desired();
+    // Stopped before deleting anything: the members are there, unpausing lets clients back.
+    let mut o = healthy(&d, 3);
+    o.clients_fenced = true;
+    let step = plan(&d, &o);
+    let Step::Hold {
+        reason: Reason::ClientsFenced,
+        message,
+    } = &step
+    else {
+        panic!("{step:?}")
+    };
+    assert!(
+        message.contains("demo-client") && message.contains("unpause"),
+        "{message}"
+    );
+    let r = recovering(&d, &o, &step);
+    assert_eq!(
+        (r.status.as_str(), r.reason.as_str()),
+        ("True", "ClientsFenced")
+    );
+    // Stopped after deleting the old members: unpausing would start an empty cluster, so the
+    // way out is the recovery's snapshot.
+    let gone = Observed {
+        clients_fenced: true,
+        ..Default::default()
+    };
+    let Step::Hold { message, .. } = plan(&d, &gone) else {
+        panic!("{:?}", plan(&d, &gone))
+    };
+    assert!(
+        message.contains("--from-backup") && !message.contains("unpause"),
+        "{message}"
+    );
+    // Paused without a fence: only paused.
+    assert_eq!(plan(&d, &healthy(&d, 3)), Step::Paused);
+}
+
+#[test]
+fn unpaused_the_fence_is_lifted_before_anything_else_even_during_a_restore() {
+    let d = restored(3);
+    let o = Observed {
+        clients_fenced: true,
+        ..Default::default()
+    };
+    assert_eq!(plan(&d, &o), Step::ApplySupportingObjects);
+    let mut served = healthy(&desired(3), 3);
+    served.clients_fenced = true;
+    assert_eq!(plan(&desired(3), &served), Step::ApplySupportingObjects);
 }
 
 /// Issue 15 item 8: a member on a node that is gone (deleted, shut down, long NotReady) never

@@ -5,11 +5,14 @@
 //! The engine never does this by itself: it is a human decision. The verb shows what survives and
 //! what is at stake, pre-flights the in-cluster restore, looks again right before acting (and
 //! refuses while a healthy quorum answers, unless `--force`), records the decision in status,
-//! pauses the cluster (so no engine acts meanwhile), snapshots the survivor to the backup
-//! destination, checks the survivor did not move meanwhile, reads the stored snapshot back and
+//! pauses the cluster (so no engine acts meanwhile), fences clients off (the client Service
+//! selects no member until the engine applies it again, once unpaused), snapshots the survivor
+//! to the backup destination, checks the survivor did not move meanwhile, reads the stored snapshot back and
 //! verifies it, and only then deletes the members and their volumes (the old members can never
 //! rejoin: the restored cluster has a new id) and hands the cluster to the engine's restore path.
 //! A failure before the deletion unpauses the cluster and says so; one after it says how to finish.
+//! A recovery interrupted in between leaves the cluster paused and fenced, which the planner
+//! names (`Reason::ClientsFenced`) with the ways out; unpaused, the engine lifts the fence.
 //!
 //! The decisions (`refuse_while_quorum`, `preflight`, `survivor_moved`) are pure functions of
 //! what was observed, table-tested below.
@@ -25,7 +28,7 @@ use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
 use serde_json::json;
 
 use super::backup::bad_url;
-use crate::api::{EtcdBackup, EtcdCluster, backup_phase, condition};
+use crate::api::{EtcdBackup, EtcdCluster, RestoreSpec, backup_phase, condition};
 use crate::archive::store::Location;
 use crate::backup::open_store;
 use crate::backup::{label, select, take};
@@ -433,7 +436,8 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
                 highest.saturating_sub(at)
             ));
             plan.push(format!(
-                "snapshot {} to {}, delete every member and its volume, restore the snapshot into a new cluster {name} (new cluster id: the old members can never rejoin), then add the other {} members as learners",
+                "fence clients off (Service {} selects no member until the restored cluster serves), snapshot {} to {}, delete every member and its volume, restore the snapshot into a new cluster {name} (new cluster id: the old members can never rejoin), then add the other {} members as learners",
+                objects::client_service_name(&name),
                 sv.name,
                 destination.as_ref().map(|l| l.to_string()).unwrap_or_default(),
                 d.replicas.saturating_sub(1)
@@ -450,7 +454,8 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
                     .unwrap_or_default()
             ));
             plan.push(format!(
-                "delete every member and its volume, restore {} into a new cluster {name}, then add the other {} members as learners",
+                "fence clients off (Service {} selects no member until the restored cluster serves), delete every member and its volume, restore {} into a new cluster {name}, then add the other {} members as learners",
+                objects::client_service_name(&name),
                 st.url.unwrap_or_default(),
                 d.replicas.saturating_sub(1)
             ));
@@ -553,9 +558,15 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     .await
     .map_err(|e| Error::kube("pause", crate::api::KIND, ns, &name, e))?;
 
-    // 2-3. The snapshot it is rebuilt from, read back and verified; the restore's credentials.
-    //      Any failure here unpauses the cluster: nothing of it was deleted.
+    // 2-3. Clients fenced off; the snapshot it is rebuilt from, read back and verified; the
+    //      restore's credentials. Any failure here unfences and unpauses the cluster: nothing of
+    //      it was deleted.
     let ready = async {
+        // A write acknowledged after the snapshot would be lost: from here no new client
+        // connection reaches a member (the snapshot and read-back go to the pods directly).
+        progress.step("fencing clients off");
+        crate::engine::fence_clients(&ctx, &d).await?;
+        wait_unserved(&s, &name, FENCE_TIMEOUT).await?;
         let (url, sha256, backup_name) = match (&survivor, &record) {
             (Some(sv), _) => {
                 let rec = snapshot_survivor(
@@ -601,12 +612,12 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         Ok(r) => r,
         Err(e) => {
             progress.abandon();
-            let state = match unpause(&api, &name, ns, &e.to_string()).await {
+            let state = match unpause(&ctx, &d, &api, &name, ns, &e.to_string()).await {
                 Ok(()) => format!(
-                    "recovery of {who} stopped before deleting anything: the cluster is unpaused and as it was (every member and volume kept); fix the cause below and rerun `kubectl etcd recover {name} --yes`"
+                    "recovery of {who} stopped before deleting anything: the cluster is unpaused and as it was (every member and volume kept, clients let back); fix the cause below and rerun `kubectl etcd recover {name} --yes`"
                 ),
                 Err(u) => format!(
-                    "recovery of {who} stopped before deleting anything, but unpausing failed too ({u}): every member and volume is kept; unpause with `kubectl patch etcdcluster {name} -n {ns} --type merge -p '{{\"spec\":{{\"paused\":false}}}}'`"
+                    "recovery of {who} stopped before deleting anything, but unpausing failed too ({u}): every member and volume is kept; unpause with `kubectl patch etcdcluster {name} -n {ns} --type merge -p '{{\"spec\":{{\"paused\":false}}}}'` (the engine then lets clients back)"
                 ),
             };
             output::progress_line(&state);
@@ -618,7 +629,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     // 4. The old members go, with their volumes (they can never rejoin). From here a failure
     //    leaves the cluster paused (unpaused without members, the engine would start it empty).
     let finish_hint = format!(
-        "the snapshot is kept as EtcdBackup {backup_name} ({url}); the cluster stays paused; finish with `kubectl etcd recover {name} --from-backup {backup_name} --yes`"
+        "the snapshot is kept as EtcdBackup {backup_name} ({url}); the cluster stays paused with clients fenced off; finish with `kubectl etcd recover {name} --from-backup {backup_name} --yes`"
     );
     if let Err(e) = delete_members(&s, &ctx, &d, &name, &a, &progress).await {
         progress.abandon();
@@ -629,20 +640,19 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     }
 
     // 5. The engine restores it as a new cluster, seed first, the others as learners.
+    let restore = RestoreSpec {
+        source: url,
+        sha256,
+        credentials_secret: secret,
+        backup_name: Some(backup_name),
+        tools_image: Some(a.tools_image.clone()),
+        nonce: None,
+    };
     let patched = api
         .patch(
             &name,
             &PatchParams::default(),
-            &Patch::Merge(json!({"spec": {
-                "paused": false,
-                "restore": {
-                    "source": url,
-                    "sha256": sha256,
-                    "credentialsSecret": secret,
-                    "backupName": backup_name,
-                    "toolsImage": a.tools_image,
-                }
-            }})),
+            &Patch::Merge(handover(restore, Timestamp::now())),
         )
         .await
         .map_err(|e| {
@@ -653,6 +663,31 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         })?;
     progress.finish("old members removed; restoring");
     drive::drive(&s, g, patched, &a.wait).await
+}
+
+/// A fresh `spec.restore.nonce`: the time of the restore, to the nanosecond (two restores of one
+/// cluster are never that close).
+pub fn restore_nonce(now: Timestamp) -> String {
+    format!("{:x}", now.as_nanosecond())
+}
+
+/// Pure: the spec patch that hands the cluster to the engine's restore path: unpaused, restoring
+/// `restore` under a nonce fresh at `now`, so that each recovery (of one backup too) is a new
+/// cluster id.
+/// Every field is written, null when absent: a merge patch keeps what it does not name, and
+/// nothing of an earlier restore may carry over.
+pub fn handover(r: RestoreSpec, now: Timestamp) -> serde_json::Value {
+    json!({"spec": {
+        "paused": false,
+        "restore": {
+            "source": r.source,
+            "sha256": r.sha256,
+            "credentialsSecret": r.credentials_secret,
+            "backupName": r.backup_name,
+            "toolsImage": r.tools_image,
+            "nonce": restore_nonce(now),
+        }
+    }})
 }
 
 /// Streams the survivor's snapshot to `destination` (recorded as an EtcdBackup) and checks that
@@ -764,9 +799,60 @@ async fn make_env_secret(s: &Session, d: &Desired, name: &str) -> Result<String,
     Ok(made.name_any())
 }
 
-/// Unpauses the cluster after a recovery that stopped before deleting anything, and says so in
-/// the `Recovering` condition.
-async fn unpause(api: &Api<EtcdCluster>, name: &str, ns: &str, why: &str) -> Result<(), Error> {
+/// How long the fenced client Service may keep listing endpoints.
+const FENCE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Waits until the client Service of `name` lists no endpoint (Kubernetes dropped the members
+/// from it after the fence). Connections opened before stay open (kube-proxy does not cut them);
+/// the survivor's raft index, checked after its snapshot, catches what they commit.
+async fn wait_unserved(s: &Session, name: &str, timeout: Duration) -> Result<(), Error> {
+    use k8s_openapi::api::discovery::v1::EndpointSlice;
+    let ns = s.namespace.as_str();
+    let service = objects::client_service_name(name);
+    let slices: Api<EndpointSlice> = Api::namespaced(s.client.clone(), ns);
+    let lp = ListParams::default().labels(&format!("kubernetes.io/service-name={service}"));
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        let listed = slices
+            .list(&lp)
+            .await
+            .map_err(|e| Error::kube("list the endpoints of", "Service", ns, &service, e))?;
+        let served: Vec<String> = listed
+            .items
+            .iter()
+            .flat_map(|sl| sl.endpoints.iter())
+            .map(|e| {
+                e.target_ref
+                    .as_ref()
+                    .and_then(|t| t.name.clone())
+                    .unwrap_or_else(|| e.addresses.join(","))
+            })
+            .collect();
+        if served.is_empty() {
+            return Ok(());
+        }
+        if std::time::Instant::now() > deadline {
+            return Err(Error::Usage(format!(
+                "Service {ns}/{service} still sends clients to {} {}s after its selector was fenced off",
+                served.join(", "),
+                timeout.as_secs()
+            )));
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// Unpauses the cluster after a recovery that stopped before deleting anything, lets clients
+/// back (the engine would too, on its next pass), and says so in the `Recovering` condition.
+async fn unpause(
+    ctx: &Context,
+    d: &Desired,
+    api: &Api<EtcdCluster>,
+    name: &str,
+    ns: &str,
+    why: &str,
+) -> Result<(), Error> {
+    crate::engine::lift_fence(ctx, d).await?;
     api.patch(
         name,
         &PatchParams::default(),
@@ -997,6 +1083,32 @@ mod tests {
             preflight("ns/demo", &pre(&pvc)),
             Ok(PodCredentials::NotNeeded)
         );
+    }
+
+    #[test]
+    fn two_recoveries_from_one_backup_are_two_cluster_ids() {
+        let from_b = || RestoreSpec {
+            source: "s3://b/p/ns-demo-20261201T000000Z-r5.db.zst".into(),
+            backup_name: Some("demo-b".into()),
+            ..Default::default()
+        };
+        let token = |now: Timestamp| {
+            let mut c = crate::fixtures::cluster("demo").build();
+            let patch = handover(from_b(), now);
+            c.spec.restore =
+                Some(serde_json::from_value(patch["spec"]["restore"].clone()).unwrap());
+            let d = model::validate(&c).unwrap();
+            objects::bootstrap_config(&d, 1)[objects::config_key::INITIAL_TOKEN].clone()
+        };
+        let first: Timestamp = "2026-12-01T10:00:00Z".parse().unwrap();
+        let second: Timestamp = "2026-12-01T10:07:00Z".parse().unwrap();
+        assert_ne!(token(first), token(second));
+        // The same handover read again (an engine pass after a restart) keeps its token.
+        assert_eq!(token(first), token(first));
+        let patch = handover(from_b(), first);
+        assert_eq!(patch["spec"]["paused"], false);
+        assert_eq!(patch["spec"]["restore"]["backupName"], "demo-b");
+        assert!(patch["spec"]["restore"]["credentialsSecret"].is_null());
     }
 
     #[test]

@@ -338,6 +338,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
                 .or_else(|| made_secret.as_ref().and_then(|s| s.metadata.name.clone())),
             backup_name: src.record.clone(),
             tools_image: Some(a.tools_image.clone()),
+            nonce: Some(super::recover::restore_nonce(jiff::Timestamp::now())),
         }),
         tls: a.security.spec(),
         auth: a.security.auth(),
