@@ -23,16 +23,22 @@ fn s3() -> (String, String) {
 /// `kubectl etcd …` with S3 reached through the node IP (so restore pods can reach it too), and
 /// the project's image for the restore pods.
 fn etcd_s3(ns: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut c = etcd_s3_cmd(ns, args);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    run_cmd(&[&["etcd", "-n", ns], args].concat(), c)
+}
+
+/// The command `etcd_s3` runs, to start it in the background.
+fn etcd_s3_cmd(ns: &str, args: &[&str]) -> Command {
     let (endpoint, _) = s3();
     let mut c: Command = kubectl_cmd(&[&["etcd", "-n", ns], args].concat());
     c.env("AWS_ENDPOINT_URL", endpoint).env(
         "KUBECTL_ETCD_TOOLS_IMAGE",
         std::env::var("KE_OPERATOR_IMAGE").expect("KE_OPERATOR_IMAGE is not set"),
     );
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    run_cmd(&[&["etcd", "-n", ns], args].concat(), c)
+    c
 }
 
 fn writer_client(ns: &str, pod: &str) -> (tokio::runtime::Runtime, kubectl_etcd::etcd::EtcdClient) {
@@ -920,22 +926,35 @@ fn http_get(addr: &str, path: &str) -> String {
 
 /// `kubectl etcd operate` watching one namespace, from this machine (port-forward dial); killed on drop.
 struct LocalOperator(std::process::Child);
-impl Drop for LocalOperator {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+impl LocalOperator {
+    /// Started on `ns`, its metrics on `metrics` (one address per test).
+    fn watching(ns: &str, metrics: &str) -> LocalOperator {
+        LocalOperator(
+            kubectl_cmd(&[
+                "etcd",
+                "operate",
+                "--watch-namespace",
+                ns,
+                "--metrics-addr",
+                metrics,
+                "--dial",
+                "port-forward",
+                "--identity",
+                &format!("operator/e2e-{ns}"),
+            ])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+        )
     }
 }
 
-#[test]
-fn a_schedule_every_minute_runs_keeps_the_newest_and_retention_deletes_the_oldest() {
-    install_crd();
-    let ns = Ns::new("backup-schedule");
-    let (endpoint, bucket) = s3();
-    let _ = kubectl(&["create", "namespace", "kubectl-etcd-system"]);
+/// The Secret `s3-creds` in `ns`, with this machine's S3 credentials and the endpoint pods reach.
+fn s3_creds_secret(ns: &str) {
+    let (endpoint, _) = s3();
     ok(kubectl(&[
         "-n",
-        &ns.0,
+        ns,
         "create",
         "secret",
         "generic",
@@ -950,6 +969,21 @@ fn a_schedule_every_minute_runs_keeps_the_newest_and_retention_deletes_the_oldes
         ),
         &format!("--from-literal=AWS_ENDPOINT_URL={endpoint}"),
     ]));
+}
+impl Drop for LocalOperator {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn a_schedule_every_minute_runs_keeps_the_newest_and_retention_deletes_the_oldest() {
+    install_crd();
+    let ns = Ns::new("backup-schedule");
+    let (endpoint, bucket) = s3();
+    let _ = kubectl(&["create", "namespace", "kubectl-etcd-system"]);
+    s3_creds_secret(&ns.0);
     let prefix = format!("e2e/{}/scheduled", ns.0);
     let manifest = format!(
         r#"{{"apiVersion":"etcd.kubectl-etcd.io/v1alpha1","kind":"EtcdCluster","metadata":{{"name":"demo","namespace":"{ns}"}},
@@ -958,23 +992,7 @@ fn a_schedule_every_minute_runs_keeps_the_newest_and_retention_deletes_the_oldes
         ns = ns.0
     );
     ok(kubectl_stdin(&["apply", "-f", "-"], &manifest));
-    let _op = LocalOperator(
-        kubectl_cmd(&[
-            "etcd",
-            "operate",
-            "--watch-namespace",
-            &ns.0,
-            "--metrics-addr",
-            "127.0.0.1:18099",
-            "--dial",
-            "port-forward",
-            "--identity",
-            &format!("operator/e2e-{}", ns.0),
-        ])
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap(),
-    );
+    let _op = LocalOperator::watching(&ns.0, "127.0.0.1:18099");
     // At least three scheduled runs, of which retention keeps the newest two.
     let seen = std::cell::RefCell::new(std::collections::BTreeSet::new());
     eventually(
@@ -1076,6 +1094,37 @@ fn a_schedule_every_minute_runs_keeps_the_newest_and_retention_deletes_the_oldes
     );
 }
 
+/// `kubectl -n NS get WHAT… -o json`, parsed.
+fn get_json(ns: &str, what: &[&str]) -> serde_json::Value {
+    json(&ok(kubectl(
+        &[&["-n", ns, "get"], what, &["-o", "json"]].concat(),
+    )))
+}
+
+/// Whether `recover`'s fence is in the selector of the client Service of `demo`.
+fn client_fenced(ns: &str) -> bool {
+    get_json(ns, &["service", "demo-client"])["spec"]["selector"]["etcd.kubectl-etcd.io/fenced-by"]
+        .is_string()
+}
+
+/// How many endpoints (ready or not) the client Service of `demo` lists.
+fn client_endpoints(ns: &str) -> usize {
+    let slices = get_json(
+        ns,
+        &[
+            "endpointslices",
+            "-l",
+            "kubernetes.io/service-name=demo-client",
+        ],
+    );
+    slices["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["endpoints"].as_array().map_or(0, Vec::len))
+        .sum()
+}
+
 #[test]
 fn two_of_three_members_lost_then_recover_rebuilds_from_the_survivor_with_every_acknowledged_key() {
     install_crd();
@@ -1127,23 +1176,87 @@ fn two_of_three_members_lost_then_recover_rebuilds_from_the_survivor_with_every_
         "nothing changed without --yes: {spec}"
     );
 
-    ok(etcd_s3(
-        &ns.0,
-        &["recover", "demo", "--to", &to, "--yes", "--timeout", "5m"],
-        &[],
-    ));
+    // While it works, clients are fenced off: the client Service selects no member and lists
+    // no endpoint (a write acknowledged after the snapshot would be lost).
+    let recovering = {
+        let mut c = etcd_s3_cmd(
+            &ns.0,
+            &["recover", "demo", "--to", &to, "--yes", "--timeout", "5m"],
+        );
+        std::thread::spawn(move || c.output().unwrap())
+    };
+    let (mut fenced, mut unserved_while_fenced) = (false, false);
+    while !recovering.is_finished() {
+        if client_fenced(&ns.0) {
+            fenced = true;
+            unserved_while_fenced |= client_endpoints(&ns.0) == 0;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let out = recovering.join().unwrap();
+    assert!(
+        out.status.success(),
+        "recover: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        fenced && unserved_while_fenced,
+        "the client Service was fenced ({fenced}) and listed no endpoint meanwhile ({unserved_while_fenced})"
+    );
     let c = cluster_json(&ns.0, "demo");
     assert_eq!(ready_members(&c["status"]), (3, 3, 3), "{}", c["status"]);
-    assert_ne!(
-        c["status"]["clusterId"], old_id,
-        "a recovered cluster has a new id"
-    );
+    let recovered_id = c["status"]["clusterId"].clone();
+    assert_ne!(recovered_id, old_id, "a recovered cluster has a new id");
     assert_eq!(
         keyspace_digest(&ns.0, "demo-2"),
         before,
         "every acknowledged key is back"
     );
+    // The fence is lifted: the restored members serve clients.
+    assert!(!client_fenced(&ns.0));
+    eventually("3 client endpoints", Duration::from_secs(30), || {
+        (client_endpoints(&ns.0) == 3).then_some(())
+    });
     ok(etcdctl(&ns.0, "demo-1", &["put", "after-recover", "yes"]));
+
+    // Recovering again from the same snapshot (the record the first recovery made) is another
+    // cluster again: a new id, so no member of the first can ever join it.
+    let backups = json(&ok(kubectl(&[
+        "-n",
+        &ns.0,
+        "get",
+        "etcdbackups",
+        "-o",
+        "json",
+    ])));
+    let record = backups["items"][0]["metadata"]["name"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    ok(etcd_s3(
+        &ns.0,
+        &[
+            "recover",
+            "demo",
+            "--from-backup",
+            &record,
+            "--yes",
+            "--force",
+            "--timeout",
+            "5m",
+        ],
+        &[],
+    ));
+    let c = cluster_json(&ns.0, "demo");
+    assert_eq!(ready_members(&c["status"]), (3, 3, 3), "{}", c["status"]);
+    let again_id = c["status"]["clusterId"].clone();
+    assert!(
+        again_id != recovered_id && again_id != old_id,
+        "a second recovery from {record} has its own id: {old_id} -> {recovered_id} -> {again_id}"
+    );
+    assert_eq!(keyspace_digest(&ns.0, "demo-0"), before, "{record}'s keys");
+    let after = ok(etcdctl(&ns.0, "demo-0", &["get", "after-recover"])).stdout;
+    assert!(after.trim().is_empty(), "restored from {record}: {after}");
 }
 
 #[test]
@@ -1170,4 +1283,189 @@ fn recover_yes_refuses_a_cluster_whose_quorum_answers_and_changes_nothing() {
     let pvcs = ok(kubectl(&["-n", &ns.0, "get", "pvc", "-o", "name"])).stdout;
     assert_eq!(pvcs.lines().count(), 3, "every volume kept: {pvcs}");
     assert_eq!(keyspace_digest(&ns.0, "demo-2"), before, "every key kept");
+}
+
+/// The successful scheduled backups of `ns` as (record name, cluster uid, url).
+fn scheduled_backups(ns: &str) -> Vec<(String, String, String)> {
+    let list = json(&ok(kubectl(&[
+        "-n",
+        ns,
+        "get",
+        "etcdbackups",
+        "-o",
+        "json",
+    ])));
+    list["items"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .filter(|b| b["status"]["phase"] == "Succeeded")
+        .map(|b| {
+            let text = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
+            (
+                text(&b["metadata"]["name"]),
+                text(&b["spec"]["clusterUid"]),
+                text(&b["status"]["url"]),
+            )
+        })
+        .collect()
+}
+
+/// `demo` of one member with a backup every minute to `s3://bucket/prefix`, the newest one kept.
+fn scheduled_demo(ns: &str, bucket: &str, prefix: &str, keys: usize) -> (String, (usize, String)) {
+    ok(etcd(
+        ns,
+        &["create", "demo", "--replicas", "1", "--timeout", "3m"],
+    ));
+    let digest = if keys > 0 {
+        write_keys(ns, "demo-0", keys);
+        keyspace_digest(ns, "demo-0")
+    } else {
+        (0, String::new())
+    };
+    let backup = format!(
+        r#"{{"spec":{{"backup":{{"destination":"s3://{bucket}/{prefix}","credentialsSecret":"s3-creds","schedule":"* * * * *","runOnCreate":true,"retention":{{"keepLast":1}}}}}}}}"#
+    );
+    ok(kubectl(&[
+        "-n",
+        ns,
+        "patch",
+        "etcdcluster",
+        "demo",
+        "--type",
+        "merge",
+        "-p",
+        &backup,
+    ]));
+    let uid = cluster_json(ns, "demo")["metadata"]["uid"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    (uid, digest)
+}
+
+#[test]
+fn a_cluster_re_created_empty_under_the_same_name_never_prunes_the_old_ones_backups() {
+    install_crd();
+    let ns = Ns::new("backup-recreated");
+    let (endpoint, bucket) = s3();
+    s3_creds_secret(&ns.0);
+    let prefix = format!("e2e/{}/scheduled", ns.0);
+    let _op = LocalOperator::watching(&ns.0, "127.0.0.1:18097");
+    // The real data: 500 acknowledged keys, two scheduled backups of which retention keeps one.
+    let (old_uid, before) = scheduled_demo(&ns.0, &bucket, &prefix, 500);
+    let seen = std::cell::RefCell::new(std::collections::BTreeSet::new());
+    let old_kept = eventually(
+        "two scheduled backups of the first demo, one kept",
+        Duration::from_secs(240),
+        || {
+            let now = scheduled_backups(&ns.0);
+            seen.borrow_mut().extend(now.iter().map(|b| b.0.clone()));
+            (seen.borrow().len() >= 2 && now.len() == 1).then(|| now[0].clone())
+        },
+    );
+    assert_eq!(old_kept.1, old_uid, "{old_kept:?}");
+
+    // Deleted with its data, re-created empty under the same name, and backed up more often
+    // than retention keeps.
+    ok(etcd(&ns.0, &["delete", "demo", "--delete-data", "--yes"]));
+    let (new_uid, _) = scheduled_demo(&ns.0, &bucket, &prefix, 0);
+    assert_ne!(new_uid, old_uid);
+    let seen_new = std::cell::RefCell::new(std::collections::BTreeSet::new());
+    let new_kept = eventually(
+        "two scheduled backups of the re-created demo, one of its own kept",
+        Duration::from_secs(240),
+        || {
+            let now = scheduled_backups(&ns.0);
+            let own: Vec<_> = now.iter().filter(|b| b.1 == new_uid).cloned().collect();
+            seen_new
+                .borrow_mut()
+                .extend(own.iter().map(|b| b.0.clone()));
+            (seen_new.borrow().len() >= 2 && own.len() == 1).then(|| own[0].clone())
+        },
+    );
+    // Retention of the new cluster neither counted nor pruned the old one's backup.
+    let now = scheduled_backups(&ns.0);
+    assert!(
+        now.contains(&old_kept),
+        "{old_kept:?} is kept (the backup of the real data): {now:?}"
+    );
+    let objects = Command::new("/var/cache/kubectl-etcd/s3-venv/bin/python")
+        .args([
+            "-c",
+            "import sys,boto3; from botocore.config import Config; r=boto3.client('s3', endpoint_url=sys.argv[1], config=Config(s3={'addressing_style':'path'})).list_objects_v2(Bucket=sys.argv[2], Prefix=sys.argv[3]); print('\\n'.join(o['Key'] for o in r.get('Contents', [])))",
+            &endpoint,
+            &bucket,
+            &prefix,
+        ])
+        .output()
+        .unwrap();
+    let keys = String::from_utf8_lossy(&objects.stdout).to_string();
+    let object_of = |url: &str| url.rsplit('/').next().unwrap().to_string();
+    assert!(
+        keys.contains(&object_of(&old_kept.2)) && keys.contains(&object_of(&new_kept.2)),
+        "both kept objects are in S3: {keys}"
+    );
+    assert_eq!(keys.lines().count(), 2, "the rest pruned: {keys}");
+    let listed = ok(etcd_s3(&ns.0, &["backup", "list", "demo"], &[]));
+    assert!(
+        listed.stderr.contains(&old_kept.0) && listed.stderr.contains("earlier cluster"),
+        "backup list names the earlier cluster's backup: {}",
+        listed.stderr
+    );
+    drop(_op);
+
+    // `restore --latest-of demo` picks the newest good backup of demo as it exists now: the
+    // re-created, empty one (README, "Backups"); the real data comes back by its record's name.
+    ok(etcd_s3(
+        &ns.0,
+        &[
+            "restore",
+            "latest",
+            "--latest-of",
+            "demo",
+            "--replicas",
+            "1",
+            "--timeout",
+            "4m",
+        ],
+        &[],
+    ));
+    let latest = cluster_json(&ns.0, "latest");
+    assert_eq!(
+        latest["status"]["restoredFrom"].as_str(),
+        Some(new_kept.2.as_str()),
+        "{}",
+        latest["status"]
+    );
+    let empty = ok(etcdctl(
+        &ns.0,
+        "latest-0",
+        &["get", "--prefix", "k/", "--keys-only"],
+    ))
+    .stdout;
+    assert!(
+        empty.trim().is_empty(),
+        "the re-created demo held no key: {empty}"
+    );
+    ok(etcd_s3(
+        &ns.0,
+        &[
+            "restore",
+            "real",
+            "--from-backup",
+            &old_kept.0,
+            "--replicas",
+            "1",
+            "--timeout",
+            "4m",
+        ],
+        &[],
+    ));
+    assert_eq!(
+        keyspace_digest(&ns.0, "real-0"),
+        before,
+        "every acknowledged key of the first demo is back"
+    );
 }
