@@ -1221,15 +1221,7 @@ fn two_of_three_members_lost_then_recover_rebuilds_from_the_survivor_with_every_
 
     // Recovering again from the same snapshot (the record the first recovery made) is another
     // cluster again: a new id, so no member of the first can ever join it.
-    let backups = json(&ok(kubectl(&[
-        "-n",
-        &ns.0,
-        "get",
-        "etcdbackups",
-        "-o",
-        "json",
-    ])));
-    let record = backups["items"][0]["metadata"]["name"]
+    let record = get_json(&ns.0, &["etcdbackups"])["items"][0]["metadata"]["name"]
         .as_str()
         .unwrap()
         .to_string();
