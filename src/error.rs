@@ -1,5 +1,6 @@
 //! Errors of the engine and the CLI, and the one mapping from an error to an exit code.
 
+use crate::archive::fetch::FetchError;
 use crate::archive::store::{StoreError, UrlError};
 use crate::etcd::EtcdError;
 use crate::model::InvalidSpec;
@@ -116,6 +117,22 @@ pub enum BackupError {
     Etcd(Box<EtcdError>),
     #[error("the snapshot is unusable: {0}")]
     Corrupt(String),
+}
+
+impl From<FetchError> for BackupError {
+    fn from(e: FetchError) -> Self {
+        match e {
+            FetchError::Store(e) => BackupError::Store(e),
+            FetchError::Corrupt(m) => BackupError::Corrupt(m),
+            FetchError::Local(m) => BackupError::Usage(m),
+        }
+    }
+}
+
+impl From<FetchError> for Error {
+    fn from(e: FetchError) -> Self {
+        Error::Backup(e.into())
+    }
 }
 
 impl BackupError {

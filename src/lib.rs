@@ -1,9 +1,9 @@
 //! kubectl-etcd: an etcd operator whose kubectl verbs run the same reconcile engine as `operate`.
 //!
-//! Rooms, and the way dependencies point: `archive` (backup storage, encoding, retention, cron:
-//! no cluster) ← `api` ← `model` ← `objects` (names, labels, pure builders, install manifests,
-//! the restore pod) ← `plan` ← `engine` (observe, act, the drivers' policy) ← `lease` ←
-//! `backup` (taking, scheduling and fetching backups) ← `cli`, `operate`. `etcd` (gRPC) sits
+//! Rooms, and the way dependencies point: `archive` (backup storage, encoding, fetching,
+//! retention, cron: no cluster) ← `api` ← `model` ← `objects` (names, labels, pure builders,
+//! install manifests, the restore pod) ← `plan` ← `engine` (observe, act, the drivers' policy) ←
+//! `lease` ← `backup` (taking and scheduling backups) ← `cli`, `operate`. `etcd` (gRPC) sits
 //! beside `objects` and uses `model`'s id format; `error` sits above both. `cli` reaches
 //! `operate` only through `operate::run`.
 // `Error` carries kube's and etcd's errors by value so callers can match on them; it is built

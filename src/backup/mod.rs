@@ -1,16 +1,19 @@
 //! Backups of a running cluster, above the engine like `cli` and `operate`: taking one (`take`:
 //! member choice, the streamed snapshot, the `EtcdBackup` record), running the schedules
-//! (`scheduled`) and getting one back (`fetch`: fetch and verify a stored snapshot). What needs no
-//! cluster — storage, encoding, retention, cron — is the `archive` room's; the restore pod is
-//! `objects::restore`; `BackupError` sits with the other errors in `error`.
+//! (`scheduled`) and reaching a claim's backups through an agent pod (`pvc`). What needs no
+//! cluster — storage, encoding, the pvc frames, fetching and verifying a stored snapshot,
+//! retention, cron — is the `archive` room's; the restore pod is `objects::restore`;
+//! `BackupError` sits with the other errors in `error`.
 
-pub mod fetch;
 pub mod pre_upgrade;
 pub mod pvc;
 pub mod scheduled;
 pub mod select;
 pub mod take;
 
+// Fetching needs no cluster and lives in the archive; the path `backup::fetch` stays for the
+// verbs that use it.
+pub use crate::archive::fetch;
 use crate::archive::store;
 use crate::error::{BackupError, Error};
 

@@ -1,5 +1,5 @@
 //! The one-shot pod that restores the seed member's volume from a backup (pure: no client). The
-//! snapshot's fetch and verification are `backup::fetch`'s.
+//! snapshot's fetch and verification are `archive::fetch`'s.
 //!
 //! The restore pod works with etcd images that ship no shell (3.5+ official images are distroless):
 //! an init container of the project's own image (`kubectl-etcd snapshot fetch`) downloads (or, for

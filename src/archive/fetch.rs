@@ -1,15 +1,28 @@
 //! Getting a backup back: fetch a stored snapshot and verify it — before anything of a new
 //! cluster is created (the `restore` verb), and again inside the cluster while the restore pod
 //! writes it to the seed's volume (`kubectl-etcd snapshot fetch`). The pod itself is built in
-//! `objects::restore`.
+//! `objects::restore`. No cluster: a [`Store`] in, a local sink or file out.
 
 use std::path::Path;
 
 use tokio::io::{AsyncRead, AsyncWriteExt};
 
 use crate::archive::codec::{self, Compression, Sha256Reader, SnapshotVerifier};
-use crate::archive::store::Store;
-use crate::error::BackupError;
+use crate::archive::store::{Store, StoreError};
+
+/// Why a fetch failed (the backup error takes each variant over as its own kind, so the exit
+/// code stays that of a storage failure, a corrupt snapshot or a usage error).
+#[derive(Debug, thiserror::Error)]
+pub enum FetchError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The bytes are not the snapshot the record names, or not a whole snapshot.
+    #[error("the snapshot is unusable: {0}")]
+    Corrupt(String),
+    /// This side's files: the target cannot be written, or a data dir must not be overwritten.
+    #[error("{0}")]
+    Local(String),
+}
 
 /// What a verified read of a stored snapshot found.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -27,7 +40,7 @@ pub async fn verify_into<W>(
     key: &str,
     expected: Option<&str>,
     sink: &mut W,
-) -> Result<Verified, BackupError>
+) -> Result<Verified, FetchError>
 where
     W: tokio::io::AsyncWrite + Unpin,
 {
@@ -42,7 +55,7 @@ pub async fn verify_stream<R, W>(
     expected: Option<&str>,
     sink: &mut W,
     what: &str,
-) -> Result<Verified, BackupError>
+) -> Result<Verified, FetchError>
 where
     R: AsyncRead + Unpin + Send,
     W: tokio::io::AsyncWrite + Unpin,
@@ -57,16 +70,16 @@ where
     if let Some(want) = expected
         && !want.eq_ignore_ascii_case(&sha256)
     {
-        return Err(BackupError::Corrupt(format!(
+        return Err(FetchError::Corrupt(format!(
             "{what}: its sha256 is {sha256}, the backup record says {want} (the object was changed or damaged)"
         )));
     }
-    copied.map_err(|e| BackupError::Corrupt(format!("{what}: {e}")))?;
+    copied.map_err(|e| FetchError::Corrupt(format!("{what}: {e}")))?;
     sink.flush()
         .await
-        .map_err(|e| BackupError::Corrupt(format!("{what}: {e}")))?;
+        .map_err(|e| FetchError::Corrupt(format!("{what}: {e}")))?;
     if !verified {
-        return Err(BackupError::Corrupt(format!(
+        return Err(FetchError::Corrupt(format!(
             "{what}: the snapshot ended without etcd's hash"
         )));
     }
@@ -91,14 +104,14 @@ pub async fn fetch_to_file(
     expected: Option<&str>,
     to: &Path,
     clean: Option<&Path>,
-) -> Result<Verified, BackupError> {
-    let io = |what: &str, e: std::io::Error| BackupError::Usage(format!("{what}: {e}"));
+) -> Result<Verified, FetchError> {
+    let io = |what: &str, e: std::io::Error| FetchError::Local(format!("{what}: {e}"));
     if let Some(dir) = clean
         && dir.exists()
     {
         let own = to.parent().is_some_and(Path::exists);
         if !own {
-            return Err(BackupError::Usage(format!(
+            return Err(FetchError::Local(format!(
                 "{} holds etcd data this restore did not write (a volume kept from an earlier \
                  cluster, or one restored and run since); refusing to overwrite it: delete the \
                  cluster's volumes (kubectl etcd delete NAME --delete-data --yes) or restore under \
