@@ -4,7 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{Affinity, ResourceRequirements, Toleration};
+use k8s_openapi::api::core::v1::{
+    Affinity, ResourceRequirements, Toleration, TopologySpreadConstraint,
+};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceDefinition, JSONSchemaProps, JSONSchemaPropsOrArray,
 };
@@ -73,6 +75,13 @@ pub struct EtcdClusterSpec {
     /// Passed through to the member pods.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_selector: Option<BTreeMap<String, String>>,
+    /// How the member pods spread over the nodes and zones, passed to the member pods. A
+    /// constraint without a `labelSelector` selects this cluster's members. `kubectl etcd create`
+    /// writes a preference (`whenUnsatisfiable: ScheduleAnyway`, so one node still runs every
+    /// member) for zones (`topology.kubernetes.io/zone`) and nodes (`kubernetes.io/hostname`);
+    /// absent: no constraint. A change restarts the members one at a time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology_spread_constraints: Option<Vec<TopologySpreadConstraint>>,
     /// PriorityClass of the member pods (e.g. `system-cluster-critical`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority_class_name: Option<String>,

@@ -32,6 +32,30 @@ pub const DEFAULT_LOST_MEMBER_GRACE_SECONDS: u64 = 180;
 pub const DEFAULT_UPGRADE_TIMEOUT_SECONDS: u64 = 300;
 /// Volume size when the spec names none.
 pub const DEFAULT_STORAGE_SIZE: &str = "1Gi";
+/// Auto-compaction `create` and `restore` write into a new cluster's spec (`new_cluster_defaults`):
+/// keep one hour of history, as KubeBlocks does (etcd-druid keeps 30 minutes).
+pub const DEFAULT_AUTO_COMPACTION_MODE: &str = "periodic";
+pub const DEFAULT_AUTO_COMPACTION_RETENTION: &str = "1h";
+
+/// Fills in what a cluster created by `kubectl etcd create` or `restore` gets unless its spec
+/// says otherwise: periodic auto-compaction (`DEFAULT_AUTO_COMPACTION_*`) and a preference to
+/// spread the members over zones and nodes (`objects::default_topology_spread`).
+///
+/// Written into the spec, not assumed by `validate` when the spec is silent: the spec shows it
+/// and can change it, and a cluster created before these defaults existed keeps the template it
+/// has. A default that only `validate` knew would change the pod template of every existing
+/// cluster, and the StatefulSet is applied whole (a resize too), so its next apply would roll
+/// every member to gain a compaction flag or a scheduling hint.
+pub fn new_cluster_defaults(spec: &mut crate::api::EtcdClusterSpec) {
+    let t = &mut spec.etcd;
+    if t.auto_compaction_mode.is_none() && t.auto_compaction_retention.is_none() {
+        t.auto_compaction_mode = Some(DEFAULT_AUTO_COMPACTION_MODE.into());
+        t.auto_compaction_retention = Some(DEFAULT_AUTO_COMPACTION_RETENTION.into());
+    }
+    if spec.topology_spread_constraints.is_none() {
+        spec.topology_spread_constraints = Some(crate::objects::default_topology_spread());
+    }
+}
 
 /// An etcd release `3.<minor>.<patch>`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -153,6 +177,9 @@ pub struct Desired {
     pub affinity: Option<k8s_openapi::api::core::v1::Affinity>,
     pub tolerations: Option<Vec<k8s_openapi::api::core::v1::Toleration>>,
     pub node_selector: Option<BTreeMap<String, String>>,
+    /// `spec.topologySpreadConstraints` (a constraint without a selector gets the members' own
+    /// in `objects::pod_template`).
+    pub topology_spread: Option<Vec<k8s_openapi::api::core::v1::TopologySpreadConstraint>>,
     pub priority_class_name: Option<String>,
     /// Labels and annotations the member pods get besides the engine's (`spec.podMetadata`).
     pub pod_labels: BTreeMap<String, String>,
@@ -201,6 +228,7 @@ impl Desired {
             affinity: None,
             tolerations: None,
             node_selector: None,
+            topology_spread: None,
             priority_class_name: None,
             pod_labels: BTreeMap::new(),
             pod_annotations: BTreeMap::new(),
@@ -714,6 +742,11 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
         affinity: spec.affinity.clone(),
         tolerations: spec.tolerations.clone(),
         node_selector: spec.node_selector.clone(),
+        topology_spread: spec
+            .topology_spread_constraints
+            .as_ref()
+            .map(|c| validate_topology_spread(c))
+            .transpose()?,
         priority_class_name,
         pod_labels,
         pod_annotations,
@@ -744,6 +777,44 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
             .map(|a| validate_secret_name("spec.auth.userSecret", &a.user_secret))
             .transpose()?,
     })
+}
+
+/// The fields the API server would refuse only when the StatefulSet is applied (a pass that
+/// fails every time): refused here, naming the constraint.
+fn validate_topology_spread(
+    cs: &[k8s_openapi::api::core::v1::TopologySpreadConstraint],
+) -> Result<Vec<k8s_openapi::api::core::v1::TopologySpreadConstraint>, InvalidSpec> {
+    const FIELD: &str = "spec.topologySpreadConstraints";
+    for (i, c) in cs.iter().enumerate() {
+        if c.max_skew < 1 {
+            return Err(invalid(
+                FIELD,
+                format!("[{i}].maxSkew is {}; use 1 or more", c.max_skew),
+            ));
+        }
+        if !is_qualified_name(&c.topology_key) {
+            return Err(invalid(
+                FIELD,
+                format!(
+                    "[{i}].topologyKey {:?} is not a label key; use e.g. topology.kubernetes.io/zone",
+                    c.topology_key
+                ),
+            ));
+        }
+        if !matches!(
+            c.when_unsatisfiable.as_str(),
+            "DoNotSchedule" | "ScheduleAnyway"
+        ) {
+            return Err(invalid(
+                FIELD,
+                format!(
+                    "[{i}].whenUnsatisfiable {:?} is neither DoNotSchedule nor ScheduleAnyway",
+                    c.when_unsatisfiable
+                ),
+            ));
+        }
+    }
+    Ok(cs.to_vec())
 }
 
 fn validate_secret_name(field: &'static str, name: &str) -> Result<String, InvalidSpec> {
@@ -1312,6 +1383,75 @@ mod tests {
             .version(version)
             .build()
             .spec
+    }
+
+    #[test]
+    fn a_new_cluster_gets_compaction_and_spreading_unless_its_spec_says_otherwise() {
+        let mut s = spec(3, "3.5.16");
+        new_cluster_defaults(&mut s);
+        let d = validate(&cluster(s)).unwrap();
+        assert!(
+            d.etcd_flags
+                .iter()
+                .any(|f| f == "--auto-compaction-mode=periodic")
+                && d.etcd_flags
+                    .iter()
+                    .any(|f| f == "--auto-compaction-retention=1h"),
+            "{:?}",
+            d.etcd_flags
+        );
+        let keys: Vec<_> = d
+            .topology_spread
+            .iter()
+            .flatten()
+            .map(|c| (c.topology_key.as_str(), c.when_unsatisfiable.as_str()))
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                ("topology.kubernetes.io/zone", "ScheduleAnyway"),
+                ("kubernetes.io/hostname", "ScheduleAnyway")
+            ]
+        );
+        // What the user chose stays: revision compaction, and no spreading at all.
+        let mut s = spec(3, "3.5.16");
+        s.etcd.auto_compaction_mode = Some("revision".into());
+        s.etcd.auto_compaction_retention = Some("1000".into());
+        s.topology_spread_constraints = Some(vec![]);
+        new_cluster_defaults(&mut s);
+        assert_eq!(s.etcd.auto_compaction_retention.as_deref(), Some("1000"));
+        assert_eq!(s.etcd.auto_compaction_mode.as_deref(), Some("revision"));
+        assert_eq!(s.topology_spread_constraints, Some(vec![]));
+        // A spec that says nothing (a cluster created before the defaults) gets neither.
+        let d = validate(&cluster(spec(3, "3.5.16"))).unwrap();
+        assert!(d.topology_spread.is_none());
+        assert!(!d.etcd_flags.iter().any(|f| f.contains("compaction")));
+    }
+
+    #[test]
+    fn a_spread_constraint_the_api_server_would_refuse_is_refused_by_name() {
+        for (skew, key, when, says) in [
+            (0, "kubernetes.io/hostname", "ScheduleAnyway", "maxSkew"),
+            (1, "not a key", "ScheduleAnyway", "topologyKey"),
+            (
+                1,
+                "kubernetes.io/hostname",
+                "Sometimes",
+                "whenUnsatisfiable",
+            ),
+        ] {
+            let mut s = spec(3, "3.5.16");
+            s.topology_spread_constraints =
+                Some(vec![k8s_openapi::api::core::v1::TopologySpreadConstraint {
+                    max_skew: skew,
+                    topology_key: key.into(),
+                    when_unsatisfiable: when.into(),
+                    ..Default::default()
+                }]);
+            let e = validate(&cluster(s)).unwrap_err();
+            assert_eq!(e.field, "spec.topologySpreadConstraints");
+            assert!(e.message.contains(says), "{e:?}");
+        }
     }
 
     #[test]

@@ -10,8 +10,8 @@ use k8s_openapi::api::core::v1::{
     ConfigMap, ConfigMapEnvSource, Container, ContainerPort, EmptyDirVolumeSource, EnvFromSource,
     EnvVar, EnvVarSource, ExecAction, ObjectFieldSelector, PersistentVolumeClaim,
     PersistentVolumeClaimSpec, PodSpec, PodTemplateSpec, Probe, SecretKeySelector,
-    SecretVolumeSource, Service, ServicePort, ServiceSpec, Volume, VolumeMount,
-    VolumeResourceRequirements,
+    SecretVolumeSource, Service, ServicePort, ServiceSpec, TopologySpreadConstraint, Volume,
+    VolumeMount, VolumeResourceRequirements,
 };
 use k8s_openapi::api::policy::v1::{PodDisruptionBudget, PodDisruptionBudgetSpec};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
@@ -47,6 +47,9 @@ pub const ANNOTATION_RESTORE: &str = "etcd.kubectl-etcd.io/restore";
 pub const LABEL_FENCED: &str = "etcd.kubectl-etcd.io/fenced-by";
 /// Label a StatefulSet puts on its pods naming their revision.
 pub const LABEL_REVISION: &str = "controller-revision-hash";
+/// Kubernetes' well-known labels of a node's zone and name: what members spread over.
+pub const LABEL_ZONE: &str = "topology.kubernetes.io/zone";
+pub const LABEL_HOSTNAME: &str = "kubernetes.io/hostname";
 pub const DATA_VOLUME: &str = "data";
 pub const DATA_DIR: &str = "/var/lib/etcd";
 
@@ -619,6 +622,18 @@ pub fn pod_template(d: &Desired) -> PodTemplateSpec {
             affinity: d.affinity.clone(),
             tolerations: d.tolerations.clone(),
             node_selector: d.node_selector.clone(),
+            topology_spread_constraints: d.topology_spread.as_ref().map(|cs| {
+                cs.iter()
+                    .cloned()
+                    .map(|mut c| {
+                        c.label_selector.get_or_insert_with(|| LabelSelector {
+                            match_labels: Some(selector_labels(&d.name)),
+                            ..Default::default()
+                        });
+                        c
+                    })
+                    .collect()
+            }),
             priority_class_name: d.priority_class_name.clone(),
             // etcd flushes on SIGTERM quickly; a long grace only slows member replacement.
             termination_grace_period_seconds: Some(10),
@@ -768,6 +783,22 @@ pub fn template_tls(t: &PodTemplateSpec) -> Tls {
             }),
         peer_secret: secret(tls_mount::PEER_VOLUME),
     }
+}
+
+/// The spread `create` writes into a new cluster's spec (`model::new_cluster_defaults`): at most
+/// one member more in any zone, then on any node, than in another, as a preference
+/// (`ScheduleAnyway`: a one-node cluster still runs every member). No selector: `pod_template`
+/// gives each constraint without one the members' own.
+pub fn default_topology_spread() -> Vec<TopologySpreadConstraint> {
+    [LABEL_ZONE, LABEL_HOSTNAME]
+        .into_iter()
+        .map(|key| TopologySpreadConstraint {
+            max_skew: 1,
+            topology_key: key.into(),
+            when_unsatisfiable: "ScheduleAnyway".into(),
+            ..Default::default()
+        })
+        .collect()
 }
 
 /// FNV-1a over the serialised template: stable across Rust releases (unlike `DefaultHasher`),
@@ -966,6 +997,37 @@ mod tests {
             "a member pod matches the fence: {sel:?}"
         );
         assert_eq!(fenced.metadata.name, client_service(&d).metadata.name);
+    }
+
+    #[test]
+    fn spreading_reaches_the_template_selecting_the_members_and_a_silent_spec_keeps_its_hash() {
+        let d = crate::fixtures::cluster("demo")
+            .spec(crate::model::new_cluster_defaults)
+            .desired();
+        let spec = pod_template(&d).spec.unwrap();
+        let cs = spec.topology_spread_constraints.unwrap();
+        assert_eq!(cs.len(), 2);
+        for c in &cs {
+            assert_eq!(c.when_unsatisfiable, "ScheduleAnyway", "a preference only");
+            assert_eq!(
+                c.label_selector.as_ref().unwrap().match_labels.as_ref(),
+                Some(&selector_labels("demo"))
+            );
+        }
+        let args = spec.containers[0].command.clone().unwrap();
+        assert!(args.contains(&"--auto-compaction-retention=1h".to_string()));
+        // A cluster whose spec predates the defaults keeps the template it was created with
+        // (the hash every such StatefulSet carries): its members are not restarted because a
+        // default appeared. Change this value only for a change meant to roll every cluster.
+        let silent = desired();
+        assert!(
+            pod_template(&silent)
+                .spec
+                .unwrap()
+                .topology_spread_constraints
+                .is_none()
+        );
+        assert_eq!(template_hash(&silent), "4299cb5d25f74c50");
     }
 
     #[test]

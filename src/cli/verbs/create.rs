@@ -63,7 +63,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         };
         options.insert(k.to_string(), v.to_string());
     }
-    let spec = EtcdClusterSpec {
+    let mut spec = EtcdClusterSpec {
         replicas: replicas as i32,
         version,
         image_repository: a.image_repository,
@@ -81,6 +81,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         priority_class_name: a.priority_class,
         ..Default::default()
     };
+    model::new_cluster_defaults(&mut spec);
     let s = Session::connect(g).await?;
     let mut cluster = EtcdCluster::new(&name, spec);
     cluster.metadata.namespace = Some(s.namespace.clone());

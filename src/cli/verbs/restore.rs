@@ -322,7 +322,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         (None, Location::S3(_)) => env_credentials_secret(&s.namespace, &name),
         _ => None,
     };
-    let spec = EtcdClusterSpec {
+    let mut spec = EtcdClusterSpec {
         replicas: replicas as i32,
         version,
         storage: StorageSpec {
@@ -344,6 +344,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         auth: a.security.auth(),
         ..Default::default()
     };
+    model::new_cluster_defaults(&mut spec);
     let mut cluster = EtcdCluster::new(&name, spec);
     cluster.metadata.namespace = Some(s.namespace.clone());
     let d = model::validate(&cluster).map_err(|source| Error::InvalidSpec {
