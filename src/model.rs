@@ -955,6 +955,8 @@ pub const ENGINE_POD_LABELS: &[&str] = &[
     "app.kubernetes.io/managed-by",
     "controller-revision-hash",
     "statefulset.kubernetes.io/pod-name",
+    // `recover`'s fence: the client Service selects it while no pod may carry it.
+    "etcd.kubectl-etcd.io/fenced-by",
 ];
 
 /// A label or annotation key: an optional DNS-subdomain prefix and '/', then a name of at most

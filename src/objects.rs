@@ -1098,7 +1098,7 @@ mod tests {
         for k in super::labels("demo")
             .keys()
             .map(String::as_str)
-            .chain([LABEL_REVISION])
+            .chain([LABEL_REVISION, LABEL_FENCED])
         {
             assert!(
                 crate::model::ENGINE_POD_LABELS.contains(&k),
