@@ -46,6 +46,10 @@ pub enum Error {
     )]
     NotFound { namespace: String, name: String },
     #[error(
+        "EtcdCluster {namespace}/{name} has no member pod; see `kubectl etcd status {name}` and `kubectl -n {namespace} get statefulset {name}`"
+    )]
+    NoPods { namespace: String, name: String },
+    #[error(
         "EtcdCluster {namespace}/{name} already exists; change it with `kubectl etcd scale` or delete it first"
     )]
     AlreadyExists { namespace: String, name: String },
@@ -207,6 +211,7 @@ impl Error {
             Error::InvalidSpec { .. }
             | Error::Usage(_)
             | Error::NotFound { .. }
+            | Error::NoPods { .. }
             | Error::AlreadyExists { .. }
             | Error::Conflict(_)
             | Error::CrdMissing
@@ -222,7 +227,7 @@ impl Error {
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::InvalidSpec { .. } | Error::Usage(_) => exit::USAGE,
-            Error::NotFound { .. } => exit::NOT_FOUND,
+            Error::NotFound { .. } | Error::NoPods { .. } => exit::NOT_FOUND,
             Error::AlreadyExists { .. } | Error::Conflict(_) => exit::CONFLICT,
             Error::CrdMissing => exit::CRD_MISSING,
             Error::ApiUnreachable(_) | Error::Config(_) => exit::API_UNREACHABLE,

@@ -9,8 +9,8 @@ use clap::{Parser, Subcommand};
 use super::flags::Global;
 use super::generate;
 use super::verbs::{
-    backup, create, defrag, delete, install, operate, reconcile, recover, restore, scale, status,
-    upgrade,
+    backup, create, defrag, delete, install, logs, operate, reconcile, recover, report, restore,
+    scale, status, upgrade,
 };
 
 /// kubectl etcd — create, scale, inspect and operate etcd clusters on Kubernetes.
@@ -73,6 +73,19 @@ pub enum Verb {
     ///
     /// Examples: kubectl etcd status demo; kubectl etcd status -A -o json
     Status(status::Args),
+    /// Print every member's etcd log, interleaved by time, each line prefixed with its member
+    /// (reads only).
+    ///
+    /// Examples: kubectl etcd logs demo --since 10m; kubectl etcd logs demo --member demo-1 --follow;
+    /// kubectl etcd logs demo --raw
+    Logs(logs::Args),
+    /// Write a support bundle (tar.gz): the cluster, its objects, events, members, the engine's
+    /// next step and the operator's logs; Secret values never (reads only).
+    ///
+    /// What could not be read is listed in the archive's REPORT.md and index.json.
+    /// Examples: kubectl etcd report demo; kubectl etcd report demo --logs --since 2h -f demo.tar.gz;
+    /// kubectl etcd report --operator
+    Report(report::Args),
     /// Run reconcile passes on a cluster until it converges (repairs after a crash or a manual edit).
     ///
     /// Example: kubectl etcd reconcile demo

@@ -48,6 +48,8 @@ pub async fn run(cli: Cli) -> Result<(), Error> {
         Verb::Restore(a) => verbs::restore::run(g, a).await,
         Verb::Recover(a) => verbs::recover::run(g, a).await,
         Verb::Defrag(a) => verbs::defrag::run(g, a).await,
+        Verb::Logs(a) => verbs::logs::run(g, a).await,
+        Verb::Report(a) => verbs::report::run(g, a).await,
         Verb::Snapshot { op } => verbs::restore::snapshot(op).await,
     }
 }
@@ -118,6 +120,16 @@ impl Session {
                 name: name.into(),
             }),
             Err(e) => Err(Error::kube("get", KIND, &self.namespace, name, e)),
+        }
+    }
+
+    /// The cluster, or `None` when RBAC hides it: verbs that only read (`logs`, `report`) go on
+    /// with what the user may read. A cluster that does not exist is still an error.
+    async fn get_cluster_if_readable(&self, name: &str) -> Result<Option<EtcdCluster>, Error> {
+        match self.get_cluster(name).await {
+            Ok(c) => Ok(Some(c)),
+            Err(e) if e.exit_code() == crate::error::exit::FORBIDDEN => Ok(None),
+            Err(e) => Err(e),
         }
     }
 }

@@ -45,6 +45,17 @@ pub fn print_raw(text: &str) -> Result<(), Error> {
     }
 }
 
+/// One line of a stream (`logs --follow`) on stdout; `Ok(false)` once the reader went away
+/// (`| head` closed the pipe), so the stream can stop.
+pub fn print_stream_line(text: &str) -> Result<bool, Error> {
+    let mut out = std::io::stdout().lock();
+    match writeln!(out, "{text}").and_then(|_| out.flush()) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(false),
+        Err(e) => Err(Error::Io(e)),
+    }
+}
+
 pub(crate) fn print_value<T: Serialize>(format: Format, v: &T) -> Result<(), Error> {
     match format {
         Format::Json => {
@@ -192,7 +203,7 @@ pub fn print_status(format: Format, c: &EtcdCluster, pass: Option<&Pass>) -> Res
 }
 
 /// The tables of `status NAME`: the summary, a row per member, the conditions.
-fn status_table(c: &EtcdCluster, pass: Option<&Pass>) -> String {
+pub(crate) fn status_table(c: &EtcdCluster, pass: Option<&Pass>) -> String {
     let st = pass
         .map(|p| p.status.clone())
         .or_else(|| c.status.clone())

@@ -690,6 +690,43 @@ pub fn pre_upgrade_snapshot(d: &Desired, _: &Observed) -> Option<Step> {
 /// a few seconds after every member runs the new minor; the next minor needs it): until then
 /// the change waits, so that `upgrade` returns, and status says Upgraded, only after it.
 pub fn cluster_version_follows(d: &Desired, o: &Observed) -> Option<Step> {
+    recorded_minor_change_follows(d, o).or_else(|| cluster_version_rises(o))
+}
+
+/// A cluster just formed speaks 3.0 until its leader raises the cluster version to the minor
+/// every member runs, a few seconds later: until then it is not done forming (`create` returns,
+/// and status settles, only after; clients that need the new minor's API would be refused).
+/// Not during etcd's downgrade (which lowers the cluster version first) nor while a member
+/// gives no status (the leader waits for every member).
+fn cluster_version_rises(o: &Observed) -> Option<Step> {
+    let EtcdView::Reached(c) = &o.etcd else {
+        return None;
+    };
+    let now = running(o);
+    let first = *now.first()?;
+    let minor = |v: &Version| (v.major, v.minor);
+    if now.len() < c.members.len() || now.iter().any(|v| minor(v) != minor(&first)) {
+        return None;
+    }
+    let downgrading = c.members.iter().any(|m| {
+        m.status
+            .as_ref()
+            .is_some_and(|s| !s.downgrading_to.is_empty())
+    });
+    let cv = c.cluster_version()?;
+    (!downgrading && minor(&cv) < minor(&first)).then(|| {
+        super::wait(
+            Reason::Bootstrapping,
+            format!(
+                "every member runs {first}; the cluster version ({cv}) rises to {}.{} within seconds",
+                first.major, first.minor
+            ),
+        )
+    })
+}
+
+/// The recorded change of minor (`status.upgrade`) is done once the cluster version follows.
+fn recorded_minor_change_follows(d: &Desired, o: &Observed) -> Option<Step> {
     let r = o
         .upgrade
         .as_ref()

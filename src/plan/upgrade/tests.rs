@@ -1119,3 +1119,28 @@ fn a_downgrade_that_cannot_finish_because_a_member_is_down_says_so_and_what_to_d
         "{step:?}"
     );
 }
+
+/// A cluster just formed speaks 3.0 until its leader raises the cluster version: not done yet
+/// (`create` returned inside that window, and status changed right after).
+#[test]
+fn a_new_cluster_is_done_only_once_its_cluster_version_rose() {
+    let d = want("3.7.3");
+    let mut o = running_on("3.7.3");
+    speaks(&mut o, "3.0.0", "");
+    let step = plan(&d, &o);
+    assert!(
+        matches!(&step, Step::Wait { reason: Reason::Bootstrapping, message } if message.contains("cluster version (3.0.0) rises to 3.7")),
+        "{step:?}"
+    );
+    speaks(&mut o, "3.7.0", "3.7.0");
+    assert_eq!(plan(&d, &o), Step::Idle);
+    // etcd's downgrade lowers the cluster version first: no wait for it to rise.
+    speaks(&mut o, "3.6.0", "3.7.0");
+    downgrade_enabled(&mut o, "3.6.0");
+    assert!(!matches!(plan(&d, &o), Step::Wait { reason: Reason::Bootstrapping, .. }));
+    // A member that gives no status: the leader waits for it, so does nobody here.
+    let mut o = running_on("3.7.3");
+    speaks(&mut o, "3.0.0", "");
+    cluster(&mut o).members[2].status = None;
+    assert!(!matches!(plan(&d, &o), Step::Wait { reason: Reason::Bootstrapping, .. }));
+}

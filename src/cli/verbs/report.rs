@@ -1,0 +1,1110 @@
+//! `kubectl etcd report NAME | --operator`: a support bundle, one tar.gz to hand to whoever helps.
+//!
+//! Reads only: the objects of the cluster (Secrets by name and keys only), the events that
+//! concern them, the engine's observation and next step (the dry-run pass `status` runs), the
+//! members' alarms, the operator's logs and, with `--logs`, the members' logs. Reads run side by
+//! side; a read that fails (RBAC, a member that does not answer) is listed in the archive's
+//! `REPORT.md` and `index.json`, never fatal. Only a cluster that does not exist, an unreachable
+//! API server and a file that cannot be written end the verb.
+//!
+//! What may hold a secret is taken out before anything is archived (`redact`, `secret_summary`),
+//! pure functions tested below with the archive they end up in.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::{ConfigMap, Event, PersistentVolumeClaim, Pod, Secret, Service};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use kube::api::{Api, ListParams, LogParams};
+use kube::{Client, ResourceExt};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::api::{EtcdBackup, EtcdCluster};
+use crate::cli::flags::{Global, parse_duration};
+use crate::cli::{Session, output};
+use crate::engine::{self, Context, Dial, Mode};
+use crate::error::Error;
+use crate::model::EtcdView;
+use crate::objects::{self, install};
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The cluster (not with --operator).
+    #[arg(required_unless_present = "operator")]
+    pub name: Option<String>,
+    /// The archive to write (default: etcd-report-NAMESPACE-NAME-TIME.tar.gz here). `-o` stays
+    /// the output format: `-o json` prints the archive's index instead of its path.
+    #[arg(short = 'f', long)]
+    pub file: Option<PathBuf>,
+    /// Also the members' etcd logs (the operator's are always in).
+    #[arg(long)]
+    pub logs: bool,
+    /// How far back the logs go.
+    #[arg(long, default_value = "1h", value_parser = parse_duration)]
+    pub since: Duration,
+    /// Only the operator: its Deployments, pods, logs, Leases and events.
+    #[arg(long, conflicts_with = "name")]
+    pub operator: bool,
+}
+
+/// What replaces a value that may be secret.
+const REDACTED: &str = "(redacted)";
+/// The container of the operator's pods (`objects::install`).
+const OPERATOR_CONTAINER: &str = "operator";
+
+pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
+    let started = Instant::now();
+    let s = Session::connect(g).await?;
+    let now = jiff::Timestamp::now();
+    let stamp = now.strftime("%Y%m%dT%H%M%SZ").to_string();
+    let (subject, bundle) = match &a.name {
+        Some(name) => {
+            s.ensure_crd().await?;
+            let progress = output::Progress::new(&format!("{}/{name}", s.namespace));
+            progress.step("collecting");
+            let b = cluster_bundle(&s, name, &a).await?;
+            progress.finish("collected");
+            (format!("{}-{name}", s.namespace), b)
+        }
+        None => (
+            "operator".to_string(),
+            operator_bundle(&s.client, a.since, true).await?,
+        ),
+    };
+    let file = a
+        .file
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("etcd-report-{subject}-{stamp}.tar.gz")));
+    let meta = Meta {
+        subject: match &a.name {
+            Some(n) => format!("EtcdCluster {}/{n}", s.namespace),
+            None => "the kubectl-etcd operator".into(),
+        },
+        created: now.to_string(),
+        since: humantime::format_duration(a.since).to_string(),
+        seconds: started.elapsed().as_secs_f64(),
+    };
+    let archive = gzip(&bundle.tar(&top_dir(&file), &meta, now.as_second())).await?;
+    std::fs::write(&file, archive).map_err(|e| {
+        Error::Io(std::io::Error::new(
+            e.kind(),
+            format!("cannot write {}: {e}", file.display()),
+        ))
+    })?;
+    if !bundle.failed.is_empty() {
+        output::progress_line(&format!(
+            "{} reads failed (listed in REPORT.md); the rest is in the archive",
+            bundle.failed.len()
+        ));
+    }
+    match g.output {
+        output::Format::Table => output::print_raw(&file.display().to_string()),
+        other => {
+            let mut doc = bundle.index(&meta);
+            doc["file"] = json!(file.display().to_string());
+            output::print_value(other, &doc)
+        }
+    }
+}
+
+/// The archive's name without `.tar.gz`: the directory its files are under.
+fn top_dir(file: &std::path::Path) -> String {
+    let name = file
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let stem = name
+        .strip_suffix(".tar.gz")
+        .or_else(|| name.strip_suffix(".tgz"))
+        .unwrap_or(&name);
+    if stem.is_empty() {
+        "etcd-report".into()
+    } else {
+        stem.into()
+    }
+}
+
+/// Everything about one cluster. Errors: only the cluster not existing and an unreachable API.
+async fn cluster_bundle(s: &Session, name: &str, a: &Args) -> Result<Bundle, Error> {
+    let ns = s.namespace.as_str();
+    let mut b = Bundle::default();
+    let cluster = s.get_cluster_if_readable(name).await?;
+    match &cluster {
+        Some(c) => b.yaml("cluster.yaml", "the EtcdCluster", c),
+        None => b.failed.push(Failed {
+            what: format!("get EtcdCluster {ns}/{name}"),
+            error: "forbidden: without it, no engine pass, members or alarms".into(),
+        }),
+    }
+    let client = &s.client;
+    let (objects, engine, operator) = tokio::join!(
+        cluster_objects(client, ns, name, cluster.as_ref()),
+        engine_view(client, cluster.as_ref()),
+        operator_bundle(client, a.since, false),
+    );
+    let (objects, pods) = objects?;
+    b.merge(objects);
+    b.merge(engine);
+    b.merge(operator?);
+    if a.logs {
+        b.merge(logs(client, ns, &pods, objects::CONTAINER, "logs", a.since).await);
+    }
+    Ok(b)
+}
+
+/// The EtcdBackups, workload, Services, ConfigMap, PDB, claims, Secrets (names and keys),
+/// events and the cluster's Lease; also the member pods (name, restarts) for the logs.
+async fn cluster_objects(
+    client: &Client,
+    ns: &str,
+    name: &str,
+    cluster: Option<&EtcdCluster>,
+) -> Result<(Bundle, Vec<(String, i32)>), Error> {
+    let selector = ListParams::default().labels(&objects::selector_string(name));
+    let backups: Api<EtcdBackup> = Api::namespaced(client.clone(), ns);
+    let sts: Api<StatefulSet> = Api::namespaced(client.clone(), ns);
+    let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
+    let pvcs: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), ns);
+    let services: Api<Service> = Api::namespaced(client.clone(), ns);
+    let config: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
+    let pdbs: Api<PodDisruptionBudget> = Api::namespaced(client.clone(), ns);
+    let events: Api<Event> = Api::namespaced(client.clone(), ns);
+    let leases: Api<Lease> = Api::namespaced(client.clone(), install::NAMESPACE);
+    let lease = crate::lease::cluster_lease(ns, name);
+    let every = ListParams::default();
+    let (sts_name, config_name, pdb_name) = (
+        objects::statefulset_name(name),
+        objects::config_name(name),
+        objects::pdb_name(name),
+    );
+    let (backups_r, sts_r, pods_r, pvcs_r, services_r, config_r, pdb_r, events_r, lease_r) = tokio::join!(
+        backups.list(&every),
+        sts.get_opt(&sts_name),
+        pods.list(&selector),
+        pvcs.list(&every),
+        services.list(&selector),
+        config.get_opt(&config_name),
+        pdbs.get_opt(&pdb_name),
+        events.list(&every),
+        leases.get_opt(&lease),
+    );
+    let mut b = Bundle::default();
+    // What the archive holds, for the Secrets they name and the events that concern them.
+    let mut held: Vec<Value> = Vec::new();
+    let mut names: BTreeSet<String> = BTreeSet::from([name.to_string()]);
+    if let Some(c) = cluster {
+        held.push(to_value(c));
+    }
+    let fail = |verb, kind, what: &str, e| Error::kube(verb, kind, ns, what, e);
+    let mut keep = |b: &mut Bundle, path: &str, what: &str, items: Vec<Value>| {
+        for v in &items {
+            if let Some(n) = v["metadata"]["name"].as_str() {
+                names.insert(n.to_string());
+            }
+        }
+        held.extend(items.iter().cloned());
+        b.yaml(path, what, &items);
+    };
+    match backups_r {
+        Ok(l) => {
+            let mine: Vec<Value> = l
+                .items
+                .iter()
+                .filter(|k| k.spec.cluster == name)
+                .map(to_value)
+                .collect();
+            keep(&mut b, "backups.yaml", "the cluster's EtcdBackups", mine);
+        }
+        Err(e) => b.fail(fail("list", "EtcdBackup", "*", e))?,
+    }
+    // At most one object, by name: a list of it (empty when absent or unreadable).
+    let one = |r: Result<Option<Value>, Error>, b: &mut Bundle| -> Result<Vec<Value>, Error> {
+        match r {
+            Ok(Some(v)) => Ok(vec![v]),
+            Ok(None) => Ok(vec![]),
+            Err(e) => {
+                b.fail(e)?;
+                Ok(vec![])
+            }
+        }
+    };
+    let v = one(
+        sts_r
+            .map(|o| o.map(|x| to_value(&x)))
+            .map_err(|e| fail("get", "StatefulSet", &sts_name, e)),
+        &mut b,
+    )?;
+    keep(&mut b, "statefulset.yaml", "the member StatefulSet", v);
+    let mut member_pods = Vec::new();
+    match pods_r {
+        Ok(l) => {
+            member_pods.extend(l.items.iter().map(|p| (p.name_any(), restarts(p))));
+            let items = l.items.iter().map(to_value).collect();
+            keep(&mut b, "pods.yaml", "the member pods", items);
+        }
+        Err(e) => b.fail(fail("list", "Pod", name, e))?,
+    }
+    match pvcs_r {
+        Ok(l) => {
+            let mine = l
+                .items
+                .iter()
+                .filter(|p| objects::ordinal_of_volume(name, &p.name_any()).is_some())
+                .map(to_value)
+                .collect();
+            keep(&mut b, "pvcs.yaml", "the member volume claims", mine);
+        }
+        Err(e) => b.fail(fail("list", "PersistentVolumeClaim", "*", e))?,
+    }
+    match services_r {
+        Ok(l) => {
+            let items = l.items.iter().map(to_value).collect();
+            keep(&mut b, "services.yaml", "the Services", items);
+        }
+        Err(e) => b.fail(fail("list", "Service", name, e))?,
+    }
+    let v = one(
+        config_r
+            .map(|o| o.map(|x| to_value(&x)))
+            .map_err(|e| fail("get", "ConfigMap", &config_name, e)),
+        &mut b,
+    )?;
+    keep(&mut b, "configmap.yaml", "the member-config ConfigMap", v);
+    let v = one(
+        pdb_r
+            .map(|o| o.map(|x| to_value(&x)))
+            .map_err(|e| fail("get", "PodDisruptionBudget", &pdb_name, e)),
+        &mut b,
+    )?;
+    keep(&mut b, "pdb.yaml", "the PodDisruptionBudget", v);
+    match lease_r {
+        Ok(Some(l)) => b.yaml(
+            "lease.yaml",
+            "the cluster's Lease (which driver may act)",
+            &to_value(&l),
+        ),
+        Ok(None) => b.notes.push(format!(
+            "no Lease {}/{lease}: no driver has acted on this cluster under a Lease",
+            install::NAMESPACE
+        )),
+        Err(e) => b.fail(Error::kube("get", "Lease", install::NAMESPACE, &lease, e))?,
+    }
+    match events_r {
+        Ok(l) => {
+            let mut mine: Vec<&Event> = l
+                .items
+                .iter()
+                .filter(|e| {
+                    let n = e.involved_object.name.as_deref().unwrap_or_default();
+                    names.contains(n)
+                        || objects::ordinal_of_pod(name, n).is_some()
+                        || objects::ordinal_of_volume(name, n).is_some()
+                })
+                .collect();
+            mine.sort_by_key(|e| event_time(e));
+            b.yaml(
+                "events.yaml",
+                "the namespace's events about these objects",
+                &mine.iter().map(|e| to_value(*e)).collect::<Vec<_>>(),
+            );
+        }
+        Err(e) => b.fail(fail("list", "Event", "*", e))?,
+    }
+    b.merge(secrets(client, ns, &secret_names(&held)).await?);
+    Ok((b, member_pods))
+}
+
+/// Container restarts of a pod (its previous logs are worth reading when there were some).
+fn restarts(p: &Pod) -> i32 {
+    p.status
+        .as_ref()
+        .and_then(|s| s.container_statuses.as_ref())
+        .map_or(0, |c| c.iter().map(|c| c.restart_count).sum())
+}
+
+fn event_time(e: &Event) -> Option<jiff::Timestamp> {
+    e.last_timestamp
+        .as_ref()
+        .map(|t| t.0)
+        .or_else(|| e.event_time.as_ref().map(|t| t.0))
+        .or_else(|| e.metadata.creation_timestamp.as_ref().map(|t| t.0))
+}
+
+/// The Secrets the archived objects name: their names, types and keys, never their values.
+async fn secrets(client: &Client, ns: &str, names: &BTreeSet<String>) -> Result<Bundle, Error> {
+    let api: Api<Secret> = Api::namespaced(client.clone(), ns);
+    let reads = futures::future::join_all(names.iter().map(|n| api.get_opt(n))).await;
+    let mut b = Bundle::default();
+    let mut found = Vec::new();
+    for (n, r) in names.iter().zip(reads) {
+        match r {
+            Ok(Some(s)) => found.push(secret_summary(&s)),
+            Ok(None) => found.push(json!({ "name": n, "missing": true })),
+            Err(e) => b.fail(Error::kube("get", "Secret", ns, n, e))?,
+        }
+    }
+    b.yaml(
+        "secrets.yaml",
+        "the Secrets the objects name: names, types and keys only",
+        &found,
+    );
+    Ok(b)
+}
+
+/// The engine's dry-run pass (observe + plan, as `status`): the member list with each member's
+/// status, the next step, the status it would write; then the alarms etcd holds.
+async fn engine_view(client: &Client, cluster: Option<&EtcdCluster>) -> Bundle {
+    let mut b = Bundle::default();
+    let Some(cluster) = cluster else {
+        return b;
+    };
+    let ctx = Context::new(client.clone(), Dial::PortForward);
+    let pass = match engine::reconcile_once(&ctx, cluster, Mode::DryRun).await {
+        Ok(p) => p,
+        Err(e) => {
+            b.failed.push(Failed {
+                what: "the engine's observation (dry-run pass)".into(),
+                error: e.report(),
+            });
+            return b;
+        }
+    };
+    b.text(
+        "status.txt",
+        "what `kubectl etcd status` prints",
+        output::status_table(cluster, Some(&pass)),
+    );
+    b.text(
+        "next-step.txt",
+        "the engine's next step (dry run)",
+        format!("{}\n", pass.step),
+    );
+    b.yaml(
+        "members.yaml",
+        "the member list, each member's status and health",
+        &pass.observed.etcd,
+    );
+    b.json(
+        "engine.json",
+        "the engine's pass: desired, observed, next step, status",
+        &json!({
+            "nextStep": pass.step,
+            "nextStepText": pass.step.to_string(),
+            "status": pass.status,
+            "desired": pass.desired,
+            "observed": pass.observed,
+        }),
+    );
+    match &pass.observed.etcd {
+        EtcdView::Reached(c) => {
+            // Alarms are cluster-wide: one member that answers is enough.
+            let answering = c
+                .leader_member()
+                .into_iter()
+                .chain(c.members.iter())
+                .filter(|m| m.status.is_some())
+                .find_map(|m| m.ordinal);
+            let alarms = match answering {
+                Some(o) => match ctx.connect(&pass.desired, o, None).await {
+                    Ok(mut client) => client.alarms().await,
+                    Err(e) => Err(e),
+                },
+                None => {
+                    b.notes.push("no member answered: no alarm list".into());
+                    return b;
+                }
+            };
+            match alarms {
+                Ok(list) => {
+                    let doc: Vec<Value> = list
+                        .iter()
+                        .map(|(id, alarm)| {
+                            let member = c.members.iter().find(|m| m.id == *id);
+                            json!({
+                                "memberId": format!("{id:x}"),
+                                "member": member.map(|m| m.name.clone()),
+                                "alarm": alarm,
+                            })
+                        })
+                        .collect();
+                    b.yaml("alarms.yaml", "the alarms etcd holds", &doc);
+                }
+                Err(e) => b.failed.push(Failed {
+                    what: "etcd's alarm list".into(),
+                    error: e.to_string(),
+                }),
+            }
+        }
+        other => b.failed.push(Failed {
+            what: "the member list (etcd)".into(),
+            error: match other {
+                EtcdView::NotQueried => "no member pod runs".into(),
+                EtcdView::Unreachable { errors } => {
+                    format!("no member answered: {}", errors.join("; "))
+                }
+                EtcdView::Split { cluster_ids } => format!(
+                    "members answer with different cluster ids {cluster_ids:?} (see members.yaml)"
+                ),
+                EtcdView::Reached(_) => unreachable!(),
+            },
+        }),
+    }
+    b
+}
+
+/// The operator: its pods (found by the label `install` gives them, in every namespace when
+/// that may be listed, else in its install namespace) and their logs; with `all`, also its
+/// Deployments, the engine Leases and the events of its namespace.
+async fn operator_bundle(client: &Client, since: Duration, all: bool) -> Result<Bundle, Error> {
+    let mut b = Bundle::default();
+    let selector =
+        ListParams::default().labels(&format!("{}={}", objects::LABEL_NAME, install::NAME));
+    let pods = match Api::<Pod>::all(client.clone()).list(&selector).await {
+        Ok(l) => Some(l.items),
+        Err(e) => {
+            b.fail(Error::kube("list", "Pod", "*", install::NAME, e))?;
+            let home: Api<Pod> = Api::namespaced(client.clone(), install::NAMESPACE);
+            match home.list(&selector).await {
+                Ok(l) => Some(l.items),
+                Err(e) => {
+                    b.fail(Error::kube(
+                        "list",
+                        "Pod",
+                        install::NAMESPACE,
+                        install::NAME,
+                        e,
+                    ))?;
+                    None
+                }
+            }
+        }
+    };
+    let Some(pods) = pods else {
+        return Ok(b);
+    };
+    if pods.is_empty() {
+        b.notes.push(format!(
+            "no operator pod (label {}={}): the CLI alone drives the clusters",
+            objects::LABEL_NAME,
+            install::NAME
+        ));
+    }
+    b.yaml(
+        "operator/pods.yaml",
+        "the operator's pods",
+        &pods.iter().map(to_value).collect::<Vec<_>>(),
+    );
+    let mut namespaces: BTreeSet<String> = pods.iter().filter_map(|p| p.namespace()).collect();
+    namespaces.insert(install::NAMESPACE.into());
+    for ns in &namespaces {
+        let here: Vec<(String, i32)> = pods
+            .iter()
+            .filter(|p| p.namespace().as_deref() == Some(ns))
+            .map(|p| (p.name_any(), restarts(p)))
+            .collect();
+        b.merge(
+            logs(
+                client,
+                ns,
+                &here,
+                OPERATOR_CONTAINER,
+                "operator/logs",
+                since,
+            )
+            .await,
+        );
+    }
+    if !all {
+        return Ok(b);
+    }
+    let mut deployments = Vec::new();
+    let mut events = Vec::new();
+    for ns in &namespaces {
+        let d: Api<Deployment> = Api::namespaced(client.clone(), ns);
+        match d.list(&selector).await {
+            Ok(l) => deployments.extend(l.items.iter().map(to_value)),
+            Err(e) => b.fail(Error::kube("list", "Deployment", ns, install::NAME, e))?,
+        }
+        let ev: Api<Event> = Api::namespaced(client.clone(), ns);
+        match ev.list(&ListParams::default()).await {
+            Ok(l) => events.extend(
+                l.items
+                    .iter()
+                    .filter(|e| {
+                        e.involved_object
+                            .name
+                            .as_deref()
+                            .is_some_and(|n| n.starts_with(install::NAME))
+                    })
+                    .map(to_value),
+            ),
+            Err(e) => b.fail(Error::kube("list", "Event", ns, "*", e))?,
+        }
+    }
+    b.yaml(
+        "operator/deployments.yaml",
+        "the operator's Deployments",
+        &deployments,
+    );
+    b.yaml(
+        "operator/events.yaml",
+        "the events of the operator's objects",
+        &events,
+    );
+    let leases: Api<Lease> = Api::namespaced(client.clone(), install::NAMESPACE);
+    match leases.list(&ListParams::default()).await {
+        Ok(l) => b.yaml(
+            "operator/leases.yaml",
+            "the engine Leases (leader election, one per cluster)",
+            &l.items.iter().map(to_value).collect::<Vec<_>>(),
+        ),
+        Err(e) => b.fail(Error::kube("list", "Lease", install::NAMESPACE, "*", e))?,
+    }
+    Ok(b)
+}
+
+/// Logs of `container` in each pod since `since` (kubelet timestamps on), and those of the
+/// previous container when it restarted: `DIR/POD.log`, `DIR/POD.previous.log`.
+async fn logs(
+    client: &Client,
+    ns: &str,
+    pods: &[(String, i32)],
+    container: &str,
+    dir: &str,
+    since: Duration,
+) -> Bundle {
+    let api: Api<Pod> = Api::namespaced(client.clone(), ns);
+    let params = |previous| LogParams {
+        container: Some(container.into()),
+        since_seconds: Some(since.as_secs().max(1) as i64),
+        timestamps: true,
+        previous,
+        ..Default::default()
+    };
+    let wanted: Vec<(&str, bool)> = pods
+        .iter()
+        .flat_map(|(p, restarts)| {
+            let previous = (*restarts > 0).then_some((p.as_str(), true));
+            std::iter::once((p.as_str(), false)).chain(previous)
+        })
+        .collect();
+    let each: Vec<LogParams> = wanted
+        .iter()
+        .map(|(_, previous)| params(*previous))
+        .collect();
+    let reads = futures::future::join_all(
+        wanted
+            .iter()
+            .zip(&each)
+            .map(|((p, _), params)| api.logs(p, params)),
+    )
+    .await;
+    let mut b = Bundle::default();
+    for ((pod, previous), r) in wanted.iter().zip(reads) {
+        let (path, what) = if *previous {
+            (
+                format!("{dir}/{pod}.previous.log"),
+                format!("log of {pod}'s previous {container} container"),
+            )
+        } else {
+            (
+                format!("{dir}/{pod}.log"),
+                format!("log of {pod} ({container})"),
+            )
+        };
+        match r {
+            Ok(text) => b.text(&path, &what, text),
+            Err(e) => b.failed.push(Failed {
+                what: format!("read the {what}"),
+                error: Error::kube("read the log of", "Pod", ns, pod, e).report(),
+            }),
+        }
+    }
+    b
+}
+
+/// An object as JSON with what may hold a secret taken out (`redact`).
+fn to_value<T: Serialize>(v: &T) -> Value {
+    let mut v = serde_json::to_value(v).unwrap_or(Value::Null);
+    redact(&mut v);
+    v
+}
+
+/// Takes out what may hold a secret, wherever it sits in an object: env values (names and
+/// `valueFrom` references stay), the last-applied-configuration annotation (a copy of what
+/// someone applied, maybe with such values), and managedFields (noise).
+pub fn redact(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            m.remove("managedFields");
+            if let Some(Value::Array(env)) = m.get_mut("env") {
+                for e in env {
+                    if let Some(value) = e.get_mut("value") {
+                        *value = json!(REDACTED);
+                    }
+                }
+            }
+            if let Some(Value::Object(a)) = m.get_mut("annotations")
+                && let Some(value) = a.get_mut("kubectl.kubernetes.io/last-applied-configuration")
+            {
+                *value = json!(REDACTED);
+            }
+            m.values_mut().for_each(redact);
+        }
+        Value::Array(a) => a.iter_mut().for_each(redact),
+        _ => {}
+    }
+}
+
+/// A Secret as the archive shows it: name, type and keys.
+pub fn secret_summary(s: &Secret) -> Value {
+    let mut keys: BTreeSet<&str> = BTreeSet::new();
+    keys.extend(s.data.iter().flatten().map(|(k, _)| k.as_str()));
+    keys.extend(s.string_data.iter().flatten().map(|(k, _)| k.as_str()));
+    json!({ "name": s.name_any(), "type": s.type_, "keys": keys })
+}
+
+/// Names of the Secrets the objects refer to: fields named `…Secret` (`spec.tls.serverSecret`,
+/// `spec.backup.credentialsSecret`, …), `secretName` (volumes) and `secretKeyRef`/`secretRef`.
+pub fn secret_names(objects: &[Value]) -> BTreeSet<String> {
+    fn walk(v: &Value, out: &mut BTreeSet<String>) {
+        match v {
+            Value::Object(m) => {
+                for (k, v) in m {
+                    match v {
+                        Value::String(s) if k.ends_with("Secret") || k == "secretName" => {
+                            out.insert(s.clone());
+                        }
+                        Value::Object(r) if k == "secretKeyRef" || k == "secretRef" => {
+                            if let Some(Value::String(s)) = r.get("name") {
+                                out.insert(s.clone());
+                            }
+                        }
+                        _ => {}
+                    }
+                    walk(v, out);
+                }
+            }
+            Value::Array(a) => a.iter().for_each(|v| walk(v, out)),
+            _ => {}
+        }
+    }
+    let mut out = BTreeSet::new();
+    objects.iter().for_each(|o| walk(o, &mut out));
+    out
+}
+
+/// A read that failed: what, and why (for REPORT.md and index.json).
+#[derive(Debug, Serialize)]
+struct Failed {
+    what: String,
+    error: String,
+}
+
+/// One file of the archive.
+struct File {
+    path: String,
+    what: String,
+    bytes: Vec<u8>,
+}
+
+/// When and what the report is of.
+struct Meta {
+    subject: String,
+    created: String,
+    since: String,
+    seconds: f64,
+}
+
+/// The files collected so far, the reads that failed and notes for people.
+#[derive(Default)]
+struct Bundle {
+    files: Vec<File>,
+    failed: Vec<Failed>,
+    notes: Vec<String>,
+}
+
+impl Bundle {
+    fn text(&mut self, path: &str, what: &str, text: String) {
+        self.files.push(File {
+            path: path.into(),
+            what: what.into(),
+            bytes: text.into_bytes(),
+        });
+    }
+    fn yaml<T: Serialize>(&mut self, path: &str, what: &str, v: &T) {
+        self.text(path, what, output::yaml(v));
+    }
+    fn json<T: Serialize>(&mut self, path: &str, what: &str, v: &T) {
+        let text = serde_json::to_string_pretty(v).unwrap_or_default();
+        self.text(path, what, text);
+    }
+    /// Lists a failed read; only an unreachable API server is passed on (nothing more can be read).
+    fn fail(&mut self, e: Error) -> Result<(), Error> {
+        if let Error::ApiUnreachable(_) = e {
+            return Err(e);
+        }
+        // The report's own advice on RBAC denials would repeat itself on every line.
+        let line = e.report();
+        let line = line.split(" (RBAC denied it").next().unwrap_or_default();
+        let (what, error) = match line.split_once(": ") {
+            Some((w, r)) => (w.to_string(), r.to_string()),
+            None => (line.to_string(), String::new()),
+        };
+        self.failed.push(Failed {
+            what: what.trim_start_matches("failed to ").into(),
+            error,
+        });
+        Ok(())
+    }
+    fn merge(&mut self, other: Bundle) {
+        self.files.extend(other.files);
+        self.failed.extend(other.failed);
+        self.notes.extend(other.notes);
+    }
+
+    /// `index.json`: every file (path, bytes, what) and every failed read.
+    fn index(&self, meta: &Meta) -> Value {
+        json!({
+            "report": meta.subject,
+            "createdAt": meta.created,
+            "logsSince": meta.since,
+            "collectedInSeconds": (meta.seconds * 10.0).round() / 10.0,
+            "kubectlEtcdVersion": env!("CARGO_PKG_VERSION"),
+            "files": self.files.iter().map(|f| json!({ "path": f.path, "bytes": f.bytes.len(), "what": f.what })).collect::<Vec<_>>(),
+            "failed": self.failed,
+            "notes": self.notes,
+        })
+    }
+
+    /// `REPORT.md`: the same for people.
+    fn readme(&self, meta: &Meta) -> String {
+        let mut s = format!(
+            "# kubectl-etcd report: {}\n\nCreated {} by kubectl-etcd {} in {:.1} s; logs of the last {}.\n\
+             Secret values are never included: Secrets appear by name, type and keys, env values and\n\
+             last-applied annotations as \"{REDACTED}\".\n\n## Files\n\n| file | bytes | what |\n|---|---|---|\n",
+            meta.subject,
+            meta.created,
+            env!("CARGO_PKG_VERSION"),
+            meta.seconds,
+            meta.since
+        );
+        for f in &self.files {
+            s.push_str(&format!(
+                "| {} | {} | {} |\n",
+                f.path,
+                f.bytes.len(),
+                f.what
+            ));
+        }
+        s.push_str("\n## Reads that failed\n\n");
+        if self.failed.is_empty() {
+            s.push_str("None.\n");
+        }
+        for f in &self.failed {
+            s.push_str(&format!("- {}: {}\n", f.what, f.error));
+        }
+        if !self.notes.is_empty() {
+            s.push_str("\n## Notes\n\n");
+            for n in &self.notes {
+                s.push_str(&format!("- {n}\n"));
+            }
+        }
+        s
+    }
+
+    /// The tar archive: REPORT.md and index.json first, then the files, all under `top/`.
+    fn tar(&self, top: &str, meta: &Meta, mtime: i64) -> Vec<u8> {
+        let index = serde_json::to_string_pretty(&self.index(meta)).unwrap_or_default();
+        let readme = self.readme(meta);
+        let mut entries: Vec<(String, &[u8])> = vec![
+            (format!("{top}/REPORT.md"), readme.as_bytes()),
+            (format!("{top}/index.json"), index.as_bytes()),
+        ];
+        entries.extend(
+            self.files
+                .iter()
+                .map(|f| (format!("{top}/{}", f.path), f.bytes.as_slice())),
+        );
+        tar(&entries, mtime.max(0) as u64)
+    }
+}
+
+/// A ustar archive of regular files (mode 0644).
+fn tar(entries: &[(String, &[u8])], mtime: u64) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (path, bytes) in entries {
+        let mut h = [0u8; 512];
+        let (prefix, name) = split_path(path);
+        let put = |h: &mut [u8; 512], at: usize, field: &[u8]| {
+            h[at..at + field.len()].copy_from_slice(field);
+        };
+        put(&mut h, 0, name.as_bytes());
+        put(&mut h, 100, b"0000644\0");
+        put(&mut h, 108, b"0000000\0");
+        put(&mut h, 116, b"0000000\0");
+        put(&mut h, 124, format!("{:011o}\0", bytes.len()).as_bytes());
+        put(&mut h, 136, format!("{mtime:011o}\0").as_bytes());
+        put(&mut h, 148, b"        ");
+        h[156] = b'0';
+        put(&mut h, 257, b"ustar\0");
+        put(&mut h, 263, b"00");
+        put(&mut h, 345, prefix.as_bytes());
+        let sum: u32 = h.iter().map(|b| u32::from(*b)).sum();
+        put(&mut h, 148, format!("{sum:06o}\0 ").as_bytes());
+        out.extend_from_slice(&h);
+        out.extend_from_slice(bytes);
+        out.resize(out.len().div_ceil(512) * 512, 0);
+    }
+    out.resize(out.len() + 1024, 0);
+    out
+}
+
+/// ustar's name (100 bytes) and prefix (155 bytes) of a path, split at a `/`; object names are
+/// DNS names (≤ 253), so a path that fits neither is cut (never in practice).
+fn split_path(path: &str) -> (&str, &str) {
+    if path.len() <= 100 {
+        return ("", path);
+    }
+    let cut = path
+        .char_indices()
+        .filter(|(i, c)| *c == '/' && path.len() - i - 1 <= 100 && *i <= 155)
+        .map(|(i, _)| i)
+        .next();
+    match cut {
+        Some(i) => (&path[..i], &path[i + 1..]),
+        None => ("", &path[path.len() - 100..]),
+    }
+}
+
+async fn gzip(bytes: &[u8]) -> Result<Vec<u8>, Error> {
+    use tokio::io::AsyncWriteExt;
+    let mut enc = async_compression::tokio::write::GzipEncoder::new(Vec::new());
+    enc.write_all(bytes).await?;
+    enc.shutdown().await?;
+    Ok(enc.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    use k8s_openapi::ByteString;
+    use k8s_openapi::api::core::v1::{
+        Container, EnvVar, EnvVarSource, PodSpec, SecretKeySelector, SecretVolumeSource, Volume,
+    };
+
+    const SECRET_VALUE: &str = "s3cr3t-password-value";
+    const ENV_VALUE: &str = "env-value-that-could-be-a-token";
+
+    fn secret() -> Secret {
+        Secret {
+            metadata: kube::api::ObjectMeta {
+                name: Some("demo-auth".into()),
+                annotations: Some(BTreeMap::from([(
+                    "kubectl.kubernetes.io/last-applied-configuration".to_string(),
+                    format!("{{\"stringData\":{{\"password\":\"{SECRET_VALUE}\"}}}}"),
+                )])),
+                ..Default::default()
+            },
+            type_: Some("kubernetes.io/basic-auth".into()),
+            data: Some(BTreeMap::from([
+                ("username".to_string(), ByteString(b"root".to_vec())),
+                (
+                    "password".to_string(),
+                    ByteString(SECRET_VALUE.as_bytes().to_vec()),
+                ),
+            ])),
+            ..Default::default()
+        }
+    }
+
+    fn pod() -> Pod {
+        Pod {
+            metadata: kube::api::ObjectMeta {
+                name: Some("demo-0".into()),
+                ..Default::default()
+            },
+            spec: Some(PodSpec {
+                containers: vec![Container {
+                    name: "etcd".into(),
+                    env: Some(vec![
+                        EnvVar {
+                            name: "TOKEN".into(),
+                            value: Some(ENV_VALUE.into()),
+                            ..Default::default()
+                        },
+                        EnvVar {
+                            name: "PASSWORD".into(),
+                            value_from: Some(EnvVarSource {
+                                secret_key_ref: Some(SecretKeySelector {
+                                    name: "demo-auth".into(),
+                                    key: "password".into(),
+                                    ..Default::default()
+                                }),
+                                ..Default::default()
+                            }),
+                            ..Default::default()
+                        },
+                    ]),
+                    ..Default::default()
+                }],
+                volumes: Some(vec![Volume {
+                    name: "tls-server".into(),
+                    secret: Some(SecretVolumeSource {
+                        secret_name: Some("demo-server".into()),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                }]),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    /// The files of an uncompressed ustar archive, as (path, text).
+    fn untar(mut bytes: &[u8]) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        while bytes.len() >= 512 && bytes[0] != 0 {
+            let h = &bytes[..512];
+            let field = |from: usize, len: usize| {
+                String::from_utf8_lossy(&h[from..from + len])
+                    .trim_end_matches(['\0', ' '])
+                    .to_string()
+            };
+            let stored: u32 = u32::from_str_radix(field(148, 8).trim(), 8).unwrap();
+            let sum: u32 = h
+                .iter()
+                .enumerate()
+                .map(|(i, b)| {
+                    if (148..156).contains(&i) {
+                        32
+                    } else {
+                        u32::from(*b)
+                    }
+                })
+                .sum();
+            assert_eq!(stored, sum, "header checksum");
+            let size = usize::from_str_radix(&field(124, 12), 8).unwrap();
+            let (prefix, name) = (field(345, 155), field(0, 100));
+            let path = if prefix.is_empty() {
+                name
+            } else {
+                format!("{prefix}/{name}")
+            };
+            let text = String::from_utf8_lossy(&bytes[512..512 + size]).to_string();
+            out.push((path, text));
+            bytes = &bytes[512 + size.div_ceil(512) * 512..];
+        }
+        out
+    }
+
+    fn meta() -> Meta {
+        Meta {
+            subject: "EtcdCluster default/demo".into(),
+            created: "2026-05-01T10:00:00Z".into(),
+            since: "1h".into(),
+            seconds: 1.5,
+        }
+    }
+
+    #[test]
+    fn no_secret_or_env_value_reaches_the_archive_but_names_and_keys_do() {
+        let pods = vec![to_value(&pod())];
+        let names = secret_names(&pods);
+        assert_eq!(
+            names,
+            BTreeSet::from(["demo-auth".to_string(), "demo-server".to_string()])
+        );
+        let mut b = Bundle::default();
+        b.yaml("pods.yaml", "the member pods", &pods);
+        b.yaml("secrets.yaml", "Secrets", &[secret_summary(&secret())]);
+        let files = untar(&b.tar("report", &meta(), 0));
+        let all: String = files.iter().map(|(_, t)| t.as_str()).collect();
+        assert!(!all.contains(SECRET_VALUE), "{all}");
+        assert!(!all.contains(ENV_VALUE), "{all}");
+        // Base64 of the value, as the API returns it, is not there either.
+        assert!(!all.contains("czNjcjN0"), "{all}");
+        let secrets = &files
+            .iter()
+            .find(|(p, _)| p == "report/secrets.yaml")
+            .unwrap()
+            .1;
+        for word in [
+            "demo-auth",
+            "kubernetes.io/basic-auth",
+            "username",
+            "password",
+        ] {
+            assert!(secrets.contains(word), "{secrets}");
+        }
+        let pods = &files
+            .iter()
+            .find(|(p, _)| p == "report/pods.yaml")
+            .unwrap()
+            .1;
+        assert!(pods.contains("TOKEN") && pods.contains(REDACTED), "{pods}");
+        assert!(pods.contains("secretKeyRef"), "references stay: {pods}");
+    }
+
+    #[test]
+    fn the_archive_starts_with_its_index_listing_every_file_and_failed_read() {
+        let mut b = Bundle::default();
+        b.text("status.txt", "what status prints", "ok\n".into());
+        b.text("logs/demo-0.log", "log of demo-0", "x".repeat(700));
+        b.failed.push(Failed {
+            what: "get Secret default/demo-auth".into(),
+            error: "secrets \"demo-auth\" is forbidden".into(),
+        });
+        let files = untar(&b.tar("etcd-report-default-demo", &meta(), 1_777_000_000));
+        let paths: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "etcd-report-default-demo/REPORT.md",
+                "etcd-report-default-demo/index.json",
+                "etcd-report-default-demo/status.txt",
+                "etcd-report-default-demo/logs/demo-0.log",
+            ]
+        );
+        assert_eq!(files[3].1.len(), 700);
+        let index: Value = serde_json::from_str(&files[1].1).unwrap();
+        assert_eq!(index["files"][1]["path"], "logs/demo-0.log");
+        assert_eq!(index["files"][1]["bytes"], 700);
+        assert_eq!(index["failed"][0]["what"], "get Secret default/demo-auth");
+        let readme = &files[0].1;
+        assert!(
+            readme.contains("| status.txt | 3 | what status prints |"),
+            "{readme}"
+        );
+        assert!(
+            readme.contains("- get Secret default/demo-auth: secrets \"demo-auth\" is forbidden"),
+            "{readme}"
+        );
+    }
+
+    #[test]
+    fn long_paths_use_the_ustar_prefix() {
+        let long = format!(
+            "{}/{}/{}.log",
+            "r".repeat(60),
+            "operator/logs",
+            "p".repeat(60)
+        );
+        let files = untar(&tar(&[(long.clone(), b"x".as_slice())], 0));
+        assert_eq!(files[0].0, long);
+    }
+
+    #[test]
+    fn the_top_directory_is_the_file_name_without_its_extension() {
+        assert_eq!(top_dir(std::path::Path::new("/tmp/x/demo.tar.gz")), "demo");
+        assert_eq!(top_dir(std::path::Path::new("demo.tgz")), "demo");
+        assert_eq!(top_dir(std::path::Path::new("bundle")), "bundle");
+    }
+}
