@@ -317,7 +317,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__backup)
-            opts="-n -o -v -h --to --compression --credentials-secret --dry-run --tools-image --namespace --context --kubeconfig --output --verbose --log-format --help list help"
+            opts="-n -o -v -h --to --compression --credentials-secret --sse --sse-kms-key-id --dry-run --tools-image --namespace --context --kubeconfig --output --verbose --log-format --help list help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -332,6 +332,14 @@ _kubectl__etcd() {
                     return 0
                     ;;
                 --credentials-secret)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sse)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sse-kms-key-id)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1297,7 +1305,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__operate)
-            opts="-n -o -v -h --watch-namespace --metrics-addr --dial --identity --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --watch-namespace --metrics-addr --dial --identity --allow-ambient-credentials --s3-endpoint-allow --namespace --context --kubeconfig --output --verbose --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1316,6 +1324,10 @@ _kubectl__etcd() {
                     return 0
                     ;;
                 --identity)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --s3-endpoint-allow)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

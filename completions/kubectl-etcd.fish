@@ -113,6 +113,8 @@ complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand upgrade" -s h 
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and not __fish_seen_subcommand_from list help" -l to -d 'Destination: s3://bucket/prefix[?endpoint=URL&region=R&pathStyle=true], file:///dir (this machine) or pvc://claim/dir (a PersistentVolumeClaim of the cluster\'s namespace; default: the cluster\'s spec.backup.destination)' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and not __fish_seen_subcommand_from list help" -l compression -d 'none, gzip or zstd (default: the cluster\'s spec.backup.compression, else zstd)' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and not __fish_seen_subcommand_from list help" -l credentials-secret -d 'Secret (in the cluster\'s namespace) holding S3 credentials; default: the standard AWS chain of this machine (AWS_ACCESS_KEY_ID…, profile)' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and not __fish_seen_subcommand_from list help" -l sse -d 'Server-side encryption S3 applies to the object: AES256 or aws:kms (s3:// only; default: the cluster\'s spec.backup.serverSideEncryption when --to is not given)' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and not __fish_seen_subcommand_from list help" -l sse-kms-key-id -d 'The KMS key (id, ARN or alias) of --sse aws:kms (default: the account\'s aws/s3 key)' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and not __fish_seen_subcommand_from list help" -l tools-image -d 'Image holding kubectl-etcd, for the pod that writes to a pvc:// destination' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and not __fish_seen_subcommand_from list help" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and not __fish_seen_subcommand_from list help" -l context -d 'kubeconfig context to use' -r
@@ -330,6 +332,7 @@ complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -l me
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -l dial -d 'How to reach etcd members (default: direct in a pod, port-forward outside)' -r -f -a "direct\t''
 port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -l identity -d 'Leader-election identity (default: operator/$POD_NAME or operator/<hostname>)' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -l s3-endpoint-allow -d 'Custom S3 endpoints backups may use, from a destination\'s `?endpoint=` or a credentials Secret\'s AWS_ENDPOINT_URL: HOST (any port), HOST:PORT, *.DOMAIN, [IPv6]:PORT or an endpoint URL, comma-separated or repeated. AWS endpoints are always allowed; by default nothing else. Example: --s3-endpoint-allow minio.backup.svc,10.0.0.5:9000' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -l context -d 'kubeconfig context to use' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -l kubeconfig -d 'Path of the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
@@ -338,6 +341,7 @@ json\t''
 yaml\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
 json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -l allow-ambient-credentials -d 'Let backups of a cluster without `spec.backup.credentialsSecret` use this process\'s own cloud identity (AWS_* environment, profile, IRSA, ECS, instance metadata). Off by default: every tenant whose cluster the operator watches could otherwise have it read and delete objects with that identity'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand install" -l image -d 'Operator image' -r

@@ -197,6 +197,23 @@ pub struct BackupSpec {
     /// never deletes anything because a backup failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retention: Option<crate::archive::retention::Retention>,
+    /// Server-side encryption S3 applies to every backup object (s3:// only); the CLI's
+    /// `backup` uses it too unless `--sse` or `--to` says otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_side_encryption: Option<ServerSideEncryption>,
+}
+
+/// `x-amz-server-side-encryption` of every backup object.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerSideEncryption {
+    /// `AES256` (keys managed by S3, SSE-S3) or `aws:kms` (SSE-KMS).
+    #[schemars(regex(pattern = r"^(AES256|aws:kms)$"))]
+    pub algorithm: String,
+    /// With `aws:kms`: the KMS key's id, ARN or alias (default: the account's `aws/s3` key).
+    /// The credentials need `kms:GenerateDataKey` on it to write and `kms:Decrypt` to read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kms_key_id: Option<String>,
 }
 
 /// The snapshot a new cluster starts from.
@@ -830,6 +847,9 @@ pub mod reason {
     pub const BACKUP_FAILED: &str = "BackupFailed";
     pub const BACKUP_OVERDUE: &str = "BackupOverdue";
     pub const NO_SCHEDULE: &str = "NoSchedule";
+    /// An Event's: retention found a backup record naming an object that is not one of the
+    /// cluster's backups in its destination, and left it alone.
+    pub const BACKUP_OUTSIDE_DESTINATION: &str = "BackupOutsideDestination";
 }
 
 #[cfg(test)]

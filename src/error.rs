@@ -115,6 +115,9 @@ pub enum BackupError {
     Url(#[from] UrlError),
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The operator's limits refuse the location (its credentials or endpoint).
+    #[error(transparent)]
+    Refused(#[from] crate::archive::store::Refused),
     #[error("cannot take a snapshot: {0}")]
     NoSource(String),
     #[error(transparent)]
@@ -147,6 +150,7 @@ impl BackupError {
             BackupError::Etcd(e) => e.is_transient(),
             BackupError::Usage(_)
             | BackupError::Url(_)
+            | BackupError::Refused(_)
             | BackupError::NoSource(_)
             | BackupError::Corrupt(_) => false,
         }
@@ -155,7 +159,7 @@ impl BackupError {
     /// The documented exit code (README "Exit codes").
     pub fn exit_code(&self) -> i32 {
         match self {
-            BackupError::Usage(_) | BackupError::Url(_) => exit::USAGE,
+            BackupError::Usage(_) | BackupError::Url(_) | BackupError::Refused(_) => exit::USAGE,
             BackupError::Store(_) | BackupError::Corrupt(_) => exit::BACKUP_FAILED,
             BackupError::NoSource(_) | BackupError::Etcd(_) => exit::ETCD_UNAVAILABLE,
         }

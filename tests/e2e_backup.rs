@@ -941,6 +941,9 @@ impl LocalOperator {
                 "port-forward",
                 "--identity",
                 &format!("operator/e2e-{ns}"),
+                // The testbed's S3 (a Secret's AWS_ENDPOINT_URL): not AWS, so listed.
+                "--s3-endpoint-allow",
+                &s3().0,
             ])
             .stdout(std::process::Stdio::null())
             .spawn()

@@ -678,6 +678,9 @@ fn a_version_applied_with_the_operator_takes_the_pre_upgrade_snapshot_first() {
             "port-forward",
             "--identity",
             &format!("operator/e2e-{}", ns.0),
+            // The testbed's S3 (the Secret's AWS_ENDPOINT_URL): not AWS, so listed.
+            "--s3-endpoint-allow",
+            &endpoint,
         ])
         .stdout(std::process::Stdio::null())
         .spawn()

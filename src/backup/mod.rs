@@ -81,6 +81,17 @@ pub async fn secret_credentials(
     ))
 }
 
+/// The server-side encryption a cluster's backups ask of S3 (`spec.backup.serverSideEncryption`).
+pub fn sse_of(spec: &crate::api::BackupSpec) -> Result<Option<store::Sse>, BackupError> {
+    spec.server_side_encryption
+        .as_ref()
+        .map(|s| {
+            store::Sse::parse(&s.algorithm, s.kms_key_id.as_deref())
+                .map_err(|e| BackupError::Usage(format!("spec.backup.serverSideEncryption: {e}")))
+        })
+        .transpose()
+}
+
 /// EtcdBackup records of `cluster`, newest first.
 pub async fn records(
     client: &kube::Client,
@@ -99,13 +110,16 @@ pub async fn records(
 
 /// Opens a location with a Secret's credentials (and the endpoint/region it carries, when the URL
 /// names none) or, without a Secret, the standard AWS chain; a pvc:// location through an agent
-/// pod of `tools_image` (close the store when done). The CLI verbs and the schedule share it.
+/// pod of `tools_image` (close the store when done). The CLI verbs and the schedule share it;
+/// `access` refuses what the operator is not allowed (`Context::store_access`; the CLI's is
+/// `Access::ANY`).
 pub async fn open_store(
     client: &kube::Client,
     ns: &str,
     loc: &store::Location,
     secret: Option<&str>,
     tools_image: &str,
+    access: &store::Access,
 ) -> Result<store::Store, Error> {
     if matches!(loc, store::Location::Pvc { .. }) {
         return pvc::open(client, ns, loc, tools_image).await;
@@ -122,6 +136,9 @@ pub async fn open_store(
         }
         None => (None, loc.clone()),
     };
+    access
+        .check(&loc, creds.is_some())
+        .map_err(BackupError::from)?;
     Ok(store::Store::open(&loc, creds)
         .await
         .map_err(BackupError::from)?)

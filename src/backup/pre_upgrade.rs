@@ -51,8 +51,11 @@ async fn snapshot(
         spec.credentials_secret.as_deref(),
         // pvc:// is refused for pre-upgrade snapshots (model::validate_backup, `upgrade --to`): no agent pod.
         crate::model::DEFAULT_TOOLS_IMAGE,
+        &ctx.store_access,
     )
-    .await?;
+    .await?
+    .with_sse(super::sse_of(&spec)?)
+    .map_err(BackupError::from)?;
     let req = take::Request {
         destination: loc,
         compression,

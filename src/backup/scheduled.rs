@@ -148,30 +148,78 @@ pub fn health(
     }
 }
 
-/// Pure: which scheduled backups of the cluster `who` retention deletes (names of EtcdBackup
-/// records). Records of another cluster of the same name are neither counted nor deleted; a
-/// backup without quorum counts as a failed one; `pinned` names are never deleted.
+/// Who the backups belong to and where they must lie: retention deletes nothing else.
+#[derive(Clone, Copy, Debug)]
+pub struct Owner<'a> {
+    pub who: &'a select::Identity<'a>,
+    pub namespace: &'a str,
+    pub cluster: &'a str,
+    /// The cluster's `spec.backup.destination`.
+    pub destination: &'a Location,
+}
+
+/// What retention decided.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Expiry {
+    /// Names of the EtcdBackup records to delete, with the object each names, if any (a key in
+    /// the destination).
+    pub delete: Vec<(String, Option<String>)>,
+    /// Records of the cluster that name an object outside its destination, or not named as its
+    /// backups are: neither counted nor deleted, only reported (one sentence each).
+    pub foreign: Vec<String>,
+}
+
+/// Pure: which scheduled backups of the cluster retention deletes. Records of another cluster of
+/// the same name are neither counted nor deleted; nor is a record whose object does not lie
+/// directly in the destination under a name this cluster's backups get (a record is writable by
+/// anyone who may take a backup: it must not steer the operator's credentials at other objects).
+/// A backup counts at the time in its object's name, not the record's. A backup without quorum
+/// counts as a failed one; `pinned` names are never deleted.
 pub fn expired(
     records: &[EtcdBackup],
     policy: &Retention,
     now: Timestamp,
-    who: &select::Identity,
+    owner: Owner<'_>,
     pinned: &BTreeSet<String>,
-) -> Vec<String> {
+) -> Expiry {
+    let mut foreign = Vec::new();
+    let mut objects = std::collections::BTreeMap::new();
     let candidates: Vec<Candidate> = records
         .iter()
         .filter(|b| b.spec.trigger.as_deref() == Some(label::TRIGGER_SCHEDULE))
-        .filter(|b| select::owner(b, who) != select::Owner::Other)
+        .filter(|b| select::owner(b, owner.who) != select::Owner::Other)
         .filter_map(|b| {
             let st = b.status.as_ref()?;
-            let time = st
+            let phase = st.phase.as_deref()?;
+            // A backup still running is neither kept nor deleted.
+            if phase == backup_phase::RUNNING {
+                return None;
+            }
+            let mut time = st
                 .start_time
                 .as_ref()
                 .map(|t| t.0)
                 .or_else(|| b.metadata.creation_timestamp.as_ref().map(|t| t.0))?;
-            let phase = st.phase.as_deref()?;
-            // A backup still running is neither kept nor deleted.
-            (phase != backup_phase::RUNNING).then(|| Candidate {
+            if let Some(url) = st.url.as_deref() {
+                let key = owner.destination.key_of(url);
+                let named = key
+                    .as_deref()
+                    .and_then(|k| take::object_time(owner.namespace, owner.cluster, k));
+                let (Some(key), Some(named)) = (key, named) else {
+                    foreign.push(format!(
+                        "EtcdBackup {}/{} names {url}, which is not a backup of {}/{} in {}: retention leaves it and its record alone",
+                        owner.namespace,
+                        b.name_any(),
+                        owner.namespace,
+                        owner.cluster,
+                        owner.destination
+                    ));
+                    return None;
+                };
+                time = named;
+                objects.insert(b.name_any(), key);
+            }
+            Some(Candidate {
                 name: b.name_any(),
                 time,
                 succeeded: select::good(b),
@@ -179,7 +227,14 @@ pub fn expired(
             })
         })
         .collect();
-    retention::to_delete(&candidates, policy, now)
+    let delete = retention::to_delete(&candidates, policy, now)
+        .into_iter()
+        .map(|name| {
+            let key = objects.remove(&name);
+            (name, key)
+        })
+        .collect();
+    Expiry { delete, foreign }
 }
 
 /// What a scheduled-backup pass leaves behind.
@@ -189,6 +244,8 @@ pub struct Scheduled {
     pub next: Option<Duration>,
     /// The cluster's `status.backup` as it now stands (backups the CLI took count too).
     pub status: Option<BackupStatus>,
+    /// What retention refused to touch (`Expiry::foreign`), for Warning Events.
+    pub foreign: Vec<String>,
 }
 
 /// One scheduled-backup pass: takes the backup when due, applies retention after a success, and
@@ -203,6 +260,7 @@ pub async fn pass(
     let unscheduled = || Scheduled {
         next: None,
         status: cluster.status.as_ref().and_then(|s| s.backup.clone()),
+        foreign: Vec::new(),
     };
     let Some(spec) = &cluster.spec.backup else {
         return Ok(unscheduled());
@@ -221,6 +279,7 @@ pub async fn pass(
         .as_ref()
         .map_or(now, |t| t.0);
     let last_run = st.last_scheduled_time.as_ref().map(|t| t.0);
+    let mut foreign = Vec::new();
     match due(spec, &sched, last_run, created, now) {
         Due::Off => st.next_scheduled_time = None,
         Due::At(t) => st.next_scheduled_time = Some(Time(t)),
@@ -242,7 +301,7 @@ pub async fn pass(
                     st.last_successful_url = rs.url.clone();
                     st.last_successful_size = rs.size;
                     if let Some(policy) = &spec.retention {
-                        apply_retention(ctx, cluster, d, spec, policy).await?;
+                        foreign = apply_retention(ctx, cluster, d, spec, policy).await?;
                     }
                 }
                 Err((name, e)) => {
@@ -271,6 +330,7 @@ pub async fn pass(
     Ok(Scheduled {
         next,
         status: Some(st),
+        foreign,
     })
 }
 
@@ -298,9 +358,13 @@ async fn take_scheduled(
         spec.credentials_secret.as_deref(),
         // pvc:// is refused for spec.backup.destination (model::validate_backup): no agent pod.
         crate::model::DEFAULT_TOOLS_IMAGE,
+        &ctx.store_access,
     )
     .await
     .map_err(fail)?;
+    let store = super::sse_of(spec)
+        .and_then(|sse| store.with_sse(sse).map_err(BackupError::from))
+        .map_err(|e| fail(e.into()))?;
     let req = take::Request {
         destination,
         compression,
@@ -319,33 +383,47 @@ async fn take_scheduled(
 }
 
 /// Deletes what retention lets go: the stored object first, then its record (a record without
-/// its object would promise a restore that cannot happen).
+/// its object would promise a restore that cannot happen). Returns what it refused to touch.
 async fn apply_retention(
     ctx: &Context,
     cluster: &EtcdCluster,
     d: &Desired,
     spec: &BackupSpec,
     policy: &Retention,
-) -> Result<(), Error> {
+) -> Result<Vec<String>, Error> {
     let api: Api<EtcdBackup> = Api::namespaced(ctx.client.clone(), &d.namespace);
     let records = crate::backup::records(&ctx.client, &d.namespace, &cluster.name_any()).await?;
     let pinned = restore_names(ctx, &d.namespace).await?;
-    let who = identity(cluster);
-    for name in expired(&records, policy, Timestamp::now(), &who, &pinned) {
-        let Some(record) = records.iter().find(|r| r.name_any() == name) else {
-            continue;
-        };
-        if let Some(url) = record.status.as_ref().and_then(|s| s.url.as_deref()) {
-            let (loc, key) = Location::parse_object(url).map_err(BackupError::from)?;
-            let store = super::open_store(
-                &ctx.client,
-                &d.namespace,
-                &loc,
-                spec.credentials_secret.as_deref(),
-                crate::model::DEFAULT_TOOLS_IMAGE,
-            )
-            .await?;
-            store.delete(&key).await.map_err(BackupError::from)?;
+    let destination = Location::parse(&spec.destination).map_err(BackupError::from)?;
+    let owner = Owner {
+        who: &identity(cluster),
+        namespace: &d.namespace,
+        cluster: &d.name,
+        destination: &destination,
+    };
+    let expiry = expired(&records, policy, Timestamp::now(), owner, &pinned);
+    for why in &expiry.foreign {
+        tracing::warn!(cluster = %d.name, namespace = %d.namespace, "{why}");
+    }
+    let mut store = None;
+    for (name, key) in expiry.delete {
+        if let Some(key) = key {
+            if store.is_none() {
+                store = Some(
+                    super::open_store(
+                        &ctx.client,
+                        &d.namespace,
+                        &destination,
+                        spec.credentials_secret.as_deref(),
+                        crate::model::DEFAULT_TOOLS_IMAGE,
+                        &ctx.store_access,
+                    )
+                    .await?,
+                );
+            }
+            if let Some(store) = &store {
+                store.delete(&key).await.map_err(BackupError::from)?;
+            }
         }
         match api.delete(&name, &DeleteParams::default()).await {
             Ok(_) => {}
@@ -354,7 +432,7 @@ async fn apply_retention(
         }
         tracing::info!(cluster = %d.name, namespace = %d.namespace, backup = %name, "retention deleted a backup");
     }
-    Ok(())
+    Ok(expiry.foreign)
 }
 
 /// The cluster as its backup records name it.
@@ -395,19 +473,22 @@ async fn clean_abandoned(
 ) -> Result<(), Error> {
     let records = crate::backup::records(&ctx.client, &d.namespace, &cluster.name_any()).await?;
     let now = Timestamp::now();
+    let destination = Location::parse(&spec.destination).ok();
     for record in records.iter().filter(|b| select::abandoned(b, me, now)) {
         let mut st = record.status.clone().unwrap_or_default();
         let mut aborted = 0;
-        if let (Ok(loc), Some(start)) = (
-            Location::parse(&record.spec.destination),
-            st.start_time.as_ref(),
-        ) {
+        // Only in the cluster's own destination: a record may name any place.
+        let loc = Location::parse(&record.spec.destination)
+            .ok()
+            .filter(|l| Some(l) == destination.as_ref());
+        if let (Some(loc), Some(start)) = (loc, st.start_time.as_ref()) {
             let store = super::open_store(
                 &ctx.client,
                 &d.namespace,
                 &loc,
                 spec.credentials_secret.as_deref(),
                 crate::model::DEFAULT_TOOLS_IMAGE,
+                &ctx.store_access,
             )
             .await?;
             let prefix = take::object_prefix(&d.namespace, &d.name, start.0);
@@ -595,6 +676,26 @@ mod tests {
         );
     }
 
+    /// The names `expired` deletes for cluster ns/demo with destination s3://b/p.
+    fn names(
+        records: &[EtcdBackup],
+        policy: &Retention,
+        now: Timestamp,
+        who: &select::Identity,
+        pinned: &BTreeSet<String>,
+    ) -> Vec<String> {
+        let dest = Location::parse("s3://b/p").unwrap();
+        let owner = Owner {
+            who,
+            namespace: "ns",
+            cluster: "demo",
+            destination: &dest,
+        };
+        let e = expired(records, policy, now, owner, pinned);
+        assert!(e.foreign.is_empty(), "{:?}", e.foreign);
+        e.delete.into_iter().map(|(n, _)| n).collect()
+    }
+
     fn record(name: &str, trigger: &str, phase: &str, start: &str) -> EtcdBackup {
         let mut b = EtcdBackup::new(
             name,
@@ -626,7 +727,7 @@ mod tests {
             keep_last: Some(1),
             ..Default::default()
         };
-        let gone = expired(
+        let gone = names(
             &records,
             &policy,
             t("2026-12-01T12:02:00Z"),
@@ -674,10 +775,10 @@ mod tests {
             of("new", "new-2", "2026-12-01T11:00:00Z"),
         ];
         let now = t("2026-12-01T12:00:00Z");
-        let gone = expired(&records, &keep_last(1), now, &NEW, &BTreeSet::new());
+        let gone = names(&records, &keep_last(1), now, &NEW, &BTreeSet::new());
         assert_eq!(gone, vec!["new-1"]);
         // The old cluster (were it back) counts only its own.
-        let gone = expired(&records, &keep_last(1), now, &OLD, &BTreeSet::new());
+        let gone = names(&records, &keep_last(1), now, &OLD, &BTreeSet::new());
         assert_eq!(gone, vec!["old-1"]);
     }
 
@@ -713,7 +814,7 @@ mod tests {
             uid: Some("new"),
             cluster_id: Some("00000000000000bb"),
         };
-        let gone = expired(
+        let gone = names(
             &records,
             &keep_last(1),
             t("2026-12-01T12:00:00Z"),
@@ -739,7 +840,7 @@ mod tests {
             uid: Some("u"),
             cluster_id: None,
         };
-        let gone = expired(
+        let gone = names(
             &records,
             &keep_last(1),
             t("2026-12-01T12:00:00Z"),
@@ -761,7 +862,7 @@ mod tests {
             cluster_id: None,
         };
         let pinned = BTreeSet::from(["read-by-restore".to_string()]);
-        let gone = expired(
+        let gone = names(
             &records,
             &keep_last(1),
             t("2026-12-01T12:00:00Z"),
@@ -769,5 +870,106 @@ mod tests {
             &pinned,
         );
         assert_eq!(gone, vec!["b"]);
+    }
+
+    /// A successful scheduled backup of uid `u` whose object is `url`.
+    fn stored(name: &str, start: &str, url: &str) -> EtcdBackup {
+        let mut b = of("u", name, start);
+        b.status.as_mut().unwrap().url = Some(url.into());
+        b
+    }
+
+    /// `expired` with keepLast 1 for ns/demo (uid u) backed up to `dest`, at 12:00.
+    fn keep_last_one_of_u(records: &[EtcdBackup], dest: &Location) -> Expiry {
+        let who = select::Identity {
+            uid: Some("u"),
+            cluster_id: None,
+        };
+        let owner = Owner {
+            who: &who,
+            namespace: "ns",
+            cluster: "demo",
+            destination: dest,
+        };
+        let now = t("2026-12-01T12:00:00Z");
+        expired(records, &keep_last(1), now, owner, &BTreeSet::new())
+    }
+
+    #[test]
+    fn retention_deletes_only_this_clusters_objects_in_its_destination_and_reports_the_rest() {
+        let dest = Location::parse("s3://b/p?endpoint=http://10.0.0.5:9000").unwrap();
+        let at = |h: u32| format!("2026-12-01T{h:02}:00:00Z");
+        let obj = |h: u32| format!("ns-demo-20261201T{h:02}0000.000Z-r7.db.zst");
+        let mine = |h: u32| format!("s3://b/p/{}?endpoint=http://10.0.0.5:9000", obj(h));
+        let records = vec![
+            stored("old", &at(1), &mine(1)),
+            // Forged: elsewhere on the server, or in the destination under a name not ours.
+            stored(
+                "other-bucket",
+                &at(2),
+                &format!("s3://precious/{}?endpoint=http://10.0.0.5:9000", obj(2)),
+            ),
+            stored("aws", &at(3), &format!("s3://b/p/{}", obj(3))),
+            stored(
+                "other-host",
+                &at(4),
+                &format!("s3://b/p/{}?endpoint=http://evil:9000", obj(4)),
+            ),
+            stored(
+                "prefix-games",
+                &at(5),
+                &format!("s3://b/p2/{}?endpoint=http://10.0.0.5:9000", obj(5)),
+            ),
+            stored(
+                "not-our-name",
+                &at(6),
+                "s3://b/p/ns-other-20261201T060000.000Z-r7.db?endpoint=http://10.0.0.5:9000",
+            ),
+            stored("mid", &at(7), &mine(7)),
+            stored("new", &at(8), &mine(8)),
+        ];
+        let e = keep_last_one_of_u(&records, &dest);
+        assert_eq!(
+            e.delete,
+            vec![
+                ("old".to_string(), Some(obj(1))),
+                ("mid".to_string(), Some(obj(7)))
+            ]
+        );
+        assert_eq!(e.foreign.len(), 5, "{:#?}", e.foreign);
+        for (f, name) in e.foreign.iter().zip([
+            "other-bucket",
+            "aws",
+            "other-host",
+            "prefix-games",
+            "not-our-name",
+        ]) {
+            assert!(
+                f.contains(&format!("EtcdBackup ns/{name} names"))
+                    && f.contains("leaves it and its record alone"),
+                "{f}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_forged_record_cannot_pass_for_the_newest_backup_by_its_start_time() {
+        let dest = Location::parse("s3://b/p").unwrap();
+        // The record claims to be the newest; its object's name says it is the oldest.
+        let records = vec![
+            stored(
+                "forged-time",
+                "2026-12-01T11:00:00Z",
+                "s3://b/p/ns-demo-20261201T010000.000Z-r1.db",
+            ),
+            stored(
+                "real",
+                "2026-12-01T05:00:00Z",
+                "s3://b/p/ns-demo-20261201T050000.000Z-r5.db",
+            ),
+        ];
+        let e = keep_last_one_of_u(&records, &dest);
+        let names: Vec<&str> = e.delete.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["forged-time"]);
     }
 }

@@ -119,6 +119,45 @@ pub fn object_prefix(namespace: &str, cluster: &str, time: Timestamp) -> String 
     format!("{namespace}-{cluster}-{}.", time.strftime("%Y%m%dT%H%M%S"))
 }
 
+/// The time in a key `object_key` gave a backup of `namespace`/`cluster`, or None when `key` is
+/// not such a name (another cluster's, or nothing this project wrote). Retention deletes only
+/// objects named so. (`<namespace>-<cluster>` is not unique across namespaces: `a-b`/`c` and
+/// `a`/`b-c` write the same names; only a destination shared by both would confuse them.)
+pub fn object_time(namespace: &str, cluster: &str, key: &str) -> Option<Timestamp> {
+    let rest = key.strip_prefix(&format!("{namespace}-{cluster}-"))?;
+    // yyyymmddThhmmss.mmmZ
+    let (stamp, rest) = (rest.get(..20)?, rest.get(20..)?);
+    let shape_ok = stamp.char_indices().all(|(i, c)| match i {
+        8 => c == 'T',
+        15 => c == '.',
+        19 => c == 'Z',
+        _ => c.is_ascii_digit(),
+    });
+    if !shape_ok {
+        return None;
+    }
+    let rest = rest.strip_prefix("-r")?;
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let suffix = rest.get(digits..)?.strip_prefix(".db")?;
+    let known = Compression::ALL.iter().any(|c| suffix == c.suffix());
+    if digits == 0 || !known {
+        return None;
+    }
+    let d = |r: std::ops::Range<usize>| &stamp[r];
+    format!(
+        "{}-{}-{}T{}:{}:{}.{}Z",
+        d(0..4),
+        d(4..6),
+        d(6..8),
+        d(9..11),
+        d(11..13),
+        d(13..15),
+        d(16..19)
+    )
+    .parse()
+    .ok()
+}
+
 /// The EtcdBackup's name: `<cluster>-<yyyymmddhhmmss>` (lowercase, DNS-safe).
 pub fn record_name(cluster: &str, time: Timestamp) -> String {
     format!("{cluster}-{}", time.strftime("%Y%m%d%H%M%S"))
@@ -510,5 +549,28 @@ mod tests {
                 .starts_with(&object_prefix("ns", "demo", t1))
         );
         assert!(!b.starts_with(&object_prefix("ns", "demo", t1)));
+    }
+
+    #[test]
+    fn object_names_read_back_their_time_and_nothing_else_passes_for_one() {
+        let t: Timestamp = "2026-12-01T09:05:00.250Z".parse().unwrap();
+        for c in Compression::ALL {
+            let key = object_key("ns", "demo", t, 42, c);
+            assert_eq!(object_time("ns", "demo", &key), Some(t), "{key}");
+        }
+        for other in [
+            "ns-demo2-20261201T090500.250Z-r42.db.zst",
+            "ns-dem-20261201T090500.250Z-r42.db.zst",
+            "other-demo-20261201T090500.250Z-r42.db.zst",
+            "ns-demo-20261201T090500.250Z-r42.db.zst.bak",
+            "ns-demo-20261201T090500.250Z-r.db",
+            "ns-demo-20261201T090500Z-r42.db",
+            "ns-demo-20261301T090500.250Z-r42.db",
+            "ns-demo-20261201T090500.250Z-r42.db/x",
+            "ns-demo-",
+            "precious.db",
+        ] {
+            assert_eq!(object_time("ns", "demo", other), None, "{other}");
+        }
     }
 }

@@ -53,6 +53,9 @@ pub struct Context {
     /// process is there to release would block the deletion of the cluster (and its namespace).
     /// The CLI still releases a finalizer it finds on a cluster being deleted.
     pub add_finalizer: bool,
+    /// What backups may use beyond a cluster's credentials Secret: anything for a person's CLI,
+    /// the operator's flags for the operator (`archive::store::Access`).
+    pub store_access: crate::archive::store::Access,
 }
 
 impl Context {
@@ -62,6 +65,7 @@ impl Context {
             dial,
             connect_timeout: CONNECT_TIMEOUT,
             add_finalizer: false,
+            store_access: crate::archive::store::Access::ANY,
         }
     }
 

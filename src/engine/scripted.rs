@@ -100,6 +100,7 @@ impl Server {
             dial: Dial::PortForward,
             connect_timeout: std::time::Duration::from_millis(200),
             add_finalizer: false,
+            store_access: crate::archive::store::Access::ANY,
         };
         (ctx, calls)
     }

@@ -76,6 +76,10 @@ pub struct OperateOptions {
     /// Namespace of the engine Leases: `lease::NAMESPACE`, where the CLI looks for them (tests
     /// use their own).
     pub lease_namespace: String,
+    /// What backups may use beyond a cluster's credentials Secret (`operate
+    /// --allow-ambient-credentials`, `--s3-endpoint-allow`): by default no ambient cloud
+    /// identity and AWS endpoints only.
+    pub store_access: crate::archive::store::Access,
 }
 
 impl OperateOptions {
@@ -92,6 +96,7 @@ impl OperateOptions {
             metrics_addr,
             dial,
             lease_namespace: lease::NAMESPACE.into(),
+            store_access: crate::archive::store::Access::operator(false, &[]),
         }
     }
 }
@@ -119,6 +124,11 @@ pub async fn run_until(opts: OperateOptions, shutdown: CancellationToken) -> Res
     let listener = metrics::bind(opts.metrics_addr).await?;
     let server = tokio::spawn(metrics::serve(listener, metrics.clone()));
     tracing::info!(identity = %opts.identity, addr = %opts.metrics_addr, "operator starting");
+    tracing::info!(
+        ambient_credentials = opts.store_access.ambient_credentials,
+        s3_endpoints = ?opts.store_access.endpoints,
+        "backups: ambient cloud identity and custom S3 endpoints (AWS endpoints are always allowed)"
+    );
 
     let lock = Lock::new(
         opts.client.clone(),
@@ -231,6 +241,7 @@ async fn lead(
 
     let mut ctx = Context::new(opts.client.clone(), opts.dial);
     ctx.add_finalizer = true;
+    ctx.store_access = opts.store_access.clone();
     let reporter = Reporter {
         controller: REPORTER.into(),
         instance: Some(opts.identity.clone()),
@@ -478,6 +489,15 @@ async fn reconcile(cluster: Arc<EtcdCluster>, st: Arc<State>) -> Result<Action, 
             Ok(scheduled) => {
                 backup_due = scheduled.next;
                 st.metrics.backup(&labels, scheduled.status.as_ref());
+                for why in scheduled.foreign {
+                    st.publish(
+                        &cluster,
+                        EventType::Warning,
+                        reason::BACKUP_OUTSIDE_DESTINATION,
+                        why,
+                    )
+                    .await;
+                }
             }
             Err(e) => {
                 st.metrics.backup(

@@ -1,6 +1,10 @@
 //! The file store: a local directory (or a claim mounted in this pod). `put` writes a `.partial`
 //! file, syncs it and renames it into place, so an object is stored whole or not at all; `list`
 //! never shows `.partial` files.
+//!
+//! A snapshot holds every key of the cluster, secrets included: files are created 0600 and the
+//! directories this store creates 0700 (owner only, whatever the umask lets through; directories
+//! that already exist keep their mode, which their owner chose).
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -13,14 +17,35 @@ use crate::archive::codec::Sha256;
 
 /// Copy buffer of the file store.
 const FILE_BUF: usize = 1024 * 1024;
+/// Mode of the files this store writes, and of the directories it creates.
+const FILE_MODE: u32 = 0o600;
+const DIR_MODE: u32 = 0o700;
+
+/// `create_dir_all` with the directories it creates owner-only.
+async fn create_dirs(dir: &Path) -> io::Result<()> {
+    let mut b = tokio::fs::DirBuilder::new();
+    b.recursive(true);
+    #[cfg(unix)]
+    b.mode(DIR_MODE);
+    b.create(dir).await
+}
+
+/// A new (or truncated) file, owner read/write only.
+async fn create_file(path: &Path) -> io::Result<tokio::fs::File> {
+    let mut o = tokio::fs::OpenOptions::new();
+    o.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    o.mode(FILE_MODE);
+    o.open(path).await
+}
 
 /// The directory can be created and written.
 pub(super) async fn check(store: &Store, root: &Path) -> Result<(), StoreError> {
-    tokio::fs::create_dir_all(root)
+    create_dirs(root)
         .await
         .map_err(|e| store.file_error(root, "create directory", e))?;
     let probe = root.join(".kubectl-etcd-check.partial");
-    tokio::fs::write(&probe, b"")
+    create_file(&probe)
         .await
         .map_err(|e| store.file_error(&probe, "write", e))?;
     let _ = tokio::fs::remove_file(&probe).await;
@@ -36,12 +61,12 @@ pub(super) async fn put<R: AsyncRead + Unpin>(
 ) -> Result<Stored, StoreError> {
     let path = root.join(key);
     let dir = path.parent().unwrap_or(root).to_path_buf();
-    tokio::fs::create_dir_all(&dir)
+    create_dirs(&dir)
         .await
         .map_err(|e| store.file_error(&dir, "create directory", e))?;
     let partial = PathBuf::from(format!("{}.partial", path.display()));
     let result = async {
-        let mut file = tokio::fs::File::create(&partial)
+        let mut file = create_file(&partial)
             .await
             .map_err(|e| store.file_error(&partial, "create", e))?;
         let mut sha = Sha256::default();
@@ -285,6 +310,36 @@ mod tests {
             self.0 -= n;
             std::task::Poll::Ready(Ok(()))
         }
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn snapshots_are_written_0600_in_directories_created_0700() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("backups");
+        let store = Store::open(&Location::File(root.clone()), None)
+            .await
+            .unwrap();
+        store.check().await.unwrap();
+        store
+            .put("demo/daily/a.db", &b"x"[..], |_| {})
+            .await
+            .unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&root.join("demo/daily/a.db")), 0o600);
+        for d in ["", "demo", "demo/daily"] {
+            assert_eq!(mode(&root.join(d)), 0o700, "{d:?}");
+        }
+        // A directory that exists keeps the mode its owner chose.
+        let shared = dir.path().join("shared");
+        std::fs::create_dir(&shared).unwrap();
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o750)).unwrap();
+        let store = Store::open(&Location::File(shared.clone()), None)
+            .await
+            .unwrap();
+        store.put("b.db", &b"y"[..], |_| {}).await.unwrap();
+        assert_eq!((mode(&shared), mode(&shared.join("b.db"))), (0o750, 0o600));
     }
 
     #[tokio::test]

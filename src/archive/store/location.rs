@@ -163,6 +163,35 @@ impl Location {
         }
     }
 
+    /// The key of the object `url` names when it lies directly in this location (not below it),
+    /// else None. Compared on the parsed URLs, never as text: the same bucket, endpoint and prefix
+    /// (S3; region and addressing style do not change which object a URL names), the same
+    /// directory (file), the same claim and path (pvc).
+    pub fn key_of(&self, url: &str) -> Option<String> {
+        let (dir, key) = Location::parse_object(url).ok()?;
+        let same = match (self, &dir) {
+            (Location::S3(a), Location::S3(b)) => {
+                a.bucket == b.bucket
+                    && a.prefix == b.prefix
+                    && match (&a.endpoint, &b.endpoint) {
+                        (None, None) => true,
+                        (Some(x), Some(y)) => x.eq_ignore_ascii_case(y),
+                        _ => false,
+                    }
+            }
+            (Location::File(a), Location::File(b)) => a == b,
+            (
+                Location::Pvc { claim, path },
+                Location::Pvc {
+                    claim: c2,
+                    path: p2,
+                },
+            ) => claim == c2 && path == p2,
+            _ => false,
+        };
+        same.then_some(key)
+    }
+
     /// The URL of the object `key` under this location.
     pub fn object_url(&self, key: &str) -> String {
         self.join(key).to_string()
@@ -281,13 +310,30 @@ pub fn implies_path_style(endpoint: &str) -> bool {
 }
 
 fn endpoint_host(endpoint: &str) -> &str {
-    let rest = endpoint.split_once("://").map_or(endpoint, |(_, r)| r);
+    endpoint_host_port(endpoint).0
+}
+
+/// The host (IPv6 without brackets) and port of an endpoint URL or a bare `host[:port]`; the
+/// port of a URL without one is its scheme's (80, 443).
+pub(super) fn endpoint_host_port(endpoint: &str) -> (&str, Option<u16>) {
+    let (scheme, rest) = endpoint.split_once("://").unwrap_or(("", endpoint));
     let authority = &rest[..rest.find(['/', '?']).unwrap_or(rest.len())];
     let authority = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    if let Some(v6) = authority.strip_prefix('[') {
-        return v6.split(']').next().unwrap_or(v6);
-    }
-    authority.split(':').next().unwrap_or(authority)
+    let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
+        let (host, after) = v6.split_once(']').unwrap_or((v6, ""));
+        (host, after.strip_prefix(':'))
+    } else {
+        match authority.split_once(':') {
+            Some((h, p)) if !p.contains(':') => (h, Some(p)),
+            _ => (authority, None), // no port, or a bare IPv6 address
+        }
+    };
+    let default = match scheme.to_ascii_lowercase().as_str() {
+        "http" => Some(80),
+        "https" => Some(443),
+        _ => None,
+    };
+    (host, port.and_then(|p| p.parse().ok()).or(default))
 }
 
 fn parse_s3(url: &str, rest: &str) -> Result<S3Location, UrlError> {
@@ -609,6 +655,45 @@ mod tests {
             let err = Location::parse_object(url).unwrap_err().to_string();
             assert!(err.contains("names no object"), "{url}: {err}");
         }
+    }
+
+    #[test]
+    fn a_location_holds_only_objects_directly_in_it() {
+        let dest = Location::parse("s3://b/etcd/prod?endpoint=http://10.0.0.5:9000").unwrap();
+        let key = |url: &str| dest.key_of(url);
+        assert_eq!(
+            key("s3://b/etcd/prod/x.db.zst?endpoint=http://10.0.0.5:9000/").as_deref(),
+            Some("x.db.zst")
+        );
+        assert_eq!(
+            key("s3://b/etcd/prod/x.db?endpoint=http://10.0.0.5:9000&region=eu-west-1&pathStyle=true")
+                .as_deref(),
+            Some("x.db"),
+            "region and addressing style name the same object"
+        );
+        for foreign in [
+            "s3://b/etcd/prod/x.db",                               // AWS, not the server
+            "s3://b/etcd/prod/x.db?endpoint=http://10.0.0.6:9000", // another server
+            "s3://other/etcd/prod/x.db?endpoint=http://10.0.0.5:9000", // another bucket
+            "s3://b/etcd/prod2/x.db?endpoint=http://10.0.0.5:9000", // a string prefix only
+            "s3://b/etcd/prod/sub/x.db?endpoint=http://10.0.0.5:9000", // below, not in it
+            "s3://b/etcd/x.db?endpoint=http://10.0.0.5:9000",      // above
+            "s3://b/etcd/prod/../prod/x.db?endpoint=http://10.0.0.5:9000", // refused by parsing
+            "file:///etcd/prod/x.db",
+            "s3://b/etcd/prod?endpoint=http://10.0.0.5:9000", // the prefix itself
+            "not a url",
+        ] {
+            assert_eq!(key(foreign), None, "{foreign}");
+        }
+        let aws = Location::parse("s3://b").unwrap();
+        assert_eq!(aws.key_of("s3://b/x.db").as_deref(), Some("x.db"));
+        assert_eq!(aws.key_of("s3://b/p/x.db"), None);
+        let dir = Location::parse("file:///var/b").unwrap();
+        assert_eq!(dir.key_of("file:///var/b/x.db").as_deref(), Some("x.db"));
+        assert_eq!(dir.key_of("file:///var/bb/x.db"), None);
+        let pvc = Location::parse("pvc://c/d").unwrap();
+        assert_eq!(pvc.key_of("pvc://c/d/x.db").as_deref(), Some("x.db"));
+        assert_eq!(pvc.key_of("pvc://c2/d/x.db"), None);
     }
 
     #[test]

@@ -16,14 +16,17 @@
 //! being read), `get` streams. There are no deadlines on whole transfers (they would have to scale
 //! with the size); each HTTP request has a connect timeout and a read timeout instead.
 //!
-//! Seams: `location` parses and prints the URLs (pure); this module holds the opened [`Store`], its
+//! Seams: `location` parses and prints the URLs (pure); `access` says what opening may use beyond
+//! explicit credentials (the operator's limits, pure); this module holds the opened [`Store`], its
 //! errors and the dispatch to the backends: `file` (a local directory), `s3` (the S3 client,
 //! multipart uploads, error mapping) and a [`Remote`] (carried out outside this room).
 
+mod access;
 mod file;
 mod location;
 mod s3;
 
+pub use access::{Access, FLAG_AMBIENT, FLAG_ENDPOINTS, Refused};
 pub use location::{Location, S3Location, UrlError, implies_path_style};
 pub use s3::PART_SIZE;
 
@@ -143,6 +146,36 @@ impl StoreError {
 // The store
 // ---------------------------------------------------------------------------------------------
 
+/// Server-side encryption asked of S3 for every object a store writes
+/// (`x-amz-server-side-encryption`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Sse {
+    /// `AES256`: keys managed by S3 (SSE-S3).
+    Aes256,
+    /// `aws:kms`: a KMS key, the account's default one (`aws/s3`) when no id is given.
+    Kms { key_id: Option<String> },
+}
+
+impl Sse {
+    /// From the spec's or the command line's words: `AES256` or `aws:kms` (with an optional
+    /// key id, which only `aws:kms` takes).
+    pub fn parse(algorithm: &str, kms_key_id: Option<&str>) -> Result<Sse, String> {
+        let key_id = kms_key_id.map(str::trim).filter(|k| !k.is_empty());
+        match (algorithm.trim(), key_id) {
+            ("AES256", None) => Ok(Sse::Aes256),
+            ("AES256", Some(_)) => {
+                Err("a KMS key id goes with server-side encryption aws:kms, not AES256".into())
+            }
+            ("aws:kms", key_id) => Ok(Sse::Kms {
+                key_id: key_id.map(Into::into),
+            }),
+            (other, _) => Err(format!(
+                "unknown server-side encryption {other:?}: use AES256 or aws:kms"
+            )),
+        }
+    }
+}
+
 /// What `put` stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stored {
@@ -248,6 +281,23 @@ impl Store {
 
     pub fn location(&self) -> &Location {
         &self.location
+    }
+
+    /// This store asking S3 for server-side encryption of every object it writes. Only S3 has
+    /// it: refused for other locations (their bytes are on a disk of your own; see client-side
+    /// encryption).
+    pub fn with_sse(mut self, sse: Option<Sse>) -> Result<Store, StoreError> {
+        match (&mut self.backend, sse) {
+            (_, None) => {}
+            (Backend::S3(s3), sse) => s3.sse = sse,
+            (_, Some(_)) => {
+                return Err(StoreError::other(
+                    format!("cannot ask {} for server-side encryption", self.location),
+                    "server-side encryption is an S3 feature; use an s3:// destination",
+                ));
+            }
+        }
+        Ok(self)
     }
 
     /// The URL of `key` in this store, for messages and records.
@@ -430,6 +480,40 @@ mod tests {
         ] {
             assert!(check_key(bad).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn sse_takes_aes256_or_aws_kms_with_an_optional_key() {
+        assert_eq!(Sse::parse("AES256", None), Ok(Sse::Aes256));
+        assert_eq!(
+            Sse::parse("aws:kms", Some(" ")),
+            Ok(Sse::Kms { key_id: None })
+        );
+        assert_eq!(
+            Sse::parse("aws:kms", Some("alias/etcd")),
+            Ok(Sse::Kms {
+                key_id: Some("alias/etcd".into())
+            })
+        );
+        assert!(
+            Sse::parse("AES256", Some("k"))
+                .unwrap_err()
+                .contains("aws:kms")
+        );
+        assert!(
+            Sse::parse("aes256", None)
+                .unwrap_err()
+                .contains("use AES256 or aws:kms")
+        );
+    }
+
+    #[tokio::test]
+    async fn sse_is_refused_for_a_local_directory() {
+        let store = Store::open(&Location::File("/tmp/x".into()), None)
+            .await
+            .unwrap();
+        let err = store.with_sse(Some(Sse::Aes256)).unwrap_err().to_string();
+        assert!(err.contains("S3 feature"), "{err}");
     }
 
     #[tokio::test]

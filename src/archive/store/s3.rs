@@ -23,13 +23,14 @@ use aws_config::timeout::TimeoutConfig;
 use aws_sdk_s3::config::Region;
 use aws_sdk_s3::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_s3::primitives::ByteStream;
-use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart};
+use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart, ServerSideEncryption};
 use bytes::{Bytes, BytesMut};
 use jiff::Timestamp;
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 use super::{
-    BoxError, Credentials, ObjectInfo, S3Location, Store, StoreError, Stored, implies_path_style,
+    BoxError, Credentials, ObjectInfo, S3Location, Sse, Store, StoreError, Stored,
+    implies_path_style,
 };
 use crate::archive::codec::Sha256;
 
@@ -58,6 +59,38 @@ pub(super) struct S3Backend {
     prefix: String,
     /// For messages: the endpoint in use ("AWS S3 (region …)" when none is configured).
     endpoint: String,
+    /// Server-side encryption asked of every upload.
+    pub(super) sse: Option<Sse>,
+}
+
+/// The SSE request fields: `x-amz-server-side-encryption` and, for KMS with a key of one's own,
+/// `x-amz-server-side-encryption-aws-kms-key-id`.
+fn sse_fields(sse: Option<&Sse>) -> (Option<ServerSideEncryption>, Option<String>) {
+    match sse {
+        None => (None, None),
+        Some(Sse::Aes256) => (Some(ServerSideEncryption::Aes256), None),
+        Some(Sse::Kms { key_id }) => (Some(ServerSideEncryption::AwsKms), key_id.clone()),
+    }
+}
+
+/// A single-request upload with the store's SSE.
+fn put_with_sse(
+    b: aws_sdk_s3::operation::put_object::builders::PutObjectFluentBuilder,
+    sse: Option<&Sse>,
+) -> aws_sdk_s3::operation::put_object::builders::PutObjectFluentBuilder {
+    let (algorithm, key_id) = sse_fields(sse);
+    b.set_server_side_encryption(algorithm)
+        .set_ssekms_key_id(key_id)
+}
+
+/// A multipart upload with the store's SSE (the parts inherit it from the create request).
+fn create_with_sse(
+    b: aws_sdk_s3::operation::create_multipart_upload::builders::CreateMultipartUploadFluentBuilder,
+    sse: Option<&Sse>,
+) -> aws_sdk_s3::operation::create_multipart_upload::builders::CreateMultipartUploadFluentBuilder {
+    let (algorithm, key_id) = sse_fields(sse);
+    b.set_server_side_encryption(algorithm)
+        .set_ssekms_key_id(key_id)
 }
 
 impl S3Backend {
@@ -121,6 +154,7 @@ impl S3Backend {
             bucket: loc.bucket.clone(),
             prefix: loc.prefix.clone(),
             endpoint: shown,
+            sse: None,
         }
     }
 
@@ -327,8 +361,7 @@ impl S3Backend {
             sha.update(&first);
             let (bytes, sha256_hex) = sha.finish();
             let body = first.freeze();
-            self.client
-                .put_object()
+            put_with_sse(self.client.put_object(), self.sse.as_ref())
                 .bucket(&self.bucket)
                 .key(&full)
                 .body(ByteStream::from(body))
@@ -349,9 +382,7 @@ impl S3Backend {
             });
         }
 
-        let created = self
-            .client
-            .create_multipart_upload()
+        let created = create_with_sse(self.client.create_multipart_upload(), self.sse.as_ref())
             .bucket(&self.bucket)
             .key(&full)
             .send()
@@ -781,6 +812,47 @@ fn is_credentials_problem(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn every_upload_asks_for_the_stores_server_side_encryption() {
+        let loc = S3Location {
+            bucket: "b".into(),
+            endpoint: Some("http://127.0.0.1:1".into()),
+            ..Default::default()
+        };
+        let creds = Credentials {
+            access_key_id: "id".into(),
+            secret_access_key: "secret".into(),
+            session_token: None,
+        };
+        let s3 = S3Backend::open(&loc, Some(creds)).await;
+        let kms = Sse::Kms {
+            key_id: Some("arn:aws:kms:eu-west-1:111122223333:key/abc".into()),
+        };
+        for (sse, algorithm, key_id) in [
+            (None, None, None),
+            (Some(Sse::Aes256), Some(ServerSideEncryption::Aes256), None),
+            (
+                Some(kms),
+                Some(ServerSideEncryption::AwsKms),
+                Some("arn:aws:kms:eu-west-1:111122223333:key/abc"),
+            ),
+            (
+                Some(Sse::Kms { key_id: None }),
+                Some(ServerSideEncryption::AwsKms),
+                None,
+            ),
+        ] {
+            let put = put_with_sse(s3.client.put_object(), sse.as_ref());
+            assert_eq!(put.get_server_side_encryption(), &algorithm, "{sse:?}");
+            assert_eq!(put.get_ssekms_key_id().as_deref(), key_id, "{sse:?}");
+            let create = create_with_sse(s3.client.create_multipart_upload(), sse.as_ref());
+            assert_eq!(create.get_server_side_encryption(), &algorithm, "{sse:?}");
+            assert_eq!(create.get_ssekms_key_id().as_deref(), key_id, "{sse:?}");
+        }
+        assert_eq!(ServerSideEncryption::Aes256.as_str(), "AES256");
+        assert_eq!(ServerSideEncryption::AwsKms.as_str(), "aws:kms");
+    }
 
     #[tokio::test]
     async fn read_part_fills_whole_parts_until_the_end() {

@@ -11,7 +11,7 @@ use kube::ResourceExt;
 
 use crate::api::EtcdCluster;
 use crate::archive::codec::Compression;
-use crate::archive::store::{Location, Store};
+use crate::archive::store::{Access, Location, Sse, Store};
 use crate::backup::{label, open_store, scheduled, select, take};
 use crate::cli::flags::Global;
 use crate::cli::{Session, output, usage};
@@ -40,6 +40,13 @@ pub struct Args {
     /// chain of this machine (AWS_ACCESS_KEY_ID…, profile).
     #[arg(long)]
     pub credentials_secret: Option<String>,
+    /// Server-side encryption S3 applies to the object: AES256 or aws:kms (s3:// only; default:
+    /// the cluster's spec.backup.serverSideEncryption when --to is not given).
+    #[arg(long, value_name = "AES256|aws:kms")]
+    pub sse: Option<String>,
+    /// The KMS key (id, ARN or alias) of --sse aws:kms (default: the account's aws/s3 key).
+    #[arg(long, requires = "sse")]
+    pub sse_kms_key_id: Option<String>,
     /// Show which member would be snapshotted and where it would go; take nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -81,6 +88,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     s.ensure_crd().await?;
     let cluster: EtcdCluster = s.get_cluster(&name).await?;
     let spec_backup = cluster.spec.backup.clone().unwrap_or_default();
+    let to_given = a.to.is_some();
     let to = a
         .to
         .or_else(|| Some(spec_backup.destination.clone()).filter(|d| !d.is_empty()))
@@ -106,6 +114,11 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         name: name.clone(),
         source,
     })?;
+    let sse = match &a.sse {
+        Some(alg) => Some(Sse::parse(alg, a.sse_kms_key_id.as_deref()).map_err(Error::Usage)?),
+        None if !to_given => crate::backup::sse_of(&spec_backup)?,
+        None => None,
+    };
     let secret = a.credentials_secret.or(spec_backup.credentials_secret);
     let store = open_store(
         &s.client,
@@ -113,8 +126,16 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         &destination,
         secret.as_deref(),
         &a.tools_image,
+        &Access::ANY,
     )
     .await?;
+    let store = match store.clone().with_sse(sse) {
+        Ok(s) => s,
+        Err(e) => {
+            store.close().await;
+            return Err(BackupError::from(e).into());
+        }
+    };
     let result = backup_to(
         g,
         &s,

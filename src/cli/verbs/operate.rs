@@ -2,6 +2,7 @@
 
 use std::net::SocketAddr;
 
+use crate::archive::store::Access;
 use crate::cli::Session;
 use crate::cli::flags::Global;
 use crate::engine::Dial;
@@ -23,6 +24,18 @@ pub struct Args {
     /// Leader-election identity (default: operator/$POD_NAME or operator/<hostname>).
     #[arg(long)]
     pub identity: Option<String>,
+    /// Let backups of a cluster without `spec.backup.credentialsSecret` use this process's own
+    /// cloud identity (AWS_* environment, profile, IRSA, ECS, instance metadata). Off by default:
+    /// every tenant whose cluster the operator watches could otherwise have it read and delete
+    /// objects with that identity.
+    #[arg(long)]
+    pub allow_ambient_credentials: bool,
+    /// Custom S3 endpoints backups may use, from a destination's `?endpoint=` or a credentials
+    /// Secret's AWS_ENDPOINT_URL: HOST (any port), HOST:PORT, *.DOMAIN, [IPv6]:PORT or an endpoint
+    /// URL, comma-separated or repeated. AWS endpoints are always allowed; by default nothing else.
+    /// Example: --s3-endpoint-allow minio.backup.svc,10.0.0.5:9000
+    #[arg(long, value_delimiter = ',', value_name = "HOST[:PORT]")]
+    pub s3_endpoint_allow: Vec<String>,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,6 +55,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     };
     operate::run(operate::OperateOptions {
         identity: a.identity.unwrap_or_else(operate::default_identity),
+        store_access: Access::operator(a.allow_ambient_credentials, &a.s3_endpoint_allow),
         ..operate::OperateOptions::new(s.client, a.watch_namespace, a.metrics_addr, dial)
     })
     .await

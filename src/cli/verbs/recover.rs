@@ -29,7 +29,7 @@ use serde_json::json;
 
 use super::backup::bad_url;
 use crate::api::{EtcdBackup, EtcdCluster, RestoreSpec, backup_phase, condition};
-use crate::archive::store::Location;
+use crate::archive::store::{Access, Location};
 use crate::backup::open_store;
 use crate::backup::{label, select, take};
 use crate::cli::flags::{Global, WaitFlags};
@@ -713,6 +713,7 @@ async fn snapshot_survivor(
         &destination,
         secret.as_deref(),
         &a.tools_image,
+        &Access::ANY,
     )
     .await?;
     let checked = store.check().await;
@@ -772,7 +773,15 @@ async fn read_back(
     tools_image: &str,
 ) -> Result<(), Error> {
     let (loc, key) = Location::parse_object(url).map_err(bad_url)?;
-    let store = open_store(&s.client, &s.namespace, &loc, secret, tools_image).await?;
+    let store = open_store(
+        &s.client,
+        &s.namespace,
+        &loc,
+        secret,
+        tools_image,
+        &Access::ANY,
+    )
+    .await?;
     let verified =
         crate::backup::fetch::verify_into(&store, &key, sha256, &mut tokio::io::sink()).await;
     store.close().await;

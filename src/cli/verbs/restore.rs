@@ -15,7 +15,7 @@ use super::backup::bad_url;
 use crate::api::{
     EtcdBackup, EtcdCluster, EtcdClusterSpec, RestoreSpec, StorageSpec, backup_phase,
 };
-use crate::archive::store::{Location, Store};
+use crate::archive::store::{Access, Location, Store};
 use crate::backup::fetch;
 use crate::backup::open_store;
 use crate::backup::pvc;
@@ -292,6 +292,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         &loc,
         secret.as_deref(),
         &a.tools_image,
+        &Access::ANY,
     )
     .await?;
     let progress = output::Progress::new(&format!("{}/{name}", s.namespace));

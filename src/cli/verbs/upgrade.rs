@@ -242,6 +242,7 @@ async fn snapshot(
         &destination,
         secret.as_deref(),
         crate::model::DEFAULT_TOOLS_IMAGE, // pvc:// is refused above: no agent pod
+        &crate::archive::store::Access::ANY,
     )
     .await?;
     store.check().await.map_err(BackupError::from)?;
