@@ -64,8 +64,44 @@ pub fn manifests(image: &str, namespace: &str) -> Vec<Value> {
         "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": NAME },
         "subjects": subject,
     }));
+    out.extend(aggregated_roles());
     out.push(deployment(image, namespace));
     out
+}
+
+/// Kubernetes' built-in `view`, `edit` and `admin` roles gain EtcdClusters and EtcdBackups through
+/// aggregation: a namespace's viewers can read them (`kubectl etcd status`, `report`), its editors
+/// and admins can write them, with no RoleBinding of ours.
+fn aggregated_roles() -> Vec<Value> {
+    let resources = json!([
+        "etcdclusters",
+        "etcdclusters/status",
+        "etcdbackups",
+        "etcdbackups/status"
+    ]);
+    let role = |suffix: &str, to: &[&str], verbs: &[&str]| {
+        let mut labels = labels();
+        for r in to {
+            labels[format!("rbac.authorization.k8s.io/aggregate-to-{r}")] = json!("true");
+        }
+        json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": { "name": format!("{NAME}-{suffix}"), "labels": labels },
+            "rules": [{ "apiGroups": [crate::api::GROUP], "resources": resources, "verbs": verbs }],
+        })
+    };
+    vec![
+        role(
+            "view",
+            &["view", "edit", "admin"],
+            &["get", "list", "watch"],
+        ),
+        role(
+            "edit",
+            &["edit", "admin"],
+            &["create", "update", "patch", "delete", "deletecollection"],
+        ),
+    ]
 }
 
 fn deployment(image: &str, namespace: &str) -> Value {
@@ -85,7 +121,7 @@ fn deployment(image: &str, namespace: &str) -> Value {
                     "serviceAccountName": NAME,
                     // Long enough for a pass in flight to finish and the Lease to be released.
                     "terminationGracePeriodSeconds": 30,
-                    "securityContext": { "runAsNonRoot": true, "runAsUser": 65532, "runAsGroup": 65532 },
+                    "securityContext": { "runAsNonRoot": true, "runAsUser": 65532, "runAsGroup": 65532, "seccompProfile": { "type": "RuntimeDefault" } },
                     "containers": [{
                         "name": "operator",
                         "image": image,
@@ -183,6 +219,41 @@ mod tests {
                 "ClusterRole lacks {v} on {r} in group {g:?}"
             );
         }
+    }
+
+    #[test]
+    fn viewers_and_editors_of_a_namespace_get_its_etcd_objects_through_aggregation() {
+        let all = manifests("img", NAMESPACE);
+        let named = |n: &str| {
+            all.iter()
+                .find(|o| o["kind"] == "ClusterRole" && o["metadata"]["name"] == n)
+                .unwrap_or_else(|| panic!("no ClusterRole {n}"))
+        };
+        let view = named("kubectl-etcd-operator-view");
+        assert_eq!(
+            view["metadata"]["labels"]["rbac.authorization.k8s.io/aggregate-to-view"],
+            "true"
+        );
+        assert!(allows(view, GROUP, "etcdclusters", "list"));
+        assert!(allows(view, GROUP, "etcdbackups", "get"));
+        assert!(!allows(view, GROUP, "etcdclusters", "patch"));
+        let edit = named("kubectl-etcd-operator-edit");
+        assert_eq!(
+            edit["metadata"]["labels"]["rbac.authorization.k8s.io/aggregate-to-edit"],
+            "true"
+        );
+        assert!(
+            edit["metadata"]["labels"]
+                .get("rbac.authorization.k8s.io/aggregate-to-view")
+                .is_none()
+        );
+        assert!(allows(edit, GROUP, "etcdclusters", "patch"));
+        // The operator pod runs under the restricted standard's seccomp profile.
+        let dep = kind(&all, "Deployment", None);
+        assert_eq!(
+            dep["spec"]["template"]["spec"]["securityContext"]["seccompProfile"]["type"],
+            "RuntimeDefault"
+        );
     }
 
     #[test]
