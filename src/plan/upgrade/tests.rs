@@ -1137,10 +1137,22 @@ fn a_new_cluster_is_done_only_once_its_cluster_version_rose() {
     // etcd's downgrade lowers the cluster version first: no wait for it to rise.
     speaks(&mut o, "3.6.0", "3.7.0");
     downgrade_enabled(&mut o, "3.6.0");
-    assert!(!matches!(plan(&d, &o), Step::Wait { reason: Reason::Bootstrapping, .. }));
+    assert!(!matches!(
+        plan(&d, &o),
+        Step::Wait {
+            reason: Reason::Bootstrapping,
+            ..
+        }
+    ));
     // A member that gives no status: the leader waits for it, so does nobody here.
     let mut o = running_on("3.7.3");
     speaks(&mut o, "3.0.0", "");
     cluster(&mut o).members[2].status = None;
-    assert!(!matches!(plan(&d, &o), Step::Wait { reason: Reason::Bootstrapping, .. }));
+    assert!(!matches!(
+        plan(&d, &o),
+        Step::Wait {
+            reason: Reason::Bootstrapping,
+            ..
+        }
+    ));
 }
