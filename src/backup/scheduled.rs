@@ -158,6 +158,10 @@ pub struct Owner<'a> {
     pub destination: &'a Location,
 }
 
+/// How far past `now` an object's name may be dated (clocks of the nodes that took backups
+/// differ a little); anything later is not a backup of ours.
+const FUTURE_SKEW: jiff::SignedDuration = jiff::SignedDuration::from_secs(600);
+
 /// What retention decided.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Expiry {
@@ -216,6 +220,16 @@ pub fn expired(
                     ));
                     return None;
                 };
+                // Named for a time to come: no backup of ours (a forged record would count as
+                // the newest and push the real ones out).
+                if named > now + FUTURE_SKEW {
+                    foreign.push(format!(
+                        "EtcdBackup {}/{} names {url}, dated {named}, after now ({now}): retention leaves it and its record alone",
+                        owner.namespace,
+                        b.name_any(),
+                    ));
+                    return None;
+                }
                 time = named;
                 objects.insert(b.name_any(), key);
             }
@@ -971,5 +985,35 @@ mod tests {
         let e = keep_last_one_of_u(&records, &dest);
         let names: Vec<&str> = e.delete.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(names, ["forged-time"]);
+    }
+
+    #[test]
+    fn a_record_dated_in_the_future_is_neither_counted_nor_deleted() {
+        let dest = Location::parse("s3://b/p").unwrap();
+        // now is 12:00: a name dated 23:00 would be the newest and push "real" out.
+        let records = vec![
+            stored(
+                "future",
+                "2026-12-01T11:00:00Z",
+                "s3://b/p/ns-demo-20261201T230000.000Z-r9.db",
+            ),
+            stored(
+                "real",
+                "2026-12-01T05:00:00Z",
+                "s3://b/p/ns-demo-20261201T050000.000Z-r5.db",
+            ),
+            stored(
+                "skewed",
+                "2026-12-01T04:00:00Z",
+                "s3://b/p/ns-demo-20261201T120500.000Z-r6.db",
+            ),
+        ];
+        let e = keep_last_one_of_u(&records, &dest);
+        let names: Vec<&str> = e.delete.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["real"], "a clock 5 minutes ahead still counts");
+        assert_eq!(e.foreign.len(), 1, "{:#?}", e.foreign);
+        assert!(
+            e.foreign[0].contains("EtcdBackup ns/future") && e.foreign[0].contains("after now")
+        );
     }
 }

@@ -73,13 +73,14 @@ pub fn manifests(image: &str, namespace: &str) -> Vec<Value> {
 /// aggregation: a namespace's viewers can read them (`kubectl etcd status`, `report`), its editors
 /// and admins can write them, with no RoleBinding of ours.
 fn aggregated_roles() -> Vec<Value> {
-    let resources = json!([
+    let objects = ["etcdclusters", "etcdbackups"];
+    let with_status = [
         "etcdclusters",
         "etcdclusters/status",
         "etcdbackups",
-        "etcdbackups/status"
-    ]);
-    let role = |suffix: &str, to: &[&str], verbs: &[&str]| {
+        "etcdbackups/status",
+    ];
+    let role = |suffix: &str, to: &[&str], resources: &[&str], verbs: &[&str]| {
         let mut labels = labels();
         for r in to {
             labels[format!("rbac.authorization.k8s.io/aggregate-to-{r}")] = json!("true");
@@ -94,11 +95,15 @@ fn aggregated_roles() -> Vec<Value> {
         role(
             "view",
             &["view", "edit", "admin"],
+            &with_status,
             &["get", "list", "watch"],
         ),
         role(
             "edit",
             &["edit", "admin"],
+            // Not status: the engine writes it (a record's status is what retention and
+            // restores believe).
+            &objects,
             &["create", "update", "patch", "delete", "deletecollection"],
         ),
     ]
@@ -248,6 +253,8 @@ mod tests {
                 .is_none()
         );
         assert!(allows(edit, GROUP, "etcdclusters", "patch"));
+        assert!(!allows(edit, GROUP, "etcdbackups/status", "patch"));
+        assert!(!allows(edit, GROUP, "etcdclusters/status", "update"));
         // The operator pod runs under the restricted standard's seccomp profile.
         let dep = kind(&all, "Deployment", None);
         assert_eq!(
