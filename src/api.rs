@@ -346,6 +346,36 @@ pub struct EtcdClusterStatus {
     /// The version change in progress, or the last one rolled back (see `UpgradeStatus`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upgrade: Option<UpgradeStatus>,
+    /// A full database (NOSPACE) being healed, and a quota the engine raised for it. Written as
+    /// null when there is none (status is a merge patch: an absent field would keep the old one).
+    #[serde(default)]
+    pub maintenance: Option<MaintenanceStatus>,
+}
+
+/// What the engine did about a NOSPACE alarm (see `plan::nospace`). Written only by the engine,
+/// every field every time (null or empty included): a merge patch keeps fields it does not name.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MaintenanceStatus {
+    /// The revision the keyspace history was compacted to for the alarm being healed.
+    #[serde(default)]
+    pub compacted_to: Option<i64>,
+    /// Members defragmented since that compaction (one at a time, the leader last).
+    #[serde(default)]
+    pub defragmented: Vec<String>,
+    /// The quota raised by the engine (at most once per `spec.etcd.quotaBackendBytes`) because
+    /// the database was still above 90 % of it after compaction and defragmentation. In effect
+    /// while the spec's quota is `fromBytes`; dropped (the members get the spec's quota back)
+    /// once the spec's quota changes or every member's database is below half of `fromBytes`.
+    #[serde(default)]
+    pub quota_raised: Option<QuotaRaise>,
+}
+
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct QuotaRaise {
+    pub from_bytes: i64,
+    pub to_bytes: i64,
 }
 
 /// A version change as the engine records it: what the members ran before it (the version a
@@ -713,6 +743,9 @@ pub mod condition {
     pub const SPEC_REFUSED: &str = "SpecRefused";
     /// False when the last scheduled backup failed or is older than twice the schedule's interval.
     pub const BACKUP_HEALTHY: &str = "BackupHealthy";
+    /// True while the engine heals a full database (NOSPACE): compaction, defragmentation one
+    /// member at a time, a raised quota; the message says which.
+    pub const MAINTAINING: &str = "Maintaining";
 }
 
 /// Why a cluster is where it is: the `reason` of conditions and Events, and what the planner's
@@ -767,6 +800,16 @@ pub enum Reason {
     /// `kubectl etcd recover` fenced clients off the client Service and has not finished (or
     /// stopped half-way): the cluster is paused and serves no client.
     ClientsFenced,
+    /// NOSPACE: the engine compacts the keyspace history.
+    Compacting,
+    /// NOSPACE: the engine defragments one member.
+    Defragmenting,
+    /// NOSPACE: the engine disarms the alarm (every member below 90 % of its quota).
+    DisarmingAlarm,
+    /// NOSPACE: the database was still full after defragmentation; the engine raised the quota.
+    QuotaRaised,
+    /// NOSPACE: the database is full of live data even at the raised quota; a human decides.
+    DatabaseFull,
 }
 
 impl Reason {
@@ -804,6 +847,11 @@ impl Reason {
             Reason::Downgrading => "Downgrading",
             Reason::MembersNotReady => "MembersNotReady",
             Reason::ClientsFenced => "ClientsFenced",
+            Reason::Compacting => "Compacting",
+            Reason::Defragmenting => "Defragmenting",
+            Reason::DisarmingAlarm => "DisarmingAlarm",
+            Reason::QuotaRaised => "QuotaRaised",
+            Reason::DatabaseFull => "DatabaseFull",
         }
     }
 }

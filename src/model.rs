@@ -186,8 +186,12 @@ pub struct Desired {
     pub pod_annotations: BTreeMap<String, String>,
     /// Extra etcd flags (`--name=value`), from the tuning section (`spec.etcd.options` last).
     pub etcd_flags: Vec<String>,
-    /// `--quota-backend-bytes` when the spec sets it (0 or absent: etcd's default).
+    /// `--quota-backend-bytes` when the spec sets it (0 or absent: etcd's default), or the quota
+    /// the engine raised for a full database (`plan::nospace::settle`).
     pub quota_backend_bytes: Option<i64>,
+    /// The spec's quota (bytes, etcd's default when unset) while `quota_backend_bytes` is the one
+    /// the engine raised; `None` otherwise.
+    pub quota_raised_from: Option<i64>,
     pub paused: bool,
     /// Seconds a member must look lost before it is replaced (`spec.lostMemberGraceSeconds`).
     pub lost_member_grace_seconds: u64,
@@ -234,6 +238,7 @@ impl Desired {
             pod_annotations: BTreeMap::new(),
             etcd_flags: Vec::new(),
             quota_backend_bytes: None,
+            quota_raised_from: None,
             paused: true,
             lost_member_grace_seconds: DEFAULT_LOST_MEMBER_GRACE_SECONDS,
             refused: Vec::new(),
@@ -752,6 +757,7 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
         pod_annotations,
         etcd_flags,
         quota_backend_bytes: t.quota_backend_bytes,
+        quota_raised_from: None,
         paused: spec.paused,
         refused: Vec::new(),
         lost_member_grace_seconds: match spec.lost_member_grace_seconds {
@@ -1077,6 +1083,14 @@ pub struct Observed {
     pub last_version: Option<Version>,
     /// The version change recorded in status (`status.upgrade`).
     pub upgrade: Option<UpgradeRecord>,
+    /// What the engine recorded of a full database it heals (`status.maintenance`).
+    pub maintenance: Option<crate::api::MaintenanceStatus>,
+    /// Members with a raised NOSPACE alarm (asked only when a member's health read failed for
+    /// alarms).
+    pub nospace: Vec<u64>,
+    /// The keyspace's current revision as the leader answered it (asked only with `nospace`;
+    /// 0 otherwise).
+    pub revision: i64,
     /// When this pass observed: the planner's only clock (it reads none of its own).
     #[serde(skip)]
     pub now: jiff::Timestamp,
@@ -1366,6 +1380,8 @@ pub struct MemberStatusView {
     /// The target of an enabled downgrade ("3.5.0"; 3.6+; empty when none).
     pub downgrading_to: String,
     pub db_size: i64,
+    /// Bytes of the db file holding data (the rest is free pages a defragmentation gives back).
+    pub db_size_in_use: i64,
     pub raft_index: u64,
     pub raft_term: u64,
     pub leader: u64,

@@ -106,6 +106,10 @@ pub fn step_objects(d: &Desired, step: &Step) -> Vec<Object> {
         | Step::RollBack { .. }
         | Step::Downgrade { .. }
         | Step::PreUpgradeSnapshot { .. }
+        | Step::Compact { .. }
+        | Step::Defragment { .. }
+        | Step::DisarmNospace { .. }
+        | Step::RaiseQuota { .. }
         | Step::Wait { .. }
         | Step::Hold { .. }
         | Step::Paused
@@ -390,9 +394,85 @@ pub async fn act(ctx: &Context, d: &Desired, o: &Observed, step: &Step) -> Resul
         // Backups sit above the engine: the caller of the pass takes it
         // (`backup::pre_upgrade::take_if_asked`), and records it for the next pass to read.
         Step::PreUpgradeSnapshot { .. } => {}
+        Step::Compact { .. } | Step::Defragment { .. } | Step::DisarmNospace { .. } => {
+            return Ok(heal_full_database(ctx, d, o, step).await);
+        }
+        // The decision is the change: the status this pass writes records it, and the next
+        // pass's template runs the raised quota (`plan::nospace::settle`).
+        Step::RaiseQuota { .. } => {}
         Step::Wait { .. } | Step::Hold { .. } | Step::Paused | Step::Idle => {}
     }
     Ok(Done::Changed)
+}
+
+/// Longest a member's defragmentation may take (a member answers nobody meanwhile).
+const DEFRAG_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Compaction, defragmentation and disarming for a full database (`plan::nospace`). Every
+/// failure is a "not yet": the status of this pass must not record a step that did not happen
+/// (`nospace::record` counts a member as defragmented from the step), and the next pass
+/// observes again.
+async fn heal_full_database(ctx: &Context, d: &Desired, o: &Observed, step: &Step) -> Done {
+    let report = |source: EtcdError| {
+        Error::Etcd {
+            namespace: d.namespace.clone(),
+            name: d.name.clone(),
+            source,
+        }
+        .report()
+    };
+    let r = match step {
+        Step::Compact { revision } => {
+            let mut c = match leader_client(ctx, d, o).await {
+                Ok(c) => c,
+                Err(why) => return Done::NotYet(why),
+            };
+            match c.compact(*revision).await {
+                // Compacted already (auto-compaction, or a pass that stopped before its status):
+                // the history up to `revision` is gone either way.
+                Err(e) if report_has(&e, "required revision has been compacted") => Ok(()),
+                r => r,
+            }
+        }
+        Step::Defragment { ordinal, .. } => {
+            let ip = o.pods.get(ordinal).and_then(|p| p.ip.as_deref());
+            match ctx.connect(d, *ordinal, ip).await {
+                Ok(mut c) => c.defragment(DEFRAG_TIMEOUT).await,
+                Err(e) => Err(e),
+            }
+        }
+        Step::DisarmNospace { members } => {
+            let mut c = match leader_client(ctx, d, o).await {
+                Ok(c) => c,
+                Err(why) => return Done::NotYet(why),
+            };
+            let mut r = Ok(());
+            for m in members {
+                r = c.disarm_nospace(*m).await;
+                if r.is_err() {
+                    break;
+                }
+            }
+            r
+        }
+        _ => Ok(()),
+    };
+    match r {
+        Ok(()) => Done::Changed,
+        Err(e) => Done::NotYet(report(e)),
+    }
+}
+
+/// Whether etcd's answer (anywhere in the error's causes) says `what`.
+fn report_has(e: &EtcdError, what: &str) -> bool {
+    let mut next: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = next {
+        if c.to_string().contains(what) {
+            return true;
+        }
+        next = c.source();
+    }
+    false
 }
 
 /// Restarts a member's pod, judged on a fresh read of it: a pod that serves (ready) is evicted

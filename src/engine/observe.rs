@@ -355,7 +355,8 @@ pub async fn observe(ctx: &Context, d: &Desired) -> Result<Observed, Error> {
         })
         .collect();
     let mut answered = BTreeMap::new();
-    let etcd = observe_etcd(ctx, d, &pod_views, &mut answered).await;
+    let mut full = FullDatabase::default();
+    let etcd = observe_etcd(ctx, d, &pod_views, &mut answered, &mut full).await;
     for (ord, id) in answered {
         if let Some(p) = pod_views.get_mut(&ord) {
             p.answered_as = Some(id);
@@ -384,9 +385,20 @@ pub async fn observe(ctx: &Context, d: &Desired) -> Result<Observed, Error> {
         restore_pod,
         last_version: None,
         upgrade: None,
+        maintenance: None,
+        nospace: full.nospace,
+        revision: full.revision,
         now,
         lost_since: BTreeMap::new(),
     })
+}
+
+/// The NOSPACE alarms and the current revision, asked only when a member's health read failed
+/// for alarms (`Observed::nospace`, `revision`).
+#[derive(Default)]
+struct FullDatabase {
+    nospace: Vec<u64>,
+    revision: i64,
 }
 
 /// Running until the pod has ended; a failure carries the failing container's last words.
@@ -542,12 +554,14 @@ fn chain(e: &(dyn std::error::Error + 'static)) -> String {
 }
 
 /// Asks every running member for its status and health, and one voter for the member list.
-/// `answered` gets, for each pod whose etcd answered, the member id it answered as.
+/// `answered` gets, for each pod whose etcd answered, the member id it answered as; `full` the
+/// NOSPACE alarms and the revision when a member's health read failed for alarms.
 async fn observe_etcd(
     ctx: &Context,
     d: &Desired,
     pods: &BTreeMap<u32, PodView>,
     answered: &mut BTreeMap<u32, u64>,
+    full: &mut FullDatabase,
 ) -> EtcdView {
     let running: Vec<(u32, &PodView)> = pods
         .iter()
@@ -613,6 +627,27 @@ async fn observe_etcd(
         }
         return EtcdView::Unreachable { errors };
     };
+    // Alarms are the cluster's (every member reports them): asked of the leader, or else of a
+    // member that answers, once per pass and only while one is raised.
+    if answers.iter().any(|a| a.alarmed) {
+        let mut askable: Vec<&Answer> = answers.iter().filter(|a| a.status.is_some()).collect();
+        askable.sort_by_key(|a| a.status.as_ref().map(|s| s.member_id) != leader);
+        for a in askable {
+            let mut c = a.client.clone().expect("answered members have a client");
+            match (c.alarms().await, c.keyspace().await) {
+                (Ok(alarms), Ok(k)) => {
+                    full.nospace = alarms
+                        .into_iter()
+                        .filter(|(_, alarm)| alarm == "NOSPACE")
+                        .map(|(m, _)| m)
+                        .collect();
+                    full.revision = k.revision;
+                    break;
+                }
+                (Err(e), _) | (_, Err(e)) => errors.push(e.to_string()),
+            }
+        }
+    }
     let by_id: BTreeMap<u64, &Answer> = answers
         .iter()
         .filter_map(|a| a.status.as_ref().map(|s| (s.member_id, a)))
@@ -657,6 +692,7 @@ async fn observe_etcd(
                     storage_version: s.storage_version.clone(),
                     downgrading_to: s.downgrade_target.clone(),
                     db_size: s.db_size,
+                    db_size_in_use: s.db_size_in_use,
                     raft_index: s.raft_index,
                     raft_term: s.raft_term,
                     leader: s.leader_id,

@@ -27,6 +27,9 @@ use crate::objects::{self, config_key};
 ///               RemoveMember ─▶ [WipeMember] ─▶ AddLearner(same ordinal) ─▶ WriteConfig(list)
 ///               ─▶ [RestartMember(rejoin)] ─▶ PromoteLearner ─▶ Idle
 ///   lost objects: WriteConfig(repair from volumes / last status) ─▶ ResizeStatefulSet ─▶ …
+///   NOSPACE:    Compact ─▶ Defragment (one member at a time, leader last) ─▶ DisarmNospace
+///               [still full: RaiseQuota once ─▶ UpdateTemplate ─▶ RestartMember… ─▶ DisarmNospace]
+///               (see `nospace`)
 ///   anything not ready yet: Wait;  anything unsafe or ambiguous: Hold (no action, Degraded);
 ///   quorum lost: Hold(QuorumLost) until `kubectl etcd recover`
 /// ```
@@ -104,6 +107,15 @@ pub enum Step {
     /// A `spec.version` change came without a pre-upgrade snapshot (a plain `kubectl apply`):
     /// take one to `destination`, verified, and record it for `to` before any member changes.
     PreUpgradeSnapshot { to: Version, destination: String },
+    /// NOSPACE: compact the keyspace history up to `revision`, through the leader.
+    Compact { revision: i64 },
+    /// NOSPACE: defragment one member (it answers nobody meanwhile).
+    Defragment { ordinal: u32, id: u64, name: String },
+    /// NOSPACE: disarm the alarm of these members (every member is below 90 % of its quota).
+    DisarmNospace { members: Vec<u64> },
+    /// NOSPACE: still full after compaction and defragmentation: record a quota raised once by
+    /// half (`status.maintenance.quotaRaised`), which `nospace::settle` puts into the template.
+    RaiseQuota { from: i64, to: i64 },
     /// Nothing to do until the world moves on.
     Wait { reason: Reason, message: String },
     /// Acting would be unsafe or ambiguous: report and change nothing until a human or the
@@ -195,6 +207,10 @@ impl Step {
             Step::RollBack { .. } => Reason::RollingBack,
             Step::Downgrade { .. } => Reason::Downgrading,
             Step::PreUpgradeSnapshot { .. } => Reason::UpgradingMember,
+            Step::Compact { .. } => Reason::Compacting,
+            Step::Defragment { .. } => Reason::Defragmenting,
+            Step::DisarmNospace { .. } => Reason::DisarmingAlarm,
+            Step::RaiseQuota { .. } => Reason::QuotaRaised,
             Step::Wait { reason, .. } | Step::Hold { reason, .. } => *reason,
             Step::Paused => Reason::Paused,
             Step::Idle => Reason::AsDesired,
@@ -278,6 +294,31 @@ impl fmt::Display for Step {
             Step::PreUpgradeSnapshot { to, destination } => write!(
                 f,
                 "take the pre-upgrade snapshot to {destination} before any member moves to {to}"
+            ),
+            Step::Compact { revision } => write!(
+                f,
+                "compact the keyspace history up to revision {revision} (NOSPACE: the database \
+                 reached its quota)"
+            ),
+            Step::Defragment { name, .. } => write!(
+                f,
+                "defragment {name} (NOSPACE; one member at a time, the leader last, while every \
+                 other voter answers)"
+            ),
+            Step::DisarmNospace { .. } => write!(
+                f,
+                "disarm NOSPACE: every member is below {}% of its quota again, so etcd accepts \
+                 writes",
+                nospace::FULL_PERCENT
+            ),
+            Step::RaiseQuota { from, to } => write!(
+                f,
+                "raise the quota from {} to {} MiB, once (NOSPACE: the database is still above \
+                 {}% of it after compaction and defragmentation); spec.etcd.quotaBackendBytes \
+                 is unchanged, and its own next change replaces this",
+                from >> 20,
+                to >> 20,
+                nospace::FULL_PERCENT
             ),
             Step::Wait { message, .. } => write!(f, "waiting: {message}"),
             Step::Hold { message, .. } => write!(f, "holding: {message}"),
@@ -394,6 +435,7 @@ pub const RULES: &[Rule] = &[
     volumes_of_removed_members,
     learner_in_its_slot,
     upgrade::rollback_blocked,
+    nospace::full_database,
     scale_one_member_at_a_time,
     upgrade::pre_upgrade_snapshot,
     upgrade::downgrade_gate,
@@ -1344,6 +1386,7 @@ pub fn member_name(d: &Desired, m: &MemberView) -> String {
     }
 }
 
+pub mod nospace;
 mod status;
 pub mod upgrade;
 pub use status::{converged, derive_status};

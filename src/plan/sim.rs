@@ -103,6 +103,22 @@ pub(crate) struct World {
     container_down: BTreeMap<u32, u64>,
     /// What status records of members looking lost (`plan::lost_since` of the last pass).
     lost_since: BTreeMap<u32, jiff::Timestamp>,
+    /// A database that reached its quota (`plan::nospace`).
+    full: Option<SimFull>,
+}
+
+/// A database at its quota: etcd refuses writes while the alarm is raised.
+#[derive(Clone, Debug, Default)]
+struct SimFull {
+    alarm: bool,
+    /// Bytes of live data (what compaction keeps).
+    live: i64,
+    /// Ordinal → (db file size, bytes in use).
+    db: BTreeMap<u32, (i64, i64)>,
+    revision: i64,
+    /// The member defragmenting now (until the next tick: etcd finishes it even when the
+    /// engine that asked stops).
+    defragmenting: Option<u32>,
 }
 
 impl World {
@@ -136,6 +152,10 @@ impl World {
 
     fn is_up(&self, m: &SimMember) -> bool {
         m.started && self.pods.get(&m.ordinal).is_some_and(|p| p.up)
+    }
+
+    fn alarm(&self) -> bool {
+        self.full.as_ref().is_some_and(|f| f.alarm)
     }
 
     fn has_quorum(&self) -> bool {
@@ -201,6 +221,9 @@ impl World {
     /// What the StatefulSet controller, kubelet and etcd do between passes.
     fn tick(&mut self, d: &Desired) {
         self.clock += TICK_SECONDS;
+        if let Some(f) = &mut self.full {
+            f.defragmenting = None;
+        }
         let (replicas, template) = self.sts.clone().unwrap_or((0, String::new()));
         self.pods.retain(|o, _| *o < replicas);
         for o in 0..replicas {
@@ -376,15 +399,24 @@ impl World {
                                 downgrading_to: self
                                     .downgrade
                                     .map_or(String::new(), |t| format!("3.{t}.0")),
-                                db_size: 1,
+                                db_size: self
+                                    .full
+                                    .as_ref()
+                                    .and_then(|f| f.db.get(&m.ordinal))
+                                    .map_or(1, |db| db.0),
+                                db_size_in_use: self
+                                    .full
+                                    .as_ref()
+                                    .and_then(|f| f.db.get(&m.ordinal))
+                                    .map_or(1, |db| db.1),
                                 raft_index: m.raft_index,
                                 raft_term: 2,
                                 leader: self.leader.unwrap_or(0),
                             }),
-                            healthy: up && quorum_up,
+                            healthy: up && quorum_up && !self.alarm(),
                             error: None,
                             identity_mismatch: false,
-                            alarmed: false,
+                            alarmed: up && quorum_up && self.alarm(),
                         }
                     })
                     .collect(),
@@ -406,6 +438,12 @@ impl World {
             }),
             supporting_objects: self.supporting,
             clients_fenced: false,
+            maintenance: None,
+            nospace: match self.leader {
+                Some(l) if self.alarm() => vec![l],
+                _ => Vec::new(),
+            },
+            revision: self.full.as_ref().map_or(0, |f| f.revision),
             restore_pod: None,
             last_version: None,
             upgrade: None,
@@ -465,6 +503,7 @@ impl World {
     /// Carries out `step`, stopping after `parts` of its sub-actions (a crash mid-step).
     fn act(&mut self, d: &Desired, step: &Step, parts: usize) {
         let hash = objects::template_hash(d);
+        let d_for_disarm = d.clone();
         self.versions.insert(hash.clone(), d.version);
         let mut actions: Vec<SubAction> = Vec::new();
         match step.clone() {
@@ -591,9 +630,57 @@ impl World {
                     DowngradeStep::Cancel => w.downgrade = None,
                 }
             })),
+            Step::Compact { revision } => actions.push(Box::new(move |w| {
+                assert!(w.has_quorum(), "compacted without a quorum");
+                let f = w
+                    .full
+                    .as_mut()
+                    .expect("compacted a database that is not full");
+                assert!(
+                    revision <= f.revision,
+                    "compacted past the current revision"
+                );
+                let live = f.live;
+                for db in f.db.values_mut() {
+                    db.1 = live;
+                }
+            })),
+            Step::Defragment { ordinal, .. } => {
+                actions.push(Box::new(move |w| {
+                    let others_up = w
+                        .members
+                        .iter()
+                        .filter(|m| !m.learner && m.ordinal != ordinal)
+                        .all(|m| w.is_up(m));
+                    assert!(
+                        others_up,
+                        "defragmented {ordinal} while another voter did not answer"
+                    );
+                    let f = w.full.as_mut().expect("defragmented without NOSPACE");
+                    assert_eq!(f.defragmenting, None, "two members defragmenting at once");
+                    f.defragmenting = Some(ordinal);
+                }));
+                actions.push(Box::new(move |w| {
+                    let f = w.full.as_mut().unwrap();
+                    if let Some(db) = f.db.get_mut(&ordinal) {
+                        db.0 = db.1;
+                    }
+                }));
+            }
+            Step::DisarmNospace { .. } => actions.push(Box::new(move |w| {
+                let quota = super::nospace::quota(&d_for_disarm);
+                let f = w.full.as_mut().unwrap();
+                assert!(
+                    f.db.values().all(|db| db.0 < quota / 100 * 90),
+                    "disarmed with a member still full: {:?} of {quota}",
+                    f.db
+                );
+                f.alarm = false;
+            })),
             Step::Wait { .. }
             | Step::RollBack { .. }
             | Step::PreUpgradeSnapshot { .. }
+            | Step::RaiseQuota { .. }
             | Step::Paused
             | Step::Idle => {}
             Step::Hold { message, .. } => {
@@ -1195,4 +1282,77 @@ fn a_template_change_after_a_minor_upgrade_is_never_turned_into_a_downgrade() {
     assert_eq!(w.cluster_minor, Some(6));
     converge_versions(&mut w, &spec, &mut st, None, 80);
     assert!(all_run(&w, "3.6.15"), "{w:#?}");
+}
+
+/// NOSPACE healed by the engine alone (`plan::nospace`, its status record read back as the
+/// engine does), with a crash inside every step: every member defragmented while every other
+/// voter answers, never two at once, the alarm disarmed only below 90 % of the quota; a
+/// database of live data gets its quota raised once, rolled out one member at a time.
+#[test]
+fn a_full_database_is_healed_one_member_at_a_time_with_a_crash_inside_every_step() {
+    const MIB: i64 = 1 << 20;
+    let spec = crate::fixtures::cluster("demo")
+        .replicas(3)
+        .spec(|s| s.etcd.quota_backend_bytes = Some(16 * MIB))
+        .desired();
+    for (live, raises) in [(2 * MIB, 0), (15 * MIB, 1)] {
+        for crash_at in 0..14 {
+            for crash_parts in 0..2 {
+                let mut w = World::default();
+                converge(&mut w, &spec, None, 60);
+                w.full = Some(SimFull {
+                    alarm: true,
+                    live,
+                    db: (0..3).map(|o| (o, (16 * MIB, 16 * MIB))).collect(),
+                    revision: 500,
+                    defragmenting: None,
+                });
+                let (mut rec, mut d, mut steps) = (None, spec.clone(), Vec::new());
+                let mut idle = false;
+                for pass in 0..80 {
+                    w.tick(&d);
+                    w.check_invariants();
+                    let mut o = w.observe(&d);
+                    o.maintenance = rec.clone();
+                    d = super::nospace::settle(spec.clone(), &o);
+                    let step = plan(&d, &o);
+                    if step == Step::Idle {
+                        idle = true;
+                        break;
+                    }
+                    let parts = if pass == crash_at {
+                        crash_parts
+                    } else {
+                        usize::MAX
+                    };
+                    w.changes_this_pass = 0;
+                    w.act(&d, &step, parts);
+                    w.check_invariants();
+                    // A crashed pass writes no status (and decides again next time).
+                    if parts == usize::MAX {
+                        rec = super::nospace::record(&d, &o, &step, rec.as_ref());
+                        steps.push(step);
+                    }
+                }
+                assert!(idle && !w.alarm(), "not healed: {steps:#?}");
+                assert_eq!(
+                    steps
+                        .iter()
+                        .filter(|s| matches!(s, Step::RaiseQuota { .. }))
+                        .count(),
+                    raises,
+                    "{steps:#?}"
+                );
+                let defrags: Vec<&Step> = steps
+                    .iter()
+                    .filter(|s| matches!(s, Step::Defragment { .. }))
+                    .collect();
+                assert!(
+                    matches!(defrags.last(), Some(Step::Defragment { id, .. }) if Some(*id) == w.leader)
+                        || raises == 1,
+                    "the leader is defragmented last: {defrags:#?}"
+                );
+            }
+        }
+    }
 }

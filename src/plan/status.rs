@@ -178,6 +178,21 @@ pub fn derive_status(
         || matches!(step, Step::ResizeStatefulSet { from, to } if to > from)
             && !matches!(o.etcd, EtcdView::Reached(_))
             && !o.volumes.is_empty();
+    // A full database being healed, a quota raised for it rolling out, or one held as full.
+    let maintaining = super::nospace::is_maintenance(step)
+        || waiting_for(&[
+            Reason::Compacting,
+            Reason::Defragmenting,
+            Reason::DisarmingAlarm,
+        ])
+        || !o.nospace.is_empty();
+    let maintaining_reason = if super::nospace::is_maintenance(step) {
+        r
+    } else if d.quota_raised_from.is_some() {
+        Reason::QuotaRaised
+    } else {
+        r
+    };
     let unreachable = waiting_for(&[Reason::EtcdUnreachable]);
     let degraded =
         matches!(step, Step::Hold { .. }) || (voters > 0 && healthy < voters) || unreachable;
@@ -302,6 +317,23 @@ pub fn derive_status(
             g,
             now,
         ),
+        cond(
+            prev_conds,
+            condition::MAINTAINING,
+            maintaining,
+            if maintaining {
+                maintaining_reason
+            } else {
+                Reason::AsDesired
+            },
+            if maintaining {
+                msg.clone()
+            } else {
+                "no maintenance under way".into()
+            },
+            g,
+            now,
+        ),
     ];
     // Written by the backup side, not derived from this pass: carried over as they are.
     st.backup = prev.and_then(|p| p.backup.clone());
@@ -313,6 +345,7 @@ pub fn derive_status(
     );
     st.restored_from = d.restore.as_ref().map(|r| r.url.clone());
     st.upgrade = super::upgrade::record(d, o, step, prev.and_then(|p| p.upgrade.as_ref()));
+    st.maintenance = super::nospace::record(d, o, step, prev.and_then(|p| p.maintenance.as_ref()));
     st.phase = Some(match step {
         Step::Paused => Phase::Paused,
         Step::Hold { .. } => Phase::Degraded,

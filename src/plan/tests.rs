@@ -25,6 +25,7 @@ pub(super) fn member(d: &Desired, ordinal: u32) -> MemberView {
             storage_version: String::new(),
             downgrading_to: String::new(),
             db_size: 20480,
+            db_size_in_use: 20480,
             raft_index: 1000,
             raft_term: 2,
             leader: 100,
@@ -57,6 +58,9 @@ pub(super) fn healthy(d: &Desired, n: u32) -> Observed {
         }),
         supporting_objects: true,
         clients_fenced: false,
+        maintenance: None,
+        nospace: Vec::new(),
+        revision: 0,
         restore_pod: None,
         config: Some(config),
         pods: (0..n)
