@@ -283,8 +283,10 @@ fn api_code(error: &(dyn std::error::Error + 'static)) -> Option<u16> {
 /// What to do about a NOSPACE alarm, for the message of an unhealthy member.
 fn nospace_hint(alarms: &str) -> &'static str {
     if alarms.contains("NOSPACE") {
-        " (the database reached its quota and etcd refuses writes: free space with \
-         `kubectl etcd defrag CLUSTER --compact`, which disarms the alarm, or raise spec.etcd.quotaBackendBytes)"
+        " (the database reached its quota and etcd refuses writes: the engine compacts, \
+         defragments one member at a time and disarms the alarm by itself, raising the quota once \
+         if that frees too little; by hand: `kubectl etcd defrag CLUSTER --compact`, or raise \
+         spec.etcd.quotaBackendBytes)"
     } else {
         ""
     }
