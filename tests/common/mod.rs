@@ -143,6 +143,25 @@ impl Drop for Ns {
     fn drop(&mut self) {
         if std::env::var_os("KE_E2E_KEEP").is_none() {
             let _ = kubectl_cmd(&["delete", "namespace", &self.0, "--wait=false"]).output();
+            // An operator the test started (dropped before the namespace) put its finalizer on
+            // the clusters and is gone: release it, or the namespace stays Terminating for good.
+            let names = kubectl_cmd(&["-n", &self.0, "get", "etcdclusters", "-o", "name"])
+                .output()
+                .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+                .unwrap_or_default();
+            for name in names.lines().filter(|l| !l.is_empty()) {
+                let _ = kubectl_cmd(&[
+                    "-n",
+                    &self.0,
+                    "patch",
+                    name,
+                    "--type",
+                    "merge",
+                    "-p",
+                    r#"{"metadata":{"finalizers":null}}"#,
+                ])
+                .output();
+            }
         }
     }
 }
