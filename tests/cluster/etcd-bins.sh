@@ -142,7 +142,7 @@ if [ -n "$ONLY" ]; then
 else
   all=$(printf '%s\n' "$V34" "$V35_OLD" $GO_VERSIONS | sort -t. -k1,1n -k2,2n -k3,3n -u)
 fi
-new35=$(printf '%s\n' $all | grep '^3\.5\.' | tail -n1)
+new35=$(printf '%s\n' $all | { grep '^3\.5\.' || true; } | tail -n1)
 [ -n "$ONLY" ] || case "$new35" in 3.5.2[6-9]|3.5.[3-9][0-9]) ;; *) die "no 3.5 ≥ 3.5.26 (etcd's minimum for 3.5 → 3.6) among $GO_VERSIONS";; esac
 printf '%s\n' $all > "$ETCD_BIN_DIR/VERSIONS"
 for v in $all; do
