@@ -603,8 +603,10 @@ fn held_upgrade_then_volume_lost(ns: &str) -> Check {
         .as_array()
         .and_then(|cs| cs.iter().find(|c| c["type"] == "Upgrading").cloned())
         .unwrap_or_default();
+    // Blocked, not under way: False with reason UpgradeBlocked (b2244e2).
     ensure(
-        held["status"] == "True"
+        held["status"] == "False"
+            && held["reason"] == "UpgradeBlocked"
             && held["message"]
                 .as_str()
                 .is_some_and(|m| m.contains("needs a pre-upgrade snapshot")),
