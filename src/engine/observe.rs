@@ -329,11 +329,6 @@ pub async fn observe(ctx: &Context, d: &Desired) -> Result<Observed, Error> {
             m.entry(ord).or_insert(node);
             m
         });
-    for (ord, reason) in nodes_down(ctx, &nodes_of, now).await {
-        if let Some(p) = pod_views.get_mut(&ord) {
-            p.node_down = Some(reason);
-        }
-    }
     let volumes = pvcs
         .into_iter()
         .filter_map(|v| {
@@ -360,6 +355,17 @@ pub async fn observe(ctx: &Context, d: &Desired) -> Result<Observed, Error> {
     for (ord, id) in answered {
         if let Some(p) = pod_views.get_mut(&ord) {
             p.answered_as = Some(id);
+        }
+    }
+    // Only a member whose etcd did not answer is judged by its node (one that answers runs on
+    // a node that works): a healthy cluster reads no Node at all.
+    let silent: BTreeMap<u32, String> = nodes_of
+        .into_iter()
+        .filter(|(ord, _)| pod_views.get(ord).is_none_or(|p| p.answered_as.is_none()))
+        .collect();
+    for (ord, reason) in nodes_down(ctx, &silent, now).await {
+        if let Some(p) = pod_views.get_mut(&ord) {
+            p.node_down = Some(reason);
         }
     }
     let restore_pod = match &d.restore {
