@@ -2,7 +2,9 @@
 
 use super::*;
 use crate::api::{Reason, condition, reason};
-use crate::model::{MemberStatusView, PodView, VolumeView, WorkloadView};
+use crate::model::{
+    MemberStatusView, PodView, RestoreMark, RestorePodView, VolumeView, WorkloadView,
+};
 
 /// The cluster `ns/demo` at `replicas` (shared with the simulation).
 pub(super) fn desired(replicas: u32) -> Desired {

@@ -1,0 +1,323 @@
+//! What the planner decides: `Step` and its parts, its condition reason, and the one sentence
+//! (`Display`) shared by CLI progress, the condition message and the Event.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::Serialize;
+
+use super::nospace;
+use crate::api::Reason;
+use crate::model::Version;
+
+/// The next thing the engine does for one cluster: at most one change to the world.
+///
+/// ```text
+///   (no StatefulSet) ──Bootstrap──▶ members start together ──WriteConfig(bootstrapped)──▶ Idle
+///   scale up:   AddLearner(n) ─▶ WriteConfig(list) ─▶ ResizeStatefulSet(n+1) ─▶ PromoteLearner ─▶ Idle
+///   scale down: [MoveLeader] ─▶ RemoveMember(n-1) ─▶ ResizeStatefulSet(n-1) ─▶ DeleteVolume(n-1) ─▶ Idle
+///   template:   UpdateTemplate ─▶ RestartMember (one pod at a time, leader last) ─▶ Idle
+///   lost member (no/damaged/foreign data, after the grace period, rest healthy):
+///               RemoveMember ─▶ [WipeMember] ─▶ AddLearner(same ordinal) ─▶ WriteConfig(list)
+///               ─▶ [RestartMember(rejoin)] ─▶ PromoteLearner ─▶ Idle
+///   lost objects: WriteConfig(repair from volumes / last status) ─▶ ResizeStatefulSet ─▶ …
+///   NOSPACE:    Compact ─▶ Defragment (one member at a time, leader last) ─▶ DisarmNospace
+///               [still full: RaiseQuota once ─▶ UpdateTemplate ─▶ RestartMember… ─▶ DisarmNospace]
+///               (see `nospace`)
+///   anything not ready yet: Wait;  anything unsafe or ambiguous: Hold (no action, Degraded);
+///   quorum lost: Hold(QuorumLost) until `kubectl etcd recover`
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "step", rename_all = "camelCase")]
+pub enum Step {
+    /// Create the member config, Services, disruption budget and StatefulSet of a new cluster.
+    Bootstrap { replicas: u32 },
+    /// (Re)create the Services and disruption budget.
+    ApplySupportingObjects,
+    /// Write the member-config ConfigMap.
+    WriteConfig {
+        data: BTreeMap<String, String>,
+        why: ConfigChange,
+    },
+    /// Apply a changed pod template (no pod restarts by itself: OnDelete).
+    UpdateTemplate { replicas: u32 },
+    /// Add the member at `ordinal` to etcd as a non-voting learner.
+    AddLearner {
+        ordinal: u32,
+        name: String,
+        peer_url: String,
+    },
+    /// Set the StatefulSet's size (creates it when missing).
+    ResizeStatefulSet { from: u32, to: u32 },
+    /// Make a caught-up learner a voter.
+    PromoteLearner { id: u64, name: String },
+    /// Hand leadership to another voter before its member is removed or restarted.
+    MoveLeader {
+        from: String,
+        to_id: u64,
+        to: String,
+    },
+    /// Remove a member from etcd.
+    RemoveMember { id: u64, name: String },
+    /// Delete the data volume of a member that no longer exists, so it can never rejoin.
+    DeleteVolume { ordinal: u32, claim: String },
+    /// Delete a member's pod so the StatefulSet starts it again.
+    RestartMember {
+        ordinal: u32,
+        pod: String,
+        why: Restart,
+    },
+    /// Delete the volume, then the pod, of an ordinal whose member was removed as lost, so that
+    /// it comes back empty and can be re-added as a learner.
+    WipeMember {
+        ordinal: u32,
+        /// `None` with ephemeral storage (deleting the pod is the wipe).
+        claim: Option<String>,
+        pod: String,
+        /// The pod is on a node that is gone: deleted without waiting for its kubelet (which
+        /// never confirms), as `kubectl delete --force` would. Only for a member already removed.
+        force: bool,
+    },
+    /// Create the seed member's volume and the one-shot pod that restores the snapshot into it.
+    RestoreSeed { url: String },
+    /// Delete the finished restore pod.
+    DeleteRestorePod { pod: String },
+    /// An upgraded member did not become healthy in time: record the rollback, so that the
+    /// template runs `from` again (see `upgrade`).
+    RollBack {
+        member: String,
+        ordinal: u32,
+        from: Version,
+        to: Version,
+        why: String,
+    },
+    /// etcd's downgrade API, sent to the leader: `Enable` (validated first) lowers the cluster
+    /// version to `target`'s minor before any member runs it; `Cancel` ends a downgrade no
+    /// longer wanted (see `upgrade::downgrade_gate`).
+    Downgrade {
+        action: DowngradeStep,
+        target: Version,
+    },
+    /// A `spec.version` change came without a pre-upgrade snapshot (a plain `kubectl apply`):
+    /// take one to `destination`, verified, and record it for `to` before any member changes.
+    PreUpgradeSnapshot { to: Version, destination: String },
+    /// NOSPACE: compact the keyspace history up to `revision`, through the leader.
+    Compact { revision: i64 },
+    /// NOSPACE: defragment one member (it answers nobody meanwhile).
+    Defragment { ordinal: u32, id: u64, name: String },
+    /// NOSPACE: disarm the alarm of these members (every member is below 90 % of its quota).
+    DisarmNospace { members: Vec<u64> },
+    /// NOSPACE: still full after compaction and defragmentation: record a quota raised once by
+    /// half (`status.maintenance.quotaRaised`), which `nospace::settle` puts into the template.
+    RaiseQuota { from: i64, to: i64 },
+    /// Nothing to do until the world moves on.
+    Wait { reason: Reason, message: String },
+    /// Acting would be unsafe or ambiguous: report and change nothing until a human or the
+    /// world fixes it.
+    Hold { reason: Reason, message: String },
+    /// Spec says paused.
+    Paused,
+    /// Converged.
+    Idle,
+}
+
+/// Why a member's pod is restarted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Restart {
+    /// It runs an older pod template.
+    NewTemplate,
+    /// A learner whose pod crash-looped before its join entry existed: start it now rather
+    /// than after the back-off.
+    Rejoin,
+    /// Its volume was deleted under it: a new pod gets a new volume.
+    NewVolume,
+}
+
+/// What `Step::Downgrade` asks etcd for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum DowngradeStep {
+    Enable,
+    Cancel,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ConfigChange {
+    /// The initial members formed the cluster.
+    Bootstrapped,
+    /// Join entries changed (a learner was added or started).
+    Joins,
+    /// The config was missing or damaged.
+    Repair,
+}
+
+impl Step {
+    /// True when the step changes the world.
+    pub fn is_change(&self) -> bool {
+        !matches!(
+            self,
+            Step::Wait { .. } | Step::Hold { .. } | Step::Paused | Step::Idle
+        )
+    }
+    /// True when the step changes etcd membership.
+    pub fn is_membership_change(&self) -> bool {
+        matches!(
+            self,
+            Step::AddLearner { .. } | Step::PromoteLearner { .. } | Step::RemoveMember { .. }
+        )
+    }
+    /// Condition reason describing this step.
+    pub fn reason(&self) -> Reason {
+        match self {
+            Step::Bootstrap { .. }
+            | Step::WriteConfig {
+                why: ConfigChange::Bootstrapped,
+                ..
+            } => Reason::Bootstrapping,
+            Step::ApplySupportingObjects
+            | Step::WriteConfig {
+                why: ConfigChange::Repair,
+                ..
+            } => Reason::Repairing,
+            Step::WriteConfig {
+                why: ConfigChange::Joins,
+                ..
+            }
+            | Step::AddLearner { .. } => Reason::AddingLearner,
+            Step::UpdateTemplate { .. }
+            | Step::RestartMember {
+                why: Restart::NewTemplate,
+                ..
+            } => Reason::RollingMembers,
+            Step::RestartMember { .. } | Step::WipeMember { .. } => Reason::ReplacingMember,
+            Step::ResizeStatefulSet { .. } => Reason::ResizingWorkload,
+            Step::PromoteLearner { .. } => Reason::PromotingLearner,
+            Step::MoveLeader { .. } => Reason::MovingLeader,
+            Step::RemoveMember { .. } => Reason::RemovingMember,
+            Step::DeleteVolume { .. } | Step::DeleteRestorePod { .. } => Reason::CleaningUp,
+            Step::RestoreSeed { .. } => Reason::RestoringSnapshot,
+            Step::RollBack { .. } => Reason::RollingBack,
+            Step::Downgrade { .. } => Reason::Downgrading,
+            Step::PreUpgradeSnapshot { .. } => Reason::UpgradingMember,
+            Step::Compact { .. } => Reason::Compacting,
+            Step::Defragment { .. } => Reason::Defragmenting,
+            Step::DisarmNospace { .. } => Reason::DisarmingAlarm,
+            Step::RaiseQuota { .. } => Reason::QuotaRaised,
+            Step::Wait { reason, .. } | Step::Hold { reason, .. } => *reason,
+            Step::Paused => Reason::Paused,
+            Step::Idle => Reason::AsDesired,
+        }
+    }
+}
+
+/// One sentence, shared by CLI progress, the condition message and the Event.
+impl fmt::Display for Step {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Step::Bootstrap { replicas } => {
+                write!(f, "bootstrap a new cluster of {replicas} members")
+            }
+            Step::ApplySupportingObjects => {
+                write!(f, "apply the Services and the disruption budget")
+            }
+            Step::WriteConfig { why, .. } => match why {
+                ConfigChange::Bootstrapped => {
+                    write!(f, "record that the initial members formed the cluster")
+                }
+                ConfigChange::Joins => write!(f, "update the member list new members join with"),
+                ConfigChange::Repair => write!(f, "repair the member config"),
+            },
+            Step::UpdateTemplate { .. } => write!(f, "apply the changed member pod template"),
+            Step::AddLearner { name, .. } => write!(f, "add {name} as a learner"),
+            Step::ResizeStatefulSet { from, to } => {
+                write!(f, "resize the StatefulSet from {from} to {to}")
+            }
+            Step::PromoteLearner { name, .. } => write!(f, "promote learner {name} to voter"),
+            Step::MoveLeader { from, to, .. } => write!(f, "move leadership from {from} to {to}"),
+            Step::RemoveMember { name, .. } => write!(f, "remove member {name}"),
+            Step::DeleteVolume { claim, .. } => {
+                write!(f, "delete volume {claim} of a removed member")
+            }
+            Step::RestartMember { pod, why, .. } => match why {
+                Restart::NewTemplate => write!(f, "restart {pod} with the new template"),
+                Restart::Rejoin => {
+                    write!(f, "restart {pod} to join as the learner it was added as")
+                }
+                Restart::NewVolume => write!(f, "restart {pod} so it gets a new volume"),
+            },
+            Step::WipeMember {
+                claim, pod, force, ..
+            } => {
+                match claim {
+                    Some(claim) => write!(f, "wipe {pod}: delete volume {claim}, then the pod")?,
+                    None => write!(f, "wipe {pod}: delete the pod (ephemeral data)")?,
+                }
+                if *force {
+                    write!(f, " (at once: its node is gone)")?;
+                }
+                Ok(())
+            }
+            Step::RestoreSeed { url } => {
+                write!(f, "restore the seed member's volume from {url}")
+            }
+            Step::DeleteRestorePod { pod } => write!(f, "delete the finished restore pod {pod}"),
+            Step::RollBack { from, to, why, .. } => {
+                write!(
+                    f,
+                    "roll back the upgrade to {to}: {why}; {from} is put back"
+                )
+            }
+            Step::Downgrade {
+                action: DowngradeStep::Enable,
+                target,
+            } => write!(
+                f,
+                "enable etcd's downgrade to {}.{} (validated first): the cluster version goes down before any member runs {}.{}",
+                target.major, target.minor, target.major, target.minor
+            ),
+            Step::Downgrade {
+                action: DowngradeStep::Cancel,
+                target,
+            } => write!(
+                f,
+                "cancel etcd's downgrade to {}.{}: spec.version no longer goes there",
+                target.major, target.minor
+            ),
+            Step::PreUpgradeSnapshot { to, destination } => write!(
+                f,
+                "take the pre-upgrade snapshot to {destination} before any member moves to {to}"
+            ),
+            Step::Compact { revision } => write!(
+                f,
+                "compact the keyspace history up to revision {revision} (NOSPACE: the database \
+                 reached its quota)"
+            ),
+            Step::Defragment { name, .. } => write!(
+                f,
+                "defragment {name} (NOSPACE; one member at a time, the leader last, while every \
+                 other voter answers)"
+            ),
+            Step::DisarmNospace { .. } => write!(
+                f,
+                "disarm NOSPACE: every member is below {}% of its quota again, so etcd accepts \
+                 writes",
+                nospace::FULL_PERCENT
+            ),
+            Step::RaiseQuota { from, to } => write!(
+                f,
+                "raise the quota from {} to {} MiB, once (NOSPACE: the database is still above \
+                 {}% of it after compaction and defragmentation); spec.etcd.quotaBackendBytes \
+                 is unchanged, and its own next change replaces this",
+                from >> 20,
+                to >> 20,
+                nospace::FULL_PERCENT
+            ),
+            Step::Wait { message, .. } => write!(f, "waiting: {message}"),
+            Step::Hold { message, .. } => write!(f, "holding: {message}"),
+            Step::Paused => write!(f, "paused: observing only"),
+            Step::Idle => write!(f, "converged"),
+        }
+    }
+}
