@@ -1,0 +1,311 @@
+//! `Desired`: the validated spec, its defaults, and what stays fixed once the StatefulSet exists
+//! (`keep_immutable`).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::observed::Observed;
+use super::validate::{InvalidSpec, invalid, quantity_bytes};
+use super::version::{MAX_MINOR, Version, VersionChange};
+
+/// Image repository used when the spec names none (the layout of etcd's official release images).
+pub const DEFAULT_IMAGE_REPOSITORY: &str = "gcr.io/etcd-development/etcd";
+/// etcd's own default of `--quota-backend-bytes` (what a spec without a quota gets).
+pub const DEFAULT_QUOTA_BYTES: i64 = 2 << 30;
+/// How long a member must look lost (no data, unusable data, another member's identity) before
+/// the engine replaces it, when the spec names no grace period.
+pub const DEFAULT_LOST_MEMBER_GRACE_SECONDS: u64 = 180;
+/// Seconds an upgraded member may take to become healthy before the upgrade is rolled back,
+/// when the spec names none.
+pub const DEFAULT_UPGRADE_TIMEOUT_SECONDS: u64 = 300;
+/// Volume size when the spec names none.
+pub const DEFAULT_STORAGE_SIZE: &str = "1Gi";
+/// Auto-compaction `create` and `restore` write into a new cluster's spec (`new_cluster_defaults`):
+/// keep one hour of history, as KubeBlocks does (etcd-druid keeps 30 minutes).
+pub const DEFAULT_AUTO_COMPACTION_MODE: &str = "periodic";
+pub const DEFAULT_AUTO_COMPACTION_RETENTION: &str = "1h";
+
+/// Fills in what a cluster created by `kubectl etcd create` or `restore` gets unless its spec
+/// says otherwise: periodic auto-compaction (`DEFAULT_AUTO_COMPACTION_*`) and a preference to
+/// spread the members over zones and nodes (`objects::default_topology_spread`).
+///
+/// Written into the spec, not assumed by `validate` when the spec is silent: the spec shows it
+/// and can change it, and a cluster created before these defaults existed keeps the template it
+/// has. A default that only `validate` knew would change the pod template of every existing
+/// cluster, and the StatefulSet is applied whole (a resize too), so its next apply would roll
+/// every member to gain a compaction flag or a scheduling hint.
+pub fn new_cluster_defaults(spec: &mut crate::api::EtcdClusterSpec) {
+    let t = &mut spec.etcd;
+    if t.auto_compaction_mode.is_none() && t.auto_compaction_retention.is_none() {
+        t.auto_compaction_mode = Some(DEFAULT_AUTO_COMPACTION_MODE.into());
+        t.auto_compaction_retention = Some(DEFAULT_AUTO_COMPACTION_RETENTION.into());
+    }
+    if spec.topology_spread_constraints.is_none() {
+        spec.topology_spread_constraints = Some(crate::objects::default_topology_spread());
+    }
+}
+/// Where members keep their data.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum Storage {
+    Ephemeral,
+    Volume { size: String, class: Option<String> },
+}
+
+/// TLS of member traffic (`spec.tls`, validated). Secret names only: the engine reads the
+/// client Secret when it dials, the kubelet mounts the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Tls {
+    /// The client port speaks https with client-certificate authentication.
+    pub client: Option<ClientTls>,
+    /// The Secret of the peer certificate: peers speak https to each other.
+    pub peer_secret: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ClientTls {
+    /// The members' serving certificate.
+    pub server_secret: String,
+    /// The certificate the engine, the probe and backups present.
+    pub client_secret: String,
+}
+
+impl Tls {
+    /// `http` or `https`, for the client port.
+    pub fn client_scheme(&self) -> &'static str {
+        if self.client.is_some() {
+            "https"
+        } else {
+            "http"
+        }
+    }
+    /// `http` or `https`, for the peer port.
+    pub fn peer_scheme(&self) -> &'static str {
+        if self.peer_secret.is_some() {
+            "https"
+        } else {
+            "http"
+        }
+    }
+    /// "client and peer TLS", "client TLS", "peer TLS", "no TLS": for messages.
+    pub fn describe(&self) -> &'static str {
+        match (self.client.is_some(), self.peer_secret.is_some()) {
+            (true, true) => "client and peer TLS",
+            (true, false) => "client TLS",
+            (false, true) => "peer TLS",
+            (false, false) => "no TLS",
+        }
+    }
+}
+
+/// The validated, defaulted spec. Built once per pass by `validate`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Desired {
+    pub name: String,
+    pub namespace: String,
+    /// Owner uid, for owner references and a unique initial-cluster token.
+    pub uid: String,
+    pub generation: i64,
+    pub replicas: u32,
+    /// The version the members' template runs: `spec.version`, unless `plan::upgrade::settle`
+    /// kept the running version (a refused path, a rolled-back upgrade; see `upgrade`).
+    pub version: Version,
+    pub image_repository: String,
+    pub image: String,
+    /// Where a version change stands (set by `plan::upgrade::settle`; `Steady` from `validate`).
+    pub upgrade: VersionChange,
+    /// Seconds an upgraded member may take to become healthy (`spec.upgradeTimeoutSeconds`).
+    pub upgrade_timeout_seconds: u64,
+    /// The pre-upgrade snapshot `kubectl etcd upgrade` recorded for this `spec.version`
+    /// (annotation): `Some(url)`, `Some("skipped")`, or `None` (e.g. a plain `kubectl apply`).
+    pub pre_upgrade_backup: Option<String>,
+    /// Where the engine takes the pre-upgrade snapshot of a `spec.version` change that came
+    /// without one (`spec.backup.destination`).
+    pub backup_destination: Option<String>,
+    pub storage: Storage,
+    pub resources: Option<k8s_openapi::api::core::v1::ResourceRequirements>,
+    pub affinity: Option<k8s_openapi::api::core::v1::Affinity>,
+    pub tolerations: Option<Vec<k8s_openapi::api::core::v1::Toleration>>,
+    pub node_selector: Option<BTreeMap<String, String>>,
+    /// `spec.topologySpreadConstraints` (a constraint without a selector gets the members' own
+    /// in `objects::pod_template`).
+    pub topology_spread: Option<Vec<k8s_openapi::api::core::v1::TopologySpreadConstraint>>,
+    pub priority_class_name: Option<String>,
+    /// Labels and annotations the member pods get besides the engine's (`spec.podMetadata`).
+    pub pod_labels: BTreeMap<String, String>,
+    pub pod_annotations: BTreeMap<String, String>,
+    /// Extra etcd flags (`--name=value`), from the tuning section (`spec.etcd.options` last).
+    pub etcd_flags: Vec<String>,
+    /// `--quota-backend-bytes` when the spec sets it (0 or absent: etcd's default), or the quota
+    /// the engine raised for a full database (`plan::nospace::settle`).
+    pub quota_backend_bytes: Option<i64>,
+    /// The spec's quota (bytes, etcd's default when unset) while `quota_backend_bytes` is the one
+    /// the engine raised; `None` otherwise.
+    pub quota_raised_from: Option<i64>,
+    pub paused: bool,
+    /// Seconds a member must look lost before it is replaced (`spec.lostMemberGraceSeconds`).
+    pub lost_member_grace_seconds: u64,
+    /// Spec changes the engine refuses to carry out (see `keep_immutable`); empty normally.
+    pub refused: Vec<InvalidSpec>,
+    /// The snapshot a new cluster starts from (`spec.restore`).
+    pub restore: Option<RestoreSource>,
+    /// TLS of client and peer traffic (`spec.tls`; kept as created, see `keep_immutable`).
+    pub tls: Tls,
+    /// The Secret of the etcd user to authenticate as while etcd's authentication is on
+    /// (`spec.auth.userSecret`).
+    pub auth_secret: Option<String>,
+}
+
+impl Desired {
+    /// A stand-in for a cluster whose spec did not validate: only its identity is known (a
+    /// cluster being deleted is released whatever its spec says).
+    pub fn named(name: &str, namespace: &str) -> Desired {
+        Desired {
+            name: name.into(),
+            namespace: namespace.into(),
+            uid: String::new(),
+            generation: 0,
+            replicas: 0,
+            version: Version {
+                major: 3,
+                minor: MAX_MINOR,
+                patch: 0,
+            },
+            image_repository: DEFAULT_IMAGE_REPOSITORY.into(),
+            image: String::new(),
+            upgrade: VersionChange::Steady,
+            upgrade_timeout_seconds: DEFAULT_UPGRADE_TIMEOUT_SECONDS,
+            pre_upgrade_backup: None,
+            backup_destination: None,
+            storage: Storage::Ephemeral,
+            resources: None,
+            affinity: None,
+            tolerations: None,
+            node_selector: None,
+            topology_spread: None,
+            priority_class_name: None,
+            pod_labels: BTreeMap::new(),
+            pod_annotations: BTreeMap::new(),
+            etcd_flags: Vec::new(),
+            quota_backend_bytes: None,
+            quota_raised_from: None,
+            paused: true,
+            lost_member_grace_seconds: DEFAULT_LOST_MEMBER_GRACE_SECONDS,
+            refused: Vec::new(),
+            restore: None,
+            tls: Tls::default(),
+            auth_secret: None,
+        }
+    }
+}
+/// volumes hold the data): a spec that changes it is refused, field by field, and the engine goes
+/// on with the storage it has, so every other rule keeps working (no apply that fails with 422).
+pub fn keep_immutable(d: Desired, o: &Observed) -> Desired {
+    keep_storage(keep_tls(d, o), o)
+}
+
+/// Whether TLS is on, for clients and for peers, is fixed once the StatefulSet exists: every
+/// member advertises its URLs, scheme included, in the membership, and a member switched alone
+/// could not talk to the others. Such a change is refused and the engine goes on with the TLS
+/// the members run; other Secrets of the same kind are taken (a rolling restart).
+pub(super) fn keep_tls(mut d: Desired, o: &Observed) -> Desired {
+    let Some(have) = o.statefulset.as_ref().and_then(|s| s.tls.clone()) else {
+        return d;
+    };
+    // Other Secrets of the same kind (a new certificate) roll out like any template change.
+    if (have.client.is_some(), have.peer_secret.is_some())
+        == (d.tls.client.is_some(), d.tls.peer_secret.is_some())
+    {
+        return d;
+    }
+    d.refused.push(invalid(
+        "spec.tls",
+        format!(
+            "cannot change from {} to {} on an existing cluster (members advertise their URLs, scheme included); \
+             put the old value back, or create a new cluster with the new TLS and move the data with \
+             `kubectl etcd backup` and `kubectl etcd restore`",
+            describe_tls(&have),
+            describe_tls(&d.tls)
+        ),
+    ));
+    d.tls = have;
+    d
+}
+
+/// "client TLS (server Secret a, client Secret b)" and the like.
+pub(super) fn describe_tls(t: &Tls) -> String {
+    let mut names = Vec::new();
+    if let Some(c) = &t.client {
+        names.push(format!("server Secret {}", c.server_secret));
+        names.push(format!("client Secret {}", c.client_secret));
+    }
+    if let Some(p) = &t.peer_secret {
+        names.push(format!("peer Secret {p}"));
+    }
+    if names.is_empty() {
+        t.describe().to_string()
+    } else {
+        format!("{} ({})", t.describe(), names.join(", "))
+    }
+}
+
+pub(super) fn keep_storage(mut d: Desired, o: &Observed) -> Desired {
+    let Some(have) = o.statefulset.as_ref().and_then(|s| s.storage.clone()) else {
+        return d;
+    };
+    let same_size = |a: &str, b: &str| {
+        a == b || quantity_bytes(a).is_some_and(|x| Some(x) == quantity_bytes(b))
+    };
+    if have == d.storage
+        || matches!((&have, &d.storage), (Storage::Volume { size: a, class: ca }, Storage::Volume { size: b, class: cb }) if ca == cb && same_size(a, b))
+    {
+        return d;
+    }
+    let way = "the volumes keep the data: put the old value back, or create a new cluster with the new storage and move the data with a backup and restore";
+    match (&have, &d.storage) {
+        (Storage::Volume { size: a, .. }, Storage::Volume { size: b, .. }) if !same_size(a, b) => {
+            d.refused.push(invalid(
+                "spec.storage.size",
+                format!("cannot change from {a} to {b} on an existing cluster; {way}"),
+            ))
+        }
+        (Storage::Volume { class: a, .. }, Storage::Volume { class: b, .. }) if a != b => {
+            d.refused.push(invalid(
+                "spec.storage.storageClassName",
+                format!(
+                    "cannot change from {} to {} on an existing cluster; {way}",
+                    a.as_deref().unwrap_or("the default class"),
+                    b.as_deref().unwrap_or("the default class")
+                ),
+            ))
+        }
+        (Storage::Volume { .. }, _) | (_, Storage::Volume { .. }) => d.refused.push(invalid(
+            "spec.storage.ephemeral",
+            format!(
+                "cannot switch between volumes and ephemeral storage on an existing cluster; {way}"
+            ),
+        )),
+        _ => {}
+    }
+    d.storage = have;
+    d
+}
+
+/// A validated `spec.restore`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RestoreSource {
+    /// URL of the snapshot object (s3:// or pvc://: the restore pod fetches it in the cluster).
+    pub url: String,
+    pub sha256: Option<String>,
+    pub credentials_secret: Option<String>,
+    pub tools_image: String,
+    /// `spec.restore.nonce`: part of the initial-cluster token (`objects::bootstrap_config`).
+    pub nonce: Option<String>,
+}
+
+/// Image with `kubectl-etcd` used by restore pods when the spec names none.
+/// (The project's release image: the same binary as the CLI and the operator.)
+pub const DEFAULT_TOOLS_IMAGE: &str = concat!(
+    "ghcr.io/kubectl-etcd/kubectl-etcd:",
+    env!("CARGO_PKG_VERSION")
+);

@@ -1,0 +1,344 @@
+//! `Observed`: everything one pass saw, Kubernetes and etcd alike (built by `observe`).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::desired::{Storage, Tls};
+use super::version::{UpgradeRecord, Version};
+
+/// A member or cluster id as etcdctl prints it (16 hex digits), in status and messages.
+pub fn fmt_id(id: u64) -> String {
+    format!("{id:016x}")
+}
+
+/// Everything one pass saw, Kubernetes and etcd alike. Built by `observe`, read by `plan`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Observed {
+    /// The member StatefulSet, if it exists.
+    pub statefulset: Option<WorkloadView>,
+    /// Both Services and the disruption budget exist.
+    pub supporting_objects: bool,
+    /// The client Service selects no member: `recover` fenced clients off (`objects::is_fenced`).
+    pub clients_fenced: bool,
+    /// Data of the member-config ConfigMap (`None`: missing).
+    pub config: Option<BTreeMap<String, String>>,
+    /// Member pods by ordinal.
+    pub pods: BTreeMap<u32, PodView>,
+    /// Member volume claims by ordinal.
+    pub volumes: BTreeMap<u32, VolumeView>,
+    pub etcd: EtcdView,
+    /// Ordinals of the members last recorded in status (the membership to rebuild the member
+    /// config from when no member answers).
+    pub known_members: std::collections::BTreeSet<u32>,
+    /// The seed's restore pod, observed only for clusters restored from a snapshot.
+    pub restore_pod: Option<RestorePodView>,
+    /// The lowest version the members reported last time (`status.version`): what runs when
+    /// no member answers now.
+    pub last_version: Option<Version>,
+    /// The version change recorded in status (`status.upgrade`).
+    pub upgrade: Option<UpgradeRecord>,
+    /// What the engine recorded of a full database it heals (`status.maintenance`).
+    pub maintenance: Option<crate::api::MaintenanceStatus>,
+    /// Members with a raised NOSPACE alarm (asked only when a member's health read failed for
+    /// alarms).
+    pub nospace: Vec<u64>,
+    /// The keyspace's current revision as the leader answered it (asked only with `nospace`;
+    /// 0 otherwise).
+    pub revision: i64,
+    /// When this pass observed: the planner's only clock (it reads none of its own).
+    #[serde(skip)]
+    pub now: jiff::Timestamp,
+    /// Ordinal → when a member was first seen looking lost (`status.members[].lostSince`).
+    #[serde(skip)]
+    pub lost_since: BTreeMap<u32, jiff::Timestamp>,
+}
+
+/// The one-shot pod that restores a seed member's volume.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum RestorePodView {
+    Running,
+    /// A container cannot start and will not by itself (a missing Secret, an image that cannot
+    /// be pulled): the reason and message the kubelet gives.
+    Stuck(String),
+    Succeeded,
+    /// Why it failed (the failing container's termination message).
+    Failed(String),
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct WorkloadView {
+    pub replicas: u32,
+    /// Hash of the pod template the engine last applied (annotation).
+    pub template_hash: Option<String>,
+    /// The StatefulSet's current update revision.
+    pub update_revision: Option<String>,
+    /// Storage of its volume claim template (immutable once created); `None`: not observed.
+    pub storage: Option<Storage>,
+    /// TLS of its pod template (fixed once created); `None`: not observed.
+    pub tls: Option<Tls>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct PodView {
+    pub name: String,
+    pub ready: bool,
+    pub running: bool,
+    pub terminating: bool,
+    /// A controller owns it (a StatefulSet; with none observed, a deleted one whose pods the
+    /// garbage collector is about to delete). An orphan is adopted by the next StatefulSet.
+    pub controlled: bool,
+    pub revision: Option<String>,
+    pub ip: Option<String>,
+    /// Container restarts (a crash-looping member shows here).
+    pub restarts: i32,
+    /// Why the container is not running (e.g. ImagePullBackOff, CrashLoopBackOff).
+    pub waiting_reason: Option<String>,
+    /// The last lines etcd wrote before its container last stopped (termination message).
+    pub last_exit_message: Option<String>,
+    /// Seconds since the pod was created.
+    pub age_seconds: u64,
+    /// Its etcd answered the engine this pass, as this member id (whatever the member list says).
+    pub answered_as: Option<u64>,
+    /// Why the node this pod runs on, or its volume is pinned to (a Pending pod), cannot run it:
+    /// deleted, NotReady for long, or tainted out-of-service (`None` when it can, or when Nodes
+    /// may not be read).
+    pub node_down: Option<String>,
+    /// Seconds since its deletion's grace period ran out (0 while not deleted or within it): a
+    /// pod still there long after is on a node that no longer confirms anything (NotReady,
+    /// deleted, shut down).
+    pub overdue_seconds: u64,
+}
+
+/// Seconds past its deletion's grace after which a pod is taken to be on a node that is gone.
+pub const NODE_GONE_AFTER_SECONDS: u64 = 120;
+
+impl PodView {
+    /// Why this pod will not go by itself, and what to do, when it is stuck on a gone node.
+    pub fn node_gone(&self) -> Option<String> {
+        (self.terminating && self.overdue_seconds >= NODE_GONE_AFTER_SECONDS).then(|| {
+            format!(
+                "pod {} has been terminating {}s past its grace period: its node is gone (NotReady, deleted or \
+                 shut down) and confirms nothing; if the node is shut down, taint it \
+                 node.kubernetes.io/out-of-service=nodeshutdown:NoExecute, or `kubectl delete pod {} --force` \
+                 once you know its etcd no longer runs",
+                self.name, self.overdue_seconds, self.name
+            )
+        })
+    }
+}
+
+impl PodView {
+    /// Why this pod's member has no usable data, read from etcd's last words; `None` when
+    /// nothing says so (a pod that merely restarts, is evicted or waits for its node never does).
+    pub fn data_loss(&self) -> Option<&'static str> {
+        let msg = self.last_exit_message.as_deref()?;
+        DATA_LOSS_SIGNS
+            .iter()
+            .find(|(sign, _)| msg.contains(sign))
+            .map(|(_, what)| *what)
+    }
+
+    /// The line of etcd's last words that says why it stopped: a flag error (etcd prints its
+    /// usage after it), a fatal or panic log line, else the last line; at most 200 characters.
+    pub fn exit_reason(&self) -> Option<String> {
+        let lines: Vec<&str> = self
+            .last_exit_message
+            .as_deref()?
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        const SIGNS: [&str; 5] = [
+            "flag provided but not defined",
+            "\"level\":\"fatal\"",
+            "\"level\":\"panic\"",
+            "panic:",
+            "error",
+        ];
+        let line = SIGNS
+            .iter()
+            .find_map(|sign| lines.iter().find(|l| l.to_lowercase().contains(sign)))
+            .or(lines.last())?;
+        Some(match line.char_indices().nth(200) {
+            Some((i, _)) => format!("{}…", &line[..i]),
+            None => line.to_string(),
+        })
+    }
+
+    /// etcd refused to start this member for lack of any data (no write-ahead log): its volume
+    /// is empty, so the member may be added back on it as a learner without wiping.
+    pub fn proven_empty(&self) -> bool {
+        self.last_exit_message
+            .as_deref()
+            .is_some_and(|m| EMPTY_VOLUME_SIGNS.iter().any(|s| m.contains(s)))
+    }
+}
+
+/// Signs that etcd found no write-ahead log and exited before writing anything.
+pub(super) const EMPTY_VOLUME_SIGNS: &[&str] =
+    &["couldn't find local name", "member count is unequal"];
+
+/// What etcd prints when it cannot start a member from its data directory, and what that means.
+pub(super) const DATA_LOSS_SIGNS: &[(&str, &str)] = &[
+    (
+        "couldn't find local name",
+        "its volume holds no data (the member config lets no member join on an empty volume)",
+    ),
+    (
+        "member count is unequal",
+        "its volume holds no data (it tried to join with a stale member list)",
+    ),
+    (
+        "is out of range [lastIndex",
+        "its log is behind what it acknowledged (its data was lost or rolled back)",
+    ),
+    ("crc mismatch", "its write-ahead log is corrupt"),
+    (
+        "failed to find database snapshot file",
+        "its data directory is damaged (snapshot file missing)",
+    ),
+    (
+        "failed to recover v3 backend",
+        "its data directory is damaged",
+    ),
+    ("wal: file not found", "its data directory is damaged"),
+    (
+        "has already been bootstrapped",
+        "its volume holds no data but the cluster remembers it",
+    ),
+];
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct VolumeView {
+    pub name: String,
+    pub terminating: bool,
+    /// What the volume says of a restore (`objects::ANNOTATION_RESTORE`): none on a volume the
+    /// StatefulSet made, `Restoring` on the seed's claim the restore made, `Restored` once the
+    /// seed was bootstrapped on it.
+    pub restore: Option<RestoreMark>,
+}
+
+/// A restore's mark on the seed's volume: the durable record that the restore ran, which outlives
+/// the EtcdCluster (`kubectl etcd delete` keeps volumes), so a restore never runs twice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum RestoreMark {
+    /// The restore made this claim and may (re)fill it.
+    Restoring,
+    /// The seed was bootstrapped on the restored data: it is a member's volume now.
+    Restored,
+}
+
+impl RestoreMark {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Restoring => "restoring",
+            Self::Restored => "restored",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        [Self::Restoring, Self::Restored]
+            .into_iter()
+            .find(|m| m.as_str() == s)
+    }
+}
+
+/// What etcd said, as a whole.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub enum EtcdView {
+    /// No member pod was running, so nobody was asked.
+    #[default]
+    NotQueried,
+    /// Pods run but no member answered.
+    Unreachable {
+        errors: Vec<String>,
+    },
+    /// Members answered with different cluster ids: two clusters answer to one name.
+    Split {
+        cluster_ids: Vec<u64>,
+    },
+    Reached(ClusterView),
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ClusterView {
+    pub cluster_id: u64,
+    pub leader: Option<u64>,
+    pub members: Vec<MemberView>,
+    /// The member list came from a member that passed no linearizable read (no leader confirmed
+    /// its applied index), so it may lag behind membership changes: steps that destroy a member
+    /// (remove, wipe) wait for a confirmed list.
+    pub list_unconfirmed: bool,
+    /// etcd's authentication is on: a member accepted the `spec.auth` user's credentials.
+    pub auth_enabled: bool,
+}
+
+impl ClusterView {
+    pub fn member_at(&self, ordinal: u32) -> Option<&MemberView> {
+        self.members.iter().find(|m| m.ordinal == Some(ordinal))
+    }
+    pub fn voters(&self) -> impl Iterator<Item = &MemberView> {
+        self.members.iter().filter(|m| !m.learner)
+    }
+    /// The cluster version as the leader reports it (else any member that knows it): the minor
+    /// every member speaks, which a rollback to an older minor must respect.
+    pub fn cluster_version(&self) -> Option<Version> {
+        let of = |m: &MemberView| {
+            m.status
+                .as_ref()
+                .and_then(|s| Version::parse(&s.cluster_version))
+        };
+        self.leader_member()
+            .and_then(of)
+            .or_else(|| self.members.iter().find_map(of))
+    }
+    pub fn learners(&self) -> impl Iterator<Item = &MemberView> {
+        self.members.iter().filter(|m| m.learner)
+    }
+    pub fn leader_member(&self) -> Option<&MemberView> {
+        self.leader
+            .and_then(|l| self.members.iter().find(|m| m.id == l))
+    }
+}
+
+/// One member as etcd lists it, joined with its own status answer.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct MemberView {
+    pub id: u64,
+    /// Name etcd reports (empty for a learner that never started).
+    pub name: String,
+    /// Ordinal parsed from the peer URL (which the engine always builds); `None`: not ours.
+    pub ordinal: Option<u32>,
+    pub peer_url: String,
+    pub learner: bool,
+    pub started: bool,
+    /// Its own answer to status/health; `None` when it did not answer.
+    pub status: Option<MemberStatusView>,
+    pub healthy: bool,
+    pub error: Option<String>,
+    /// The pod of this member's ordinal answers as another member: its volume holds someone
+    /// else's data.
+    pub identity_mismatch: bool,
+    /// Its health read failed only for raised alarms (NOSPACE): it answers and its linearizable
+    /// read passed, so it counts toward quorum, and a restart (a raised quota) may go ahead.
+    pub alarmed: bool,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct MemberStatusView {
+    pub version: String,
+    /// The cluster version this member reports on `/version` ("3.5.0"); empty while etcd has
+    /// not decided it yet, or when `/version` did not answer.
+    pub cluster_version: String,
+    /// The db schema version (3.6+; empty before).
+    pub storage_version: String,
+    /// The target of an enabled downgrade ("3.5.0"; 3.6+; empty when none).
+    pub downgrading_to: String,
+    pub db_size: i64,
+    /// Bytes of the db file holding data (the rest is free pages a defragmentation gives back).
+    pub db_size_in_use: i64,
+    pub raft_index: u64,
+    pub raft_term: u64,
+    pub leader: u64,
+}

@@ -1,0 +1,522 @@
+use super::*;
+use crate::api::{EtcdCluster, EtcdClusterSpec};
+
+fn cluster(spec: EtcdClusterSpec) -> EtcdCluster {
+    crate::fixtures::cluster("demo").spec(|s| *s = spec).build()
+}
+fn spec(replicas: i32, version: &str) -> EtcdClusterSpec {
+    crate::fixtures::cluster("demo")
+        .replicas(replicas)
+        .version(version)
+        .build()
+        .spec
+}
+
+#[test]
+fn a_new_cluster_gets_compaction_and_spreading_unless_its_spec_says_otherwise() {
+    let mut s = spec(3, "3.5.16");
+    new_cluster_defaults(&mut s);
+    let d = validate(&cluster(s)).unwrap();
+    assert!(
+        d.etcd_flags
+            .iter()
+            .any(|f| f == "--auto-compaction-mode=periodic")
+            && d.etcd_flags
+                .iter()
+                .any(|f| f == "--auto-compaction-retention=1h"),
+        "{:?}",
+        d.etcd_flags
+    );
+    let keys: Vec<_> = d
+        .topology_spread
+        .iter()
+        .flatten()
+        .map(|c| (c.topology_key.as_str(), c.when_unsatisfiable.as_str()))
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            ("topology.kubernetes.io/zone", "ScheduleAnyway"),
+            ("kubernetes.io/hostname", "ScheduleAnyway")
+        ]
+    );
+    // What the user chose stays: revision compaction, and no spreading at all.
+    let mut s = spec(3, "3.5.16");
+    s.etcd.auto_compaction_mode = Some("revision".into());
+    s.etcd.auto_compaction_retention = Some("1000".into());
+    s.topology_spread_constraints = Some(vec![]);
+    new_cluster_defaults(&mut s);
+    assert_eq!(s.etcd.auto_compaction_retention.as_deref(), Some("1000"));
+    assert_eq!(s.etcd.auto_compaction_mode.as_deref(), Some("revision"));
+    assert_eq!(s.topology_spread_constraints, Some(vec![]));
+    // A spec that says nothing (a cluster created before the defaults) gets neither.
+    let d = validate(&cluster(spec(3, "3.5.16"))).unwrap();
+    assert!(d.topology_spread.is_none());
+    assert!(!d.etcd_flags.iter().any(|f| f.contains("compaction")));
+}
+
+#[test]
+fn a_spread_constraint_the_api_server_would_refuse_is_refused_by_name() {
+    for (skew, key, when, says) in [
+        (0, "kubernetes.io/hostname", "ScheduleAnyway", "maxSkew"),
+        (1, "not a key", "ScheduleAnyway", "topologyKey"),
+        (
+            1,
+            "kubernetes.io/hostname",
+            "Sometimes",
+            "whenUnsatisfiable",
+        ),
+    ] {
+        let mut s = spec(3, "3.5.16");
+        s.topology_spread_constraints =
+            Some(vec![k8s_openapi::api::core::v1::TopologySpreadConstraint {
+                max_skew: skew,
+                topology_key: key.into(),
+                when_unsatisfiable: when.into(),
+                ..Default::default()
+            }]);
+        let e = validate(&cluster(s)).unwrap_err();
+        assert_eq!(e.field, "spec.topologySpreadConstraints");
+        assert!(e.message.contains(says), "{e:?}");
+    }
+}
+
+#[test]
+fn versions_parse_with_or_without_v() {
+    assert_eq!(
+        Version::parse("3.5.16"),
+        Some(Version {
+            major: 3,
+            minor: 5,
+            patch: 16
+        })
+    );
+    assert_eq!(Version::parse("v3.4.23").unwrap().to_string(), "3.4.23");
+    for bad in [
+        "", "3", "3.5", "3.5.x", "3.5.16.1", "3..1", "-3.5.1", "3.5.1-rc",
+    ] {
+        assert_eq!(Version::parse(bad), None, "{bad}");
+    }
+}
+
+#[test]
+fn schedules_refuse_pvc_and_file_destinations_and_restores_read_pvc_but_not_files() {
+    let with_backup = |dest: &str| {
+        let mut s = spec(3, "3.5.16");
+        s.backup = Some(crate::api::BackupSpec {
+            destination: dest.into(),
+            ..Default::default()
+        });
+        validate(&cluster(s))
+    };
+    assert!(with_backup("s3://b/p").is_ok());
+    let e = with_backup("pvc://backups/etcd").unwrap_err();
+    assert_eq!(e.field, "spec.backup.destination");
+    assert!(
+        e.message.contains("kubectl etcd backup NAME --to pvc://"),
+        "{e}"
+    );
+    assert!(with_backup("file:///var/backups").is_err());
+
+    let with_restore = |source: &str| {
+        let mut s = spec(3, "3.5.16");
+        s.restore = Some(crate::api::RestoreSpec {
+            source: source.into(),
+            ..Default::default()
+        });
+        validate(&cluster(s))
+    };
+    let d = with_restore("pvc://backups/etcd/x.db.zst").unwrap();
+    assert_eq!(d.restore.unwrap().url, "pvc://backups/etcd/x.db.zst");
+    let e = with_restore("file:///var/backups/x.db.zst").unwrap_err();
+    assert!(e.message.contains("restore --from file://"), "{e}");
+}
+
+#[test]
+fn the_auth_user_secret_is_a_secret_name() {
+    let mut s = spec(3, "3.6.15");
+    assert_eq!(validate(&cluster(s.clone())).unwrap().auth_secret, None);
+    s.auth = Some(crate::api::AuthSpec {
+        user_secret: "etcd-root".into(),
+    });
+    assert_eq!(
+        validate(&cluster(s.clone()))
+            .unwrap()
+            .auth_secret
+            .as_deref(),
+        Some("etcd-root")
+    );
+    for bad in ["", "Root", "root_user", "-root"] {
+        s.auth = Some(crate::api::AuthSpec {
+            user_secret: bad.into(),
+        });
+        let e = validate(&cluster(s.clone())).unwrap_err();
+        assert_eq!(e.field, "spec.auth.userSecret", "{bad:?}: {e:?}");
+    }
+}
+
+#[test]
+fn ids_are_formatted_like_etcdctl() {
+    assert_eq!(fmt_id(0x8e9e05c52164694d), "8e9e05c52164694d");
+    assert_eq!(fmt_id(0x2a), "000000000000002a");
+}
+
+fn tls(server: Option<&str>, client: Option<&str>, peer: Option<&str>) -> crate::api::TlsSpec {
+    crate::api::TlsSpec {
+        server_secret: server.map(Into::into),
+        client_secret: client.map(Into::into),
+        peer_secret: peer.map(Into::into),
+    }
+}
+
+#[test]
+fn tls_needs_server_and_client_secrets_together_and_secret_names() {
+    let mut s = spec(3, "3.6.15");
+    s.tls = Some(tls(Some("srv"), Some("cli"), Some("peer")));
+    let d = validate(&cluster(s.clone())).unwrap();
+    assert_eq!(
+        d.tls.client,
+        Some(ClientTls {
+            server_secret: "srv".into(),
+            client_secret: "cli".into()
+        })
+    );
+    assert_eq!(d.tls.peer_secret.as_deref(), Some("peer"));
+    assert_eq!(
+        (d.tls.client_scheme(), d.tls.peer_scheme()),
+        ("https", "https")
+    );
+    s.tls = Some(tls(None, None, Some("peer")));
+    let d = validate(&cluster(s.clone())).unwrap();
+    assert_eq!(
+        (d.tls.client_scheme(), d.tls.peer_scheme()),
+        ("http", "https")
+    );
+    s.tls = None;
+    assert_eq!(validate(&cluster(s.clone())).unwrap().tls, Tls::default());
+    for (t, field) in [
+        (tls(Some("srv"), None, None), "spec.tls.clientSecret"),
+        (tls(None, Some("cli"), None), "spec.tls.serverSecret"),
+        (tls(Some("Srv"), Some("cli"), None), "spec.tls.serverSecret"),
+        (
+            tls(Some("srv"), Some("cli-"), None),
+            "spec.tls.clientSecret",
+        ),
+        (tls(None, None, Some("")), "spec.tls.peerSecret"),
+    ] {
+        s.tls = Some(t.clone());
+        let e = validate(&cluster(s.clone())).unwrap_err();
+        assert_eq!(e.field, field, "{t:?}: {e:?}");
+    }
+}
+
+#[test]
+fn switching_tls_on_an_existing_cluster_is_refused_but_new_secrets_are_taken() {
+    let on = |t: crate::api::TlsSpec| {
+        let mut s = spec(3, "3.6.15");
+        s.tls = Some(t);
+        validate(&cluster(s)).unwrap()
+    };
+    let running = on(tls(Some("srv"), Some("cli"), None));
+    let have = Observed {
+        statefulset: Some(WorkloadView {
+            tls: Some(running.tls.clone()),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    // Off: refused, the members keep client TLS.
+    let d = keep_immutable(validate(&cluster(spec(3, "3.6.15"))).unwrap(), &have);
+    assert_eq!(d.tls, running.tls);
+    assert_eq!(d.refused.len(), 1);
+    assert_eq!(d.refused[0].field, "spec.tls");
+    assert!(
+        d.refused[0].message.contains(
+            "cannot change from client TLS (server Secret srv, client Secret cli) to no TLS"
+        ),
+        "{}",
+        d.refused[0].message
+    );
+    // Peer TLS added: refused too.
+    let d = keep_immutable(on(tls(Some("srv"), Some("cli"), Some("peer"))), &have);
+    assert_eq!(d.tls, running.tls);
+    assert_eq!(d.refused.len(), 1);
+    // Another server certificate: taken.
+    let d = keep_immutable(on(tls(Some("srv2"), Some("cli"), None)), &have);
+    assert!(d.refused.is_empty());
+    assert_eq!(d.tls.client.unwrap().server_secret, "srv2");
+    // Nothing observed yet: whatever the spec says.
+    let d = keep_immutable(on(tls(None, None, Some("p"))), &Observed::default());
+    assert!(d.refused.is_empty());
+}
+
+#[test]
+fn storage_changes_are_refused_and_the_existing_storage_kept() {
+    let have = Observed {
+        statefulset: Some(WorkloadView {
+            storage: Some(Storage::Volume {
+                size: "1Gi".into(),
+                class: None,
+            }),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let mut s = spec(3, "3.5.16");
+    s.storage.size = Some("1024Mi".into());
+    let d = keep_immutable(validate(&cluster(s.clone())).unwrap(), &have);
+    assert!(d.refused.is_empty(), "the same size written differently");
+    s.storage.size = Some("2Gi".into());
+    let d = keep_immutable(validate(&cluster(s.clone())).unwrap(), &have);
+    assert_eq!(d.refused.len(), 1);
+    assert_eq!(d.refused[0].field, "spec.storage.size");
+    assert!(
+        d.refused[0].message.contains("from 1Gi to 2Gi"),
+        "{}",
+        d.refused[0]
+    );
+    assert!(d.refused[0].message.contains("put the old value back"));
+    assert_eq!(
+        d.storage,
+        Storage::Volume {
+            size: "1Gi".into(),
+            class: None
+        }
+    );
+    assert_eq!(d.replicas, 3, "the rest of the spec applies");
+    s.storage.size = None;
+    s.storage.storage_class_name = Some("fast".into());
+    let d = keep_immutable(validate(&cluster(s.clone())).unwrap(), &have);
+    assert_eq!(d.refused[0].field, "spec.storage.storageClassName");
+    s.storage.storage_class_name = None;
+    s.storage.ephemeral = true;
+    let d = keep_immutable(validate(&cluster(s)).unwrap(), &have);
+    assert_eq!(d.refused[0].field, "spec.storage.ephemeral");
+    assert!(matches!(d.storage, Storage::Volume { .. }));
+}
+
+#[test]
+fn versions_compare_numerically_not_as_strings() {
+    assert!(Version::parse("3.5.10").unwrap() > Version::parse("3.5.9").unwrap());
+}
+
+#[test]
+fn a_valid_spec_is_defaulted() {
+    let d = validate(&cluster(spec(3, "3.5.16"))).unwrap();
+    assert_eq!(d.replicas, 3);
+    assert_eq!(d.image, "gcr.io/etcd-development/etcd:v3.5.16");
+    assert_eq!(
+        d.storage,
+        Storage::Volume {
+            size: "1Gi".into(),
+            class: None
+        }
+    );
+    assert_eq!(d.namespace, "ns");
+    assert!(d.etcd_flags.is_empty());
+}
+
+#[test]
+fn replicas_out_of_range_are_rejected_with_the_fix() {
+    for r in [0, -1, 10] {
+        let e = validate(&cluster(spec(r, "3.5.16"))).unwrap_err();
+        assert_eq!(e.field, "spec.replicas");
+        assert!(e.message.contains("1 to 9"), "{e}");
+    }
+}
+
+#[test]
+fn etcd_3_5_0_to_3_5_2_are_refused_as_unfit_for_production() {
+    for v in ["3.5.0", "3.5.1", "3.5.2"] {
+        let e = validate(&cluster(spec(3, v))).unwrap_err();
+        assert_eq!(e.field, "spec.version", "{v}");
+        assert!(e.message.contains("use 3.5.3 or later"), "{e}");
+    }
+    assert!(validate(&cluster(spec(3, "3.5.3"))).is_ok());
+}
+
+#[test]
+fn malformed_and_unsupported_versions_are_rejected() {
+    for v in ["latest", "3.5", "2.3.8", "3.3.27", "3.9.0", "4.0.0"] {
+        let e = validate(&cluster(spec(3, v))).unwrap_err();
+        assert_eq!(e.field, "spec.version", "{v}");
+    }
+}
+
+#[test]
+fn only_end_of_support_minors_are_warned_about_and_the_default_is_not_one() {
+    let w = support_warning(Version::parse("3.4.23").unwrap()).unwrap();
+    assert!(
+        w.contains("etcd 3.4.23 is past etcd's end of support"),
+        "{w}"
+    );
+    assert!(
+        w.contains(DEFAULT_VERSION),
+        "the warning names what to run: {w}"
+    );
+    for v in ["3.5.16", "3.5.30", "3.6.15", DEFAULT_VERSION] {
+        assert_eq!(support_warning(Version::parse(v).unwrap()), None, "{v}");
+    }
+    let d = Version::parse(DEFAULT_VERSION).unwrap();
+    assert!(
+        d.minor + 1 >= MAX_MINOR && d.minor <= MAX_MINOR,
+        "the default is of the newest minor the engine runs, or the one before while the newest is not yet proven on the whole suite"
+    );
+}
+
+#[test]
+fn bad_names_are_rejected() {
+    for n in ["", "Demo", "1demo", "demo-", "a_b", &"x".repeat(41)] {
+        assert!(validate_name(n).is_err(), "{n}");
+    }
+    assert!(validate_name("demo-2").is_ok());
+}
+
+#[test]
+fn storage_size_must_be_a_positive_quantity() {
+    let mut s = spec(3, "3.5.16");
+    s.storage.size = Some("lots".into());
+    assert_eq!(
+        validate(&cluster(s.clone())).unwrap_err().field,
+        "spec.storage.size"
+    );
+    s.storage.size = Some("0Gi".into());
+    assert!(validate(&cluster(s.clone())).is_err());
+    s.storage.size = Some("512Mi".into());
+    s.storage.storage_class_name = Some("fast".into());
+    assert_eq!(
+        validate(&cluster(s.clone())).unwrap().storage,
+        Storage::Volume {
+            size: "512Mi".into(),
+            class: Some("fast".into())
+        }
+    );
+    s.storage.ephemeral = true;
+    assert_eq!(validate(&cluster(s)).unwrap().storage, Storage::Ephemeral);
+}
+
+#[test]
+fn tuning_becomes_flags_and_bad_retention_is_rejected() {
+    let mut s = spec(3, "3.5.16");
+    s.etcd.quota_backend_bytes = Some(4 << 30);
+    s.etcd.auto_compaction_mode = Some("revision".into());
+    s.etcd.auto_compaction_retention = Some("1000".into());
+    let d = validate(&cluster(s.clone())).unwrap();
+    assert_eq!(
+        d.etcd_flags,
+        vec![
+            "--quota-backend-bytes=4294967296",
+            "--auto-compaction-mode=revision",
+            "--auto-compaction-retention=1000"
+        ]
+    );
+    s.etcd.auto_compaction_retention = Some("1h".into());
+    assert_eq!(
+        validate(&cluster(s.clone())).unwrap_err().field,
+        "spec.etcd.autoCompactionRetention"
+    );
+    s.etcd.auto_compaction_mode = Some("periodic".into());
+    assert!(validate(&cluster(s.clone())).is_ok());
+    s.etcd.auto_compaction_retention = None;
+    assert!(validate(&cluster(s)).is_err());
+}
+
+#[test]
+fn etcd_options_become_flags_and_engine_flags_are_refused_naming_the_way() {
+    let with = |k: &str, v: &str| {
+        let mut s = spec(3, "3.5.16");
+        s.etcd.options = [(k.to_string(), v.to_string())].into();
+        validate(&cluster(s))
+    };
+    assert_eq!(
+        with("snapshot-count", "50000").unwrap().etcd_flags,
+        vec!["--snapshot-count=50000"]
+    );
+    let refused = |k: &str, v: &str, says: &str| {
+        let e = with(k, v).unwrap_err();
+        assert_eq!(e.field, "spec.etcd.options");
+        assert!(e.message.contains(says), "{k}={v}: {}", e.message);
+    };
+    refused("--heartbeat-interval", "250", "\"heartbeat-interval\"");
+    refused("Heartbeat_Interval", "250", "not an etcd flag name");
+    refused("initial-cluster", "a=b", "the engine sets it");
+    refused("data-dir", "/tmp", "the engine sets it");
+    refused("quota-backend-bytes", "1", "spec.etcd.quotaBackendBytes");
+    refused("cert-file", "/x", "spec.tls");
+    refused("enable-pprof", "", "not a flag value");
+    refused("log-level", "info\n--force-new-cluster", "not a flag value");
+}
+
+#[test]
+fn pod_metadata_is_checked_and_the_engine_labels_are_its_own() {
+    let with = |labels: &[(&str, &str)], annotations: &[(&str, &str)]| {
+        let mut s = spec(3, "3.5.16");
+        let m = |kv: &[(&str, &str)]| {
+            kv.iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        s.pod_metadata = Some(crate::api::PodMetadata {
+            labels: m(labels),
+            annotations: m(annotations),
+        });
+        validate(&cluster(s))
+    };
+    let d = with(
+        &[("team", "db"), ("example.com/tier", "")],
+        &[("sidecar.istio.io/inject", "false")],
+    )
+    .unwrap();
+    assert_eq!(d.pod_labels["team"], "db");
+    assert_eq!(d.pod_annotations["sidecar.istio.io/inject"], "false");
+    for (labels, says) in [
+        (
+            &[("app.kubernetes.io/instance", "other")][..],
+            "set by the engine",
+        ),
+        (&[("bad key", "x")][..], "not a label key"),
+        (&[("team", "has space")][..], "not a label value"),
+        (&[("Example.com/x", "y")][..], "not a label key"),
+    ] {
+        let e = with(labels, &[]).unwrap_err();
+        assert_eq!(e.field, "spec.podMetadata.labels");
+        assert!(e.message.contains(says), "{labels:?}: {}", e.message);
+    }
+    let e = with(&[], &[("/x", "y")]).unwrap_err();
+    assert_eq!(e.field, "spec.podMetadata.annotations");
+    let mut s = spec(3, "3.5.16");
+    s.priority_class_name = Some("High_Priority".into());
+    assert_eq!(
+        validate(&cluster(s)).unwrap_err().field,
+        "spec.priorityClassName"
+    );
+}
+
+#[test]
+fn the_exit_reason_is_the_line_that_says_why_not_the_usage_after_it() {
+    let pod = |msg: &str| PodView {
+        last_exit_message: Some(msg.into()),
+        ..Default::default()
+    };
+    assert_eq!(
+        pod(
+            "flag provided but not defined: -x\nUsage:\n  etcd [flags]\n    Start an etcd server.\n"
+        )
+        .exit_reason()
+        .as_deref(),
+        Some("flag provided but not defined: -x")
+    );
+    let fatal = r#"{"level":"info","msg":"starting"}
+{"level":"fatal","msg":"failed to start etcd","error":"listen tcp: address in use"}"#;
+    assert!(pod(fatal).exit_reason().unwrap().contains("address in use"));
+    assert_eq!(
+        pod("one\ntwo\n\n").exit_reason().as_deref(),
+        Some("two"),
+        "no sign: the last line"
+    );
+    assert_eq!(
+        pod(&"é".repeat(300)).exit_reason().unwrap().chars().count(),
+        201
+    );
+    assert_eq!(PodView::default().exit_reason(), None);
+}

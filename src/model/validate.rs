@@ -1,0 +1,654 @@
+//! `validate`: the only place that reads raw spec fields for configuration.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::desired::{
+    ClientTls, DEFAULT_IMAGE_REPOSITORY, DEFAULT_LOST_MEMBER_GRACE_SECONDS, DEFAULT_STORAGE_SIZE,
+    DEFAULT_TOOLS_IMAGE, DEFAULT_UPGRADE_TIMEOUT_SECONDS, Desired, RestoreSource, Storage, Tls,
+};
+use super::version::{MAX_MINOR, MIN_MINOR, UNFIT_35_BELOW, Version, VersionChange};
+use crate::api::{CompactionMode, EtcdCluster, MAX_REPLICAS};
+
+/// `spec.backup`: a destination the operator can write, a schedule that parses, a known
+/// compression. (The backup section is read by the backup schedule, not by the planner.)
+pub(super) fn validate_backup(b: &crate::api::BackupSpec) -> Result<(), InvalidSpec> {
+    use crate::archive::store::Location;
+    let loc = Location::parse(&b.destination)
+        .map_err(|e| invalid("spec.backup.destination", e.to_string()))?;
+    match loc {
+        Location::S3(_) => {}
+        Location::File(_) => {
+            return Err(invalid(
+                "spec.backup.destination",
+                format!(
+                    "{:?} is a file on some machine, which the operator cannot write; use s3://bucket/prefix (file:// works with `kubectl etcd backup --to`)",
+                    b.destination
+                ),
+            ));
+        }
+        Location::Pvc { .. } => {
+            return Err(invalid(
+                "spec.backup.destination",
+                format!(
+                    "{:?}: schedules cannot write to pvc:// yet (the operator does not exec into pods, which pvc:// backups need); use s3://bucket/prefix here, and take pvc:// backups with `kubectl etcd backup NAME --to pvc://claim/dir`",
+                    b.destination
+                ),
+            ));
+        }
+    }
+    if let Some(s) = b.schedule.as_deref().filter(|s| !s.is_empty()) {
+        crate::archive::schedule::parse(s).map_err(|e| invalid("spec.backup.schedule", e))?;
+    }
+    if let Some(c) = &b.compression {
+        c.parse::<crate::archive::codec::Compression>()
+            .map_err(|e| invalid("spec.backup.compression", e))?;
+    }
+    Ok(())
+}
+
+pub(super) fn validate_restore(r: &crate::api::RestoreSpec) -> Result<RestoreSource, InvalidSpec> {
+    use crate::archive::store::Location;
+    let loc =
+        Location::parse(&r.source).map_err(|e| invalid("spec.restore.source", e.to_string()))?;
+    if matches!(loc, Location::File(_)) {
+        return Err(invalid(
+            "spec.restore.source",
+            format!(
+                "{:?} is a file on some machine, which the cluster cannot read; `kubectl etcd restore --from file://…` copies it into a claim first, or upload it to s3://",
+                r.source
+            ),
+        ));
+    }
+    if let Some(sum) = &r.sha256
+        && (sum.len() != 64 || !sum.bytes().all(|b| b.is_ascii_hexdigit()))
+    {
+        return Err(invalid(
+            "spec.restore.sha256",
+            format!(
+                "{sum:?} is not a sha256; use the 64 hex digits `kubectl etcd backup list` shows"
+            ),
+        ));
+    }
+    Ok(RestoreSource {
+        url: r.source.clone(),
+        sha256: r.sha256.as_ref().map(|s| s.to_ascii_lowercase()),
+        credentials_secret: r.credentials_secret.clone().filter(|s| !s.is_empty()),
+        tools_image: r
+            .tools_image
+            .clone()
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| DEFAULT_TOOLS_IMAGE.into()),
+        nonce: r.nonce.clone().filter(|s| !s.is_empty()),
+    })
+}
+
+/// Why a spec can never work. The message names the field and the fix.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, thiserror::Error)]
+#[error("{field}: {message}")]
+pub struct InvalidSpec {
+    pub field: &'static str,
+    pub message: String,
+}
+
+pub(super) fn invalid(field: &'static str, message: impl Into<String>) -> InvalidSpec {
+    InvalidSpec {
+        field,
+        message: message.into(),
+    }
+}
+
+/// Checks a replica count given on the command line or in a spec.
+pub fn validate_replicas(replicas: i64) -> Result<u32, InvalidSpec> {
+    if replicas < 1 || replicas > MAX_REPLICAS as i64 {
+        return Err(invalid(
+            "spec.replicas",
+            format!(
+                "{replicas} is out of range; use 1 to {MAX_REPLICAS} (odd numbers tolerate the most failures)"
+            ),
+        ));
+    }
+    Ok(replicas as u32)
+}
+
+/// Checks a version given on the command line or in a spec.
+pub fn validate_version(version: &str) -> Result<Version, InvalidSpec> {
+    let v = Version::parse(version).ok_or_else(|| {
+        invalid(
+            "spec.version",
+            format!("{version:?} is not an etcd release; use the form 3.5.16"),
+        )
+    })?;
+    if v.major != 3 || v.minor < MIN_MINOR || v.minor > MAX_MINOR {
+        return Err(invalid(
+            "spec.version",
+            format!("etcd {v} is not supported; use a 3.{MIN_MINOR}, ... or 3.{MAX_MINOR} release"),
+        ));
+    }
+    if v.minor == 5 && v.patch < UNFIT_35_BELOW {
+        return Err(invalid(
+            "spec.version",
+            format!(
+                "etcd {v} is unfit for production (3.5.0-3.5.2 can leave members with different \
+                 data after a crash; etcd's own advice); use 3.5.{UNFIT_35_BELOW} or later"
+            ),
+        ));
+    }
+    Ok(v)
+}
+
+/// "1Gi" → 1073741824 (the suffixes `validate_quantity` accepts), so "1024Mi" equals "1Gi" as
+/// the API server canonicalises it.
+pub(super) fn quantity_bytes(q: &str) -> Option<f64> {
+    let end = q
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(q.len());
+    let (num, unit) = q.split_at(end);
+    let k: f64 = match unit {
+        "" => 1.0,
+        "Ki" => 1024.0,
+        "Mi" => 1024f64.powi(2),
+        "Gi" => 1024f64.powi(3),
+        "Ti" => 1024f64.powi(4),
+        "Pi" => 1024f64.powi(5),
+        "k" => 1e3,
+        "M" => 1e6,
+        "G" => 1e9,
+        "T" => 1e12,
+        "P" => 1e15,
+        _ => return None,
+    };
+    Some(num.parse::<f64>().ok()? * k)
+}
+
+pub(super) fn validate_quantity(field: &'static str, q: &str) -> Result<(), InvalidSpec> {
+    let digits_end = q
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(q.len());
+    let (num, unit) = q.split_at(digits_end);
+    let ok_num = !num.is_empty() && num.parse::<f64>().map(|n| n > 0.0).unwrap_or(false);
+    let ok_unit = matches!(
+        unit,
+        "" | "Ki" | "Mi" | "Gi" | "Ti" | "Pi" | "k" | "M" | "G" | "T" | "P"
+    );
+    if !ok_num || !ok_unit {
+        return Err(invalid(
+            field,
+            format!("{q:?} is not a positive size; use e.g. 1Gi or 500Mi"),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks a cluster name: it becomes a StatefulSet, Service and pod-name prefix.
+pub fn validate_name(name: &str) -> Result<(), InvalidSpec> {
+    let ok = !name.is_empty()
+        && name.len() <= 40
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && name.as_bytes()[0].is_ascii_lowercase()
+        && !name.ends_with('-');
+    if !ok {
+        return Err(invalid(
+            "metadata.name",
+            format!(
+                "{name:?} is not a usable cluster name; use at most 40 lowercase letters, digits and '-', starting with a letter"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Validates and defaults a cluster's spec. The one reader of raw spec fields.
+pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
+    let name = cluster.metadata.name.clone().unwrap_or_default();
+    validate_name(&name)?;
+    let spec = &cluster.spec;
+    let replicas = validate_replicas(spec.replicas as i64)?;
+    let version = validate_version(&spec.version)?;
+    let repo = spec
+        .image_repository
+        .as_deref()
+        .unwrap_or(DEFAULT_IMAGE_REPOSITORY);
+    if repo.is_empty() || repo.contains(char::is_whitespace) || repo.contains('@') {
+        return Err(invalid(
+            "spec.imageRepository",
+            format!("{repo:?} is not an image repository; use e.g. {DEFAULT_IMAGE_REPOSITORY}"),
+        ));
+    }
+    let storage = if spec.storage.ephemeral {
+        Storage::Ephemeral
+    } else {
+        let size = spec
+            .storage
+            .size
+            .clone()
+            .unwrap_or_else(|| DEFAULT_STORAGE_SIZE.to_string());
+        validate_quantity("spec.storage.size", &size)?;
+        Storage::Volume {
+            size,
+            class: spec
+                .storage
+                .storage_class_name
+                .clone()
+                .filter(|c| !c.is_empty()),
+        }
+    };
+    let mut etcd_flags = Vec::new();
+    let t = &spec.etcd;
+    if let Some(q) = t.quota_backend_bytes {
+        if q < 0 {
+            return Err(invalid(
+                "spec.etcd.quotaBackendBytes",
+                "must not be negative; 0 means etcd's default",
+            ));
+        }
+        etcd_flags.push(format!("--quota-backend-bytes={q}"));
+    }
+    let mode = match t.auto_compaction_mode.as_deref() {
+        None => None,
+        Some(m) => Some(CompactionMode::parse(m).ok_or_else(|| {
+            invalid(
+                "spec.etcd.autoCompactionMode",
+                format!("{m:?} is not a mode; use \"periodic\" or \"revision\""),
+            )
+        })?),
+    };
+    match (mode, &t.auto_compaction_retention) {
+        (None, None) => {}
+        (mode, Some(ret)) => {
+            let mode = mode.unwrap_or(CompactionMode::Periodic);
+            let valid = match mode {
+                CompactionMode::Revision => ret.parse::<u64>().is_ok(),
+                CompactionMode::Periodic => {
+                    ret.parse::<u64>().is_ok()
+                        || (ret.len() > 1
+                            && ret.ends_with(['h', 'm', 's'])
+                            && ret[..ret.len() - 1].parse::<u64>().is_ok())
+                }
+            };
+            if !valid {
+                return Err(invalid(
+                    "spec.etcd.autoCompactionRetention",
+                    format!(
+                        "{ret:?} does not fit mode {mode:?}; use e.g. \"1h\" (periodic) or \"1000\" (revision)"
+                    ),
+                ));
+            }
+            let m = if mode == CompactionMode::Periodic {
+                "periodic"
+            } else {
+                "revision"
+            };
+            etcd_flags.push(format!("--auto-compaction-mode={m}"));
+            etcd_flags.push(format!("--auto-compaction-retention={ret}"));
+        }
+        (Some(_), None) => {
+            return Err(invalid(
+                "spec.etcd.autoCompactionRetention",
+                "is required when autoCompactionMode is set",
+            ));
+        }
+    }
+    etcd_flags.extend(validate_options(&t.options)?);
+    let (pod_labels, pod_annotations) = match &spec.pod_metadata {
+        None => Default::default(),
+        Some(m) => validate_pod_metadata(m)?,
+    };
+    let priority_class_name = spec
+        .priority_class_name
+        .as_ref()
+        .filter(|p| !p.is_empty())
+        .map(|p| validate_dns_subdomain("spec.priorityClassName", "PriorityClass", p))
+        .transpose()?;
+    let restore = spec.restore.as_ref().map(validate_restore).transpose()?;
+    if let Some(b) = &spec.backup {
+        validate_backup(b)?;
+    }
+    Ok(Desired {
+        namespace: cluster
+            .metadata
+            .namespace
+            .clone()
+            .unwrap_or_else(|| "default".into()),
+        uid: cluster.metadata.uid.clone().unwrap_or_default(),
+        generation: cluster.metadata.generation.unwrap_or(0),
+        name,
+        replicas,
+        version,
+        image_repository: repo.to_string(),
+        image: format!("{repo}:v{version}"),
+        upgrade: VersionChange::Steady,
+        upgrade_timeout_seconds: match spec.upgrade_timeout_seconds {
+            None => DEFAULT_UPGRADE_TIMEOUT_SECONDS,
+            Some(s) if s > 0 => s as u64,
+            Some(_) => {
+                return Err(invalid(
+                    "spec.upgradeTimeoutSeconds",
+                    "must be positive; the default is 300",
+                ));
+            }
+        },
+        pre_upgrade_backup: cluster
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(crate::api::ANNOTATION_PRE_UPGRADE_BACKUP))
+            .and_then(|v| v.split_once(' '))
+            .filter(|(v, _)| Version::parse(v) == Some(version))
+            .map(|(_, what)| what.to_string()),
+        backup_destination: spec
+            .backup
+            .as_ref()
+            .map(|b| b.destination.clone())
+            .filter(|d| !d.is_empty()),
+        storage,
+        resources: spec.resources.clone(),
+        affinity: spec.affinity.clone(),
+        tolerations: spec.tolerations.clone(),
+        node_selector: spec.node_selector.clone(),
+        topology_spread: spec
+            .topology_spread_constraints
+            .as_ref()
+            .map(|c| validate_topology_spread(c))
+            .transpose()?,
+        priority_class_name,
+        pod_labels,
+        pod_annotations,
+        etcd_flags,
+        quota_backend_bytes: t.quota_backend_bytes,
+        quota_raised_from: None,
+        paused: spec.paused,
+        refused: Vec::new(),
+        lost_member_grace_seconds: match spec.lost_member_grace_seconds {
+            None => DEFAULT_LOST_MEMBER_GRACE_SECONDS,
+            Some(s) if s >= 0 => s as u64,
+            Some(_) => {
+                return Err(invalid(
+                    "spec.lostMemberGraceSeconds",
+                    "must not be negative; 0 replaces a lost member at once",
+                ));
+            }
+        },
+        restore,
+        tls: spec
+            .tls
+            .as_ref()
+            .map(validate_tls)
+            .transpose()?
+            .unwrap_or_default(),
+        auth_secret: spec
+            .auth
+            .as_ref()
+            .map(|a| validate_secret_name("spec.auth.userSecret", &a.user_secret))
+            .transpose()?,
+    })
+}
+
+/// The fields the API server would refuse only when the StatefulSet is applied (a pass that
+/// fails every time): refused here, naming the constraint.
+pub(super) fn validate_topology_spread(
+    cs: &[k8s_openapi::api::core::v1::TopologySpreadConstraint],
+) -> Result<Vec<k8s_openapi::api::core::v1::TopologySpreadConstraint>, InvalidSpec> {
+    const FIELD: &str = "spec.topologySpreadConstraints";
+    for (i, c) in cs.iter().enumerate() {
+        if c.max_skew < 1 {
+            return Err(invalid(
+                FIELD,
+                format!("[{i}].maxSkew is {}; use 1 or more", c.max_skew),
+            ));
+        }
+        if !is_qualified_name(&c.topology_key) {
+            return Err(invalid(
+                FIELD,
+                format!(
+                    "[{i}].topologyKey {:?} is not a label key; use e.g. topology.kubernetes.io/zone",
+                    c.topology_key
+                ),
+            ));
+        }
+        if !matches!(
+            c.when_unsatisfiable.as_str(),
+            "DoNotSchedule" | "ScheduleAnyway"
+        ) {
+            return Err(invalid(
+                FIELD,
+                format!(
+                    "[{i}].whenUnsatisfiable {:?} is neither DoNotSchedule nor ScheduleAnyway",
+                    c.when_unsatisfiable
+                ),
+            ));
+        }
+    }
+    Ok(cs.to_vec())
+}
+
+pub(super) fn validate_secret_name(field: &'static str, name: &str) -> Result<String, InvalidSpec> {
+    validate_dns_subdomain(field, "Secret", name)
+}
+
+/// A Kubernetes object name (DNS subdomain): what Secrets and PriorityClasses are named by.
+pub(super) fn validate_dns_subdomain(
+    field: &'static str,
+    kind: &str,
+    name: &str,
+) -> Result<String, InvalidSpec> {
+    if !is_dns_subdomain(name) {
+        return Err(invalid(
+            field,
+            format!("{name:?} is not a {kind} name; use lowercase letters, digits, '-' and '.'"),
+        ));
+    }
+    Ok(name.to_string())
+}
+
+pub(super) fn is_dns_subdomain(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 253
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name.ends_with(|c: char| c.is_ascii_alphanumeric())
+}
+
+/// etcd flags the engine sets itself (as `ETCD_*` variables of the member template or keys of
+/// the member config): `spec.etcd.options` may not set them, nor the ones the typed tuning
+/// fields own. `objects` tests that every variable of the template is in this list.
+pub const ENGINE_FLAGS: &[&str] = &[
+    "name",
+    "data-dir",
+    "wal-dir",
+    "listen-client-urls",
+    "advertise-client-urls",
+    "listen-peer-urls",
+    "initial-advertise-peer-urls",
+    "initial-cluster",
+    "initial-cluster-state",
+    "initial-cluster-token",
+    "cert-file",
+    "key-file",
+    "trusted-ca-file",
+    "client-cert-auth",
+    "peer-cert-file",
+    "peer-key-file",
+    "peer-trusted-ca-file",
+    "peer-client-cert-auth",
+    "peer-skip-client-san-verification",
+    "experimental-peer-skip-client-san-verification",
+    "auto-tls",
+    "peer-auto-tls",
+    "discovery",
+    "discovery-srv",
+    "discovery-token",
+    "discovery-endpoints",
+    "force-new-cluster",
+    "config-file",
+    "quota-backend-bytes",
+    "auto-compaction-mode",
+    "auto-compaction-retention",
+];
+
+/// Which typed field owns a flag `spec.etcd.options` may not set.
+pub(super) fn typed_field_of(flag: &str) -> Option<&'static str> {
+    match flag {
+        "quota-backend-bytes" => Some("spec.etcd.quotaBackendBytes"),
+        "auto-compaction-mode" => Some("spec.etcd.autoCompactionMode"),
+        "auto-compaction-retention" => Some("spec.etcd.autoCompactionRetention"),
+        "cert-file"
+        | "key-file"
+        | "trusted-ca-file"
+        | "client-cert-auth"
+        | "peer-cert-file"
+        | "peer-key-file"
+        | "peer-trusted-ca-file"
+        | "peer-client-cert-auth"
+        | "auto-tls"
+        | "peer-auto-tls"
+        | "peer-skip-client-san-verification"
+        | "experimental-peer-skip-client-san-verification" => Some("spec.tls"),
+        _ => None,
+    }
+}
+
+/// `spec.etcd.options` as flags, sorted by name (a stable template).
+pub(super) fn validate_options(
+    options: &BTreeMap<String, String>,
+) -> Result<Vec<String>, InvalidSpec> {
+    const FIELD: &str = "spec.etcd.options";
+    let mut flags = Vec::with_capacity(options.len());
+    for (k, v) in options {
+        let bare = k.trim_start_matches('-');
+        if bare != k {
+            return Err(invalid(
+                FIELD,
+                format!("{k:?}: name the flag without its dashes, e.g. {bare:?}"),
+            ));
+        }
+        let well_formed = k.starts_with(|c: char| c.is_ascii_lowercase())
+            && k.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.');
+        if !well_formed {
+            return Err(invalid(
+                FIELD,
+                format!(
+                    "{k:?} is not an etcd flag name; use its long name without dashes, e.g. \"heartbeat-interval\""
+                ),
+            ));
+        }
+        if ENGINE_FLAGS.contains(&k.as_str()) {
+            let why = match typed_field_of(k) {
+                Some(f) => format!("set {f} instead"),
+                None => "the engine sets it for every member; remove it".to_string(),
+            };
+            return Err(invalid(FIELD, format!("{k:?} cannot be set here: {why}")));
+        }
+        if v.is_empty() || v.contains(['\n', '\r', '\0']) {
+            return Err(invalid(
+                FIELD,
+                format!(
+                    "{k}: {v:?} is not a flag value; give one line, e.g. \"true\" for a switch"
+                ),
+            ));
+        }
+        flags.push(format!("--{k}={v}"));
+    }
+    Ok(flags)
+}
+
+/// Pod labels the engine sets (its selector, the StatefulSet's own): `spec.podMetadata` may not.
+pub const ENGINE_POD_LABELS: &[&str] = &[
+    "app.kubernetes.io/name",
+    "app.kubernetes.io/instance",
+    "app.kubernetes.io/managed-by",
+    "controller-revision-hash",
+    "statefulset.kubernetes.io/pod-name",
+    // `recover`'s fence: the client Service selects it while no pod may carry it.
+    "etcd.kubectl-etcd.io/fenced-by",
+];
+
+/// A label or annotation key: an optional DNS-subdomain prefix and '/', then a name of at most
+/// 63 letters, digits, '-', '_' and '.', starting and ending alphanumeric.
+pub(super) fn is_qualified_name(key: &str) -> bool {
+    let (prefix, name) = match key.split_once('/') {
+        Some((p, n)) => (Some(p), n),
+        None => (None, key),
+    };
+    prefix.is_none_or(is_dns_subdomain) && is_label_value(name) && !name.is_empty()
+}
+
+pub(super) fn is_label_value(v: &str) -> bool {
+    v.is_empty()
+        || (v.len() <= 63
+            && v.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+            && v.starts_with(|c: char| c.is_ascii_alphanumeric())
+            && v.ends_with(|c: char| c.is_ascii_alphanumeric()))
+}
+
+pub(super) type PodMeta = (BTreeMap<String, String>, BTreeMap<String, String>);
+
+pub(super) fn validate_pod_metadata(m: &crate::api::PodMetadata) -> Result<PodMeta, InvalidSpec> {
+    for (k, v) in &m.labels {
+        if !is_qualified_name(k) {
+            return Err(invalid(
+                "spec.podMetadata.labels",
+                format!("{k:?} is not a label key; use e.g. \"team\" or \"example.com/team\""),
+            ));
+        }
+        if ENGINE_POD_LABELS.contains(&k.as_str()) {
+            return Err(invalid(
+                "spec.podMetadata.labels",
+                format!("{k:?} is set by the engine (it selects its pods by it); use another key"),
+            ));
+        }
+        if !is_label_value(v) {
+            return Err(invalid(
+                "spec.podMetadata.labels",
+                format!(
+                    "{k}: {v:?} is not a label value; use at most 63 letters, digits, '-', '_' and '.'"
+                ),
+            ));
+        }
+    }
+    if let Some(k) = m.annotations.keys().find(|k| !is_qualified_name(k)) {
+        return Err(invalid(
+            "spec.podMetadata.annotations",
+            format!("{k:?} is not an annotation key; use e.g. \"example.com/scrape\""),
+        ));
+    }
+    Ok((m.labels.clone(), m.annotations.clone()))
+}
+
+pub(super) fn validate_tls(t: &crate::api::TlsSpec) -> Result<Tls, InvalidSpec> {
+    let client = match (&t.server_secret, &t.client_secret) {
+        (None, None) => None,
+        (Some(server), Some(client)) => Some(ClientTls {
+            server_secret: validate_secret_name("spec.tls.serverSecret", server)?,
+            client_secret: validate_secret_name("spec.tls.clientSecret", client)?,
+        }),
+        (Some(_), None) => {
+            return Err(invalid(
+                "spec.tls.clientSecret",
+                "is required with serverSecret: the engine, the readiness probe and backups need a client certificate the members accept",
+            ));
+        }
+        (None, Some(_)) => {
+            return Err(invalid(
+                "spec.tls.serverSecret",
+                "is required with clientSecret: a client certificate is of use only when the members serve TLS",
+            ));
+        }
+    };
+    let peer_secret = t
+        .peer_secret
+        .as_deref()
+        .map(|p| validate_secret_name("spec.tls.peerSecret", p))
+        .transpose()?;
+    Ok(Tls {
+        client,
+        peer_secret,
+    })
+}
