@@ -1,0 +1,22 @@
+//! Names, labels and the Kubernetes objects of one etcd cluster.
+//!
+//! Pure functions: no client. Every object name, label key, port and annotation the engine uses
+//! comes from here, so observe, act and the tests agree by construction.
+
+pub mod access;
+pub mod install;
+pub mod pvc_agent;
+pub mod restore;
+
+mod member_config;
+mod names;
+mod services;
+mod workload;
+
+pub use member_config::*;
+pub use names::*;
+pub use services::*;
+pub use workload::*;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,147 @@
+//! Names, label and annotation keys, ports and paths: every name the engine gives an object, and
+//! the parsers that read an ordinal back from one.
+
+use std::collections::BTreeMap;
+
+use crate::model::Desired;
+
+/// DNS domain of the Kubernetes cluster the members live in.
+pub const CLUSTER_DOMAIN: &str = "cluster.local";
+/// Container variables the kubelet fills in with the pod's own name and namespace.
+pub const ENV_POD_NAME: &str = "POD_NAME";
+pub const ENV_POD_NAMESPACE: &str = "POD_NS";
+pub const CLIENT_PORT: u16 = 2379;
+pub const PEER_PORT: u16 = 2380;
+/// Field manager of every server-side apply the engine does.
+pub const FIELD_MANAGER: &str = "kubectl-etcd";
+pub const LABEL_NAME: &str = "app.kubernetes.io/name";
+pub const LABEL_INSTANCE: &str = "app.kubernetes.io/instance";
+pub const LABEL_MANAGED_BY: &str = "app.kubernetes.io/managed-by";
+pub const ANNOTATION_TEMPLATE_HASH: &str = "etcd.kubectl-etcd.io/template-hash";
+/// On the seed's claim of a restored cluster: `restoring`, then `restored` (`model::RestoreMark`).
+pub const ANNOTATION_RESTORE: &str = "etcd.kubectl-etcd.io/restore";
+/// In the client Service's selector while `kubectl etcd recover` fences clients off (no pod
+/// carries it, so the Service has no endpoints); the engine's next apply of the Service, once the
+/// cluster is unpaused, takes it out again (`fenced_client_service`).
+pub const LABEL_FENCED: &str = "etcd.kubectl-etcd.io/fenced-by";
+/// Label a StatefulSet puts on its pods naming their revision.
+pub const LABEL_REVISION: &str = "controller-revision-hash";
+/// Kubernetes' well-known labels of a node's zone and name: what members spread over.
+pub const LABEL_ZONE: &str = "topology.kubernetes.io/zone";
+pub const LABEL_HOSTNAME: &str = "kubernetes.io/hostname";
+pub const DATA_VOLUME: &str = "data";
+pub const DATA_DIR: &str = "/var/lib/etcd";
+
+/// etcd's data dir inside the member volume (`ETCD_DATA_DIR`; a restore writes it too).
+pub fn data_dir() -> String {
+    format!("{DATA_DIR}/data")
+}
+pub const CONTAINER: &str = "etcd";
+
+/// Where the TLS Secrets are mounted in a member container, and the volumes that carry them
+/// (observe reads the Secret names back from these volumes).
+pub mod tls_mount {
+    pub const SERVER_VOLUME: &str = "tls-server";
+    pub const CLIENT_VOLUME: &str = "tls-client";
+    pub const PEER_VOLUME: &str = "tls-peer";
+    pub const SERVER_DIR: &str = "/etc/etcd/tls/server";
+    pub const CLIENT_DIR: &str = "/etc/etcd/tls/client";
+    pub const PEER_DIR: &str = "/etc/etcd/tls/peer";
+}
+/// Keys of a TLS Secret (those of `kubernetes.io/tls` plus the CA, as cert-manager writes them).
+pub mod tls_key {
+    pub const CERT: &str = "tls.crt";
+    pub const KEY: &str = "tls.key";
+    pub const CA: &str = "ca.crt";
+}
+
+pub fn statefulset_name(cluster: &str) -> String {
+    cluster.to_string()
+}
+/// Headless Service: stable per-member DNS names for peers (publishes not-ready addresses).
+pub fn peer_service_name(cluster: &str) -> String {
+    cluster.to_string()
+}
+/// ClusterIP Service for clients.
+pub fn client_service_name(cluster: &str) -> String {
+    format!("{cluster}-client")
+}
+pub fn config_name(cluster: &str) -> String {
+    format!("{cluster}-members")
+}
+pub fn pdb_name(cluster: &str) -> String {
+    cluster.to_string()
+}
+pub fn pod_name(cluster: &str, ordinal: u32) -> String {
+    format!("{cluster}-{ordinal}")
+}
+pub fn volume_name(cluster: &str, ordinal: u32) -> String {
+    format!("{DATA_VOLUME}-{cluster}-{ordinal}")
+}
+/// The member's DNS name (the peer Service's record): what its URLs name, and the name its TLS
+/// certificates are checked against (whatever address the engine dials).
+pub fn member_host(cluster: &str, namespace: &str, ordinal: u32) -> String {
+    format!(
+        "{}.{}.{namespace}.svc.{CLUSTER_DOMAIN}",
+        pod_name(cluster, ordinal),
+        peer_service_name(cluster)
+    )
+}
+pub fn peer_url(d: &Desired, ordinal: u32) -> String {
+    format!(
+        "{}://{}:{PEER_PORT}",
+        d.tls.peer_scheme(),
+        member_host(&d.name, &d.namespace, ordinal)
+    )
+}
+pub fn client_url(d: &Desired, ordinal: u32) -> String {
+    format!(
+        "{}://{}:{CLIENT_PORT}",
+        d.tls.client_scheme(),
+        member_host(&d.name, &d.namespace, ordinal)
+    )
+}
+
+/// `demo-3` → 3 for cluster `demo`. Parsed as a number, never compared as a string.
+pub fn ordinal_of_pod(cluster: &str, pod: &str) -> Option<u32> {
+    let rest = pod.strip_prefix(cluster)?.strip_prefix('-')?;
+    if rest.is_empty() || !rest.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    rest.parse().ok()
+}
+pub fn ordinal_of_volume(cluster: &str, pvc: &str) -> Option<u32> {
+    ordinal_of_pod(cluster, pvc.strip_prefix(DATA_VOLUME)?.strip_prefix('-')?)
+}
+/// The ordinal of a member from the peer URL the engine built for it; `None` for foreign members.
+pub fn ordinal_of_peer_url(cluster: &str, namespace: &str, url: &str) -> Option<u32> {
+    let host = url
+        .strip_prefix("http://")
+        .or_else(|| url.strip_prefix("https://"))?
+        .strip_suffix(&format!(":{PEER_PORT}"))?;
+    let pod = host.strip_suffix(&format!(
+        ".{}.{namespace}.svc.{CLUSTER_DOMAIN}",
+        peer_service_name(cluster)
+    ))?;
+    ordinal_of_pod(cluster, pod)
+}
+
+pub fn selector_labels(cluster: &str) -> BTreeMap<String, String> {
+    BTreeMap::from([
+        (LABEL_NAME.to_string(), "etcd".to_string()),
+        (LABEL_INSTANCE.to_string(), cluster.to_string()),
+    ])
+}
+/// `app.kubernetes.io/name=etcd,app.kubernetes.io/instance=demo` for list calls and the scale subresource.
+pub fn selector_string(cluster: &str) -> String {
+    selector_labels(cluster)
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+pub(super) fn labels(cluster: &str) -> BTreeMap<String, String> {
+    let mut l = selector_labels(cluster);
+    l.insert(LABEL_MANAGED_BY.to_string(), FIELD_MANAGER.to_string());
+    l
+}

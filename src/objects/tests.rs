@@ -1,0 +1,490 @@
+use super::*;
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::EnvVar;
+
+use crate::model::{ClientTls, Desired, Storage, Tls};
+
+fn desired() -> Desired {
+    crate::fixtures::cluster("demo").desired()
+}
+
+#[test]
+fn ordinals_are_parsed_from_names_and_urls() {
+    assert_eq!(ordinal_of_pod("demo", "demo-12"), Some(12));
+    assert_eq!(ordinal_of_pod("demo", "demo-x"), None);
+    assert_eq!(ordinal_of_pod("demo", "demox-1"), None);
+    assert_eq!(ordinal_of_pod("demo", "demo-2-1"), None);
+    assert_eq!(ordinal_of_volume("demo", "data-demo-4"), Some(4));
+    let mut d = desired();
+    let url = peer_url(&d, 10);
+    assert_eq!(url, "http://demo-10.demo.ns.svc.cluster.local:2380");
+    assert_eq!(ordinal_of_peer_url("demo", "ns", &url), Some(10));
+    d.tls.peer_secret = Some("peer".into());
+    let url = peer_url(&d, 10);
+    assert_eq!(url, "https://demo-10.demo.ns.svc.cluster.local:2380");
+    assert_eq!(ordinal_of_peer_url("demo", "ns", &url), Some(10));
+    assert_eq!(ordinal_of_peer_url("demo", "other", &url), None);
+    assert_eq!(
+        ordinal_of_peer_url("demo", "ns", "http://10.0.0.1:2380"),
+        None
+    );
+}
+
+#[test]
+fn the_auth_user_reaches_etcdctl_from_its_secret_and_only_with_spec_auth() {
+    let env = |d: &Desired| -> Vec<EnvVar> {
+        pod_template(d).spec.unwrap().containers[0]
+            .env
+            .clone()
+            .unwrap_or_default()
+    };
+    let mut d = desired();
+    assert!(!env(&d).iter().any(|e| e.name.starts_with("ETCDCTL_USER")));
+    d.auth_secret = Some("etcd-root".into());
+    let from = |name: &str| {
+        env(&d)
+            .into_iter()
+            .find(|e| e.name == name)
+            .and_then(|e| e.value_from?.secret_key_ref)
+            .map(|r| (r.name, r.key))
+    };
+    assert_eq!(
+        from("ETCDCTL_USER"),
+        Some(("etcd-root".into(), "username".into()))
+    );
+    assert_eq!(
+        from("ETCDCTL_PASSWORD"),
+        Some(("etcd-root".into(), "password".into()))
+    );
+    // A new user Secret is a new template: it rolls out like any template change.
+    assert_ne!(template_hash(&d), template_hash(&desired()));
+}
+
+#[test]
+fn user_credentials_need_a_username_and_a_password() {
+    use k8s_openapi::ByteString;
+    let secret = |pairs: &[(&str, &str)]| k8s_openapi::api::core::v1::Secret {
+        data: Some(
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), ByteString(v.as_bytes().to_vec())))
+                .collect(),
+        ),
+        ..Default::default()
+    };
+    assert_eq!(
+        user_credentials(&secret(&[("username", "root"), ("password", "pw")])),
+        Ok(("root".into(), "pw".into()))
+    );
+    for bad in [
+        secret(&[("username", "root")]),
+        secret(&[("username", "root"), ("password", "")]),
+        secret(&[("user", "root"), ("password", "pw")]),
+    ] {
+        let e = user_credentials(&bad).unwrap_err();
+        assert!(e.contains("username") && e.contains("password"), "{e}");
+    }
+}
+
+#[test]
+fn bootstrap_config_lists_every_initial_member_and_a_unique_token() {
+    let c = bootstrap_config(&desired(), 3);
+    assert_eq!(
+        c[config_key::INITIAL_CLUSTER],
+        "demo-0=http://demo-0.demo.ns.svc.cluster.local:2380,demo-1=http://demo-1.demo.ns.svc.cluster.local:2380,demo-2=http://demo-2.demo.ns.svc.cluster.local:2380"
+    );
+    assert_eq!(c[config_key::INITIAL_TOKEN], "demo-1234abcd");
+    assert_eq!(c[config_key::INITIAL_CLUSTER_STATE], "new");
+    assert!(!is_bootstrapped(&c));
+}
+
+#[test]
+fn services_always_name_their_port_protocol() {
+    for s in [peer_service(&desired()), client_service(&desired())] {
+        for p in s.spec.unwrap().ports.unwrap() {
+            assert_eq!(p.protocol.as_deref(), Some("TCP"));
+        }
+    }
+    assert_eq!(
+        peer_service(&desired())
+            .spec
+            .unwrap()
+            .publish_not_ready_addresses,
+        Some(true)
+    );
+}
+
+#[test]
+fn the_fenced_client_service_selects_no_member_and_the_plain_one_lifts_the_fence() {
+    let d = desired();
+    let fenced = fenced_client_service(&d);
+    assert!(is_fenced(&fenced) && !is_fenced(&client_service(&d)));
+    let member = statefulset(&d, 3).spec.unwrap().template.metadata.unwrap();
+    let pod_labels = member.labels.unwrap();
+    let sel = fenced.spec.unwrap().selector.unwrap();
+    assert!(
+        !sel.iter().all(|(k, v)| pod_labels.get(k) == Some(v)),
+        "a member pod matches the fence: {sel:?}"
+    );
+    assert_eq!(fenced.metadata.name, client_service(&d).metadata.name);
+}
+
+#[test]
+fn spreading_reaches_the_template_selecting_the_members_and_a_silent_spec_keeps_its_hash() {
+    let d = crate::fixtures::cluster("demo")
+        .spec(crate::model::new_cluster_defaults)
+        .desired();
+    let spec = pod_template(&d).spec.unwrap();
+    let cs = spec.topology_spread_constraints.unwrap();
+    assert_eq!(cs.len(), 2);
+    for c in &cs {
+        assert_eq!(c.when_unsatisfiable, "ScheduleAnyway", "a preference only");
+        assert_eq!(
+            c.label_selector.as_ref().unwrap().match_labels.as_ref(),
+            Some(&selector_labels("demo"))
+        );
+    }
+    let args = spec.containers[0].command.clone().unwrap();
+    assert!(args.contains(&"--auto-compaction-retention=1h".to_string()));
+    // A cluster whose spec predates the defaults keeps the template it was created with
+    // (the hash every such StatefulSet carries): its members are not restarted because a
+    // default appeared. Change this value only for a change meant to roll every cluster.
+    let silent = desired();
+    assert!(
+        pod_template(&silent)
+            .spec
+            .unwrap()
+            .topology_spread_constraints
+            .is_none()
+    );
+    assert_eq!(template_hash(&silent), "4299cb5d25f74c50");
+}
+
+#[test]
+fn template_hash_changes_with_the_template_only() {
+    let a = desired();
+    let mut b = desired();
+    assert_eq!(template_hash(&a), template_hash(&b));
+    b.replicas = 5;
+    assert_eq!(
+        template_hash(&a),
+        template_hash(&b),
+        "replicas are not part of the template"
+    );
+    b.image = "other/etcd:v3.5.16".into();
+    assert_ne!(template_hash(&a), template_hash(&b));
+}
+
+#[test]
+fn statefulset_uses_on_delete_parallel_and_owner_reference() {
+    let s = statefulset(&desired(), 4);
+    let spec = s.spec.as_ref().unwrap();
+    assert_eq!(spec.replicas, Some(4));
+    assert_eq!(spec.pod_management_policy.as_deref(), Some("Parallel"));
+    assert_eq!(
+        spec.update_strategy.as_ref().unwrap().type_.as_deref(),
+        Some("OnDelete")
+    );
+    assert_eq!(s.metadata.owner_references.unwrap()[0].kind, "EtcdCluster");
+    assert_eq!(spec.volume_claim_templates.as_ref().unwrap().len(), 1);
+    let mut e = desired();
+    e.storage = Storage::Ephemeral;
+    let s = statefulset(&e, 1);
+    assert!(s.spec.as_ref().unwrap().volume_claim_templates.is_none());
+    assert!(
+        s.spec.unwrap().template.spec.unwrap().volumes.unwrap()[0]
+            .empty_dir
+            .is_some()
+    );
+}
+
+#[test]
+fn pod_metadata_options_and_priority_reach_the_template_and_the_selector_stays() {
+    let plain = pod_template(&desired());
+    let plain_meta = plain.metadata.clone().unwrap();
+    assert!(plain_meta.annotations.is_none(), "no empty annotations");
+    assert!(plain.spec.as_ref().unwrap().priority_class_name.is_none());
+    let d = crate::fixtures::cluster("demo")
+        .spec(|s| {
+            s.priority_class_name = Some("system-cluster-critical".into());
+            s.pod_metadata = Some(crate::api::PodMetadata {
+                labels: [("team".to_string(), "db".to_string())].into(),
+                annotations: [("example.com/scrape".to_string(), "true".to_string())].into(),
+            });
+            s.etcd.options = [
+                ("heartbeat-interval".to_string(), "250".to_string()),
+                ("election-timeout".to_string(), "2500".to_string()),
+            ]
+            .into();
+        })
+        .desired();
+    let t = pod_template(&d);
+    let meta = t.metadata.unwrap();
+    let labels = meta.labels.unwrap();
+    assert_eq!(labels["team"], "db");
+    for (k, v) in selector_labels("demo") {
+        assert_eq!(labels[&k], v, "the selector label {k} is kept");
+    }
+    for k in super::labels("demo")
+        .keys()
+        .map(String::as_str)
+        .chain([LABEL_REVISION, LABEL_FENCED])
+    {
+        assert!(
+            crate::model::ENGINE_POD_LABELS.contains(&k),
+            "{k} is the engine's but spec.podMetadata may set it"
+        );
+    }
+    for k in labels
+        .keys()
+        .filter(|k| !plain_meta.labels.as_ref().unwrap().contains_key(*k))
+    {
+        assert_eq!(k, "team");
+    }
+    assert_eq!(meta.annotations.unwrap()["example.com/scrape"], "true");
+    let spec = t.spec.unwrap();
+    assert_eq!(
+        spec.priority_class_name.as_deref(),
+        Some("system-cluster-critical")
+    );
+    let args = spec.containers[0].command.clone().unwrap();
+    assert_eq!(
+        &args[args.len() - 2..],
+        ["--election-timeout=2500", "--heartbeat-interval=250"],
+        "options come last, sorted: {args:?}"
+    );
+}
+
+#[test]
+fn readiness_excludes_learners_on_every_version() {
+    let probe = |v: &str| {
+        let d = crate::fixtures::cluster("demo").version(v).desired();
+        pod_template(&d).spec.unwrap().containers[0]
+            .readiness_probe
+            .clone()
+            .unwrap()
+    };
+    // /health and /readyz pass for learners; a linearizable gRPC read does not.
+    for v in ["3.4.23", "3.5.16", "3.6.15", "3.7.3"] {
+        let p = probe(v);
+        assert!(p.http_get.is_none(), "{v}");
+        let cmd = p.exec.unwrap().command.unwrap();
+        assert_eq!(cmd[0], "etcdctl");
+        assert!(cmd.contains(&"--consistency=l".to_string()), "{cmd:?}");
+    }
+}
+
+#[test]
+fn etcdctl_api_is_set_only_where_etcdctl_knows_it() {
+    for (v, set) in [
+        ("3.4.23", true),
+        ("3.5.35", true),
+        ("3.6.16", false),
+        ("3.7.3", false),
+    ] {
+        let d = crate::fixtures::cluster("demo").version(v).desired();
+        let env = pod_template(&d).spec.unwrap().containers[0]
+            .env
+            .clone()
+            .unwrap();
+        assert_eq!(env.iter().any(|e| e.name == "ETCDCTL_API"), set, "{v}");
+    }
+}
+
+#[test]
+fn etcd_tuning_flags_reach_the_container() {
+    let mut d = desired();
+    d.etcd_flags = vec!["--quota-backend-bytes=1".into()];
+    let t = pod_template(&d);
+    let cmd = t.spec.unwrap().containers[0].command.clone().unwrap();
+    assert_eq!(cmd, ["etcd", "--quota-backend-bytes=1"]);
+}
+
+#[test]
+fn members_need_no_shell_in_the_image_only_etcd_variables() {
+    let t = pod_template(&desired());
+    let spec = t.spec.unwrap();
+    assert_eq!(spec.enable_service_links, Some(false));
+    let c = &spec.containers[0];
+    assert_eq!(c.command.as_ref().unwrap()[0], "etcd");
+    let env: BTreeMap<String, String> = c
+        .env
+        .clone()
+        .unwrap()
+        .into_iter()
+        .filter_map(|e| Some((e.name, e.value?)))
+        .collect();
+    assert_eq!(env["ETCD_NAME"], "$(POD_NAME)");
+    assert_eq!(
+        env["ETCD_INITIAL_ADVERTISE_PEER_URLS"],
+        "http://$(POD_NAME).demo.$(POD_NS).svc.cluster.local:2380"
+    );
+    // Every ETCD_* variable is a flag etcd knows (an unknown one stops etcd 3.4).
+    let known = KNOWN_ETCD_VARIABLES;
+    assert!(
+        env.keys()
+            .filter(|k| k.starts_with("ETCD_"))
+            .all(|k| known.contains(&k.as_str())),
+        "{env:?}"
+    );
+    assert_eq!(
+        c.env_from.as_ref().unwrap()[0]
+            .config_map_ref
+            .as_ref()
+            .unwrap()
+            .name,
+        "demo-members"
+    );
+}
+
+/// The `ETCD_*` variables the template may set: flags of every etcd from 3.4 to 3.7 (but
+/// the experimental name of the peer SAN flag, which only 3.4 and 3.5 get: 3.7 removed it).
+const KNOWN_ETCD_VARIABLES: [&str; 16] = [
+    "ETCD_PEER_SKIP_CLIENT_SAN_VERIFICATION",
+    "ETCD_EXPERIMENTAL_PEER_SKIP_CLIENT_SAN_VERIFICATION",
+    "ETCD_NAME",
+    "ETCD_DATA_DIR",
+    "ETCD_LISTEN_CLIENT_URLS",
+    "ETCD_ADVERTISE_CLIENT_URLS",
+    "ETCD_LISTEN_PEER_URLS",
+    "ETCD_INITIAL_ADVERTISE_PEER_URLS",
+    "ETCD_CERT_FILE",
+    "ETCD_KEY_FILE",
+    "ETCD_TRUSTED_CA_FILE",
+    "ETCD_CLIENT_CERT_AUTH",
+    "ETCD_PEER_CERT_FILE",
+    "ETCD_PEER_KEY_FILE",
+    "ETCD_PEER_TRUSTED_CA_FILE",
+    "ETCD_PEER_CLIENT_CERT_AUTH",
+];
+
+fn with_tls(client: bool, peer: bool) -> Desired {
+    let mut d = desired();
+    d.tls = Tls {
+        client: client.then(|| ClientTls {
+            server_secret: "srv".into(),
+            client_secret: "cli".into(),
+        }),
+        peer_secret: peer.then(|| "peer".into()),
+    };
+    d
+}
+
+#[test]
+fn tls_switches_schemes_mounts_the_secrets_and_reads_back_from_the_template() {
+    for (client, peer) in [(false, false), (true, false), (false, true), (true, true)] {
+        let d = with_tls(client, peer);
+        let t = pod_template(&d);
+        assert_eq!(template_tls(&t), d.tls, "{client} {peer}");
+        let spec = t.spec.clone().unwrap();
+        let c = &spec.containers[0];
+        let env: BTreeMap<String, String> = c
+            .env
+            .clone()
+            .unwrap()
+            .into_iter()
+            .filter_map(|e| Some((e.name, e.value?)))
+            .collect();
+        let cs = if client { "https" } else { "http" };
+        let ps = if peer { "https" } else { "http" };
+        assert_eq!(
+            env["ETCD_LISTEN_CLIENT_URLS"],
+            format!("{cs}://0.0.0.0:2379")
+        );
+        assert_eq!(
+            env["ETCD_ADVERTISE_CLIENT_URLS"],
+            format!("{cs}://$(POD_NAME).demo.$(POD_NS).svc.cluster.local:2379")
+        );
+        assert_eq!(env["ETCD_LISTEN_PEER_URLS"], format!("{ps}://0.0.0.0:2380"));
+        assert_eq!(
+            env["ETCD_INITIAL_ADVERTISE_PEER_URLS"],
+            format!("{ps}://$(POD_NAME).demo.$(POD_NS).svc.cluster.local:2380")
+        );
+        assert!(
+            env.keys()
+                .filter(|k| k.starts_with("ETCD_"))
+                .all(|k| KNOWN_ETCD_VARIABLES.contains(&k.as_str())),
+            "{env:?}"
+        );
+        // spec.etcd.options cannot set what the template or the member config sets.
+        for k in env
+            .keys()
+            .map(String::as_str)
+            .chain([
+                config_key::INITIAL_CLUSTER,
+                config_key::INITIAL_CLUSTER_STATE,
+                config_key::INITIAL_TOKEN,
+            ])
+            .filter_map(|k| k.strip_prefix("ETCD_"))
+        {
+            let flag = k.to_lowercase().replace('_', "-");
+            assert!(
+                crate::model::ENGINE_FLAGS.contains(&flag.as_str()),
+                "{flag} is set by the engine but spec.etcd.options may set it"
+            );
+        }
+        assert_eq!(env.contains_key("ETCD_CLIENT_CERT_AUTH"), client);
+        assert_eq!(
+            env.contains_key("ETCDCTL_CERT"),
+            client,
+            "the probe's certificate"
+        );
+        assert_eq!(env.contains_key("ETCD_PEER_CLIENT_CERT_AUTH"), peer);
+        // Every file a variable names is in a mounted volume.
+        let mounts: Vec<String> = c
+            .volume_mounts
+            .clone()
+            .unwrap()
+            .into_iter()
+            .map(|m| m.mount_path)
+            .collect();
+        for (k, v) in &env {
+            if k.ends_with("_FILE")
+                || ["ETCDCTL_CERT", "ETCDCTL_KEY", "ETCDCTL_CACERT"].contains(&k.as_str())
+            {
+                assert!(
+                    mounts.iter().any(|m| v.starts_with(&format!("{m}/"))),
+                    "{k}={v} is not under a mount: {mounts:?}"
+                );
+            }
+        }
+        let volumes = spec.volumes.unwrap_or_default();
+        assert_eq!(volumes.len(), usize::from(client) * 2 + usize::from(peer));
+        // The member config lists the peers under the same scheme.
+        let c = bootstrap_config(&d, 3);
+        assert!(
+            c[config_key::INITIAL_CLUSTER].starts_with(&format!("demo-0={ps}://demo-0.demo.ns")),
+            "{c:?}"
+        );
+    }
+    // A template change of TLS changes the hash (a rolling restart for new Secrets).
+    assert_ne!(
+        template_hash(&with_tls(true, false)),
+        template_hash(&with_tls(false, false))
+    );
+}
+
+#[test]
+fn a_tls_secret_gives_its_three_files_or_names_the_missing_ones() {
+    use k8s_openapi::ByteString;
+    let secret = |keys: &[&str]| k8s_openapi::api::core::v1::Secret {
+        data: Some(
+            keys.iter()
+                .map(|k| (k.to_string(), ByteString(b"pem".to_vec())))
+                .collect(),
+        ),
+        ..Default::default()
+    };
+    let f = tls_files(&secret(&["ca.crt", "tls.crt", "tls.key"])).unwrap();
+    assert_eq!(
+        (f.ca, f.cert, f.key),
+        (b"pem".to_vec(), b"pem".to_vec(), b"pem".to_vec())
+    );
+    let e = tls_files(&secret(&["tls.crt"])).err().unwrap();
+    assert!(e.starts_with("lacks ca.crt, tls.key;"), "{e}");
+    let e = tls_files(&k8s_openapi::api::core::v1::Secret::default())
+        .err()
+        .unwrap();
+    assert!(e.starts_with("lacks ca.crt, tls.crt, tls.key;"), "{e}");
+}

@@ -1,0 +1,487 @@
+//! The member StatefulSet: pod template (env, probes, TLS mounts, auth), its hash, the volume
+//! claim template.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::apps::v1::{StatefulSet, StatefulSetSpec, StatefulSetUpdateStrategy};
+use k8s_openapi::api::core::v1::{
+    ConfigMapEnvSource, Container, ContainerPort, EmptyDirVolumeSource, EnvFromSource, EnvVar,
+    EnvVarSource, ExecAction, ObjectFieldSelector, PersistentVolumeClaim,
+    PersistentVolumeClaimSpec, PodSpec, PodTemplateSpec, Probe, SecretKeySelector,
+    SecretVolumeSource, TopologySpreadConstraint, Volume, VolumeMount, VolumeResourceRequirements,
+};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+
+use super::names::{
+    ANNOTATION_TEMPLATE_HASH, CLIENT_PORT, CLUSTER_DOMAIN, CONTAINER, DATA_DIR, DATA_VOLUME,
+    ENV_POD_NAME, ENV_POD_NAMESPACE, LABEL_HOSTNAME, LABEL_ZONE, PEER_PORT, config_name, data_dir,
+    labels, peer_service_name, selector_labels, statefulset_name, tls_key, tls_mount,
+};
+use super::services::meta;
+use crate::model::{ClientTls, Desired, Storage, Tls};
+
+pub(super) fn env_field(name: &str, path: &str) -> EnvVar {
+    EnvVar {
+        name: name.into(),
+        value_from: Some(EnvVarSource {
+            field_ref: Some(ObjectFieldSelector {
+                field_path: path.into(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+pub(super) fn env_secret(name: &str, secret: &str, key: &str) -> EnvVar {
+    EnvVar {
+        name: name.into(),
+        value_from: Some(EnvVarSource {
+            secret_key_ref: Some(SecretKeySelector {
+                name: secret.into(),
+                key: key.into(),
+                optional: None,
+            }),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+/// The keys of a `spec.auth.userSecret` (those of the `kubernetes.io/basic-auth` type).
+pub mod auth_key {
+    pub const USERNAME: &str = "username";
+    pub const PASSWORD: &str = "password";
+}
+
+/// The probe's and `kubectl exec … etcdctl`'s etcd user (`spec.auth`): etcdctl reads
+/// `ETCDCTL_USER`/`ETCDCTL_PASSWORD`, and goes on unauthenticated while etcd's authentication is
+/// off (3.4 to 3.7).
+pub(super) fn auth_env(d: &Desired) -> Vec<EnvVar> {
+    d.auth_secret
+        .iter()
+        .flat_map(|s| {
+            [
+                env_secret("ETCDCTL_USER", s, auth_key::USERNAME),
+                env_secret("ETCDCTL_PASSWORD", s, auth_key::PASSWORD),
+            ]
+        })
+        .collect()
+}
+
+/// The name and password in a `spec.auth.userSecret`.
+pub fn user_credentials(
+    secret: &k8s_openapi::api::core::v1::Secret,
+) -> Result<(String, String), String> {
+    let data = secret.data.clone().unwrap_or_default();
+    let get = |k: &str| {
+        data.get(k)
+            .and_then(|b| String::from_utf8(b.0.clone()).ok())
+            .filter(|v| !v.is_empty())
+    };
+    match (get(auth_key::USERNAME), get(auth_key::PASSWORD)) {
+        (Some(user), Some(password)) => Ok((user, password)),
+        _ => Err(format!(
+            "lacks a non-empty {} or {}; the user Secret holds both (type kubernetes.io/basic-auth)",
+            auth_key::USERNAME,
+            auth_key::PASSWORD
+        )),
+    }
+}
+
+pub(super) fn env_value(name: &str, value: impl Into<String>) -> EnvVar {
+    EnvVar {
+        name: name.into(),
+        value: Some(value.into()),
+        ..Default::default()
+    }
+}
+
+/// Readiness, so that the client Service routes only to voters that can serve: a learner is
+/// never ready, nor is a member cut off from its quorum. `/health` (3.4, 3.5) and `/readyz`
+/// (3.6, whose checks call the server directly) pass for learners; a linearizable read through
+/// the gRPC API does not (etcd refuses it for learners), so the probe is one, with the image's
+/// own etcdctl (present in etcd's official images, distroless or not).
+pub(super) fn readiness_probe(_: &Desired) -> Probe {
+    let timing = Probe {
+        period_seconds: Some(5),
+        timeout_seconds: Some(4),
+        failure_threshold: Some(2),
+        ..Default::default()
+    };
+    Probe {
+        exec: Some(ExecAction {
+            command: Some(
+                [
+                    "etcdctl",
+                    "--command-timeout=3s",
+                    "get",
+                    "--consistency=l",
+                    "--keys-only",
+                    "kubectl-etcd-readiness",
+                ]
+                .map(String::from)
+                .to_vec(),
+            ),
+        }),
+        ..timing
+    }
+}
+
+pub fn pod_template(d: &Desired) -> PodTemplateSpec {
+    // `$(POD_NAME)`/`$(POD_NS)` are expanded by the kubelet from the variables defined before.
+    let host = format!(
+        "$({ENV_POD_NAME}).{}.$({ENV_POD_NAMESPACE}).svc.{CLUSTER_DOMAIN}",
+        peer_service_name(&d.name)
+    );
+    let mut args = vec!["etcd".to_string()];
+    args.extend(d.etcd_flags.iter().cloned());
+    let (cs, ps) = (d.tls.client_scheme(), d.tls.peer_scheme());
+    let (tls_env, tls_volumes, tls_mounts) = tls_parts(&d.tls, d.version);
+    let container = Container {
+        name: CONTAINER.into(),
+        image: Some(d.image.clone()),
+        image_pull_policy: Some("IfNotPresent".into()),
+        command: Some(args),
+        // etcd reads its flags from ETCD_* variables; the member-config adds the bootstrap ones.
+        env: Some(
+            vec![
+                env_field(ENV_POD_NAME, "metadata.name"),
+                env_field(ENV_POD_NAMESPACE, "metadata.namespace"),
+                env_value("ETCD_NAME", format!("$({ENV_POD_NAME})")),
+                env_value("ETCD_DATA_DIR", data_dir()),
+                env_value(
+                    "ETCD_LISTEN_CLIENT_URLS",
+                    format!("{cs}://0.0.0.0:{CLIENT_PORT}"),
+                ),
+                env_value(
+                    "ETCD_ADVERTISE_CLIENT_URLS",
+                    format!("{cs}://{host}:{CLIENT_PORT}"),
+                ),
+                env_value(
+                    "ETCD_LISTEN_PEER_URLS",
+                    format!("{ps}://0.0.0.0:{PEER_PORT}"),
+                ),
+                env_value(
+                    "ETCD_INITIAL_ADVERTISE_PEER_URLS",
+                    format!("{ps}://{host}:{PEER_PORT}"),
+                ),
+            ]
+            .into_iter()
+            .chain(etcdctl_api_env(d.version))
+            .chain(tls_env)
+            .chain(auth_env(d))
+            .collect(),
+        ),
+        env_from: Some(vec![EnvFromSource {
+            config_map_ref: Some(ConfigMapEnvSource {
+                name: config_name(&d.name),
+                optional: Some(false),
+            }),
+            ..Default::default()
+        }]),
+        ports: Some(vec![
+            ContainerPort {
+                name: Some("client".into()),
+                container_port: CLIENT_PORT as i32,
+                protocol: Some("TCP".into()),
+                ..Default::default()
+            },
+            ContainerPort {
+                name: Some("peer".into()),
+                container_port: PEER_PORT as i32,
+                protocol: Some("TCP".into()),
+                ..Default::default()
+            },
+        ]),
+        readiness_probe: Some(readiness_probe(d)),
+        resources: d.resources.clone(),
+        // etcd's last words (e.g. "couldn't find local name", a corrupt WAL) become the
+        // container's termination message: observe reads why a member cannot start from the
+        // pod status, without a shell in the image or access to logs.
+        termination_message_policy: Some("FallbackToLogsOnError".into()),
+        volume_mounts: Some(
+            std::iter::once(VolumeMount {
+                name: DATA_VOLUME.into(),
+                mount_path: DATA_DIR.into(),
+                ..Default::default()
+            })
+            .chain(tls_mounts)
+            .collect(),
+        ),
+        ..Default::default()
+    };
+    let mut volumes = match d.storage {
+        Storage::Ephemeral => vec![Volume {
+            name: DATA_VOLUME.into(),
+            empty_dir: Some(EmptyDirVolumeSource::default()),
+            ..Default::default()
+        }],
+        Storage::Volume { .. } => Vec::new(),
+    };
+    volumes.extend(tls_volumes);
+    let volumes = (!volumes.is_empty()).then_some(volumes);
+    // The user's labels first: validation refuses the engine's keys, and ours win regardless.
+    let mut pod_labels = d.pod_labels.clone();
+    pod_labels.extend(labels(&d.name));
+    PodTemplateSpec {
+        metadata: Some(ObjectMeta {
+            labels: Some(pod_labels),
+            annotations: (!d.pod_annotations.is_empty()).then(|| d.pod_annotations.clone()),
+            ..Default::default()
+        }),
+        spec: Some(PodSpec {
+            containers: vec![container],
+            volumes,
+            affinity: d.affinity.clone(),
+            tolerations: d.tolerations.clone(),
+            node_selector: d.node_selector.clone(),
+            topology_spread_constraints: d.topology_spread.as_ref().map(|cs| {
+                cs.iter()
+                    .cloned()
+                    .map(|mut c| {
+                        c.label_selector.get_or_insert_with(|| LabelSelector {
+                            match_labels: Some(selector_labels(&d.name)),
+                            ..Default::default()
+                        });
+                        c
+                    })
+                    .collect()
+            }),
+            priority_class_name: d.priority_class_name.clone(),
+            // etcd flushes on SIGTERM quickly; a long grace only slows member replacement.
+            termination_grace_period_seconds: Some(10),
+            // Service links would inject ETCD_* variables (for a Service named "etcd") that
+            // etcd reads as flags.
+            enable_service_links: Some(false),
+            ..Default::default()
+        }),
+    }
+}
+
+/// The member container's TLS variables, volumes and mounts. etcd reads its TLS flags from
+/// `ETCD_*` variables (every one a flag of 3.4 to 3.7); the image's etcdctl (the readiness
+/// probe, `kubectl exec … etcdctl`) gets the client certificate from `ETCDCTL_*` ones and talks to
+/// its own member on the loopback address, whose name the serving certificate need not carry
+/// (`ETCDCTL_INSECURE_SKIP_TLS_VERIFY`: the member still checks the probe's certificate).
+///
+/// Peer TLS skips etcd's check of a peer certificate's names against the connecting peer's
+/// address (the certificate must still be signed by the peer CA): members of a StatefulSet have
+/// no fixed IP, so etcd would have to find the pod's DNS name by a reverse lookup of its IP, which
+/// fails while the record of a new pod is not served yet (or names a previous holder of a reused
+/// IP), and a joining learner is refused (`tls: "10.244.0.251" does not match any of DNSNames`).
+/// The flag is `--experimental-peer-skip-client-san-verification` up to 3.5 and
+/// `--peer-skip-client-san-verification` from 3.6 (the experimental name is deprecated there and
+/// gone in 3.7): each version gets its own name.
+pub(super) fn tls_parts(
+    t: &Tls,
+    version: crate::model::Version,
+) -> (Vec<EnvVar>, Vec<Volume>, Vec<VolumeMount>) {
+    use tls_mount::*;
+    let file = |dir: &str, key: &str| format!("{dir}/{key}");
+    let (mut env, mut volumes, mut mounts) = (Vec::new(), Vec::new(), Vec::new());
+    let mut mount = |volume: &str, secret: &str, dir: &str| {
+        volumes.push(Volume {
+            name: volume.into(),
+            secret: Some(SecretVolumeSource {
+                secret_name: Some(secret.into()),
+                default_mode: Some(0o400),
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+        mounts.push(VolumeMount {
+            name: volume.into(),
+            mount_path: dir.into(),
+            read_only: Some(true),
+            ..Default::default()
+        });
+    };
+    if let Some(c) = &t.client {
+        mount(SERVER_VOLUME, &c.server_secret, SERVER_DIR);
+        mount(CLIENT_VOLUME, &c.client_secret, CLIENT_DIR);
+        env.extend([
+            env_value("ETCD_CERT_FILE", file(SERVER_DIR, tls_key::CERT)),
+            env_value("ETCD_KEY_FILE", file(SERVER_DIR, tls_key::KEY)),
+            env_value("ETCD_TRUSTED_CA_FILE", file(SERVER_DIR, tls_key::CA)),
+            env_value("ETCD_CLIENT_CERT_AUTH", "true"),
+            env_value(
+                "ETCDCTL_ENDPOINTS",
+                format!("https://127.0.0.1:{CLIENT_PORT}"),
+            ),
+            env_value("ETCDCTL_CERT", file(CLIENT_DIR, tls_key::CERT)),
+            env_value("ETCDCTL_KEY", file(CLIENT_DIR, tls_key::KEY)),
+            env_value("ETCDCTL_CACERT", file(CLIENT_DIR, tls_key::CA)),
+            env_value("ETCDCTL_INSECURE_SKIP_TLS_VERIFY", "true"),
+        ]);
+    }
+    if let Some(p) = &t.peer_secret {
+        mount(PEER_VOLUME, p, PEER_DIR);
+        env.extend([
+            env_value("ETCD_PEER_CERT_FILE", file(PEER_DIR, tls_key::CERT)),
+            env_value("ETCD_PEER_KEY_FILE", file(PEER_DIR, tls_key::KEY)),
+            env_value("ETCD_PEER_TRUSTED_CA_FILE", file(PEER_DIR, tls_key::CA)),
+            env_value("ETCD_PEER_CLIENT_CERT_AUTH", "true"),
+            env_value(peer_skip_san_variable(version), "true"),
+        ]);
+    }
+    (env, volumes, mounts)
+}
+
+/// The PEM files of a TLS Secret.
+pub struct TlsFiles {
+    pub ca: Vec<u8>,
+    pub cert: Vec<u8>,
+    pub key: Vec<u8>,
+}
+
+/// `ca.crt`, `tls.crt` and `tls.key` of a TLS Secret, or which of them are missing.
+pub fn tls_files(secret: &k8s_openapi::api::core::v1::Secret) -> Result<TlsFiles, String> {
+    use tls_key::{CA, CERT, KEY};
+    let data = secret.data.clone().unwrap_or_default();
+    let get = |k: &str| data.get(k).map(|b| b.0.clone()).filter(|b| !b.is_empty());
+    match (get(CA), get(CERT), get(KEY)) {
+        (Some(ca), Some(cert), Some(key)) => Ok(TlsFiles { ca, cert, key }),
+        (ca, cert, key) => {
+            let missing: Vec<&str> = [
+                (CA, ca.is_none()),
+                (CERT, cert.is_none()),
+                (KEY, key.is_none()),
+            ]
+            .into_iter()
+            .filter_map(|(k, m)| m.then_some(k))
+            .collect();
+            Err(format!(
+                "lacks {}; a TLS Secret holds tls.crt, tls.key and ca.crt",
+                missing.join(", ")
+            ))
+        }
+    }
+}
+
+/// `ETCDCTL_API=3` for the image's etcdctl up to 3.5; from 3.6 etcdctl speaks only v3 and warns
+/// about the variable on every call ("unrecognized environment variable"), so it gets none.
+pub(super) fn etcdctl_api_env(version: crate::model::Version) -> Option<EnvVar> {
+    ((version.major, version.minor) < (3, 6)).then(|| env_value("ETCDCTL_API", "3"))
+}
+
+/// The variable of etcd's "skip the SAN check of peer client certificates" flag for `version`.
+pub fn peer_skip_san_variable(version: crate::model::Version) -> &'static str {
+    if (version.major, version.minor) >= (3, 6) {
+        "ETCD_PEER_SKIP_CLIENT_SAN_VERIFICATION"
+    } else {
+        "ETCD_EXPERIMENTAL_PEER_SKIP_CLIENT_SAN_VERIFICATION"
+    }
+}
+
+/// The TLS a member pod template runs, read back from its Secret volumes (observe).
+pub fn template_tls(t: &PodTemplateSpec) -> Tls {
+    let secret = |volume: &str| {
+        t.spec
+            .as_ref()?
+            .volumes
+            .as_ref()?
+            .iter()
+            .find(|v| v.name == volume)?
+            .secret
+            .as_ref()?
+            .secret_name
+            .clone()
+    };
+    Tls {
+        client: secret(tls_mount::SERVER_VOLUME)
+            .zip(secret(tls_mount::CLIENT_VOLUME))
+            .map(|(server_secret, client_secret)| ClientTls {
+                server_secret,
+                client_secret,
+            }),
+        peer_secret: secret(tls_mount::PEER_VOLUME),
+    }
+}
+
+/// The spread `create` writes into a new cluster's spec (`model::new_cluster_defaults`): at most
+/// one member more in any zone, then on any node, than in another, as a preference
+/// (`ScheduleAnyway`: a one-node cluster still runs every member). No selector: `pod_template`
+/// gives each constraint without one the members' own.
+pub fn default_topology_spread() -> Vec<TopologySpreadConstraint> {
+    [LABEL_ZONE, LABEL_HOSTNAME]
+        .into_iter()
+        .map(|key| TopologySpreadConstraint {
+            max_skew: 1,
+            topology_key: key.into(),
+            when_unsatisfiable: "ScheduleAnyway".into(),
+            ..Default::default()
+        })
+        .collect()
+}
+
+/// FNV-1a over the serialised template: stable across Rust releases (unlike `DefaultHasher`),
+/// and compared against our own annotation, never against fields admission may rewrite.
+pub fn template_hash(d: &Desired) -> String {
+    let json = serde_json::to_string(&(pod_template(d), volume_claim(d))).unwrap_or_default();
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in json.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    format!("{h:016x}")
+}
+
+pub(super) fn volume_claim(d: &Desired) -> Option<PersistentVolumeClaim> {
+    match &d.storage {
+        Storage::Ephemeral => None,
+        Storage::Volume { size, class } => Some(PersistentVolumeClaim {
+            metadata: ObjectMeta {
+                name: Some(DATA_VOLUME.into()),
+                labels: Some(labels(&d.name)),
+                ..Default::default()
+            },
+            spec: Some(PersistentVolumeClaimSpec {
+                access_modes: Some(vec!["ReadWriteOnce".into()]),
+                storage_class_name: class.clone(),
+                resources: Some(VolumeResourceRequirements {
+                    requests: Some(BTreeMap::from([(
+                        "storage".to_string(),
+                        Quantity(size.clone()),
+                    )])),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }),
+    }
+}
+
+/// The member StatefulSet at `replicas`. Parallel pod management (members bootstrap together;
+/// the engine itself adds one member at a time) and OnDelete updates (the engine restarts members
+/// one at a time, healthy cluster first; the StatefulSet controller never does on its own).
+pub fn statefulset(d: &Desired, replicas: u32) -> StatefulSet {
+    let mut metadata = meta(d, statefulset_name(&d.name));
+    metadata.annotations = Some(BTreeMap::from([(
+        ANNOTATION_TEMPLATE_HASH.to_string(),
+        template_hash(d),
+    )]));
+    StatefulSet {
+        metadata,
+        spec: Some(StatefulSetSpec {
+            replicas: Some(replicas as i32),
+            service_name: Some(peer_service_name(&d.name)),
+            pod_management_policy: Some("Parallel".into()),
+            selector: LabelSelector {
+                match_labels: Some(selector_labels(&d.name)),
+                ..Default::default()
+            },
+            update_strategy: Some(StatefulSetUpdateStrategy {
+                type_: Some("OnDelete".into()),
+                ..Default::default()
+            }),
+            template: pod_template(d),
+            volume_claim_templates: volume_claim(d).map(|c| vec![c]),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
