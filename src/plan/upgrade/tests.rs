@@ -1,7 +1,7 @@
 //! Path rules, member order, gates and rollback decisions, one situation each.
 
 use super::*;
-use crate::api::upgrade_state;
+use crate::api::{Reason, UpgradeStatus, upgrade_state};
 use crate::model::Observed;
 use crate::objects;
 use crate::plan::tests::{cluster, healthy};
