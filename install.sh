@@ -53,7 +53,7 @@ if [ $use_testbed = 1 ]; then
   mkdir -p target
   say "building Kubernetes and etcd in the background (log: target/install-go-builds.log)"
   # only the default etcd version (the tests build the others): one etcd build instead of four
-  default_etcd=$(sed -n 's/^pub const DEFAULT_VERSION: &str = "\(.*\)";/\1/p' src/model.rs)
+  default_etcd=$(sed -n 's/^pub const DEFAULT_VERSION: &str = "\(.*\)";/\1/p' src/model/version.rs)
   ( tests/cluster/build-k8s.sh && { [ ! -x tests/cluster/etcd-bins.sh ] || ETCD_ONLY=$default_etcd tests/cluster/etcd-bins.sh; } ) \
     >target/install-go-builds.log 2>&1 &
   go_pid=$!

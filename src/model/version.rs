@@ -13,7 +13,7 @@ pub const DEFAULT_VERSION: &str = "3.7.3";
 pub const END_OF_SUPPORT_MINOR: u32 = 4;
 /// Oldest minor the engine knows how to run (learners need 3.4).
 pub const MIN_MINOR: u32 = 4;
-/// Newest minor the engine knows how to run (3.7: src/plan/upgrade.rs has its path rules).
+/// Newest minor the engine knows how to run (3.7: src/plan/upgrade/paths.rs has its path rules).
 pub const MAX_MINOR: u32 = 7;
 
 /// An etcd release `3.<minor>.<patch>`.
