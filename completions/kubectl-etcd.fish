@@ -188,6 +188,7 @@ complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand recover" -l no
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand recover" -l dry-run -d 'Print the steps the engine would take and the objects it would write; change nothing'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand recover" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand recover" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand defrag" -l timeout -d 'Give up waiting after this long (e.g. 90s, 5m). The cluster keeps converging' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand defrag" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand defrag" -l context -d 'kubeconfig context to use' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand defrag" -l kubeconfig -d 'Path of the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
@@ -197,7 +198,8 @@ yaml\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand defrag" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
 json\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand defrag" -l compact -d 'First compact the keyspace history up to the current revision (old values of every key are gone afterwards; watchers from an older revision must re-list)'
-complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand defrag" -l dry-run -d 'Print the order and the gates; change nothing'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand defrag" -l no-wait -d 'Return once the intent is written, without waiting for convergence'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand defrag" -l dry-run -d 'Print the steps the engine would take and the objects it would write; change nothing'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand defrag" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand defrag" -s h -l help -d 'Print help'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and not __fish_seen_subcommand_from fetch discard agent help" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r

@@ -121,6 +121,83 @@ pub struct EtcdClusterSpec {
     /// engine, the readiness probe and backups authenticate as once it is enabled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auth: Option<AuthSpec>,
+    /// Maintenance the engine carries out under the cluster's Lease: defragmentation on request
+    /// (`kubectl etcd defrag`) and by policy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maintenance: Option<MaintenanceSpec>,
+}
+
+/// `spec.maintenance`.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MaintenanceSpec {
+    /// Defragmentation: one member at a time (learners and followers first, the leader last),
+    /// each only while every other voter answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub defrag: Option<DefragSpec>,
+}
+
+/// `spec.maintenance.defrag`.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DefragSpec {
+    /// A one-off defragmentation of every member, written by `kubectl etcd defrag`; carried out
+    /// once per nonce (`status.maintenance.defrag` records the run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<DefragRequest>,
+    /// Defragment a member by itself when the rules below say it is worth it. Absent: only on
+    /// request (and to heal NOSPACE).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<DefragPolicy>,
+}
+
+/// A requested defragmentation of every member.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DefragRequest {
+    /// Identifies the request: a new nonce is a new run (`kubectl etcd defrag` writes the time).
+    pub nonce: String,
+    /// First compact the keyspace history up to the current revision.
+    #[serde(default)]
+    pub compact: bool,
+}
+
+/// When a member is defragmented without being asked: it would win at least `minReclaimMiB`
+/// (its file size minus the bytes in use) and either its fragmented share is at least
+/// `fragmentedPercent` or its file fills at least `quotaPercent` of the quota. A member that
+/// would win less is never defragmented by policy, so a database of live data is not
+/// rewritten again and again.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DefragPolicy {
+    /// Share of the file that is free pages, in percent (default 45).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 100))]
+    pub fragmented_percent: Option<u8>,
+    /// Share of the quota the file fills, in percent (default: this rule is off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 100))]
+    pub quota_percent: Option<u8>,
+    /// The least a defragmentation must win, in MiB (default 64).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "minReclaimMiB")]
+    #[schemars(range(min = 0))]
+    pub min_reclaim_mib: Option<i64>,
+    /// Only while this window is open (default: any time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<MaintenanceWindow>,
+}
+
+/// A window that opens at each time of a cron schedule (UTC) and stays open `minutes`.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MaintenanceWindow {
+    /// 5-field cron expression, UTC, e.g. "0 3 * * *" (03:00 daily).
+    pub schedule: String,
+    /// How long the window stays open (default 60).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub minutes: Option<u32>,
 }
 
 /// Extra metadata of the member pods.
@@ -369,6 +446,27 @@ pub struct MaintenanceStatus {
     /// once the spec's quota changes or every member's database is below half of `fromBytes`.
     #[serde(default)]
     pub quota_raised: Option<QuotaRaise>,
+    /// The requested defragmentation (`spec.maintenance.defrag.request`) under way, or the last
+    /// one carried out.
+    #[serde(default)]
+    pub defrag: Option<DefragRun>,
+}
+
+/// A requested defragmentation, as far as it got.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DefragRun {
+    /// The request's nonce.
+    pub nonce: String,
+    /// The revision compacted to first (a request with `compact`).
+    #[serde(default)]
+    pub compacted_to: Option<i64>,
+    /// Members defragmented so far, in order.
+    #[serde(default)]
+    pub defragmented: Vec<String>,
+    /// Every member that answers was defragmented.
+    #[serde(default)]
+    pub done: bool,
 }
 
 #[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]

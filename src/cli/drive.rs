@@ -37,7 +37,7 @@ const LEASE_DURATION: Duration = Duration::from_secs(20);
 const RENEW_EVERY: Duration = Duration::from_secs(5);
 
 /// How a drive ended well.
-enum Converged {
+pub(super) enum Converged {
     /// This process ran the last pass.
     Pass(Box<Pass>),
     /// Another driver (an operator) converged it; this is the cluster as it reported it.
@@ -54,31 +54,36 @@ pub(super) async fn drive(
     if wait.no_wait {
         return output::print_cluster(g.output, &cluster);
     }
-    let (ns, name) = (s.namespace.clone(), cluster.name_any());
-    let progress = output::Progress::new(&format!("{ns}/{name}"));
-    let started = Instant::now();
-    let lock = cluster_lock(s, &name);
-    let result = passes(s, &lock, &name, wait.timeout, started, &progress).await;
-    lock.release().await;
-    match result {
-        Ok(done) => {
-            progress.finish(&format!(
-                "converged in {:.1} s",
-                started.elapsed().as_secs_f64()
-            ));
-            match done {
-                Converged::Status(c) => output::print_cluster(g.output, &c),
-                Converged::Pass(pass) => match s.clusters().get_opt(&name).await.ok().flatten() {
-                    Some(c) => output::print_cluster(g.output, &c),
-                    None => output::print_pass(g.output, &pass),
-                },
-            }
-        }
-        Err(e) => {
-            progress.abandon();
-            Err(e)
-        }
+    let name = cluster.name_any();
+    match converge(s, &name, wait.timeout).await? {
+        Converged::Status(c) => output::print_cluster(g.output, &c),
+        Converged::Pass(pass) => match s.clusters().get_opt(&name).await.ok().flatten() {
+            Some(c) => output::print_cluster(g.output, &c),
+            None => output::print_pass(g.output, &pass),
+        },
     }
+}
+
+/// Drives cluster `name` until it converges, under its Lease (or, while an operator holds it,
+/// watching the status it writes); prints nothing on stdout.
+pub(super) async fn converge(
+    s: &Session,
+    name: &str,
+    timeout: Duration,
+) -> Result<Converged, Error> {
+    let progress = output::Progress::new(&format!("{}/{name}", s.namespace));
+    let started = Instant::now();
+    let lock = cluster_lock(s, name);
+    let result = passes(s, &lock, name, timeout, started, &progress).await;
+    lock.release().await;
+    match &result {
+        Ok(_) => progress.finish(&format!(
+            "converged in {:.1} s",
+            started.elapsed().as_secs_f64()
+        )),
+        Err(_) => progress.abandon(),
+    }
+    result
 }
 
 async fn passes(

@@ -265,6 +265,8 @@ async fn leader_client(ctx: &Context, d: &Desired, o: &Observed) -> Result<EtcdC
 pub enum Done {
     /// The change was made.
     Changed,
+    /// A member was defragmented: what it won and how long it answered nobody.
+    Defragmented(Defragmentation),
     /// etcd said "not yet" (e.g. learner still catching up): a wait, not a failure.
     NotYet(String),
 }
@@ -395,7 +397,7 @@ pub async fn act(ctx: &Context, d: &Desired, o: &Observed, step: &Step) -> Resul
         // (`backup::pre_upgrade::take_if_asked`), and records it for the next pass to read.
         Step::PreUpgradeSnapshot { .. } => {}
         Step::Compact { .. } | Step::Defragment { .. } | Step::DisarmNospace { .. } => {
-            return Ok(heal_full_database(ctx, d, o, step).await);
+            return Ok(maintain(ctx, d, o, step).await);
         }
         // The decision is the change: the status this pass writes records it, and the next
         // pass's template runs the raised quota (`plan::nospace::settle`).
@@ -408,11 +410,57 @@ pub async fn act(ctx: &Context, d: &Desired, o: &Observed, step: &Step) -> Resul
 /// Longest a member's defragmentation may take (a member answers nobody meanwhile).
 const DEFRAG_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
 
-/// Compaction, defragmentation and disarming for a full database (`plan::nospace`). Every
+/// One member's defragmentation, measured (for the operator's metrics and the CLI's report).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Defragmentation {
+    pub member: String,
+    /// `plan::Trigger::label`: nospace, requested or policy.
+    pub trigger: &'static str,
+    /// The member's database file before and after (`None`: its status did not answer).
+    pub before: Option<i64>,
+    pub after: Option<i64>,
+    /// How long the member answered nobody.
+    pub pause: std::time::Duration,
+}
+
+impl Defragmentation {
+    /// Bytes given back to the file system (0 when unknown).
+    pub fn won(&self) -> u64 {
+        match (self.before, self.after) {
+            (Some(b), Some(a)) => u64::try_from(b.saturating_sub(a)).unwrap_or(0),
+            _ => 0,
+        }
+    }
+}
+
+/// Defragments the member at `ordinal`, measuring what it won and its pause.
+async fn defragment(
+    ctx: &Context,
+    d: &Desired,
+    o: &Observed,
+    (ordinal, member, trigger): (u32, &str, &'static str),
+) -> Result<Defragmentation, EtcdError> {
+    let ip = o.pods.get(&ordinal).and_then(|p| p.ip.as_deref());
+    let mut c = ctx.connect(d, ordinal, ip).await?;
+    let before = c.status().await.ok().map(|s| s.db_size);
+    let started = std::time::Instant::now();
+    c.defragment(DEFRAG_TIMEOUT).await?;
+    let pause = started.elapsed();
+    let after = c.status().await.ok().map(|s| s.db_size);
+    Ok(Defragmentation {
+        member: member.to_string(),
+        trigger,
+        before,
+        after,
+        pause,
+    })
+}
+
+/// Compaction, defragmentation and disarming (`plan::nospace`, `plan::maintenance`). Every
 /// failure is a "not yet": the status of this pass must not record a step that did not happen
 /// (`nospace::record` counts a member as defragmented from the step), and the next pass
 /// observes again.
-async fn heal_full_database(ctx: &Context, d: &Desired, o: &Observed, step: &Step) -> Done {
+async fn maintain(ctx: &Context, d: &Desired, o: &Observed, step: &Step) -> Done {
     let report = |source: EtcdError| {
         Error::Etcd {
             namespace: d.namespace.clone(),
@@ -422,7 +470,7 @@ async fn heal_full_database(ctx: &Context, d: &Desired, o: &Observed, step: &Ste
         .report()
     };
     let r = match step {
-        Step::Compact { revision } => {
+        Step::Compact { revision, .. } => {
             let mut c = match leader_client(ctx, d, o).await {
                 Ok(c) => c,
                 Err(why) => return Done::NotYet(why),
@@ -434,12 +482,13 @@ async fn heal_full_database(ctx: &Context, d: &Desired, o: &Observed, step: &Ste
                 r => r,
             }
         }
-        Step::Defragment { ordinal, .. } => {
-            let ip = o.pods.get(ordinal).and_then(|p| p.ip.as_deref());
-            match ctx.connect(d, *ordinal, ip).await {
-                Ok(mut c) => c.defragment(DEFRAG_TIMEOUT).await,
-                Err(e) => Err(e),
-            }
+        Step::Defragment {
+            ordinal, name, why, ..
+        } => {
+            return match defragment(ctx, d, o, (*ordinal, name, why.label())).await {
+                Ok(m) => Done::Defragmented(m),
+                Err(e) => Done::NotYet(report(e)),
+            };
         }
         Step::DisarmNospace { members } => {
             let mut c = match leader_client(ctx, d, o).await {

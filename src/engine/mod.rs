@@ -24,7 +24,7 @@ use crate::model::{self, Desired, Observed};
 use crate::objects;
 use crate::plan::{self, Step};
 
-pub use act::{Object, fence_clients, lift_fence, planned_objects, step_objects};
+pub use act::{Defragmentation, Object, fence_clients, lift_fence, planned_objects, step_objects};
 pub use observe::observe;
 pub use policy::{Next, Pace};
 
@@ -236,6 +236,8 @@ pub struct Pass {
     pub step: Step,
     pub status: EtcdClusterStatus,
     pub outcome: Outcome,
+    /// The member this pass defragmented, measured.
+    pub defragmented: Option<act::Defragmentation>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -294,6 +296,7 @@ pub async fn reconcile_once(
                     Outcome::NotYet("the finalizers changed since this pass read them".into())
                 }
             },
+            defragmented: None,
         });
     }
     let desired = match model::validate(cluster) {
@@ -325,6 +328,7 @@ pub async fn reconcile_once(
     let desired = plan::nospace::settle(desired, &observed);
     let mut step = plan::plan(&desired, &observed);
     let mut outcome = Outcome::Unchanged;
+    let mut defragmented = None;
     if mode == Mode::Act && step.is_change() {
         tracing::info!(cluster = %name, namespace = %ns, step = %step, "acting");
         let done = match act::act(ctx, &desired, &observed, &step).await {
@@ -349,6 +353,10 @@ pub async fn reconcile_once(
         };
         match done {
             act::Done::Changed => outcome = Outcome::Acted,
+            act::Done::Defragmented(m) => {
+                outcome = Outcome::Acted;
+                defragmented = Some(m);
+            }
             act::Done::NotYet(why) => {
                 tracing::info!(cluster = %name, namespace = %ns, step = %step, "etcd said not yet: {why}");
                 outcome = Outcome::NotYet(why.clone());
@@ -375,6 +383,7 @@ pub async fn reconcile_once(
         step,
         status,
         outcome,
+        defragmented,
     })
 }
 

@@ -262,6 +262,7 @@ mod tests {
             observed,
             step,
             outcome: Outcome::Unchanged,
+            defragmented: None,
         };
         assert_eq!(
             trouble(&pass(hold(Reason::QuorumAtRisk), Observed::default())),

@@ -154,6 +154,8 @@ pub struct Desired {
     /// The Secret of the etcd user to authenticate as while etcd's authentication is on
     /// (`spec.auth.userSecret`).
     pub auth_secret: Option<String>,
+    /// Defragmentation on request and by policy (`spec.maintenance`).
+    pub maintenance: super::maintenance::Maintenance,
 }
 
 impl Desired {
@@ -195,6 +197,7 @@ impl Desired {
             restore: None,
             tls: Tls::default(),
             auth_secret: None,
+            maintenance: super::maintenance::Maintenance::default(),
         }
     }
 }

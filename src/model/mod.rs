@@ -7,6 +7,7 @@
 //! `observed`: `Observed` and its views.
 
 mod desired;
+pub mod maintenance;
 mod observed;
 mod validate;
 mod version;

@@ -384,6 +384,7 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
             .as_ref()
             .map(|a| validate_secret_name("spec.auth.userSecret", &a.user_secret))
             .transpose()?,
+        maintenance: super::maintenance::validate(spec.maintenance.as_ref())?,
     })
 }
 

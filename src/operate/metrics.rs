@@ -97,6 +97,19 @@ pub struct ClusterLabels {
     pub name: String,
 }
 
+/// One EtcdCluster and why a member of it was defragmented (`plan::Trigger::label`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct DefragLabels {
+    namespace: String,
+    name: String,
+    trigger: &'static str,
+}
+
+/// The `trigger` label values of the defragmentation counter.
+const DEFRAG_TRIGGERS: [&str; 3] = ["nospace", "requested", "policy"];
+/// Upper bounds (seconds) of the defragmentation pause histogram (a member answers nobody).
+const PAUSE_BUCKETS: [f64; 8] = [0.1, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 120.0];
+
 /// What the per-cluster gauges remember between passes.
 #[derive(Default)]
 struct Seen {
@@ -119,6 +132,9 @@ pub struct Metrics {
     db_size: Family<ClusterLabels, Gauge>,
     db_quota: Family<ClusterLabels, Gauge>,
     last_backup: Family<ClusterLabels, Gauge>,
+    defrags: Family<DefragLabels, Counter>,
+    defrag_reclaimed: Family<ClusterLabels, Counter>,
+    defrag_pause: Histogram,
     seen: Mutex<HashMap<ClusterLabels, Seen>>,
     ready: AtomicBool,
 }
@@ -186,6 +202,26 @@ impl Default for Metrics {
             "Changes of the etcd leader this operator observed",
             leader_changes.clone(),
         );
+        let defrags = Family::<DefragLabels, Counter>::default();
+        registry.register(
+            "defragmentations",
+            "Members defragmented by the engine, by cluster and trigger (nospace, requested, policy)",
+            defrags.clone(),
+        );
+        let defrag_reclaimed = Family::<ClusterLabels, Counter>::default();
+        registry.register_with_unit(
+            "defrag_reclaimed",
+            "Bytes the engine's defragmentations gave back to the file system",
+            Unit::Bytes,
+            defrag_reclaimed.clone(),
+        );
+        let defrag_pause = Histogram::new(PAUSE_BUCKETS);
+        registry.register_with_unit(
+            "defrag_pause",
+            "How long a member answered nobody while it was defragmented",
+            Unit::Seconds,
+            defrag_pause.clone(),
+        );
         // Every fixed label value from the start, so alerts need no `absent()`.
         for r in PassResult::ALL {
             drop(reconciles.get_or_create(&ResultLabel { result: r }));
@@ -209,6 +245,9 @@ impl Default for Metrics {
             db_size,
             db_quota,
             last_backup,
+            defrags,
+            defrag_reclaimed,
+            defrag_pause,
             seen: Mutex::default(),
             ready: AtomicBool::new(false),
         }
@@ -233,6 +272,17 @@ impl Metrics {
     /// Records what a pass over `cluster` saw: its phase and the per-cluster gauges.
     pub fn observed(&self, cluster: &ClusterLabels, pass: &Pass) {
         self.phase(cluster, pass.status.phase);
+        if let Some(d) = &pass.defragmented {
+            self.defrags
+                .get_or_create(&DefragLabels {
+                    namespace: cluster.namespace.clone(),
+                    name: cluster.name.clone(),
+                    trigger: d.trigger,
+                })
+                .inc();
+            self.defrag_reclaimed.get_or_create(cluster).inc_by(d.won());
+            self.defrag_pause.observe(d.pause.as_secs_f64());
+        }
         let EtcdView::Reached(c) = &pass.observed.etcd else {
             self.healthy_voters.get_or_create(cluster).set(0);
             return;
@@ -308,6 +358,14 @@ impl Metrics {
             f.remove(cluster);
         }
         self.leader_changes.remove(cluster);
+        self.defrag_reclaimed.remove(cluster);
+        for trigger in DEFRAG_TRIGGERS {
+            self.defrags.remove(&DefragLabels {
+                namespace: cluster.namespace.clone(),
+                name: cluster.name.clone(),
+                trigger,
+            });
+        }
         self.count_phases();
     }
 
@@ -551,6 +609,7 @@ mod tests {
                 ..Default::default()
             },
             outcome: crate::engine::Outcome::Unchanged,
+            defragmented: None,
         }
     }
 
@@ -604,6 +663,45 @@ mod tests {
             !m.render().contains("name=\"demo\""),
             "label sets stay bounded"
         );
+    }
+
+    #[test]
+    fn a_defragmentation_counts_its_trigger_the_bytes_won_and_its_pause() {
+        let m = Metrics::default();
+        let mut pass = pass_with(100, [true, true, true], [10, 10, 10]);
+        pass.defragmented = Some(crate::engine::Defragmentation {
+            member: "demo-1".into(),
+            trigger: "policy",
+            before: Some(100 << 20),
+            after: Some(40 << 20),
+            pause: Duration::from_millis(1500),
+        });
+        m.observed(&demo(), &pass);
+        m.observed(&demo(), &pass_with(100, [true, true, true], [10, 10, 10]));
+        let text = m.render();
+        assert_eq!(
+            line(
+                &text,
+                "kubectl_etcd_defragmentations_total{namespace=\"ns\",name=\"demo\",trigger=\"policy\"}"
+            ),
+            "kubectl_etcd_defragmentations_total{namespace=\"ns\",name=\"demo\",trigger=\"policy\"} 1"
+        );
+        assert_eq!(
+            line(
+                &text,
+                "kubectl_etcd_defrag_reclaimed_bytes_total{namespace=\"ns\",name=\"demo\"}"
+            ),
+            format!(
+                "kubectl_etcd_defrag_reclaimed_bytes_total{{namespace=\"ns\",name=\"demo\"}} {}",
+                60 << 20
+            )
+        );
+        assert_eq!(
+            line(&text, "kubectl_etcd_defrag_pause_seconds_count "),
+            "kubectl_etcd_defrag_pause_seconds_count 1"
+        );
+        m.forget(&demo());
+        assert!(!m.render().contains("name=\"demo\""));
     }
 
     #[test]

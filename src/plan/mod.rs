@@ -15,6 +15,7 @@ use crate::objects::{self, config_key};
 
 mod rules;
 mod step;
+pub use maintenance::Trigger;
 pub use rules::*;
 pub use step::{ConfigChange, DowngradeStep, Restart, Step};
 
@@ -133,6 +134,8 @@ pub const RULES: &[Rule] = &[
     upgrade::cluster_version_follows,
     unhealthy_voters,
     voters_not_ready,
+    maintenance::requested_defrag,
+    maintenance::policy_defrag,
 ];
 
 /// Decides the next step: the first rule of `RULES` that speaks, else `Idle`. See `Step` for the
@@ -185,6 +188,7 @@ pub fn formed(o: &Observed) -> bool {
     bootstrapped(o)
 }
 
+pub mod maintenance;
 pub mod nospace;
 mod status;
 pub mod upgrade;

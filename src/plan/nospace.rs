@@ -15,7 +15,7 @@
 //! Nothing loops: each member is defragmented once per compaction, the quota is raised once, and
 //! a new compaction needs a new revision (under NOSPACE only deletes make one).
 
-use super::{Step, hold, reached, wait};
+use super::{Step, Trigger, hold, reached, wait};
 use crate::api::{MaintenanceStatus, QuotaRaise, Reason};
 use crate::model::{ClusterView, DEFAULT_QUOTA_BYTES, Desired, MemberView, Observed};
 
@@ -119,6 +119,7 @@ pub fn full_database(d: &Desired, o: &Observed) -> Option<Step> {
         }
         return Some(Step::Compact {
             revision: o.revision,
+            why: Trigger::Nospace,
         });
     }
     if let Some(m) = defrag_order(c)
@@ -129,6 +130,7 @@ pub fn full_database(d: &Desired, o: &Observed) -> Option<Step> {
             ordinal: m.ordinal.unwrap_or_default(),
             id: m.id,
             name: super::member_name(d, m),
+            why: Trigger::Nospace,
         });
     }
     let fullest = c
@@ -199,15 +201,24 @@ pub fn record(
             m.quota_raised = None;
         }
     }
+    m.defrag = super::maintenance::record(d, o, step, m.defrag.take());
     match step {
-        Step::Compact { revision } => {
+        Step::Compact {
+            revision,
+            why: Trigger::Nospace,
+        } => {
             m.compacted_to = Some(*revision);
             m.defragmented.clear();
         }
-        Step::Defragment { name, .. } if !m.defragmented.contains(name) => {
-            m.defragmented.push(name.clone());
-        }
-        Step::Defragment { .. } => {}
+        Step::Defragment {
+            name,
+            why: Trigger::Nospace,
+            ..
+        } if !m.defragmented.contains(name) => m.defragmented.push(name.clone()),
+        Step::Defragment {
+            why: Trigger::Nospace,
+            ..
+        } => {}
         Step::RaiseQuota { from, to } => {
             m.quota_raised = Some(QuotaRaise {
                 from_bytes: *from,
@@ -223,7 +234,7 @@ pub fn record(
     (m != MaintenanceStatus::default()).then_some(m)
 }
 
-/// Whether the step heals a full database (the `Maintaining` condition).
+/// Whether the step heals a full database or defragments (the `Maintaining` condition).
 pub fn is_maintenance(step: &Step) -> bool {
     matches!(
         step,
@@ -287,7 +298,13 @@ mod tests {
     fn nospace_compacts_then_defragments_followers_first_the_leader_last_then_disarms() {
         let d = desired();
         let mut o = full(&d, 16 * MIB, 16 * MIB);
-        assert_eq!(pass(&d, &mut o), Step::Compact { revision: 500 });
+        assert_eq!(
+            pass(&d, &mut o),
+            Step::Compact {
+                revision: 500,
+                why: Trigger::Nospace
+            }
+        );
         // Compaction frees pages; the files keep their size until defragmented.
         set_db(&mut o, 16 * MIB, 2 * MIB);
         let mut order = Vec::new();
@@ -397,7 +414,13 @@ mod tests {
         assert_eq!(pass(&d, &mut o), step, "the hold stays a hold");
         // Keys deleted (a new revision): compacted and defragmented again.
         o.revision = 600;
-        assert_eq!(pass(&d, &mut o), Step::Compact { revision: 600 });
+        assert_eq!(
+            pass(&d, &mut o),
+            Step::Compact {
+                revision: 600,
+                why: Trigger::Nospace
+            }
+        );
     }
 
     #[test]
@@ -451,6 +474,7 @@ mod tests {
             ordinal: 1,
             id: 101,
             name: "demo-1".into(),
+            why: Trigger::Nospace,
         };
         let st = derive_status(
             &d,

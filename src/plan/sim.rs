@@ -630,7 +630,7 @@ impl World {
                     DowngradeStep::Cancel => w.downgrade = None,
                 }
             })),
-            Step::Compact { revision } => actions.push(Box::new(move |w| {
+            Step::Compact { revision, .. } => actions.push(Box::new(move |w| {
                 assert!(w.has_quorum(), "compacted without a quorum");
                 let f = w
                     .full

@@ -378,6 +378,8 @@ pub fn converged(status: &EtcdClusterStatus, generation: Option<i64>) -> bool {
             condition::UPGRADING,
             condition::RECOVERING,
             condition::DEGRADED,
+            // A requested defragmentation (or a full database) under way is not converged.
+            condition::MAINTAINING,
         ]
         .iter()
         .all(|t| is(t, "False"))

@@ -6,6 +6,7 @@ use std::fmt;
 
 use serde::Serialize;
 
+use super::maintenance::Trigger;
 use super::nospace;
 use crate::api::Reason;
 use crate::model::Version;
@@ -22,6 +23,7 @@ use crate::model::Version;
 ///               ─▶ [RestartMember(rejoin)] ─▶ PromoteLearner ─▶ Idle
 ///   lost objects: WriteConfig(repair from volumes / last status) ─▶ ResizeStatefulSet ─▶ …
 ///   NOSPACE:    Compact ─▶ Defragment (one member at a time, leader last) ─▶ DisarmNospace
+///   defrag requested or by policy: [Compact] ─▶ Defragment (one at a time) (see `maintenance`)
 ///               [still full: RaiseQuota once ─▶ UpdateTemplate ─▶ RestartMember… ─▶ DisarmNospace]
 ///               (see `nospace`)
 ///   anything not ready yet: Wait;  anything unsafe or ambiguous: Hold (no action, Degraded);
@@ -101,10 +103,16 @@ pub enum Step {
     /// A `spec.version` change came without a pre-upgrade snapshot (a plain `kubectl apply`):
     /// take one to `destination`, verified, and record it for `to` before any member changes.
     PreUpgradeSnapshot { to: Version, destination: String },
-    /// NOSPACE: compact the keyspace history up to `revision`, through the leader.
-    Compact { revision: i64 },
-    /// NOSPACE: defragment one member (it answers nobody meanwhile).
-    Defragment { ordinal: u32, id: u64, name: String },
+    /// Compact the keyspace history up to `revision`, through the leader (NOSPACE, or a
+    /// requested defragmentation; see `maintenance`).
+    Compact { revision: i64, why: Trigger },
+    /// Defragment one member (it answers nobody meanwhile): NOSPACE, requested, or by policy.
+    Defragment {
+        ordinal: u32,
+        id: u64,
+        name: String,
+        why: Trigger,
+    },
     /// NOSPACE: disarm the alarm of these members (every member is below 90 % of its quota).
     DisarmNospace { members: Vec<u64> },
     /// NOSPACE: still full after compaction and defragmentation: record a quota raised once by
@@ -289,14 +297,21 @@ impl fmt::Display for Step {
                 f,
                 "take the pre-upgrade snapshot to {destination} before any member moves to {to}"
             ),
-            Step::Compact { revision } => write!(
+            Step::Compact {
+                revision,
+                why: Trigger::Nospace,
+            } => write!(
                 f,
                 "compact the keyspace history up to revision {revision} (NOSPACE: the database \
                  reached its quota)"
             ),
-            Step::Defragment { name, .. } => write!(
+            Step::Compact { revision, why } => write!(
                 f,
-                "defragment {name} (NOSPACE; one member at a time, the leader last, while every \
+                "compact the keyspace history up to revision {revision} ({why})"
+            ),
+            Step::Defragment { name, why, .. } => write!(
+                f,
+                "defragment {name} ({why}; one member at a time, the leader last, while every \
                  other voter answers)"
             ),
             Step::DisarmNospace { .. } => write!(

@@ -1,24 +1,27 @@
 //! `kubectl etcd defrag NAME [--compact]`: give the space of deleted and overwritten keys back,
-//! one member at a time, and end a NOSPACE alarm once every member is below its quota again.
+//! one member at a time.
 //!
-//! A member answers nobody while it defragments, so the order and gates are those of a restart:
-//! learners and followers first, the leader last; a member only while every other voter
-//! answers (its defragmentation cannot cost quorum). `--compact` first drops the keyspace history
-//! up to the current revision (what etcd's own auto-compaction does), without which a database
-//! full of old revisions has nothing to give back. The order is decided by `order`, pure.
+//! The verb records the request (`spec.maintenance.defrag.request`, a fresh nonce) and waits, as
+//! every verb does (`drive`): the engine carries it out as `Compact`/`Defragment` steps under the
+//! cluster's Lease (`plan::maintenance`), so with an operator holding that Lease the operator
+//! does it, else this process runs the passes. The order and gates are those of a restart:
+//! learners and followers first, the leader last; a member only while every other voter answers
+//! (a defragmenting member answers nobody, so it cannot cost quorum). `--compact` first drops the
+//! keyspace history up to the current revision, without which a database full of old revisions
+//! has nothing to give back. A full database (NOSPACE) is healed by the engine first, alarm
+//! disarmed included.
 
-use std::time::Duration;
-
+use kube::api::{Patch, PatchParams};
 use serde::Serialize;
+use serde_json::json;
 
-use crate::cli::flags::Global;
-use crate::cli::{Session, output, usage};
+use crate::api::{DefragRun, EtcdCluster, KIND};
+use crate::cli::flags::{Global, WaitFlags};
+use crate::cli::{Session, drive, output, usage};
 use crate::engine::{Context, Dial};
 use crate::error::Error;
-use crate::model::{self, ClusterView, DEFAULT_QUOTA_BYTES, Desired, EtcdView, Observed, fmt_id};
-
-/// Longest a member's defragmentation may take (etcd's own default for etcdctl is none).
-const DEFRAG_TIMEOUT: Duration = Duration::from_secs(600);
+use crate::model::{self, Desired, EtcdView, Observed, fmt_id};
+use crate::plan::nospace::defrag_order;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -28,248 +31,191 @@ pub struct Args {
     /// are gone afterwards; watchers from an older revision must re-list).
     #[arg(long)]
     pub compact: bool,
-    /// Print the order and the gates; change nothing.
-    #[arg(long)]
-    pub dry_run: bool,
+    #[command(flatten)]
+    pub wait: WaitFlags,
 }
 
-/// One member to defragment.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Target {
-    pub ordinal: u32,
-    pub name: String,
-    pub id: u64,
-    pub leader: bool,
-}
-
-/// The members in defragmentation order (learners, then followers by ordinal, the leader last),
-/// or why none may be defragmented now.
-pub fn order(d: &Desired, o: &Observed) -> Result<Vec<Target>, String> {
-    let EtcdView::Reached(c) = &o.etcd else {
-        return Err(format!(
-            "no member of {}/{} answers; nothing to defragment",
-            d.namespace, d.name
-        ));
-    };
-    if let Some(silent) = silent_voter(c, None) {
-        return Err(format!(
-            "voter {silent} does not answer: defragmenting another member now could cost quorum; \
-             wait until every member answers (kubectl etcd status {})",
-            d.name
-        ));
-    }
-    let mut targets: Vec<Target> = c
-        .members
-        .iter()
-        .filter(|m| m.status.is_some())
-        .filter_map(|m| {
-            Some(Target {
-                ordinal: m.ordinal?,
-                name: crate::objects::pod_name(&d.name, m.ordinal?),
-                id: m.id,
-                leader: c.leader == Some(m.id),
-            })
-        })
-        .collect();
-    let learner = |t: &Target| c.members.iter().any(|m| m.id == t.id && m.learner);
-    targets.sort_by_key(|t| (t.leader, !learner(t), t.ordinal));
-    Ok(targets)
-}
-
-/// A voter other than `except` that does not answer.
-fn silent_voter(c: &ClusterView, except: Option<u64>) -> Option<String> {
-    c.voters()
-        .find(|m| m.status.is_none() && Some(m.id) != except)
-        .map(|m| {
-            if m.name.is_empty() {
-                fmt_id(m.id)
-            } else {
-                m.name.clone()
-            }
-        })
-}
-
-/// Whether the NOSPACE alarm may be disarmed: only when every member is below the quota again
-/// (else etcd raises it again at the next write, and writes stay refused). Below 90 % of it,
-/// so that the next write does not raise it at once.
-pub fn may_disarm(d: &Desired, done: &[Defragmented]) -> Result<(), String> {
-    let quota = d
-        .quota_backend_bytes
-        .filter(|q| *q > 0)
-        .unwrap_or(DEFAULT_QUOTA_BYTES);
-    match done.iter().find(|m| m.db_size_after >= quota / 10 * 9) {
-        None => Ok(()),
-        Some(full) => Err(format!(
-            "{} still holds {} of its {} quota after defragmentation, so the NOSPACE alarm stays: \
-             delete keys and run `kubectl etcd defrag {} --compact` (compaction frees the old \
-             revisions), or raise spec.etcd.quotaBackendBytes",
-            full.member,
-            output::human_bytes(full.db_size_after),
-            output::human_bytes(quota),
-            d.name
-        )),
-    }
-}
-
-/// What the verb did to one member.
+/// What the defragmentation did to one member.
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Defragmented {
     pub member: String,
     pub leader: bool,
-    pub db_size_before: i64,
-    pub db_size_after: i64,
+    pub db_size_before: Option<i64>,
+    pub db_size_after: Option<i64>,
 }
 
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Report {
     pub cluster: String,
+    /// The request's nonce (`spec.maintenance.defrag.request.nonce`).
+    pub nonce: String,
     /// The revision compacted to (`--compact`).
     pub compacted_to: Option<i64>,
     pub members: Vec<Defragmented>,
-    /// Members whose NOSPACE alarm was disarmed.
+    /// Members whose NOSPACE alarm was raised before and is disarmed now.
     pub disarmed: Vec<String>,
 }
 
+/// Pure: what the engine will do for the request, one line each (the `--dry-run` plan).
+pub fn plan_lines(d: &Desired, o: &Observed, compact: bool) -> Vec<String> {
+    let mut lines = Vec::new();
+    let EtcdView::Reached(c) = &o.etcd else {
+        return vec![format!(
+            "no member of {}/{} answers: the engine waits until members answer, then defragments",
+            d.namespace, d.name
+        )];
+    };
+    if !o.nospace.is_empty() {
+        lines.push(
+            "first heal NOSPACE (compact, defragment every member, disarm the alarm)".to_string(),
+        );
+    }
+    if compact {
+        lines.push(
+            "compact the keyspace history up to the current revision (via the leader)".into(),
+        );
+    }
+    for m in defrag_order(c).into_iter().filter(|m| m.status.is_some()) {
+        lines.push(format!(
+            "defragment {}{} (only while every other voter answers)",
+            crate::plan::member_name(d, m),
+            if c.leader == Some(m.id) {
+                " (leader, last)"
+            } else {
+                ""
+            }
+        ));
+    }
+    if let Some(silent) = c.voters().find(|m| m.status.is_none()) {
+        lines.push(format!(
+            "(voter {} does not answer now: the engine waits for it before each member)",
+            crate::plan::member_name(d, silent)
+        ));
+    }
+    lines
+}
+
+/// The spec patch that records a request with `nonce`.
+pub fn request_patch(nonce: &str, compact: bool) -> serde_json::Value {
+    json!({"spec": {"maintenance": {"defrag": {"request": {"nonce": nonce, "compact": compact}}}}})
+}
+
+/// Pure: the report of run `run` of cluster `after`, with the sizes and alarms seen before.
+fn report(cluster: String, before: &Observed, after: &EtcdCluster, run: &DefragRun) -> Report {
+    let members = after
+        .status
+        .as_ref()
+        .map(|s| s.members.clone())
+        .unwrap_or_default();
+    let before_size = |name: &str| -> Option<i64> {
+        let EtcdView::Reached(c) = &before.etcd else {
+            return None;
+        };
+        c.members
+            .iter()
+            .find(|m| m.name == name)
+            .and_then(|m| m.status.as_ref())
+            .map(|s| s.db_size)
+    };
+    let alarmed_name = |id: u64| match &before.etcd {
+        EtcdView::Reached(c) => c
+            .members
+            .iter()
+            .find(|m| m.id == id)
+            .map(|m| m.name.clone())
+            .unwrap_or_else(|| fmt_id(id)),
+        _ => fmt_id(id),
+    };
+    Report {
+        cluster,
+        nonce: run.nonce.clone(),
+        compacted_to: run.compacted_to,
+        members: run
+            .defragmented
+            .iter()
+            .map(|name| {
+                let now = members.iter().find(|m| &m.name == name);
+                Defragmented {
+                    member: name.clone(),
+                    leader: now.is_some_and(|m| m.leader),
+                    db_size_before: before_size(name),
+                    db_size_after: now.and_then(|m| m.db_size),
+                }
+            })
+            .collect(),
+        // Converged means no alarm is raised (the engine heals NOSPACE before anything else).
+        disarmed: before.nospace.iter().map(|id| alarmed_name(*id)).collect(),
+    }
+}
+
 pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
-    model::validate_name(&a.name).map_err(|e| usage(&a.name, e))?;
+    let name = a.name.clone();
+    model::validate_name(&name).map_err(|e| usage(&name, e))?;
     let s = Session::connect(g).await?;
     s.ensure_crd().await?;
-    let cluster = s.get_cluster(&a.name).await?;
-    let name = a.name.clone();
-    let held = |message: String| Error::Held {
-        namespace: s.namespace.clone(),
-        name: name.clone(),
-        message,
-    };
-    let d = model::validate(&cluster).map_err(|source| Error::InvalidSpec {
+    let cluster = s.get_cluster(&name).await?;
+    let invalid = |source| Error::InvalidSpec {
         namespace: s.namespace.clone(),
         name: name.clone(),
         source,
-    })?;
+    };
+    let d = model::validate(&cluster).map_err(invalid)?;
+    // Read-only: the order to show, and the sizes and alarms to report against.
     let ctx = Context::new(s.client.clone(), Dial::PortForward);
-    let observed = crate::engine::observe(&ctx, &d).await?;
-    let d = model::keep_immutable(d, &observed);
-    let targets = order(&d, &observed).map_err(&held)?;
-    if a.dry_run {
-        let mut lines = Vec::new();
-        if a.compact {
-            lines.push(
-                "compact the keyspace history up to the current revision (via the leader)".into(),
-            );
-        }
-        for t in &targets {
-            lines.push(format!(
-                "defragment {}{} (only while every other voter answers)",
-                t.name,
-                if t.leader { " (leader, last)" } else { "" }
-            ));
-        }
-        lines.push("disarm NOSPACE alarms once every member is below its quota".into());
+    let before = crate::engine::observe(&ctx, &d).await?;
+    let d = model::keep_immutable(d, &before);
+    if a.wait.dry_run {
+        output::progress_line(&format!(
+            "dry run: nothing changed; the request (spec.maintenance.defrag.request of \
+             EtcdCluster {}/{name}) would have the engine:",
+            s.namespace
+        ));
+        let lines = plan_lines(&d, &before, a.compact);
         return output::print_raw(&format!("{}\n", lines.join("\n")));
     }
-    let err = |e: crate::etcd::EtcdError| Error::Etcd {
-        namespace: s.namespace.clone(),
-        name: name.clone(),
-        source: e,
-    };
-    let ip = |o: &Observed, ordinal: u32| o.pods.get(&ordinal).and_then(|p| p.ip.clone());
-    let progress = output::Progress::new(&format!("{}/{name}", s.namespace));
-    let mut report = Report {
-        cluster: format!("{}/{name}", s.namespace),
-        compacted_to: None,
-        members: Vec::new(),
-        disarmed: Vec::new(),
-    };
-    if a.compact {
-        let leader = targets
-            .iter()
-            .find(|t| t.leader)
-            .or(targets.first())
-            .ok_or_else(|| held("no member to compact through".into()))?;
-        let mut c = ctx
-            .connect(&d, leader.ordinal, ip(&observed, leader.ordinal).as_deref())
-            .await
-            .map_err(err)?;
-        let revision = c.keyspace().await.map_err(err)?.revision;
-        progress.step(&format!("compacting the history up to revision {revision}"));
-        c.compact(revision).await.map_err(err)?;
-        report.compacted_to = Some(revision);
+    let nonce = crate::cli::verbs::recover::restore_nonce(jiff::Timestamp::now());
+    let patched = s
+        .clusters()
+        .patch(
+            &name,
+            &PatchParams::default(),
+            &Patch::Merge(request_patch(&nonce, a.compact)),
+        )
+        .await
+        .map_err(|e| Error::kube("request a defragmentation of", KIND, &s.namespace, &name, e))?;
+    model::validate(&patched).map_err(invalid)?;
+    output::progress_line(&format!(
+        "EtcdCluster {}/{name}: defragmentation requested (nonce {nonce}{})",
+        s.namespace,
+        if a.compact { ", compact first" } else { "" }
+    ));
+    if a.wait.no_wait {
+        return output::print_cluster(g.output, &patched);
     }
-    for t in &targets {
-        // Gate again for each member: the others must answer now.
-        let now = crate::engine::observe(&ctx, &d).await?;
-        if let EtcdView::Reached(c) = &now.etcd
-            && let Some(silent) = silent_voter(c, Some(t.id))
-        {
-            progress.abandon();
-            return Err(held(format!(
-                "stopped before {}: voter {silent} does not answer (defragmenting now could cost quorum); \
-                 run `kubectl etcd defrag {name}` again once every member answers",
-                t.name
-            )));
-        }
-        let mut c = ctx
-            .connect(&d, t.ordinal, ip(&now, t.ordinal).as_deref())
-            .await
-            .map_err(err)?;
-        let before = c.status().await.map_err(err)?.db_size;
-        progress.step(&format!(
-            "defragmenting {} ({})",
-            t.name,
-            output::human_bytes(before)
-        ));
-        c.defragment(DEFRAG_TIMEOUT).await.map_err(err)?;
-        let after = c.status().await.map_err(err)?.db_size;
-        progress.note(&format!(
-            "defragmented {}: {} → {}",
-            t.name,
-            output::human_bytes(before),
-            output::human_bytes(after)
-        ));
-        report.members.push(Defragmented {
-            member: t.name.clone(),
-            leader: t.leader,
-            db_size_before: before,
-            db_size_after: after,
-        });
-    }
-    // NOSPACE: disarmed only when every member is below the quota again (else etcd raises it
-    // again at the next write, and writes stay refused).
-    if let Some(first) = targets.first() {
-        let mut c = ctx
-            .connect(&d, first.ordinal, ip(&observed, first.ordinal).as_deref())
-            .await
-            .map_err(err)?;
-        let nospace: Vec<u64> = c
-            .alarms()
-            .await
-            .map_err(err)?
-            .into_iter()
-            .filter(|(_, a)| a == "NOSPACE")
-            .map(|(m, _)| m)
-            .collect();
-        if !nospace.is_empty() {
-            if let Err(why) = may_disarm(&d, &report.members) {
-                progress.abandon();
-                return Err(held(why));
-            }
-            for m in nospace {
-                c.disarm_nospace(m).await.map_err(err)?;
-                report.disarmed.push(fmt_id(m));
-            }
-            progress.note(&format!(
-                "disarmed NOSPACE of {}: writes are accepted again",
-                report.disarmed.join(", ")
-            ));
-        }
-    }
-    progress.finish(&format!("defragmented {} members", report.members.len()));
-    print_report(g.output, &report)
+    drive::converge(&s, &name, a.wait.timeout).await?;
+    let after = s.get_cluster(&name).await?;
+    let run = after
+        .status
+        .as_ref()
+        .and_then(|st| st.maintenance.as_ref())
+        .and_then(|m| m.defrag.clone())
+        .filter(|r| r.nonce == nonce && r.done)
+        .ok_or_else(|| Error::Held {
+            namespace: s.namespace.clone(),
+            name: name.clone(),
+            message: format!(
+                "the cluster converged, but its status does not record defragmentation {nonce} \
+                 as done (another request replaced it?); see `kubectl etcd status {name}`"
+            ),
+        })?;
+    let r = report(format!("{}/{name}", s.namespace), &before, &after, &run);
+    print_report(g.output, &r)
 }
 
 fn print_report(format: output::Format, r: &Report) -> Result<(), Error> {
+    let size = |b: Option<i64>| b.map(output::human_bytes).unwrap_or_else(|| "?".into());
     match format {
         output::Format::Table => {
             let mut t = output::table();
@@ -277,8 +223,8 @@ fn print_report(format: output::Format, r: &Report) -> Result<(), Error> {
             for m in &r.members {
                 t.add_row([
                     format!("{}{}", m.member, if m.leader { " (leader)" } else { "" }),
-                    output::human_bytes(m.db_size_before),
-                    output::human_bytes(m.db_size_after),
+                    size(m.db_size_before),
+                    size(m.db_size_after),
                 ]);
             }
             output::print_raw(&format!("{t}\n"))
@@ -290,7 +236,7 @@ fn print_report(format: output::Format, r: &Report) -> Result<(), Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{MemberStatusView, MemberView};
+    use crate::model::{ClusterView, MemberStatusView, MemberView};
 
     fn desired() -> Desired {
         crate::fixtures::cluster("demo").replicas(3).desired()
@@ -305,7 +251,10 @@ mod tests {
                 ordinal: Some(i),
                 started: true,
                 healthy: true,
-                status: Some(MemberStatusView::default()),
+                status: Some(MemberStatusView {
+                    db_size: 16 << 20,
+                    ..Default::default()
+                }),
                 ..Default::default()
             })
             .collect();
@@ -321,83 +270,80 @@ mod tests {
         }
     }
 
-    fn members(o: &mut Observed) -> &mut Vec<MemberView> {
-        match &mut o.etcd {
-            EtcdView::Reached(c) => &mut c.members,
-            _ => unreachable!(),
-        }
-    }
-
     #[test]
-    fn learners_and_followers_go_first_by_ordinal_and_the_leader_last() {
-        let d = desired();
-        let names = |o: &Observed| -> Vec<(String, bool)> {
-            order(&d, o)
-                .unwrap()
-                .into_iter()
-                .map(|t| (t.name, t.leader))
-                .collect()
-        };
-        let o = observed(0);
-        assert_eq!(
-            names(&o),
-            [
-                ("demo-1".to_string(), false),
-                ("demo-2".to_string(), false),
-                ("demo-0".to_string(), true)
-            ]
-        );
-        let mut o = observed(1);
-        members(&mut o)[2].learner = true;
-        assert_eq!(
-            names(&o),
-            [
-                ("demo-2".to_string(), false),
-                ("demo-0".to_string(), false),
-                ("demo-1".to_string(), true)
-            ]
-        );
-    }
-
-    #[test]
-    fn nospace_is_disarmed_only_when_every_member_is_below_the_quota() {
-        let mut d = desired();
-        d.quota_backend_bytes = Some(16 << 20);
-        let m = |name: &str, after: i64| Defragmented {
-            member: name.into(),
-            leader: false,
-            db_size_before: 16 << 20,
-            db_size_after: after,
-        };
-        assert!(may_disarm(&d, &[m("demo-0", 2 << 20), m("demo-1", 9 << 20)]).is_ok());
-        let why = may_disarm(&d, &[m("demo-0", 2 << 20), m("demo-1", 15 << 20)]).unwrap_err();
+    fn the_plan_compacts_then_goes_followers_first_and_the_leader_last() {
+        let lines = plan_lines(&desired(), &observed(0), true);
+        assert!(lines[0].starts_with("compact"), "{lines:?}");
+        assert_eq!(lines.len(), 4, "{lines:?}");
+        assert!(lines[1].starts_with("defragment demo-1"), "{lines:?}");
         assert!(
-            why.starts_with("demo-1 still holds 15.0 MiB of its 16.0 MiB quota")
-                && why.contains("kubectl etcd defrag demo --compact")
-                && why.contains("spec.etcd.quotaBackendBytes"),
-            "{why}"
+            lines[3].starts_with("defragment demo-0 (leader, last)"),
+            "{lines:?}"
         );
-        // No quota in the spec: etcd's default, 2 GiB.
-        d.quota_backend_bytes = None;
-        assert!(may_disarm(&d, &[m("demo-0", 1 << 30)]).is_ok());
-        assert!(may_disarm(&d, &[m("demo-0", 2 << 30)]).is_err());
     }
 
     #[test]
-    fn a_silent_voter_stops_the_defragmentation_before_it_starts() {
-        let d = desired();
-        let mut o = observed(0);
-        members(&mut o)[1].status = None;
-        let why = order(&d, &o).unwrap_err();
-        assert!(why.contains("demo-1 does not answer"), "{why}");
-        assert!(why.contains("quorum"), "{why}");
-        // A silent learner costs no quorum: the others go ahead without it.
-        let mut o = observed(0);
-        members(&mut o)[2].learner = true;
-        members(&mut o)[2].status = None;
-        let t = order(&d, &o).unwrap();
-        assert_eq!(t.len(), 2);
-        let why = order(&d, &Observed::default()).unwrap_err();
-        assert!(why.contains("no member"), "{why}");
+    fn the_plan_names_a_silent_voter_and_a_raised_alarm() {
+        let mut o = observed(1);
+        o.nospace = vec![100];
+        if let EtcdView::Reached(c) = &mut o.etcd {
+            c.members[2].status = None;
+        }
+        let lines = plan_lines(&desired(), &o, false);
+        assert!(lines[0].contains("NOSPACE"), "{lines:?}");
+        assert!(
+            lines.last().unwrap().contains("demo-2 does not answer"),
+            "{lines:?}"
+        );
+        let none = plan_lines(&desired(), &Observed::default(), false);
+        assert!(none[0].contains("no member"), "{none:?}");
+    }
+
+    #[test]
+    fn the_request_is_a_spec_patch_with_the_nonce() {
+        let p = request_patch("abc", true);
+        assert_eq!(
+            p["spec"]["maintenance"]["defrag"]["request"]["nonce"],
+            "abc"
+        );
+        assert_eq!(
+            p["spec"]["maintenance"]["defrag"]["request"]["compact"],
+            true
+        );
+        assert!(p.get("status").is_none(), "the verb never writes status");
+    }
+
+    #[test]
+    fn the_report_takes_sizes_before_from_the_observation_and_after_from_status() {
+        let o = {
+            let mut o = observed(0);
+            o.nospace = vec![101];
+            o
+        };
+        let mut after = crate::fixtures::cluster("demo").replicas(3).build();
+        after.status = Some(crate::api::EtcdClusterStatus {
+            members: (0..3)
+                .map(|i| crate::api::MemberStatus {
+                    name: format!("demo-{i}"),
+                    leader: i == 0,
+                    db_size: Some(1 << 20),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        });
+        let run = DefragRun {
+            nonce: "n".into(),
+            compacted_to: Some(9),
+            defragmented: vec!["demo-1".into(), "demo-2".into(), "demo-0".into()],
+            done: true,
+        };
+        let r = report("ns/demo".into(), &o, &after, &run);
+        assert_eq!(r.members.len(), 3);
+        assert!(r.members[2].leader && !r.members[0].leader);
+        assert_eq!(r.members[0].db_size_before, Some(16 << 20));
+        assert_eq!(r.members[0].db_size_after, Some(1 << 20));
+        assert_eq!(r.disarmed, ["demo-1"]);
+        assert_eq!(r.compacted_to, Some(9));
     }
 }
