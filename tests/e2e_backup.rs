@@ -91,36 +91,6 @@ fn write_keys(ns: &str, pod: &str, n: usize) {
     });
 }
 
-/// Count and digest of every key and value under `k/` (inside the member pod).
-fn keyspace_digest(ns: &str, pod: &str) -> (usize, String) {
-    let count = ok(kubectl(&[
-        "-n",
-        ns,
-        "exec",
-        pod,
-        "--",
-        "sh",
-        "-c",
-        "etcdctl get --prefix k/ --keys-only | grep -c .",
-    ]))
-    .stdout
-    .trim()
-    .parse()
-    .unwrap();
-    let digest = ok(kubectl(&[
-        "-n",
-        ns,
-        "exec",
-        pod,
-        "--",
-        "sh",
-        "-c",
-        "etcdctl get --prefix k/ | sha256sum",
-    ]))
-    .stdout;
-    (count, digest.split_whitespace().next().unwrap_or("").into())
-}
-
 fn create(ns: &str, name: &str, version: &str) {
     ok(etcd(
         ns,

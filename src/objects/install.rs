@@ -5,8 +5,8 @@
 
 use serde_json::{Value, json};
 
-use crate::objects::access;
 use crate::objects::{ENV_POD_NAME, FIELD_MANAGER, LABEL_MANAGED_BY, LABEL_NAME};
+use crate::objects::{access, security};
 
 /// The operator's namespace: the engine Leases live here whatever namespace the operator runs
 /// in, so that the CLI finds them.
@@ -36,12 +36,9 @@ pub fn manifests(image: &str, namespace: &str) -> Vec<Value> {
         m
     };
     let subject = json!([{ "kind": "ServiceAccount", "name": NAME, "namespace": namespace }]);
-    let mut out =
-        vec![json!({ "apiVersion": "v1", "kind": "Namespace", "metadata": meta(namespace, None) })];
+    let mut out = vec![namespace_object(namespace)];
     if namespace != NAMESPACE {
-        out.push(
-            json!({ "apiVersion": "v1", "kind": "Namespace", "metadata": meta(NAMESPACE, None) }),
-        );
+        out.push(namespace_object(NAMESPACE));
     }
     out.push(json!({ "apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta(NAME, Some(namespace)) }));
     out.push(json!({
@@ -67,6 +64,24 @@ pub fn manifests(image: &str, namespace: &str) -> Vec<Value> {
     out.extend(aggregated_roles());
     out.push(deployment(image, namespace));
     out
+}
+
+/// Pod Security admission's label keys (`pod-security.kubernetes.io/<mode>`), and the level.
+const POD_SECURITY_MODES: [&str; 3] = ["enforce", "warn", "audit"];
+const POD_SECURITY_LEVEL: &str = "restricted";
+
+/// A namespace of the install. `NAMESPACE` is the project's own: it enforces the `restricted` Pod
+/// Security Standard (the operator pod wears it: `objects::security`). Another namespace the
+/// operator is installed into may hold pods of others, which enforcing could stop: it only warns
+/// and audits.
+fn namespace_object(name: &str) -> Value {
+    let mut labels = labels();
+    for mode in POD_SECURITY_MODES {
+        if mode != "enforce" || name == NAMESPACE {
+            labels[format!("pod-security.kubernetes.io/{mode}")] = json!(POD_SECURITY_LEVEL);
+        }
+    }
+    json!({ "apiVersion": "v1", "kind": "Namespace", "metadata": { "name": name, "labels": labels } })
 }
 
 /// Kubernetes' built-in `view`, `edit` and `admin` roles gain EtcdClusters and EtcdBackups through
@@ -126,7 +141,7 @@ fn deployment(image: &str, namespace: &str) -> Value {
                     "serviceAccountName": NAME,
                     // Long enough for a pass in flight to finish and the Lease to be released.
                     "terminationGracePeriodSeconds": 30,
-                    "securityContext": { "runAsNonRoot": true, "runAsUser": 65532, "runAsGroup": 65532, "seccompProfile": { "type": "RuntimeDefault" } },
+                    "securityContext": { "runAsNonRoot": true, "runAsUser": security::UID, "runAsGroup": security::GID, "seccompProfile": { "type": "RuntimeDefault" } },
                     "containers": [{
                         "name": "operator",
                         "image": image,
@@ -296,6 +311,25 @@ mod tests {
             .map(|o| &o["metadata"]["name"])
             .collect();
         assert_eq!(namespaces, ["ops", NAMESPACE]);
+        // The project's namespace enforces the restricted standard; one it shares only warns.
+        let labels_of = |ns: &str| {
+            all.iter()
+                .find(|o| o["kind"] == "Namespace" && o["metadata"]["name"] == ns)
+                .unwrap()["metadata"]["labels"]
+                .clone()
+        };
+        assert_eq!(
+            labels_of(NAMESPACE)["pod-security.kubernetes.io/enforce"],
+            "restricted"
+        );
+        assert_eq!(
+            labels_of("ops")["pod-security.kubernetes.io/enforce"],
+            Value::Null
+        );
+        assert_eq!(
+            labels_of("ops")["pod-security.kubernetes.io/warn"],
+            "restricted"
+        );
         let binding = kind(&all, "RoleBinding", Some(NAMESPACE));
         assert_eq!(binding["subjects"][0]["namespace"], "ops");
     }

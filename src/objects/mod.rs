@@ -7,6 +7,7 @@ pub mod access;
 pub mod install;
 pub mod pvc_agent;
 pub mod restore;
+pub mod security;
 
 mod member_config;
 mod names;

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{
     Container, EmptyDirVolumeSource, EnvVar, PersistentVolumeClaim,
-    PersistentVolumeClaimVolumeSource, Pod, PodSpec, SecurityContext, Volume, VolumeMount,
+    PersistentVolumeClaimVolumeSource, Pod, PodSpec, Volume, VolumeMount,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
@@ -32,7 +32,7 @@ pub fn agent_pod_name(claim: &str, suffix: &str) -> String {
 }
 
 /// The agent pod: the tools image, the claim at [`MOUNT_DIR`], an emptyDir for the idle clock,
-/// root (claims belong to whoever formatted them; the image's default user is nonroot).
+/// under the `restricted` standard (`objects::security`: the claim's files get the pod's group).
 pub fn agent_pod(name: &str, ns: &str, claim: &str, image: &str) -> Pod {
     let mut labels = BTreeMap::from([(
         objects::LABEL_MANAGED_BY.to_string(),
@@ -52,6 +52,8 @@ pub fn agent_pod(name: &str, ns: &str, claim: &str, image: &str) -> Pod {
             restart_policy: Some("Never".into()),
             enable_service_links: Some(false),
             automount_service_account_token: Some(false),
+            // The claim's files get the pod's group (`fsGroup`), those a root agent wrote too.
+            security_context: Some(objects::security::pod_context()),
             termination_grace_period_seconds: Some(1),
             containers: vec![Container {
                 name: "agent".into(),
@@ -82,10 +84,7 @@ pub fn agent_pod(name: &str, ns: &str, claim: &str, image: &str) -> Pod {
                         ..Default::default()
                     },
                 ]),
-                security_context: Some(SecurityContext {
-                    run_as_user: Some(0),
-                    ..Default::default()
-                }),
+                security_context: Some(objects::security::container_context()),
                 ..Default::default()
             }],
             volumes: Some(vec![
@@ -176,13 +175,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_agent_pod_mounts_the_claim_and_runs_as_root() {
+    fn the_agent_pod_mounts_the_claim_and_owns_it_through_its_group() {
         let pod = agent_pod("backups-pvc-agent-abc", "ns", "backups", "img:1");
         let spec = pod.spec.unwrap();
         let c = &spec.containers[0];
         assert_eq!(c.image.as_deref(), Some("img:1"));
         assert_eq!(c.volume_mounts.as_ref().unwrap()[0].mount_path, MOUNT_DIR);
-        assert_eq!(c.security_context.as_ref().unwrap().run_as_user, Some(0));
+        let pod = spec.security_context.as_ref().unwrap();
+        assert_eq!(pod.fs_group, Some(objects::security::GID));
+        assert_ne!(pod.run_as_user, Some(0));
         let vols = spec.volumes.unwrap();
         assert_eq!(
             vols[0].persistent_volume_claim.as_ref().unwrap().claim_name,

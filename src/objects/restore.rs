@@ -119,12 +119,8 @@ pub fn restore_pod(d: &Desired, r: &RestoreSource, token: &str) -> Pod {
         }]),
         volume_mounts: Some(vec![mount.clone()]),
         termination_message_policy: Some("FallbackToLogsOnError".into()),
-        // The member volume belongs to the etcd container's user (root in etcd's images); the
-        // project's image runs as nonroot by default and could not write into it.
-        security_context: Some(k8s_openapi::api::core::v1::SecurityContext {
-            run_as_user: Some(0),
-            ..Default::default()
-        }),
+        // The seed's volume belongs to the members' group (`fsGroup`), as the pod's user is.
+        security_context: Some(super::security::container_context()),
         ..Default::default()
     };
     let mut fetch = vec![
@@ -165,6 +161,7 @@ pub fn restore_pod(d: &Desired, r: &RestoreSource, token: &str) -> Pod {
         env: Some(env),
         volume_mounts: Some(vec![mount.clone()]),
         termination_message_policy: Some("FallbackToLogsOnError".into()),
+        security_context: Some(super::security::container_context()),
         ..Default::default()
     };
     let mut labels = BTreeMap::new();
@@ -184,6 +181,9 @@ pub fn restore_pod(d: &Desired, r: &RestoreSource, token: &str) -> Pod {
         spec: Some(PodSpec {
             restart_policy: Some("Never".into()),
             enable_service_links: Some(false),
+            // Nothing in it calls the Kubernetes API.
+            automount_service_account_token: Some(false),
+            security_context: Some(super::security::pod_context()),
             init_containers: Some(vec![fetch_container, restore]),
             containers: vec![tools(
                 "finish",

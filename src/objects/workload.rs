@@ -7,8 +7,9 @@ use k8s_openapi::api::apps::v1::{StatefulSet, StatefulSetSpec, StatefulSetUpdate
 use k8s_openapi::api::core::v1::{
     ConfigMapEnvSource, Container, ContainerPort, EmptyDirVolumeSource, EnvFromSource, EnvVar,
     EnvVarSource, ExecAction, ObjectFieldSelector, PersistentVolumeClaim,
-    PersistentVolumeClaimSpec, PodSpec, PodTemplateSpec, Probe, SecretKeySelector,
-    SecretVolumeSource, TopologySpreadConstraint, Volume, VolumeMount, VolumeResourceRequirements,
+    PersistentVolumeClaimSpec, PodSpec, PodTemplateSpec, Probe, ResourceRequirements,
+    SecretKeySelector, SecretVolumeSource, TopologySpreadConstraint, Volume, VolumeMount,
+    VolumeResourceRequirements,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
@@ -197,7 +198,9 @@ pub fn pod_template(d: &Desired) -> PodTemplateSpec {
             },
         ]),
         readiness_probe: Some(readiness_probe(d)),
-        resources: d.resources.clone(),
+        resources: Some(d.resources.clone().unwrap_or_else(default_member_resources)),
+        // The restricted standard (`security`): etcd writes only its data dir, in the volume.
+        security_context: Some(super::security::container_context()),
         // etcd's last words (e.g. "couldn't find local name", a corrupt WAL) become the
         // container's termination message: observe reads why a member cannot start from the
         // pod status, without a shell in the image or access to logs.
@@ -256,8 +259,27 @@ pub fn pod_template(d: &Desired) -> PodTemplateSpec {
             // Service links would inject ETCD_* variables (for a Service named "etcd") that
             // etcd reads as flags.
             enable_service_links: Some(false),
+            // etcd never calls the Kubernetes API.
+            automount_service_account_token: Some(false),
+            // A member's volume takes the pod's group (`fsGroup`): what a root member of an
+            // older operator wrote stays readable after the template rolls to this one.
+            security_context: Some(super::security::pod_context()),
             ..Default::default()
         }),
+    }
+}
+
+/// A member's resources when `spec.resources` is silent: requests only (the scheduler keeps room
+/// for an idle member of a small cluster), no limits (a CPU limit throttles heartbeats into
+/// elections; a memory limit kills a member whose database grew). Production clusters set
+/// `spec.resources` for their load.
+pub fn default_member_resources() -> ResourceRequirements {
+    ResourceRequirements {
+        requests: Some(BTreeMap::from([
+            ("cpu".to_string(), Quantity("50m".into())),
+            ("memory".to_string(), Quantity("128Mi".into())),
+        ])),
+        ..Default::default()
     }
 }
 

@@ -40,6 +40,7 @@ fi
 
 stop kube-proxy
 stop dns-feeder 5
+stop pv-fsgroup 5
 stop dnsmasq 5
 stop kube-scheduler
 stop kube-controller-manager

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Brings up a real single-node Kubernetes testbed on this VM, version $KUBE_VERSION (default in env.sh;
 # e.g. KUBE_VERSION=1.37.2 tests/cluster/up.sh; see /work/shared/testbed/RECIPE.md for the facts that still hold from 1.20): control-plane etcd, kube-apiserver, kube-controller-manager (hostpath
-# provisioner), kube-scheduler, containerd, kubelet, kube-proxy, dnsmasq + dns-feeder.sh, the images, and a
+# provisioner + pv-fsgroup.sh), kube-scheduler, containerd, kubelet, kube-proxy, dnsmasq + dns-feeder.sh, the images, and a
 # default StorageClass `standard`. Returns at once if the testbed is already up and healthy.
 # Afterwards: export KUBECONFIG=/tmp/tb/admin.kubeconfig
 set -euo pipefail
@@ -24,7 +24,7 @@ node_ready() {
 dns_ok() { [ "$(dig +short +time=1 +tries=1 @"$NODE_IP" kubernetes.default.svc.cluster.local A 2>/dev/null)" = 10.96.0.1 ]; }
 
 # ---------------------------------------------------------------- already up?
-COMPONENTS="etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-proxy dnsmasq dns-feeder"
+COMPONENTS="etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-proxy dnsmasq dns-feeder pv-fsgroup"
 all_alive() { local c; for c in $COMPONENTS; do alive "$c" || return 1; done; }
 if [ -s "$KC" ] && all_alive && K get --raw /readyz >/dev/null 2>&1 && node_ready && dns_ok; then
   running=$(K get --raw /version 2>/dev/null | jq -r .gitVersion)
@@ -172,6 +172,8 @@ start kube-controller-manager "$K8S_BIN/kube-controller-manager" --kubeconfig="$
   --service-account-private-key-file="$P/sa.key" --root-ca-file="$P/ca.crt" --use-service-account-credentials=true \
   --cluster-signing-cert-file="$P/ca.crt" --cluster-signing-key-file="$P/ca.key" \
   --enable-hostpath-provisioner=true --v=1
+# hostPath volumes ignore fsGroup: this gives them what the kubelet gives other volumes (see the script)
+start pv-fsgroup "$here/pv-fsgroup.sh"
 start kube-scheduler "$K8S_BIN/kube-scheduler" --kubeconfig="$TB/scheduler.kubeconfig" \
   --authentication-kubeconfig="$TB/scheduler.kubeconfig" --authorization-kubeconfig="$TB/scheduler.kubeconfig" \
   --leader-elect=false --bind-address=127.0.0.1 --v=1

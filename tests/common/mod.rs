@@ -277,3 +277,33 @@ pub fn cel_admission() -> bool {
         .unwrap_or(0);
     v["serverVersion"]["major"] == "1" && minor >= 29
 }
+
+/// Count and digest of every key and value under `k/` (inside the member pod).
+pub fn keyspace_digest(ns: &str, pod: &str) -> (usize, String) {
+    let count = ok(kubectl(&[
+        "-n",
+        ns,
+        "exec",
+        pod,
+        "--",
+        "sh",
+        "-c",
+        "etcdctl get --prefix k/ --keys-only | grep -c .",
+    ]))
+    .stdout
+    .trim()
+    .parse()
+    .unwrap();
+    let digest = ok(kubectl(&[
+        "-n",
+        ns,
+        "exec",
+        pod,
+        "--",
+        "sh",
+        "-c",
+        "etcdctl get --prefix k/ | sha256sum",
+    ]))
+    .stdout;
+    (count, digest.split_whitespace().next().unwrap_or("").into())
+}

@@ -1,0 +1,198 @@
+//! End-to-end (issue 17 item 3): every pod the project creates is admitted in a namespace that
+//! enforces the `restricted` Pod Security Standard — members, the pvc:// agent, restore pods from
+//! S3 and from a claim — and runs as the non-root user `objects::security` names, on volumes
+//! whose files belong to its group. Every key comes back from both backups.
+#![cfg(feature = "e2e")]
+
+mod common;
+
+use std::process::Command;
+use std::time::Duration;
+
+use common::*;
+
+const UID: &str = "65532";
+
+/// `kubectl etcd …` with S3 reached through the node IP (restore pods reach it too) and the
+/// project's image for agent and restore pods.
+fn etcd_tools(ns: &str, args: &[&str]) -> Run {
+    let endpoint = std::env::var("KE_S3_POD_ENDPOINT").expect(
+        "KE_S3_POD_ENDPOINT is not set: start S3 with tests/cluster/s3.sh up and source /tmp/tb/s3.env",
+    );
+    let image = std::env::var("KE_OPERATOR_IMAGE").expect("KE_OPERATOR_IMAGE is not set");
+    let mut c: Command = kubectl_cmd(&[&["etcd", "-n", ns], args].concat());
+    c.env("AWS_ENDPOINT_URL", endpoint)
+        .env("KUBECTL_ETCD_TOOLS_IMAGE", image);
+    run_cmd(&[&["etcd", "-n", ns], args].concat(), c)
+}
+
+/// The uid and gid a member's etcd runs as, from its /proc status.
+fn ids_of_etcd(ns: &str, pod: &str) -> (String, String) {
+    let status = ok(kubectl(&[
+        "-n",
+        ns,
+        "exec",
+        pod,
+        "--",
+        "cat",
+        "/proc/1/status",
+    ]))
+    .stdout;
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.split_whitespace().next())
+            .unwrap_or_default()
+            .to_string()
+    };
+    (field("Uid:"), field("Gid:"))
+}
+
+#[test]
+fn a_namespace_enforcing_restricted_admits_members_agents_and_restores_and_every_key_comes_back() {
+    install_crd();
+    let ns = Ns::new("restricted");
+    ok(kubectl(&[
+        "label",
+        "namespace",
+        &ns.0,
+        "pod-security.kubernetes.io/enforce=restricted",
+        "pod-security.kubernetes.io/enforce-version=latest",
+    ]));
+    // The namespace does enforce: a pod as etcd's image would run by default (root, no profile)
+    // is refused. (Without this the test could pass in a namespace that checks nothing.)
+    let refused = kubectl_stdin(
+        &["-n", &ns.0, "apply", "-f", "-"],
+        r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"as-root"},
+            "spec":{"containers":[{"name":"c","image":"gcr.io/etcd-development/etcd:v3.6.15"}]}}"#,
+    );
+    assert_ne!(refused.code, 0, "a root pod was admitted");
+    assert!(
+        refused.stderr.contains("violates PodSecurity \"restricted"),
+        "{}",
+        refused.stderr
+    );
+
+    ok(etcd(
+        &ns.0,
+        &[
+            "create",
+            "demo",
+            "--replicas",
+            "3",
+            "--version",
+            "3.6.15",
+            "--timeout",
+            "4m",
+        ],
+    ));
+    ok(kubectl(&[
+        "-n",
+        &ns.0,
+        "exec",
+        "demo-0",
+        "--",
+        "sh",
+        "-c",
+        "for i in $(seq 1 300); do etcdctl put k/$i value-$i >/dev/null || exit 1; done",
+    ]));
+    let before = keyspace_digest(&ns.0, "demo-0");
+    assert_eq!(before.0, 300);
+    for o in 0..3 {
+        let pod = format!("demo-{o}");
+        assert_eq!(ids_of_etcd(&ns.0, &pod), (UID.into(), UID.into()), "{pod}");
+        // etcd's files are its own (created by it) on a volume of its group.
+        let owners = ok(kubectl(&[
+            "-n",
+            &ns.0,
+            "exec",
+            &pod,
+            "--",
+            "sh",
+            "-c",
+            "ls -ln /var/lib/etcd/data/member/wal | awk 'NR>1 {print $3\":\"$4}' | sort -u",
+        ]))
+        .stdout;
+        assert_eq!(owners.trim(), format!("{UID}:{UID}"), "{pod}");
+        // The image cannot be written to.
+        let w = kubectl(&[
+            "-n",
+            &ns.0,
+            "exec",
+            &pod,
+            "--",
+            "sh",
+            "-c",
+            "echo x > /usr/local/bin/x",
+        ]);
+        assert_ne!(w.code, 0, "{pod}: the root filesystem is writable");
+    }
+
+    // A backup to a claim (through the agent pod) and one to S3 (the CLI's own upload).
+    ok(kubectl_stdin(
+        &["-n", &ns.0, "apply", "-f", "-"],
+        r#"{"apiVersion":"v1","kind":"PersistentVolumeClaim","metadata":{"name":"backups"},
+            "spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}}}"#,
+    ));
+    let pvc = json(&ok(etcd_tools(
+        &ns.0,
+        &["-o", "json", "backup", "demo", "--to", "pvc://backups/etcd"],
+    )));
+    assert_eq!(pvc["status"]["phase"], "Succeeded", "{pvc}");
+    let bucket = std::env::var("KE_S3_BUCKET").expect("KE_S3_BUCKET is not set (/tmp/tb/s3.env)");
+    let s3 = json(&ok(etcd_tools(
+        &ns.0,
+        &[
+            "-o",
+            "json",
+            "backup",
+            "demo",
+            "--to",
+            &format!("s3://{bucket}/e2e/{}", ns.0),
+        ],
+    )));
+    assert_eq!(s3["status"]["phase"], "Succeeded", "{s3}");
+
+    // Each restores into a new cluster through a restore pod, admitted too.
+    for (copy, record) in [("from-pvc", &pvc), ("from-s3", &s3)] {
+        ok(etcd_tools(
+            &ns.0,
+            &[
+                "restore",
+                copy,
+                "--from-backup",
+                record["metadata"]["name"].as_str().unwrap(),
+                "--replicas",
+                "1",
+                "--timeout",
+                "4m",
+            ],
+        ));
+        let pod = format!("{copy}-0");
+        assert_eq!(
+            keyspace_digest(&ns.0, &pod),
+            before,
+            "{copy}: every key and value"
+        );
+        assert_eq!(ids_of_etcd(&ns.0, &pod), (UID.into(), UID.into()), "{copy}");
+    }
+
+    // Nothing the project created was refused on the way: no FailedCreate for any pod.
+    let events = ok(kubectl(&[
+        "-n",
+        &ns.0,
+        "get",
+        "events",
+        "--field-selector",
+        "reason=FailedCreate",
+        "-o",
+        "name",
+    ]))
+    .stdout;
+    assert_eq!(events.trim(), "", "pods were refused");
+    eventually("agent pods gone", Duration::from_secs(60), || {
+        let pods = ok(kubectl(&["-n", &ns.0, "get", "pods", "-o", "name"])).stdout;
+        (!pods.contains("pvc-agent")).then_some(())
+    });
+}
