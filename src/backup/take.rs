@@ -343,9 +343,10 @@ pub async fn execute(
         .map_or_else(Timestamp::now, |t| t.0);
     let mut status = record.status.clone().unwrap_or_default();
     let outcome = async {
-        let observed = crate::engine::observe(ctx, d).await?;
-        // Dial with what the members run (a refused spec change, e.g. of spec.tls, aside).
-        let d = &crate::model::keep_immutable(d.clone(), &observed);
+        // Dials with what the members run (a refused spec change, e.g. of spec.tls, aside); the
+        // cluster's status is not needed to pick a source.
+        let (d, observed) = crate::engine::observe(ctx, d, None).await?;
+        let d = &d;
         let source = match req.member {
             Some(ordinal) => source_at(ctx, d, &observed, ordinal).await?,
             None => choose_source(d, &observed).map_err(BackupError::NoSource)?,

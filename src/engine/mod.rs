@@ -318,12 +318,7 @@ pub async fn reconcile_once(
         finalizer::add(&api, cluster).await?;
     }
 
-    let mut observed = observe::observe(ctx, &desired).await?;
-    observed.known_members = observe::known_members(&desired, cluster.status.as_ref());
-    observed.lost_since = observe::lost_since(&desired, cluster.status.as_ref());
-    (observed.last_version, observed.upgrade) = plan::upgrade::from_status(cluster.status.as_ref());
-    observed.maintenance = cluster.status.as_ref().and_then(|s| s.maintenance.clone());
-    let desired = model::keep_immutable(desired, &observed);
+    let (desired, observed) = observe::observe(ctx, &desired, cluster.status.as_ref()).await?;
     let desired = plan::upgrade::settle(desired, &observed);
     let desired = plan::nospace::settle(desired, &observed);
     let mut step = plan::plan(&desired, &observed);

@@ -61,7 +61,7 @@ fn workload_storage(s: &StatefulSet) -> Storage {
 
 /// The members recorded in the status the engine wrote last: the membership that survives the
 /// loss of every other object but the volumes.
-pub fn known_members(d: &Desired, last: Option<&EtcdClusterStatus>) -> BTreeSet<u32> {
+fn known_members(d: &Desired, last: Option<&EtcdClusterStatus>) -> BTreeSet<u32> {
     last.map(|st| {
         st.members
             .iter()
@@ -73,7 +73,7 @@ pub fn known_members(d: &Desired, last: Option<&EtcdClusterStatus>) -> BTreeSet<
 
 /// Ordinal → when each member was first seen looking lost, as the status the engine wrote last
 /// recorded it (`members[].lostSince`).
-pub fn lost_since(d: &Desired, last: Option<&EtcdClusterStatus>) -> BTreeMap<u32, jiff::Timestamp> {
+fn lost_since(d: &Desired, last: Option<&EtcdClusterStatus>) -> BTreeMap<u32, jiff::Timestamp> {
     last.map(|st| {
         st.members
             .iter()
@@ -190,9 +190,15 @@ fn exit_message(c: &k8s_openapi::api::core::v1::ContainerStatus) -> Option<Strin
         .filter(|m| !m.trim().is_empty())
 }
 
-/// Reads the cluster's objects and asks its members (`known_members` is left for the caller,
-/// who has the status).
-pub async fn observe(ctx: &Context, d: &Desired) -> Result<Observed, Error> {
+/// Reads the cluster's objects, asks its members, and reads back what the engine recorded last
+/// (`last`: the status read with the spec; `None` where none was read). Returns the spec as the
+/// world lets it apply (`model::keep_immutable`, computed here once per pass) and the complete
+/// observation: nothing is filled in afterwards.
+pub async fn observe(
+    ctx: &Context,
+    d: &Desired,
+    last: Option<&EtcdClusterStatus>,
+) -> Result<(Desired, Observed), Error> {
     let ns = d.namespace.as_str();
     let client = ctx.client.clone();
     let sts_api: Api<StatefulSet> = Api::namespaced(client.clone(), ns);
@@ -244,17 +250,10 @@ pub async fn observe(ctx: &Context, d: &Desired) -> Result<Observed, Error> {
             .as_ref()
             .map(|spec| objects::template_tls(&spec.template)),
     });
-    // Members are dialed with the TLS they run (a refused spec.tls change does not reach them).
-    let running = statefulset.as_ref().map(|s| {
-        model::keep_immutable(
-            d.clone(),
-            &Observed {
-                statefulset: Some(s.clone()),
-                ..Default::default()
-            },
-        )
-    });
-    let d = running.as_ref().unwrap_or(d);
+    // The spec as the world lets it apply (storage and TLS stay what the StatefulSet has): the
+    // members are dialed with it, and the pass decides with it.
+    let d = model::keep_immutable(d.clone(), statefulset.as_ref());
+    let d = &d;
     let now = jiff::Timestamp::now();
     let mut pod_views = BTreeMap::new();
     let pods_nodes: Vec<(u32, String)> = pods
@@ -379,7 +378,8 @@ pub async fn observe(ctx: &Context, d: &Desired) -> Result<Observed, Error> {
         .map(|p| restore_pod_view(&p)),
         None => None,
     };
-    Ok(Observed {
+    let (last_version, upgrade) = crate::plan::upgrade::from_status(last);
+    let observed = Observed {
         statefulset,
         supporting_objects: peer_svc.is_some() && client_svc.is_some() && pdb.is_some(),
         clients_fenced: client_svc.as_ref().is_some_and(objects::is_fenced),
@@ -387,16 +387,17 @@ pub async fn observe(ctx: &Context, d: &Desired) -> Result<Observed, Error> {
         pods: pod_views,
         volumes,
         etcd,
-        known_members: BTreeSet::new(),
+        known_members: known_members(d, last),
         restore_pod,
-        last_version: None,
-        upgrade: None,
-        maintenance: None,
+        last_version,
+        upgrade,
+        maintenance: last.and_then(|s| s.maintenance.clone()),
         nospace: full.nospace,
         revision: full.revision,
         now,
-        lost_since: BTreeMap::new(),
-    })
+        lost_since: lost_since(d, last),
+    };
+    Ok((d.clone(), observed))
 }
 
 /// The NOSPACE alarms and the current revision, asked only when a member's health read failed

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::observed::Observed;
+use super::observed::WorkloadView;
 use super::validate::{InvalidSpec, invalid, quantity_bytes};
 use super::version::{MAX_MINOR, Version, VersionChange};
 
@@ -203,16 +203,18 @@ impl Desired {
 }
 /// volumes hold the data): a spec that changes it is refused, field by field, and the engine goes
 /// on with the storage it has, so every other rule keeps working (no apply that fails with 422).
-pub fn keep_immutable(d: Desired, o: &Observed) -> Desired {
-    keep_storage(keep_tls(d, o), o)
+///
+/// Called once per pass, by `observe` (what the members are dialed with is this `Desired`).
+pub fn keep_immutable(d: Desired, workload: Option<&WorkloadView>) -> Desired {
+    keep_storage(keep_tls(d, workload), workload)
 }
 
 /// Whether TLS is on, for clients and for peers, is fixed once the StatefulSet exists: every
 /// member advertises its URLs, scheme included, in the membership, and a member switched alone
 /// could not talk to the others. Such a change is refused and the engine goes on with the TLS
 /// the members run; other Secrets of the same kind are taken (a rolling restart).
-pub(super) fn keep_tls(mut d: Desired, o: &Observed) -> Desired {
-    let Some(have) = o.statefulset.as_ref().and_then(|s| s.tls.clone()) else {
+pub(super) fn keep_tls(mut d: Desired, workload: Option<&WorkloadView>) -> Desired {
+    let Some(have) = workload.and_then(|s| s.tls.clone()) else {
         return d;
     };
     // Other Secrets of the same kind (a new certificate) roll out like any template change.
@@ -252,8 +254,8 @@ pub(super) fn describe_tls(t: &Tls) -> String {
     }
 }
 
-pub(super) fn keep_storage(mut d: Desired, o: &Observed) -> Desired {
-    let Some(have) = o.statefulset.as_ref().and_then(|s| s.storage.clone()) else {
+pub(super) fn keep_storage(mut d: Desired, workload: Option<&WorkloadView>) -> Desired {
+    let Some(have) = workload.and_then(|s| s.storage.clone()) else {
         return d;
     };
     let same_size = |a: &str, b: &str| {

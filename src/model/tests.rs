@@ -226,7 +226,10 @@ fn switching_tls_on_an_existing_cluster_is_refused_but_new_secrets_are_taken() {
         ..Default::default()
     };
     // Off: refused, the members keep client TLS.
-    let d = keep_immutable(validate(&cluster(spec(3, "3.6.15"))).unwrap(), &have);
+    let d = keep_immutable(
+        validate(&cluster(spec(3, "3.6.15"))).unwrap(),
+        have.statefulset.as_ref(),
+    );
     assert_eq!(d.tls, running.tls);
     assert_eq!(d.refused.len(), 1);
     assert_eq!(d.refused[0].field, "spec.tls");
@@ -238,15 +241,21 @@ fn switching_tls_on_an_existing_cluster_is_refused_but_new_secrets_are_taken() {
         d.refused[0].message
     );
     // Peer TLS added: refused too.
-    let d = keep_immutable(on(tls(Some("srv"), Some("cli"), Some("peer"))), &have);
+    let d = keep_immutable(
+        on(tls(Some("srv"), Some("cli"), Some("peer"))),
+        have.statefulset.as_ref(),
+    );
     assert_eq!(d.tls, running.tls);
     assert_eq!(d.refused.len(), 1);
     // Another server certificate: taken.
-    let d = keep_immutable(on(tls(Some("srv2"), Some("cli"), None)), &have);
+    let d = keep_immutable(
+        on(tls(Some("srv2"), Some("cli"), None)),
+        have.statefulset.as_ref(),
+    );
     assert!(d.refused.is_empty());
     assert_eq!(d.tls.client.unwrap().server_secret, "srv2");
     // Nothing observed yet: whatever the spec says.
-    let d = keep_immutable(on(tls(None, None, Some("p"))), &Observed::default());
+    let d = keep_immutable(on(tls(None, None, Some("p"))), None);
     assert!(d.refused.is_empty());
 }
 
@@ -264,10 +273,16 @@ fn storage_changes_are_refused_and_the_existing_storage_kept() {
     };
     let mut s = spec(3, "3.5.16");
     s.storage.size = Some("1024Mi".into());
-    let d = keep_immutable(validate(&cluster(s.clone())).unwrap(), &have);
+    let d = keep_immutable(
+        validate(&cluster(s.clone())).unwrap(),
+        have.statefulset.as_ref(),
+    );
     assert!(d.refused.is_empty(), "the same size written differently");
     s.storage.size = Some("2Gi".into());
-    let d = keep_immutable(validate(&cluster(s.clone())).unwrap(), &have);
+    let d = keep_immutable(
+        validate(&cluster(s.clone())).unwrap(),
+        have.statefulset.as_ref(),
+    );
     assert_eq!(d.refused.len(), 1);
     assert_eq!(d.refused[0].field, "spec.storage.size");
     assert!(
@@ -286,11 +301,14 @@ fn storage_changes_are_refused_and_the_existing_storage_kept() {
     assert_eq!(d.replicas, 3, "the rest of the spec applies");
     s.storage.size = None;
     s.storage.storage_class_name = Some("fast".into());
-    let d = keep_immutable(validate(&cluster(s.clone())).unwrap(), &have);
+    let d = keep_immutable(
+        validate(&cluster(s.clone())).unwrap(),
+        have.statefulset.as_ref(),
+    );
     assert_eq!(d.refused[0].field, "spec.storage.storageClassName");
     s.storage.storage_class_name = None;
     s.storage.ephemeral = true;
-    let d = keep_immutable(validate(&cluster(s)).unwrap(), &have);
+    let d = keep_immutable(validate(&cluster(s)).unwrap(), have.statefulset.as_ref());
     assert_eq!(d.refused[0].field, "spec.storage.ephemeral");
     assert!(matches!(d.storage, Storage::Volume { .. }));
 }

@@ -169,7 +169,7 @@ async fn backup_to(
     probe(store).await?;
     let ctx = Context::new(s.client.clone(), Dial::PortForward);
     if dry_run {
-        let observed = crate::engine::observe(&ctx, desired).await?;
+        let (_, observed) = crate::engine::observe(&ctx, desired, cluster.status.as_ref()).await?;
         let source = take::choose_source(desired, &observed).map_err(BackupError::NoSource)?;
         let lines = vec![
             format!(

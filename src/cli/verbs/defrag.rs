@@ -164,8 +164,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     let d = model::validate(&cluster).map_err(invalid)?;
     // Read-only: the order to show, and the sizes and alarms to report against.
     let ctx = Context::new(s.client.clone(), Dial::PortForward);
-    let before = crate::engine::observe(&ctx, &d).await?;
-    let d = model::keep_immutable(d, &before);
+    let (d, before) = crate::engine::observe(&ctx, &d, cluster.status.as_ref()).await?;
     if a.wait.dry_run {
         output::progress_line(&format!(
             "dry run: nothing changed; the request (spec.maintenance.defrag.request of \

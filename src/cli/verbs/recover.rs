@@ -209,10 +209,10 @@ async fn survey(
     d: &Desired,
     cluster: &EtcdCluster,
 ) -> Result<(Vec<Seen>, Quorum), Error> {
-    let observed = crate::engine::observe(ctx, d).await?;
+    // Dials with what the members run (a refused spec change, e.g. of spec.tls, aside).
+    let (d, observed) = crate::engine::observe(ctx, d, cluster.status.as_ref()).await?;
+    let d = &d;
     let quorum = Quorum::of(&observed);
-    // Dial with what the members run (a refused spec change, e.g. of spec.tls, aside).
-    let d = &crate::model::keep_immutable(d.clone(), &observed);
     let recorded = cluster
         .status
         .as_ref()
@@ -738,8 +738,8 @@ async fn snapshot_survivor(
     store.close().await;
     let rec = taken?;
     let before = sv.raft_index.unwrap_or(0);
-    let observed = crate::engine::observe(ctx, d).await?;
-    let d = &crate::model::keep_immutable(d.clone(), &observed);
+    let (d, observed) = crate::engine::observe(ctx, d, cluster.status.as_ref()).await?;
+    let d = &d;
     let ip = observed.pods.get(&sv.ordinal).and_then(|p| p.ip.clone());
     let after = ctx
         .connect(d, sv.ordinal, ip.as_deref())
@@ -925,7 +925,7 @@ async fn delete_members(
     progress.step("waiting for the old members and their volumes to go");
     let deadline = std::time::Instant::now() + a.wait.timeout;
     loop {
-        let o = crate::engine::observe(ctx, d).await?;
+        let (_, o) = crate::engine::observe(ctx, d, None).await?;
         if o.statefulset.is_none() && o.pods.is_empty() && o.volumes.is_empty() {
             return Ok(());
         }

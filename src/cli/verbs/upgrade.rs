@@ -64,7 +64,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     };
     let current = model::validate(&cluster).map_err(invalid)?;
     let ctx = Context::new(s.client.clone(), Dial::PortForward);
-    let observed = crate::engine::observe(&ctx, &current).await?;
+    let (_, observed) = crate::engine::observe(&ctx, &current, cluster.status.as_ref()).await?;
 
     // What the members run, as they report it (the last recorded version when none answers).
     let reported: Vec<Version> = match &observed.etcd {
