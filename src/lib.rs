@@ -2,10 +2,11 @@
 //!
 //! Rooms, and the way dependencies point: `archive` (backup storage, encoding, fetching,
 //! retention, cron: no cluster) ← `api` ← `model` ← `objects` (names, labels, pure builders,
-//! install manifests, the restore pod) ← `plan` ← `engine` (observe, act, the drivers' policy) ←
-//! `lease` ← `backup` (taking and scheduling backups) ← `cli`, `operate`. `etcd` (gRPC) sits
-//! beside `objects` and uses `model`'s id format; `error` sits above both. `cli` reaches
-//! `operate` only through `operate::run`.
+//! install manifests, the restore pod) ← `plan` ← `reach` (dialing members: TLS, auth tokens,
+//! their Secrets) ← `backup` (taking backups: the one recipe) ← `engine` (observe, act, the
+//! drivers' policy; the backup steps) ← `lease` ← `cli`, `operate`. `etcd` (gRPC) sits beside
+//! `objects` and uses `model`'s id format; `error` sits above both. `cli` reaches `operate` only
+//! through `operate::run`.
 // `Error` carries kube's and etcd's errors by value so callers can match on them; it is built
 // only on failure paths, never per item, so its size costs nothing measurable.
 #![allow(clippy::result_large_err)]
@@ -24,5 +25,6 @@ pub mod model;
 pub mod objects;
 pub mod operate;
 pub mod plan;
+pub mod reach;
 #[cfg(all(test, feature = "e2e"))]
 mod testing;

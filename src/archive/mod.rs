@@ -15,3 +15,28 @@ pub mod frame;
 pub mod retention;
 pub mod schedule;
 pub mod store;
+
+/// Where and how a cluster's backups are stored: what `validate` makes of `spec.backup`
+/// (`model::BackupPlan`), or what a verb's flags say instead.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Destination {
+    pub location: store::Location,
+    pub compression: codec::Compression,
+    /// A Secret of the cluster's namespace with S3 credentials (`None`: the ambient chain, if
+    /// the taker may use it).
+    pub credentials_secret: Option<String>,
+    /// Server-side encryption asked of S3.
+    pub sse: Option<store::Sse>,
+}
+
+impl Destination {
+    /// `location` with the default compression, no Secret, no SSE.
+    pub fn at(location: store::Location) -> Destination {
+        Destination {
+            location,
+            compression: codec::Compression::default(),
+            credentials_secret: None,
+            sse: None,
+        }
+    }
+}

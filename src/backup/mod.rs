@@ -1,11 +1,11 @@
-//! Backups of a running cluster, above the engine like `cli` and `operate`: taking one (`take`:
-//! member choice, the streamed snapshot, the `EtcdBackup` record), running the schedules
+//! Backups of a running cluster, below the engine (which carries out the backup steps and is the
+//! drivers' way to them) and above `reach` (dialing members): taking one (`take`, the one
+//! recipe: member choice, the streamed snapshot, the `EtcdBackup` record), running the schedules
 //! (`scheduled`) and reaching a claim's backups through an agent pod (`pvc`). What needs no
 //! cluster — storage, encoding, the pvc frames, fetching and verifying a stored snapshot,
 //! retention, cron — is the `archive` room's; the restore pod is `objects::restore`;
 //! `BackupError` sits with the other errors in `error`.
 
-pub mod pre_upgrade;
 pub mod pvc;
 pub mod scheduled;
 pub mod select;

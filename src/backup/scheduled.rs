@@ -22,9 +22,17 @@ use crate::api::{
 use crate::archive::retention::{self, Candidate, Retention};
 use crate::archive::schedule::{self, Schedule};
 use crate::archive::store::Location;
-use crate::engine::Context;
 use crate::error::{BackupError, Error};
-use crate::model::Desired;
+use crate::model::{Desired, Observed};
+use crate::reach::Reach;
+
+/// Who takes scheduled backups, how it reaches the members, and what its stores may use.
+#[derive(Clone, Copy)]
+pub struct Taker<'a> {
+    pub reach: &'a Reach,
+    pub access: &'a crate::archive::store::Access,
+    pub identity: &'a str,
+}
 
 /// What the schedule says at `now`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -265,10 +273,9 @@ pub struct Scheduled {
 /// One scheduled-backup pass: takes the backup when due, applies retention after a success, and
 /// writes `status.backup` and `BackupHealthy` when they change.
 pub async fn pass(
-    ctx: &Context,
+    ctx: &Taker<'_>,
     cluster: &EtcdCluster,
-    d: &Desired,
-    taken_by: &str,
+    (d, o): (&Desired, &Observed),
     now: Timestamp,
 ) -> Result<Scheduled, Error> {
     let unscheduled = || Scheduled {
@@ -302,9 +309,13 @@ pub async fn pass(
             st.next_scheduled_time = sched.next_after(now).map(Time);
             // Record the slot first: a crash mid-backup does not make the next pass run it again.
             write(ctx, cluster, &st, None).await?;
-            let outcome = take_scheduled(ctx, cluster, d, spec, taken_by).await;
+            let of = take::Of {
+                desired: d,
+                observed: o,
+            };
+            let outcome = take_scheduled(ctx, of, spec).await;
             // A crashed taker's record (and upload parts) go whatever this one's outcome.
-            if let Err(e) = clean_abandoned(ctx, cluster, d, spec, taken_by).await {
+            if let Err(e) = clean_abandoned(ctx, cluster, d, spec, ctx.identity).await {
                 tracing::warn!(cluster = %d.name, namespace = %ns, "cleaning up abandoned backups failed: {e}");
             }
             match outcome {
@@ -349,49 +360,31 @@ pub async fn pass(
 }
 
 async fn take_scheduled(
-    ctx: &Context,
-    cluster: &EtcdCluster,
-    d: &Desired,
+    ctx: &Taker<'_>,
+    of: take::Of<'_>,
     spec: &BackupSpec,
-    taken_by: &str,
 ) -> Result<EtcdBackup, (String, Error)> {
     let fail = |e: Error| (String::new(), e);
-    let destination =
-        Location::parse(&spec.destination).map_err(|e| fail(BackupError::from(e).into()))?;
-    let compression = spec
-        .compression
-        .as_deref()
-        .map(str::parse)
-        .transpose()
-        .map_err(|e: String| fail(BackupError::Usage(e).into()))?
-        .unwrap_or_default();
-    let store = super::open_store(
-        &ctx.client,
-        &d.namespace,
-        &destination,
-        spec.credentials_secret.as_deref(),
-        // pvc:// is refused for spec.backup.destination (model::validate_backup): no agent pod.
-        crate::model::DEFAULT_TOOLS_IMAGE,
-        &ctx.store_access,
-    )
-    .await
-    .map_err(fail)?;
-    let store = super::sse_of(spec)
-        .and_then(|sse| store.with_sse(sse).map_err(BackupError::from))
-        .map_err(|e| fail(e.into()))?;
-    let req = take::Request {
-        destination,
-        compression,
+    let to = crate::archive::Destination {
+        location: Location::parse(&spec.destination)
+            .map_err(|e| fail(BackupError::from(e).into()))?,
+        compression: spec
+            .compression
+            .as_deref()
+            .map(str::parse)
+            .transpose()
+            .map_err(|e: String| fail(BackupError::Usage(e).into()))?
+            .unwrap_or_default(),
         credentials_secret: spec.credentials_secret.clone(),
-        trigger: label::TRIGGER_SCHEDULE,
-        taken_by: taken_by.to_string(),
-        member: None,
+        sse: super::sse_of(spec).map_err(|e| fail(e.into()))?,
     };
-    let record = take::create_record(ctx, cluster, &req, Timestamp::now())
+    let mut req = take::Request::new(to, label::TRIGGER_SCHEDULE, ctx.identity.to_string());
+    req.access = ctx.access.clone();
+    let record = take::start(ctx.reach, of.desired, &req, Timestamp::now())
         .await
         .map_err(fail)?;
     let name = record.name_any();
-    take::execute(ctx, d, &store, &req, record, &|_| {})
+    take::finish(ctx.reach, of, &req, record, &|_| {})
         .await
         .map_err(|e| (name, e))
 }
@@ -399,14 +392,15 @@ async fn take_scheduled(
 /// Deletes what retention lets go: the stored object first, then its record (a record without
 /// its object would promise a restore that cannot happen). Returns what it refused to touch.
 async fn apply_retention(
-    ctx: &Context,
+    ctx: &Taker<'_>,
     cluster: &EtcdCluster,
     d: &Desired,
     spec: &BackupSpec,
     policy: &Retention,
 ) -> Result<Vec<String>, Error> {
-    let api: Api<EtcdBackup> = Api::namespaced(ctx.client.clone(), &d.namespace);
-    let records = crate::backup::records(&ctx.client, &d.namespace, &cluster.name_any()).await?;
+    let api: Api<EtcdBackup> = Api::namespaced(ctx.reach.client.clone(), &d.namespace);
+    let records =
+        crate::backup::records(&ctx.reach.client, &d.namespace, &cluster.name_any()).await?;
     let pinned = restore_names(ctx, &d.namespace).await?;
     let destination = Location::parse(&spec.destination).map_err(BackupError::from)?;
     let owner = Owner {
@@ -425,12 +419,12 @@ async fn apply_retention(
             if store.is_none() {
                 store = Some(
                     super::open_store(
-                        &ctx.client,
+                        &ctx.reach.client,
                         &d.namespace,
                         &destination,
                         spec.credentials_secret.as_deref(),
                         crate::model::DEFAULT_TOOLS_IMAGE,
-                        &ctx.store_access,
+                        ctx.access,
                     )
                     .await?,
                 );
@@ -462,8 +456,8 @@ pub fn identity(cluster: &EtcdCluster) -> select::Identity<'_> {
 
 /// Names of the EtcdBackups that an EtcdCluster of `ns` restores from (`spec.restore.backupName`):
 /// a restore may still read them, so retention never deletes them.
-async fn restore_names(ctx: &Context, ns: &str) -> Result<BTreeSet<String>, Error> {
-    let api: Api<EtcdCluster> = Api::namespaced(ctx.client.clone(), ns);
+async fn restore_names(ctx: &Taker<'_>, ns: &str) -> Result<BTreeSet<String>, Error> {
+    let api: Api<EtcdCluster> = Api::namespaced(ctx.reach.client.clone(), ns);
     let list = api
         .list(&Default::default())
         .await
@@ -479,13 +473,14 @@ async fn restore_names(ctx: &Context, ns: &str) -> Result<BTreeSet<String>, Erro
 /// the unfinished uploads their objects would have had (the key starts with the cluster and the
 /// start time; the revision that follows is not recorded until the end).
 async fn clean_abandoned(
-    ctx: &Context,
+    ctx: &Taker<'_>,
     cluster: &EtcdCluster,
     d: &Desired,
     spec: &BackupSpec,
     me: &str,
 ) -> Result<(), Error> {
-    let records = crate::backup::records(&ctx.client, &d.namespace, &cluster.name_any()).await?;
+    let records =
+        crate::backup::records(&ctx.reach.client, &d.namespace, &cluster.name_any()).await?;
     let now = Timestamp::now();
     let destination = Location::parse(&spec.destination).ok();
     for record in records.iter().filter(|b| select::abandoned(b, me, now)) {
@@ -497,12 +492,12 @@ async fn clean_abandoned(
             .filter(|l| Some(l) == destination.as_ref());
         if let (Some(loc), Some(start)) = (loc, st.start_time.as_ref()) {
             let store = super::open_store(
-                &ctx.client,
+                &ctx.reach.client,
                 &d.namespace,
                 &loc,
                 spec.credentials_secret.as_deref(),
                 crate::model::DEFAULT_TOOLS_IMAGE,
-                &ctx.store_access,
+                ctx.access,
             )
             .await?;
             let prefix = take::object_prefix(&d.namespace, &d.name, start.0);
@@ -518,7 +513,7 @@ async fn clean_abandoned(
             "abandoned: {} stopped before finishing it (crashed or killed); {aborted} unfinished upload(s) aborted",
             st.taken_by.as_deref().unwrap_or("its taker")
         ));
-        take::write_status(ctx, record, &st).await?;
+        take::write_status(ctx.reach, record, &st).await?;
         tracing::info!(cluster = %d.name, namespace = %d.namespace, backup = %record.name_any(), "marked an abandoned backup failed");
     }
     Ok(())
@@ -527,7 +522,7 @@ async fn clean_abandoned(
 /// Records a backup taken outside the schedule (`kubectl etcd backup`) as the cluster's newest
 /// successful one, so `status` shows it too.
 pub async fn note_success(
-    ctx: &Context,
+    ctx: &Taker<'_>,
     cluster: &EtcdCluster,
     record: &EtcdBackup,
 ) -> Result<(), Error> {
@@ -546,14 +541,14 @@ pub async fn note_success(
 
 /// Writes `status.backup` (and the `BackupHealthy` condition, replacing its old self).
 async fn write(
-    ctx: &Context,
+    ctx: &Taker<'_>,
     cluster: &EtcdCluster,
     st: &BackupStatus,
     cond: Option<Condition>,
 ) -> Result<(), Error> {
     let ns = cluster.namespace().unwrap_or_default();
     let name = cluster.name_any();
-    let api: Api<EtcdCluster> = Api::namespaced(ctx.client.clone(), &ns);
+    let api: Api<EtcdCluster> = Api::namespaced(ctx.reach.client.clone(), &ns);
     let mut patch = json!({ "status": { "backup": st } });
     if let Some(cond) = cond {
         // Conditions are a list: a merge patch replaces it whole, so read the newest first.

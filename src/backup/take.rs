@@ -13,14 +13,15 @@ use kube::api::{Api, Patch, PatchParams, PostParams};
 use serde_json::json;
 
 use super::label;
-use crate::api::{EtcdBackup, EtcdBackupSpec, EtcdBackupStatus, EtcdCluster, backup_phase};
+use crate::api::{EtcdBackup, EtcdBackupSpec, EtcdBackupStatus, backup_phase};
+use crate::archive::Destination;
 use crate::archive::codec::{self, Compression, SnapshotVerifier};
-use crate::archive::store::{Location, Store, Stored};
-use crate::engine::Context;
+use crate::archive::store::{Access, Store, Stored};
 use crate::error::{BackupError, Error};
 use crate::etcd::Keyspace;
 use crate::model::{Desired, EtcdView, Observed, Version};
 use crate::objects;
+use crate::reach::Reach;
 
 /// A snapshot stream that yields nothing for this long has failed (a slow one never does).
 pub const STALL: Duration = Duration::from_secs(60);
@@ -179,14 +180,14 @@ pub struct Taken {
 /// etcd stream → etcd hash check → compression → (store: sha256, upload); a snapshot whose own
 /// trailing hash does not check out fails the upload, which the store then aborts.
 pub async fn stream_snapshot(
-    ctx: &Context,
+    reach: &Reach,
     (d, o): (&Desired, &Observed),
     source: &Source,
     (store, key, compression): (&Store, &str, Compression),
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<(Keyspace, Stored, u64), BackupError> {
     let ip = o.pods.get(&source.ordinal).and_then(|p| p.ip.clone());
-    let mut client = ctx
+    let mut client = reach
         .connect(d, source.ordinal, ip.as_deref())
         .await
         .map_err(|e| BackupError::Etcd(Box::new(e)))?;
@@ -212,30 +213,137 @@ pub async fn stream_snapshot(
     Ok((keyspace, stored, verifier.bytes()))
 }
 
-/// What to back up, where and how.
+/// What to back up, where and how, and who takes it.
 #[derive(Clone, Debug)]
 pub struct Request {
-    pub destination: Location,
-    pub compression: Compression,
-    pub credentials_secret: Option<String>,
-    /// "cli" or "schedule".
+    pub to: Destination,
+    /// `label::TRIGGER_*`: who asked.
     pub trigger: &'static str,
-    /// Who takes it (`cli/<host>/<pid>`, `operator/<pod>`), recorded in status.
+    /// Who takes it (`cli/<host>/<pid>`, `operator/<pod>`), recorded in its status.
     pub taken_by: String,
-    /// Snapshot this member (ordinal) rather than the one `choose_source` picks (`recover
-    /// --from-member`).
+    /// Snapshot this member (ordinal) rather than the one `choose_source` picks (`recover`).
     pub member: Option<u32>,
+    /// Image of the agent pod a pvc:// destination is written through.
+    pub tools_image: String,
+    /// What the store may use beyond the credentials Secret (`archive::store::Access`).
+    pub access: Access,
+}
+
+impl Request {
+    /// A backup to `to` for `trigger`, taken by `taken_by`, with the default tools image and no
+    /// restriction on the store (the CLI's; the operator narrows `access`).
+    pub fn new(to: Destination, trigger: &'static str, taken_by: String) -> Request {
+        Request {
+            to,
+            trigger,
+            taken_by,
+            member: None,
+            tools_image: crate::model::DEFAULT_TOOLS_IMAGE.into(),
+            access: Access::ANY,
+        }
+    }
+}
+
+/// The cluster a backup is of, as one pass saw it: its validated spec (with what the members
+/// run kept, `model::keep_immutable`) and what was observed.
+#[derive(Clone, Copy, Debug)]
+pub struct Of<'a> {
+    pub desired: &'a Desired,
+    pub observed: &'a Observed,
+}
+
+/// THE recipe: every backup (the `backup` verb, `upgrade`'s and the engine's pre-upgrade
+/// snapshot, `recover`'s safety snapshot, the schedules) is taken by it or by its two halves
+/// (`start`, `finish`). Opens the store with the request's credentials, SSE and access, and
+/// probes it (a bad bucket or credentials fail before any record exists); records the backup
+/// (`Running`), streams the snapshot with the request's compression, and writes the outcome
+/// into the record (`Succeeded`, or `Failed` with the reason). Returns the final record.
+pub async fn take(
+    reach: &Reach,
+    of: Of<'_>,
+    req: &Request,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<EtcdBackup, Error> {
+    let store = open(reach, &of.desired.namespace, req).await?;
+    let taken = async {
+        let record = start(reach, of.desired, req, Timestamp::now()).await?;
+        execute(reach, of, &store, req, record, progress).await
+    }
+    .await;
+    store.close().await;
+    taken
+}
+
+/// The first half of the recipe for a backup taken beside the engine's passes (a schedule):
+/// only the `Running` record, at once, so that the next pass sees the backup in progress.
+pub async fn start(
+    reach: &Reach,
+    d: &Desired,
+    req: &Request,
+    now: Timestamp,
+) -> Result<EtcdBackup, Error> {
+    create_record(reach, d, req, now).await
+}
+
+/// The second half: opens and probes the store, streams, and writes the outcome into `record`
+/// (a store that cannot be opened fails the record too: it never stays `Running`).
+pub async fn finish(
+    reach: &Reach,
+    of: Of<'_>,
+    req: &Request,
+    record: EtcdBackup,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<EtcdBackup, Error> {
+    let store = match open(reach, &of.desired.namespace, req).await {
+        Ok(store) => store,
+        Err(e) => {
+            let mut st = record.status.clone().unwrap_or_default();
+            st.phase = Some(backup_phase::FAILED.into());
+            st.completion_time = Some(Time(Timestamp::now()));
+            st.message = Some(e.to_string());
+            write_status(reach, &record, &st).await?;
+            return Err(e);
+        }
+    };
+    let taken = execute(reach, of, &store, req, record, progress).await;
+    store.close().await;
+    taken
+}
+
+/// Opens the request's store (its Secret's credentials and endpoint, SSE, the taker's access)
+/// and probes it: credentials, bucket and endpoint answer, or nothing is created.
+pub async fn open(reach: &Reach, ns: &str, req: &Request) -> Result<Store, Error> {
+    let store = super::open_store(
+        &reach.client,
+        ns,
+        &req.to.location,
+        req.to.credentials_secret.as_deref(),
+        &req.tools_image,
+        &req.access,
+    )
+    .await?;
+    let ready = match store.clone().with_sse(req.to.sse.clone()) {
+        Ok(s) => s.check().await.map(|()| s),
+        Err(e) => Err(e),
+    };
+    match ready {
+        Ok(s) => Ok(s),
+        Err(e) => {
+            store.close().await;
+            Err(BackupError::from(e).into())
+        }
+    }
 }
 
 /// The member at `ordinal` as a snapshot source, if it answers its status (no quorum needed).
 pub async fn source_at(
-    ctx: &Context,
+    reach: &Reach,
     d: &Desired,
     o: &Observed,
     ordinal: u32,
 ) -> Result<Source, BackupError> {
     let ip = o.pods.get(&ordinal).and_then(|p| p.ip.clone());
-    let mut client = ctx
+    let mut client = reach
         .connect(d, ordinal, ip.as_deref())
         .await
         .map_err(|e| BackupError::Etcd(Box::new(e)))?;
@@ -252,8 +360,8 @@ pub async fn source_at(
     })
 }
 
-fn backup_api(ctx: &Context, ns: &str) -> Api<EtcdBackup> {
-    Api::namespaced(ctx.client.clone(), ns)
+fn backup_api(reach: &Reach, ns: &str) -> Api<EtcdBackup> {
+    Api::namespaced(reach.client.clone(), ns)
 }
 
 fn kube_err(verb: &'static str, ns: &str, name: &str, e: kube::Error) -> Error {
@@ -261,28 +369,28 @@ fn kube_err(verb: &'static str, ns: &str, name: &str, e: kube::Error) -> Error {
 }
 
 /// Creates the EtcdBackup record of a backup about to be taken, claimed by `req.taken_by`.
-pub async fn create_record(
-    ctx: &Context,
-    cluster: &EtcdCluster,
+async fn create_record(
+    reach: &Reach,
+    d: &Desired,
     req: &Request,
     now: Timestamp,
 ) -> Result<EtcdBackup, Error> {
-    let ns = cluster.namespace().unwrap_or_else(|| "default".into());
-    let name = record_name(&cluster.name_any(), now);
+    let ns = d.namespace.clone();
+    let name = record_name(&d.name, now);
     let mut record = EtcdBackup::new(
         &name,
         EtcdBackupSpec {
-            cluster: cluster.name_any(),
-            destination: req.destination.to_string(),
-            compression: Some(req.compression.as_str().into()),
-            credentials_secret: req.credentials_secret.clone(),
+            cluster: d.name.clone(),
+            destination: req.to.location.to_string(),
+            compression: Some(req.to.compression.as_str().into()),
+            credentials_secret: req.to.credentials_secret.clone(),
             trigger: Some(req.trigger.into()),
-            cluster_uid: cluster.metadata.uid.clone(),
+            cluster_uid: Some(d.uid.clone()).filter(|u| !u.is_empty()),
         },
     );
     record.metadata.namespace = Some(ns.clone());
-    record.metadata.labels = Some(label::for_cluster(&cluster.name_any(), req.trigger));
-    let api = backup_api(ctx, &ns);
+    record.metadata.labels = Some(label::for_cluster(&d.name, req.trigger));
+    let api = backup_api(reach, &ns);
     // Two backups of one cluster within one second: the later record takes a suffix.
     let mut attempt = 1;
     let created = loop {
@@ -298,11 +406,11 @@ pub async fn create_record(
     let status = EtcdBackupStatus {
         phase: Some(backup_phase::RUNNING.into()),
         taken_by: Some(req.taken_by.clone()),
-        compression: Some(req.compression.as_str().into()),
+        compression: Some(req.to.compression.as_str().into()),
         start_time: Some(Time(now)),
         ..Default::default()
     };
-    write_status(ctx, &created, &status).await?;
+    write_status(reach, &created, &status).await?;
     let mut created = created;
     created.status = Some(status);
     Ok(created)
@@ -310,12 +418,12 @@ pub async fn create_record(
 
 /// Writes a backup's status.
 pub async fn write_status(
-    ctx: &Context,
+    reach: &Reach,
     record: &EtcdBackup,
     status: &EtcdBackupStatus,
 ) -> Result<(), Error> {
     let ns = record.namespace().unwrap_or_default();
-    backup_api(ctx, &ns)
+    backup_api(reach, &ns)
         .patch_status(
             &record.name_any(),
             &PatchParams::default(),
@@ -326,11 +434,11 @@ pub async fn write_status(
     Ok(())
 }
 
-/// Takes the backup `record` describes and writes its outcome into its status (Succeeded or
-/// Failed, never left Running by an error of the transfer). Returns the final record.
-pub async fn execute(
-    ctx: &Context,
-    d: &Desired,
+/// Takes the backup `record` describes into the open `store` and writes its outcome into its
+/// status (Succeeded or Failed, never left Running by an error of the transfer).
+async fn execute(
+    reach: &Reach,
+    of: Of<'_>,
     store: &Store,
     req: &Request,
     mut record: EtcdBackup,
@@ -342,14 +450,11 @@ pub async fn execute(
         .and_then(|s| s.start_time.clone())
         .map_or_else(Timestamp::now, |t| t.0);
     let mut status = record.status.clone().unwrap_or_default();
+    let (d, observed) = (of.desired, of.observed);
     let outcome = async {
-        // Dials with what the members run (a refused spec change, e.g. of spec.tls, aside); the
-        // cluster's status is not needed to pick a source.
-        let (d, observed) = crate::engine::observe(ctx, d, None).await?;
-        let d = &d;
         let source = match req.member {
-            Some(ordinal) => source_at(ctx, d, &observed, ordinal).await?,
-            None => choose_source(d, &observed).map_err(BackupError::NoSource)?,
+            Some(ordinal) => source_at(reach, d, observed, ordinal).await?,
+            None => choose_source(d, observed).map_err(BackupError::NoSource)?,
         };
         let cluster_id = match &observed.etcd {
             EtcdView::Reached(c) => c.cluster_id,
@@ -360,7 +465,7 @@ pub async fn execute(
             .pods
             .get(&source.ordinal)
             .and_then(|p| p.ip.clone());
-        let revision = ctx
+        let revision = reach
             .connect(d, source.ordinal, ip.as_deref())
             .await
             .map_err(|e| BackupError::Etcd(Box::new(e)))?
@@ -368,12 +473,12 @@ pub async fn execute(
             .await
             .map_err(|e| BackupError::Etcd(Box::new(e)))?
             .revision;
-        let key = object_key(&d.namespace, &d.name, started, revision, req.compression);
+        let key = object_key(&d.namespace, &d.name, started, revision, req.to.compression);
         let (keyspace, stored, snapshot_bytes) = stream_snapshot(
-            ctx,
-            (d, &observed),
+            reach,
+            (d, observed),
             &source,
-            (store, &key, req.compression),
+            (store, &key, req.to.compression),
             progress,
         )
         .await?;
@@ -395,7 +500,7 @@ pub async fn execute(
     let result = match outcome {
         Ok(t) => {
             status.phase = Some(backup_phase::SUCCEEDED.into());
-            status.url = Some(req.destination.object_url(&t.key));
+            status.url = Some(req.to.location.object_url(&t.key));
             status.size = Some(t.stored_bytes as i64);
             status.snapshot_size = Some(t.snapshot_bytes as i64);
             status.sha256 = Some(t.sha256.clone());
@@ -420,7 +525,7 @@ pub async fn execute(
             Err(e)
         }
     };
-    write_status(ctx, &record, &status).await?;
+    write_status(reach, &record, &status).await?;
     record.status = Some(status);
     result.map(|()| record)
 }
@@ -431,7 +536,7 @@ mod tests {
     use crate::model::{ClusterView, MemberStatusView, MemberView};
 
     fn desired() -> Desired {
-        let mut c = EtcdCluster::new(
+        let mut c = crate::api::EtcdCluster::new(
             "demo",
             crate::api::EtcdClusterSpec {
                 replicas: 3,

@@ -178,10 +178,6 @@ async fn passes(
             }
             Err(e) => return Err(e),
         };
-        // The pre-upgrade snapshot the planner asked for (backups sit above the engine).
-        if let Some(url) = crate::backup::pre_upgrade::take_if_asked(&ctx, &pass).await? {
-            progress.step(&format!("pre-upgrade snapshot stored at {url}"));
-        }
         let note = pass.step.to_string();
         if next != Next::Converged && note != last_note {
             progress.step(&note);

@@ -393,9 +393,11 @@ pub async fn act(ctx: &Context, d: &Desired, o: &Observed, step: &Step) -> Resul
             };
             return etcd_result(r);
         }
-        // Backups sit above the engine: the caller of the pass takes it
-        // (`backup::pre_upgrade::take_if_asked`), and records it for the next pass to read.
-        Step::PreUpgradeSnapshot { .. } => {}
+        Step::PreUpgradeSnapshot { to, destination } => {
+            let req = super::backups::pre_upgrade_request(ctx, d, destination).await?;
+            let url = super::backups::pre_upgrade_snapshot(ctx, (d, o), *to, req).await?;
+            tracing::info!(cluster = %d.name, namespace = %d.namespace, %url, "pre-upgrade snapshot taken");
+        }
         Step::Compact { .. } | Step::Defragment { .. } | Step::DisarmNospace { .. } => {
             return Ok(maintain(ctx, d, o, step).await);
         }

@@ -95,13 +95,8 @@ impl Server {
                 respond.send_response(response);
             }
         });
-        let ctx = Context {
-            client: Client::new(service, "ns"),
-            dial: Dial::PortForward,
-            connect_timeout: std::time::Duration::from_millis(200),
-            add_finalizer: false,
-            store_access: crate::archive::store::Access::ANY,
-        };
+        let mut ctx = Context::new(Client::new(service, "ns"), Dial::PortForward);
+        ctx.reach.connect_timeout = std::time::Duration::from_millis(200);
         (ctx, calls)
     }
 }

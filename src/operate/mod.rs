@@ -242,6 +242,7 @@ async fn lead(
     let mut ctx = Context::new(opts.client.clone(), opts.dial);
     ctx.add_finalizer = true;
     ctx.store_access = opts.store_access.clone();
+    ctx.identity = opts.identity.clone();
     let reporter = Reporter {
         controller: REPORTER.into(),
         instance: Some(opts.identity.clone()),
@@ -251,7 +252,6 @@ async fn lead(
         recorder: Recorder::new(opts.client.clone(), reporter),
         metrics: metrics.clone(),
         backoff: Backoffs::default(),
-        identity: opts.identity.clone(),
         leases: ClusterLeases::new(
             opts.client.clone(),
             &opts.lease_namespace,
@@ -370,8 +370,6 @@ struct State {
     metrics: Arc<Metrics>,
     backoff: Backoffs,
     leases: ClusterLeases,
-    /// Who takes scheduled backups (recorded in their status).
-    identity: String,
 }
 
 /// One pass (kube-runtime already wraps it in a span naming the object; our lines carry the
@@ -412,24 +410,6 @@ async fn reconcile(cluster: Arc<EtcdCluster>, st: Arc<State>) -> Result<Action, 
             return Err(e);
         }
     };
-    // The pre-upgrade snapshot the planner asked for (backups sit above the engine).
-    match crate::backup::pre_upgrade::take_if_asked(&st.ctx, &pass).await {
-        Ok(None) => {}
-        Ok(Some(url)) => {
-            tracing::info!(cluster = %name, namespace = %ns, %url, "pre-upgrade snapshot taken");
-        }
-        Err(e) => {
-            tracing::warn!(cluster = %name, namespace = %ns, "pre-upgrade snapshot failed: {}", e.report());
-            st.publish(
-                &cluster,
-                EventType::Warning,
-                reason::BACKUP_FAILED,
-                e.report(),
-            )
-            .await;
-            return Err(e);
-        }
-    }
     st.backoff.succeeded(&object);
     let result = match &pass.outcome {
         Outcome::Acted | Outcome::Released => PassResult::Acted,
@@ -477,11 +457,15 @@ async fn reconcile(cluster: Arc<EtcdCluster>, st: Arc<State>) -> Result<Action, 
     let mut backup_due = None;
     let creating = pass.status.phase == Some(crate::api::Phase::Creating);
     if pass.outcome != Outcome::Released && !creating {
+        let taker = crate::backup::scheduled::Taker {
+            reach: &st.ctx.reach,
+            access: &st.ctx.store_access,
+            identity: &st.ctx.identity,
+        };
         match crate::backup::scheduled::pass(
-            &st.ctx,
+            &taker,
             &cluster,
-            &pass.desired,
-            &st.identity,
+            (&pass.desired, &pass.observed),
             jiff::Timestamp::now(),
         )
         .await

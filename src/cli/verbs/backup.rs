@@ -10,9 +10,10 @@ use jiff::Timestamp;
 use kube::ResourceExt;
 
 use crate::api::EtcdCluster;
+use crate::archive::Destination;
 use crate::archive::codec::Compression;
-use crate::archive::store::{Access, Location, Sse, Store};
-use crate::backup::{label, open_store, scheduled, select, take};
+use crate::archive::store::{Location, Sse};
+use crate::backup::{label, scheduled, select, take};
 use crate::cli::flags::Global;
 use crate::cli::{Session, output, usage};
 use crate::engine::{Context, Dial};
@@ -66,13 +67,6 @@ pub enum BackupSub {
     },
 }
 
-/// Fails unless the store answers: credentials, bucket and endpoint are checked before anything is
-/// created.
-async fn probe(store: &Store) -> Result<(), Error> {
-    store.check().await.map_err(BackupError::from)?;
-    Ok(())
-}
-
 pub(crate) fn bad_url(e: impl std::fmt::Display) -> Error {
     Error::Usage(e.to_string())
 }
@@ -120,104 +114,20 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         None => None,
     };
     let secret = a.credentials_secret.or(spec_backup.credentials_secret);
-    let store = open_store(
-        &s.client,
-        &s.namespace,
-        &destination,
-        secret.as_deref(),
-        &a.tools_image,
-        &Access::ANY,
-    )
-    .await?;
-    let store = match store.clone().with_sse(sse) {
-        Ok(s) => s,
-        Err(e) => {
-            store.close().await;
-            return Err(BackupError::from(e).into());
-        }
-    };
-    let result = backup_to(
-        g,
-        &s,
-        &name,
-        &cluster,
-        &desired,
-        a.dry_run,
-        &store,
-        compression,
-        secret,
-    )
-    .await;
-    store.close().await;
-    result
-}
-
-/// The backup itself, once the store is open (the caller closes it).
-#[allow(clippy::too_many_arguments)] // one caller; the values are the verb's own
-async fn backup_to(
-    g: &Global,
-    s: &Session,
-    name: &str,
-    cluster: &EtcdCluster,
-    desired: &model::Desired,
-    dry_run: bool,
-    store: &Store,
-    compression: Compression,
-    secret: Option<String>,
-) -> Result<(), Error> {
-    let destination = store.location().clone();
-    probe(store).await?;
-    let ctx = Context::new(s.client.clone(), Dial::PortForward);
-    if dry_run {
-        let (_, observed) = crate::engine::observe(&ctx, desired, cluster.status.as_ref()).await?;
-        let source = take::choose_source(desired, &observed).map_err(BackupError::NoSource)?;
-        let lines = vec![
-            format!(
-                "snapshot {} (raft index {}, etcd {}){}",
-                source.member,
-                source.raft_index,
-                source.version,
-                if source.quorum {
-                    ""
-                } else {
-                    " — the cluster has no healthy quorum"
-                }
-            ),
-            format!(
-                "stream it {} to {}",
-                match compression {
-                    Compression::None => "uncompressed".to_string(),
-                    c => format!("{c}-compressed"),
-                },
-                destination
-                    .object_url(&take::object_key(
-                        &s.namespace,
-                        name,
-                        Timestamp::now(),
-                        0,
-                        compression
-                    ))
-                    .replace("-r0.db", "-r<revision>.db")
-            ),
-            format!(
-                "record it as EtcdBackup {}/{}",
-                s.namespace,
-                take::record_name(name, Timestamp::now())
-            ),
-        ];
-        return output::print_dry_run(g.output, &lines, &[], None);
-    }
-    let req = take::Request {
-        destination,
+    let to = Destination {
+        location: destination,
         compression,
         credentials_secret: secret,
-        trigger: label::TRIGGER_CLI,
-        taken_by: crate::lease::cli_identity(),
-        member: None,
+        sse,
     };
-    let record = take::create_record(&ctx, cluster, &req, Timestamp::now()).await?;
+    let ctx = Context::new(s.client.clone(), Dial::PortForward);
+    let mut req = ctx.backup_request(to, label::TRIGGER_CLI);
+    req.tools_image = a.tools_image;
+    if a.dry_run {
+        return dry_run(g, &s, &ctx, &name, &desired, &req).await;
+    }
     let progress = output::Progress::new(&format!("{}/{name}", s.namespace));
-    progress.step(&format!("streaming a snapshot to {}", req.destination));
+    progress.step(&format!("streaming a snapshot to {}", req.to.location));
     let started = Instant::now();
     let shown = |n: u64| {
         let secs = started.elapsed().as_secs_f64().max(0.001);
@@ -227,8 +137,7 @@ async fn backup_to(
             output::human_bytes((n as f64 / secs) as i64)
         ));
     };
-    let result = take::execute(&ctx, desired, store, &req, record, &shown).await;
-    match result {
+    match crate::engine::backups::take(&ctx, &cluster, &req, &shown).await {
         Ok(record) => {
             let st = record.status.clone().unwrap_or_default();
             progress.finish(&format!(
@@ -241,7 +150,6 @@ async fn backup_to(
             if let Some(m) = &st.message {
                 output::progress_line(&format!("warning: {m}"));
             }
-            crate::backup::scheduled::note_success(&ctx, cluster, &record).await?;
             output::print_backups(g.output, &[record])
         }
         Err(e) => {
@@ -249,6 +157,61 @@ async fn backup_to(
             Err(e)
         }
     }
+}
+
+/// `--dry-run`: the store answers (probed, then closed), and which member would be snapshotted
+/// to where.
+async fn dry_run(
+    g: &Global,
+    s: &Session,
+    ctx: &Context,
+    name: &str,
+    desired: &model::Desired,
+    req: &take::Request,
+) -> Result<(), Error> {
+    take::open(&ctx.reach, &s.namespace, req)
+        .await?
+        .close()
+        .await;
+    let compression = req.to.compression;
+    let (desired, observed) = crate::engine::observe(ctx, desired, None).await?;
+    let source = take::choose_source(&desired, &observed).map_err(BackupError::NoSource)?;
+    let lines = vec![
+        format!(
+            "snapshot {} (raft index {}, etcd {}){}",
+            source.member,
+            source.raft_index,
+            source.version,
+            if source.quorum {
+                ""
+            } else {
+                " — the cluster has no healthy quorum"
+            }
+        ),
+        format!(
+            "stream it {} to {}",
+            match compression {
+                Compression::None => "uncompressed".to_string(),
+                c => format!("{c}-compressed"),
+            },
+            req.to
+                .location
+                .object_url(&take::object_key(
+                    &s.namespace,
+                    name,
+                    Timestamp::now(),
+                    0,
+                    compression
+                ))
+                .replace("-r0.db", "-r<revision>.db")
+        ),
+        format!(
+            "record it as EtcdBackup {}/{}",
+            s.namespace,
+            take::record_name(name, Timestamp::now())
+        ),
+    ];
+    output::print_dry_run(g.output, &lines, &[], None)
 }
 
 async fn list(g: &Global, cluster: &str) -> Result<(), Error> {

@@ -31,11 +31,10 @@ use super::backup::bad_url;
 use crate::api::{EtcdBackup, EtcdCluster, RestoreSpec, backup_phase, condition};
 use crate::archive::store::{Access, Location};
 use crate::backup::open_store;
-use crate::backup::{label, select, take};
+use crate::backup::{label, select};
 use crate::cli::flags::{Global, WaitFlags};
 use crate::cli::{Session, drive, output, usage};
 use crate::engine::{Context, Dial};
-use crate::error::BackupError;
 use crate::error::Error;
 use crate::model::{self, DEFAULT_TOOLS_IMAGE, Desired, EtcdView, Observed};
 use crate::objects;
@@ -569,18 +568,9 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         wait_unserved(&s, &name, FENCE_TIMEOUT).await?;
         let (url, sha256, backup_name) = match (&survivor, &record) {
             (Some(sv), _) => {
-                let rec = snapshot_survivor(
-                    &s,
-                    &ctx,
-                    &d,
-                    &cluster,
-                    &a,
-                    sv,
-                    &destination,
-                    &secret,
-                    &progress,
-                )
-                .await?;
+                let rec =
+                    snapshot_survivor(&ctx, &d, &cluster, &a, sv, &destination, &secret, &progress)
+                        .await?;
                 let st = rec.status.clone().unwrap_or_default();
                 (st.url.unwrap_or_default(), st.sha256, rec.name_any())
             }
@@ -694,7 +684,6 @@ pub fn handover(r: RestoreSpec, now: Timestamp) -> serde_json::Value {
 /// the survivor did not move meanwhile.
 #[allow(clippy::too_many_arguments)] // one call site; the values are the verb's own
 async fn snapshot_survivor(
-    s: &Session,
     ctx: &Context,
     d: &Desired,
     cluster: &EtcdCluster,
@@ -707,35 +696,25 @@ async fn snapshot_survivor(
     let destination = destination
         .clone()
         .unwrap_or_else(|| unreachable!("a survivor always has a destination"));
-    let store = open_store(
-        &s.client,
-        &s.namespace,
-        &destination,
-        secret.as_deref(),
-        &a.tools_image,
-        &Access::ANY,
-    )
-    .await?;
-    let checked = store.check().await;
-    if checked.is_err() {
-        store.close().await;
-    }
-    checked.map_err(BackupError::from)?;
-    let req = take::Request {
-        destination,
-        compression: Default::default(),
+    // The one backup recipe (probe, record, stream, verify), through the engine's entry point.
+    let spec_backup = cluster.spec.backup.clone().unwrap_or_default();
+    let to = crate::archive::Destination {
+        location: destination,
+        compression: spec_backup
+            .compression
+            .as_deref()
+            .map(str::parse)
+            .transpose()
+            .map_err(Error::Usage)?
+            .unwrap_or_default(),
         credentials_secret: secret.clone(),
-        trigger: label::TRIGGER_CLI,
-        taken_by: crate::lease::cli_identity(),
-        member: Some(sv.ordinal),
+        sse: crate::backup::sse_of(&spec_backup)?,
     };
+    let mut req = ctx.backup_request(to, label::TRIGGER_CLI);
+    req.member = Some(sv.ordinal);
+    req.tools_image = a.tools_image.clone();
     progress.step(&format!("snapshotting {}", sv.name));
-    let taken = async {
-        let rec = take::create_record(ctx, cluster, &req, Timestamp::now()).await?;
-        take::execute(ctx, d, &store, &req, rec, &|_| {}).await
-    }
-    .await;
-    store.close().await;
+    let taken = crate::engine::backups::take(ctx, cluster, &req, &|_| {}).await;
     let rec = taken?;
     let before = sv.raft_index.unwrap_or(0);
     let (d, observed) = crate::engine::observe(ctx, d, cluster.status.as_ref()).await?;

@@ -12,15 +12,14 @@ use kube::api::{Patch, PatchParams};
 use serde_json::json;
 
 use crate::api::{ANNOTATION_PRE_UPGRADE_BACKUP, KIND, PRE_UPGRADE_BACKUP_SKIPPED, upgrade_state};
+use crate::archive::Destination;
 use crate::archive::codec::Compression;
 use crate::archive::store::Location;
-use crate::backup::open_store;
 use crate::backup::{label, take};
 use crate::cli::flags::{Global, WaitFlags};
 use crate::cli::verbs::backup::bad_url;
 use crate::cli::{Session, drive, output, usage};
 use crate::engine::{Context, Dial};
-use crate::error::BackupError;
 use crate::error::Error;
 use crate::model::{self, EtcdView, Version};
 use crate::plan::upgrade::{self, PathKind};
@@ -173,7 +172,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         None if kind == PathKind::Same => String::new(),
         None => format!("{to} {PRE_UPGRADE_BACKUP_SKIPPED}"),
         Some(destination) => {
-            let url = snapshot(&s, &ctx, &cluster, &current, destination, &spec_backup).await?;
+            let url = snapshot(&s, &ctx, &cluster, destination, &spec_backup).await?;
             format!("{to} {url}")
         }
     };
@@ -217,47 +216,33 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     Ok(())
 }
 
-/// Takes the pre-upgrade snapshot with the backup library and returns its URL; fails unless it
-/// was stored and verified.
+/// Takes the pre-upgrade snapshot through the engine (the one backup recipe) and returns its URL;
+/// fails unless it was stored and verified.
 async fn snapshot(
     s: &Session,
     ctx: &Context,
     cluster: &crate::api::EtcdCluster,
-    d: &model::Desired,
     destination: Location,
     spec_backup: &crate::api::BackupSpec,
 ) -> Result<String, Error> {
     let (ns, name) = (&s.namespace, cluster.name_any());
-    let compression = spec_backup
-        .compression
-        .as_deref()
-        .map(str::parse)
-        .transpose()
-        .map_err(Error::Usage)?
-        .unwrap_or_default();
-    let secret = spec_backup.credentials_secret.clone();
-    let store = open_store(
-        &s.client,
-        ns,
-        &destination,
-        secret.as_deref(),
-        crate::model::DEFAULT_TOOLS_IMAGE, // pvc:// is refused above: no agent pod
-        &crate::archive::store::Access::ANY,
-    )
-    .await?;
-    store.check().await.map_err(BackupError::from)?;
-    let req = take::Request {
-        destination,
-        compression,
-        credentials_secret: secret,
-        trigger: label::TRIGGER_CLI,
-        taken_by: crate::lease::cli_identity(),
-        member: None,
+    let to = Destination {
+        location: destination,
+        compression: spec_backup
+            .compression
+            .as_deref()
+            .map(str::parse)
+            .transpose()
+            .map_err(Error::Usage)?
+            .unwrap_or_default(),
+        credentials_secret: spec_backup.credentials_secret.clone(),
+        sse: crate::backup::sse_of(spec_backup)?,
     };
-    let record = take::create_record(ctx, cluster, &req, Timestamp::now()).await?;
+    // pvc:// is refused above: no agent pod.
+    let req = ctx.backup_request(to, label::TRIGGER_CLI);
     let progress = output::Progress::new(&format!("{ns}/{name}"));
-    progress.step(&format!("pre-upgrade snapshot to {}", req.destination));
-    let record = match take::execute(ctx, d, &store, &req, record, &|_| {}).await {
+    progress.step(&format!("pre-upgrade snapshot to {}", req.to.location));
+    let record = match crate::engine::backups::take(ctx, cluster, &req, &|_| {}).await {
         Ok(r) => r,
         Err(e) => {
             progress.abandon();
@@ -282,7 +267,6 @@ async fn snapshot(
         record.name_any(),
         output::human_bytes(st.size.unwrap_or(0))
     ));
-    crate::backup::scheduled::note_success(ctx, cluster, &record).await?;
     Ok(url)
 }
 

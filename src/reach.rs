@@ -1,0 +1,194 @@
+//! Reaching a cluster's members: dialing one (straight to its pod, or through a port-forward),
+//! with the client TLS of `spec.tls` and the `spec.auth` user's token, both read from their
+//! Secrets at each connection. Below both the engine (observe, act) and `backup` (snapshots):
+//! it knows `model` (what to dial), `objects` (names, ports, Secret keys) and `etcd` (the
+//! client), and nothing of the engine.
+
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Pod;
+use kube::{Api, Client};
+
+use crate::etcd::{EtcdClient, EtcdError};
+use crate::model::Desired;
+use crate::objects;
+
+/// How long dialing one member may take before the pass counts it as not answering.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// How the engine reaches etcd members.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dial {
+    /// Through the Kubernetes API (a port-forward per connection): the CLI outside the cluster.
+    PortForward,
+    /// Straight to the pod IP: `operate` inside the cluster.
+    Direct,
+}
+
+/// A Kubernetes client and how to dial members through it.
+#[derive(Clone)]
+pub struct Reach {
+    pub client: Client,
+    pub dial: Dial,
+    pub connect_timeout: Duration,
+}
+
+impl Reach {
+    pub fn new(client: Client, dial: Dial) -> Reach {
+        Reach {
+            client,
+            dial,
+            connect_timeout: CONNECT_TIMEOUT,
+        }
+    }
+
+    /// A client for the member at `ordinal`, authenticated as the `spec.auth` user while etcd's
+    /// authentication is on (a learner, which issues no token, gets one from another member).
+    pub async fn connect(
+        &self,
+        d: &Desired,
+        ordinal: u32,
+        pod_ip: Option<&str>,
+    ) -> Result<EtcdClient, EtcdError> {
+        let mut client = self.dial_member(d, ordinal, pod_ip).await?;
+        if let Some(secret) = &d.auth_secret {
+            let (user, password) = self.user_credentials(d, secret, ordinal).await?;
+            if client.authenticate(&user, &password).await? == crate::etcd::Auth::Learner
+                && let Some(token) = self.token_from_another(d, ordinal, &user, &password).await
+            {
+                client.use_token(token);
+            }
+        }
+        Ok(client)
+    }
+
+    async fn dial_member(
+        &self,
+        d: &Desired,
+        ordinal: u32,
+        pod_ip: Option<&str>,
+    ) -> Result<EtcdClient, EtcdError> {
+        let tls = self.client_tls(d, ordinal).await?;
+        let client = match (self.dial, pod_ip) {
+            (Dial::Direct, Some(ip)) => {
+                EtcdClient::connect_tls(
+                    &format!("{}://{ip}:{}", d.tls.client_scheme(), objects::CLIENT_PORT),
+                    self.connect_timeout,
+                    tls,
+                )
+                .await?
+            }
+            (Dial::Direct, None) => {
+                EtcdClient::connect_tls(&objects::client_url(d, ordinal), self.connect_timeout, tls)
+                    .await?
+            }
+            (Dial::PortForward, _) => {
+                let pods: Api<Pod> = Api::namespaced(self.client.clone(), &d.namespace);
+                EtcdClient::connect_port_forward_tls(
+                    pods,
+                    &objects::pod_name(&d.name, ordinal),
+                    objects::CLIENT_PORT,
+                    self.connect_timeout,
+                    tls,
+                )
+                .await?
+            }
+        };
+        Ok(client.with_rpc_timeout(crate::etcd::DEFAULT_RPC_TIMEOUT))
+    }
+
+    /// A token issued by the first other member that authenticates the user (etcd shares
+    /// tokens through raft, so the learner at `ordinal` knows it).
+    async fn token_from_another(
+        &self,
+        d: &Desired,
+        ordinal: u32,
+        user: &str,
+        password: &str,
+    ) -> Option<http::HeaderValue> {
+        for other in (0..d.replicas.max(ordinal + 1)).filter(|o| *o != ordinal) {
+            let Ok(mut c) = self.dial_member(d, other, None).await else {
+                continue;
+            };
+            if let Ok(crate::etcd::Auth::Authenticated) = c.authenticate(user, password).await {
+                return c.token();
+            }
+        }
+        None
+    }
+
+    /// The Secret `name` of the cluster's namespace that spec `field` names, read now; the error
+    /// names both.
+    async fn named_secret(
+        &self,
+        d: &Desired,
+        name: &str,
+        field: &str,
+    ) -> Result<k8s_openapi::api::core::v1::Secret, String> {
+        let secrets: Api<k8s_openapi::api::core::v1::Secret> =
+            Api::namespaced(self.client.clone(), &d.namespace);
+        secrets
+            .get_opt(name)
+            .await
+            .map_err(|e| format!("reading Secret {}/{name}: {e}", d.namespace))?
+            .ok_or_else(|| format!("Secret {}/{name} ({field}) does not exist", d.namespace))
+    }
+
+    /// The `spec.auth` user's name and password, read now (a changed password is used from the
+    /// next connection on).
+    async fn user_credentials(
+        &self,
+        d: &Desired,
+        secret: &str,
+        ordinal: u32,
+    ) -> Result<(String, String), EtcdError> {
+        let fail = |why: String| EtcdError::Authenticate {
+            endpoint: objects::client_url(d, ordinal),
+            user: String::new(),
+            source: crate::etcd::Cause::Credentials(why),
+        };
+        let found = self
+            .named_secret(d, secret, "spec.auth.userSecret")
+            .await
+            .map_err(fail)?;
+        objects::user_credentials(&found)
+            .map_err(|missing| fail(format!("Secret {}/{secret} {missing}", d.namespace)))
+    }
+}
+
+impl Reach {
+    /// The TLS to dial member `ordinal` with (`spec.tls` client TLS): the client Secret read
+    /// now (a renewed certificate is used from the next connection on).
+    async fn client_tls(
+        &self,
+        d: &Desired,
+        ordinal: u32,
+    ) -> Result<Option<crate::etcd::TlsDial>, EtcdError> {
+        let Some(c) = &d.tls.client else {
+            return Ok(None);
+        };
+        let endpoint = objects::client_url(d, ordinal);
+        let fail = |why: String| EtcdError::Connect {
+            endpoint: endpoint.clone(),
+            source: crate::etcd::Cause::Tls(why),
+        };
+        let secret = self
+            .named_secret(d, &c.client_secret, "spec.tls.clientSecret")
+            .await
+            .map_err(fail)?;
+        let files = objects::tls_files(&secret).map_err(|missing| {
+            fail(format!(
+                "Secret {}/{} {missing}",
+                d.namespace, c.client_secret
+            ))
+        })?;
+        crate::etcd::TlsDial::new(
+            &files.ca,
+            &files.cert,
+            &files.key,
+            &objects::member_host(&d.name, &d.namespace, ordinal),
+        )
+        .map(Some)
+        .map_err(|source| EtcdError::Connect { endpoint, source })
+    }
+}
