@@ -605,6 +605,8 @@ impl std::fmt::Display for Phase {
     group = "etcd.kubectl-etcd.io",
     version = "v1alpha1",
     kind = "EtcdBackup",
+    // The engine's Observed holds records, and Observed is compared.
+    derive = "PartialEq",
     plural = "etcdbackups",
     singular = "etcdbackup",
     shortname = "etcdb",
@@ -908,6 +910,8 @@ pub enum Reason {
     QuotaRaised,
     /// NOSPACE: the database is full of live data even at the raised quota; a human decides.
     DatabaseFull,
+    /// A scheduled backup is started, an abandoned one failed, or expired ones pruned.
+    BackingUp,
 }
 
 impl Reason {
@@ -950,6 +954,7 @@ impl Reason {
             Reason::DisarmingAlarm => "DisarmingAlarm",
             Reason::QuotaRaised => "QuotaRaised",
             Reason::DatabaseFull => "DatabaseFull",
+            Reason::BackingUp => "BackingUp",
         }
     }
 }

@@ -899,6 +899,12 @@ struct LocalOperator(std::process::Child);
 impl LocalOperator {
     /// Started on `ns`, its metrics on `metrics` (one address per test).
     fn watching(ns: &str, metrics: &str) -> LocalOperator {
+        // The testbed's S3 (a Secret's AWS_ENDPOINT_URL): not AWS, so listed.
+        LocalOperator::allowing(ns, metrics, &s3().0)
+    }
+
+    /// Started on `ns`, its metrics on `metrics`, S3 at `endpoint` allowed.
+    fn allowing(ns: &str, metrics: &str, endpoint: &str) -> LocalOperator {
         LocalOperator(
             kubectl_cmd(&[
                 "etcd",
@@ -911,9 +917,8 @@ impl LocalOperator {
                 "port-forward",
                 "--identity",
                 &format!("operator/e2e-{ns}"),
-                // The testbed's S3 (a Secret's AWS_ENDPOINT_URL): not AWS, so listed.
                 "--s3-endpoint-allow",
-                &s3().0,
+                endpoint,
             ])
             .stdout(std::process::Stdio::null())
             .spawn()
@@ -924,14 +929,18 @@ impl LocalOperator {
 
 /// The Secret `s3-creds` in `ns`, with this machine's S3 credentials and the endpoint pods reach.
 fn s3_creds_secret(ns: &str) {
-    let (endpoint, _) = s3();
+    s3_secret(ns, "s3-creds", &s3().0);
+}
+
+/// The Secret `name` in `ns`, with this machine's S3 credentials and `endpoint`.
+fn s3_secret(ns: &str, name: &str, endpoint: &str) {
     ok(kubectl(&[
         "-n",
         ns,
         "create",
         "secret",
         "generic",
-        "s3-creds",
+        name,
         &format!(
             "--from-literal=AWS_ACCESS_KEY_ID={}",
             std::env::var("AWS_ACCESS_KEY_ID").unwrap()
@@ -943,6 +952,7 @@ fn s3_creds_secret(ns: &str) {
         &format!("--from-literal=AWS_ENDPOINT_URL={endpoint}"),
     ]));
 }
+
 impl Drop for LocalOperator {
     fn drop(&mut self) {
         let _ = self.0.kill();
@@ -1433,4 +1443,159 @@ fn a_cluster_re_created_empty_under_the_same_name_never_prunes_the_old_ones_back
         before,
         "every acknowledged key of the first demo is back"
     );
+}
+
+/// A TCP proxy on this machine in front of `upstream` (host:port) that lets at most `rate`
+/// bytes per second through towards it (answers come back at full speed): a slow store. Stops
+/// accepting when dropped.
+struct SlowProxy {
+    addr: String,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl SlowProxy {
+    fn start(upstream: &str, rate: usize) -> SlowProxy {
+        use std::io::{Read, Write};
+        use std::net::{Shutdown, TcpListener, TcpStream};
+        use std::sync::atomic::Ordering;
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (upstream, stopped) = (upstream.to_string(), stop.clone());
+        std::thread::spawn(move || {
+            while !stopped.load(Ordering::Relaxed) {
+                let Ok((mut client, _)) = listener.accept() else {
+                    std::thread::sleep(Duration::from_millis(20));
+                    continue;
+                };
+                client.set_nonblocking(false).unwrap();
+                let Ok(mut server) = TcpStream::connect(&upstream) else {
+                    continue;
+                };
+                let (mut client_r, mut server_w) =
+                    (client.try_clone().unwrap(), server.try_clone().unwrap());
+                std::thread::spawn(move || {
+                    let mut buf = [0u8; 4096];
+                    while let Ok(n @ 1..) = client_r.read(&mut buf) {
+                        if server_w.write_all(&buf[..n]).is_err() {
+                            break;
+                        }
+                        std::thread::sleep(Duration::from_secs_f64(n as f64 / rate as f64));
+                    }
+                    let _ = server_w.shutdown(Shutdown::Write);
+                });
+                std::thread::spawn(move || {
+                    let _ = std::io::copy(&mut server, &mut client);
+                    let _ = client.shutdown(Shutdown::Write);
+                });
+            }
+        });
+        SlowProxy { addr, stop }
+    }
+}
+
+impl Drop for SlowProxy {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// The EtcdBackup records of `ns`: (name, phase).
+fn backup_phases(ns: &str) -> Vec<(String, String)> {
+    get_json(ns, &["etcdbackups"])["items"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .map(|b| {
+            (
+                b["metadata"]["name"].as_str().unwrap_or("").to_string(),
+                b["status"]["phase"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_scheduled_backup_to_a_slow_store_runs_beside_the_passes_that_repair_the_cluster() {
+    install_crd();
+    let ns = Ns::new("backup-beside");
+    let (_, bucket) = s3();
+    let _ = kubectl(&["create", "namespace", "kubectl-etcd-system"]);
+    // S3 at 48 KiB/s towards it: an upload of a few MiB takes a minute or more.
+    let upstream = std::env::var("AWS_ENDPOINT_URL").expect("AWS_ENDPOINT_URL (/tmp/tb/s3.env)");
+    let proxy = SlowProxy::start(upstream.trim_start_matches("http://"), 48 * 1024);
+    let endpoint = format!("http://{}", proxy.addr);
+    s3_secret(&ns.0, "s3-slow", &endpoint);
+    let _op = LocalOperator::allowing(&ns.0, "127.0.0.1:18093", &endpoint);
+    let manifest = |backup: &str| {
+        format!(
+            r#"{{"apiVersion":"etcd.kubectl-etcd.io/v1alpha1","kind":"EtcdCluster","metadata":{{"name":"demo","namespace":"{ns}"}},
+"spec":{{"replicas":1,"version":"3.5.16"{backup}}}}}"#,
+            ns = ns.0
+        )
+    };
+    ok(kubectl_stdin(&["apply", "-f", "-"], &manifest("")));
+    eventually("demo Running", Duration::from_secs(180), || {
+        (cluster_json(&ns.0, "demo")["status"]["phase"] == "Running").then_some(())
+    });
+    write_keys(&ns.0, "demo-0", 3000);
+    // A schedule whose first run is due at once (runOnCreate), uncompressed.
+    let backup = format!(
+        r#","backup":{{"destination":"s3://{bucket}/e2e/{}/beside","credentialsSecret":"s3-slow","schedule":"0 0 1 1 *","runOnCreate":true,"compression":"none"}}"#,
+        ns.0
+    );
+    ok(kubectl_stdin(&["apply", "-f", "-"], &manifest(&backup)));
+    let running = eventually(
+        "a scheduled backup running",
+        Duration::from_secs(60),
+        || {
+            backup_phases(&ns.0)
+                .into_iter()
+                .find(|(_, phase)| phase == "Running")
+                .map(|(name, _)| name)
+        },
+    );
+    // While it uploads, the engine repairs the cluster: a deleted Service comes back.
+    ok(kubectl(&["-n", &ns.0, "delete", "service", "demo-client"]));
+    eventually(
+        "the client Service re-created",
+        Duration::from_secs(30),
+        || (kubectl(&["-n", &ns.0, "get", "service", "demo-client"]).code == 0).then_some(()),
+    );
+    let phase = backup_phases(&ns.0)
+        .into_iter()
+        .find(|(n, _)| *n == running)
+        .map(|(_, p)| p);
+    assert_eq!(
+        phase.as_deref(),
+        Some("Running"),
+        "the Service was repaired while the backup was still uploading"
+    );
+    // Then the backup ends well, and the status derived from its record says so.
+    eventually("the backup succeeded", Duration::from_secs(300), || {
+        backup_phases(&ns.0)
+            .into_iter()
+            .any(|(n, p)| n == running && p == "Succeeded")
+            .then_some(())
+    });
+    let c = eventually(
+        "status.backup names it and BackupHealthy is True",
+        Duration::from_secs(60),
+        || {
+            let c = cluster_json(&ns.0, "demo");
+            let healthy = c["status"]["conditions"]
+                .as_array()?
+                .iter()
+                .any(|k| k["type"] == "BackupHealthy" && k["status"] == "True");
+            (c["status"]["backup"]["lastSuccessful"] == running.as_str() && healthy).then_some(c)
+        },
+    );
+    assert!(
+        c["status"]["backup"]["nextScheduledTime"].is_string(),
+        "{}",
+        c["status"]["backup"]
+    );
+    drop(proxy);
 }

@@ -81,17 +81,6 @@ pub async fn secret_credentials(
     ))
 }
 
-/// The server-side encryption a cluster's backups ask of S3 (`spec.backup.serverSideEncryption`).
-pub fn sse_of(spec: &crate::api::BackupSpec) -> Result<Option<store::Sse>, BackupError> {
-    spec.server_side_encryption
-        .as_ref()
-        .map(|s| {
-            store::Sse::parse(&s.algorithm, s.kms_key_id.as_deref())
-                .map_err(|e| BackupError::Usage(format!("spec.backup.serverSideEncryption: {e}")))
-        })
-        .transpose()
-}
-
 /// EtcdBackup records of `cluster`, newest first.
 pub async fn records(
     client: &kube::Client,

@@ -110,6 +110,9 @@ pub fn step_objects(d: &Desired, step: &Step) -> Vec<Object> {
         | Step::Defragment { .. }
         | Step::DisarmNospace { .. }
         | Step::RaiseQuota { .. }
+        | Step::TakeScheduledBackup { .. }
+        | Step::PruneBackups { .. }
+        | Step::AbandonBackup { .. }
         | Step::Wait { .. }
         | Step::Hold { .. }
         | Step::Paused
@@ -394,10 +397,14 @@ pub async fn act(ctx: &Context, d: &Desired, o: &Observed, step: &Step) -> Resul
             return etcd_result(r);
         }
         Step::PreUpgradeSnapshot { to, destination } => {
-            let req = super::backups::pre_upgrade_request(ctx, d, destination).await?;
-            let url = super::backups::pre_upgrade_snapshot(ctx, (d, o), *to, req).await?;
+            let url = super::backups::pre_upgrade_snapshot(ctx, (d, o), *to, destination).await?;
             tracing::info!(cluster = %d.name, namespace = %d.namespace, %url, "pre-upgrade snapshot taken");
         }
+        Step::TakeScheduledBackup { .. } => super::backups::start_scheduled(ctx, (d, o)).await?,
+        Step::PruneBackups { delete, foreign } => {
+            super::backups::prune(ctx, d, delete, foreign).await?
+        }
+        Step::AbandonBackup { record, .. } => super::backups::abandon(ctx, (d, o), record).await?,
         Step::Compact { .. } | Step::Defragment { .. } | Step::DisarmNospace { .. } => {
             return Ok(maintain(ctx, d, o, step).await);
         }

@@ -1,13 +1,21 @@
 //! The engine's backups: the entry point through which the drivers take one (`take`), and the
 //! backup steps `act` carries out. Every one of them runs the one recipe, `backup::take`.
 
+use std::collections::BTreeSet;
+use std::sync::Mutex;
+
+use kube::ResourceExt;
 use kube::api::{Api, Patch, PatchParams};
+use tokio::sync::mpsc::UnboundedSender;
 
 use super::Context;
 use crate::api::{EtcdBackup, EtcdCluster};
+use crate::archive::Destination;
+use crate::archive::store::Location;
+use crate::backup::label;
 use crate::backup::take::{self, Of, Request};
-use crate::error::Error;
-use crate::model::{self, Desired, Observed, Version};
+use crate::error::{BackupError, Error};
+use crate::model::{self, BackupPlan, BackupsView, Desired, Observed, Version};
 
 /// Takes a backup of `cluster` as `req` says, now: validates the cluster, observes it, and runs
 /// the recipe (`backup::take::take`), reporting stored bytes to `progress`. What the `backup`
@@ -26,7 +34,7 @@ pub async fn take(
     })?;
     // Dials with what the members run (a refused spec change, e.g. of spec.tls, aside).
     let (d, observed) = super::observe(ctx, &d, cluster.status.as_ref()).await?;
-    let record = take::take(
+    take::take(
         &ctx.reach,
         Of {
             desired: &d,
@@ -35,14 +43,7 @@ pub async fn take(
         req,
         progress,
     )
-    .await?;
-    let taker = crate::backup::scheduled::Taker {
-        reach: &ctx.reach,
-        access: &ctx.store_access,
-        identity: &ctx.identity,
-    };
-    crate::backup::scheduled::note_success(&taker, cluster, &record).await?;
-    Ok(record)
+    .await
 }
 
 fn d_namespace(cluster: &EtcdCluster) -> String {
@@ -54,15 +55,18 @@ fn d_namespace(cluster: &EtcdCluster) -> String {
 }
 
 /// `Step::PreUpgradeSnapshot`: a verified snapshot to `destination` (with the cluster's backup
-/// plan's credentials, compression and SSE), recorded for version `to` in the annotation
+/// plan's credentials, compression and SSE; taken in the pass: nothing moves until it exists), recorded for version `to` in the annotation
 /// `kubectl etcd upgrade` writes, which the next pass reads. Not verified: it fails, and the next
 /// pass asks again (no snapshot, no upgrade).
 pub(super) async fn pre_upgrade_snapshot(
     ctx: &Context,
     (d, o): (&Desired, &Observed),
     to: Version,
-    req: Request,
+    destination: &str,
 ) -> Result<String, Error> {
+    let mut req = pre_upgrade_request(d, destination)?;
+    req.taken_by = ctx.identity.clone();
+    req.access = ctx.store_access.clone();
     let record = take::take(
         &ctx.reach,
         Of {
@@ -95,32 +99,150 @@ pub(super) async fn pre_upgrade_snapshot(
     Ok(url)
 }
 
-/// The request of a pre-upgrade snapshot to `destination`, with the cluster's backup settings.
-pub(super) async fn pre_upgrade_request(
+/// The request of a pre-upgrade snapshot to `destination`, with the cluster's backup plan
+/// (credentials, compression, SSE).
+pub(super) fn pre_upgrade_request(d: &Desired, destination: &str) -> Result<Request, Error> {
+    let location = Location::parse(destination).map_err(BackupError::from)?;
+    let to = match &d.backup {
+        Some(plan) => Destination {
+            location,
+            ..plan.to.clone()
+        },
+        None => Destination::at(location),
+    };
+    Ok(Request::new(to, label::TRIGGER_UPGRADE, String::new()))
+}
+
+/// The scheduled backups this process takes beside the passes: which records it is taking now
+/// (`Observed::backups.taking`), and whom to tell when one ends (the operator starts a pass of
+/// that cluster, which sees the record's outcome at once).
+#[derive(Debug)]
+pub struct Runner {
+    taking: Mutex<BTreeSet<(String, String)>>,
+    ended: Option<UnboundedSender<(String, String)>>,
+}
+
+impl Runner {
+    /// `ended` receives `(namespace, cluster)` when a backup of that cluster ends.
+    pub fn new(ended: Option<UnboundedSender<(String, String)>>) -> Runner {
+        Runner {
+            taking: Mutex::new(BTreeSet::new()),
+            ended,
+        }
+    }
+
+    fn taking(&self, ns: &str) -> BTreeSet<String> {
+        self.lock()
+            .iter()
+            .filter(|(n, _)| n == ns)
+            .map(|(_, r)| r.clone())
+            .collect()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeSet<(String, String)>> {
+        self.taking.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// What the backup rules read beside the cluster (`Observed::backups`): which records this
+/// process is taking (read first: a record that ends meanwhile then reads as ended, never as
+/// abandoned), the cluster's records, and with a retention policy the names restores pin.
+pub(super) async fn observe(
     ctx: &Context,
     d: &Desired,
-    destination: &str,
-) -> Result<Request, Error> {
-    use crate::archive::Destination;
-    use crate::archive::store::Location;
-    use crate::error::BackupError;
-    let api: Api<EtcdCluster> = Api::namespaced(ctx.client.clone(), &d.namespace);
-    let cluster = api
-        .get(&d.name)
-        .await
-        .map_err(|e| Error::kube("get", crate::api::KIND, &d.namespace, &d.name, e))?;
-    let spec = cluster.spec.backup.clone().unwrap_or_default();
-    let to = Destination {
-        location: Location::parse(destination).map_err(BackupError::from)?,
-        compression: spec
-            .compression
-            .as_deref()
-            .map(str::parse)
-            .transpose()
-            .map_err(BackupError::Usage)?
-            .unwrap_or_default(),
-        credentials_secret: spec.credentials_secret.clone(),
-        sse: crate::backup::sse_of(&spec)?,
+    cluster: &EtcdCluster,
+) -> Result<BackupsView, Error> {
+    let taking = ctx
+        .scheduled
+        .as_ref()
+        .map(|r| r.taking(&d.namespace))
+        .unwrap_or_default();
+    let records = crate::backup::records(&ctx.client, &d.namespace, &d.name).await?;
+    let pinned = match d.backup.as_ref().and_then(|p| p.retention.as_ref()) {
+        Some(_) => crate::backup::scheduled::restore_names(&ctx.client, &d.namespace).await?,
+        None => BTreeSet::new(),
     };
-    Ok(ctx.backup_request(to, crate::backup::label::TRIGGER_UPGRADE))
+    Ok(BackupsView {
+        records,
+        taking,
+        me: ctx.identity.clone(),
+        schedules: ctx.scheduled.is_some(),
+        pinned,
+        created: cluster.metadata.creation_timestamp.as_ref().map(|t| t.0),
+    })
+}
+
+/// The cluster's backup plan, for a backup step (the planner asks for one only with a plan).
+fn plan_of(d: &Desired) -> Result<&BackupPlan, Error> {
+    d.backup.as_ref().ok_or_else(|| {
+        Error::Usage(format!(
+            "EtcdCluster {}/{} has no spec.backup",
+            d.namespace, d.name
+        ))
+    })
+}
+
+/// `Step::TakeScheduledBackup`: records the backup (`Running`, signed by this process) and starts
+/// the rest of the recipe (`take::finish`) beside the passes; returns once the record exists.
+/// The passes that follow go on with the cluster's repairs and see the backup through its record.
+pub(super) async fn start_scheduled(
+    ctx: &Context,
+    (d, o): (&Desired, &Observed),
+) -> Result<(), Error> {
+    let Some(runner) = ctx.scheduled.clone() else {
+        return Err(Error::Usage(
+            "this driver takes no scheduled backups (only a long-running operator does)".into(),
+        ));
+    };
+    let req = ctx.backup_request(plan_of(d)?.to.clone(), label::TRIGGER_SCHEDULE);
+    let record = take::start(&ctx.reach, d, &req, jiff::Timestamp::now()).await?;
+    let key = (d.namespace.clone(), record.name_any());
+    runner.lock().insert(key.clone());
+    let (reach, d, o) = (ctx.reach.clone(), d.clone(), o.clone());
+    tokio::spawn(async move {
+        let of = Of {
+            desired: &d,
+            observed: &o,
+        };
+        match take::finish(&reach, of, &req, record, &|_| {}).await {
+            Ok(r) => {
+                tracing::info!(cluster = %d.name, namespace = %d.namespace, backup = %r.name_any(), "scheduled backup succeeded")
+            }
+            Err(e) => {
+                tracing::warn!(cluster = %d.name, namespace = %d.namespace, backup = %key.1, "scheduled backup failed: {}", e.report())
+            }
+        }
+        runner.lock().remove(&key);
+        if let Some(ended) = &runner.ended {
+            let _ = ended.send((d.namespace.clone(), d.name.clone()));
+        }
+    });
+    Ok(())
+}
+
+/// `Step::PruneBackups`.
+pub(super) async fn prune(
+    ctx: &Context,
+    d: &Desired,
+    delete: &[(String, Option<String>)],
+    foreign: &[String],
+) -> Result<(), Error> {
+    for why in foreign {
+        tracing::warn!(cluster = %d.name, namespace = %d.namespace, "{why}");
+    }
+    let req = ctx.backup_request(plan_of(d)?.to.clone(), label::TRIGGER_SCHEDULE);
+    crate::backup::scheduled::prune(&ctx.reach, d, &req, delete).await
+}
+
+/// `Step::AbandonBackup`.
+pub(super) async fn abandon(
+    ctx: &Context,
+    (d, o): (&Desired, &Observed),
+    record: &str,
+) -> Result<(), Error> {
+    let Some(found) = o.backups.records.iter().find(|b| b.name_any() == record) else {
+        return Ok(());
+    };
+    let req = ctx.backup_request(plan_of(d)?.to.clone(), label::TRIGGER_SCHEDULE);
+    crate::backup::scheduled::abandon(&ctx.reach, d, &req, found, jiff::Timestamp::now()).await
 }

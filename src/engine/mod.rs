@@ -48,6 +48,9 @@ pub struct Context {
     /// Who takes the backups this driver takes (recorded in their status): the CLI's identity,
     /// or the operator's.
     pub identity: String,
+    /// The scheduled backups this driver takes beside its passes; `None`: it takes none (the
+    /// CLI, which exits once its verb converged and would abandon them).
+    pub scheduled: Option<std::sync::Arc<backups::Runner>>,
 }
 
 impl Context {
@@ -57,6 +60,7 @@ impl Context {
             add_finalizer: false,
             store_access: crate::archive::store::Access::ANY,
             identity: crate::lease::cli_identity(),
+            scheduled: None,
         }
     }
 
@@ -178,7 +182,9 @@ pub async fn reconcile_once(
         finalizer::add(&api, cluster).await?;
     }
 
-    let (desired, observed) = observe::observe(ctx, &desired, cluster.status.as_ref()).await?;
+    let (desired, mut observed) = observe::observe(ctx, &desired, cluster.status.as_ref()).await?;
+    // The backup records: with the cluster's creation time, and this process's running backups.
+    observed.backups = backups::observe(ctx, &desired, cluster).await?;
     let desired = plan::upgrade::settle(desired, &observed);
     let desired = plan::nospace::settle(desired, &observed);
     let mut step = plan::plan(&desired, &observed);

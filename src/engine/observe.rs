@@ -396,6 +396,8 @@ pub async fn observe(
         revision: full.revision,
         now,
         lost_since: lost_since(d, last),
+        // Read by the engine beside the cluster (`engine::backups::observe`).
+        backups: Default::default(),
     };
     Ok((d.clone(), observed))
 }

@@ -225,6 +225,12 @@ fn formed_objects(d: &Desired) -> Server {
             StatusCode::OK,
             empty("PersistentVolumeClaimList"),
         )
+        .on(
+            Method::GET,
+            "/apis/etcd.kubectl-etcd.io/v1alpha1/namespaces/ns/etcdbackups",
+            StatusCode::OK,
+            json!({"apiVersion": "etcd.kubectl-etcd.io/v1alpha1", "kind": "EtcdBackupList", "metadata": {}, "items": []}),
+        )
 }
 
 fn demo() -> EtcdCluster {

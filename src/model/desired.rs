@@ -98,6 +98,22 @@ impl Tls {
     }
 }
 
+/// What `validate` makes of `spec.backup`: where and how the cluster's backups are stored, and
+/// when the operator takes them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BackupPlan {
+    /// Location, compression, credentials Secret, SSE.
+    pub to: crate::archive::Destination,
+    /// `None`: no schedule (backups are taken on demand).
+    pub schedule: Option<crate::archive::schedule::Schedule>,
+    /// The schedule is suspended: nothing runs.
+    pub suspend: bool,
+    /// The first scheduled backup runs at once, not at the first slot after creation.
+    pub run_on_create: bool,
+    /// Which scheduled backups to keep (`None`: all).
+    pub retention: Option<crate::archive::retention::Retention>,
+}
+
 /// The validated, defaulted spec. Built once per pass by `validate`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Desired {
@@ -122,6 +138,10 @@ pub struct Desired {
     /// Where the engine takes the pre-upgrade snapshot of a `spec.version` change that came
     /// without one (`spec.backup.destination`).
     pub backup_destination: Option<String>,
+    /// What `validate` made of `spec.backup` (`None`: no backup settings). Nothing reads
+    /// `spec.backup` after `validate`.
+    #[serde(skip)]
+    pub backup: Option<BackupPlan>,
     pub storage: Storage,
     pub resources: Option<k8s_openapi::api::core::v1::ResourceRequirements>,
     pub affinity: Option<k8s_openapi::api::core::v1::Affinity>,
@@ -179,6 +199,7 @@ impl Desired {
             upgrade_timeout_seconds: DEFAULT_UPGRADE_TIMEOUT_SECONDS,
             pre_upgrade_backup: None,
             backup_destination: None,
+            backup: None,
             storage: Storage::Ephemeral,
             resources: None,
             affinity: None,

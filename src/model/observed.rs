@@ -52,6 +52,30 @@ pub struct Observed {
     /// Ordinal → when a member was first seen looking lost (`status.members[].lostSince`).
     #[serde(skip)]
     pub lost_since: BTreeMap<u32, jiff::Timestamp>,
+    /// The cluster's backup records and what the backup rules need beside them.
+    #[serde(skip)]
+    pub backups: BackupsView,
+}
+
+/// The cluster's EtcdBackup records as a pass read them (`plan::backup` decides from them, and
+/// `status.backup` is derived from them).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BackupsView {
+    /// Records labelled with the cluster's name, newest first.
+    pub records: Vec<crate::api::EtcdBackup>,
+    /// Names of the records whose backup this process is taking now (read before `records`,
+    /// so a record finished meanwhile reads as finished).
+    pub taking: std::collections::BTreeSet<String>,
+    /// Who this process is, as it signs the backups it takes (`status.takenBy`).
+    pub me: String,
+    /// This driver takes scheduled backups (a long-running operator; the CLI exits when its verb
+    /// is done, which would abandon one).
+    pub schedules: bool,
+    /// EtcdBackups an EtcdCluster of the namespace restores from (`spec.restore.backupName`):
+    /// never pruned. Read only with a retention policy.
+    pub pinned: std::collections::BTreeSet<String>,
+    /// When the EtcdCluster was created: its first scheduled slot counts from then.
+    pub created: Option<jiff::Timestamp>,
 }
 
 /// The one-shot pod that restores a seed member's volume.

@@ -5,19 +5,20 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::desired::{
-    ClientTls, DEFAULT_IMAGE_REPOSITORY, DEFAULT_LOST_MEMBER_GRACE_SECONDS, DEFAULT_STORAGE_SIZE,
-    DEFAULT_TOOLS_IMAGE, DEFAULT_UPGRADE_TIMEOUT_SECONDS, Desired, RestoreSource, Storage, Tls,
+    BackupPlan, ClientTls, DEFAULT_IMAGE_REPOSITORY, DEFAULT_LOST_MEMBER_GRACE_SECONDS,
+    DEFAULT_STORAGE_SIZE, DEFAULT_TOOLS_IMAGE, DEFAULT_UPGRADE_TIMEOUT_SECONDS, Desired,
+    RestoreSource, Storage, Tls,
 };
 use super::version::{MAX_MINOR, MIN_MINOR, UNFIT_35_BELOW, Version, VersionChange};
 use crate::api::{CompactionMode, EtcdCluster, MAX_REPLICAS};
 
 /// `spec.backup`: a destination the operator can write, a schedule that parses, a known
 /// compression. (The backup section is read by the backup schedule, not by the planner.)
-pub(super) fn validate_backup(b: &crate::api::BackupSpec) -> Result<(), InvalidSpec> {
-    use crate::archive::store::Location;
-    let loc = Location::parse(&b.destination)
+pub(super) fn validate_backup(b: &crate::api::BackupSpec) -> Result<BackupPlan, InvalidSpec> {
+    use crate::archive::store::{Location, Sse};
+    let location = Location::parse(&b.destination)
         .map_err(|e| invalid("spec.backup.destination", e.to_string()))?;
-    match loc {
+    match location {
         Location::S3(_) => {}
         Location::File(_) => {
             return Err(invalid(
@@ -38,14 +39,38 @@ pub(super) fn validate_backup(b: &crate::api::BackupSpec) -> Result<(), InvalidS
             ));
         }
     }
-    if let Some(s) = b.schedule.as_deref().filter(|s| !s.is_empty()) {
-        crate::archive::schedule::parse(s).map_err(|e| invalid("spec.backup.schedule", e))?;
-    }
-    if let Some(c) = &b.compression {
-        c.parse::<crate::archive::codec::Compression>()
-            .map_err(|e| invalid("spec.backup.compression", e))?;
-    }
-    Ok(())
+    let schedule = b
+        .schedule
+        .as_deref()
+        .filter(|s| !s.is_empty())
+        .map(crate::archive::schedule::parse)
+        .transpose()
+        .map_err(|e| invalid("spec.backup.schedule", e))?;
+    let compression = b
+        .compression
+        .as_deref()
+        .map(str::parse::<crate::archive::codec::Compression>)
+        .transpose()
+        .map_err(|e| invalid("spec.backup.compression", e))?
+        .unwrap_or_default();
+    let sse = b
+        .server_side_encryption
+        .as_ref()
+        .map(|s| Sse::parse(&s.algorithm, s.kms_key_id.as_deref()))
+        .transpose()
+        .map_err(|e| invalid("spec.backup.serverSideEncryption", e))?;
+    Ok(BackupPlan {
+        to: crate::archive::Destination {
+            location,
+            compression,
+            credentials_secret: b.credentials_secret.clone().filter(|s| !s.is_empty()),
+            sse,
+        },
+        schedule,
+        suspend: b.suspend,
+        run_on_create: b.run_on_create,
+        retention: b.retention.clone(),
+    })
 }
 
 pub(super) fn validate_restore(r: &crate::api::RestoreSpec) -> Result<RestoreSource, InvalidSpec> {
@@ -304,9 +329,7 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
         .map(|p| validate_dns_subdomain("spec.priorityClassName", "PriorityClass", p))
         .transpose()?;
     let restore = spec.restore.as_ref().map(validate_restore).transpose()?;
-    if let Some(b) = &spec.backup {
-        validate_backup(b)?;
-    }
+    let backup = spec.backup.as_ref().map(validate_backup).transpose()?;
     Ok(Desired {
         namespace: cluster
             .metadata
@@ -339,11 +362,8 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
             .and_then(|v| v.split_once(' '))
             .filter(|(v, _)| Version::parse(v) == Some(version))
             .map(|(_, what)| what.to_string()),
-        backup_destination: spec
-            .backup
-            .as_ref()
-            .map(|b| b.destination.clone())
-            .filter(|d| !d.is_empty()),
+        backup_destination: backup.as_ref().map(|b| b.to.location.to_string()),
+        backup,
         storage,
         resources: spec.resources.clone(),
         affinity: spec.affinity.clone(),

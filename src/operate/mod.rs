@@ -243,6 +243,9 @@ async fn lead(
     ctx.add_finalizer = true;
     ctx.store_access = opts.store_access.clone();
     ctx.identity = opts.identity.clone();
+    // A scheduled backup that ends starts a pass of its cluster (which reads the outcome).
+    let (ended, ended_rx) = tokio::sync::mpsc::unbounded_channel();
+    ctx.scheduled = Some(Arc::new(engine::backups::Runner::new(Some(ended))));
     let reporter = Reporter {
         controller: REPORTER.into(),
         instance: Some(opts.identity.clone()),
@@ -259,7 +262,7 @@ async fn lead(
             LEASE_DURATION,
         ),
     });
-    let result = run_controller(opts, &state, &mut renewing, shutdown).await;
+    let result = run_controller(opts, &state, ended_rx, &mut renewing, shutdown).await;
     state.leases.release_all().await;
     result
 }
@@ -268,6 +271,7 @@ async fn lead(
 async fn run_controller(
     opts: &OperateOptions,
     state: &Arc<State>,
+    mut backups_ended: tokio::sync::mpsc::UnboundedReceiver<(String, String)>,
     renewing: &mut std::pin::Pin<&mut impl std::future::Future<Output = Error>>,
     shutdown: &CancellationToken,
 ) -> Result<(), Error> {
@@ -275,7 +279,10 @@ async fn run_controller(
     tokio::pin!(renew_clusters);
 
     let (stop, stopped) = futures::channel::oneshot::channel::<()>();
+    let ended = futures::stream::poll_fn(move |cx| backups_ended.poll_recv(cx))
+        .map(|(ns, name)| ObjectRef::<EtcdCluster>::new(&name).within(&ns));
     let controller = controller_for(&opts.client, opts.namespace.as_deref())
+        .reconcile_on(ended)
         .graceful_shutdown_on(stopped.map(drop))
         .run(reconcile, error_policy, state.clone())
         .for_each(|res| async move {
@@ -453,52 +460,19 @@ async fn reconcile(cluster: Arc<EtcdCluster>, st: Arc<State>) -> Result<Action, 
         }
         (_, step) => tracing::debug!(cluster = %name, namespace = %ns, step = %step, "pass"),
     }
-    // Scheduled backups of a cluster that is there (not while it is being deleted).
-    let mut backup_due = None;
-    let creating = pass.status.phase == Some(crate::api::Phase::Creating);
-    if pass.outcome != Outcome::Released && !creating {
-        let taker = crate::backup::scheduled::Taker {
-            reach: &st.ctx.reach,
-            access: &st.ctx.store_access,
-            identity: &st.ctx.identity,
-        };
-        match crate::backup::scheduled::pass(
-            &taker,
-            &cluster,
-            (&pass.desired, &pass.observed),
-            jiff::Timestamp::now(),
-        )
-        .await
-        {
-            Ok(scheduled) => {
-                backup_due = scheduled.next;
-                st.metrics.backup(&labels, scheduled.status.as_ref());
-                for why in scheduled.foreign {
-                    st.publish(
-                        &cluster,
-                        EventType::Warning,
-                        reason::BACKUP_OUTSIDE_DESTINATION,
-                        why,
-                    )
-                    .await;
-                }
-            }
-            Err(e) => {
-                st.metrics.backup(
-                    &labels,
-                    cluster.status.as_ref().and_then(|s| s.backup.as_ref()),
-                );
-                tracing::warn!(cluster = %name, namespace = %ns, "scheduled backup pass failed: {}", e.report());
-                st.publish(
-                    &cluster,
-                    EventType::Warning,
-                    reason::BACKUP_FAILED,
-                    e.report(),
-                )
-                .await;
-            }
-        }
+    // Scheduled backups are steps of the passes (`plan::backup`); come back by the next one.
+    if pass.outcome != Outcome::Released {
+        st.metrics.backup(&labels, pass.status.backup.as_ref());
     }
+    let backup_due = pass
+        .status
+        .backup
+        .as_ref()
+        .and_then(|b| b.next_scheduled_time.as_ref())
+        .map(|t| t.0.as_second() - jiff::Timestamp::now().as_second())
+        // A slot already due waits for a pass with nothing else to do: the pace of the pass.
+        .filter(|secs| *secs > 0)
+        .map(|secs| Duration::from_secs(secs as u64));
     let sooner = |d: Duration| backup_due.map_or(d, |b| b.min(d));
     Ok(match Pace::OPERATOR.after(&pass.outcome, &pass.step) {
         Next::Converged => Action::requeue(sooner(Pace::OPERATOR.converged)),

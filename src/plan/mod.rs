@@ -144,6 +144,8 @@ pub fn plan(d: &Desired, o: &Observed) -> Step {
     let step = RULES
         .iter()
         .find_map(|rule| rule(d, o))
+        // Backups only when the cluster itself needs nothing: they never pre-empt a repair.
+        .or_else(|| backup::next(d, o))
         .unwrap_or(Step::Idle);
     on_a_confirmed_list(o, step)
 }
@@ -188,6 +190,7 @@ pub fn formed(o: &Observed) -> bool {
     bootstrapped(o)
 }
 
+pub mod backup;
 pub mod maintenance;
 pub mod nospace;
 mod status;

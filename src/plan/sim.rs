@@ -497,6 +497,7 @@ impl World {
             known_members: self.known.clone(),
             now: jiff::Timestamp::from_second(self.clock as i64).unwrap(),
             lost_since: self.lost_since.clone(),
+            backups: Default::default(),
         }
     }
 
@@ -681,6 +682,9 @@ impl World {
             | Step::RollBack { .. }
             | Step::PreUpgradeSnapshot { .. }
             | Step::RaiseQuota { .. }
+            | Step::TakeScheduledBackup { .. }
+            | Step::PruneBackups { .. }
+            | Step::AbandonBackup { .. }
             | Step::Paused
             | Step::Idle => {}
             Step::Hold { message, .. } => {

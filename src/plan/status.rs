@@ -335,14 +335,10 @@ pub fn derive_status(
             now,
         ),
     ];
-    // Written by the backup side, not derived from this pass: carried over as they are.
-    st.backup = prev.and_then(|p| p.backup.clone());
-    st.conditions.extend(
-        prev_conds
-            .iter()
-            .filter(|c| c.type_ == condition::BACKUP_HEALTHY)
-            .cloned(),
-    );
+    // From the backup records this pass observed (`plan::backup`), never carried over.
+    let (backup, healthy) = super::backup::status(d, o, prev_conds);
+    st.backup = backup;
+    st.conditions.extend(healthy);
     st.restored_from = d.restore.as_ref().map(|r| r.url.clone());
     st.upgrade = super::upgrade::record(d, o, step, prev.and_then(|p| p.upgrade.as_ref()));
     st.maintenance = super::nospace::record(d, o, step, prev.and_then(|p| p.maintenance.as_ref()));

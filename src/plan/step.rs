@@ -118,6 +118,21 @@ pub enum Step {
     /// NOSPACE: still full after compaction and defragmentation: record a quota raised once by
     /// half (`status.maintenance.quotaRaised`), which `nospace::settle` puts into the template.
     RaiseQuota { from: i64, to: i64 },
+    /// The schedule's `slot` has come: record a scheduled backup (`Running`) and start taking it
+    /// beside the passes (see `backup`); later passes see it through its record.
+    TakeScheduledBackup {
+        #[serde(skip)]
+        slot: jiff::Timestamp,
+    },
+    /// Retention lets these scheduled backups go: `(record, object key)`, the object first.
+    /// `foreign`: records retention refused to count or touch (one sentence each).
+    PruneBackups {
+        delete: Vec<(String, Option<String>)>,
+        foreign: Vec<String>,
+    },
+    /// A `Running` backup record whose taker is gone: mark it `Failed` and abort the unfinished
+    /// upload its object would have had.
+    AbandonBackup { record: String, taken_by: String },
     /// Nothing to do until the world moves on.
     Wait { reason: Reason, message: String },
     /// Acting would be unsafe or ambiguous: report and change nothing until a human or the
@@ -213,6 +228,9 @@ impl Step {
             Step::Defragment { .. } => Reason::Defragmenting,
             Step::DisarmNospace { .. } => Reason::DisarmingAlarm,
             Step::RaiseQuota { .. } => Reason::QuotaRaised,
+            Step::TakeScheduledBackup { .. }
+            | Step::PruneBackups { .. }
+            | Step::AbandonBackup { .. } => Reason::BackingUp,
             Step::Wait { reason, .. } | Step::Hold { reason, .. } => *reason,
             Step::Paused => Reason::Paused,
             Step::Idle => Reason::AsDesired,
@@ -328,6 +346,36 @@ impl fmt::Display for Step {
                 from >> 20,
                 to >> 20,
                 nospace::FULL_PERCENT
+            ),
+            Step::TakeScheduledBackup { slot } => write!(
+                f,
+                "start the scheduled backup of {} (it runs beside the engine's passes)",
+                slot.strftime("%Y-%m-%d %H:%M UTC")
+            ),
+            Step::PruneBackups { delete, foreign } => {
+                let names: Vec<&str> = delete.iter().map(|(n, _)| n.as_str()).collect();
+                write!(
+                    f,
+                    "delete the backups retention lets go: {}",
+                    names.join(", ")
+                )?;
+                if !foreign.is_empty() {
+                    write!(
+                        f,
+                        " ({} record(s) outside the destination left alone)",
+                        foreign.len()
+                    )?;
+                }
+                Ok(())
+            }
+            Step::AbandonBackup { record, taken_by } => write!(
+                f,
+                "mark backup {record} failed: {} stopped before finishing it",
+                if taken_by.is_empty() {
+                    "its taker"
+                } else {
+                    taken_by
+                }
             ),
             Step::Wait { message, .. } => write!(f, "waiting: {message}"),
             Step::Hold { message, .. } => write!(f, "holding: {message}"),

@@ -103,6 +103,7 @@ pub(super) fn healthy(d: &Desired, n: u32) -> Observed {
         upgrade: None,
         now: jiff::Timestamp::UNIX_EPOCH,
         lost_since: BTreeMap::new(),
+        backups: Default::default(),
     }
 }
 

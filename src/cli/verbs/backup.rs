@@ -81,43 +81,37 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     let s = Session::connect(g).await?;
     s.ensure_crd().await?;
     let cluster: EtcdCluster = s.get_cluster(&name).await?;
-    let spec_backup = cluster.spec.backup.clone().unwrap_or_default();
-    let to_given = a.to.is_some();
-    let to = a
-        .to
-        .or_else(|| Some(spec_backup.destination.clone()).filter(|d| !d.is_empty()))
-        .ok_or_else(|| {
-            Error::Usage(format!(
-                "no destination for the backup of {}/{name}: pass --to s3://bucket/prefix or file:///dir, or set spec.backup.destination",
-                s.namespace
-            ))
-        })?;
-    let destination = Location::parse(&to).map_err(bad_url)?;
-    let compression = match a.compression {
-        Some(c) => c,
-        None => spec_backup
-            .compression
-            .as_deref()
-            .map(str::parse)
-            .transpose()
-            .map_err(Error::Usage)?
-            .unwrap_or_default(),
-    };
     let desired = model::validate(&cluster).map_err(|source| Error::InvalidSpec {
         namespace: s.namespace.clone(),
         name: name.clone(),
         source,
     })?;
+    // The cluster's backup plan fills in what the flags leave out (its SSE only for its own
+    // destination).
+    let plan = desired.backup.as_ref();
+    let location = match a.to.as_deref() {
+        Some(url) => Location::parse(url).map_err(bad_url)?,
+        None => plan.map(|p| p.to.location.clone()).ok_or_else(|| {
+            Error::Usage(format!(
+                "no destination for the backup of {}/{name}: pass --to s3://bucket/prefix or file:///dir, or set spec.backup.destination",
+                s.namespace
+            ))
+        })?,
+    };
     let sse = match &a.sse {
         Some(alg) => Some(Sse::parse(alg, a.sse_kms_key_id.as_deref()).map_err(Error::Usage)?),
-        None if !to_given => crate::backup::sse_of(&spec_backup)?,
+        None if a.to.is_none() => plan.and_then(|p| p.to.sse.clone()),
         None => None,
     };
-    let secret = a.credentials_secret.or(spec_backup.credentials_secret);
     let to = Destination {
-        location: destination,
-        compression,
-        credentials_secret: secret,
+        location,
+        compression: a
+            .compression
+            .or(plan.map(|p| p.to.compression))
+            .unwrap_or_default(),
+        credentials_secret: a
+            .credentials_secret
+            .or_else(|| plan.and_then(|p| p.to.credentials_secret.clone())),
         sse,
     };
     let ctx = Context::new(s.client.clone(), Dial::PortForward);

@@ -325,11 +325,12 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         source,
     })?;
     let ctx = Context::new(s.client.clone(), Dial::PortForward);
-    let spec_backup = cluster.spec.backup.clone().unwrap_or_default();
+    let plan = d.backup.as_ref();
     let secret = a
         .credentials_secret
         .clone()
-        .or(spec_backup.credentials_secret.clone());
+        .or_else(|| plan.and_then(|p| p.to.credentials_secret.clone()));
+    let spec_destination = plan.map(|p| p.to.location.to_string());
 
     // What survives, and what a rebuild from it would cost.
     let (seen, quorum) = survey(&ctx, &d, &cluster).await?;
@@ -382,11 +383,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         };
         Some(pick.clone())
     };
-    let destination = match (
-        &record,
-        a.to.as_deref()
-            .or(Some(spec_backup.destination.as_str()).filter(|d| !d.is_empty())),
-    ) {
+    let destination = match (&record, a.to.as_deref().or(spec_destination.as_deref())) {
         (Some(_), _) => None,
         (None, Some(to)) => {
             let loc = Location::parse(to).map_err(bad_url)?;
@@ -697,18 +694,17 @@ async fn snapshot_survivor(
         .clone()
         .unwrap_or_else(|| unreachable!("a survivor always has a destination"));
     // The one backup recipe (probe, record, stream, verify), through the engine's entry point.
-    let spec_backup = cluster.spec.backup.clone().unwrap_or_default();
-    let to = crate::archive::Destination {
-        location: destination,
-        compression: spec_backup
-            .compression
-            .as_deref()
-            .map(str::parse)
-            .transpose()
-            .map_err(Error::Usage)?
-            .unwrap_or_default(),
-        credentials_secret: secret.clone(),
-        sse: crate::backup::sse_of(&spec_backup)?,
+    // The cluster's compression and SSE (its credentials only unless --credentials-secret).
+    let to = match &d.backup {
+        Some(p) => crate::archive::Destination {
+            location: destination,
+            credentials_secret: secret.clone(),
+            ..p.to.clone()
+        },
+        None => crate::archive::Destination {
+            credentials_secret: secret.clone(),
+            ..crate::archive::Destination::at(destination)
+        },
     };
     let mut req = ctx.backup_request(to, label::TRIGGER_CLI);
     req.member = Some(sv.ordinal);

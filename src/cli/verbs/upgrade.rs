@@ -105,13 +105,13 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     }
 
     // The snapshot's destination, checked before anything is written.
-    let spec_backup = cluster.spec.backup.clone().unwrap_or_default();
+    let plan = current.backup.as_ref();
     // Nothing moves when every member runs the target already (e.g. back after a rollback).
     let needs_snapshot = kind != PathKind::Same && !a.skip_backup;
     let destination = match (&a.to, needs_snapshot) {
         (_, false) => None,
         (Some(url), true) => Some(url.clone()),
-        (None, true) => Some(spec_backup.destination.clone()).filter(|d| !d.is_empty()),
+        (None, true) => plan.map(|p| p.to.location.to_string()),
     };
     let destination = match destination {
         None if needs_snapshot => {
@@ -172,7 +172,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         None if kind == PathKind::Same => String::new(),
         None => format!("{to} {PRE_UPGRADE_BACKUP_SKIPPED}"),
         Some(destination) => {
-            let url = snapshot(&s, &ctx, &cluster, destination, &spec_backup).await?;
+            let url = snapshot(&s, &ctx, &cluster, destination, plan).await?;
             format!("{to} {url}")
         }
     };
@@ -223,20 +223,16 @@ async fn snapshot(
     ctx: &Context,
     cluster: &crate::api::EtcdCluster,
     destination: Location,
-    spec_backup: &crate::api::BackupSpec,
+    plan: Option<&model::BackupPlan>,
 ) -> Result<String, Error> {
     let (ns, name) = (&s.namespace, cluster.name_any());
-    let to = Destination {
-        location: destination,
-        compression: spec_backup
-            .compression
-            .as_deref()
-            .map(str::parse)
-            .transpose()
-            .map_err(Error::Usage)?
-            .unwrap_or_default(),
-        credentials_secret: spec_backup.credentials_secret.clone(),
-        sse: crate::backup::sse_of(spec_backup)?,
+    // The cluster's credentials, compression and SSE, to wherever the snapshot goes.
+    let to = match plan {
+        Some(p) => Destination {
+            location: destination,
+            ..p.to.clone()
+        },
+        None => Destination::at(destination),
     };
     // pvc:// is refused above: no agent pod.
     let req = ctx.backup_request(to, label::TRIGGER_CLI);
