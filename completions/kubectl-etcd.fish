@@ -370,6 +370,7 @@ json\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand crd" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand crd" -s h -l help -d 'Print help'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand manifests" -l image -d 'Operator image' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand manifests" -l watch-namespace -d 'The operator watches only this namespace: a Role and RoleBinding there instead of the ClusterRole (nodes, cluster-scoped, keep a ClusterRole of their own), and `operate --watch-namespace`' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand manifests" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand manifests" -l context -d 'kubeconfig context to use' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand manifests" -l kubeconfig -d 'Path of the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F

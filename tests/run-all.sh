@@ -87,6 +87,13 @@ fast "unit tests" cargo test --lib
 fast "generated files" cargo test --test generated
 printf '[run-all] fast lane passed in %.1f s\n' "$(echo "$(date +%s.%N) - $FAST0" | bc)" >&2
 
+# Packaging, no cluster (charts/, plugins/, release.sh; owner: issue 20): helm lint, helm template
+# equal to `kubectl etcd manifests`, krew's validator and an offline krew install, one version
+# everywhere. helm, krew and the validator are built from their Go modules on first use
+# (tests/cluster/helm.sh, cached in $KE_CACHE/tools; cold ≈ 10 min, then nothing).
+cargo test --test chart --test krew --test versions || die "the packaging phase failed (tests/chart.rs, krew.rs, versions.rs)"
+phase "packaging (helm, krew)"
+
 cargo build --bins
 phase "cargo build --bins"
 cargo test --no-run --features live,e2e

@@ -14,6 +14,11 @@ pub struct ManifestsArgs {
     /// Operator image.
     #[arg(long, default_value = DEFAULT_IMAGE)]
     pub image: String,
+    /// The operator watches only this namespace: a Role and RoleBinding there instead of the
+    /// ClusterRole (nodes, cluster-scoped, keep a ClusterRole of their own), and `operate
+    /// --watch-namespace`.
+    #[arg(long, value_name = "NAMESPACE")]
+    pub watch_namespace: Option<String>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -46,7 +51,13 @@ pub fn crd_yaml() -> String {
 
 /// The operator's install manifests (namespace, RBAC, Deployment) as YAML documents.
 pub fn operator_yaml_with(image: &str) -> String {
-    let docs: Vec<String> = install::manifests(image, install::NAMESPACE)
+    operator_yaml_watching(image, None)
+}
+
+/// `operator_yaml_with`, the operator watching only `watch` when given
+/// (`manifests --watch-namespace`).
+pub fn operator_yaml_watching(image: &str, watch: Option<&str>) -> String {
+    let docs: Vec<String> = install::manifests_watching(image, install::NAMESPACE, watch)
         .iter()
         .map(output::yaml)
         .collect();

@@ -42,7 +42,10 @@ pub async fn run(cli: Cli) -> Result<(), Error> {
         Verb::Operate(a) => verbs::operate::run(g, a).await,
         Verb::Install(a) => verbs::install::run(g, a).await,
         Verb::Crd => output::print_raw(&crd_yaml()),
-        Verb::Manifests(a) => output::print_raw(&operator_yaml_with(&a.image)),
+        Verb::Manifests(a) => output::print_raw(&generate::operator_yaml_watching(
+            &a.image,
+            a.watch_namespace.as_deref(),
+        )),
         Verb::Completions(a) => output::print_raw(&completions(a.shell)),
         Verb::Backup(a) => verbs::backup::run(g, a).await,
         Verb::Restore(a) => verbs::restore::run(g, a).await,

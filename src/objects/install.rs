@@ -28,6 +28,14 @@ fn labels() -> Value {
 /// operator is installed into another namespace, that namespace is created too and holds only the
 /// lease Role.
 pub fn manifests(image: &str, namespace: &str) -> Vec<Value> {
+    manifests_watching(image, namespace, None)
+}
+
+/// `manifests`, with the operator's reach set by `watch`: `None`, every namespace (a ClusterRole);
+/// `Some(ns)`, only `ns` (`operate --watch-namespace ns`, a Role and RoleBinding there, and a
+/// ClusterRole `NAME-nodes` for the one cluster-scoped read, nodes by name). The Helm chart's
+/// `rbac.scope` renders these two (tests/chart.rs holds it to them).
+pub fn manifests_watching(image: &str, namespace: &str, watch: Option<&str>) -> Vec<Value> {
     let meta = |name: &str, ns: Option<&str>| {
         let mut m = json!({ "name": name, "labels": labels() });
         if let Some(ns) = ns {
@@ -41,16 +49,43 @@ pub fn manifests(image: &str, namespace: &str) -> Vec<Value> {
         out.push(namespace_object(NAMESPACE));
     }
     out.push(json!({ "apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta(NAME, Some(namespace)) }));
-    out.push(json!({
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-        "metadata": meta(NAME, None), "rules": access::rules(&access::watched_namespaces()),
-    }));
-    out.push(json!({
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-        "metadata": meta(NAME, None),
-        "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": NAME },
-        "subjects": subject,
-    }));
+    let role = |kind: &str, name: &str, ns: Option<&str>, table: &[access::Access]| {
+        let binding = format!("{kind}Binding");
+        [
+            json!({
+                "apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind,
+                "metadata": meta(name, ns), "rules": access::rules(table),
+            }),
+            json!({
+                "apiVersion": "rbac.authorization.k8s.io/v1", "kind": binding,
+                "metadata": meta(name, ns),
+                "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": name },
+                "subjects": subject,
+            }),
+        ]
+    };
+    match watch {
+        None => out.extend(role(
+            "ClusterRole",
+            NAME,
+            None,
+            &access::watched_namespaces(),
+        )),
+        Some(w) => {
+            // Nodes are cluster-scoped: a Role in `w` cannot grant them.
+            let nodes = access::resource_of::<k8s_openapi::api::core::v1::Node>();
+            let (cluster, namespaced): (Vec<_>, Vec<_>) = access::watched_namespaces()
+                .into_iter()
+                .partition(|a| (a.group.as_str(), a.resource.as_str()) == (&nodes.0, &nodes.1));
+            out.extend(role("Role", NAME, Some(w), &namespaced));
+            out.extend(role(
+                "ClusterRole",
+                &format!("{NAME}-nodes"),
+                None,
+                &cluster,
+            ));
+        }
+    }
     out.push(json!({
         "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
         "metadata": meta(NAME, Some(NAMESPACE)), "rules": access::rules(&access::lease_namespace()),
@@ -62,7 +97,7 @@ pub fn manifests(image: &str, namespace: &str) -> Vec<Value> {
         "subjects": subject,
     }));
     out.extend(aggregated_roles());
-    out.push(deployment(image, namespace));
+    out.push(deployment(image, namespace, watch));
     out
 }
 
@@ -124,7 +159,11 @@ fn aggregated_roles() -> Vec<Value> {
     ]
 }
 
-fn deployment(image: &str, namespace: &str) -> Value {
+fn deployment(image: &str, namespace: &str, watch: Option<&str>) -> Value {
+    let mut args = vec!["operate"];
+    if let Some(w) = watch {
+        args.extend(["--watch-namespace", w]);
+    }
     let selector = json!({ LABEL_NAME: NAME });
     let probe = |path: &str, period: u32| json!({ "httpGet": { "path": path, "port": "metrics" }, "periodSeconds": period, "timeoutSeconds": 2, "failureThreshold": 3 });
     json!({
@@ -146,7 +185,7 @@ fn deployment(image: &str, namespace: &str) -> Value {
                         "name": "operator",
                         "image": image,
                         "imagePullPolicy": "IfNotPresent",
-                        "args": ["operate"],
+                        "args": args,
                         "env": [{ "name": ENV_POD_NAME, "valueFrom": { "fieldRef": { "fieldPath": "metadata.name" } } }],
                         "ports": [{ "name": "metrics", "containerPort": METRICS_PORT, "protocol": "TCP" }],
                         "readinessProbe": probe("/readyz", 5),
@@ -228,6 +267,44 @@ mod tests {
         // the node of each member's pod (a member on a gone node is replaced)
         ("", "nodes", "get"),
     ];
+
+    #[test]
+    fn watching_one_namespace_grants_the_engine_there_and_nodes_alone_cluster_wide() {
+        let all = manifests_watching("img", NAMESPACE, Some("team-a"));
+        let role = kind(&all, "Role", Some("team-a"));
+        let nodes = all
+            .iter()
+            .find(|o| {
+                o["kind"] == "ClusterRole" && o["metadata"]["name"] == format!("{NAME}-nodes")
+            })
+            .expect("a ClusterRole for nodes");
+        for (g, r, v) in ENGINE_REQUESTS {
+            let granted = if *r == "nodes" { nodes } else { role };
+            assert!(allows(granted, g, r, v), "{v} {g}/{r} not granted");
+        }
+        assert_eq!(nodes["rules"].as_array().unwrap().len(), 1, "{nodes}");
+        assert!(
+            !allows(role, "", "nodes", "get"),
+            "a Role cannot grant nodes"
+        );
+        let binding = kind(&all, "RoleBinding", Some("team-a"));
+        assert_eq!(binding["subjects"][0]["namespace"], NAMESPACE);
+        // no ClusterRole reaching every namespace's objects
+        assert!(
+            all.iter()
+                .all(|o| o["metadata"]["name"] != NAME || o["kind"] != "ClusterRole")
+        );
+        let d = kind(&all, "Deployment", None);
+        assert_eq!(
+            d["spec"]["template"]["spec"]["containers"][0]["args"],
+            json!(["operate", "--watch-namespace", "team-a"])
+        );
+        // watching every namespace is `manifests`
+        assert_eq!(
+            manifests_watching("img", NAMESPACE, None),
+            manifests("img", NAMESPACE)
+        );
+    }
 
     #[test]
     fn the_cluster_role_covers_every_request_of_the_engine() {

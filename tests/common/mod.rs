@@ -307,3 +307,23 @@ pub fn keyspace_digest(ns: &str, pod: &str) -> (usize, String) {
     .stdout;
     (count, digest.split_whitespace().next().unwrap_or("").into())
 }
+
+/// A packaging tool built from its Go module by tests/cluster/helm.sh (helm, krew,
+/// validate-krew-manifest; cached under /var/cache/kubectl-etcd/tools): its path.
+pub fn packaging_tool(name: &str) -> PathBuf {
+    let out = Command::new("tests/cluster/helm.sh")
+        .arg(name)
+        .output()
+        .expect("tests/cluster/helm.sh runs");
+    assert!(
+        out.status.success(),
+        "tests/cluster/helm.sh {name} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    PathBuf::from(
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .last()
+            .unwrap_or_default(),
+    )
+}

@@ -1,0 +1,50 @@
+{{/* Generated from objects::install by tests/chart.rs; do not edit. Regenerate: KE_REGENERATE=1 cargo test --test chart generated */}}
+{{- define "kubectl-etcd.rules.watched" -}}
+- {"apiGroups":["etcd.kubectl-etcd.io"],"resources":["etcdclusters"],"verbs":["get","list","watch","patch","update"]}
+- {"apiGroups":["etcd.kubectl-etcd.io"],"resources":["etcdclusters/status"],"verbs":["get","patch","update"]}
+- {"apiGroups":["etcd.kubectl-etcd.io"],"resources":["etcdclusters/finalizers"],"verbs":["update"]}
+- {"apiGroups":[""],"resources":["configmaps"],"verbs":["get","list","watch","create","patch","update","delete"]}
+- {"apiGroups":[""],"resources":["services"],"verbs":["get","list","watch","create","patch","update","delete"]}
+- {"apiGroups":["apps"],"resources":["statefulsets"],"verbs":["get","list","watch","create","patch","update","delete"]}
+- {"apiGroups":["policy"],"resources":["poddisruptionbudgets"],"verbs":["get","list","watch","create","patch","update","delete"]}
+- {"apiGroups":[""],"resources":["persistentvolumeclaims"],"verbs":["get","list","watch","create","patch","delete","deletecollection"]}
+- {"apiGroups":[""],"resources":["pods"],"verbs":["get","list","watch","create","patch","delete"]}
+- {"apiGroups":[""],"resources":["pods/eviction"],"verbs":["create"]}
+- {"apiGroups":[""],"resources":["pods/portforward"],"verbs":["create"]}
+- {"apiGroups":["etcd.kubectl-etcd.io"],"resources":["etcdbackups"],"verbs":["get","list","watch","create","patch","update","delete"]}
+- {"apiGroups":["etcd.kubectl-etcd.io"],"resources":["etcdbackups/status"],"verbs":["get","patch","update"]}
+- {"apiGroups":[""],"resources":["secrets"],"verbs":["get"]}
+- {"apiGroups":[""],"resources":["nodes"],"verbs":["get"]}
+- {"apiGroups":["events.k8s.io"],"resources":["events"],"verbs":["create","patch"]}
+- {"apiGroups":[""],"resources":["events"],"verbs":["create","patch"]}
+{{- end -}}
+{{- define "kubectl-etcd.rules.namespaced" -}}
+- {"apiGroups":["etcd.kubectl-etcd.io"],"resources":["etcdclusters"],"verbs":["get","list","watch","patch","update"]}
+- {"apiGroups":["etcd.kubectl-etcd.io"],"resources":["etcdclusters/status"],"verbs":["get","patch","update"]}
+- {"apiGroups":["etcd.kubectl-etcd.io"],"resources":["etcdclusters/finalizers"],"verbs":["update"]}
+- {"apiGroups":[""],"resources":["configmaps"],"verbs":["get","list","watch","create","patch","update","delete"]}
+- {"apiGroups":[""],"resources":["services"],"verbs":["get","list","watch","create","patch","update","delete"]}
+- {"apiGroups":["apps"],"resources":["statefulsets"],"verbs":["get","list","watch","create","patch","update","delete"]}
+- {"apiGroups":["policy"],"resources":["poddisruptionbudgets"],"verbs":["get","list","watch","create","patch","update","delete"]}
+- {"apiGroups":[""],"resources":["persistentvolumeclaims"],"verbs":["get","list","watch","create","patch","delete","deletecollection"]}
+- {"apiGroups":[""],"resources":["pods"],"verbs":["get","list","watch","create","patch","delete"]}
+- {"apiGroups":[""],"resources":["pods/eviction"],"verbs":["create"]}
+- {"apiGroups":[""],"resources":["pods/portforward"],"verbs":["create"]}
+- {"apiGroups":["etcd.kubectl-etcd.io"],"resources":["etcdbackups"],"verbs":["get","list","watch","create","patch","update","delete"]}
+- {"apiGroups":["etcd.kubectl-etcd.io"],"resources":["etcdbackups/status"],"verbs":["get","patch","update"]}
+- {"apiGroups":[""],"resources":["secrets"],"verbs":["get"]}
+- {"apiGroups":["events.k8s.io"],"resources":["events"],"verbs":["create","patch"]}
+- {"apiGroups":[""],"resources":["events"],"verbs":["create","patch"]}
+{{- end -}}
+{{- define "kubectl-etcd.rules.nodes" -}}
+- {"apiGroups":[""],"resources":["nodes"],"verbs":["get"]}
+{{- end -}}
+{{- define "kubectl-etcd.rules.lease" -}}
+- {"apiGroups":["coordination.k8s.io"],"resources":["leases"],"verbs":["get","create","update","patch"]}
+{{- end -}}
+{{- define "kubectl-etcd.rules.view" -}}
+- {"apiGroups":["etcd.kubectl-etcd.io"],"resources":["etcdclusters","etcdclusters/status","etcdbackups","etcdbackups/status"],"verbs":["get","list","watch"]}
+{{- end -}}
+{{- define "kubectl-etcd.rules.edit" -}}
+- {"apiGroups":["etcd.kubectl-etcd.io"],"resources":["etcdclusters","etcdbackups"],"verbs":["create","update","patch","delete","deletecollection"]}
+{{- end -}}

@@ -1,0 +1,321 @@
+//! The Helm chart (charts/kubectl-etcd) is the objects of `kubectl etcd manifests`, no more and no
+//! less: its RBAC rules and CRDs are generated from the same builders (fresh, like crds/), and
+//! `helm template` renders, value set by value set, what `manifests` prints. helm is built from its
+//! Go module at an exact version by tests/cluster/helm.sh (cached under /var/cache/kubectl-etcd):
+//! the first run builds it (minutes), later runs find it.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::OnceLock;
+
+use kubectl_etcd::objects::install::{self, NAMESPACE};
+use serde_json::Value;
+
+const CHART: &str = "charts/kubectl-etcd";
+const RULES: &str = "charts/kubectl-etcd/templates/_rules.tpl";
+const CRDS: &str = "charts/kubectl-etcd/crds/crds.yaml";
+const REGENERATE: &str = "KE_REGENERATE=1 cargo test --test chart generated";
+
+fn helm() -> &'static PathBuf {
+    static HELM: OnceLock<PathBuf> = OnceLock::new();
+    HELM.get_or_init(|| common::packaging_tool("helm"))
+}
+
+struct Out {
+    ok: bool,
+    stdout: String,
+    stderr: String,
+}
+
+fn run(mut c: Command) -> Out {
+    let o = c.output().expect("the command runs");
+    Out {
+        ok: o.status.success(),
+        stdout: String::from_utf8_lossy(&o.stdout).into(),
+        stderr: String::from_utf8_lossy(&o.stderr).into(),
+    }
+}
+
+fn must(what: &str, o: Out) -> String {
+    assert!(
+        o.ok,
+        "{what} failed\nstdout: {}\nstderr: {}",
+        o.stdout, o.stderr
+    );
+    o.stdout
+}
+
+/// `helm template` of the chart into `namespace` with `--set` values.
+fn template(namespace: &str, set: &[&str]) -> Out {
+    let mut c = Command::new(helm());
+    c.args(["template", "kubectl-etcd", CHART, "--namespace", namespace]);
+    for s in set {
+        c.args(["--set", s]);
+    }
+    run(c)
+}
+
+/// `kubectl etcd manifests ARGS…` (the binary of this build).
+fn manifests(args: &[&str]) -> String {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_kubectl-etcd"));
+    c.arg("manifests").args(args);
+    must("kubectl etcd manifests", run(c))
+}
+
+/// The objects of a YAML stream, sorted by kind, namespace and name (empty documents dropped).
+fn objects(yaml: &str) -> Vec<Value> {
+    let mut all: Vec<Value> =
+        serde_saphyr::from_multiple(yaml).unwrap_or_else(|e| panic!("not YAML ({e}):\n{yaml}"));
+    all.retain(|o| !o.is_null());
+    all.sort_by_key(|o| {
+        let m = &o["metadata"];
+        format!("{}/{}/{}", o["kind"], m["namespace"], m["name"])
+    });
+    all
+}
+
+/// `manifests`' objects as Helm installs them into the release namespace `NAMESPACE`: that
+/// namespace is Helm's (`--create-namespace`), not an object of the release.
+fn manifests_objects(args: &[&str]) -> Vec<Value> {
+    let mut all = objects(&manifests(args));
+    all.retain(|o| !(o["kind"] == "Namespace" && o["metadata"]["name"] == NAMESPACE));
+    all
+}
+
+fn assert_same(chart: &[Value], want: &[Value], what: &str) {
+    let names = |v: &[Value]| -> Vec<String> {
+        v.iter()
+            .map(|o| {
+                format!(
+                    "{} {}/{}",
+                    o["kind"].as_str().unwrap_or(""),
+                    o["metadata"]["namespace"].as_str().unwrap_or(""),
+                    o["metadata"]["name"].as_str().unwrap_or("")
+                )
+            })
+            .collect()
+    };
+    assert_eq!(
+        names(chart),
+        names(want),
+        "{what}: the chart renders other objects than manifests"
+    );
+    for (c, w) in chart.iter().zip(want) {
+        assert_eq!(
+            c, w,
+            "{what}: the chart's {} {} differs from manifests'\nchart:     {c}\nmanifests: {w}",
+            c["kind"], c["metadata"]["name"]
+        );
+    }
+}
+
+// --- generated parts of the chart --------------------------------------------------------------
+
+/// One rule a line, as JSON (which is YAML): a template includes it under `rules:`.
+fn rules_block(name: &str, object: &Value) -> String {
+    let rules = object["rules"].as_array().expect("a role with rules");
+    let lines: Vec<String> = rules.iter().map(|r| format!("- {r}")).collect();
+    format!(
+        "{{{{- define \"kubectl-etcd.rules.{name}\" -}}}}\n{}\n{{{{- end -}}}}\n",
+        lines.join("\n")
+    )
+}
+
+/// templates/_rules.tpl: the RBAC rules of `objects::install` (from `objects::access`'s table).
+fn rules_tpl() -> String {
+    let cluster = install::manifests_watching("x", NAMESPACE, None);
+    let scoped = install::manifests_watching("x", NAMESPACE, Some("w"));
+    let find = |all: &[Value], kind: &str, name: &str, ns: Option<&str>| -> Value {
+        all.iter()
+            .find(|o| {
+                o["kind"] == kind
+                    && o["metadata"]["name"] == name
+                    && ns.is_none_or(|ns| o["metadata"]["namespace"] == ns)
+            })
+            .unwrap_or_else(|| panic!("no {kind} {name} among the manifests"))
+            .clone()
+    };
+    let n = install::NAME;
+    [
+        ("watched", find(&cluster, "ClusterRole", n, None)),
+        ("namespaced", find(&scoped, "Role", n, Some("w"))),
+        ("nodes", find(&scoped, "ClusterRole", &format!("{n}-nodes"), None)),
+        ("lease", find(&cluster, "Role", n, Some(NAMESPACE))),
+        ("view", find(&cluster, "ClusterRole", &format!("{n}-view"), None)),
+        ("edit", find(&cluster, "ClusterRole", &format!("{n}-edit"), None)),
+    ]
+    .iter()
+    .fold(
+        format!("{{{{/* Generated from objects::install by tests/chart.rs; do not edit. Regenerate: {REGENERATE} */}}}}\n"),
+        |acc, (name, o)| acc + &rules_block(name, o),
+    )
+}
+
+fn check(path: &str, want: &str) {
+    if std::env::var_os("KE_REGENERATE").is_some() {
+        std::fs::write(path, want).unwrap();
+    }
+    let have = std::fs::read_to_string(path).unwrap_or_default();
+    assert!(
+        have == want,
+        "{path} is stale or missing; regenerate it with `{REGENERATE}`"
+    );
+}
+
+#[test]
+fn generated_rules_are_fresh() {
+    check(RULES, &rules_tpl());
+}
+
+#[test]
+fn generated_crds_are_fresh() {
+    check(CRDS, &kubectl_etcd::cli::crd_yaml());
+}
+
+// --- helm -----------------------------------------------------------------------------------------
+
+#[test]
+fn helm_lint_passes_for_both_scopes() {
+    for set in [
+        &[][..],
+        &["rbac.scope=namespace"][..],
+        &[
+            "rbac.scope=namespace",
+            "rbac.watchNamespace=team-a",
+            "leaseNamespace.create=false",
+        ][..],
+    ] {
+        let mut c = Command::new(helm());
+        c.args(["lint", "--strict", CHART, "--namespace", "ops"]);
+        for s in set {
+            c.args(["--set", s]);
+        }
+        let out = must(&format!("helm lint --set {set:?}"), run(c));
+        assert!(out.contains("0 chart(s) failed"), "{out}");
+    }
+}
+
+#[test]
+fn helm_template_renders_the_objects_of_manifests() {
+    let chart = objects(&must("helm template", template(NAMESPACE, &[])));
+    assert_same(&chart, &manifests_objects(&[]), "default values");
+}
+
+#[test]
+fn helm_template_with_one_namespace_renders_manifests_watch_namespace() {
+    let chart = objects(&must(
+        "helm template",
+        template(
+            NAMESPACE,
+            &["rbac.scope=namespace", "rbac.watchNamespace=team-a"],
+        ),
+    ));
+    assert_same(
+        &chart,
+        &manifests_objects(&["--watch-namespace", "team-a"]),
+        "rbac.scope=namespace",
+    );
+    // the release namespace is the default watched namespace
+    let chart = objects(&must(
+        "helm template",
+        template(NAMESPACE, &["rbac.scope=namespace"]),
+    ));
+    assert_same(
+        &chart,
+        &manifests_objects(&["--watch-namespace", NAMESPACE]),
+        "rbac.scope=namespace, watchNamespace unset",
+    );
+}
+
+#[test]
+fn helm_template_image_and_name_values_are_manifests_image_and_a_renamed_operator() {
+    let image = "registry.example/ops/kubectl-etcd:1.2.3";
+    let chart = objects(&must(
+        "helm template",
+        template(
+            NAMESPACE,
+            &[
+                "image.repository=registry.example/ops/kubectl-etcd",
+                "image.tag=1.2.3",
+                "name=etcd-op",
+            ],
+        ),
+    ));
+    let renamed = manifests(&["--image", image]).replace(install::NAME, "etcd-op");
+    let mut want = objects(&renamed);
+    want.retain(|o| !(o["kind"] == "Namespace" && o["metadata"]["name"] == NAMESPACE));
+    assert_same(&chart, &want, "image and name");
+}
+
+#[test]
+fn helm_template_elsewhere_creates_the_lease_namespace_and_keeps_it() {
+    let chart = objects(&must("helm template", template("ops", &[])));
+    let ns: Vec<&Value> = chart.iter().filter(|o| o["kind"] == "Namespace").collect();
+    assert_eq!(ns.len(), 1, "{ns:?}");
+    assert_eq!(ns[0]["metadata"]["name"], NAMESPACE);
+    assert_eq!(
+        ns[0]["metadata"]["annotations"]["helm.sh/resource-policy"],
+        "keep"
+    );
+    // the builder's lease namespace, with Helm's keep annotation
+    let mut kept = ns[0].clone();
+    kept["metadata"]
+        .as_object_mut()
+        .unwrap()
+        .remove("annotations");
+    let built = install::manifests("x", "ops")
+        .into_iter()
+        .find(|o| o["kind"] == "Namespace" && o["metadata"]["name"] == NAMESPACE)
+        .unwrap();
+    assert_eq!(kept, built);
+    let sa = chart
+        .iter()
+        .find(|o| o["kind"] == "ServiceAccount")
+        .unwrap();
+    assert_eq!(sa["metadata"]["namespace"], "ops");
+    let off = objects(&must(
+        "helm template",
+        template("ops", &["leaseNamespace.create=false"]),
+    ));
+    assert!(off.iter().all(|o| o["kind"] != "Namespace"));
+    // manifests into another namespace: the same objects there
+    let mut want: Vec<Value> = install::manifests(
+        &format!(
+            "ghcr.io/kubectl-etcd/kubectl-etcd:{}",
+            env!("CARGO_PKG_VERSION")
+        ),
+        "ops",
+    )
+    .into_iter()
+    .filter(|o| o["kind"] != "Namespace")
+    .collect();
+    want.sort_by_key(|o| {
+        format!(
+            "{}/{}/{}",
+            o["kind"], o["metadata"]["namespace"], o["metadata"]["name"]
+        )
+    });
+    assert_same(&off, &want, "release namespace ops");
+}
+
+#[test]
+fn helm_template_refuses_an_unknown_scope_with_the_choices() {
+    let out = template(NAMESPACE, &["rbac.scope=everywhere"]);
+    assert!(!out.ok, "{}", out.stdout);
+    assert!(
+        out.stderr
+            .contains("rbac.scope is \"everywhere\": use cluster"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn helm_template_includes_the_crds_of_kubectl_etcd_crd() {
+    let mut c = Command::new(helm());
+    c.args(["show", "crds", CHART]);
+    let crds = objects(&must("helm show crds", run(c)));
+    assert_eq!(crds, objects(&kubectl_etcd::cli::crd_yaml()));
+}
