@@ -513,9 +513,7 @@ pub mod upgrade_state {
     pub const UPGRADED: &str = "Upgraded";
 }
 
-/// Annotation `kubectl etcd upgrade` writes with `spec.version`: the URL of the pre-upgrade
-/// snapshot, or `skipped` (`--skip-backup`). The engine copies it into `status.upgrade`.
-pub const ANNOTATION_PRE_UPGRADE_BACKUP: &str = "etcd.kubectl-etcd.io/pre-upgrade-backup";
+pub use crate::keys::ANNOTATION_PRE_UPGRADE_BACKUP;
 /// Value of `ANNOTATION_PRE_UPGRADE_BACKUP` for `--skip-backup`.
 pub const PRE_UPGRADE_BACKUP_SKIPPED: &str = "skipped";
 

@@ -20,6 +20,7 @@ pub mod error;
 pub mod etcd;
 #[cfg(test)]
 mod fixtures;
+pub mod keys;
 pub mod lease;
 pub mod model;
 pub mod objects;

@@ -28,8 +28,7 @@ pub use act::{Defragmentation, Object, fence_clients, lift_fence, planned_object
 pub use observe::observe;
 pub use policy::{Next, Pace};
 
-/// Annotation the `delete --delete-data` verb sets: the finalizer then deletes member volumes too.
-pub const ANNOTATION_DELETE_DATA: &str = "etcd.kubectl-etcd.io/delete-data";
+pub use crate::keys::ANNOTATION_DELETE_DATA;
 
 pub use crate::reach::{CONNECT_TIMEOUT, Dial, Reach};
 

@@ -579,16 +579,7 @@ pub(super) fn validate_options(
     Ok(flags)
 }
 
-/// Pod labels the engine sets (its selector, the StatefulSet's own): `spec.podMetadata` may not.
-pub const ENGINE_POD_LABELS: &[&str] = &[
-    "app.kubernetes.io/name",
-    "app.kubernetes.io/instance",
-    "app.kubernetes.io/managed-by",
-    "controller-revision-hash",
-    "statefulset.kubernetes.io/pod-name",
-    // `recover`'s fence: the client Service selects it while no pod may carry it.
-    "etcd.kubectl-etcd.io/fenced-by",
-];
+pub use crate::keys::ENGINE_POD_LABELS;
 
 /// A label or annotation key: an optional DNS-subdomain prefix and '/', then a name of at most
 /// 63 letters, digits, '-', '_' and '.', starting and ending alphanumeric.

@@ -14,21 +14,11 @@ pub const CLIENT_PORT: u16 = 2379;
 pub const PEER_PORT: u16 = 2380;
 /// Field manager of every server-side apply the engine does.
 pub const FIELD_MANAGER: &str = "kubectl-etcd";
-pub const LABEL_NAME: &str = "app.kubernetes.io/name";
-pub const LABEL_INSTANCE: &str = "app.kubernetes.io/instance";
-pub const LABEL_MANAGED_BY: &str = "app.kubernetes.io/managed-by";
-pub const ANNOTATION_TEMPLATE_HASH: &str = "etcd.kubectl-etcd.io/template-hash";
-/// On the seed's claim of a restored cluster: `restoring`, then `restored` (`model::RestoreMark`).
-pub const ANNOTATION_RESTORE: &str = "etcd.kubectl-etcd.io/restore";
-/// In the client Service's selector while `kubectl etcd recover` fences clients off (no pod
-/// carries it, so the Service has no endpoints); the engine's next apply of the Service, once the
-/// cluster is unpaused, takes it out again (`fenced_client_service`).
-pub const LABEL_FENCED: &str = "etcd.kubectl-etcd.io/fenced-by";
-/// Label a StatefulSet puts on its pods naming their revision.
-pub const LABEL_REVISION: &str = "controller-revision-hash";
-/// Kubernetes' well-known labels of a node's zone and name: what members spread over.
-pub const LABEL_ZONE: &str = "topology.kubernetes.io/zone";
-pub const LABEL_HOSTNAME: &str = "kubernetes.io/hostname";
+/// Label and annotation keys are named in `crate::keys` (below `model` and `objects`).
+pub use crate::keys::{
+    ANNOTATION_RESTORE, ANNOTATION_TEMPLATE_HASH, LABEL_FENCED, LABEL_HOSTNAME, LABEL_INSTANCE,
+    LABEL_MANAGED_BY, LABEL_NAME, LABEL_REVISION, LABEL_ZONE,
+};
 pub const DATA_VOLUME: &str = "data";
 pub const DATA_DIR: &str = "/var/lib/etcd";
 

@@ -23,8 +23,7 @@ pub const AGENT_RUN_DIR: &str = "/var/run/kubectl-etcd";
 pub const ALIVE_FILE: &str = "/var/run/kubectl-etcd/alive";
 /// An agent with no operation for this long exits.
 pub const AGENT_IDLE: Duration = Duration::from_secs(300);
-/// Label naming the claim an agent pod serves.
-pub const LABEL_AGENT_OF: &str = "etcd.kubectl-etcd.io/pvc-agent";
+pub use crate::keys::LABEL_AGENT_OF;
 /// Name of an agent pod for `claim`: recognisable, unique per opening (`suffix`), ≤ 63 chars.
 pub fn agent_pod_name(claim: &str, suffix: &str) -> String {
     let head: String = claim.chars().take(40).collect();

@@ -26,8 +26,7 @@ pub const SNAPSHOT_FILE: &str = "/var/lib/etcd/restore/snapshot.db";
 pub const BUMP_REVISION: u64 = 1_000_000_000;
 /// Volume of the restore pod holding a pvc:// source's claim (read-only).
 pub const SOURCE_VOLUME: &str = "source";
-/// Label on the restore pod (not the member selector: the pod is no member).
-pub const LABEL_RESTORE_OF: &str = "etcd.kubectl-etcd.io/restore-of";
+pub use crate::keys::LABEL_RESTORE_OF;
 
 /// Name of the seed's restore pod.
 pub fn pod_name(cluster: &str) -> String {

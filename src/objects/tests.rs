@@ -234,7 +234,7 @@ fn pod_metadata_options_and_priority_reach_the_template_and_the_selector_stays()
         .chain([LABEL_REVISION, LABEL_FENCED])
     {
         assert!(
-            crate::model::ENGINE_POD_LABELS.contains(&k),
+            crate::keys::ENGINE_POD_LABELS.contains(&k),
             "{k} is the engine's but spec.podMetadata may set it"
         );
     }

@@ -1,0 +1,47 @@
+//! Every label and annotation key the project puts on Kubernetes objects, named once.
+//!
+//! Pure data, below `model` (which refuses a spec that sets the engine's pod labels) and `objects`
+//! (which builds the objects carrying them); `objects`, `engine` and `api` re-export what they
+//! used to declare, so the values live here only. (The labels of EtcdBackup records stay with
+//! them in `backup::label`.)
+
+/// Kubernetes' recommended labels: the member selector (`NAME`, `INSTANCE`) and who manages them.
+pub const LABEL_NAME: &str = "app.kubernetes.io/name";
+pub const LABEL_INSTANCE: &str = "app.kubernetes.io/instance";
+pub const LABEL_MANAGED_BY: &str = "app.kubernetes.io/managed-by";
+/// Label a StatefulSet puts on its pods naming their revision.
+pub const LABEL_REVISION: &str = "controller-revision-hash";
+/// Label a StatefulSet puts on its pods naming the pod (a Service may select one member by it).
+pub const LABEL_POD_NAME: &str = "statefulset.kubernetes.io/pod-name";
+/// In the client Service's selector while `kubectl etcd recover` fences clients off (no pod
+/// carries it, so the Service has no endpoints); the engine's next apply of the Service, once the
+/// cluster is unpaused, takes it out again (`objects::fenced_client_service`).
+pub const LABEL_FENCED: &str = "etcd.kubectl-etcd.io/fenced-by";
+/// Kubernetes' well-known labels of a node's zone and name: what members spread over.
+pub const LABEL_ZONE: &str = "topology.kubernetes.io/zone";
+pub const LABEL_HOSTNAME: &str = "kubernetes.io/hostname";
+/// Label on the restore pod (not the member selector: the pod is no member).
+pub const LABEL_RESTORE_OF: &str = "etcd.kubectl-etcd.io/restore-of";
+/// Label naming the claim a pvc agent pod serves.
+pub const LABEL_AGENT_OF: &str = "etcd.kubectl-etcd.io/pvc-agent";
+
+/// Pod labels the engine sets (its selector, the StatefulSet's own, `recover`'s fence):
+/// `spec.podMetadata` may not.
+pub const ENGINE_POD_LABELS: &[&str] = &[
+    LABEL_NAME,
+    LABEL_INSTANCE,
+    LABEL_MANAGED_BY,
+    LABEL_REVISION,
+    LABEL_POD_NAME,
+    LABEL_FENCED,
+];
+
+/// On the StatefulSet: the hash of the pod template the engine applied.
+pub const ANNOTATION_TEMPLATE_HASH: &str = "etcd.kubectl-etcd.io/template-hash";
+/// On the seed's claim of a restored cluster: `restoring`, then `restored` (`model::RestoreMark`).
+pub const ANNOTATION_RESTORE: &str = "etcd.kubectl-etcd.io/restore";
+/// Annotation the `delete --delete-data` verb sets: the finalizer then deletes member volumes too.
+pub const ANNOTATION_DELETE_DATA: &str = "etcd.kubectl-etcd.io/delete-data";
+/// Annotation `kubectl etcd upgrade` writes with `spec.version`: the URL of the pre-upgrade
+/// snapshot, or `skipped` (`--skip-backup`). The engine copies it into `status.upgrade`.
+pub const ANNOTATION_PRE_UPGRADE_BACKUP: &str = "etcd.kubectl-etcd.io/pre-upgrade-backup";
