@@ -1523,9 +1523,10 @@ fn a_scheduled_backup_to_a_slow_store_runs_beside_the_passes_that_repair_the_clu
     let ns = Ns::new("backup-beside");
     let (_, bucket) = s3();
     let _ = kubectl(&["create", "namespace", "kubectl-etcd-system"]);
-    // S3 at 48 KiB/s towards it: an upload of a few MiB takes a minute or more.
+    // S3 at 160 KiB/s towards it: the snapshot (about 7 MiB, one part) takes most of a minute,
+    // and its PUT stays within the store's read timeout (120 s).
     let upstream = std::env::var("AWS_ENDPOINT_URL").expect("AWS_ENDPOINT_URL (/tmp/tb/s3.env)");
-    let proxy = SlowProxy::start(upstream.trim_start_matches("http://"), 48 * 1024);
+    let proxy = SlowProxy::start(upstream.trim_start_matches("http://"), 160 * 1024);
     let endpoint = format!("http://{}", proxy.addr);
     s3_secret(&ns.0, "s3-slow", &endpoint);
     let _op = LocalOperator::allowing(&ns.0, "127.0.0.1:18093", &endpoint);
