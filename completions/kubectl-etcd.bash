@@ -1167,7 +1167,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__install)
-            opts="-n -o -v -h --operator --image --print --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --operator --image --monitoring --print --namespace --context --kubeconfig --output --verbose --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1263,7 +1263,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__manifests)
-            opts="-n -o -v -h --image --watch-namespace --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --image --watch-namespace --monitoring --prometheus-rules --namespace --context --kubeconfig --output --verbose --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

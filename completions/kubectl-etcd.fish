@@ -356,6 +356,7 @@ yaml\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand install" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
 json\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand install" -l operator -d 'Also install the operator: namespace, service account, RBAC, Deployment'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand install" -l monitoring -d 'Also the monitoring objects: PodMonitors of the members and the operator, the PrometheusRule with the alerts, the Grafana dashboard ConfigMap (needs prometheus-operator\'s CRDs in the cluster)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand install" -l print -d 'Print the manifests instead of applying them'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand install" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand install" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -379,6 +380,8 @@ json\t''
 yaml\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand manifests" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
 json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand manifests" -l monitoring -d 'Also the monitoring objects: PodMonitors of the members and the operator, the PrometheusRule with the alerts, the Grafana dashboard ConfigMap (prometheus-operator\'s CRDs must exist to apply them)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand manifests" -l prometheus-rules -d 'Print only the alert rules, as a Prometheus rule file (for a Prometheus without prometheus-operator, and `promtool`; tests/monitoring/rules.yaml is this output)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand manifests" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand manifests" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand completions" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r

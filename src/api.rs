@@ -85,6 +85,13 @@ pub struct EtcdClusterSpec {
     /// PriorityClass of the member pods (e.g. `system-cluster-critical`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority_class_name: Option<String>,
+    /// Member metrics: each member serves etcd's `/metrics` and `/health` over plain HTTP on a
+    /// listener of its own (`--listen-metrics-urls`), the port named `metrics` of the member pods
+    /// and of the peer Service, which Prometheus scrapes without a client certificate.
+    /// `kubectl etcd create` and `restore` write `{}` (port 2381); absent: no listener. Setting it
+    /// restarts the members one at a time (a cluster created before it keeps its pods until then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics: Option<MetricsSpec>,
     /// Labels and annotations added to the member pods (e.g. for a service mesh or a metrics
     /// scraper). The labels the engine selects its pods by cannot be set here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -318,6 +325,16 @@ pub struct RestoreSpec {
     /// second.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nonce: Option<String>,
+}
+
+/// The members' metrics listener.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MetricsSpec {
+    /// Port of the listener (default 2381; not the client's 2379 nor the peers' 2380).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 65535))]
+    pub port: Option<i32>,
 }
 
 /// Member storage.

@@ -1,4 +1,4 @@
-//! Generated files (crds/, completions/) must match what the binary generates now.
+//! Generated files (crds/, completions/, tests/monitoring/rules.yaml) must match what the binary generates now.
 
 use kubectl_etcd::cli;
 
@@ -25,6 +25,15 @@ fn the_operator_manifests_are_fresh() {
         "crds/operator.yaml",
         &cli::operator_yaml(),
         "cargo run -q -- manifests > crds/operator.yaml",
+    );
+}
+
+#[test]
+fn the_prometheus_rule_file_is_fresh() {
+    check(
+        "tests/monitoring/rules.yaml",
+        &cli::prometheus_rules_yaml(),
+        "cargo run -q -- manifests --prometheus-rules > tests/monitoring/rules.yaml",
     );
 }
 

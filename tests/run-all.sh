@@ -66,7 +66,8 @@ GO_LOG=$ROOT/target/run-all-go-builds.log
 mkdir -p "$ROOT/target"
 # helm, krew and krew's validator (tests/cluster/helm.sh; the chart/krew/versions tests) come last:
 # cold they take about 10 min, beside the fast lane and the Rust build instead of after them.
-( "$C/build-k8s.sh" && { [ ! -x "$C/etcd-bins.sh" ] || "$C/etcd-bins.sh"; } &&
+# prometheus and promtool (tests/cluster/prometheus.sh) too: the monitoring rules' tests.
+( "$C/build-k8s.sh" && { [ ! -x "$C/etcd-bins.sh" ] || "$C/etcd-bins.sh"; } && "$C/prometheus.sh" >/dev/null &&
   for t in helm krew validate-krew-manifest; do "$C/helm.sh" "$t" >/dev/null || exit 1; done ) >"$GO_LOG" 2>&1 &
 go_pid=$!
 wait_go() {
@@ -96,7 +97,7 @@ phase "cargo build --bins"
 cargo test --no-run --features live,e2e
 phase "cargo test --no-run"
 wait_go
-phase "waited for the Go builds (kubernetes $K8S_VERSION, etcd, helm, krew)"
+phase "waited for the Go builds (kubernetes $K8S_VERSION, etcd, prometheus, helm, krew)"
 
 # Packaging, no cluster (charts/, plugins/, release.sh; owner: issue 20): helm lint, helm template
 # equal to `kubectl etcd manifests`, krew's validator and an offline krew install, one version
@@ -104,6 +105,13 @@ phase "waited for the Go builds (kubernetes $K8S_VERSION, etcd, helm, krew)"
 # run below skips these three files (they ran here).
 cargo test --test chart --test krew --test versions || die "the packaging phase failed (tests/chart.rs, krew.rs, versions.rs)"
 phase "packaging (helm, krew)"
+
+# --- monitoring rules: promtool (tests/cluster/prometheus.sh, built beside the others) checks the
+# alert rules and runs their unit tests (every alert fires, and stays silent where it should).
+PROM_BIN=$("$C/prometheus.sh")
+"$PROM_BIN/promtool" check rules tests/monitoring/rules.yaml || die "promtool check rules failed"
+"$PROM_BIN/promtool" test rules tests/monitoring/rules_test.yaml || die "promtool test rules failed"
+phase "monitoring rules"
 
 # the testbed: reuse a healthy one, else start (and later stop) it
 if [ -s "$KUBECONFIG" ] && kubectl --request-timeout=5s get --raw /readyz >/dev/null 2>&1; then

@@ -101,12 +101,16 @@ pub enum Verb {
     /// Install the CRD (and with --operator the in-cluster operator) into the current context.
     ///
     /// Example: kubectl etcd install --operator --image ghcr.io/kubectl-etcd/kubectl-etcd:0.1.0
+    ///
+    /// Example: kubectl etcd install --operator --monitoring
     Install(install::Args),
     /// Print the CRDs (EtcdCluster, EtcdBackup) as YAML (crds/crds.yaml is this output).
     Crd,
     /// Print the operator's install manifests as YAML (crds/operator.yaml is this output).
     ///
     /// Example: kubectl etcd manifests --image registry.example/kubectl-etcd:0.1.0 | kubectl apply -f -
+    ///
+    /// Example: kubectl etcd manifests --monitoring | kubectl apply -f -
     Manifests(generate::ManifestsArgs),
     /// Print shell completions (the files in completions/ are this output).
     ///

@@ -26,7 +26,9 @@ use crate::model;
 pub use crate::objects::install::DEFAULT_IMAGE as DEFAULT_OPERATOR_IMAGE;
 pub use args::{Cli, Verb};
 pub use flags::{Global, LogFormat, SecurityFlags, WaitFlags, parse_duration};
-pub use generate::{CompletionTarget, crd, crd_yaml, operator_yaml, operator_yaml_with};
+pub use generate::{
+    CompletionTarget, crd, crd_yaml, operator_yaml, operator_yaml_with, prometheus_rules_yaml,
+};
 pub use output::Format;
 
 /// Runs the parsed command line. Results go to stdout, progress and logs to stderr.
@@ -42,10 +44,7 @@ pub async fn run(cli: Cli) -> Result<(), Error> {
         Verb::Operate(a) => verbs::operate::run(g, a).await,
         Verb::Install(a) => verbs::install::run(g, a).await,
         Verb::Crd => output::print_raw(&crd_yaml()),
-        Verb::Manifests(a) => output::print_raw(&generate::operator_yaml_watching(
-            &a.image,
-            a.watch_namespace.as_deref(),
-        )),
+        Verb::Manifests(a) => output::print_raw(&generate::manifests_yaml(&a)),
         Verb::Completions(a) => output::print_raw(&completions(a.shell)),
         Verb::Backup(a) => verbs::backup::run(g, a).await,
         Verb::Restore(a) => verbs::restore::run(g, a).await,

@@ -92,7 +92,11 @@ pub fn step_objects(d: &Desired, step: &Step) -> Vec<Object> {
         }
         Step::ApplySupportingObjects => supporting(),
         Step::WriteConfig { data, .. } => vec![config(data.clone())],
-        Step::UpdateTemplate { replicas } => vec![sts(*replicas)],
+        // The peer Service carries the template's metrics port: a template that gains or drops
+        // the listener (`spec.metrics`) brings the Service along.
+        Step::UpdateTemplate { replicas } => {
+            vec![Object::Service(objects::peer_service(d)), sts(*replicas)]
+        }
         Step::ResizeStatefulSet { to, .. } => vec![sts(*to)],
         Step::RestoreSeed { .. } => restore_objects(d),
         Step::AddLearner { .. }

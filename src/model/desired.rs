@@ -28,7 +28,8 @@ pub const DEFAULT_AUTO_COMPACTION_RETENTION: &str = "1h";
 
 /// Fills in what a cluster created by `kubectl etcd create` or `restore` gets unless its spec
 /// says otherwise: periodic auto-compaction (`DEFAULT_AUTO_COMPACTION_*`) and a preference to
-/// spread the members over zones and nodes (`objects::default_topology_spread`).
+/// spread the members over zones and nodes (`objects::default_topology_spread`), and a metrics
+/// listener (`spec.metrics`, port 2381).
 ///
 /// Written into the spec, not assumed by `validate` when the spec is silent: the spec shows it
 /// and can change it, and a cluster created before these defaults existed keeps the template it
@@ -43,6 +44,9 @@ pub fn new_cluster_defaults(spec: &mut crate::api::EtcdClusterSpec) {
     }
     if spec.topology_spread_constraints.is_none() {
         spec.topology_spread_constraints = Some(crate::objects::default_topology_spread());
+    }
+    if spec.metrics.is_none() {
+        spec.metrics = Some(crate::api::MetricsSpec::default());
     }
 }
 /// Where members keep their data.
@@ -151,6 +155,8 @@ pub struct Desired {
     /// in `objects::pod_template`).
     pub topology_spread: Option<Vec<k8s_openapi::api::core::v1::TopologySpreadConstraint>>,
     pub priority_class_name: Option<String>,
+    /// Port of the members' plaintext metrics listener (`spec.metrics`); `None`: no listener.
+    pub metrics_port: Option<u16>,
     /// Labels and annotations the member pods get besides the engine's (`spec.podMetadata`).
     pub pod_labels: BTreeMap<String, String>,
     pub pod_annotations: BTreeMap<String, String>,
@@ -207,6 +213,7 @@ impl Desired {
             node_selector: None,
             topology_spread: None,
             priority_class_name: None,
+            metrics_port: None,
             pod_labels: BTreeMap::new(),
             pod_annotations: BTreeMap::new(),
             etcd_flags: Vec::new(),

@@ -328,6 +328,7 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
         .filter(|p| !p.is_empty())
         .map(|p| validate_dns_subdomain("spec.priorityClassName", "PriorityClass", p))
         .transpose()?;
+    let metrics_port = spec.metrics.as_ref().map(validate_metrics).transpose()?;
     let restore = spec.restore.as_ref().map(validate_restore).transpose()?;
     let backup = spec.backup.as_ref().map(validate_backup).transpose()?;
     Ok(Desired {
@@ -375,6 +376,7 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
             .map(|c| validate_topology_spread(c))
             .transpose()?,
         priority_class_name,
+        metrics_port,
         pod_labels,
         pod_annotations,
         etcd_flags,
@@ -479,6 +481,7 @@ pub(super) fn is_dns_subdomain(name: &str) -> bool {
 /// the member config): `spec.etcd.options` may not set them, nor the ones the typed tuning
 /// fields own. `objects` tests that every variable of the template is in this list.
 pub const ENGINE_FLAGS: &[&str] = &[
+    "listen-metrics-urls",
     "name",
     "data-dir",
     "wal-dir",
@@ -516,6 +519,7 @@ pub const ENGINE_FLAGS: &[&str] = &[
 pub(super) fn typed_field_of(flag: &str) -> Option<&'static str> {
     match flag {
         "quota-backend-bytes" => Some("spec.etcd.quotaBackendBytes"),
+        "listen-metrics-urls" => Some("spec.metrics"),
         "auto-compaction-mode" => Some("spec.etcd.autoCompactionMode"),
         "auto-compaction-retention" => Some("spec.etcd.autoCompactionRetention"),
         "cert-file"
@@ -663,4 +667,20 @@ pub(super) fn validate_tls(t: &crate::api::TlsSpec) -> Result<Tls, InvalidSpec> 
         client,
         peer_secret,
     })
+}
+
+/// `spec.metrics`: the listener's port, 2381 unless set; never the client's or the peers'.
+fn validate_metrics(m: &crate::api::MetricsSpec) -> Result<u16, InvalidSpec> {
+    use crate::objects::monitoring::MEMBER_METRICS_PORT;
+    use crate::objects::{CLIENT_PORT, PEER_PORT};
+    let port = m.port.unwrap_or(i32::from(MEMBER_METRICS_PORT));
+    match u16::try_from(port) {
+        Ok(p) if p != 0 && p != CLIENT_PORT && p != PEER_PORT => Ok(p),
+        _ => Err(invalid(
+            "spec.metrics.port",
+            format!(
+                "{port} is not a free port of the member: give one of 1-65535 other than {CLIENT_PORT} (client) and {PEER_PORT} (peers), e.g. {MEMBER_METRICS_PORT}"
+            ),
+        )),
+    }
 }

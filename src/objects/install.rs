@@ -109,7 +109,7 @@ const POD_SECURITY_LEVEL: &str = "restricted";
 /// Security Standard (the operator pod wears it: `objects::security`). Another namespace the
 /// operator is installed into may hold pods of others, which enforcing could stop: it only warns
 /// and audits.
-fn namespace_object(name: &str) -> Value {
+pub fn namespace_object(name: &str) -> Value {
     let mut labels = labels();
     for mode in POD_SECURITY_MODES {
         if mode != "enforce" || name == NAMESPACE {

@@ -5,6 +5,7 @@
 
 pub mod access;
 pub mod install;
+pub mod monitoring;
 pub mod pvc_agent;
 pub mod restore;
 pub mod security;

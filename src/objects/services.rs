@@ -6,6 +6,7 @@ use k8s_openapi::api::policy::v1::{PodDisruptionBudget, PodDisruptionBudgetSpec}
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
+use super::monitoring;
 use super::names::{
     CLIENT_PORT, LABEL_FENCED, PEER_PORT, client_service_name, labels, pdb_name, peer_service_name,
     selector_labels,
@@ -54,7 +55,12 @@ pub fn peer_service(d: &Desired) -> Service {
             // Peers must resolve each other before any of them is Ready (bootstrap needs quorum).
             publish_not_ready_addresses: Some(true),
             selector: Some(selector_labels(&d.name)),
-            ports: Some(vec![port("client", CLIENT_PORT), port("peer", PEER_PORT)]),
+            ports: Some(
+                [port("client", CLIENT_PORT), port("peer", PEER_PORT)]
+                    .into_iter()
+                    .chain(d.metrics_port.map(|p| port(monitoring::PORT_NAME, p)))
+                    .collect(),
+            ),
             ..Default::default()
         }),
         ..Default::default()

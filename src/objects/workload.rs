@@ -14,6 +14,7 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 
+use super::monitoring;
 use super::names::{
     ANNOTATION_TEMPLATE_HASH, CLIENT_PORT, CLUSTER_DOMAIN, CONTAINER, DATA_DIR, DATA_VOLUME,
     ENV_POD_NAME, ENV_POD_NAMESPACE, LABEL_HOSTNAME, LABEL_ZONE, PEER_PORT, config_name, data_dir,
@@ -171,6 +172,11 @@ pub fn pod_template(d: &Desired) -> PodTemplateSpec {
                 ),
             ]
             .into_iter()
+            // Plain HTTP whatever the client port speaks: /metrics and /health only.
+            .chain(
+                d.metrics_port
+                    .map(|p| env_value("ETCD_LISTEN_METRICS_URLS", format!("http://0.0.0.0:{p}"))),
+            )
             .chain(etcdctl_api_env(d.version))
             .chain(tls_env)
             .chain(auth_env(d))
@@ -183,20 +189,30 @@ pub fn pod_template(d: &Desired) -> PodTemplateSpec {
             }),
             ..Default::default()
         }]),
-        ports: Some(vec![
-            ContainerPort {
-                name: Some("client".into()),
-                container_port: CLIENT_PORT as i32,
+        ports: Some(
+            vec![
+                ContainerPort {
+                    name: Some("client".into()),
+                    container_port: CLIENT_PORT as i32,
+                    protocol: Some("TCP".into()),
+                    ..Default::default()
+                },
+                ContainerPort {
+                    name: Some("peer".into()),
+                    container_port: PEER_PORT as i32,
+                    protocol: Some("TCP".into()),
+                    ..Default::default()
+                },
+            ]
+            .into_iter()
+            .chain(d.metrics_port.map(|p| ContainerPort {
+                name: Some(monitoring::PORT_NAME.into()),
+                container_port: i32::from(p),
                 protocol: Some("TCP".into()),
                 ..Default::default()
-            },
-            ContainerPort {
-                name: Some("peer".into()),
-                container_port: PEER_PORT as i32,
-                protocol: Some("TCP".into()),
-                ..Default::default()
-            },
-        ]),
+            }))
+            .collect(),
+        ),
         readiness_probe: Some(readiness_probe(d)),
         resources: Some(d.resources.clone().unwrap_or_else(default_member_resources)),
         // The restricted standard (`security`): etcd writes only its data dir, in the volume.

@@ -10,7 +10,7 @@
 //!   the controller, or as a standby replica waiting for the Lease. A standby is ready so that a
 //!   rollout of a two-replica Deployment proceeds; 503 before that first answer.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -30,9 +30,11 @@ use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::{Registry, Unit};
 use tokio::net::TcpListener;
 
-use crate::api::{BackupStatus, Phase};
+use crate::api::{BackupStatus, Phase, Reason, condition};
 use crate::engine::Pass;
-use crate::model::{DEFAULT_QUOTA_BYTES, EtcdView};
+use crate::error::Error;
+use crate::model::{DEFAULT_QUOTA_BYTES, EtcdView, MemberView};
+use crate::plan::Step;
 
 /// Upper bounds (seconds) of the reconcile-duration histogram buckets.
 const BUCKETS: [f64; 8] = [0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
@@ -47,6 +49,30 @@ const PHASES: [Phase; 8] = [
     Phase::Paused,
     Phase::Deleting,
 ];
+
+/// The `state` label of `kubectl_etcd_upgrade_state`: one series per state and cluster, the
+/// current one at 1. Read from the `Upgrading` condition's reason.
+pub const UPGRADE_STATES: [&str; 6] = [
+    "idle",
+    "upgrading",
+    "downgrading",
+    "rolling_back",
+    "rolled_back",
+    "blocked",
+];
+
+fn upgrade_state(reason: &str) -> &'static str {
+    match reason {
+        r if r == Reason::UpgradingMember.as_str() || r == Reason::WaitingForMember.as_str() => {
+            "upgrading"
+        }
+        r if r == Reason::Downgrading.as_str() => "downgrading",
+        r if r == Reason::RollingBack.as_str() => "rolling_back",
+        r if r == Reason::RolledBack.as_str() => "rolled_back",
+        r if r == Reason::UpgradeBlocked.as_str() => "blocked",
+        _ => "idle",
+    }
+}
 
 /// How one reconcile pass ended, the `result` label.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -80,9 +106,50 @@ impl EncodeLabelValue for PassResult {
     }
 }
 
+/// What failed in a pass, the `reason` label of `kubectl_etcd_reconcile_errors_total`: a fixed
+/// set, one per kind of error (never the message).
+pub const ERROR_REASONS: [&str; 8] = [
+    "invalid_spec",
+    "kubernetes",
+    "api_unreachable",
+    "etcd",
+    "timeout",
+    "backup",
+    "conflict",
+    "other",
+];
+
+fn error_reason(e: &Error) -> &'static str {
+    match e {
+        Error::InvalidSpec { .. } => "invalid_spec",
+        Error::Kube { .. } | Error::NotFound { .. } | Error::CrdMissing => "kubernetes",
+        Error::ApiUnreachable(_) => "api_unreachable",
+        Error::Etcd { .. } => "etcd",
+        Error::Timeout { .. } => "timeout",
+        Error::Backup(_) => "backup",
+        Error::Conflict(_) => "conflict",
+        _ => "other",
+    }
+}
+
+/// The kind of a step as `--dry-run -o json` names it ("addLearner"): the `step` label of
+/// `kubectl_etcd_actions_total`, bounded by the `Step` enum (its serde tag, so a new step needs no
+/// edit here).
+fn step_kind(step: &Step) -> String {
+    serde_json::to_value(step)
+        .ok()
+        .and_then(|v| v.get("step").and_then(|s| s.as_str()).map(String::from))
+        .unwrap_or_default()
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Hash, EncodeLabelSet)]
 struct ResultLabel {
     result: PassResult,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct ReasonLabel {
+    reason: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, EncodeLabelSet)]
@@ -95,6 +162,37 @@ struct PhaseLabel {
 pub struct ClusterLabels {
     pub namespace: String,
     pub name: String,
+}
+
+/// One member of an EtcdCluster (its pod's name).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct MemberLabels {
+    namespace: String,
+    name: String,
+    member: String,
+}
+
+/// One condition type of an EtcdCluster with its current reason.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct ConditionLabels {
+    namespace: String,
+    name: String,
+    r#type: String,
+    reason: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct StateLabels {
+    namespace: String,
+    name: String,
+    state: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct StepLabels {
+    namespace: String,
+    name: String,
+    step: String,
 }
 
 /// One EtcdCluster and why a member of it was defragmented (`plan::Trigger::label`).
@@ -110,28 +208,47 @@ const DEFRAG_TRIGGERS: [&str; 3] = ["nospace", "requested", "policy"];
 /// Upper bounds (seconds) of the defragmentation pause histogram (a member answers nobody).
 const PAUSE_BUCKETS: [f64; 8] = [0.1, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 120.0];
 
-/// What the per-cluster gauges remember between passes.
+/// What the per-cluster families remember between passes (to count changes and to remove the
+/// label sets that are gone).
 #[derive(Default)]
 struct Seen {
     phase: Option<Phase>,
     leader: Option<u64>,
+    members: BTreeSet<String>,
+    /// Condition type → the reason its series carries.
+    conditions: BTreeMap<String, String>,
+    steps: BTreeSet<String>,
+    /// The newest failed backup seen (`None` before the first look: an old failure found at
+    /// start is not counted again).
+    last_failed: Option<Option<String>>,
 }
 
 /// The operator's metrics; shared by the controller and the HTTP server.
 pub struct Metrics {
     registry: Registry,
     reconciles: Family<ResultLabel, Counter>,
-    errors: Counter,
+    errors: Family<ReasonLabel, Counter>,
     duration: Histogram,
     clusters: Family<PhaseLabel, Gauge>,
     leader: Gauge,
+    replicas: Family<ClusterLabels, Gauge>,
     voters: Family<ClusterLabels, Gauge>,
     healthy_voters: Family<ClusterLabels, Gauge>,
     learners: Family<ClusterLabels, Gauge>,
+    member_healthy: Family<MemberLabels, Gauge>,
     leader_changes: Family<ClusterLabels, Counter>,
     db_size: Family<ClusterLabels, Gauge>,
+    db_in_use: Family<ClusterLabels, Gauge>,
     db_quota: Family<ClusterLabels, Gauge>,
+    alarms: Family<ClusterLabels, Gauge>,
+    conditions: Family<ConditionLabels, Gauge>,
+    upgrade: Family<StateLabels, Gauge>,
+    actions: Family<StepLabels, Counter>,
     last_backup: Family<ClusterLabels, Gauge>,
+    last_backup_size: Family<ClusterLabels, Gauge>,
+    backup_interval: Family<ClusterLabels, Gauge>,
+    backup_failing: Family<ClusterLabels, Gauge>,
+    backup_failures: Family<ClusterLabels, Counter>,
     defrags: Family<DefragLabels, Counter>,
     defrag_reclaimed: Family<ClusterLabels, Counter>,
     defrag_pause: Histogram,
@@ -148,10 +265,10 @@ impl Default for Metrics {
             "Reconcile passes by result",
             reconciles.clone(),
         );
-        let errors = Counter::default();
+        let errors = Family::<ReasonLabel, Counter>::default();
         registry.register(
             "reconcile_errors",
-            "Reconcile passes that failed",
+            "Reconcile passes that failed, by what failed",
             errors.clone(),
         );
         let duration = Histogram::new(BUCKETS);
@@ -173,34 +290,129 @@ impl Default for Metrics {
             "1 when this replica holds the leader lease and runs the controller",
             leader.clone(),
         );
-        let mut per_cluster = |name: &str, help: &str| {
-            let f = Family::<ClusterLabels, Gauge>::default();
-            registry.register(name, help, f.clone());
+        fn family<L, M>(
+            registry: &mut Registry,
+            name: &str,
+            help: &str,
+            unit: Option<Unit>,
+        ) -> Family<L, M>
+        where
+            L: Clone
+                + std::hash::Hash
+                + Eq
+                + EncodeLabelSet
+                + std::fmt::Debug
+                + Send
+                + Sync
+                + 'static,
+            M: Default
+                + prometheus_client::metrics::TypedMetric
+                + prometheus_client::encoding::EncodeMetric
+                + std::fmt::Debug
+                + Send
+                + Sync
+                + 'static,
+        {
+            let f = Family::<L, M>::default();
+            match unit {
+                Some(u) => registry.register_with_unit(name, help, u, f.clone()),
+                None => registry.register(name, help, f.clone()),
+            }
             f
-        };
-        let voters = per_cluster("voters", "Voting members of the cluster");
-        let healthy_voters = per_cluster("healthy_voters", "Voting members that answer healthy");
-        let learners = per_cluster("learners", "Non-voting members (learners) of the cluster");
-        let db_size = per_cluster(
+        }
+        let r = &mut registry;
+        let replicas = family(r, "replicas", "Voting members the spec asks for", None);
+        let voters = family(r, "voters", "Voting members of the cluster", None);
+        let healthy_voters = family(
+            r,
+            "healthy_voters",
+            "Voting members that answer healthy",
+            None,
+        );
+        let learners = family(
+            r,
+            "learners",
+            "Non-voting members (learners) of the cluster",
+            None,
+        );
+        let member_healthy = family(
+            r,
+            "member_healthy",
+            "1 when the member answers healthy, per member of the member list",
+            None,
+        );
+        let db_size = family(
+            r,
             "db_size_bytes",
             "Largest backend database among the members, in bytes",
+            None,
         );
-        let db_quota = per_cluster(
+        let db_in_use = family(
+            r,
+            "db_size_in_use_bytes",
+            "Largest logically used part of a member's database (the rest is free pages a defragmentation gives back), in bytes",
+            None,
+        );
+        let db_quota = family(
+            r,
             "db_quota_bytes",
             "The backend quota (--quota-backend-bytes) of the cluster, in bytes",
+            None,
         );
-        let last_backup = Family::<ClusterLabels, Gauge>::default();
-        registry.register_with_unit(
+        let alarms = family(r, "alarms", "Members with a raised alarm (NOSPACE)", None);
+        let conditions = family(
+            r,
+            "condition",
+            "The cluster's status conditions: 1 while true, 0 while false, one series per type with its current reason",
+            None,
+        );
+        let upgrade = family(
+            r,
+            "upgrade_state",
+            "Where a version change stands (idle, upgrading, downgrading, rolling_back, rolled_back, blocked): 1 for the current state",
+            None,
+        );
+        let actions = family(
+            r,
+            "actions",
+            "Changes the operator made, by the kind of the planner's step",
+            None,
+        );
+        let last_backup = family(
+            r,
             "last_successful_backup_timestamp",
             "When the newest successful backup of the cluster finished (status.backup), as Unix time; no series before the first",
-            Unit::Seconds,
-            last_backup.clone(),
+            Some(Unit::Seconds),
         );
-        let leader_changes = Family::<ClusterLabels, Counter>::default();
-        registry.register(
+        let last_backup_size = family(
+            r,
+            "last_successful_backup_size_bytes",
+            "Stored bytes of the newest successful backup",
+            None,
+        );
+        let backup_interval = family(
+            r,
+            "backup_interval",
+            "The interval of the cluster's backup schedule (also while suspended); no series without a schedule",
+            Some(Unit::Seconds),
+        );
+        let backup_failing = family(
+            r,
+            "backup_failing",
+            "1 when the newest backup of the cluster failed (newer than the newest success)",
+            None,
+        );
+        let backup_failures = family(
+            r,
+            "backup_failures",
+            "Failed backups of the cluster seen by this operator",
+            None,
+        );
+        let leader_changes = family(
+            r,
             "leader_changes",
             "Changes of the etcd leader this operator observed",
-            leader_changes.clone(),
+            None,
         );
         let defrags = Family::<DefragLabels, Counter>::default();
         registry.register(
@@ -226,6 +438,11 @@ impl Default for Metrics {
         for r in PassResult::ALL {
             drop(reconciles.get_or_create(&ResultLabel { result: r }));
         }
+        for reason in ERROR_REASONS {
+            drop(errors.get_or_create(&ReasonLabel {
+                reason: reason.into(),
+            }));
+        }
         for p in PHASES {
             drop(clusters.get_or_create(&PhaseLabel {
                 phase: p.to_string(),
@@ -238,13 +455,24 @@ impl Default for Metrics {
             duration,
             clusters,
             leader,
+            replicas,
             voters,
             healthy_voters,
             learners,
+            member_healthy,
             leader_changes,
             db_size,
+            db_in_use,
             db_quota,
+            alarms,
+            conditions,
+            upgrade,
+            actions,
             last_backup,
+            last_backup_size,
+            backup_interval,
+            backup_failing,
+            backup_failures,
             defrags,
             defrag_reclaimed,
             defrag_pause,
@@ -254,22 +482,99 @@ impl Default for Metrics {
     }
 }
 
+/// The interval of a backup schedule around `now` (two consecutive runs), also while it is
+/// suspended: `BackupOverdue` compares the newest backup's age with twice this.
+pub fn schedule_interval(
+    spec: Option<&crate::api::BackupSpec>,
+    now: jiff::Timestamp,
+) -> Option<Duration> {
+    let expr = spec?.schedule.as_deref().filter(|s| !s.is_empty())?;
+    let sched = crate::archive::schedule::parse(expr).ok()?;
+    let a = sched.next_after(now)?;
+    let b = sched.next_after(a)?;
+    u64::try_from(b.as_second() - a.as_second())
+        .ok()
+        .map(Duration::from_secs)
+}
+
+fn count(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// The `member` label: the member's pod, else the name etcd reports, else its id.
+fn member_label(cluster: &str, m: &MemberView) -> String {
+    match (m.ordinal, m.name.is_empty()) {
+        (Some(o), _) => crate::objects::pod_name(cluster, o),
+        (None, false) => m.name.clone(),
+        (None, true) => format!("{:016x}", m.id),
+    }
+}
+
 impl Metrics {
-    fn seen<T>(&self, f: impl FnOnce(&mut HashMap<ClusterLabels, Seen>) -> T) -> T {
+    fn seen<T>(&self, cluster: &ClusterLabels, f: impl FnOnce(&mut Seen) -> T) -> T {
         // A panic while holding the lock leaves plain values behind: keep serving them.
-        f(&mut self.seen.lock().unwrap_or_else(|p| p.into_inner()))
+        let mut all = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+        f(all.entry(cluster.clone()).or_default())
     }
 
     /// Counts one pass and its duration.
     pub fn pass(&self, result: PassResult, took: Duration) {
         self.reconciles.get_or_create(&ResultLabel { result }).inc();
-        if result == PassResult::Error {
-            self.errors.inc();
-        }
         self.duration.observe(took.as_secs_f64());
     }
 
-    /// Records what a pass over `cluster` saw: its phase and the per-cluster gauges.
+    /// Counts a failed pass by what failed (after `pass`). A refused spec also shows as the
+    /// cluster's `Degraded` condition with reason `InvalidSpec`, which the engine wrote.
+    pub fn failed(&self, cluster: &ClusterLabels, error: &Error) {
+        let reason = error_reason(error);
+        self.errors
+            .get_or_create(&ReasonLabel {
+                reason: reason.into(),
+            })
+            .inc();
+        if matches!(error, Error::InvalidSpec { .. }) {
+            self.phase(cluster, Some(Phase::Failed));
+            self.condition(
+                cluster,
+                condition::DEGRADED,
+                Reason::InvalidSpec.as_str(),
+                true,
+            );
+        }
+    }
+
+    /// Counts a change the operator made to `cluster`.
+    pub fn acted(&self, cluster: &ClusterLabels, step: &Step) {
+        let kind = step_kind(step);
+        self.seen(cluster, |s| s.steps.insert(kind.clone()));
+        self.actions
+            .get_or_create(&StepLabels {
+                namespace: cluster.namespace.clone(),
+                name: cluster.name.clone(),
+                step: kind,
+            })
+            .inc();
+    }
+
+    fn condition(&self, cluster: &ClusterLabels, type_: &str, reason: &str, on: bool) {
+        let labels = |reason: &str| ConditionLabels {
+            namespace: cluster.namespace.clone(),
+            name: cluster.name.clone(),
+            r#type: type_.into(),
+            reason: reason.into(),
+        };
+        let before = self.seen(cluster, |s| {
+            s.conditions.insert(type_.to_string(), reason.to_string())
+        });
+        if let Some(old) = before.filter(|old| old != reason) {
+            self.conditions.remove(&labels(&old));
+        }
+        self.conditions
+            .get_or_create(&labels(reason))
+            .set(i64::from(on));
+    }
+
+    /// Records what a pass over `cluster` saw: its phase, conditions and the per-cluster gauges.
     pub fn observed(&self, cluster: &ClusterLabels, pass: &Pass) {
         self.phase(cluster, pass.status.phase);
         if let Some(d) = &pass.defragmented {
@@ -283,11 +588,44 @@ impl Metrics {
             self.defrag_reclaimed.get_or_create(cluster).inc_by(d.won());
             self.defrag_pause.observe(d.pause.as_secs_f64());
         }
+        self.replicas
+            .get_or_create(cluster)
+            .set(i64::from(pass.desired.replicas));
+        for c in &pass.status.conditions {
+            self.condition(cluster, &c.type_, &c.reason, c.status == "True");
+            if c.type_ == condition::UPGRADING {
+                let now = upgrade_state(&c.reason);
+                for state in UPGRADE_STATES {
+                    self.upgrade
+                        .get_or_create(&StateLabels {
+                            namespace: cluster.namespace.clone(),
+                            name: cluster.name.clone(),
+                            state: state.into(),
+                        })
+                        .set(i64::from(state == now));
+                }
+            }
+        }
+        let quota = pass
+            .desired
+            .quota_backend_bytes
+            .filter(|q| *q > 0)
+            .unwrap_or(DEFAULT_QUOTA_BYTES);
+        self.db_quota.get_or_create(cluster).set(quota);
         let EtcdView::Reached(c) = &pass.observed.etcd else {
             self.healthy_voters.get_or_create(cluster).set(0);
+            let gone = self.seen(cluster, |s| std::mem::take(&mut s.members));
+            for member in gone {
+                self.member_healthy
+                    .get_or_create(&MemberLabels {
+                        namespace: cluster.namespace.clone(),
+                        name: cluster.name.clone(),
+                        member,
+                    })
+                    .set(0);
+            }
             return;
         };
-        let count = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
         self.voters
             .get_or_create(cluster)
             .set(count(c.voters().count()));
@@ -297,21 +635,45 @@ impl Metrics {
         self.learners
             .get_or_create(cluster)
             .set(count(c.learners().count()));
-        let db = c
+        let member_labels = |member: String| MemberLabels {
+            namespace: cluster.namespace.clone(),
+            name: cluster.name.clone(),
+            member,
+        };
+        let now: BTreeSet<String> = c
             .members
             .iter()
-            .filter_map(|m| m.status.as_ref().map(|s| s.db_size))
-            .max()
-            .unwrap_or(0);
-        self.db_size.get_or_create(cluster).set(db);
-        let quota = pass
-            .desired
-            .quota_backend_bytes
-            .filter(|q| *q > 0)
-            .unwrap_or(DEFAULT_QUOTA_BYTES);
-        self.db_quota.get_or_create(cluster).set(quota);
-        let changed = self.seen(|m| {
-            let seen = m.entry(cluster.clone()).or_default();
+            .map(|m| member_label(&cluster.name, m))
+            .collect();
+        for m in &c.members {
+            self.member_healthy
+                .get_or_create(&member_labels(member_label(&cluster.name, m)))
+                .set(i64::from(m.healthy));
+        }
+        let before = self.seen(cluster, |s| std::mem::replace(&mut s.members, now.clone()));
+        for gone in before.difference(&now) {
+            self.member_healthy.remove(&member_labels(gone.clone()));
+        }
+        let largest = |f: fn(&crate::model::MemberStatusView) -> i64| {
+            c.members
+                .iter()
+                .filter_map(|m| m.status.as_ref().map(f))
+                .max()
+                .unwrap_or(0)
+        };
+        self.db_size
+            .get_or_create(cluster)
+            .set(largest(|s| s.db_size));
+        self.db_in_use
+            .get_or_create(cluster)
+            .set(largest(|s| s.db_size_in_use));
+        let alarmed = c
+            .members
+            .iter()
+            .filter(|m| m.alarmed || pass.observed.nospace.contains(&m.id))
+            .count();
+        self.alarms.get_or_create(cluster).set(count(alarmed));
+        let changed = self.seen(cluster, |seen| {
             let changed = seen.leader.is_some() && c.leader.is_some() && seen.leader != c.leader;
             if c.leader.is_some() {
                 seen.leader = c.leader;
@@ -324,40 +686,87 @@ impl Metrics {
         }
     }
 
-    /// Records when the newest successful backup of `cluster` finished, from its `status.backup`
-    /// (scheduled and `kubectl etcd backup` alike). A cluster never backed up has no series: an
-    /// alert on `time() - …` then concerns only clusters that have backups.
-    pub fn backup(&self, cluster: &ClusterLabels, status: Option<&BackupStatus>) {
-        match status.and_then(|s| s.last_successful_time.as_ref()) {
+    /// Records the backups of `cluster` from its `status.backup` (scheduled and `kubectl etcd
+    /// backup` alike) and the interval of its schedule (`None`: no schedule). A cluster never backed up has no timestamp series: an alert on
+    /// `time() - …` then concerns only clusters that have backups.
+    pub fn backup(
+        &self,
+        cluster: &ClusterLabels,
+        status: Option<&BackupStatus>,
+        interval: Option<Duration>,
+    ) {
+        let ok = status.and_then(|s| s.last_successful_time.as_ref());
+        match ok {
             Some(t) => {
                 self.last_backup.get_or_create(cluster).set(t.0.as_second());
             }
-            None => {
-                self.last_backup.remove(cluster);
+            None => drop(self.last_backup.remove(cluster)),
+        }
+        match status.and_then(|s| s.last_successful_size) {
+            Some(b) => {
+                self.last_backup_size.get_or_create(cluster).set(b);
             }
+            None => drop(self.last_backup_size.remove(cluster)),
+        }
+        match interval {
+            Some(i) => {
+                let secs = i64::try_from(i.as_secs()).unwrap_or(i64::MAX);
+                self.backup_interval.get_or_create(cluster).set(secs);
+            }
+            None => drop(self.backup_interval.remove(cluster)),
+        }
+        let failed = status.and_then(|s| s.last_failed_time.as_ref());
+        let failing = failed.is_some_and(|f| ok.is_none_or(|o| f.0 > o.0));
+        self.backup_failing
+            .get_or_create(cluster)
+            .set(i64::from(failing));
+        let name = status.and_then(|s| s.last_failed.clone());
+        let new_failure = self.seen(cluster, |s| {
+            let new = s
+                .last_failed
+                .as_ref()
+                .is_some_and(|before| name.is_some() && *before != name);
+            s.last_failed = Some(name);
+            new
+        });
+        let failures = self.backup_failures.get_or_create(cluster);
+        if new_failure {
+            failures.inc();
         }
     }
 
     /// Records the phase a cluster's status reports now.
     pub fn phase(&self, cluster: &ClusterLabels, phase: Option<Phase>) {
-        self.seen(|m| m.entry(cluster.clone()).or_default().phase = phase);
+        self.seen(cluster, |s| s.phase = phase);
         self.count_phases();
     }
 
     /// Forgets a deleted cluster (its label sets go, so they stay bounded).
     pub fn forget(&self, cluster: &ClusterLabels) {
-        self.seen(|m| m.remove(cluster));
+        let seen = self
+            .seen
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(cluster)
+            .unwrap_or_default();
         for f in [
+            &self.replicas,
             &self.voters,
             &self.healthy_voters,
             &self.learners,
             &self.db_size,
+            &self.db_in_use,
             &self.db_quota,
+            &self.alarms,
             &self.last_backup,
+            &self.last_backup_size,
+            &self.backup_interval,
+            &self.backup_failing,
         ] {
             f.remove(cluster);
         }
         self.leader_changes.remove(cluster);
+        self.backup_failures.remove(cluster);
         self.defrag_reclaimed.remove(cluster);
         for trigger in DEFRAG_TRIGGERS {
             self.defrags.remove(&DefragLabels {
@@ -366,18 +775,50 @@ impl Metrics {
                 trigger,
             });
         }
+        let (namespace, name) = (cluster.namespace.clone(), cluster.name.clone());
+        for member in seen.members {
+            self.member_healthy.remove(&MemberLabels {
+                namespace: namespace.clone(),
+                name: name.clone(),
+                member,
+            });
+        }
+        for (r#type, reason) in seen.conditions {
+            self.conditions.remove(&ConditionLabels {
+                namespace: namespace.clone(),
+                name: name.clone(),
+                r#type,
+                reason,
+            });
+        }
+        for state in UPGRADE_STATES {
+            self.upgrade.remove(&StateLabels {
+                namespace: namespace.clone(),
+                name: name.clone(),
+                state: state.into(),
+            });
+        }
+        for step in seen.steps {
+            self.actions.remove(&StepLabels {
+                namespace: namespace.clone(),
+                name: name.clone(),
+                step,
+            });
+        }
         self.count_phases();
     }
 
     fn count_phases(&self) {
-        let counts =
-            self.seen(|m| PHASES.map(|p| m.values().filter(|s| s.phase == Some(p)).count()));
+        let counts = {
+            let all = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+            PHASES.map(|p| all.values().filter(|s| s.phase == Some(p)).count())
+        };
         for (p, n) in PHASES.iter().zip(counts) {
             self.clusters
                 .get_or_create(&PhaseLabel {
                     phase: p.to_string(),
                 })
-                .set(i64::try_from(n).unwrap_or(i64::MAX));
+                .set(count(n));
         }
     }
 
@@ -519,6 +960,7 @@ mod tests {
         let m = Metrics::default();
         m.pass(PassResult::Acted, Duration::from_millis(80));
         m.pass(PassResult::Error, Duration::from_secs(3));
+        m.failed(&demo(), &Error::Conflict("x".into()));
         m.pass(PassResult::Unchanged, Duration::from_secs(60));
         let text = m.render();
         assert_eq!(
@@ -526,8 +968,19 @@ mod tests {
             "kubectl_etcd_reconciles_total{result=\"acted\"} 1"
         );
         assert_eq!(
-            line(&text, "kubectl_etcd_reconcile_errors_total"),
-            "kubectl_etcd_reconcile_errors_total 1"
+            line(
+                &text,
+                "kubectl_etcd_reconcile_errors_total{reason=\"conflict\"}"
+            ),
+            "kubectl_etcd_reconcile_errors_total{reason=\"conflict\"} 1"
+        );
+        assert_eq!(
+            line(
+                &text,
+                "kubectl_etcd_reconcile_errors_total{reason=\"etcd\"}"
+            ),
+            "kubectl_etcd_reconcile_errors_total{reason=\"etcd\"} 0",
+            "every reason from the start"
         );
         let bucket = |le: &str| {
             line(
@@ -649,6 +1102,7 @@ mod tests {
                 )),
                 ..Default::default()
             }),
+            None,
         );
         let text = m.render();
         assert_eq!(
@@ -702,6 +1156,246 @@ mod tests {
         );
         m.forget(&demo());
         assert!(!m.render().contains("name=\"demo\""));
+    }
+
+    fn value(text: &str, series: &str) -> Option<String> {
+        text.lines()
+            .find(|l| l.starts_with(series) && l[series.len()..].starts_with(' '))
+            .and_then(|l| l.rsplit(' ').next())
+            .map(String::from)
+    }
+
+    fn cond(
+        type_: &str,
+        status: &str,
+        reason: &str,
+    ) -> k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition {
+        k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition {
+            type_: type_.into(),
+            status: status.into(),
+            reason: reason.into(),
+            message: String::new(),
+            observed_generation: None,
+            last_transition_time: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+                jiff::Timestamp::UNIX_EPOCH,
+            ),
+        }
+    }
+
+    #[test]
+    fn conditions_and_the_upgrade_state_keep_one_series_per_type_and_follow_the_reason() {
+        let m = Metrics::default();
+        let mut p = pass_with(100, [true; 3], [1; 3]);
+        p.status.conditions = vec![
+            cond("Upgrading", "True", "UpgradingMember"),
+            cond("SpecRefused", "False", "AsDesired"),
+        ];
+        m.observed(&demo(), &p);
+        let text = m.render();
+        let up = r#"kubectl_etcd_condition{namespace="ns",name="demo",type="Upgrading",reason="UpgradingMember"}"#;
+        assert_eq!(value(&text, up).as_deref(), Some("1"));
+        let state = |s: &str| {
+            format!(r#"kubectl_etcd_upgrade_state{{namespace="ns",name="demo",state="{s}"}}"#)
+        };
+        assert_eq!(value(&text, &state("upgrading")).as_deref(), Some("1"));
+        assert_eq!(value(&text, &state("rolled_back")).as_deref(), Some("0"));
+        p.status.conditions = vec![
+            cond("Upgrading", "False", "RolledBack"),
+            cond("SpecRefused", "True", "ImmutableField"),
+        ];
+        m.observed(&demo(), &p);
+        let text = m.render();
+        assert_eq!(value(&text, up), None, "the old reason's series is gone");
+        assert_eq!(value(&text, &state("rolled_back")).as_deref(), Some("1"));
+        assert_eq!(value(&text, &state("upgrading")).as_deref(), Some("0"));
+        assert_eq!(
+            value(&text, r#"kubectl_etcd_condition{namespace="ns",name="demo",type="SpecRefused",reason="ImmutableField"}"#).as_deref(),
+            Some("1")
+        );
+        m.forget(&demo());
+        assert!(!m.render().contains("name=\"demo\""));
+    }
+
+    #[test]
+    fn an_invalid_spec_counts_an_error_by_reason_and_sets_degraded_invalid_spec() {
+        let m = Metrics::default();
+        let e = Error::InvalidSpec {
+            namespace: "ns".into(),
+            name: "demo".into(),
+            source: crate::model::validate(
+                &crate::fixtures::cluster("demo")
+                    .spec(|s| s.replicas = 0)
+                    .build(),
+            )
+            .unwrap_err(),
+        };
+        m.failed(&demo(), &e);
+        let text = m.render();
+        assert_eq!(
+            value(
+                &text,
+                r#"kubectl_etcd_reconcile_errors_total{reason="invalid_spec"}"#
+            )
+            .as_deref(),
+            Some("1")
+        );
+        assert_eq!(
+            value(&text, r#"kubectl_etcd_condition{namespace="ns",name="demo",type="Degraded",reason="InvalidSpec"}"#).as_deref(),
+            Some("1")
+        );
+        assert_eq!(
+            value(&text, r#"kubectl_etcd_clusters{phase="Failed"}"#).as_deref(),
+            Some("1")
+        );
+    }
+
+    #[test]
+    fn members_are_reported_by_pod_and_dropped_when_they_leave_the_member_list() {
+        let m = Metrics::default();
+        let mut p = pass_with(100, [true, false, true], [10, 20, 30]);
+        if let EtcdView::Reached(c) = &mut p.observed.etcd {
+            c.members[2].status.as_mut().unwrap().db_size_in_use = 7;
+            c.members[1].alarmed = true;
+        }
+        m.observed(&demo(), &p);
+        let text = m.render();
+        let member = |n: u32| {
+            format!(
+                r#"kubectl_etcd_member_healthy{{namespace="ns",name="demo",member="demo-{n}"}}"#
+            )
+        };
+        assert_eq!(value(&text, &member(0)).as_deref(), Some("1"));
+        assert_eq!(value(&text, &member(1)).as_deref(), Some("0"));
+        assert_eq!(
+            value(
+                &text,
+                r#"kubectl_etcd_db_size_in_use_bytes{namespace="ns",name="demo"}"#
+            )
+            .as_deref(),
+            Some("7")
+        );
+        assert_eq!(
+            value(&text, r#"kubectl_etcd_alarms{namespace="ns",name="demo"}"#).as_deref(),
+            Some("1")
+        );
+        assert_eq!(
+            value(
+                &text,
+                r#"kubectl_etcd_replicas{namespace="ns",name="demo"}"#
+            )
+            .as_deref(),
+            Some("3")
+        );
+        if let EtcdView::Reached(c) = &mut p.observed.etcd {
+            c.members.pop();
+        }
+        m.observed(&demo(), &p);
+        assert_eq!(value(&m.render(), &member(2)), None);
+        p.observed.etcd = EtcdView::NotQueried;
+        m.observed(&demo(), &p);
+        let text = m.render();
+        assert_eq!(
+            value(&text, &member(0)).as_deref(),
+            Some("0"),
+            "nobody answered"
+        );
+        assert_eq!(
+            value(
+                &text,
+                r#"kubectl_etcd_healthy_voters{namespace="ns",name="demo"}"#
+            )
+            .as_deref(),
+            Some("0")
+        );
+    }
+
+    #[test]
+    fn backups_report_size_interval_and_count_each_new_failure_once() {
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+        let m = Metrics::default();
+        let at = |s: i64| Some(Time(jiff::Timestamp::from_second(s).unwrap()));
+        let mut st = BackupStatus {
+            last_successful_time: at(1000),
+            last_successful_size: Some(4096),
+            last_failed: Some("demo-old".into()),
+            last_failed_time: at(900),
+            ..Default::default()
+        };
+        m.backup(&demo(), Some(&st), Some(Duration::from_secs(60)));
+        let of = |text: &str, metric: &str| {
+            value(
+                text,
+                &format!(r#"kubectl_etcd_{metric}{{namespace="ns",name="demo"}}"#),
+            )
+        };
+        let text = m.render();
+        assert_eq!(
+            of(&text, "last_successful_backup_size_bytes").as_deref(),
+            Some("4096")
+        );
+        assert_eq!(of(&text, "backup_interval_seconds").as_deref(), Some("60"));
+        assert_eq!(
+            of(&text, "backup_failing").as_deref(),
+            Some("0"),
+            "the failure is older than the success"
+        );
+        assert_eq!(
+            of(&text, "backup_failures_total").as_deref(),
+            Some("0"),
+            "an old failure found at start"
+        );
+        st.last_failed = Some("demo-new".into());
+        st.last_failed_time = at(1100);
+        m.backup(&demo(), Some(&st), Some(Duration::from_secs(60)));
+        m.backup(&demo(), Some(&st), None);
+        let text = m.render();
+        assert_eq!(of(&text, "backup_failing").as_deref(), Some("1"));
+        assert_eq!(of(&text, "backup_failures_total").as_deref(), Some("1"));
+        assert_eq!(
+            of(&text, "backup_interval_seconds"),
+            None,
+            "no schedule, no interval"
+        );
+    }
+
+    #[test]
+    fn actions_count_by_step_kind() {
+        let m = Metrics::default();
+        m.acted(&demo(), &Step::UpdateTemplate { replicas: 3 });
+        m.acted(&demo(), &Step::UpdateTemplate { replicas: 3 });
+        m.acted(&demo(), &Step::ApplySupportingObjects);
+        let text = m.render();
+        let of = |step: &str| {
+            value(
+                &text,
+                &format!(
+                    r#"kubectl_etcd_actions_total{{namespace="ns",name="demo",step="{step}"}}"#
+                ),
+            )
+        };
+        assert_eq!(of("updateTemplate").as_deref(), Some("2"));
+        assert_eq!(of("applySupportingObjects").as_deref(), Some("1"));
+        m.forget(&demo());
+        assert!(!m.render().contains("step="));
+    }
+
+    #[test]
+    fn a_schedule_gives_its_interval_also_while_suspended() {
+        let now = jiff::Timestamp::from_second(1_764_547_230).unwrap();
+        let spec = |schedule: &str, suspend: bool| crate::api::BackupSpec {
+            schedule: Some(schedule.into()),
+            suspend,
+            ..Default::default()
+        };
+        assert_eq!(
+            schedule_interval(Some(&spec("*/5 * * * *", true)), now),
+            Some(Duration::from_secs(300))
+        );
+        assert_eq!(
+            schedule_interval(Some(&spec("0 3 * * *", false)), now),
+            Some(Duration::from_secs(86400))
+        );
+        assert_eq!(schedule_interval(None, now), None);
     }
 
     #[test]

@@ -399,6 +399,10 @@ async fn reconcile(cluster: Arc<EtcdCluster>, st: Arc<State>) -> Result<Action, 
             )));
         }
     }
+    let labels = metrics::ClusterLabels {
+        namespace: ns.clone(),
+        name: name.clone(),
+    };
     let started = Instant::now();
     let result = engine::reconcile_once(&st.ctx, &cluster, Mode::Act).await;
     let took = started.elapsed();
@@ -406,6 +410,7 @@ async fn reconcile(cluster: Arc<EtcdCluster>, st: Arc<State>) -> Result<Action, 
         Ok(pass) => pass,
         Err(e) => {
             st.metrics.pass(PassResult::Error, took);
+            st.metrics.failed(&labels, &e);
             let reason = if matches!(e, Error::InvalidSpec { .. }) {
                 reason::INVALID_SPEC
             } else {
@@ -424,10 +429,6 @@ async fn reconcile(cluster: Arc<EtcdCluster>, st: Arc<State>) -> Result<Action, 
         Outcome::Unchanged => PassResult::Unchanged,
     };
     st.metrics.pass(result, took);
-    let labels = metrics::ClusterLabels {
-        namespace: ns.clone(),
-        name: name.clone(),
-    };
     if pass.outcome == Outcome::Released {
         st.metrics.forget(&labels);
         st.leases.remove(&object).await;
@@ -436,6 +437,7 @@ async fn reconcile(cluster: Arc<EtcdCluster>, st: Arc<State>) -> Result<Action, 
     }
     match (&pass.outcome, &pass.step) {
         (Outcome::Acted, step) => {
+            st.metrics.acted(&labels, step);
             tracing::info!(cluster = %name, namespace = %ns, step = %step, "acted");
             st.publish(
                 &cluster,
@@ -462,7 +464,10 @@ async fn reconcile(cluster: Arc<EtcdCluster>, st: Arc<State>) -> Result<Action, 
     }
     // Scheduled backups are steps of the passes (`plan::backup`); come back by the next one.
     if pass.outcome != Outcome::Released {
-        st.metrics.backup(&labels, pass.status.backup.as_ref());
+        let interval =
+            metrics::schedule_interval(cluster.spec.backup.as_ref(), jiff::Timestamp::now());
+        st.metrics
+            .backup(&labels, pass.status.backup.as_ref(), interval);
     }
     let backup_due = pass
         .status

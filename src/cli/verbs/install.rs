@@ -19,17 +19,28 @@ pub struct Args {
     /// Operator image.
     #[arg(long, default_value = DEFAULT_IMAGE)]
     pub image: String,
+    /// Also the monitoring objects: PodMonitors of the members and the operator, the
+    /// PrometheusRule with the alerts, the Grafana dashboard ConfigMap (needs
+    /// prometheus-operator's CRDs in the cluster).
+    #[arg(long)]
+    pub monitoring: bool,
     /// Print the manifests instead of applying them.
     #[arg(long)]
     pub print: bool,
 }
 
 pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
-    let manifests = if a.operator {
+    let mut manifests = if a.operator {
         install::manifests(&a.image, install::NAMESPACE)
     } else {
         vec![]
     };
+    if a.monitoring {
+        if !a.operator {
+            manifests.push(install::namespace_object(install::NAMESPACE));
+        }
+        manifests.extend(objects::monitoring::manifests(install::NAMESPACE));
+    }
     if a.print {
         let crds: Vec<serde_json::Value> = crate::api::crds()
             .iter()
@@ -60,9 +71,17 @@ async fn apply_dynamic(client: &Client, doc: &serde_json::Value) -> Result<(), E
     let tm = obj.types.clone().unwrap_or_default();
     let gvk =
         GroupVersionKind::try_from(&tm).map_err(|e| Error::Usage(format!("bad manifest: {e}")))?;
-    let (ar, caps) = kube::discovery::pinned_kind(client, &gvk)
-        .await
-        .map_err(|e| Error::kube("discover", "APIResource", "", &gvk.kind, e))?;
+    let (ar, caps) = match kube::discovery::pinned_kind(client, &gvk).await {
+        Ok(found) => found,
+        // PodMonitor and PrometheusRule are prometheus-operator's kinds.
+        Err(_) if gvk.group == "monitoring.coreos.com" => {
+            return Err(Error::Usage(format!(
+                "the cluster does not serve {} ({}/{}): install prometheus-operator (or kube-prometheus-stack) first, or print the objects with `kubectl etcd manifests --monitoring` and apply what your Prometheus understands",
+                gvk.kind, gvk.group, gvk.version
+            )));
+        }
+        Err(e) => return Err(Error::kube("discover", "APIResource", "", &gvk.kind, e)),
+    };
     let name = obj.name_any();
     let api: Api<DynamicObject> = match (caps.scope, obj.metadata.namespace.as_deref()) {
         (Scope::Namespaced, Some(ns)) => Api::namespaced_with(client.clone(), ns, &ar),
