@@ -1480,6 +1480,18 @@ fn an_idle_cluster_is_never_rewritten() {
         &ns.0,
         &["create", CLUSTER, "--replicas", "3", "--timeout", "6m"],
     ));
+    // Compaction is on by default; a defragmentation policy must not rewrite an idle cluster.
+    ok(kubectl(&[
+        "-n",
+        &ns.0,
+        "patch",
+        "etcdcluster",
+        CLUSTER,
+        "--type",
+        "merge",
+        "-p",
+        r#"{"spec":{"maintenance":{"defrag":{"policy":{"fragmentedPercent":45,"minReclaimMiB":1}}}}}"#,
+    ]));
     ok(etcd(&ns.0, &["reconcile", CLUSTER, "--timeout", "2m"]));
     // etcd's own cluster version starts at 3.0.0 and its leader raises it to the members' minor a
     // few seconds after they formed; status follows it. That is etcd moving, not the engine: the

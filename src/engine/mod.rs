@@ -9,7 +9,7 @@ mod finalizer;
 mod observe;
 pub mod policy;
 #[cfg(test)]
-mod scripted;
+pub(crate) mod scripted;
 
 use std::time::Duration;
 

@@ -402,8 +402,9 @@ pub async fn observe(
     Ok((d.clone(), observed))
 }
 
-/// The NOSPACE alarms and the current revision, asked only when a member's health read failed
-/// for alarms (`Observed::nospace`, `revision`).
+/// The NOSPACE alarms and the current revision (`Observed::nospace`, `revision`): asked of the
+/// keyspace only when a member's health read failed for alarms, else the highest revision the
+/// members' status answers carried.
 #[derive(Default)]
 struct FullDatabase {
     nospace: Vec<u64>,
@@ -657,6 +658,15 @@ async fn observe_etcd(
             }
         }
     }
+    // The current revision, from the status answers' headers (a requested compaction's target)
+    // when the alarms did not ask the keyspace for it.
+    if full.revision <= 0 {
+        full.revision = answers
+            .iter()
+            .filter_map(|a| a.status.as_ref().map(|s| s.revision))
+            .max()
+            .unwrap_or(0);
+    }
     let by_id: BTreeMap<u64, &Answer> = answers
         .iter()
         .filter_map(|a| a.status.as_ref().map(|s| (s.member_id, a)))
@@ -799,6 +809,7 @@ mod tests {
             db_size_in_use: 0,
             raft_index: 10,
             raft_applied_index: 10,
+            revision: 3,
             is_learner: false,
             errors: Vec::new(),
             storage_version: String::new(),

@@ -20,20 +20,21 @@ use crate::objects::{self, access, config_key};
 
 /// One request the engine made.
 #[derive(Clone, Debug)]
-struct Call {
-    method: Method,
-    path: String,
-    body: Value,
+pub(crate) struct Call {
+    pub(crate) method: Method,
+    pub(crate) path: String,
+    pub(crate) body: Value,
 }
 
 impl Call {
-    fn is_write(&self) -> bool {
+    pub(crate) fn is_write(&self) -> bool {
         self.method != Method::GET
     }
 }
 
-/// Answers by method and path; records every call.
-struct Server {
+/// Answers by method and path; records every call. Also used by the CLI's scripted tests (a
+/// verb's Lease and writes).
+pub(crate) struct Server {
     answers: BTreeMap<(Method, String), (StatusCode, Value)>,
     calls: Arc<Mutex<Vec<Call>>>,
     /// Unscripted writes succeed (the body echoed, deletes a Success status) instead of failing.
@@ -41,7 +42,7 @@ struct Server {
 }
 
 impl Server {
-    fn new() -> Server {
+    pub(crate) fn new() -> Server {
         Server {
             answers: BTreeMap::new(),
             calls: Arc::new(Mutex::new(Vec::new())),
@@ -49,19 +50,25 @@ impl Server {
         }
     }
 
-    fn permissive(mut self) -> Server {
+    pub(crate) fn permissive(mut self) -> Server {
         self.permissive = true;
         self
     }
 
-    fn on(mut self, method: Method, path: &str, status: StatusCode, body: Value) -> Server {
+    pub(crate) fn on(
+        mut self,
+        method: Method,
+        path: &str,
+        status: StatusCode,
+        body: Value,
+    ) -> Server {
         self.answers
             .insert((method, path.to_string()), (status, body));
         self
     }
 
     /// Starts serving; returns the engine context and the record of calls.
-    fn start(self) -> (Context, Arc<Mutex<Vec<Call>>>) {
+    pub(crate) fn start(self) -> (Context, Arc<Mutex<Vec<Call>>>) {
         let (service, mut handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
         let calls = self.calls.clone();
         tokio::spawn(async move {
@@ -158,11 +165,12 @@ fn failure(code: StatusCode, message: &str) -> (StatusCode, Value) {
     )
 }
 
-const CLUSTER_PATH: &str = "/apis/etcd.kubectl-etcd.io/v1alpha1/namespaces/ns/etcdclusters/demo";
+pub(crate) const CLUSTER_PATH: &str =
+    "/apis/etcd.kubectl-etcd.io/v1alpha1/namespaces/ns/etcdclusters/demo";
 
 /// A formed 3-member cluster's Kubernetes objects (no pods running: etcd is not asked, so the
 /// pass needs no member connection).
-fn formed_objects(d: &Desired) -> Server {
+pub(crate) fn formed_objects(d: &Desired) -> Server {
     let mut sts = objects::statefulset(d, 3);
     sts.status = Some(k8s_openapi::api::apps::v1::StatefulSetStatus {
         replicas: 3,

@@ -231,6 +231,7 @@ impl EtcdClient {
             raft_index: resp.raft_index(),
             raft_applied_index: resp.raft_applied_index(),
             raft_term: resp.raft_term(),
+            revision: header.revision(),
             is_learner: resp.is_learner(),
             errors: resp.errors().to_vec(),
             storage_version: resp.storage_version().to_owned(),

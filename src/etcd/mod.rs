@@ -83,6 +83,8 @@ pub struct EndpointStatus {
     pub raft_index: u64,
     pub raft_applied_index: u64,
     pub raft_term: u64,
+    /// The keyspace revision this member has applied (the response header's).
+    pub revision: i64,
     pub is_learner: bool,
     pub errors: Vec<String>,
     /// The version of the db file's schema (3.6+; empty before).

@@ -43,8 +43,8 @@ pub struct Observed {
     /// Members with a raised NOSPACE alarm (asked only when a member's health read failed for
     /// alarms).
     pub nospace: Vec<u64>,
-    /// The keyspace's current revision as the leader answered it (asked only with `nospace`;
-    /// 0 otherwise).
+    /// The keyspace's current revision: as the leader answered it with `nospace`, else the highest
+    /// any member's status answer carried (0 when none answered).
     pub revision: i64,
     /// When this pass observed: the planner's only clock (it reads none of its own).
     #[serde(skip)]

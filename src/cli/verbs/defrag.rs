@@ -151,10 +151,16 @@ fn report(cluster: String, before: &Observed, after: &EtcdCluster, run: &DefragR
 }
 
 pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
-    let name = a.name.clone();
-    model::validate_name(&name).map_err(|e| usage(&name, e))?;
+    model::validate_name(&a.name).map_err(|e| usage(&a.name, e))?;
     let s = Session::connect(g).await?;
     s.ensure_crd().await?;
+    let nonce = crate::cli::verbs::recover::restore_nonce(jiff::Timestamp::now());
+    request(&s, g.output, a, &nonce).await
+}
+
+/// Records request `nonce` and waits for the engine to carry it out; prints the report.
+async fn request(s: &Session, format: output::Format, a: Args, nonce: &str) -> Result<(), Error> {
+    let name = a.name.clone();
     let cluster = s.get_cluster(&name).await?;
     let invalid = |source| Error::InvalidSpec {
         namespace: s.namespace.clone(),
@@ -174,13 +180,12 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         let lines = plan_lines(&d, &before, a.compact);
         return output::print_raw(&format!("{}\n", lines.join("\n")));
     }
-    let nonce = crate::cli::verbs::recover::restore_nonce(jiff::Timestamp::now());
     let patched = s
         .clusters()
         .patch(
             &name,
             &PatchParams::default(),
-            &Patch::Merge(request_patch(&nonce, a.compact)),
+            &Patch::Merge(request_patch(nonce, a.compact)),
         )
         .await
         .map_err(|e| Error::kube("request a defragmentation of", KIND, &s.namespace, &name, e))?;
@@ -191,9 +196,9 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         if a.compact { ", compact first" } else { "" }
     ));
     if a.wait.no_wait {
-        return output::print_cluster(g.output, &patched);
+        return output::print_cluster(format, &patched);
     }
-    drive::converge(&s, &name, a.wait.timeout).await?;
+    drive::converge(s, &name, a.wait.timeout).await?;
     let after = s.get_cluster(&name).await?;
     let run = after
         .status
@@ -210,7 +215,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
             ),
         })?;
     let r = report(format!("{}/{name}", s.namespace), &before, &after, &run);
-    print_report(g.output, &r)
+    print_report(format, &r)
 }
 
 fn print_report(format: output::Format, r: &Report) -> Result<(), Error> {
@@ -235,7 +240,171 @@ fn print_report(format: output::Format, r: &Report) -> Result<(), Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::scripted::{CLUSTER_PATH, Call, formed_objects};
     use crate::model::{ClusterView, MemberStatusView, MemberView};
+    use http::{Method, StatusCode};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+    use std::time::Duration;
+
+    fn leases_path() -> String {
+        format!(
+            "/apis/coordination.k8s.io/v1/namespaces/{}/leases",
+            crate::lease::NAMESPACE
+        )
+    }
+
+    fn lease_path() -> String {
+        format!(
+            "{}/{}",
+            leases_path(),
+            crate::lease::cluster_lease("ns", "demo")
+        )
+    }
+
+    fn args(timeout: Duration) -> Args {
+        Args {
+            name: "demo".into(),
+            compact: true,
+            wait: WaitFlags {
+                no_wait: false,
+                timeout,
+                dry_run: false,
+            },
+        }
+    }
+
+    /// Cluster demo as an operator reports it after carrying out request `nonce`: converged at
+    /// its generation, the run done.
+    fn carried_out(nonce: &str) -> EtcdCluster {
+        let mut c = crate::fixtures::cluster("demo").build();
+        let g = c.metadata.generation;
+        let cond = |type_: &str, status: &str| Condition {
+            type_: type_.into(),
+            status: status.into(),
+            reason: "AsDesired".into(),
+            message: String::new(),
+            observed_generation: g,
+            last_transition_time: Time(jiff::Timestamp::UNIX_EPOCH),
+        };
+        use crate::api::condition::*;
+        c.status = Some(crate::api::EtcdClusterStatus {
+            observed_generation: g,
+            conditions: vec![
+                cond(READY, "True"),
+                cond(SCALING, "False"),
+                cond(UPGRADING, "False"),
+                cond(RECOVERING, "False"),
+                cond(DEGRADED, "False"),
+                cond(MAINTAINING, "False"),
+            ],
+            maintenance: Some(crate::api::MaintenanceStatus {
+                defrag: Some(DefragRun {
+                    nonce: nonce.into(),
+                    compacted_to: Some(5),
+                    defragmented: vec!["demo-1".into(), "demo-2".into(), "demo-0".into()],
+                    done: true,
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+        c
+    }
+
+    fn writes(calls: &std::sync::Mutex<Vec<Call>>) -> Vec<Call> {
+        calls
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|c| c.is_write())
+            .cloned()
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn with_an_operator_holding_the_lease_the_verb_records_its_request_and_only_waits() {
+        let c = carried_out("t1");
+        let d = model::validate(&c).unwrap();
+        let lease = json!({
+            "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+            "metadata": {"name": crate::lease::cluster_lease("ns", "demo"),
+                         "namespace": crate::lease::NAMESPACE, "resourceVersion": "1"},
+            "spec": {"holderIdentity": "operator/op-0", "leaseDurationSeconds": 60}
+        });
+        let cluster = serde_json::to_value(&c).unwrap();
+        let (ctx, calls) = formed_objects(&d)
+            .on(Method::GET, CLUSTER_PATH, StatusCode::OK, cluster.clone())
+            .on(Method::PATCH, CLUSTER_PATH, StatusCode::OK, cluster)
+            .on(Method::GET, &lease_path(), StatusCode::OK, lease)
+            .start();
+        let s = Session {
+            client: ctx.client.clone(),
+            namespace: "ns".into(),
+        };
+        request(
+            &s,
+            output::Format::Json,
+            args(Duration::from_secs(20)),
+            "t1",
+        )
+        .await
+        .unwrap();
+        let w = writes(&calls);
+        assert_eq!(w.len(), 1, "only the request is written: {w:#?}");
+        assert_eq!(
+            (&w[0].method, w[0].path.as_str()),
+            (&Method::PATCH, CLUSTER_PATH)
+        );
+        assert_eq!(w[0].body, request_patch("t1", true));
+        assert!(
+            calls.lock().unwrap().iter().any(|c| c.path == lease_path()),
+            "the verb asked for the Lease"
+        );
+    }
+
+    #[tokio::test]
+    async fn without_an_operator_the_verb_takes_the_lease_before_the_engine_writes_anything() {
+        let c = crate::fixtures::cluster("demo").build();
+        let d = model::validate(&c).unwrap();
+        let cluster = serde_json::to_value(&c).unwrap();
+        let (ctx, calls) = formed_objects(&d)
+            .on(Method::GET, CLUSTER_PATH, StatusCode::OK, cluster.clone())
+            .on(Method::PATCH, CLUSTER_PATH, StatusCode::OK, cluster.clone())
+            .on(
+                Method::PATCH,
+                &format!("{CLUSTER_PATH}/status"),
+                StatusCode::OK,
+                cluster,
+            )
+            .permissive()
+            .start();
+        let s = Session {
+            client: ctx.client.clone(),
+            namespace: "ns".into(),
+        };
+        // No member answers here: the engine waits, and the verb gives up at its timeout.
+        let e = request(&s, output::Format::Json, args(Duration::from_secs(3)), "t2")
+            .await
+            .unwrap_err();
+        assert!(matches!(e, Error::Timeout { .. }), "{e:?}");
+        let w = writes(&calls);
+        assert_eq!(w[0].body, request_patch("t2", true), "{w:#?}");
+        assert_eq!(
+            (&w[1].method, w[1].path.clone()),
+            (&Method::POST, leases_path())
+        );
+        assert!(
+            w[1].body["spec"]["holderIdentity"]
+                .as_str()
+                .is_some_and(|h| h.starts_with("cli/")),
+            "{:?}",
+            w[1].body
+        );
+        assert!(
+            w[2..].iter().any(|c| c.path.ends_with("/status")),
+            "the engine's passes ran (and wrote status) under the Lease: {w:#?}"
+        );
+    }
 
     fn desired() -> Desired {
         crate::fixtures::cluster("demo").replicas(3).desired()

@@ -4,8 +4,9 @@
 //!
 //! The engine never does this by itself: it is a human decision. The verb shows what survives and
 //! what is at stake, pre-flights the in-cluster restore, looks again right before acting (and
-//! refuses while a healthy quorum answers, unless `--force`), records the decision in status,
-//! pauses the cluster (so no engine acts meanwhile), fences clients off (the client Service
+//! refuses while a healthy quorum answers, unless `--force`), records the decision on the cluster
+//! (`api::ANNOTATION_RECOVERY`; status is the engine's alone), pauses the cluster, fences
+//! clients off (the client Service
 //! selects no member until the engine applies it again, once unpaused), snapshots the survivor
 //! to the backup destination, checks the survivor did not move meanwhile, reads the stored snapshot back and
 //! verifies it, and only then deletes the members and their volumes (the old members can never
@@ -14,21 +15,23 @@
 //! A recovery interrupted in between leaves the cluster paused and fenced, which the planner
 //! names (`Reason::ClientsFenced`) with the ways out; unpaused, the engine lifts the fence.
 //!
-//! The decisions (`refuse_while_quorum`, `preflight`, `survivor_moved`) are pure functions of
-//! what was observed, table-tested below.
+//! With `--yes` it acts only while holding the cluster's Lease (`take_lease`, renewed until it
+//! hands over to the engine's restore path, which `drive` runs under the same Lease): held by an
+//! operator or another command, it refuses and changes nothing. The decisions
+//! (`refuse_while_quorum`, `preflight`, `survivor_moved`) are pure functions of what was
+//! observed, table-tested in `decide`.
 
 use std::time::Duration;
 
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ConfigMap, PersistentVolumeClaim};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
 use serde_json::json;
 
 use super::backup::bad_url;
-use crate::api::{EtcdBackup, EtcdCluster, RestoreSpec, backup_phase, condition};
+use crate::api::{EtcdBackup, EtcdCluster, RestoreSpec, backup_phase};
 use crate::archive::store::{Access, Location};
 use crate::backup::open_store;
 use crate::backup::{label, select};
@@ -36,13 +39,14 @@ use crate::cli::flags::{Global, WaitFlags};
 use crate::cli::{Session, drive, output, usage};
 use crate::engine::{Context, Dial};
 use crate::error::Error;
-use crate::model::{self, DEFAULT_TOOLS_IMAGE, Desired, EtcdView, Observed};
+use crate::lease::{Acquired, Lock, Renewal};
+use crate::model::{self, DEFAULT_TOOLS_IMAGE, Desired};
 use crate::objects;
 
-/// Condition reason of a recovery in progress.
-pub const REASON_RECOVERING: &str = "RecoveringFromSnapshot";
-/// Condition reason of a recovery that stopped before deleting anything (the cluster unpaused).
-pub const REASON_STOPPED: &str = "RecoveryStopped";
+mod decide;
+pub use decide::{
+    PodCredentials, Preflight, Quorum, preflight, refuse_while_quorum, survivor_moved,
+};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -85,122 +89,6 @@ struct Seen {
     last_known: Option<u64>,
     /// The etcd version it runs, when it answered.
     version: Option<String>,
-}
-
-/// How many voters there are, how many of them are healthy (a linearizable read answered) and
-/// how many answered their status, and whether any names a leader.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Quorum {
-    pub voters: usize,
-    pub healthy: usize,
-    pub answering: usize,
-    pub leader: bool,
-}
-
-impl Quorum {
-    fn of(o: &Observed) -> Quorum {
-        match &o.etcd {
-            EtcdView::Reached(c) => Quorum {
-                voters: c.voters().count(),
-                healthy: c.voters().filter(|m| m.healthy).count(),
-                answering: c.voters().filter(|m| m.status.is_some()).count(),
-                leader: c.leader.is_some_and(|l| l != 0),
-            },
-            _ => Quorum::default(),
-        }
-    }
-}
-
-/// Pure: a recovery throws away the cluster's identity and whatever only the gone members had;
-/// while a quorum answers there is nothing to recover from (the engine repairs lost members
-/// itself), and clients may still be writing through it. A quorum answers when a majority of
-/// voters is healthy, or answers with a leader elected (healthy or not: a NOSPACE alarm makes
-/// every member unhealthy, and the cluster still has its quorum). Refused unless `force`.
-pub fn refuse_while_quorum(cluster: &str, q: Quorum, force: bool) -> Result<(), String> {
-    let need = crate::plan::quorum(q.voters);
-    let has = q.healthy >= need || (q.leader && q.answering >= need);
-    if force || q.voters == 0 || !has {
-        return Ok(());
-    }
-    Err(format!(
-        "{cluster} has a quorum ({} of {} voters answer, {} healthy{}): nothing to recover, and clients may be writing through it; the engine replaces lost members itself (`kubectl etcd status`, `kubectl etcd reconcile`); pass --force to rebuild it anyway (a new cluster id, writes after the snapshot lost)",
-        q.answering,
-        q.voters,
-        q.healthy,
-        if q.leader { ", a leader elected" } else { "" }
-    ))
-}
-
-/// Pure: the survivor's raft index after its snapshot was stored must be the one it had before:
-/// an index that moved means entries are being committed (a quorum is back, or the survivor
-/// follows one), so the snapshot may lack acknowledged writes.
-pub fn survivor_moved(member: &str, before: u64, after: u64) -> Result<(), String> {
-    if after == before {
-        return Ok(());
-    }
-    Err(format!(
-        "{member} moved from raft index {before} to {after} while its snapshot was taken: entries are being committed, so a quorum may be back or forming; look again with `kubectl etcd status` and rerun recover once that settles"
-    ))
-}
-
-/// How the restore pod will read the snapshot (settled before anything is deleted).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum PodCredentials {
-    /// This Secret of the cluster's namespace (it exists and holds the keys).
-    Secret(String),
-    /// A Secret made from this machine's `AWS_*` variables (`restore::env_credentials_secret`).
-    FromEnvironment,
-    /// Not S3 (a pvc:// claim the pod mounts).
-    NotNeeded,
-}
-
-/// What the in-cluster restore needs, as found before anything changes.
-#[derive(Clone, Debug)]
-pub struct Preflight<'a> {
-    /// Where the restore pod will read the snapshot.
-    pub source: &'a Location,
-    /// The Secret named (flag or spec), and whether it exists and holds credentials.
-    pub secret: Option<(&'a str, Result<(), String>)>,
-    /// `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY` are set here.
-    pub env_credentials: bool,
-    pub tools_image: &'a str,
-    /// `spec.storage.ephemeral`: members keep their data on no volume.
-    pub ephemeral: bool,
-}
-
-/// Pure: can the restore pod do its part? Refused (naming the flag or field that fixes it) when
-/// it cannot: otherwise the old members would be deleted for a restore that never finishes.
-pub fn preflight(cluster: &str, p: &Preflight) -> Result<PodCredentials, String> {
-    if p.ephemeral {
-        return Err(format!(
-            "{cluster} keeps its data on ephemeral storage (spec.storage.ephemeral): the restore writes the seed's volume, which its members would not use; restore into a new cluster with volumes instead (`kubectl etcd restore NEW --from-backup B`)"
-        ));
-    }
-    if p.tools_image.trim().is_empty() {
-        return Err(
-            "no tools image for the restore pod: pass --tools-image IMAGE (or set KUBECTL_ETCD_TOOLS_IMAGE)"
-                .into(),
-        );
-    }
-    match p.source {
-        Location::File(_) => Err(format!(
-            "{} is a file on some machine, which the restore pod cannot read: rebuild from a backup on s3:// or pvc://, or from a survivor with --to s3://bucket/prefix",
-            p.source
-        )),
-        Location::Pvc { .. } => Ok(PodCredentials::NotNeeded),
-        Location::S3(_) => match &p.secret {
-            Some((name, Ok(()))) => Ok(PodCredentials::Secret(name.to_string())),
-            Some((_, Err(why))) => Err(format!(
-                "{why}; the restore pod needs it to read {}: fix the Secret or pass another with --credentials-secret",
-                p.source
-            )),
-            None if p.env_credentials => Ok(PodCredentials::FromEnvironment),
-            None => Err(format!(
-                "the restore pod needs S3 credentials to read {}: pass --credentials-secret SECRET (keys AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY), or set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY here to have one made",
-                p.source
-            )),
-        },
-    }
 }
 
 async fn survey(
@@ -254,69 +142,50 @@ async fn survey(
     Ok((out, quorum))
 }
 
-/// Writes the decision into status (condition `Recovering`, message) before anything changes.
-async fn record_decision(
-    api: &Api<EtcdCluster>,
-    name: &str,
-    ns: &str,
-    message: &str,
-) -> Result<(), Error> {
-    let condition = ("True", REASON_RECOVERING, message.to_string());
-    set_recovering(
-        api,
-        name,
-        ns,
-        condition,
-        Some(message),
-        "record the recovery in",
-    )
-    .await
-}
+/// How often the recovery renews the cluster's Lease it acts under.
+const RENEW_EVERY: Duration = Duration::from_secs(5);
 
-/// Replaces the `Recovering` condition with `(status, reason, message)`, and `status.message`
-/// with `summary` when given; `what` names the write in an error.
-async fn set_recovering(
-    api: &Api<EtcdCluster>,
-    name: &str,
-    ns: &str,
-    (status, reason, message): (&str, &str, String),
-    summary: Option<&str>,
-    what: &'static str,
-) -> Result<(), Error> {
-    let fresh = api
-        .get_status(name)
-        .await
-        .map_err(|e| Error::kube("get", crate::api::KIND, ns, name, e))?;
-    let mut conds: Vec<Condition> = fresh
-        .status
-        .map(|s| s.conditions)
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|c| c.type_ != condition::RECOVERING)
-        .collect();
-    conds.push(Condition {
-        type_: condition::RECOVERING.into(),
-        status: status.into(),
-        reason: reason.into(),
-        message,
-        observed_generation: fresh.metadata.generation,
-        last_transition_time: Time(Timestamp::now()),
-    });
-    let patch = match summary {
-        Some(m) => json!({"status": {"message": m, "conditions": conds}}),
-        None => json!({"status": {"conditions": conds}}),
-    };
-    api.patch_status(name, &PatchParams::default(), &Patch::Merge(patch))
-        .await
-        .map_err(|e| Error::kube(what, crate::api::KIND, ns, name, e))?;
-    Ok(())
+/// Takes the cluster's Lease for the recovery (kept renewed until the returned handle drops);
+/// `None` when there is no operator namespace to coordinate through. Held by another driver (an
+/// operator that watches the cluster, or another command): refused, nothing changed.
+async fn take_lease(lock: &Lock, who: &str) -> Result<Option<Renewal>, Error> {
+    match lock.try_acquire_or_renew().await? {
+        Acquired::Held => Ok(Some(lock.keep_renewed(RENEW_EVERY))),
+        Acquired::NoNamespace => Ok(None),
+        Acquired::HeldBy { holder } => Err(Error::Usage(if crate::lease::is_operator(&holder) {
+            format!(
+                "{holder} holds the engine lease of {who}: recover acts only while holding it, \
+                 and nothing changed; stop the operator for the recovery (kubectl -n {} scale \
+                 deployment kubectl-etcd-operator --replicas 0), rerun, then start it again",
+                crate::lease::NAMESPACE
+            )
+        } else {
+            format!("{holder} is acting on {who}; nothing changed: rerun once it finished")
+        })),
+    }
 }
 
 pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
-    let name = a.name.clone();
-    model::validate_name(&name).map_err(|e| usage(&name, e))?;
+    model::validate_name(&a.name).map_err(|e| usage(&a.name, e))?;
     let s = Session::connect(g).await?;
     s.ensure_crd().await?;
+    let lock = drive::cluster_lock(&s, &a.name);
+    let acting = a.yes && !a.wait.dry_run;
+    let who = format!("{}/{}", s.namespace, a.name);
+    let renewal = if acting {
+        take_lease(&lock, &who).await?
+    } else {
+        None
+    };
+    let r = recover(&s, g, a).await;
+    drop(renewal);
+    lock.release().await;
+    r
+}
+
+/// The recovery of `a.name`, under its Lease when `--yes` (see `run`).
+async fn recover(s: &Session, g: &Global, a: Args) -> Result<(), Error> {
+    let name = a.name.clone();
     let api = s.clusters();
     let cluster = s.get_cluster(&name).await?;
     let d = model::validate(&cluster).map_err(|source| Error::InvalidSpec {
@@ -544,12 +413,12 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     };
 
     let progress = output::Progress::new(&who);
-    // 1. The decision, in status, before anything changes; then nobody else acts on the cluster.
-    record_decision(&api, &name, ns, &plan.join("; ")).await?;
+    // 1. The decision, on the cluster (an annotation: status is the engine's), before anything
+    //    changes; paused, so that no engine pass acts on it meanwhile.
     api.patch(
         &name,
         &PatchParams::default(),
-        &Patch::Merge(json!({"spec": {"paused": true}})),
+        &Patch::Merge(decision(&plan.join("; "), true)),
     )
     .await
     .map_err(|e| Error::kube("pause", crate::api::KIND, ns, &name, e))?;
@@ -562,7 +431,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         // connection reaches a member (the snapshot and read-back go to the pods directly).
         progress.step("fencing clients off");
         crate::engine::fence_clients(&ctx, &d).await?;
-        wait_unserved(&s, &name, FENCE_TIMEOUT).await?;
+        wait_unserved(s, &name, FENCE_TIMEOUT).await?;
         let (url, sha256, backup_name) = match (&survivor, &record) {
             (Some(sv), _) => {
                 let rec =
@@ -579,7 +448,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         };
         progress.step(&format!("reading back {url}"));
         read_back(
-            &s,
+            s,
             &url,
             sha256.as_deref(),
             secret.as_deref(),
@@ -590,7 +459,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         let secret = match &pod_credentials {
             PodCredentials::Secret(n) => Some(n.clone()),
             PodCredentials::NotNeeded => None,
-            PodCredentials::FromEnvironment => Some(make_env_secret(&s, &d, &name).await?),
+            PodCredentials::FromEnvironment => Some(make_env_secret(s, &d, &name).await?),
         };
         Ok::<_, Error>((url, sha256, backup_name, secret))
     }
@@ -618,7 +487,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     let finish_hint = format!(
         "the snapshot is kept as EtcdBackup {backup_name} ({url}); the cluster stays paused with clients fenced off; finish with `kubectl etcd recover {name} --from-backup {backup_name} --yes`"
     );
-    if let Err(e) = delete_members(&s, &ctx, &d, &name, &a, &progress).await {
+    if let Err(e) = delete_members(s, &ctx, &d, &name, &a, &progress).await {
         progress.abandon();
         output::progress_line(&format!(
             "recovery of {who} stopped while deleting the old members: {finish_hint}"
@@ -649,7 +518,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
             Error::kube("restore", crate::api::KIND, ns, &name, e)
         })?;
     progress.finish("old members removed; restoring");
-    drive::drive(&s, g, patched, &a.wait).await
+    drive::drive(s, g, patched, &a.wait).await
 }
 
 /// A fresh `spec.restore.nonce`: the time of the restore, to the nanosecond (two restores of one
@@ -826,8 +695,17 @@ async fn wait_unserved(s: &Session, name: &str, timeout: Duration) -> Result<(),
     }
 }
 
+/// Pure: the patch that records the recovery's decision (or why it stopped) on the cluster and
+/// pauses (or unpauses) it. Never status: the engine is its one writer.
+pub fn decision(message: &str, paused: bool) -> serde_json::Value {
+    json!({
+        "metadata": {"annotations": {crate::keys::ANNOTATION_RECOVERY: message}},
+        "spec": {"paused": paused}
+    })
+}
+
 /// Unpauses the cluster after a recovery that stopped before deleting anything, lets clients
-/// back (the engine would too, on its next pass), and says so in the `Recovering` condition.
+/// back (the engine would too, on its next pass), and says why on the cluster.
 async fn unpause(
     ctx: &Context,
     d: &Desired,
@@ -837,27 +715,15 @@ async fn unpause(
     why: &str,
 ) -> Result<(), Error> {
     crate::engine::lift_fence(ctx, d).await?;
+    let why = format!("recovery stopped before deleting anything: {why}");
     api.patch(
         name,
         &PatchParams::default(),
-        &Patch::Merge(json!({"spec": {"paused": false}})),
+        &Patch::Merge(decision(&why, false)),
     )
     .await
     .map_err(|e| Error::kube("unpause", crate::api::KIND, ns, name, e))?;
-    let condition = (
-        "False",
-        REASON_STOPPED,
-        format!("recovery stopped before deleting anything: {why}"),
-    );
-    set_recovering(
-        api,
-        name,
-        ns,
-        condition,
-        None,
-        "record the stopped recovery in",
-    )
-    .await
+    Ok(())
 }
 
 /// Deletes the StatefulSet, the member config and every member volume, and waits until they are gone.
@@ -919,154 +785,79 @@ async fn delete_members(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::scripted::Server;
+    use http::{Method, StatusCode};
 
-    fn q(voters: usize, healthy: usize) -> Quorum {
-        Quorum {
-            voters,
-            healthy,
-            answering: healthy,
-            leader: false,
-        }
+    fn lease_path() -> String {
+        format!(
+            "/apis/coordination.k8s.io/v1/namespaces/{}/leases/{}",
+            crate::lease::NAMESPACE,
+            crate::lease::cluster_lease("ns", "demo")
+        )
     }
 
-    #[test]
-    fn recover_refuses_while_a_healthy_quorum_answers_unless_forced() {
-        // (voters, healthy, force) → may act
-        let table = [
-            ((3, 3, false), false),
-            ((3, 2, false), false),
-            ((3, 1, false), true),
-            ((3, 0, false), true),
-            ((5, 3, false), false),
-            ((5, 2, false), true),
-            ((0, 0, false), true), // nothing answers at all (a backup is the only way)
-            ((3, 3, true), true),
-        ];
-        for ((voters, healthy, force), ok) in table {
-            let got = refuse_while_quorum("ns/demo", q(voters, healthy), force);
-            assert_eq!(
-                got.is_ok(),
-                ok,
-                "{voters} voters, {healthy} healthy, force {force}: {got:?}"
-            );
-            if let Err(e) = got {
-                assert!(e.contains("--force") && e.contains("ns/demo"), "{e}");
-            }
-        }
-        // NOSPACE everywhere: nobody healthy, but a majority answers with a leader.
-        let full = Quorum {
-            voters: 3,
-            healthy: 0,
-            answering: 2,
-            leader: true,
+    #[tokio::test]
+    async fn recover_refuses_to_act_beside_an_operator_holding_the_lease_and_changes_nothing() {
+        let lease = json!({
+            "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+            "metadata": {"name": crate::lease::cluster_lease("ns", "demo"),
+                         "namespace": crate::lease::NAMESPACE, "resourceVersion": "1"},
+            "spec": {"holderIdentity": "operator/op-0", "leaseDurationSeconds": 60}
+        });
+        let (ctx, calls) = Server::new()
+            .on(Method::GET, &lease_path(), StatusCode::OK, lease)
+            .start();
+        let s = Session {
+            client: ctx.client.clone(),
+            namespace: "ns".into(),
         };
-        assert!(refuse_while_quorum("ns/demo", full, false).is_err());
-        // Survivors answer, but no leader: quorum lost.
-        let lost = Quorum {
-            leader: false,
-            ..full
+        let lock = drive::cluster_lock(&s, "demo");
+        let Err(e) = take_lease(&lock, "ns/demo").await else {
+            panic!("took a Lease an operator holds")
         };
-        assert!(refuse_while_quorum("ns/demo", lost, false).is_ok());
-        let one = Quorum {
-            answering: 1,
-            ..full
-        };
-        assert!(refuse_while_quorum("ns/demo", one, false).is_ok());
-    }
-
-    #[test]
-    fn a_survivor_that_moved_during_its_snapshot_stops_the_recovery() {
-        assert!(survivor_moved("demo-1", 120, 120).is_ok());
-        let e = survivor_moved("demo-1", 120, 125).unwrap_err();
+        let e = e.to_string();
         assert!(
-            e.contains("demo-1") && e.contains("120") && e.contains("125"),
+            e.contains("operator/op-0 holds the engine lease") && e.contains("nothing changed"),
             "{e}"
         );
+        assert!(calls.lock().unwrap().iter().all(|c| !c.is_write()));
     }
 
-    fn s3() -> Location {
-        Location::parse("s3://backups/etcd").unwrap()
-    }
-
-    fn pre<'a>(source: &'a Location) -> Preflight<'a> {
-        Preflight {
-            source,
-            secret: None,
-            env_credentials: false,
-            tools_image: DEFAULT_TOOLS_IMAGE,
-            ephemeral: false,
-        }
+    #[tokio::test]
+    async fn recover_takes_a_free_lease_before_acting() {
+        let (ctx, calls) = Server::new().permissive().start();
+        let s = Session {
+            client: ctx.client.clone(),
+            namespace: "ns".into(),
+        };
+        let lock = drive::cluster_lock(&s, "demo");
+        let renewal = take_lease(&lock, "ns/demo").await.unwrap();
+        assert!(renewal.is_some());
+        let w: Vec<_> = calls
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|c| c.is_write())
+            .cloned()
+            .collect();
+        assert_eq!(w[0].method, Method::POST, "{w:#?}");
+        assert!(
+            w[0].body["spec"]["holderIdentity"]
+                .as_str()
+                .is_some_and(|h| h.starts_with("cli/")),
+            "{w:#?}"
+        );
     }
 
     #[test]
-    fn the_restore_pod_gets_the_named_secret_or_one_from_this_machine_or_the_recovery_is_refused() {
-        let loc = s3();
-        let named = Preflight {
-            secret: Some(("s3-creds", Ok(()))),
-            env_credentials: true,
-            ..pre(&loc)
-        };
+    fn the_decision_is_an_annotation_and_a_pause_never_status() {
+        let p = decision("rebuild from demo-1", true);
         assert_eq!(
-            preflight("ns/demo", &named),
-            Ok(PodCredentials::Secret("s3-creds".into()))
+            p["metadata"]["annotations"][crate::keys::ANNOTATION_RECOVERY],
+            "rebuild from demo-1"
         );
-        let missing = Preflight {
-            secret: Some((
-                "s3-creds",
-                Err("Secret ns/s3-creds does not exist".to_string()),
-            )),
-            env_credentials: true,
-            ..pre(&loc)
-        };
-        let e = preflight("ns/demo", &missing).unwrap_err();
-        assert!(
-            e.contains("does not exist") && e.contains("--credentials-secret"),
-            "{e}"
-        );
-        let env = Preflight {
-            env_credentials: true,
-            ..pre(&loc)
-        };
-        assert_eq!(
-            preflight("ns/demo", &env),
-            Ok(PodCredentials::FromEnvironment)
-        );
-        let e = preflight("ns/demo", &pre(&loc)).unwrap_err();
-        assert!(e.contains("--credentials-secret"), "{e}");
-    }
-
-    #[test]
-    fn a_file_backup_an_empty_tools_image_or_ephemeral_storage_is_refused_before_anything_is_deleted()
-     {
-        let file = Location::parse("file:///var/backups").unwrap();
-        let e = preflight("ns/demo", &pre(&file)).unwrap_err();
-        assert!(e.contains("cannot read"), "{e}");
-        let loc = s3();
-        let no_image = Preflight {
-            tools_image: " ",
-            env_credentials: true,
-            ..pre(&loc)
-        };
-        assert!(
-            preflight("ns/demo", &no_image)
-                .unwrap_err()
-                .contains("--tools-image")
-        );
-        let ephemeral = Preflight {
-            ephemeral: true,
-            env_credentials: true,
-            ..pre(&loc)
-        };
-        assert!(
-            preflight("ns/demo", &ephemeral)
-                .unwrap_err()
-                .contains("spec.storage.ephemeral")
-        );
-        let pvc = Location::parse("pvc://backups/etcd").unwrap();
-        assert_eq!(
-            preflight("ns/demo", &pre(&pvc)),
-            Ok(PodCredentials::NotNeeded)
-        );
+        assert_eq!(p["spec"]["paused"], true);
+        assert!(p.get("status").is_none());
     }
 
     #[test]
