@@ -485,11 +485,10 @@ impl Default for Metrics {
 /// The interval of a backup schedule around `now` (two consecutive runs), also while it is
 /// suspended: `BackupOverdue` compares the newest backup's age with twice this.
 pub fn schedule_interval(
-    spec: Option<&crate::api::BackupSpec>,
+    sched: Option<&crate::archive::schedule::Schedule>,
     now: jiff::Timestamp,
 ) -> Option<Duration> {
-    let expr = spec?.schedule.as_deref().filter(|s| !s.is_empty())?;
-    let sched = crate::archive::schedule::parse(expr).ok()?;
+    let sched = sched?;
     let a = sched.next_after(now)?;
     let b = sched.next_after(a)?;
     u64::try_from(b.as_second() - a.as_second())
@@ -1380,19 +1379,16 @@ mod tests {
     }
 
     #[test]
-    fn a_schedule_gives_its_interval_also_while_suspended() {
+    fn a_schedule_gives_its_interval_suspended_or_not() {
         let now = jiff::Timestamp::from_second(1_764_547_230).unwrap();
-        let spec = |schedule: &str, suspend: bool| crate::api::BackupSpec {
-            schedule: Some(schedule.into()),
-            suspend,
-            ..Default::default()
-        };
+        // the plan's schedule, as validate parsed it (suspended or not: the interval is the same)
+        let spec = |schedule: &str| crate::archive::schedule::parse(schedule).unwrap();
         assert_eq!(
-            schedule_interval(Some(&spec("*/5 * * * *", true)), now),
+            schedule_interval(Some(&spec("*/5 * * * *")), now),
             Some(Duration::from_secs(300))
         );
         assert_eq!(
-            schedule_interval(Some(&spec("0 3 * * *", false)), now),
+            schedule_interval(Some(&spec("0 3 * * *")), now),
             Some(Duration::from_secs(86400))
         );
         assert_eq!(schedule_interval(None, now), None);

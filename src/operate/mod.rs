@@ -464,8 +464,12 @@ async fn reconcile(cluster: Arc<EtcdCluster>, st: Arc<State>) -> Result<Action, 
     }
     // Scheduled backups are steps of the passes (`plan::backup`); come back by the next one.
     if pass.outcome != Outcome::Released {
-        let interval =
-            metrics::schedule_interval(cluster.spec.backup.as_ref(), jiff::Timestamp::now());
+        let schedule = pass
+            .desired
+            .backup
+            .as_ref()
+            .and_then(|b| b.schedule.as_ref());
+        let interval = metrics::schedule_interval(schedule, jiff::Timestamp::now());
         st.metrics
             .backup(&labels, pass.status.backup.as_ref(), interval);
     }
