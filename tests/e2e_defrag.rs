@@ -12,25 +12,6 @@ use std::time::Duration;
 
 use common::*;
 
-const OP_NS: &str = "kubectl-etcd-system";
-
-struct Operator;
-impl Drop for Operator {
-    fn drop(&mut self) {
-        // Later test binaries run the engine from the CLI: take the operator away again.
-        let _ = kubectl_cmd(&[
-            "-n",
-            OP_NS,
-            "delete",
-            "deployment",
-            "kubectl-etcd-operator",
-            "--wait=true",
-            "--timeout=60s",
-        ])
-        .output();
-    }
-}
-
 /// `w-<n>` keys put through demo-0..2 in turn, about two a second; the acknowledged ones kept.
 struct Writer {
     stop: Arc<AtomicBool>,

@@ -51,14 +51,6 @@ impl Drop for Release {
     }
 }
 
-fn status_ready(ns: &str, voters: usize) -> Option<serde_json::Value> {
-    let c = cluster_json(ns, "demo");
-    let st = &c["status"];
-    let current = st["observedGeneration"] == c["metadata"]["generation"];
-    (current && st["phase"] == "Running" && ready_members(st) == (voters, voters, voters))
-        .then(|| c.clone())
-}
-
 /// `name uid restartCount` of each member pod, sorted.
 fn member_pods(ns: &str) -> Vec<String> {
     let r = ok(kubectl(&[

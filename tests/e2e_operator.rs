@@ -9,18 +9,8 @@ use std::time::Duration;
 
 use common::*;
 
-const OP_NS: &str = "kubectl-etcd-system";
-
 fn operator_image() -> String {
     std::env::var("KE_OPERATOR_IMAGE").expect("KE_OPERATOR_IMAGE is not set: tests/run-all.sh builds testbed.local/kubectl-etcd:dev with tests/cluster/images.sh operator")
-}
-
-fn status_ready(ns: &str, voters: usize) -> Option<serde_json::Value> {
-    let c = cluster_json(ns, "demo");
-    let st = &c["status"];
-    let current = st["observedGeneration"] == c["metadata"]["generation"];
-    (current && st["phase"] == "Running" && ready_members(st) == (voters, voters, voters))
-        .then(|| c.clone())
 }
 
 fn http_get(addr: &str, path: &str) -> String {
@@ -34,23 +24,6 @@ fn http_get(addr: &str, path: &str) -> String {
     let mut out = String::new();
     let _ = s.read_to_string(&mut out);
     out
-}
-
-struct Operator;
-impl Drop for Operator {
-    fn drop(&mut self) {
-        // Later test binaries run the engine from the CLI: take the operator away again.
-        let _ = kubectl_cmd(&[
-            "-n",
-            OP_NS,
-            "delete",
-            "deployment",
-            "kubectl-etcd-operator",
-            "--wait=true",
-            "--timeout=60s",
-        ])
-        .output();
-    }
 }
 
 #[test]

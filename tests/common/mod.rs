@@ -224,6 +224,36 @@ pub fn cluster_json(ns: &str, name: &str) -> serde_json::Value {
     ])))
 }
 
+/// The namespace `kubectl etcd install` puts the operator in.
+pub const OP_NS: &str = "kubectl-etcd-system";
+
+/// The installed operator's Deployment, deleted when the guard drops: later test binaries run the
+/// engine from the CLI.
+pub struct Operator;
+impl Drop for Operator {
+    fn drop(&mut self) {
+        let _ = kubectl_cmd(&[
+            "-n",
+            OP_NS,
+            "delete",
+            "deployment",
+            "kubectl-etcd-operator",
+            "--wait=true",
+            "--timeout=60s",
+        ])
+        .output();
+    }
+}
+
+/// The cluster `demo` of `ns` converged on `voters` ready voters at its current generation.
+pub fn status_ready(ns: &str, voters: usize) -> Option<serde_json::Value> {
+    let c = cluster_json(ns, "demo");
+    let st = &c["status"];
+    let current = st["observedGeneration"] == c["metadata"]["generation"];
+    (current && st["phase"] == "Running" && ready_members(st) == (voters, voters, voters))
+        .then(|| c.clone())
+}
+
 pub fn ready_members(status: &serde_json::Value) -> (usize, usize, usize) {
     let members = status["members"].as_array().cloned().unwrap_or_default();
     let voters = members
