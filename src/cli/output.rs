@@ -130,6 +130,18 @@ pub fn human_bytes(n: i64) -> String {
     format!("{n} B")
 }
 
+/// Each answering member's exact db size and raft index, by name, from a live pass.
+fn live_sizes(pass: Option<&Pass>) -> std::collections::BTreeMap<&str, (i64, u64)> {
+    let Some(crate::model::EtcdView::Reached(view)) = pass.map(|p| &p.observed.etcd) else {
+        return Default::default();
+    };
+    view.members
+        .iter()
+        .filter_map(|m| Some((m.name.as_str(), m.status.as_ref()?)))
+        .map(|(name, s)| (name, (s.db_size, s.raft_index)))
+        .collect()
+}
+
 fn quota_of(c: &EtcdCluster) -> i64 {
     c.spec
         .etcd
@@ -254,7 +266,14 @@ pub(crate) fn status_table(c: &EtcdCluster, pass: Option<&Pass>) -> String {
             "DB SIZE / QUOTA",
             "RAFT INDEX",
         ]);
+        let live = live_sizes(pass);
         for m in &st.members {
+            // Status keeps the db size at MiB precision (so growth does not rewrite it every
+            // pass) and no raft index; the live observation of this command has both exactly.
+            let (db_size, raft_index) = match live.get(m.name.as_str()) {
+                Some(&(d, r)) => (Some(d), Some(r)),
+                None => (m.db_size, m.raft_index),
+            };
             members.add_row(vec![
                 Cell::new(&m.name),
                 Cell::new(&m.id),
@@ -272,7 +291,7 @@ pub(crate) fn status_table(c: &EtcdCluster, pass: Option<&Pass>) -> String {
                     )
                 }),
                 Cell::new(
-                    m.db_size
+                    db_size
                         .map(|d| {
                             format!(
                                 "{} / {} ({:.1}%)",
@@ -284,7 +303,7 @@ pub(crate) fn status_table(c: &EtcdCluster, pass: Option<&Pass>) -> String {
                         .unwrap_or_else(|| "-".into()),
                 ),
                 Cell::new(
-                    m.raft_index
+                    raft_index
                         .map(|r| r.to_string())
                         .unwrap_or_else(|| "-".into()),
                 ),
@@ -525,6 +544,60 @@ mod tests {
         assert!(
             learner.contains("learner") && learner.contains("unhealthy: timeout"),
             "{learner}"
+        );
+    }
+    #[test]
+    fn status_table_shows_the_live_db_size_and_raft_index_of_its_own_pass() {
+        use crate::model::{ClusterView, EtcdView, MemberStatusView, MemberView, Observed};
+        let c = crate::fixtures::cluster("demo").replicas(1).build();
+        let status = crate::api::EtcdClusterStatus {
+            members: vec![MemberStatus {
+                name: "demo-0".into(),
+                id: "00000000000000aa".into(),
+                healthy: true,
+                // Status rounds to whole MiB: a fresh database reads 0 there.
+                db_size: Some(0),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let view = ClusterView {
+            members: vec![MemberView {
+                name: "demo-0".into(),
+                status: Some(MemberStatusView {
+                    db_size: 20 << 10,
+                    raft_index: 17,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let pass = Pass {
+            desired: crate::fixtures::cluster("demo").replicas(1).desired(),
+            observed: Observed {
+                etcd: EtcdView::Reached(view),
+                ..Default::default()
+            },
+            step: crate::plan::Step::Idle,
+            status: status.clone(),
+            outcome: crate::engine::Outcome::Unchanged,
+            defragmented: None,
+        };
+        let live = status_table(&c, Some(&pass));
+        let row = live.lines().find(|l| l.contains("demo-0 ")).unwrap();
+        assert!(
+            row.contains("20.0 KiB / 2.0 GiB") && row.contains(" 17 "),
+            "{row}"
+        );
+        // Without a live pass (as stored), the stored values.
+        let mut stored = c.clone();
+        stored.status = Some(status);
+        let table = status_table(&stored, None);
+        let row = table.lines().find(|l| l.contains("demo-0 ")).unwrap();
+        assert!(
+            row.contains("0 B / 2.0 GiB") && row.contains(" - "),
+            "{row}"
         );
     }
 }
