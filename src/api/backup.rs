@@ -1,0 +1,119 @@
+//! `EtcdBackup`: the record of one backup of one cluster.
+
+use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// One backup of one cluster: taken by `kubectl etcd backup` or by the operator's schedule, listed by
+/// `kubectl etcd backup list`, restored by `kubectl etcd restore --from-backup`.
+///
+/// The record outlives its cluster (no owner reference): backups are what is left when a cluster is
+/// gone. Deleting the record does not delete the stored object; retention deletes both.
+#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[kube(
+    group = "etcd.kubectl-etcd.io",
+    version = "v1alpha1",
+    kind = "EtcdBackup",
+    // The engine's Observed holds records, and Observed is compared.
+    derive = "PartialEq",
+    plural = "etcdbackups",
+    singular = "etcdbackup",
+    shortname = "etcdb",
+    category = "etcd",
+    namespaced,
+    status = "EtcdBackupStatus",
+    doc = "A snapshot of an etcd cluster managed by kubectl-etcd",
+    printcolumn = r#"{"name":"Cluster","type":"string","jsonPath":".spec.cluster"}"#,
+    printcolumn = r#"{"name":"Phase","type":"string","jsonPath":".status.phase"}"#,
+    printcolumn = r#"{"name":"Size","type":"integer","jsonPath":".status.size"}"#,
+    printcolumn = r#"{"name":"Revision","type":"integer","jsonPath":".status.revision"}"#,
+    printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
+)]
+#[serde(rename_all = "camelCase")]
+pub struct EtcdBackupSpec {
+    /// The EtcdCluster (same namespace) the snapshot is taken of.
+    pub cluster: String,
+    /// Where to store it: `s3://bucket/prefix`, `pvc://claim/path` or `file:///path` (the last
+    /// only for backups the CLI takes itself).
+    pub destination: String,
+    /// none, gzip or zstd (default zstd).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^(none|gzip|zstd)$"))]
+    pub compression: Option<String>,
+    /// Secret with the S3 credentials (see `EtcdCluster.spec.backup.credentialsSecret`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credentials_secret: Option<String>,
+    /// Who asked for it: "cli" or "schedule" (retention only ever deletes scheduled backups).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger: Option<String>,
+    /// The EtcdCluster's `metadata.uid` when the backup was taken: retention and
+    /// `restore --latest-of` select by it, so a cluster re-created under the same name never
+    /// mixes with (or prunes) the backups of the one before. Records written before this field
+    /// existed have none: they are matched by their etcd cluster id, else by name only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_uid: Option<String>,
+}
+
+/// What happened to a backup. Written only by whoever took it.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EtcdBackupStatus {
+    /// Running, Succeeded or Failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
+    /// Who is taking it (`cli/<host>/<pid>` or `operator/<pod>`): the one that claimed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub taken_by: Option<String>,
+    /// URL of the stored object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// Stored bytes (after compression).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<i64>,
+    /// Bytes of the etcd snapshot before compression.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot_size: Option<i64>,
+    /// sha256 (hex) of the stored bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compression: Option<String>,
+    /// etcd revision the snapshot holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<i64>,
+    /// Keys in the keyspace when the snapshot was taken.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keys: Option<i64>,
+    /// Server version of the member it came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub etcd_version: Option<String>,
+    /// The member it came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub member: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_id: Option<String>,
+    /// True when etcd's own hash inside the snapshot was checked while it was stored.
+    #[serde(default)]
+    pub verified: bool,
+    /// False when the member it came from had no healthy quorum behind it: the snapshot holds
+    /// only what that member had applied, so retention never counts it as a good backup and
+    /// `restore --latest-of` never picks it (name it with `--from-backup` to use it anyway).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quorum: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_time: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completion_time: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_seconds: Option<f64>,
+    /// Why it failed, or a warning (e.g. taken from a member without quorum).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// Phases of an EtcdBackup.
+pub mod backup_phase {
+    pub const RUNNING: &str = "Running";
+    pub const SUCCEEDED: &str = "Succeeded";
+    pub const FAILED: &str = "Failed";
+}

@@ -1,0 +1,379 @@
+//! `EtcdCluster` and its spec: what users and `kubectl etcd` verbs write.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{
+    Affinity, ResourceRequirements, Toleration, TopologySpreadConstraint,
+};
+use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{EtcdClusterStatus, MAX_REPLICAS};
+
+/// A highly available etcd cluster managed by kubectl-etcd.
+///
+/// Spec is written by users and `kubectl etcd` verbs only; status by the engine only.
+#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[kube(
+    group = "etcd.kubectl-etcd.io",
+    version = "v1alpha1",
+    kind = "EtcdCluster",
+    plural = "etcdclusters",
+    singular = "etcdcluster",
+    shortname = "etcdc",
+    category = "etcd",
+    namespaced,
+    status = "EtcdClusterStatus",
+    doc = "An etcd cluster managed by kubectl-etcd",
+    scale = r#"{"specReplicasPath":".spec.replicas","statusReplicasPath":".status.replicas","labelSelectorPath":".status.selector"}"#,
+    printcolumn = r#"{"name":"Replicas","type":"integer","jsonPath":".spec.replicas"}"#,
+    printcolumn = r#"{"name":"Ready","type":"integer","jsonPath":".status.readyReplicas"}"#,
+    printcolumn = r#"{"name":"Version","type":"string","jsonPath":".spec.version"}"#,
+    printcolumn = r#"{"name":"Phase","type":"string","jsonPath":".status.phase"}"#,
+    printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
+)]
+#[serde(rename_all = "camelCase")]
+pub struct EtcdClusterSpec {
+    /// Number of voting members. Odd numbers tolerate the most failures per member.
+    #[schemars(range(min = 1, max = MAX_REPLICAS))]
+    pub replicas: i32,
+    /// etcd release, e.g. "3.5.16" (no leading v).
+    #[schemars(regex(pattern = r"^3\.[0-9]+\.[0-9]+$"))]
+    pub version: String,
+    /// Image repository; the tag is `v<version>`. Default: gcr.io/etcd-development/etcd.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_repository: Option<String>,
+    /// Where members keep their data.
+    #[serde(default)]
+    pub storage: StorageSpec,
+    /// CPU and memory for each member's container.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources: Option<ResourceRequirements>,
+    /// Passed through to the member pods.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub affinity: Option<Affinity>,
+    /// Passed through to the member pods.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tolerations: Option<Vec<Toleration>>,
+    /// Passed through to the member pods.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_selector: Option<BTreeMap<String, String>>,
+    /// How the member pods spread over the nodes and zones, passed to the member pods. A
+    /// constraint without a `labelSelector` selects this cluster's members. `kubectl etcd create`
+    /// writes a preference (`whenUnsatisfiable: ScheduleAnyway`, so one node still runs every
+    /// member) for zones (`topology.kubernetes.io/zone`) and nodes (`kubernetes.io/hostname`);
+    /// absent: no constraint. A change restarts the members one at a time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology_spread_constraints: Option<Vec<TopologySpreadConstraint>>,
+    /// PriorityClass of the member pods (e.g. `system-cluster-critical`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority_class_name: Option<String>,
+    /// Member metrics: each member serves etcd's `/metrics` and `/health` over plain HTTP on a
+    /// listener of its own (`--listen-metrics-urls`), the port named `metrics` of the member pods
+    /// and of the peer Service, which Prometheus scrapes without a client certificate.
+    /// `kubectl etcd create` and `restore` write `{}` (port 2381); absent: no listener. Setting it
+    /// restarts the members one at a time (a cluster created before it keeps its pods until then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics: Option<MetricsSpec>,
+    /// Labels and annotations added to the member pods (e.g. for a service mesh or a metrics
+    /// scraper). The labels the engine selects its pods by cannot be set here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pod_metadata: Option<PodMetadata>,
+    /// etcd server tuning.
+    #[serde(default)]
+    pub etcd: EtcdTuning,
+    /// When true the engine observes and reports but changes nothing.
+    #[serde(default)]
+    pub paused: bool,
+    /// Seconds a member must look lost (its volume holds no or damaged data, or another
+    /// member's) before the engine replaces it: remove, wipe its volume, re-add as a learner,
+    /// promote. Default 180. Restarts, evictions and node reboots never make a member look lost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
+    pub lost_member_grace_seconds: Option<i64>,
+    /// Where backups go, and the schedule and retention of the operator's backups.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backup: Option<BackupSpec>,
+    /// Start the cluster from a snapshot instead of empty (written by `kubectl etcd restore`).
+    /// Read only while the cluster is created: the seed member's volume is restored from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restore: Option<RestoreSpec>,
+    /// Seconds an upgraded member may take to become healthy before the upgrade is rolled back
+    /// (default 300).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
+    pub upgrade_timeout_seconds: Option<i64>,
+    /// TLS for client and peer traffic. Fixed once the cluster exists (members advertise their
+    /// URLs, scheme included, in the membership).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<TlsSpec>,
+    /// etcd's own authentication (`etcdctl user add root; etcdctl auth enable`): the user the
+    /// engine, the readiness probe and backups authenticate as once it is enabled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth: Option<AuthSpec>,
+    /// Maintenance the engine carries out under the cluster's Lease: defragmentation on request
+    /// (`kubectl etcd defrag`) and by policy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maintenance: Option<MaintenanceSpec>,
+}
+
+/// `spec.maintenance`.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MaintenanceSpec {
+    /// Defragmentation: one member at a time (learners and followers first, the leader last),
+    /// each only while every other voter answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub defrag: Option<DefragSpec>,
+}
+
+/// `spec.maintenance.defrag`.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DefragSpec {
+    /// A one-off defragmentation of every member, written by `kubectl etcd defrag`; carried out
+    /// once per nonce (`status.maintenance.defrag` records the run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<DefragRequest>,
+    /// Defragment a member by itself when the rules below say it is worth it. Absent: only on
+    /// request (and to heal NOSPACE).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<DefragPolicy>,
+}
+
+/// A requested defragmentation of every member.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DefragRequest {
+    /// Identifies the request: a new nonce is a new run (`kubectl etcd defrag` writes the time).
+    pub nonce: String,
+    /// First compact the keyspace history up to the current revision.
+    #[serde(default)]
+    pub compact: bool,
+}
+
+/// When a member is defragmented without being asked: it would win at least `minReclaimMiB`
+/// (its file size minus the bytes in use) and either its fragmented share is at least
+/// `fragmentedPercent` or its file fills at least `quotaPercent` of the quota. A member that
+/// would win less is never defragmented by policy, so a database of live data is not
+/// rewritten again and again.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DefragPolicy {
+    /// Share of the file that is free pages, in percent (default 45).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 100))]
+    pub fragmented_percent: Option<u8>,
+    /// Share of the quota the file fills, in percent (default: this rule is off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 100))]
+    pub quota_percent: Option<u8>,
+    /// The least a defragmentation must win, in MiB (default 64).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "minReclaimMiB")]
+    #[schemars(range(min = 0))]
+    pub min_reclaim_mib: Option<i64>,
+    /// Only while this window is open (default: any time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<MaintenanceWindow>,
+}
+
+/// A window that opens at each time of a cron schedule (UTC) and stays open `minutes`.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MaintenanceWindow {
+    /// 5-field cron expression, UTC, e.g. "0 3 * * *" (03:00 daily).
+    pub schedule: String,
+    /// How long the window stays open (default 60).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub minutes: Option<u32>,
+}
+
+/// Extra metadata of the member pods.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PodMetadata {
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub annotations: BTreeMap<String, String>,
+}
+
+/// The etcd user of the engine, the probe and backups.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AuthSpec {
+    /// A Secret in the cluster's namespace with the keys `username` and `password` (type
+    /// `kubernetes.io/basic-auth`, e.g. `kubectl create secret generic NAME
+    /// --from-literal=username=root --from-literal=password=...`) of an etcd user with the
+    /// `root` role. Used only while etcd's authentication is enabled; a new Secret name rolls
+    /// out to the members one at a time.
+    pub user_secret: String,
+}
+
+/// TLS Secrets in the cluster's namespace, each with the keys `tls.crt`, `tls.key` and `ca.crt`
+/// (e.g. `kubectl create secret generic NAME --from-file=tls.crt --from-file=tls.key --from-file=ca.crt`,
+/// or what cert-manager writes).
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TlsSpec {
+    /// The members' serving certificate for clients: the client port speaks https and accepts
+    /// only clients with a certificate signed by this Secret's `ca.crt`. Its names must cover
+    /// `*.<cluster>.<namespace>.svc.cluster.local` (each member) and, for clients of the client
+    /// Service, `<cluster>-client.<namespace>.svc`. Set together with `clientSecret`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_secret: Option<String>,
+    /// A client certificate (signed by the server Secret's CA; trusting the server certificate
+    /// through its own `ca.crt`) for the engine, the readiness probe and backups.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<String>,
+    /// The members' certificate for peer traffic, used as server and client (mutual TLS between
+    /// members; its names must cover `*.<cluster>.<namespace>.svc.cluster.local`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer_secret: Option<String>,
+}
+
+/// Backups of one cluster: the destination `kubectl etcd backup` uses when given none, and the
+/// schedule the in-cluster operator runs.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BackupSpec {
+    /// Where backups are stored: `s3://bucket/prefix` (`file://` is only reachable from the
+    /// machine running the CLI, and `pvc://` only through the CLI's agent pod, so schedules and
+    /// retention cannot use them; `kubectl etcd backup --to` can).
+    pub destination: String,
+    /// Secret in the cluster's namespace with the S3 credentials (keys `AWS_ACCESS_KEY_ID`,
+    /// `AWS_SECRET_ACCESS_KEY`, optional `AWS_SESSION_TOKEN`, `AWS_REGION`, `AWS_ENDPOINT_URL`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credentials_secret: Option<String>,
+    /// Cron expression (5 fields, UTC), e.g. "0 */6 * * *". No schedule: backups only on demand.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<String>,
+    /// Stop scheduled runs (existing backups and retention are kept as they are).
+    #[serde(default)]
+    pub suspend: bool,
+    /// Take the first scheduled backup as soon as the cluster is running.
+    #[serde(default)]
+    pub run_on_create: bool,
+    /// none, gzip or zstd (default zstd).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^(none|gzip|zstd)$"))]
+    pub compression: Option<String>,
+    /// Which scheduled backups to keep. Retention never deletes the newest successful backup and
+    /// never deletes anything because a backup failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retention: Option<crate::archive::retention::Retention>,
+    /// Server-side encryption S3 applies to every backup object (s3:// only); the CLI's
+    /// `backup` uses it too unless `--sse` or `--to` says otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_side_encryption: Option<ServerSideEncryption>,
+}
+
+/// `x-amz-server-side-encryption` of every backup object.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerSideEncryption {
+    /// `AES256` (keys managed by S3, SSE-S3) or `aws:kms` (SSE-KMS).
+    #[schemars(regex(pattern = r"^(AES256|aws:kms)$"))]
+    pub algorithm: String,
+    /// With `aws:kms`: the KMS key's id, ARN or alias (default: the account's `aws/s3` key).
+    /// The credentials need `kms:GenerateDataKey` on it to write and `kms:Decrypt` to read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kms_key_id: Option<String>,
+}
+
+/// The snapshot a new cluster starts from.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RestoreSpec {
+    /// URL of the snapshot object, e.g. `s3://bucket/prefix/default-demo-20261201T101500Z-r1234.db.zst`.
+    pub source: String,
+    /// sha256 (hex) of the stored object; the restore refuses a snapshot that does not match.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+    /// Secret with the S3 credentials (same keys as `backup.credentialsSecret`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credentials_secret: Option<String>,
+    /// The EtcdBackup the snapshot was recorded by, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backup_name: Option<String>,
+    /// Image holding `kubectl-etcd` (fetches and verifies the snapshot into the seed's volume).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools_image: Option<String>,
+    /// Makes this restore a cluster of its own: it goes into etcd's initial-cluster token, from
+    /// which etcd derives the cluster id. `kubectl etcd restore` and `recover` write a fresh one
+    /// each time, so two restores of the same snapshot into the same cluster (a second `recover
+    /// --from-backup B`) get different cluster ids, and a member of the first can never join the
+    /// second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nonce: Option<String>,
+}
+
+/// The members' metrics listener.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MetricsSpec {
+    /// Port of the listener (default 2381; not the client's 2379 nor the peers' 2380).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 65535))]
+    pub port: Option<i32>,
+}
+
+/// Member storage.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StorageSpec {
+    /// Volume size per member, e.g. "1Gi". Default 1Gi.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$"))]
+    pub size: Option<String>,
+    /// StorageClass of the member volumes; the cluster default when empty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage_class_name: Option<String>,
+    /// Keep data in an emptyDir: fast and disposable, lost when a pod is deleted.
+    #[serde(default)]
+    pub ephemeral: bool,
+}
+
+/// etcd server flags the engine passes through.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EtcdTuning {
+    /// --quota-backend-bytes (etcd default 2 GiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
+    pub quota_backend_bytes: Option<i64>,
+    /// --auto-compaction-mode: "periodic" or "revision" (a string in the schema: 1.20 rejects
+    /// the null member schemars gives optional enums).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^(periodic|revision)$"))]
+    pub auto_compaction_mode: Option<String>,
+    /// --auto-compaction-retention, e.g. "1h" (periodic) or "1000" (revision).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_compaction_retention: Option<String>,
+    /// Any other etcd server flag, by its name without the dashes, e.g.
+    /// `heartbeat-interval: "250"`, `election-timeout: "2500"`, `snapshot-count: "50000"`. Flags
+    /// the engine sets itself (member name, URLs, data directory, initial cluster, TLS files)
+    /// are refused. A change restarts the members one at a time; a flag the member's etcd does
+    /// not know makes it exit at start (its pod shows why), and setting the spec back repairs it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub options: BTreeMap<String, String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompactionMode {
+    Periodic,
+    Revision,
+}
+
+impl CompactionMode {
+    pub fn parse(s: &str) -> Option<CompactionMode> {
+        match s {
+            "periodic" => Some(CompactionMode::Periodic),
+            "revision" => Some(CompactionMode::Revision),
+            _ => None,
+        }
+    }
+}

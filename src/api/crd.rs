@@ -1,0 +1,199 @@
+//! The CRD objects generated from the types, with what the derive cannot say: admission rules,
+//! list types, and no defaults under `status`.
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    CustomResourceDefinition, JSONSchemaProps, JSONSchemaPropsOrArray,
+};
+
+use super::{EtcdBackup, EtcdCluster};
+
+/// Every CRD the project installs.
+pub fn crds() -> Vec<CustomResourceDefinition> {
+    vec![crd(), backup_crd()]
+}
+
+/// The EtcdBackup CRD (status defaults stripped like the EtcdCluster's).
+pub fn backup_crd() -> CustomResourceDefinition {
+    use kube::CustomResourceExt;
+    let mut crd = EtcdBackup::crd();
+    strip_status_defaults(&mut crd);
+    crd
+}
+
+/// The CRD object, from the Rust types. Schema defaults are dropped under `status` (only the
+/// engine writes status, and the 1.20 API server rejects some of them, e.g. empty-string defaults).
+pub fn crd() -> CustomResourceDefinition {
+    use kube::CustomResourceExt;
+    let mut crd = EtcdCluster::crd();
+    strip_status_defaults(&mut crd);
+    add_admission_rules(&mut crd);
+    crd
+}
+
+/// The spec rules the API server enforces itself (CEL, `x-kubernetes-validations`), so that
+/// `kubectl apply` of a change the engine cannot carry out is refused at once, naming the field.
+/// The engine keeps its own checks (`model::keep_storage`, `keep_tls`) for objects written before
+/// these rules existed, or through an API server that ignores them.
+pub const ADMISSION_RULES: &[(&str, &str, &str)] = &[
+    (
+        "storage",
+        "(has(self.ephemeral) && self.ephemeral) || (has(oldSelf.ephemeral) && oldSelf.ephemeral) || \
+         quantity(has(self.size) ? self.size : '1Gi').compareTo(quantity(has(oldSelf.size) ? oldSelf.size : '1Gi')) == 0",
+        "spec.storage.size cannot change on an existing cluster (the volumes keep the data): put the old value back, or create a new cluster with the new size and move the data with kubectl etcd backup and kubectl etcd restore",
+    ),
+    (
+        "storage",
+        "(has(self.storageClassName) ? self.storageClassName : '') == (has(oldSelf.storageClassName) ? oldSelf.storageClassName : '')",
+        "spec.storage.storageClassName cannot change on an existing cluster (the volumes keep the data): put the old value back, or move the data to a new cluster with kubectl etcd backup and kubectl etcd restore",
+    ),
+    (
+        "storage",
+        "(has(self.ephemeral) && self.ephemeral) == (has(oldSelf.ephemeral) && oldSelf.ephemeral)",
+        "spec.storage.ephemeral cannot change on an existing cluster: put the old value back, or move the data to a new cluster with kubectl etcd backup and kubectl etcd restore",
+    ),
+    (
+        "tls",
+        "has(self.serverSecret) == has(self.clientSecret)",
+        "spec.tls.serverSecret and spec.tls.clientSecret are set together (the members serve https with the first and the engine, probe and backups present the second)",
+    ),
+    (
+        "",
+        "(has(self.tls) && has(self.tls.serverSecret)) == (has(oldSelf.tls) && has(oldSelf.tls.serverSecret)) && \
+         (has(self.tls) && has(self.tls.peerSecret)) == (has(oldSelf.tls) && has(oldSelf.tls.peerSecret))",
+        "spec.tls cannot be switched on or off on an existing cluster (members advertise their URLs, scheme included): put the old value back, or create a new cluster with the new TLS and move the data with kubectl etcd backup and kubectl etcd restore; other Secrets of the same kind may be set",
+    ),
+];
+
+fn add_admission_rules(crd: &mut CustomResourceDefinition) {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::ValidationRule;
+    for v in &mut crd.spec.versions {
+        let Some(root) = v
+            .schema
+            .as_mut()
+            .and_then(|s| s.open_api_v3_schema.as_mut())
+            .and_then(|s| s.properties.as_mut())
+        else {
+            continue;
+        };
+        if let Some(spec) = root.get_mut("spec") {
+            for (field, rule, message) in ADMISSION_RULES {
+                let target = if field.is_empty() {
+                    Some(&mut *spec)
+                } else {
+                    spec.properties.as_mut().and_then(|p| p.get_mut(*field))
+                };
+                let Some(target) = target else { continue };
+                target
+                    .x_kubernetes_validations
+                    .get_or_insert_with(Vec::new)
+                    .push(ValidationRule {
+                        rule: (*rule).into(),
+                        message: Some((*message).into()),
+                        ..Default::default()
+                    });
+            }
+        }
+        // One condition per type: server-side apply merges them by type.
+        if let Some(conditions) = root
+            .get_mut("status")
+            .and_then(|s| s.properties.as_mut())
+            .and_then(|p| p.get_mut("conditions"))
+        {
+            conditions.x_kubernetes_list_type = Some("map".into());
+            conditions.x_kubernetes_list_map_keys = Some(vec!["type".into()]);
+        }
+    }
+}
+
+fn strip_status_defaults(crd: &mut CustomResourceDefinition) {
+    for v in &mut crd.spec.versions {
+        if let Some(status) = v
+            .schema
+            .as_mut()
+            .and_then(|s| s.open_api_v3_schema.as_mut())
+            .and_then(|s| s.properties.as_mut())
+            .and_then(|p| p.get_mut("status"))
+        {
+            strip_defaults(status);
+        }
+    }
+}
+
+fn strip_defaults(s: &mut JSONSchemaProps) {
+    s.default = None;
+    for p in s.properties.iter_mut().flat_map(|p| p.values_mut()) {
+        strip_defaults(p);
+    }
+    if let Some(JSONSchemaPropsOrArray::Schema(items)) = s.items.as_mut() {
+        strip_defaults(items);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::MAX_REPLICAS;
+
+    #[test]
+    fn the_crd_refuses_fixed_fields_at_admission_and_merges_conditions_by_type() {
+        let crd = crd();
+        let schema = crd.spec.versions[0]
+            .schema
+            .as_ref()
+            .and_then(|s| s.open_api_v3_schema.as_ref())
+            .unwrap();
+        let props = schema.properties.as_ref().unwrap();
+        let spec = &props["spec"];
+        let rules = |s: &JSONSchemaProps| -> Vec<(String, String)> {
+            s.x_kubernetes_validations
+                .iter()
+                .flatten()
+                .map(|r| (r.rule.clone(), r.message.clone().unwrap_or_default()))
+                .collect()
+        };
+        let storage = rules(&spec.properties.as_ref().unwrap()["storage"]);
+        for field in ["size", "storageClassName", "ephemeral"] {
+            assert!(
+                storage
+                    .iter()
+                    .any(|(rule, message)| rule.contains("oldSelf")
+                        && message.starts_with(&format!("spec.storage.{field} cannot change"))),
+                "{field}: {storage:?}"
+            );
+        }
+        let tls = rules(&spec.properties.as_ref().unwrap()["tls"]);
+        assert!(
+            tls.iter()
+                .any(|(r, _)| r.contains("has(self.clientSecret)"))
+        );
+        assert!(rules(spec).iter().any(
+            |(r, m)| r.contains("oldSelf.tls") && m.starts_with("spec.tls cannot be switched")
+        ));
+        // Every rule is one line (a folded line would not change its meaning, but reads worse).
+        for (rule, _) in storage.iter().chain(&tls) {
+            assert!(!rule.contains('\n') && !rule.contains("  "), "{rule}");
+        }
+        let conditions = &props["status"].properties.as_ref().unwrap()["conditions"];
+        assert_eq!(conditions.x_kubernetes_list_type.as_deref(), Some("map"));
+        assert_eq!(
+            conditions.x_kubernetes_list_map_keys.as_deref(),
+            Some(&["type".to_string()][..])
+        );
+    }
+
+    #[test]
+    fn the_crd_caps_replicas_at_max_replicas() {
+        let crd = crd();
+        let schema = crd.spec.versions[0]
+            .schema
+            .as_ref()
+            .and_then(|s| s.open_api_v3_schema.as_ref())
+            .unwrap();
+        let replicas = &schema.properties.as_ref().unwrap()["spec"]
+            .properties
+            .as_ref()
+            .unwrap()["replicas"];
+        assert_eq!(replicas.maximum, Some(f64::from(MAX_REPLICAS)));
+        assert_eq!(replicas.minimum, Some(1.0));
+    }
+}
