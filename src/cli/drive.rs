@@ -131,28 +131,9 @@ async fn passes(
                     guarded = false;
                 }
                 Ok(Acquired::HeldBy { holder }) => {
-                    if deferred_to.as_ref() != Some(&holder) {
-                        progress.note(&if lease::is_operator(&holder) {
-                            format!(
-                                "operator {holder} holds the engine lease of {ns}/{name}: waiting on its status"
-                            )
-                        } else {
-                            format!("waiting: {holder} is acting on {ns}/{name}")
-                        });
-                        deferred_to = Some(holder.clone());
-                    }
-                    if lease::is_operator(&holder) {
-                        let c = s.get_cluster(name).await?;
-                        if let Some(st) = &c.status {
-                            let msg = st.message.clone().unwrap_or_default();
-                            if msg != last_note {
-                                progress.step(&msg);
-                                last_note = msg;
-                            }
-                            if crate::plan::converged(st, c.metadata.generation) {
-                                return Ok(Converged::Status(Box::new(c)));
-                            }
-                        }
+                    let (deferred, note) = (&mut deferred_to, &mut last_note);
+                    if let Some(done) = defer_to(s, name, holder, deferred, note, progress).await? {
+                        return Ok(done);
                     }
                     tokio::time::sleep(DEFER_POLL).await;
                     continue;
@@ -204,6 +185,44 @@ async fn passes(
         };
         tokio::time::sleep(pause).await;
     }
+}
+
+/// While `holder` holds the cluster's Lease: says so (once per holder) and, when it is an
+/// operator, follows the status it writes; `Some` once that status says converged.
+async fn defer_to(
+    s: &Session,
+    name: &str,
+    holder: String,
+    deferred_to: &mut Option<String>,
+    last_note: &mut String,
+    progress: &output::Progress,
+) -> Result<Option<Converged>, Error> {
+    let ns = &s.namespace;
+    if deferred_to.as_ref() != Some(&holder) {
+        progress.note(&if lease::is_operator(&holder) {
+            format!(
+                "operator {holder} holds the engine lease of {ns}/{name}: waiting on its status"
+            )
+        } else {
+            format!("waiting: {holder} is acting on {ns}/{name}")
+        });
+        *deferred_to = Some(holder.clone());
+    }
+    if !lease::is_operator(&holder) {
+        return Ok(None);
+    }
+    let c = s.get_cluster(name).await?;
+    if let Some(st) = &c.status {
+        let msg = st.message.clone().unwrap_or_default();
+        if msg != *last_note {
+            progress.step(&msg);
+            *last_note = msg;
+        }
+        if crate::plan::converged(st, c.metadata.generation) {
+            return Ok(Some(Converged::Status(Box::new(c))));
+        }
+    }
+    Ok(None)
 }
 
 /// Observe and plan only; print the steps and objects.

@@ -9,7 +9,7 @@ use comfy_table::{Cell, ContentArrangement, Table, presets::UTF8_BORDERS_ONLY};
 use serde::Serialize;
 use serde_json::json;
 
-use crate::api::{EtcdBackup, EtcdCluster, MemberStatus, condition};
+use crate::api::{EtcdBackup, EtcdCluster, EtcdClusterStatus, MemberStatus, condition};
 use crate::engine::Pass;
 use crate::error::Error;
 use crate::plan::Step;
@@ -220,6 +220,29 @@ pub(crate) fn status_table(c: &EtcdCluster, pass: Option<&Pass>) -> String {
         .map(|p| p.status.clone())
         .or_else(|| c.status.clone())
         .unwrap_or_default();
+    let mut out = summary_table(c, &st, pass).to_string();
+    out.push('\n');
+    if !st.members.is_empty() {
+        out.push_str(&members_table(c, &st.members, pass).to_string());
+        out.push('\n');
+    }
+    if let Some(line) = backup_line(&st, jiff::Timestamp::now()) {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    if let Some(conds) = (!st.conditions.is_empty()).then_some(&st.conditions) {
+        let mut t = table();
+        t.set_header(vec!["CONDITION", "STATUS", "REASON", "MESSAGE"]);
+        for k in conds {
+            t.add_row(vec![&k.type_, &k.status, &k.reason, &k.message]);
+        }
+        out.push_str(&t.to_string());
+    }
+    out
+}
+
+/// The one-row summary of `status NAME`.
+fn summary_table(c: &EtcdCluster, st: &EtcdClusterStatus, pass: Option<&Pass>) -> Table {
     let mut summary = table();
     summary.set_header(vec![
         "NAMESPACE",
@@ -252,79 +275,66 @@ pub(crate) fn status_table(c: &EtcdCluster, pass: Option<&Pass>) -> String {
                 .unwrap_or_default(),
         ),
     ]);
-    let mut out = summary.to_string();
-    out.push('\n');
-    if !st.members.is_empty() {
-        let quota = quota_of(c);
-        let mut members = table();
-        members.set_header(vec![
-            "MEMBER",
-            "ID",
-            "ROLE",
-            "VERSION",
-            "HEALTH",
-            "DB SIZE / QUOTA",
-            "RAFT INDEX",
+    summary
+}
+
+/// A row per member: role, version, health, database size against the quota, raft index.
+fn members_table(c: &EtcdCluster, list: &[MemberStatus], pass: Option<&Pass>) -> Table {
+    let quota = quota_of(c);
+    let mut members = table();
+    members.set_header(vec![
+        "MEMBER",
+        "ID",
+        "ROLE",
+        "VERSION",
+        "HEALTH",
+        "DB SIZE / QUOTA",
+        "RAFT INDEX",
+    ]);
+    let live = live_sizes(pass);
+    for m in list {
+        // Status keeps the db size at MiB precision (so growth does not rewrite it every
+        // pass) and no raft index; the live observation of this command has both exactly.
+        let (db_size, raft_index) = match live.get(m.name.as_str()) {
+            Some(&(d, r)) => (Some(d), Some(r)),
+            None => (m.db_size, m.raft_index),
+        };
+        members.add_row(vec![
+            Cell::new(&m.name),
+            Cell::new(&m.id),
+            Cell::new(role(m)),
+            Cell::new(m.version.clone().unwrap_or_else(|| "-".into())),
+            Cell::new(if m.healthy {
+                "healthy".to_string()
+            } else {
+                format!(
+                    "unhealthy{}",
+                    m.error
+                        .as_ref()
+                        .map(|e| format!(": {e}"))
+                        .unwrap_or_default()
+                )
+            }),
+            Cell::new(
+                db_size
+                    .map(|d| {
+                        format!(
+                            "{} / {} ({:.1}%)",
+                            human_bytes(d),
+                            human_bytes(quota),
+                            d as f64 * 100.0 / quota as f64
+                        )
+                    })
+                    .unwrap_or_else(|| "-".into()),
+            ),
+            Cell::new(
+                raft_index
+                    .map(|r| r.to_string())
+                    .unwrap_or_else(|| "-".into()),
+            ),
         ]);
-        let live = live_sizes(pass);
-        for m in &st.members {
-            // Status keeps the db size at MiB precision (so growth does not rewrite it every
-            // pass) and no raft index; the live observation of this command has both exactly.
-            let (db_size, raft_index) = match live.get(m.name.as_str()) {
-                Some(&(d, r)) => (Some(d), Some(r)),
-                None => (m.db_size, m.raft_index),
-            };
-            members.add_row(vec![
-                Cell::new(&m.name),
-                Cell::new(&m.id),
-                Cell::new(role(m)),
-                Cell::new(m.version.clone().unwrap_or_else(|| "-".into())),
-                Cell::new(if m.healthy {
-                    "healthy".to_string()
-                } else {
-                    format!(
-                        "unhealthy{}",
-                        m.error
-                            .as_ref()
-                            .map(|e| format!(": {e}"))
-                            .unwrap_or_default()
-                    )
-                }),
-                Cell::new(
-                    db_size
-                        .map(|d| {
-                            format!(
-                                "{} / {} ({:.1}%)",
-                                human_bytes(d),
-                                human_bytes(quota),
-                                d as f64 * 100.0 / quota as f64
-                            )
-                        })
-                        .unwrap_or_else(|| "-".into()),
-                ),
-                Cell::new(
-                    raft_index
-                        .map(|r| r.to_string())
-                        .unwrap_or_else(|| "-".into()),
-                ),
-            ]);
-        }
-        out.push_str(&members.to_string());
-        out.push('\n');
     }
-    if let Some(line) = backup_line(&st, jiff::Timestamp::now()) {
-        out.push_str(&line);
-        out.push('\n');
-    }
-    if let Some(conds) = (!st.conditions.is_empty()).then_some(&st.conditions) {
-        let mut t = table();
-        t.set_header(vec!["CONDITION", "STATUS", "REASON", "MESSAGE"]);
-        for k in conds {
-            t.add_row(vec![&k.type_, &k.status, &k.reason, &k.message]);
-        }
-        out.push_str(&t.to_string());
-    }
-    out
+    members
 }
 
 /// `status` without a name: one row per cluster.

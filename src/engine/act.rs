@@ -294,28 +294,10 @@ pub async fn lift_fence(ctx: &Context, d: &Desired) -> Result<(), Error> {
 /// Carries out `step`. At most one change to the world (Bootstrap writes the objects of a new
 /// cluster, each idempotent; a crash between them is repaired by the planner).
 pub async fn act(ctx: &Context, d: &Desired, o: &Observed, step: &Step) -> Result<Done, Error> {
-    let etcd_err = |source: EtcdError| Error::Etcd {
-        namespace: d.namespace.clone(),
-        name: d.name.clone(),
-        source,
-    };
-    let etcd_result = |r: Result<(), EtcdError>| -> Result<Done, Error> {
-        match r {
-            Ok(()) => Ok(Done::Changed),
-            Err(e) if e.is_transient() => Ok(Done::NotYet(
-                crate::error::Error::Etcd {
-                    namespace: d.namespace.clone(),
-                    name: d.name.clone(),
-                    source: e,
-                }
-                .report(),
-            )),
-            Err(e) => Err(etcd_err(e)),
-        }
-    };
     for obj in step_objects(d, step) {
         apply_object(ctx, d, &obj).await?;
     }
+    let call = |c| on_leader(ctx, d, o, c);
     match step {
         Step::Bootstrap { .. }
         | Step::ApplySupportingObjects
@@ -323,34 +305,10 @@ pub async fn act(ctx: &Context, d: &Desired, o: &Observed, step: &Step) -> Resul
         | Step::UpdateTemplate { .. }
         | Step::ResizeStatefulSet { .. }
         | Step::RestoreSeed { .. } => {}
-        Step::AddLearner { peer_url, .. } => {
-            let mut c = match leader_client(ctx, d, o).await {
-                Ok(c) => c,
-                Err(why) => return Ok(Done::NotYet(why)),
-            };
-            return etcd_result(c.add_learner(peer_url).await.map(|_| ()));
-        }
-        Step::PromoteLearner { id, .. } => {
-            let mut c = match leader_client(ctx, d, o).await {
-                Ok(c) => c,
-                Err(why) => return Ok(Done::NotYet(why)),
-            };
-            return etcd_result(c.promote(*id).await);
-        }
-        Step::MoveLeader { to_id, .. } => {
-            let mut c = match leader_client(ctx, d, o).await {
-                Ok(c) => c,
-                Err(why) => return Ok(Done::NotYet(why)),
-            };
-            return etcd_result(c.move_leader(*to_id).await);
-        }
-        Step::RemoveMember { id, .. } => {
-            let mut c = match leader_client(ctx, d, o).await {
-                Ok(c) => c,
-                Err(why) => return Ok(Done::NotYet(why)),
-            };
-            return etcd_result(c.remove(*id).await);
-        }
+        Step::AddLearner { peer_url, .. } => return call(LeaderCall::AddLearner(peer_url)).await,
+        Step::PromoteLearner { id, .. } => return call(LeaderCall::Promote(*id)).await,
+        Step::MoveLeader { to_id, .. } => return call(LeaderCall::MoveLeader(*to_id)).await,
+        Step::RemoveMember { id, .. } => return call(LeaderCall::Remove(*id)).await,
         Step::DeleteVolume { claim, .. } => {
             let api: Api<PersistentVolumeClaim> = Api::namespaced(ctx.client.clone(), &d.namespace);
             delete(&api, d, claim).await?;
@@ -358,21 +316,7 @@ pub async fn act(ctx: &Context, d: &Desired, o: &Observed, step: &Step) -> Resul
         Step::RestartMember { pod, .. } => return restart_pod(ctx, d, pod).await,
         Step::WipeMember {
             claim, pod, force, ..
-        } => {
-            // The claim first: deleting the pod first would let the StatefulSet start it again
-            // on the old volume. The claim stays (Terminating) until its pod is gone.
-            if let Some(claim) = claim {
-                let api: Api<PersistentVolumeClaim> =
-                    Api::namespaced(ctx.client.clone(), &d.namespace);
-                delete(&api, d, claim).await?;
-            }
-            let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &d.namespace);
-            if *force {
-                delete_with(&api, d, pod, &DeleteParams::default().grace_period(0)).await?;
-            } else {
-                delete(&api, d, pod).await?;
-            }
-        }
+        } => wipe_member(ctx, d, claim.as_deref(), pod, *force).await?,
         Step::DeleteRestorePod { pod } => {
             let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &d.namespace);
             delete(&api, d, pod).await?;
@@ -381,24 +325,7 @@ pub async fn act(ctx: &Context, d: &Desired, o: &Observed, step: &Step) -> Resul
         // pass's template runs the old version again (`plan::upgrade::settle`).
         Step::RollBack { .. } => {}
         Step::Downgrade { action, target } => {
-            use crate::etcd::DowngradeAction as A;
-            let mut c = match leader_client(ctx, d, o).await {
-                Ok(c) => c,
-                Err(why) => return Ok(Done::NotYet(why)),
-            };
-            let minor = format!("{}.{}", target.major, target.minor);
-            let r = match action {
-                crate::plan::DowngradeStep::Enable => {
-                    match c.downgrade(A::Validate, &minor).await {
-                        Ok(_) => c.downgrade(A::Enable, &minor).await.map(|_| ()),
-                        Err(e) => Err(e),
-                    }
-                }
-                crate::plan::DowngradeStep::Cancel => {
-                    c.downgrade(A::Cancel, &minor).await.map(|_| ())
-                }
-            };
-            return etcd_result(r);
+            return call(LeaderCall::Downgrade(*action, *target)).await;
         }
         Step::PreUpgradeSnapshot { to, destination } => {
             let url = super::backups::pre_upgrade_snapshot(ctx, (d, o), *to, destination).await?;
@@ -418,6 +345,82 @@ pub async fn act(ctx: &Context, d: &Desired, o: &Observed, step: &Step) -> Resul
         Step::Wait { .. } | Step::Hold { .. } | Step::Paused | Step::Idle => {}
     }
     Ok(Done::Changed)
+}
+
+/// What a step asks of the leader (membership and etcd's downgrade API).
+enum LeaderCall<'a> {
+    AddLearner(&'a str),
+    Promote(u64),
+    MoveLeader(u64),
+    Remove(u64),
+    Downgrade(crate::plan::DowngradeStep, crate::model::Version),
+}
+
+/// Sends `call` to the leader: not yet while no leader answers or on a transient error.
+async fn on_leader(
+    ctx: &Context,
+    d: &Desired,
+    o: &Observed,
+    call: LeaderCall<'_>,
+) -> Result<Done, Error> {
+    use crate::etcd::DowngradeAction as A;
+    let mut c = match leader_client(ctx, d, o).await {
+        Ok(c) => c,
+        Err(why) => return Ok(Done::NotYet(why)),
+    };
+    let r = match call {
+        LeaderCall::AddLearner(peer_url) => c.add_learner(peer_url).await.map(|_| ()),
+        LeaderCall::Promote(id) => c.promote(id).await,
+        LeaderCall::MoveLeader(id) => c.move_leader(id).await,
+        LeaderCall::Remove(id) => c.remove(id).await,
+        LeaderCall::Downgrade(action, target) => {
+            let minor = format!("{}.{}", target.major, target.minor);
+            match action {
+                crate::plan::DowngradeStep::Enable => {
+                    match c.downgrade(A::Validate, &minor).await {
+                        Ok(_) => c.downgrade(A::Enable, &minor).await.map(|_| ()),
+                        Err(e) => Err(e),
+                    }
+                }
+                crate::plan::DowngradeStep::Cancel => {
+                    c.downgrade(A::Cancel, &minor).await.map(|_| ())
+                }
+            }
+        }
+    };
+    let etcd = |source: EtcdError| Error::Etcd {
+        namespace: d.namespace.clone(),
+        name: d.name.clone(),
+        source,
+    };
+    match r {
+        Ok(()) => Ok(Done::Changed),
+        Err(e) if e.is_transient() => Ok(Done::NotYet(etcd(e).report())),
+        Err(e) => Err(etcd(e)),
+    }
+}
+
+/// The claim first: deleting the pod first would let the StatefulSet start it again on the old
+/// volume. The claim stays (Terminating) until its pod is gone; `force` for a pod on a node that
+/// is gone.
+async fn wipe_member(
+    ctx: &Context,
+    d: &Desired,
+    claim: Option<&str>,
+    pod: &str,
+    force: bool,
+) -> Result<(), Error> {
+    if let Some(claim) = claim {
+        let api: Api<PersistentVolumeClaim> = Api::namespaced(ctx.client.clone(), &d.namespace);
+        delete(&api, d, claim).await?;
+    }
+    let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &d.namespace);
+    if force {
+        delete_with(&api, d, pod, &DeleteParams::default().grace_period(0)).await?;
+    } else {
+        delete(&api, d, pod).await?;
+    }
+    Ok(())
 }
 
 /// Longest a member's defragmentation may take (a member answers nobody meanwhile).

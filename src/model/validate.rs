@@ -227,42 +227,122 @@ pub fn validate_name(name: &str) -> Result<(), InvalidSpec> {
 }
 
 /// Validates and defaults a cluster's spec. The one reader of raw spec fields.
+///
+/// Fields are checked in a fixed order (the first broken one is the one reported).
 pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
     let name = cluster.metadata.name.clone().unwrap_or_default();
     validate_name(&name)?;
     let spec = &cluster.spec;
     let replicas = validate_replicas(spec.replicas as i64)?;
     let version = validate_version(&spec.version)?;
-    let repo = spec
-        .image_repository
-        .as_deref()
-        .unwrap_or(DEFAULT_IMAGE_REPOSITORY);
+    let repo = validate_image_repository(spec.image_repository.as_deref())?;
+    let storage = validate_storage(&spec.storage)?;
+    let t = &spec.etcd;
+    let mut etcd_flags = validate_tuning(t)?;
+    etcd_flags.extend(validate_options(&t.options)?);
+    let (pod_labels, pod_annotations) = match &spec.pod_metadata {
+        None => Default::default(),
+        Some(m) => validate_pod_metadata(m)?,
+    };
+    let priority_class_name = spec
+        .priority_class_name
+        .as_ref()
+        .filter(|p| !p.is_empty())
+        .map(|p| validate_dns_subdomain("spec.priorityClassName", "PriorityClass", p))
+        .transpose()?;
+    let metrics_port = spec.metrics.as_ref().map(validate_metrics).transpose()?;
+    let restore = spec.restore.as_ref().map(validate_restore).transpose()?;
+    let backup = spec.backup.as_ref().map(validate_backup).transpose()?;
+    let upgrade_timeout_seconds = validate_upgrade_timeout(spec.upgrade_timeout_seconds)?;
+    let topology_spread = spec
+        .topology_spread_constraints
+        .as_ref()
+        .map(|c| validate_topology_spread(c))
+        .transpose()?;
+    let lost_member_grace_seconds = validate_lost_member_grace(spec.lost_member_grace_seconds)?;
+    let tls = spec
+        .tls
+        .as_ref()
+        .map(validate_tls)
+        .transpose()?
+        .unwrap_or_default();
+    let auth_secret = spec
+        .auth
+        .as_ref()
+        .map(|a| validate_secret_name("spec.auth.userSecret", &a.user_secret))
+        .transpose()?;
+    Ok(Desired {
+        namespace: cluster
+            .metadata
+            .namespace
+            .clone()
+            .unwrap_or_else(|| "default".into()),
+        uid: cluster.metadata.uid.clone().unwrap_or_default(),
+        generation: cluster.metadata.generation.unwrap_or(0),
+        name,
+        replicas,
+        version,
+        image_repository: repo.to_string(),
+        image: format!("{repo}:v{version}"),
+        upgrade: VersionChange::Steady,
+        upgrade_timeout_seconds,
+        pre_upgrade_backup: pre_upgrade_backup(cluster, version),
+        backup_destination: backup.as_ref().map(|b| b.to.location.to_string()),
+        backup,
+        storage,
+        resources: spec.resources.clone(),
+        affinity: spec.affinity.clone(),
+        tolerations: spec.tolerations.clone(),
+        node_selector: spec.node_selector.clone(),
+        topology_spread,
+        priority_class_name,
+        metrics_port,
+        pod_labels,
+        pod_annotations,
+        etcd_flags,
+        quota_backend_bytes: t.quota_backend_bytes,
+        quota_raised_from: None,
+        paused: spec.paused,
+        refused: Vec::new(),
+        lost_member_grace_seconds,
+        restore,
+        tls,
+        auth_secret,
+        maintenance: super::maintenance::validate(spec.maintenance.as_ref())?,
+    })
+}
+
+/// `spec.imageRepository`, the default when unset.
+fn validate_image_repository(repo: Option<&str>) -> Result<&str, InvalidSpec> {
+    let repo = repo.unwrap_or(DEFAULT_IMAGE_REPOSITORY);
     if repo.is_empty() || repo.contains(char::is_whitespace) || repo.contains('@') {
         return Err(invalid(
             "spec.imageRepository",
             format!("{repo:?} is not an image repository; use e.g. {DEFAULT_IMAGE_REPOSITORY}"),
         ));
     }
-    let storage = if spec.storage.ephemeral {
-        Storage::Ephemeral
-    } else {
-        let size = spec
-            .storage
-            .size
-            .clone()
-            .unwrap_or_else(|| DEFAULT_STORAGE_SIZE.to_string());
-        validate_quantity("spec.storage.size", &size)?;
-        Storage::Volume {
-            size,
-            class: spec
-                .storage
-                .storage_class_name
-                .clone()
-                .filter(|c| !c.is_empty()),
-        }
-    };
+    Ok(repo)
+}
+
+/// `spec.storage`: an emptyDir, or a volume of a valid size (the default when unset).
+fn validate_storage(s: &crate::api::StorageSpec) -> Result<Storage, InvalidSpec> {
+    if s.ephemeral {
+        return Ok(Storage::Ephemeral);
+    }
+    let size = s
+        .size
+        .clone()
+        .unwrap_or_else(|| DEFAULT_STORAGE_SIZE.to_string());
+    validate_quantity("spec.storage.size", &size)?;
+    Ok(Storage::Volume {
+        size,
+        class: s.storage_class_name.clone().filter(|c| !c.is_empty()),
+    })
+}
+
+/// The typed tuning fields of `spec.etcd` (quota, auto-compaction) as etcd flags.
+fn validate_tuning(t: &crate::api::EtcdTuning) -> Result<Vec<String>, InvalidSpec> {
     let mut etcd_flags = Vec::new();
-    let t = &spec.etcd;
     if let Some(q) = t.quota_backend_bytes {
         if q < 0 {
             return Err(invalid(
@@ -272,7 +352,20 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
         }
         etcd_flags.push(format!("--quota-backend-bytes={q}"));
     }
-    let mode = match t.auto_compaction_mode.as_deref() {
+    etcd_flags.extend(validate_auto_compaction(
+        t.auto_compaction_mode.as_deref(),
+        t.auto_compaction_retention.as_deref(),
+    )?);
+    Ok(etcd_flags)
+}
+
+/// `spec.etcd.autoCompactionMode` and `autoCompactionRetention` as etcd flags: a retention that
+/// fits the mode (periodic when unset), and none of the two without the retention.
+fn validate_auto_compaction(
+    mode: Option<&str>,
+    retention: Option<&str>,
+) -> Result<Vec<String>, InvalidSpec> {
+    let mode = match mode {
         None => None,
         Some(m) => Some(CompactionMode::parse(m).ok_or_else(|| {
             invalid(
@@ -281,8 +374,8 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
             )
         })?),
     };
-    match (mode, &t.auto_compaction_retention) {
-        (None, None) => {}
+    match (mode, retention) {
+        (None, None) => Ok(Vec::new()),
         (mode, Some(ret)) => {
             let mode = mode.unwrap_or(CompactionMode::Periodic);
             let valid = match mode {
@@ -307,107 +400,51 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
             } else {
                 "revision"
             };
-            etcd_flags.push(format!("--auto-compaction-mode={m}"));
-            etcd_flags.push(format!("--auto-compaction-retention={ret}"));
+            Ok(vec![
+                format!("--auto-compaction-mode={m}"),
+                format!("--auto-compaction-retention={ret}"),
+            ])
         }
-        (Some(_), None) => {
-            return Err(invalid(
-                "spec.etcd.autoCompactionRetention",
-                "is required when autoCompactionMode is set",
-            ));
-        }
+        (Some(_), None) => Err(invalid(
+            "spec.etcd.autoCompactionRetention",
+            "is required when autoCompactionMode is set",
+        )),
     }
-    etcd_flags.extend(validate_options(&t.options)?);
-    let (pod_labels, pod_annotations) = match &spec.pod_metadata {
-        None => Default::default(),
-        Some(m) => validate_pod_metadata(m)?,
-    };
-    let priority_class_name = spec
-        .priority_class_name
+}
+
+fn validate_upgrade_timeout(seconds: Option<i64>) -> Result<u64, InvalidSpec> {
+    match seconds {
+        None => Ok(DEFAULT_UPGRADE_TIMEOUT_SECONDS),
+        Some(s) if s > 0 => Ok(s as u64),
+        Some(_) => Err(invalid(
+            "spec.upgradeTimeoutSeconds",
+            "must be positive; the default is 300",
+        )),
+    }
+}
+
+fn validate_lost_member_grace(seconds: Option<i64>) -> Result<u64, InvalidSpec> {
+    match seconds {
+        None => Ok(DEFAULT_LOST_MEMBER_GRACE_SECONDS),
+        Some(s) if s >= 0 => Ok(s as u64),
+        Some(_) => Err(invalid(
+            "spec.lostMemberGraceSeconds",
+            "must not be negative; 0 replaces a lost member at once",
+        )),
+    }
+}
+
+/// What the pre-upgrade backup annotation says was taken for `version` (an annotation naming
+/// another version is of an earlier upgrade).
+fn pre_upgrade_backup(cluster: &EtcdCluster, version: Version) -> Option<String> {
+    cluster
+        .metadata
+        .annotations
         .as_ref()
-        .filter(|p| !p.is_empty())
-        .map(|p| validate_dns_subdomain("spec.priorityClassName", "PriorityClass", p))
-        .transpose()?;
-    let metrics_port = spec.metrics.as_ref().map(validate_metrics).transpose()?;
-    let restore = spec.restore.as_ref().map(validate_restore).transpose()?;
-    let backup = spec.backup.as_ref().map(validate_backup).transpose()?;
-    Ok(Desired {
-        namespace: cluster
-            .metadata
-            .namespace
-            .clone()
-            .unwrap_or_else(|| "default".into()),
-        uid: cluster.metadata.uid.clone().unwrap_or_default(),
-        generation: cluster.metadata.generation.unwrap_or(0),
-        name,
-        replicas,
-        version,
-        image_repository: repo.to_string(),
-        image: format!("{repo}:v{version}"),
-        upgrade: VersionChange::Steady,
-        upgrade_timeout_seconds: match spec.upgrade_timeout_seconds {
-            None => DEFAULT_UPGRADE_TIMEOUT_SECONDS,
-            Some(s) if s > 0 => s as u64,
-            Some(_) => {
-                return Err(invalid(
-                    "spec.upgradeTimeoutSeconds",
-                    "must be positive; the default is 300",
-                ));
-            }
-        },
-        pre_upgrade_backup: cluster
-            .metadata
-            .annotations
-            .as_ref()
-            .and_then(|a| a.get(crate::api::ANNOTATION_PRE_UPGRADE_BACKUP))
-            .and_then(|v| v.split_once(' '))
-            .filter(|(v, _)| Version::parse(v) == Some(version))
-            .map(|(_, what)| what.to_string()),
-        backup_destination: backup.as_ref().map(|b| b.to.location.to_string()),
-        backup,
-        storage,
-        resources: spec.resources.clone(),
-        affinity: spec.affinity.clone(),
-        tolerations: spec.tolerations.clone(),
-        node_selector: spec.node_selector.clone(),
-        topology_spread: spec
-            .topology_spread_constraints
-            .as_ref()
-            .map(|c| validate_topology_spread(c))
-            .transpose()?,
-        priority_class_name,
-        metrics_port,
-        pod_labels,
-        pod_annotations,
-        etcd_flags,
-        quota_backend_bytes: t.quota_backend_bytes,
-        quota_raised_from: None,
-        paused: spec.paused,
-        refused: Vec::new(),
-        lost_member_grace_seconds: match spec.lost_member_grace_seconds {
-            None => DEFAULT_LOST_MEMBER_GRACE_SECONDS,
-            Some(s) if s >= 0 => s as u64,
-            Some(_) => {
-                return Err(invalid(
-                    "spec.lostMemberGraceSeconds",
-                    "must not be negative; 0 replaces a lost member at once",
-                ));
-            }
-        },
-        restore,
-        tls: spec
-            .tls
-            .as_ref()
-            .map(validate_tls)
-            .transpose()?
-            .unwrap_or_default(),
-        auth_secret: spec
-            .auth
-            .as_ref()
-            .map(|a| validate_secret_name("spec.auth.userSecret", &a.user_secret))
-            .transpose()?,
-        maintenance: super::maintenance::validate(spec.maintenance.as_ref())?,
-    })
+        .and_then(|a| a.get(crate::api::ANNOTATION_PRE_UPGRADE_BACKUP))
+        .and_then(|v| v.split_once(' '))
+        .filter(|(v, _)| Version::parse(v) == Some(version))
+        .map(|(_, what)| what.to_string())
 }
 
 /// The fields the API server would refuse only when the StatefulSet is applied (a pass that

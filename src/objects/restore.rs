@@ -89,68 +89,11 @@ pub fn supports_bump_revision(v: Version) -> bool {
 
 /// The one-shot pod that fills the seed's volume from the snapshot (see the module doc).
 pub fn restore_pod(d: &Desired, r: &RestoreSource, token: &str) -> Pod {
-    let mount = VolumeMount {
-        name: objects::DATA_VOLUME.into(),
-        mount_path: objects::DATA_DIR.into(),
-        ..Default::default()
-    };
-    let creds = r.credentials_secret.as_ref().map(|s| {
-        vec![EnvFromSource {
-            secret_ref: Some(SecretEnvSource {
-                name: s.clone(),
-                optional: Some(false),
-            }),
-            ..Default::default()
-        }]
-    });
-    let tools = |name: &str, args: Vec<String>| Container {
-        name: name.into(),
-        image: Some(r.tools_image.clone()),
-        image_pull_policy: Some("IfNotPresent".into()),
-        command: Some(vec!["/usr/local/bin/kubectl-etcd".into()]),
-        args: Some(args),
-        env_from: creds.clone(),
-        // A failure's message is the container's last words: keep them free of backtraces.
-        env: Some(vec![EnvVar {
-            name: "RUST_BACKTRACE".into(),
-            value: Some("0".into()),
-            ..Default::default()
-        }]),
-        volume_mounts: Some(vec![mount.clone()]),
-        termination_message_policy: Some("FallbackToLogsOnError".into()),
-        // The seed's volume belongs to the members' group (`fsGroup`), as the pod's user is.
-        security_context: Some(super::security::container_context()),
-        ..Default::default()
-    };
-    let mut fetch = vec![
-        "snapshot".into(),
-        "fetch".into(),
-        r.url.clone(),
-        "--to".into(),
-        SNAPSHOT_FILE.into(),
-        "--clean".into(),
-        objects::data_dir(),
-    ];
-    if let Some(sum) = &r.sha256 {
-        fetch.extend(["--sha256".into(), sum.clone()]);
-    }
     // A pvc:// source: its claim, read-only, where `snapshot fetch` looks for it.
     let source_claim = match crate::archive::store::Location::parse(&r.url) {
         Ok(crate::archive::store::Location::Pvc { claim, .. }) => Some(claim),
         _ => None,
     };
-    let mut fetch_container = tools("fetch", fetch);
-    if source_claim.is_some() {
-        fetch_container
-            .volume_mounts
-            .get_or_insert_with(Vec::new)
-            .push(VolumeMount {
-                name: SOURCE_VOLUME.into(),
-                mount_path: super::pvc_agent::MOUNT_DIR.into(),
-                read_only: Some(true),
-                ..Default::default()
-            });
-    }
     let (command, env) = restore_command(d, token);
     let restore = Container {
         name: "restore".into(),
@@ -158,7 +101,7 @@ pub fn restore_pod(d: &Desired, r: &RestoreSource, token: &str) -> Pod {
         image_pull_policy: Some("IfNotPresent".into()),
         command: Some(command),
         env: Some(env),
-        volume_mounts: Some(vec![mount.clone()]),
+        volume_mounts: Some(vec![data_mount()]),
         termination_message_policy: Some("FallbackToLogsOnError".into()),
         security_context: Some(super::security::container_context()),
         ..Default::default()
@@ -183,34 +126,13 @@ pub fn restore_pod(d: &Desired, r: &RestoreSource, token: &str) -> Pod {
             // Nothing in it calls the Kubernetes API.
             automount_service_account_token: Some(false),
             security_context: Some(super::security::pod_context()),
-            init_containers: Some(vec![fetch_container, restore]),
-            containers: vec![tools(
+            init_containers: Some(vec![fetch_container(r, source_claim.is_some()), restore]),
+            containers: vec![tools_container(
+                r,
                 "finish",
                 vec!["snapshot".into(), "discard".into(), SNAPSHOT_DIR.into()],
             )],
-            volumes: Some(
-                std::iter::once(Volume {
-                    name: objects::DATA_VOLUME.into(),
-                    persistent_volume_claim: Some(
-                        k8s_openapi::api::core::v1::PersistentVolumeClaimVolumeSource {
-                            claim_name: objects::volume_name(&d.name, 0),
-                            read_only: Some(false),
-                        },
-                    ),
-                    ..Default::default()
-                })
-                .chain(source_claim.map(|claim| Volume {
-                    name: SOURCE_VOLUME.into(),
-                    persistent_volume_claim: Some(
-                        k8s_openapi::api::core::v1::PersistentVolumeClaimVolumeSource {
-                            claim_name: claim,
-                            read_only: Some(true),
-                        },
-                    ),
-                    ..Default::default()
-                }))
-                .collect(),
-            ),
+            volumes: Some(restore_volumes(d, source_claim)),
             node_selector: d.node_selector.clone(),
             tolerations: d.tolerations.clone(),
             affinity: d.affinity.clone(),
@@ -218,6 +140,102 @@ pub fn restore_pod(d: &Desired, r: &RestoreSource, token: &str) -> Pod {
         }),
         ..Default::default()
     }
+}
+
+/// The seed's data volume, where every container of the restore pod works.
+fn data_mount() -> VolumeMount {
+    VolumeMount {
+        name: objects::DATA_VOLUME.into(),
+        mount_path: objects::DATA_DIR.into(),
+        ..Default::default()
+    }
+}
+
+/// A container running `kubectl-etcd ARGS` from the tools image, with the source's credentials.
+fn tools_container(r: &RestoreSource, name: &str, args: Vec<String>) -> Container {
+    let creds = r.credentials_secret.as_ref().map(|s| {
+        vec![EnvFromSource {
+            secret_ref: Some(SecretEnvSource {
+                name: s.clone(),
+                optional: Some(false),
+            }),
+            ..Default::default()
+        }]
+    });
+    Container {
+        name: name.into(),
+        image: Some(r.tools_image.clone()),
+        image_pull_policy: Some("IfNotPresent".into()),
+        command: Some(vec!["/usr/local/bin/kubectl-etcd".into()]),
+        args: Some(args),
+        env_from: creds,
+        // A failure's message is the container's last words: keep them free of backtraces.
+        env: Some(vec![EnvVar {
+            name: "RUST_BACKTRACE".into(),
+            value: Some("0".into()),
+            ..Default::default()
+        }]),
+        volume_mounts: Some(vec![data_mount()]),
+        termination_message_policy: Some("FallbackToLogsOnError".into()),
+        // The seed's volume belongs to the members' group (`fsGroup`), as the pod's user is.
+        security_context: Some(super::security::container_context()),
+        ..Default::default()
+    }
+}
+
+/// `snapshot fetch`: download and verify into the data volume (clearing what an interrupted
+/// restore left), reading a pvc:// source from its claim mounted read-only.
+fn fetch_container(r: &RestoreSource, from_claim: bool) -> Container {
+    let mut fetch = vec![
+        "snapshot".into(),
+        "fetch".into(),
+        r.url.clone(),
+        "--to".into(),
+        SNAPSHOT_FILE.into(),
+        "--clean".into(),
+        objects::data_dir(),
+    ];
+    if let Some(sum) = &r.sha256 {
+        fetch.extend(["--sha256".into(), sum.clone()]);
+    }
+    let mut fetch_container = tools_container(r, "fetch", fetch);
+    if from_claim {
+        fetch_container
+            .volume_mounts
+            .get_or_insert_with(Vec::new)
+            .push(VolumeMount {
+                name: SOURCE_VOLUME.into(),
+                mount_path: super::pvc_agent::MOUNT_DIR.into(),
+                read_only: Some(true),
+                ..Default::default()
+            });
+    }
+    fetch_container
+}
+
+/// The seed's claim, and the source's claim (read-only) for a pvc:// source.
+fn restore_volumes(d: &Desired, source_claim: Option<String>) -> Vec<Volume> {
+    std::iter::once(Volume {
+        name: objects::DATA_VOLUME.into(),
+        persistent_volume_claim: Some(
+            k8s_openapi::api::core::v1::PersistentVolumeClaimVolumeSource {
+                claim_name: objects::volume_name(&d.name, 0),
+                read_only: Some(false),
+            },
+        ),
+        ..Default::default()
+    })
+    .chain(source_claim.map(|claim| Volume {
+        name: SOURCE_VOLUME.into(),
+        persistent_volume_claim: Some(
+            k8s_openapi::api::core::v1::PersistentVolumeClaimVolumeSource {
+                claim_name: claim,
+                read_only: Some(true),
+            },
+        ),
+        ..Default::default()
+    }))
+    .collect()
 }
 
 #[cfg(test)]

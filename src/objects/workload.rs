@@ -133,105 +133,8 @@ pub(super) fn readiness_probe(_: &Desired) -> Probe {
 }
 
 pub fn pod_template(d: &Desired) -> PodTemplateSpec {
-    // `$(POD_NAME)`/`$(POD_NS)` are expanded by the kubelet from the variables defined before.
-    let host = format!(
-        "$({ENV_POD_NAME}).{}.$({ENV_POD_NAMESPACE}).svc.{CLUSTER_DOMAIN}",
-        peer_service_name(&d.name)
-    );
-    let mut args = vec!["etcd".to_string()];
-    args.extend(d.etcd_flags.iter().cloned());
-    let (cs, ps) = (d.tls.client_scheme(), d.tls.peer_scheme());
     let (tls_env, tls_volumes, tls_mounts) = tls_parts(&d.tls, d.version);
-    let container = Container {
-        name: CONTAINER.into(),
-        image: Some(d.image.clone()),
-        image_pull_policy: Some("IfNotPresent".into()),
-        command: Some(args),
-        // etcd reads its flags from ETCD_* variables; the member-config adds the bootstrap ones.
-        env: Some(
-            vec![
-                env_field(ENV_POD_NAME, "metadata.name"),
-                env_field(ENV_POD_NAMESPACE, "metadata.namespace"),
-                env_value("ETCD_NAME", format!("$({ENV_POD_NAME})")),
-                env_value("ETCD_DATA_DIR", data_dir()),
-                env_value(
-                    "ETCD_LISTEN_CLIENT_URLS",
-                    format!("{cs}://0.0.0.0:{CLIENT_PORT}"),
-                ),
-                env_value(
-                    "ETCD_ADVERTISE_CLIENT_URLS",
-                    format!("{cs}://{host}:{CLIENT_PORT}"),
-                ),
-                env_value(
-                    "ETCD_LISTEN_PEER_URLS",
-                    format!("{ps}://0.0.0.0:{PEER_PORT}"),
-                ),
-                env_value(
-                    "ETCD_INITIAL_ADVERTISE_PEER_URLS",
-                    format!("{ps}://{host}:{PEER_PORT}"),
-                ),
-            ]
-            .into_iter()
-            // Plain HTTP whatever the client port speaks: /metrics and /health only.
-            .chain(
-                d.metrics_port
-                    .map(|p| env_value("ETCD_LISTEN_METRICS_URLS", format!("http://0.0.0.0:{p}"))),
-            )
-            .chain(etcdctl_api_env(d.version))
-            .chain(tls_env)
-            .chain(auth_env(d))
-            .collect(),
-        ),
-        env_from: Some(vec![EnvFromSource {
-            config_map_ref: Some(ConfigMapEnvSource {
-                name: config_name(&d.name),
-                optional: Some(false),
-            }),
-            ..Default::default()
-        }]),
-        ports: Some(
-            vec![
-                ContainerPort {
-                    name: Some("client".into()),
-                    container_port: CLIENT_PORT as i32,
-                    protocol: Some("TCP".into()),
-                    ..Default::default()
-                },
-                ContainerPort {
-                    name: Some("peer".into()),
-                    container_port: PEER_PORT as i32,
-                    protocol: Some("TCP".into()),
-                    ..Default::default()
-                },
-            ]
-            .into_iter()
-            .chain(d.metrics_port.map(|p| ContainerPort {
-                name: Some(monitoring::PORT_NAME.into()),
-                container_port: i32::from(p),
-                protocol: Some("TCP".into()),
-                ..Default::default()
-            }))
-            .collect(),
-        ),
-        readiness_probe: Some(readiness_probe(d)),
-        resources: Some(d.resources.clone().unwrap_or_else(default_member_resources)),
-        // The restricted standard (`security`): etcd writes only its data dir, in the volume.
-        security_context: Some(super::security::container_context()),
-        // etcd's last words (e.g. "couldn't find local name", a corrupt WAL) become the
-        // container's termination message: observe reads why a member cannot start from the
-        // pod status, without a shell in the image or access to logs.
-        termination_message_policy: Some("FallbackToLogsOnError".into()),
-        volume_mounts: Some(
-            std::iter::once(VolumeMount {
-                name: DATA_VOLUME.into(),
-                mount_path: DATA_DIR.into(),
-                ..Default::default()
-            })
-            .chain(tls_mounts)
-            .collect(),
-        ),
-        ..Default::default()
-    };
+    let container = member_container(d, tls_env, tls_mounts);
     let mut volumes = match d.storage {
         Storage::Ephemeral => vec![Volume {
             name: DATA_VOLUME.into(),
@@ -257,18 +160,7 @@ pub fn pod_template(d: &Desired) -> PodTemplateSpec {
             affinity: d.affinity.clone(),
             tolerations: d.tolerations.clone(),
             node_selector: d.node_selector.clone(),
-            topology_spread_constraints: d.topology_spread.as_ref().map(|cs| {
-                cs.iter()
-                    .cloned()
-                    .map(|mut c| {
-                        c.label_selector.get_or_insert_with(|| LabelSelector {
-                            match_labels: Some(selector_labels(&d.name)),
-                            ..Default::default()
-                        });
-                        c
-                    })
-                    .collect()
-            }),
+            topology_spread_constraints: topology_spread(d),
             priority_class_name: d.priority_class_name.clone(),
             // etcd flushes on SIGTERM quickly; a long grace only slows member replacement.
             termination_grace_period_seconds: Some(10),
@@ -283,6 +175,129 @@ pub fn pod_template(d: &Desired) -> PodTemplateSpec {
             ..Default::default()
         }),
     }
+}
+
+/// The etcd container of every member.
+fn member_container(d: &Desired, tls_env: Vec<EnvVar>, tls_mounts: Vec<VolumeMount>) -> Container {
+    let mut args = vec!["etcd".to_string()];
+    args.extend(d.etcd_flags.iter().cloned());
+    Container {
+        name: CONTAINER.into(),
+        image: Some(d.image.clone()),
+        image_pull_policy: Some("IfNotPresent".into()),
+        command: Some(args),
+        env: Some(member_env(d, tls_env)),
+        env_from: Some(vec![EnvFromSource {
+            config_map_ref: Some(ConfigMapEnvSource {
+                name: config_name(&d.name),
+                optional: Some(false),
+            }),
+            ..Default::default()
+        }]),
+        ports: Some(member_ports(d)),
+        readiness_probe: Some(readiness_probe(d)),
+        resources: Some(d.resources.clone().unwrap_or_else(default_member_resources)),
+        // The restricted standard (`security`): etcd writes only its data dir, in the volume.
+        security_context: Some(super::security::container_context()),
+        // etcd's last words (e.g. "couldn't find local name", a corrupt WAL) become the
+        // container's termination message: observe reads why a member cannot start from the
+        // pod status, without a shell in the image or access to logs.
+        termination_message_policy: Some("FallbackToLogsOnError".into()),
+        volume_mounts: Some(
+            std::iter::once(VolumeMount {
+                name: DATA_VOLUME.into(),
+                mount_path: DATA_DIR.into(),
+                ..Default::default()
+            })
+            .chain(tls_mounts)
+            .collect(),
+        ),
+        ..Default::default()
+    }
+}
+
+/// etcd reads its flags from ETCD_* variables; the member-config adds the bootstrap ones.
+fn member_env(d: &Desired, tls_env: Vec<EnvVar>) -> Vec<EnvVar> {
+    // `$(POD_NAME)`/`$(POD_NS)` are expanded by the kubelet from the variables defined before.
+    let host = format!(
+        "$({ENV_POD_NAME}).{}.$({ENV_POD_NAMESPACE}).svc.{CLUSTER_DOMAIN}",
+        peer_service_name(&d.name)
+    );
+    let (cs, ps) = (d.tls.client_scheme(), d.tls.peer_scheme());
+    vec![
+        env_field(ENV_POD_NAME, "metadata.name"),
+        env_field(ENV_POD_NAMESPACE, "metadata.namespace"),
+        env_value("ETCD_NAME", format!("$({ENV_POD_NAME})")),
+        env_value("ETCD_DATA_DIR", data_dir()),
+        env_value(
+            "ETCD_LISTEN_CLIENT_URLS",
+            format!("{cs}://0.0.0.0:{CLIENT_PORT}"),
+        ),
+        env_value(
+            "ETCD_ADVERTISE_CLIENT_URLS",
+            format!("{cs}://{host}:{CLIENT_PORT}"),
+        ),
+        env_value(
+            "ETCD_LISTEN_PEER_URLS",
+            format!("{ps}://0.0.0.0:{PEER_PORT}"),
+        ),
+        env_value(
+            "ETCD_INITIAL_ADVERTISE_PEER_URLS",
+            format!("{ps}://{host}:{PEER_PORT}"),
+        ),
+    ]
+    .into_iter()
+    // Plain HTTP whatever the client port speaks: /metrics and /health only.
+    .chain(
+        d.metrics_port
+            .map(|p| env_value("ETCD_LISTEN_METRICS_URLS", format!("http://0.0.0.0:{p}"))),
+    )
+    .chain(etcdctl_api_env(d.version))
+    .chain(tls_env)
+    .chain(auth_env(d))
+    .collect()
+}
+
+/// The client and peer ports, and the metrics port when `spec.metrics` asks for one.
+fn member_ports(d: &Desired) -> Vec<ContainerPort> {
+    vec![
+        ContainerPort {
+            name: Some("client".into()),
+            container_port: CLIENT_PORT as i32,
+            protocol: Some("TCP".into()),
+            ..Default::default()
+        },
+        ContainerPort {
+            name: Some("peer".into()),
+            container_port: PEER_PORT as i32,
+            protocol: Some("TCP".into()),
+            ..Default::default()
+        },
+    ]
+    .into_iter()
+    .chain(d.metrics_port.map(|p| ContainerPort {
+        name: Some(monitoring::PORT_NAME.into()),
+        container_port: i32::from(p),
+        protocol: Some("TCP".into()),
+        ..Default::default()
+    }))
+    .collect()
+}
+
+/// `spec.topologySpreadConstraints`, each selecting the cluster's pods unless it says otherwise.
+fn topology_spread(d: &Desired) -> Option<Vec<TopologySpreadConstraint>> {
+    d.topology_spread.as_ref().map(|cs| {
+        cs.iter()
+            .cloned()
+            .map(|mut c| {
+                c.label_selector.get_or_insert_with(|| LabelSelector {
+                    match_labels: Some(selector_labels(&d.name)),
+                    ..Default::default()
+                });
+                c
+            })
+            .collect()
+    })
 }
 
 /// A member's resources when `spec.resources` is silent: requests only (the scheduler keeps room

@@ -1,12 +1,17 @@
 //! Status derivation: desired, observed and the chosen step in, the status to write out.
 //!
 //! Pure: `now` is passed in. Condition transition times only move when a condition's status flips.
+//!
+//! In three parts: the member list as observed (`membership`), what the step and the observation
+//! say the cluster is doing (`Activity`), and the conditions and phase that report it.
+
+use std::collections::BTreeMap;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 
 use super::Step;
 use crate::api::{EtcdClusterStatus, MemberStatus, Phase, Reason, condition};
-use crate::model::{Desired, EtcdView, Observed, fmt_id};
+use crate::model::{ClusterView, Desired, EtcdView, MemberView, Observed, fmt_id};
 use crate::objects;
 
 fn cond(
@@ -49,36 +54,79 @@ pub fn derive_status(
         message: Some(step.to_string()),
         ..Default::default()
     };
-    let mut voters = 0usize;
-    let mut healthy = 0usize;
-    let lost_since = super::lost_since(o);
+    let votes = membership(&mut st, d, o, prev);
+    let version_change = super::upgrade::condition(d, o, step);
+    let doing = Activity::of(d, o, step, votes, version_change.as_ref());
+    let c = Conditions {
+        prev: prev_conds,
+        generation: d.generation,
+        now,
+        reason: step.reason(),
+        message: step.to_string(),
+    };
+    st.conditions = vec![
+        c.ready(&doing, votes),
+        c.activity(
+            condition::SCALING,
+            doing.scaling,
+            format!("{} voting members as desired", votes.voters),
+        ),
+        match version_change {
+            Some((on, reason, message)) => c.set(condition::UPGRADING, on, reason, message),
+            None => c.activity(
+                condition::UPGRADING,
+                doing.upgrading,
+                "every member runs the current template".into(),
+            ),
+        },
+        c.activity(
+            condition::RECOVERING,
+            doing.recovering,
+            "nothing to recover".into(),
+        ),
+        c.degraded(step, &doing, votes),
+        c.spec_refused(d),
+        c.maintaining(d, step, &doing),
+    ];
+    // From the backup records this pass observed (`plan::backup`), never carried over.
+    let (backup, healthy) = super::backup::status(d, o, prev_conds);
+    st.backup = backup;
+    st.conditions.extend(healthy);
+    st.restored_from = d.restore.as_ref().map(|r| r.url.clone());
+    st.upgrade = super::upgrade::record(d, o, step, prev.and_then(|p| p.upgrade.as_ref()));
+    st.maintenance = super::nospace::record(d, o, step, prev.and_then(|p| p.maintenance.as_ref()));
+    st.phase = Some(phase(o, step, &doing));
+    st
+}
+
+/// Voting members and how many of them are healthy (both 0 when etcd was not reached).
+#[derive(Clone, Copy, Default)]
+struct Votes {
+    voters: usize,
+    healthy: usize,
+}
+
+/// Fills the member list, the cluster's id and versions and the replica counts: from etcd when
+/// it answered, else kept from the last status with nobody healthy.
+fn membership(
+    st: &mut EtcdClusterStatus,
+    d: &Desired,
+    o: &Observed,
+    prev: Option<&EtcdClusterStatus>,
+) -> Votes {
     if let EtcdView::Reached(c) = &o.etcd {
-        st.cluster_id = Some(fmt_id(c.cluster_id));
+        let lost_since = super::lost_since(o);
         let mut members: Vec<MemberStatus> = c
             .members
             .iter()
-            .map(|m| MemberStatus {
-                name: super::member_name(d, m),
-                id: fmt_id(m.id),
-                peer_url: m.peer_url.clone(),
-                learner: m.learner,
-                leader: c.leader == Some(m.id),
-                version: m.status.as_ref().map(|s| s.version.clone()),
-                healthy: m.healthy,
-                // Rounded down to MiB, and no raft index: status changes only when something a
-                // reader acts on changes, not with every write to etcd.
-                db_size: m.status.as_ref().map(|s| s.db_size >> 20 << 20),
-                raft_index: None,
-                error: m.error.clone(),
-                lost_since: m
-                    .ordinal
-                    .and_then(|k| lost_since.get(&k))
-                    .map(|t| k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(*t)),
-            })
+            .map(|m| member_status(d, c, m, &lost_since))
             .collect();
         members.sort_by_key(|m| objects::ordinal_of_pod(&d.name, &m.name).unwrap_or(u32::MAX));
-        voters = c.voters().count();
-        healthy = c.voters().filter(|m| m.healthy).count();
+        let votes = Votes {
+            voters: c.voters().count(),
+            healthy: c.voters().filter(|m| m.healthy).count(),
+        };
+        st.cluster_id = Some(fmt_id(c.cluster_id));
         st.version = c
             .members
             .iter()
@@ -95,36 +143,102 @@ pub fn derive_status(
             .map(|v| v.to_string())
             .or_else(|| prev.and_then(|p| p.cluster_version.clone()));
         st.replicas = members.len() as i32;
-        st.ready_replicas = healthy as i32;
+        st.ready_replicas = votes.healthy as i32;
         st.members = members;
-    } else if let Some(p) = prev {
-        // Nobody answered: keep the last member list so users still see who should be there,
-        // but mark nobody healthy.
-        st.members = p
-            .members
-            .iter()
-            .cloned()
-            .map(|mut m| {
-                m.healthy = false;
-                m
-            })
-            .collect();
-        st.replicas = p.replicas;
-        st.cluster_id = p.cluster_id.clone();
-        st.version = p.version.clone();
-        st.cluster_version = p.cluster_version.clone();
+        votes
+    } else {
+        if let Some(p) = prev {
+            // Nobody answered: keep the last member list so users still see who should be
+            // there, but mark nobody healthy.
+            st.members = p
+                .members
+                .iter()
+                .cloned()
+                .map(|mut m| {
+                    m.healthy = false;
+                    m
+                })
+                .collect();
+            st.replicas = p.replicas;
+            st.cluster_id = p.cluster_id.clone();
+            st.version = p.version.clone();
+            st.cluster_version = p.cluster_version.clone();
+        }
+        Votes::default()
     }
+}
 
-    let g = d.generation;
-    let r = step.reason();
-    let msg = step.to_string();
-    let converged = matches!(step, Step::Idle);
-    let ready =
-        voters > 0 && healthy >= super::quorum(voters) && !matches!(step, Step::Hold { .. });
-    // A wait counts as part of what it waits for: its typed reason says which.
-    let waiting_for =
-        |reasons: &[Reason]| matches!(step, Step::Wait { reason, .. } if reasons.contains(reason));
-    let scaling = matches!(
+/// One member as the status lists it.
+fn member_status(
+    d: &Desired,
+    c: &ClusterView,
+    m: &MemberView,
+    lost_since: &BTreeMap<u32, jiff::Timestamp>,
+) -> MemberStatus {
+    MemberStatus {
+        name: super::member_name(d, m),
+        id: fmt_id(m.id),
+        peer_url: m.peer_url.clone(),
+        learner: m.learner,
+        leader: c.leader == Some(m.id),
+        version: m.status.as_ref().map(|s| s.version.clone()),
+        healthy: m.healthy,
+        // Rounded down to MiB, and no raft index: status changes only when something a
+        // reader acts on changes, not with every write to etcd.
+        db_size: m.status.as_ref().map(|s| s.db_size >> 20 << 20),
+        raft_index: None,
+        error: m.error.clone(),
+        lost_since: m.ordinal.and_then(|k| lost_since.get(&k)).map(|t| Time(*t)),
+    }
+}
+
+/// What the step and the observation say the cluster is doing: one flag per condition (and the
+/// phase), each true while the step works towards it.
+struct Activity {
+    converged: bool,
+    ready: bool,
+    scaling: bool,
+    upgrading: bool,
+    recovering: bool,
+    maintaining: bool,
+    unreachable: bool,
+    degraded: bool,
+    bootstrapping: bool,
+}
+
+impl Activity {
+    fn of(
+        d: &Desired,
+        o: &Observed,
+        step: &Step,
+        votes: Votes,
+        version_change: Option<&(bool, Reason, String)>,
+    ) -> Self {
+        let Votes { voters, healthy } = votes;
+        let held = matches!(step, Step::Hold { .. });
+        let unreachable = waits_for(step, &[Reason::EtcdUnreachable]);
+        Activity {
+            converged: matches!(step, Step::Idle),
+            ready: voters > 0 && healthy >= super::quorum(voters) && !held,
+            scaling: is_scaling(d, step, voters),
+            upgrading: version_change.is_some_and(|c| c.0) || rolls_a_template(step),
+            recovering: is_recovering(o, step),
+            maintaining: is_maintaining(o, step),
+            unreachable,
+            degraded: held || (voters > 0 && healthy < voters) || unreachable,
+            bootstrapping: is_bootstrapping(step),
+        }
+    }
+}
+
+/// A wait counts as part of what it waits for: its typed reason says which.
+fn waits_for(step: &Step, reasons: &[Reason]) -> bool {
+    matches!(step, Step::Wait { reason, .. } if reasons.contains(reason))
+}
+
+/// Members joining or leaving, or a voter count other than the desired one (unless held or paused).
+fn is_scaling(d: &Desired, step: &Step, voters: usize) -> bool {
+    matches!(
         step,
         Step::AddLearner { .. }
             | Step::PromoteLearner { .. }
@@ -136,26 +250,34 @@ pub fn derive_status(
                 why: super::ConfigChange::Joins,
                 ..
             }
-    ) || waiting_for(&[
-        Reason::AddingLearner,
-        Reason::PromotingLearner,
-        Reason::ResizingWorkload,
-        Reason::CleaningUp,
-    ]) || (voters > 0
+    ) || waits_for(
+        step,
+        &[
+            Reason::AddingLearner,
+            Reason::PromotingLearner,
+            Reason::ResizingWorkload,
+            Reason::CleaningUp,
+        ],
+    ) || (voters > 0
         && voters != d.replicas as usize
-        && !matches!(step, Step::Hold { .. } | Step::Paused));
-    let version_change = super::upgrade::condition(d, o, step);
-    let upgrading = version_change.as_ref().is_some_and(|c| c.0)
-        || matches!(
-            step,
-            Step::UpdateTemplate { .. }
-                | Step::RestartMember {
-                    why: super::Restart::NewTemplate,
-                    ..
-                }
-        )
-        || waiting_for(&[Reason::RollingMembers]);
-    let recovering = matches!(
+        && !matches!(step, Step::Hold { .. } | Step::Paused))
+}
+
+/// A new template being applied or rolled through the members.
+fn rolls_a_template(step: &Step) -> bool {
+    matches!(
+        step,
+        Step::UpdateTemplate { .. }
+            | Step::RestartMember {
+                why: super::Restart::NewTemplate,
+                ..
+            }
+    ) || waits_for(step, &[Reason::RollingMembers])
+}
+
+/// A member being repaired or replaced, fenced clients, or a cluster coming back on its volumes.
+fn is_recovering(o: &Observed, step: &Step) -> bool {
+    matches!(
         step,
         Step::ApplySupportingObjects
             | Step::WipeMember { .. }
@@ -167,7 +289,7 @@ pub fn derive_status(
                 why: super::ConfigChange::Repair,
                 ..
             }
-    ) || waiting_for(&[Reason::ReplacingMember])
+    ) || waits_for(step, &[Reason::ReplacingMember])
         || matches!(
             step,
             Step::Hold {
@@ -177,184 +299,156 @@ pub fn derive_status(
         )
         || matches!(step, Step::ResizeStatefulSet { from, to } if to > from)
             && !matches!(o.etcd, EtcdView::Reached(_))
-            && !o.volumes.is_empty();
-    // A full database being healed, a quota raised for it rolling out, or one held as full.
-    let maintaining = super::nospace::is_maintenance(step)
-        || waiting_for(&[
-            Reason::Compacting,
-            Reason::Defragmenting,
-            Reason::DisarmingAlarm,
-        ])
-        || !o.nospace.is_empty();
-    let maintaining_reason = if super::nospace::is_maintenance(step) {
-        r
-    } else if d.quota_raised_from.is_some() {
-        Reason::QuotaRaised
-    } else {
-        r
-    };
-    let unreachable = waiting_for(&[Reason::EtcdUnreachable]);
-    let degraded =
-        matches!(step, Step::Hold { .. }) || (voters > 0 && healthy < voters) || unreachable;
-    let bootstrapping = matches!(
+            && !o.volumes.is_empty()
+}
+
+/// A full database being healed, a quota raised for it rolling out, or one held as full.
+fn is_maintaining(o: &Observed, step: &Step) -> bool {
+    super::nospace::is_maintenance(step)
+        || waits_for(
+            step,
+            &[
+                Reason::Compacting,
+                Reason::Defragmenting,
+                Reason::DisarmingAlarm,
+            ],
+        )
+        || !o.nospace.is_empty()
+}
+
+fn is_bootstrapping(step: &Step) -> bool {
+    matches!(
         step,
         Step::Bootstrap { .. }
             | Step::WriteConfig {
                 why: super::ConfigChange::Bootstrapped,
                 ..
             }
-    ) || waiting_for(&[Reason::Bootstrapping]);
+    ) || waits_for(step, &[Reason::Bootstrapping])
+}
 
-    let degraded_reason = match step {
-        Step::Hold { reason, .. } => *reason,
-        _ if unreachable => Reason::EtcdUnreachable,
-        _ if waiting_for(&[Reason::QuorumLost]) => Reason::QuorumLost,
-        _ if degraded => Reason::MembersUnhealthy,
-        _ => Reason::AllMembersHealthy,
-    };
-    let degraded_msg = if degraded {
-        match step {
-            Step::Hold { .. } => msg.clone(),
-            _ => format!("{healthy} of {voters} voting members healthy"),
-        }
-    } else {
-        format!("{healthy} of {voters} voting members healthy")
-    };
-    st.conditions = vec![
+/// Builds the conditions of one pass: the last ones (for transition times), the generation, the
+/// time, and the step's reason and sentence (what a condition says while the step works on it).
+struct Conditions<'a> {
+    prev: &'a [Condition],
+    generation: i64,
+    now: jiff::Timestamp,
+    reason: Reason,
+    message: String,
+}
+
+impl Conditions<'_> {
+    fn set(&self, type_: &str, on: bool, reason: Reason, message: String) -> Condition {
         cond(
-            prev_conds,
-            condition::READY,
-            ready,
-            if ready { Reason::AllMembersHealthy } else { r },
-            if ready {
+            self.prev,
+            type_,
+            on,
+            reason,
+            message,
+            self.generation,
+            self.now,
+        )
+    }
+
+    /// True with the step's reason and sentence while the step works on it; else `AsDesired`
+    /// and `quiet`.
+    fn activity(&self, type_: &str, on: bool, quiet: String) -> Condition {
+        if on {
+            self.set(type_, true, self.reason, self.message.clone())
+        } else {
+            self.set(type_, false, Reason::AsDesired, quiet)
+        }
+    }
+
+    fn ready(&self, doing: &Activity, votes: Votes) -> Condition {
+        let Votes { voters, healthy } = votes;
+        if doing.ready {
+            self.set(
+                condition::READY,
+                true,
+                Reason::AllMembersHealthy,
                 format!(
                     "{healthy} of {voters} voting members healthy; quorum {}",
                     super::quorum(voters.max(1))
-                )
-            } else {
-                msg.clone()
-            },
-            g,
-            now,
-        ),
-        cond(
-            prev_conds,
-            condition::SCALING,
-            scaling,
-            if scaling { r } else { Reason::AsDesired },
-            if scaling {
-                msg.clone()
-            } else {
-                format!("{voters} voting members as desired")
-            },
-            g,
-            now,
-        ),
-        match version_change {
-            Some((on, reason, message)) => cond(
-                prev_conds,
-                condition::UPGRADING,
-                on,
-                reason,
-                message,
-                g,
-                now,
-            ),
-            None => cond(
-                prev_conds,
-                condition::UPGRADING,
-                upgrading,
-                if upgrading { r } else { Reason::AsDesired },
-                if upgrading {
-                    msg.clone()
-                } else {
-                    "every member runs the current template".into()
-                },
-                g,
-                now,
-            ),
-        },
-        cond(
-            prev_conds,
-            condition::RECOVERING,
-            recovering,
-            if recovering { r } else { Reason::AsDesired },
-            if recovering {
-                msg.clone()
-            } else {
-                "nothing to recover".into()
-            },
-            g,
-            now,
-        ),
-        cond(
-            prev_conds,
-            condition::DEGRADED,
-            degraded,
-            degraded_reason,
-            degraded_msg,
-            g,
-            now,
-        ),
-        cond(
-            prev_conds,
-            condition::SPEC_REFUSED,
-            !d.refused.is_empty(),
-            if d.refused.is_empty() {
-                Reason::AsDesired
-            } else {
-                Reason::ImmutableField
-            },
-            if d.refused.is_empty() {
-                "every spec field is in effect".into()
-            } else {
+                ),
+            )
+        } else {
+            self.set(condition::READY, false, self.reason, self.message.clone())
+        }
+    }
+
+    fn degraded(&self, step: &Step, doing: &Activity, votes: Votes) -> Condition {
+        let Votes { voters, healthy } = votes;
+        let reason = match step {
+            Step::Hold { reason, .. } => *reason,
+            _ if doing.unreachable => Reason::EtcdUnreachable,
+            _ if waits_for(step, &[Reason::QuorumLost]) => Reason::QuorumLost,
+            _ if doing.degraded => Reason::MembersUnhealthy,
+            _ => Reason::AllMembersHealthy,
+        };
+        let message = match step {
+            Step::Hold { .. } if doing.degraded => self.message.clone(),
+            _ => format!("{healthy} of {voters} voting members healthy"),
+        };
+        self.set(condition::DEGRADED, doing.degraded, reason, message)
+    }
+
+    fn spec_refused(&self, d: &Desired) -> Condition {
+        if d.refused.is_empty() {
+            self.set(
+                condition::SPEC_REFUSED,
+                false,
+                Reason::AsDesired,
+                "every spec field is in effect".into(),
+            )
+        } else {
+            self.set(
+                condition::SPEC_REFUSED,
+                true,
+                Reason::ImmutableField,
                 d.refused
                     .iter()
                     .map(|r| r.to_string())
                     .collect::<Vec<_>>()
-                    .join("; ")
-            },
-            g,
-            now,
-        ),
-        cond(
-            prev_conds,
-            condition::MAINTAINING,
-            maintaining,
-            if maintaining {
-                maintaining_reason
-            } else {
-                Reason::AsDesired
-            },
-            if maintaining {
-                msg.clone()
-            } else {
-                "no maintenance under way".into()
-            },
-            g,
-            now,
-        ),
-    ];
-    // From the backup records this pass observed (`plan::backup`), never carried over.
-    let (backup, healthy) = super::backup::status(d, o, prev_conds);
-    st.backup = backup;
-    st.conditions.extend(healthy);
-    st.restored_from = d.restore.as_ref().map(|r| r.url.clone());
-    st.upgrade = super::upgrade::record(d, o, step, prev.and_then(|p| p.upgrade.as_ref()));
-    st.maintenance = super::nospace::record(d, o, step, prev.and_then(|p| p.maintenance.as_ref()));
-    st.phase = Some(match step {
+                    .join("; "),
+            )
+        }
+    }
+
+    /// Reason: the step's while it heals a full database, `QuotaRaised` while a raised quota
+    /// rolls out.
+    fn maintaining(&self, d: &Desired, step: &Step, doing: &Activity) -> Condition {
+        if !doing.maintaining {
+            return self.activity(
+                condition::MAINTAINING,
+                false,
+                "no maintenance under way".into(),
+            );
+        }
+        let reason = if !super::nospace::is_maintenance(step) && d.quota_raised_from.is_some() {
+            Reason::QuotaRaised
+        } else {
+            self.reason
+        };
+        self.set(condition::MAINTAINING, true, reason, self.message.clone())
+    }
+}
+
+fn phase(o: &Observed, step: &Step, doing: &Activity) -> Phase {
+    match step {
         Step::Paused => Phase::Paused,
         Step::Hold { .. } => Phase::Degraded,
-        _ if o.statefulset.is_none() && o.volumes.is_empty() || (!ready && bootstrapping) => {
+        _ if o.statefulset.is_none() && o.volumes.is_empty()
+            || (!doing.ready && doing.bootstrapping) =>
+        {
             Phase::Creating
         }
-        _ if upgrading => Phase::Upgrading,
-        _ if scaling => Phase::Scaling,
-        _ if degraded => Phase::Degraded,
-        _ if converged || ready => Phase::Running,
+        _ if doing.upgrading => Phase::Upgrading,
+        _ if doing.scaling => Phase::Scaling,
+        _ if doing.degraded => Phase::Degraded,
+        _ if doing.converged || doing.ready => Phase::Running,
         _ => Phase::Creating,
-    });
-    st
+    }
 }
 
 /// Whether `status` says the engine converged on `generation`: it observed that generation, the

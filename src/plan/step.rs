@@ -275,16 +275,7 @@ impl fmt::Display for Step {
             },
             Step::WipeMember {
                 claim, pod, force, ..
-            } => {
-                match claim {
-                    Some(claim) => write!(f, "wipe {pod}: delete volume {claim}, then the pod")?,
-                    None => write!(f, "wipe {pod}: delete the pod (ephemeral data)")?,
-                }
-                if *force {
-                    write!(f, " (at once: its node is gone)")?;
-                }
-                Ok(())
-            }
+            } => wipe(f, claim.as_deref(), pod, *force),
             Step::RestoreSeed { url } => {
                 write!(f, "restore the seed member's volume from {url}")
             }
@@ -295,38 +286,12 @@ impl fmt::Display for Step {
                     "roll back the upgrade to {to}: {why}; {from} is put back"
                 )
             }
-            Step::Downgrade {
-                action: DowngradeStep::Enable,
-                target,
-            } => write!(
-                f,
-                "enable etcd's downgrade to {}.{} (validated first): the cluster version goes down before any member runs {}.{}",
-                target.major, target.minor, target.major, target.minor
-            ),
-            Step::Downgrade {
-                action: DowngradeStep::Cancel,
-                target,
-            } => write!(
-                f,
-                "cancel etcd's downgrade to {}.{}: spec.version no longer goes there",
-                target.major, target.minor
-            ),
+            Step::Downgrade { action, target } => downgrade(f, *action, *target),
             Step::PreUpgradeSnapshot { to, destination } => write!(
                 f,
                 "take the pre-upgrade snapshot to {destination} before any member moves to {to}"
             ),
-            Step::Compact {
-                revision,
-                why: Trigger::Nospace,
-            } => write!(
-                f,
-                "compact the keyspace history up to revision {revision} (NOSPACE: the database \
-                 reached its quota)"
-            ),
-            Step::Compact { revision, why } => write!(
-                f,
-                "compact the keyspace history up to revision {revision} ({why})"
-            ),
+            Step::Compact { revision, why } => compact(f, *revision, why),
             Step::Defragment { name, why, .. } => write!(
                 f,
                 "defragment {name} ({why}; one member at a time, the leader last, while every \
@@ -338,36 +303,13 @@ impl fmt::Display for Step {
                  writes",
                 nospace::FULL_PERCENT
             ),
-            Step::RaiseQuota { from, to } => write!(
-                f,
-                "raise the quota from {} to {} MiB, once (NOSPACE: the database is still above \
-                 {}% of it after compaction and defragmentation); spec.etcd.quotaBackendBytes \
-                 is unchanged, and its own next change replaces this",
-                from >> 20,
-                to >> 20,
-                nospace::FULL_PERCENT
-            ),
+            Step::RaiseQuota { from, to } => raise_quota(f, *from, *to),
             Step::TakeScheduledBackup { slot } => write!(
                 f,
                 "start the scheduled backup of {} (it runs beside the engine's passes)",
                 slot.strftime("%Y-%m-%d %H:%M UTC")
             ),
-            Step::PruneBackups { delete, foreign } => {
-                let names: Vec<&str> = delete.iter().map(|(n, _)| n.as_str()).collect();
-                write!(
-                    f,
-                    "delete the backups retention lets go: {}",
-                    names.join(", ")
-                )?;
-                if !foreign.is_empty() {
-                    write!(
-                        f,
-                        " ({} record(s) outside the destination left alone)",
-                        foreign.len()
-                    )?;
-                }
-                Ok(())
-            }
+            Step::PruneBackups { delete, foreign } => prune(f, delete, foreign),
             Step::AbandonBackup { record, taken_by } => write!(
                 f,
                 "mark backup {record} failed: {} stopped before finishing it",
@@ -383,4 +325,79 @@ impl fmt::Display for Step {
             Step::Idle => write!(f, "converged"),
         }
     }
+}
+
+// The sentences of the steps that take more than one `write!` (parts of `Display for Step`).
+
+fn wipe(f: &mut fmt::Formatter<'_>, claim: Option<&str>, pod: &str, force: bool) -> fmt::Result {
+    match claim {
+        Some(claim) => write!(f, "wipe {pod}: delete volume {claim}, then the pod")?,
+        None => write!(f, "wipe {pod}: delete the pod (ephemeral data)")?,
+    }
+    if force {
+        write!(f, " (at once: its node is gone)")?;
+    }
+    Ok(())
+}
+
+fn downgrade(f: &mut fmt::Formatter<'_>, action: DowngradeStep, target: Version) -> fmt::Result {
+    match action {
+        DowngradeStep::Enable => write!(
+            f,
+            "enable etcd's downgrade to {}.{} (validated first): the cluster version goes down before any member runs {}.{}",
+            target.major, target.minor, target.major, target.minor
+        ),
+        DowngradeStep::Cancel => write!(
+            f,
+            "cancel etcd's downgrade to {}.{}: spec.version no longer goes there",
+            target.major, target.minor
+        ),
+    }
+}
+
+fn compact(f: &mut fmt::Formatter<'_>, revision: i64, why: &Trigger) -> fmt::Result {
+    match why {
+        Trigger::Nospace => write!(
+            f,
+            "compact the keyspace history up to revision {revision} (NOSPACE: the database \
+             reached its quota)"
+        ),
+        why => write!(
+            f,
+            "compact the keyspace history up to revision {revision} ({why})"
+        ),
+    }
+}
+
+fn raise_quota(f: &mut fmt::Formatter<'_>, from: i64, to: i64) -> fmt::Result {
+    write!(
+        f,
+        "raise the quota from {} to {} MiB, once (NOSPACE: the database is still above \
+         {}% of it after compaction and defragmentation); spec.etcd.quotaBackendBytes \
+         is unchanged, and its own next change replaces this",
+        from >> 20,
+        to >> 20,
+        nospace::FULL_PERCENT
+    )
+}
+
+fn prune(
+    f: &mut fmt::Formatter<'_>,
+    delete: &[(String, Option<String>)],
+    foreign: &[String],
+) -> fmt::Result {
+    let names: Vec<&str> = delete.iter().map(|(n, _)| n.as_str()).collect();
+    write!(
+        f,
+        "delete the backups retention lets go: {}",
+        names.join(", ")
+    )?;
+    if !foreign.is_empty() {
+        write!(
+            f,
+            " ({} record(s) outside the destination left alone)",
+            foreign.len()
+        )?;
+    }
+    Ok(())
 }

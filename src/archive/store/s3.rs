@@ -29,8 +29,7 @@ use jiff::Timestamp;
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 use super::{
-    BoxError, Credentials, ObjectInfo, S3Location, Sse, Store, StoreError, Stored,
-    implies_path_style,
+    Credentials, ObjectInfo, S3Location, Sse, Store, StoreError, Stored, implies_path_style,
 };
 use crate::archive::codec::Sha256;
 
@@ -176,12 +175,6 @@ impl S3Backend {
     where
         E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
     {
-        let unreachable = |what: &str, source: BoxError| StoreError::Unreachable {
-            endpoint: self.endpoint.clone(),
-            bucket: self.bucket.clone(),
-            what: what.into(),
-            source: Some(source),
-        };
         let chain = error_chain(&Some(&err as &dyn std::error::Error));
         match err {
             SdkError::TimeoutError(_) => StoreError::Unreachable {
@@ -191,27 +184,7 @@ impl S3Backend {
                 source: None,
             },
             SdkError::DispatchFailure(d) => {
-                let kind = if d.is_timeout() {
-                    "timed out"
-                } else if d.is_io() {
-                    "connection failed"
-                } else {
-                    "request not sent"
-                };
-                let text = chain;
-                if is_credentials_problem(&text) {
-                    return self.no_credentials(text);
-                }
-                if d.is_timeout() || d.is_io() || text.contains("dns") || text.contains("connect") {
-                    let source: BoxError = text.into();
-                    return unreachable(kind, source);
-                }
-                StoreError::Other {
-                    what,
-                    detail: text,
-                    transient: false,
-                    source: None,
-                }
+                self.dispatch_error(what, d.is_timeout(), d.is_io(), chain)
             }
             SdkError::ConstructionFailure(_) => {
                 if is_credentials_problem(&chain) {
@@ -229,101 +202,131 @@ impl S3Backend {
                 }
             }
             SdkError::ServiceError(s) => {
-                let status = s.raw().status().as_u16();
                 let e = s.err();
-                let code = e.code().unwrap_or("").to_string();
-                let message = e.message().unwrap_or("").to_string();
-                match code.as_str() {
-                    "InvalidAccessKeyId"
-                    | "SignatureDoesNotMatch"
-                    | "AccessDenied"
-                    | "InvalidToken"
-                    | "ExpiredToken"
-                    | "TokenRefreshRequired"
-                    | "InvalidSecurity" => StoreError::Credentials {
-                        bucket: self.bucket.clone(),
-                        endpoint: self.endpoint.clone(),
-                        code,
-                    },
-                    // The bucket lives in another region than the one requests are signed for.
-                    "PermanentRedirect"
-                    | "AuthorizationHeaderMalformed"
-                    | "IllegalLocationConstraintException" => {
-                        let region = s
-                            .raw()
-                            .headers()
-                            .get("x-amz-bucket-region")
-                            .map(str::to_string)
-                            .unwrap_or_else(|| "REGION".into());
-                        StoreError::Other {
-                            what,
-                            detail: format!(
-                                "bucket {} is in another region ({code}{}); add ?region={region} to the URL or set AWS_REGION={region}",
-                                self.bucket,
-                                if message.is_empty() {
-                                    String::new()
-                                } else {
-                                    format!(": {message}")
-                                }
-                            ),
-                            transient: false,
-                            source: None,
-                        }
-                    }
-                    "NoSuchBucket" => StoreError::NoSuchBucket {
-                        bucket: self.bucket.clone(),
-                        endpoint: self.endpoint.clone(),
-                    },
-                    "NoSuchKey" => StoreError::NotFound(self.object_url(object.unwrap_or(""))),
-                    // A bare 404 (HEAD has no body): the object when one was named, else the bucket.
-                    "NotFound" | "" if status == 404 => match object {
-                        Some(key) => StoreError::NotFound(self.object_url(key)),
-                        None => StoreError::NoSuchBucket {
-                            bucket: self.bucket.clone(),
-                            endpoint: self.endpoint.clone(),
-                        },
-                    },
-                    _ if status == 403 => StoreError::Credentials {
-                        bucket: self.bucket.clone(),
-                        endpoint: self.endpoint.clone(),
-                        code: if code.is_empty() {
-                            "HTTP 403".into()
-                        } else {
-                            code
-                        },
-                    },
-                    _ => {
-                        let transient = status >= 500
-                            || status == 429
-                            || matches!(
-                                code.as_str(),
-                                "SlowDown"
-                                    | "RequestTimeout"
-                                    | "InternalError"
-                                    | "ServiceUnavailable"
-                                    | "Throttling"
-                                    | "ThrottlingException"
-                                    | "RequestTimeTooSkewed"
-                            );
-                        let code = if code.is_empty() {
-                            format!("HTTP {status}")
-                        } else {
-                            code
-                        };
-                        StoreError::Other {
-                            what,
-                            detail: if message.is_empty() {
-                                code
-                            } else {
-                                format!("{code}: {message}")
-                            },
-                            transient,
-                            source: None,
-                        }
-                    }
-                }
+                let answer = Answer {
+                    status: s.raw().status().as_u16(),
+                    code: e.code().unwrap_or("").to_string(),
+                    message: e.message().unwrap_or("").to_string(),
+                    region: s
+                        .raw()
+                        .headers()
+                        .get("x-amz-bucket-region")
+                        .map(str::to_string),
+                };
+                self.service_error(what, object, answer)
             }
             _ => StoreError::other(what, chain),
+        }
+    }
+
+    /// A request that was not answered: no credentials, the endpoint unreachable, or else.
+    fn dispatch_error(&self, what: String, timeout: bool, io: bool, text: String) -> StoreError {
+        let kind = if timeout {
+            "timed out"
+        } else if io {
+            "connection failed"
+        } else {
+            "request not sent"
+        };
+        if is_credentials_problem(&text) {
+            return self.no_credentials(text);
+        }
+        if timeout || io || text.contains("dns") || text.contains("connect") {
+            return StoreError::Unreachable {
+                endpoint: self.endpoint.clone(),
+                bucket: self.bucket.clone(),
+                what: kind.into(),
+                source: Some(text.into()),
+            };
+        }
+        StoreError::Other {
+            what,
+            detail: text,
+            transient: false,
+            source: None,
+        }
+    }
+
+    /// An S3 error answer, by its code (and its status when the code says little).
+    fn service_error(&self, what: String, object: Option<&str>, answer: Answer) -> StoreError {
+        let Answer {
+            status,
+            code,
+            message,
+            region,
+        } = answer;
+        match code.as_str() {
+            "InvalidAccessKeyId"
+            | "SignatureDoesNotMatch"
+            | "AccessDenied"
+            | "InvalidToken"
+            | "ExpiredToken"
+            | "TokenRefreshRequired"
+            | "InvalidSecurity" => StoreError::Credentials {
+                bucket: self.bucket.clone(),
+                endpoint: self.endpoint.clone(),
+                code,
+            },
+            // The bucket lives in another region than the one requests are signed for.
+            "PermanentRedirect"
+            | "AuthorizationHeaderMalformed"
+            | "IllegalLocationConstraintException" => {
+                let region = region.unwrap_or_else(|| "REGION".into());
+                StoreError::Other {
+                    what,
+                    detail: format!(
+                        "bucket {} is in another region ({code}{}); add ?region={region} to the URL or set AWS_REGION={region}",
+                        self.bucket,
+                        if message.is_empty() {
+                            String::new()
+                        } else {
+                            format!(": {message}")
+                        }
+                    ),
+                    transient: false,
+                    source: None,
+                }
+            }
+            "NoSuchBucket" => StoreError::NoSuchBucket {
+                bucket: self.bucket.clone(),
+                endpoint: self.endpoint.clone(),
+            },
+            "NoSuchKey" => StoreError::NotFound(self.object_url(object.unwrap_or(""))),
+            // A bare 404 (HEAD has no body): the object when one was named, else the bucket.
+            "NotFound" | "" if status == 404 => match object {
+                Some(key) => StoreError::NotFound(self.object_url(key)),
+                None => StoreError::NoSuchBucket {
+                    bucket: self.bucket.clone(),
+                    endpoint: self.endpoint.clone(),
+                },
+            },
+            _ if status == 403 => StoreError::Credentials {
+                bucket: self.bucket.clone(),
+                endpoint: self.endpoint.clone(),
+                code: if code.is_empty() {
+                    "HTTP 403".into()
+                } else {
+                    code
+                },
+            },
+            _ => {
+                let transient = is_transient(status, &code);
+                let code = if code.is_empty() {
+                    format!("HTTP {status}")
+                } else {
+                    code
+                };
+                StoreError::Other {
+                    what,
+                    detail: if message.is_empty() {
+                        code
+                    } else {
+                        format!("{code}: {message}")
+                    },
+                    transient,
+                    source: None,
+                }
+            }
         }
     }
 
@@ -360,20 +363,7 @@ impl S3Backend {
             // Small enough for one request.
             sha.update(&first);
             let (bytes, sha256_hex) = sha.finish();
-            let body = first.freeze();
-            put_with_sse(self.client.put_object(), self.sse.as_ref())
-                .bucket(&self.bucket)
-                .key(&full)
-                .body(ByteStream::from(body))
-                .send()
-                .await
-                .map_err(|e| {
-                    self.error(
-                        format!("cannot upload {}", self.object_url(key)),
-                        Some(key),
-                        e,
-                    )
-                })?;
+            self.put_whole(key, &full, first.freeze()).await?;
             progress(bytes);
             return Ok(Stored {
                 key: key.into(),
@@ -415,45 +405,69 @@ impl S3Backend {
                 key, &full, &upload_id, first, &mut body, &mut sha, progress, read_err,
             )
             .await;
-        match result {
-            Ok(parts) => {
-                let done = self
-                    .client
-                    .complete_multipart_upload()
-                    .bucket(&self.bucket)
-                    .key(&full)
-                    .upload_id(&upload_id)
-                    .multipart_upload(
-                        CompletedMultipartUpload::builder()
-                            .set_parts(Some(parts))
-                            .build(),
-                    )
-                    .send()
-                    .await;
-                if let Err(e) = done {
-                    let err = self.error(
-                        format!("cannot finish uploading {}", self.object_url(key)),
-                        Some(key),
-                        e,
-                    );
-                    self.abort(&full, &upload_id).await;
-                    guard.backend = None;
-                    return Err(err);
-                }
-                guard.backend = None;
-                let (bytes, sha256_hex) = sha.finish();
-                Ok(Stored {
-                    key: key.into(),
-                    bytes,
-                    sha256_hex,
-                })
-            }
-            Err(err) => {
-                self.abort(&full, &upload_id).await;
-                guard.backend = None;
-                Err(err)
-            }
+        let done = match result {
+            Ok(parts) => self.complete(key, &full, &upload_id, parts).await,
+            Err(err) => Err(err),
+        };
+        if done.is_err() {
+            self.abort(&full, &upload_id).await;
         }
+        guard.backend = None;
+        done?;
+        let (bytes, sha256_hex) = sha.finish();
+        Ok(Stored {
+            key: key.into(),
+            bytes,
+            sha256_hex,
+        })
+    }
+
+    /// Stores `body` in one request.
+    async fn put_whole(&self, key: &str, full: &str, body: Bytes) -> Result<(), StoreError> {
+        put_with_sse(self.client.put_object(), self.sse.as_ref())
+            .bucket(&self.bucket)
+            .key(full)
+            .body(ByteStream::from(body))
+            .send()
+            .await
+            .map_err(|e| {
+                self.error(
+                    format!("cannot upload {}", self.object_url(key)),
+                    Some(key),
+                    e,
+                )
+            })?;
+        Ok(())
+    }
+
+    /// Completes a multipart upload of `parts` (the caller aborts it on failure).
+    async fn complete(
+        &self,
+        key: &str,
+        full: &str,
+        upload_id: &str,
+        parts: Vec<CompletedPart>,
+    ) -> Result<(), StoreError> {
+        self.client
+            .complete_multipart_upload()
+            .bucket(&self.bucket)
+            .key(full)
+            .upload_id(upload_id)
+            .multipart_upload(
+                CompletedMultipartUpload::builder()
+                    .set_parts(Some(parts))
+                    .build(),
+            )
+            .send()
+            .await
+            .map_err(|e| {
+                self.error(
+                    format!("cannot finish uploading {}", self.object_url(key)),
+                    Some(key),
+                    e,
+                )
+            })?;
+        Ok(())
     }
 
     /// Uploads `first` and then the rest of `body` part by part, reading the next part while the
@@ -807,6 +821,31 @@ fn error_chain(e: &Option<&dyn std::error::Error>) -> String {
 fn is_credentials_problem(text: &str) -> bool {
     let t = text.to_ascii_lowercase();
     t.contains("credentials") || t.contains("no auth scheme") || t.contains("identity")
+}
+
+/// What an S3 error answer says: its HTTP status, error code and message, and the bucket's
+/// region when the answer names it.
+struct Answer {
+    status: u16,
+    code: String,
+    message: String,
+    region: Option<String>,
+}
+
+/// Whether an S3 error answer is worth retrying: throttling, timeouts, server errors.
+fn is_transient(status: u16, code: &str) -> bool {
+    status >= 500
+        || status == 429
+        || matches!(
+            code,
+            "SlowDown"
+                | "RequestTimeout"
+                | "InternalError"
+                | "ServiceUnavailable"
+                | "Throttling"
+                | "ThrottlingException"
+                | "RequestTimeTooSkewed"
+        )
 }
 
 #[cfg(test)]

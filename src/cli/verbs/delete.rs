@@ -64,28 +64,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         ];
         return output::print_dry_run(g.output, &lines, &[], None);
     }
-    let api = s.clusters();
-    if delete_data {
-        api.patch(
-            &name,
-            &PatchParams::default(),
-            &Patch::Merge(
-                json!({"metadata": {"annotations": {engine::ANNOTATION_DELETE_DATA: "true"}}}),
-            ),
-        )
-        .await
-        .map_err(|e| Error::kube("mark for data deletion", KIND, &ns, &name, e))?;
-    }
-    match api.delete(&name, &DeleteParams::foreground()).await {
-        Ok(_) => {}
-        Err(kube::Error::Api(st)) if st.code == 404 => {
-            return Err(Error::NotFound {
-                namespace: ns,
-                name,
-            });
-        }
-        Err(e) => return Err(Error::kube("delete", KIND, &ns, &name, e)),
-    }
+    request_deletion(&s, &name, delete_data).await?;
     output::progress_line(&format!(
         "deleting EtcdCluster {ns}/{name}{}",
         if delete_data {
@@ -104,28 +83,10 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         seconds: wait.timeout.as_secs(),
         last: last.into(),
     };
-    let ctx = Context::new(s.client.clone(), Dial::PortForward);
     let lock = drive::cluster_lock(&s, &name);
-    let gone = async {
-        loop {
-            match api.get_opt(&name).await {
-                Ok(None) => return Ok(()),
-                // Unless an operator is on it, the engine's release runs here (same pass).
-                Ok(Some(c))
-                    if c.metadata.deletion_timestamp.is_some() && drive::may_act(&lock).await? =>
-                {
-                    engine::reconcile_once(&ctx, &c, Mode::Act).await?;
-                }
-                Ok(Some(_)) => {}
-                Err(e) => return Err(Error::kube("get", KIND, &ns, &name, e)),
-            }
-            if started.elapsed() > wait.timeout {
-                return Err(timed_out("deleting"));
-            }
-            tokio::time::sleep(POLL).await;
-        }
-    }
-    .await;
+    let gone = until_gone(&s, &name, &lock, started, wait.timeout)
+        .await
+        .map_err(|e| e.unwrap_or_else(|| timed_out("deleting")));
     match gone {
         // The cluster is gone: so goes its Lease.
         Ok(()) => lock.remove().await,
@@ -142,6 +103,60 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     }
     output::progress_line(&format!("deleted EtcdCluster {ns}/{name}"));
     Ok(())
+}
+
+/// Deletes the cluster (foreground), marked first for its volumes to go with it when asked.
+async fn request_deletion(s: &Session, name: &str, delete_data: bool) -> Result<(), Error> {
+    let (api, ns) = (s.clusters(), &s.namespace);
+    if delete_data {
+        api.patch(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(
+                json!({"metadata": {"annotations": {engine::ANNOTATION_DELETE_DATA: "true"}}}),
+            ),
+        )
+        .await
+        .map_err(|e| Error::kube("mark for data deletion", KIND, ns, name, e))?;
+    }
+    match api.delete(name, &DeleteParams::foreground()).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(st)) if st.code == 404 => Err(Error::NotFound {
+            namespace: ns.clone(),
+            name: name.into(),
+        }),
+        Err(e) => Err(Error::kube("delete", KIND, ns, name, e)),
+    }
+}
+
+/// Waits until the cluster is gone, running the engine's release (the finalizer) unless an
+/// operator is on it. `Err(None)`: still there after `timeout` from `started`.
+async fn until_gone(
+    s: &Session,
+    name: &str,
+    lock: &crate::lease::Lock,
+    started: Instant,
+    timeout: Duration,
+) -> Result<(), Option<Error>> {
+    let (api, ns) = (s.clusters(), &s.namespace);
+    let ctx = Context::new(s.client.clone(), Dial::PortForward);
+    loop {
+        match api.get_opt(name).await {
+            Ok(None) => return Ok(()),
+            // Unless an operator is on it, the engine's release runs here (same pass).
+            Ok(Some(c))
+                if c.metadata.deletion_timestamp.is_some() && drive::may_act(lock).await? =>
+            {
+                engine::reconcile_once(&ctx, &c, Mode::Act).await?;
+            }
+            Ok(Some(_)) => {}
+            Err(e) => return Err(Some(Error::kube("get", KIND, ns, name, e))),
+        }
+        if started.elapsed() > timeout {
+            return Err(None);
+        }
+        tokio::time::sleep(POLL).await;
+    }
 }
 
 /// `delete NAME --delete-data --yes` for a cluster deleted earlier with its volumes kept: deletes

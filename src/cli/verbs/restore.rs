@@ -240,74 +240,17 @@ pub(super) fn env_credentials_secret(ns: &str, name: &str) -> Option<Secret> {
 /// `kubectl etcd restore NEW --from URL | --from-backup B | --latest-of C`.
 pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     let name = a.name.clone();
-    model::validate_name(&name).map_err(|e| usage(&name, e))?;
-    let replicas = model::validate_replicas(a.replicas).map_err(|e| usage(&name, e))?;
-    if let Some(v) = &a.version {
-        model::validate_version(v).map_err(|e| usage(&name, e))?;
-    }
+    let replicas = check_flags(&a)?;
     let s = Session::connect(g).await?;
     s.ensure_crd().await?;
-    let api: Api<EtcdCluster> = s.clusters();
-    if api
-        .get_opt(&name)
-        .await
-        .map_err(|e| Error::kube("get", crate::api::KIND, &s.namespace, &name, e))?
-        .is_some()
-    {
-        return Err(Error::Conflict(format!(
-            "EtcdCluster {}/{name} already exists: restore into a new name (a restore never overwrites a running cluster), or delete it first with `kubectl etcd delete {name} --delete-data --yes`",
-            s.namespace
-        )));
-    }
-    // `kubectl etcd delete` keeps the volumes: a restore under the old name would start on them.
-    let left = crate::engine::member_volumes(&s.client, &s.namespace, &name).await?;
-    if !left.is_empty() {
-        return Err(Error::Conflict(format!(
-            "volumes of an earlier cluster named {}/{name} exist ({}): a restore under that name would overwrite their data; delete them with `kubectl etcd delete {name} --delete-data --yes`, or restore into a new name",
-            s.namespace,
-            left.join(", ")
-        )));
-    }
+    refuse_a_taken_name(&s, &name).await?;
     let src = resolve_source(&s, &a).await?;
     let (loc, key) = Location::parse_object(&src.url).map_err(bad_url)?;
-    let expected = a.sha256.clone().or(src.sha256.clone());
-    let version = match (&a.version, &src.version) {
-        (Some(v), _) => v.clone(),
-        (None, Some(v)) => model::Version::parse(v)
-            .map(|v| v.to_string())
-            .unwrap_or_else(|| model::DEFAULT_VERSION.into()),
-        (None, None) => model::DEFAULT_VERSION.into(),
-    };
-    select::restore_version(src.version.as_deref(), &version)
-        .map_err(|e| Error::Usage(format!("EtcdCluster {}/{name}: {e}", s.namespace)))?;
-    if let Some(w) = model::Version::parse(&version).and_then(model::support_warning) {
-        output::progress_line(&w);
-    }
+    let version = pick_version(&s, &a, &src)?;
     let secret = a.credentials_secret.clone().or(src.secret.clone());
 
     // Verify the whole snapshot before anything of the new cluster exists.
-    let store = open_store(
-        &s.client,
-        &s.namespace,
-        &loc,
-        secret.as_deref(),
-        &a.tools_image,
-        &Access::ANY,
-    )
-    .await?;
-    let progress = output::Progress::new(&format!("{}/{name}", s.namespace));
-    progress.step(&format!("verifying {}", src.url));
-    let verified =
-        fetch::verify_into(&store, &key, expected.as_deref(), &mut tokio::io::sink()).await;
-    store.close().await;
-    let verified = verified.inspect_err(|_| progress.abandon())?;
-    progress.note(&format!(
-        "verified {} ({} stored, {} snapshot, sha256 {})",
-        src.url,
-        output::human_bytes(verified.stored_bytes as i64),
-        output::human_bytes(verified.snapshot_bytes as i64),
-        verified.sha256
-    ));
+    let (verified, progress) = verify(&s, &a, &src, &loc, &key, secret.as_deref()).await?;
     // A file of this machine reaches the cluster through a staging claim the restore pod reads.
     let staging = matches!(loc, Location::File(_)).then(|| pvc_agent::staging_claim_name(&name));
     let source_url = match &staging {
@@ -318,66 +261,28 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         .object_url(&key),
         None => src.url.clone(),
     };
-
     let made_secret = match (&secret, &loc) {
         (None, Location::S3(_)) => env_credentials_secret(&s.namespace, &name),
         _ => None,
     };
-    let mut spec = EtcdClusterSpec {
-        replicas: replicas as i32,
-        version,
-        storage: StorageSpec {
-            size: a.storage.clone(),
-            storage_class_name: a.storage_class.clone(),
-            ephemeral: false,
-        },
-        restore: Some(RestoreSpec {
-            source: source_url.clone(),
-            sha256: Some(verified.sha256.clone()),
-            credentials_secret: secret
-                .clone()
-                .or_else(|| made_secret.as_ref().and_then(|s| s.metadata.name.clone())),
-            backup_name: src.record.clone(),
-            tools_image: Some(a.tools_image.clone()),
-            nonce: Some(super::recover::restore_nonce(jiff::Timestamp::now())),
-        }),
-        tls: a.security.spec(),
-        auth: a.security.auth(),
-        ..Default::default()
+    let restore = RestoreSpec {
+        source: source_url.clone(),
+        sha256: Some(verified.sha256.clone()),
+        credentials_secret: secret
+            .clone()
+            .or_else(|| made_secret.as_ref().and_then(|s| s.metadata.name.clone())),
+        backup_name: src.record.clone(),
+        tools_image: Some(a.tools_image.clone()),
+        nonce: Some(super::recover::restore_nonce(jiff::Timestamp::now())),
     };
-    model::new_cluster_defaults(&mut spec);
-    let mut cluster = EtcdCluster::new(&name, spec);
-    cluster.metadata.namespace = Some(s.namespace.clone());
-    let d = model::validate(&cluster).map_err(|source| Error::InvalidSpec {
-        namespace: s.namespace.clone(),
-        name: name.clone(),
-        source,
-    })?;
+    let mut cluster = new_cluster(&s, &a, replicas, version, restore);
+    let d = validated(&s, &cluster)?;
     check_secrets(&s, &name, &d).await?;
     if a.wait.dry_run {
         progress.abandon();
         cluster.metadata.uid = Some("00000000-dry-run".into());
-        return drive::dry_run(
-            &s,
-            g,
-            &cluster,
-            &staging
-                .iter()
-                .map(|claim| {
-                    format!(
-                        "copy {} into a new PersistentVolumeClaim {}/{claim} ({})",
-                        src.url,
-                        s.namespace,
-                        pvc_agent::staging_size(verified.stored_bytes)
-                    )
-                })
-                .chain([format!(
-                    "create EtcdCluster {}/{name} restored from {source_url} (sha256 {})",
-                    s.namespace, verified.sha256
-                )])
-                .collect::<Vec<_>>(),
-        )
-        .await;
+        let lines = dry_run_lines(&s, &name, &src, &verified, staging.as_deref(), &source_url);
+        return drive::dry_run(&s, g, &cluster, &lines).await;
     }
     if let Some(claim) = &staging {
         progress.step(&format!(
@@ -397,52 +302,8 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         .inspect_err(|_| progress.abandon())?;
     }
     progress.abandon();
-    let created = api
-        .create(&PostParams::default(), &cluster)
-        .await
-        .map_err(|e| Error::kube("create", crate::api::KIND, &s.namespace, &name, e));
-    let created = match created {
-        Ok(c) => c,
-        Err(e) => {
-            if let Some(claim) = &staging {
-                delete_claim(&s, claim).await;
-            }
-            return Err(e);
-        }
-    };
-    if let Some(mut secret) = made_secret {
-        secret.metadata.owner_references = Some(vec![crate::objects::owner(
-            &model::validate(&created).map_err(|source| Error::InvalidSpec {
-                namespace: s.namespace.clone(),
-                name: name.clone(),
-                source,
-            })?,
-        )]);
-        let secrets: Api<Secret> = Api::namespaced(s.client.clone(), &s.namespace);
-        secrets
-            .create(&PostParams::default(), &secret)
-            .await
-            .map_err(|e| Error::kube("create", "Secret", &s.namespace, &secret.name_any(), e))?;
-    }
-    if let Some(claim) = &staging {
-        // Deleted with the cluster if this command stops before the restore is done.
-        let owner = crate::objects::owner(&model::validate(&created).map_err(|source| {
-            Error::InvalidSpec {
-                namespace: s.namespace.clone(),
-                name: name.clone(),
-                source,
-            }
-        })?);
-        let claims: Api<PersistentVolumeClaim> = Api::namespaced(s.client.clone(), &s.namespace);
-        claims
-            .patch(
-                claim,
-                &PatchParams::default(),
-                &Patch::Merge(serde_json::json!({"metadata": {"ownerReferences": [owner]}})),
-            )
-            .await
-            .map_err(|e| Error::kube("patch", "PersistentVolumeClaim", &s.namespace, claim, e))?;
-    }
+    let created = create(&s, &cluster, staging.as_deref()).await?;
+    hand_over(&s, &created, made_secret, staging.as_deref()).await?;
     output::progress_line(&format!(
         "created EtcdCluster {}/{name} from {}",
         s.namespace, src.url
@@ -457,6 +318,212 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
             "deleted the staging PersistentVolumeClaim {}/{claim}",
             s.namespace
         ));
+    }
+    Ok(())
+}
+
+/// The flags that need no cluster: the new name, the replica count, the version.
+fn check_flags(a: &Args) -> Result<u32, Error> {
+    let name = &a.name;
+    model::validate_name(name).map_err(|e| usage(name, e))?;
+    let replicas = model::validate_replicas(a.replicas).map_err(|e| usage(name, e))?;
+    if let Some(v) = &a.version {
+        model::validate_version(v).map_err(|e| usage(name, e))?;
+    }
+    Ok(replicas)
+}
+
+/// A restore never overwrites: neither a cluster of that name nor the volumes an earlier one
+/// left (`kubectl etcd delete` keeps them, and a restore under the old name would start on them).
+async fn refuse_a_taken_name(s: &Session, name: &str) -> Result<(), Error> {
+    if s.clusters()
+        .get_opt(name)
+        .await
+        .map_err(|e| Error::kube("get", crate::api::KIND, &s.namespace, name, e))?
+        .is_some()
+    {
+        return Err(Error::Conflict(format!(
+            "EtcdCluster {}/{name} already exists: restore into a new name (a restore never overwrites a running cluster), or delete it first with `kubectl etcd delete {name} --delete-data --yes`",
+            s.namespace
+        )));
+    }
+    let left = crate::engine::member_volumes(&s.client, &s.namespace, name).await?;
+    if !left.is_empty() {
+        return Err(Error::Conflict(format!(
+            "volumes of an earlier cluster named {}/{name} exist ({}): a restore under that name would overwrite their data; delete them with `kubectl etcd delete {name} --delete-data --yes`, or restore into a new name",
+            s.namespace,
+            left.join(", ")
+        )));
+    }
+    Ok(())
+}
+
+/// The new cluster's version: --version, else the one the backup was taken on, else the default
+/// of `create`; refused when the snapshot cannot be restored by it.
+fn pick_version(s: &Session, a: &Args, src: &Source) -> Result<String, Error> {
+    let version = match (&a.version, &src.version) {
+        (Some(v), _) => v.clone(),
+        (None, Some(v)) => model::Version::parse(v)
+            .map(|v| v.to_string())
+            .unwrap_or_else(|| model::DEFAULT_VERSION.into()),
+        (None, None) => model::DEFAULT_VERSION.into(),
+    };
+    select::restore_version(src.version.as_deref(), &version)
+        .map_err(|e| Error::Usage(format!("EtcdCluster {}/{}: {e}", s.namespace, a.name)))?;
+    if let Some(w) = model::Version::parse(&version).and_then(model::support_warning) {
+        output::progress_line(&w);
+    }
+    Ok(version)
+}
+
+/// Reads the whole snapshot from this machine and verifies it (sha256, decompression, etcd's
+/// hash); the progress started once the store is open goes on with the rest of the restore.
+async fn verify(
+    s: &Session,
+    a: &Args,
+    src: &Source,
+    loc: &Location,
+    key: &str,
+    secret: Option<&str>,
+) -> Result<(fetch::Verified, output::Progress), Error> {
+    let expected = a.sha256.clone().or(src.sha256.clone());
+    let store = open_store(
+        &s.client,
+        &s.namespace,
+        loc,
+        secret,
+        &a.tools_image,
+        &Access::ANY,
+    )
+    .await?;
+    let progress = output::Progress::new(&format!("{}/{}", s.namespace, a.name));
+    progress.step(&format!("verifying {}", src.url));
+    let verified =
+        fetch::verify_into(&store, key, expected.as_deref(), &mut tokio::io::sink()).await;
+    store.close().await;
+    let verified = verified.inspect_err(|_| progress.abandon())?;
+    progress.note(&format!(
+        "verified {} ({} stored, {} snapshot, sha256 {})",
+        src.url,
+        output::human_bytes(verified.stored_bytes as i64),
+        output::human_bytes(verified.snapshot_bytes as i64),
+        verified.sha256
+    ));
+    Ok((verified, progress))
+}
+
+/// The EtcdCluster to create: the flags' shape, restored from `restore`.
+fn new_cluster(
+    s: &Session,
+    a: &Args,
+    replicas: u32,
+    version: String,
+    restore: RestoreSpec,
+) -> EtcdCluster {
+    let mut spec = EtcdClusterSpec {
+        replicas: replicas as i32,
+        version,
+        storage: StorageSpec {
+            size: a.storage.clone(),
+            storage_class_name: a.storage_class.clone(),
+            ephemeral: false,
+        },
+        restore: Some(restore),
+        tls: a.security.spec(),
+        auth: a.security.auth(),
+        ..Default::default()
+    };
+    model::new_cluster_defaults(&mut spec);
+    let mut cluster = EtcdCluster::new(&a.name, spec);
+    cluster.metadata.namespace = Some(s.namespace.clone());
+    cluster
+}
+
+fn validated(s: &Session, cluster: &EtcdCluster) -> Result<model::Desired, Error> {
+    model::validate(cluster).map_err(|source| Error::InvalidSpec {
+        namespace: s.namespace.clone(),
+        name: cluster.name_any(),
+        source,
+    })
+}
+
+/// What a dry run says the restore would create.
+fn dry_run_lines(
+    s: &Session,
+    name: &str,
+    src: &Source,
+    verified: &fetch::Verified,
+    staging: Option<&str>,
+    source_url: &str,
+) -> Vec<String> {
+    staging
+        .iter()
+        .map(|claim| {
+            format!(
+                "copy {} into a new PersistentVolumeClaim {}/{claim} ({})",
+                src.url,
+                s.namespace,
+                pvc_agent::staging_size(verified.stored_bytes)
+            )
+        })
+        .chain([format!(
+            "create EtcdCluster {}/{name} restored from {source_url} (sha256 {})",
+            s.namespace, verified.sha256
+        )])
+        .collect()
+}
+
+/// Creates the cluster; the staging claim goes when that fails.
+async fn create(
+    s: &Session,
+    cluster: &EtcdCluster,
+    staging: Option<&str>,
+) -> Result<EtcdCluster, Error> {
+    let name = cluster.name_any();
+    let created = s
+        .clusters()
+        .create(&PostParams::default(), cluster)
+        .await
+        .map_err(|e| Error::kube("create", crate::api::KIND, &s.namespace, &name, e));
+    if created.is_err()
+        && let Some(claim) = staging
+    {
+        delete_claim(s, claim).await;
+    }
+    created
+}
+
+/// Gives the created cluster what this command made for it: the credentials Secret (created now,
+/// owned by the cluster) and the staging claim (owned by it, so it is deleted with the cluster
+/// if this command stops before the restore is done).
+async fn hand_over(
+    s: &Session,
+    created: &EtcdCluster,
+    made_secret: Option<Secret>,
+    staging: Option<&str>,
+) -> Result<(), Error> {
+    if made_secret.is_none() && staging.is_none() {
+        return Ok(());
+    }
+    let owner = crate::objects::owner(&validated(s, created)?);
+    if let Some(mut secret) = made_secret {
+        secret.metadata.owner_references = Some(vec![owner.clone()]);
+        let secrets: Api<Secret> = Api::namespaced(s.client.clone(), &s.namespace);
+        secrets
+            .create(&PostParams::default(), &secret)
+            .await
+            .map_err(|e| Error::kube("create", "Secret", &s.namespace, &secret.name_any(), e))?;
+    }
+    if let Some(claim) = staging {
+        let claims: Api<PersistentVolumeClaim> = Api::namespaced(s.client.clone(), &s.namespace);
+        claims
+            .patch(
+                claim,
+                &PatchParams::default(),
+                &Patch::Merge(serde_json::json!({"metadata": {"ownerReferences": [owner]}})),
+            )
+            .await
+            .map_err(|e| Error::kube("patch", "PersistentVolumeClaim", &s.namespace, claim, e))?;
     }
     Ok(())
 }

@@ -21,7 +21,7 @@ use crate::cli::verbs::backup::bad_url;
 use crate::cli::{Session, drive, output, usage};
 use crate::engine::{Context, Dial};
 use crate::error::Error;
-use crate::model::{self, EtcdView, Version};
+use crate::model::{self, Version};
 use crate::plan::upgrade::{self, PathKind};
 
 #[derive(clap::Args, Debug)]
@@ -45,13 +45,7 @@ pub struct Args {
 
 pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     let name = a.name.clone();
-    model::validate_name(&name).map_err(|e| usage(&name, e))?;
-    let to = model::validate_version(&a.version).map_err(|e| usage(&name, e))?;
-    if a.skip_backup && !a.yes {
-        return Err(Error::Usage(format!(
-            "--skip-backup upgrades {name} without a snapshot to go back to; add --yes to confirm"
-        )));
-    }
+    let to = check_flags(&a)?;
     let s = Session::connect(g).await?;
     s.ensure_crd().await?;
     let ns = s.namespace.clone();
@@ -64,29 +58,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     let current = model::validate(&cluster).map_err(invalid)?;
     let ctx = Context::new(s.client.clone(), Dial::PortForward);
     let (_, observed) = crate::engine::observe(&ctx, &current, cluster.status.as_ref()).await?;
-
-    // What the members run, as they report it (the last recorded version when none answers).
-    let reported: Vec<Version> = match &observed.etcd {
-        EtcdView::Reached(c) => c
-            .members
-            .iter()
-            .filter_map(|m| m.status.as_ref().and_then(|s| Version::parse(&s.version)))
-            .collect(),
-        _ => Vec::new(),
-    };
-    let last = cluster
-        .status
-        .as_ref()
-        .and_then(|st| st.version.as_deref())
-        .and_then(Version::parse);
-    let (Some(lowest), Some(highest)) = (
-        reported.iter().min().copied().or(last),
-        reported.iter().max().copied().or(last),
-    ) else {
-        return Err(Error::Usage(format!(
-            "EtcdCluster {ns}/{name}: no member reports its version yet, so the path to {to} cannot be checked; wait until it is Ready (`kubectl etcd status {name}`)"
-        )));
-    };
+    let (lowest, highest) = running_versions(&s, &cluster, &observed, to)?;
     let kind = upgrade::check_change(&current, &observed, lowest, highest, to).map_err(|r| {
         Error::Usage(format!(
             "EtcdCluster {ns}/{name} cannot go from {} to {to}: {r}",
@@ -106,60 +78,17 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
 
     // The snapshot's destination, checked before anything is written.
     let plan = current.backup.as_ref();
-    // Nothing moves when every member runs the target already (e.g. back after a rollback).
-    let needs_snapshot = kind != PathKind::Same && !a.skip_backup;
-    let destination = match (&a.to, needs_snapshot) {
-        (_, false) => None,
-        (Some(url), true) => Some(url.clone()),
-        (None, true) => plan.map(|p| p.to.location.to_string()),
-    };
-    let destination = match destination {
-        None if needs_snapshot => {
-            return Err(Error::Usage(format!(
-                "EtcdCluster {ns}/{name} has no backup destination for the pre-upgrade snapshot: set spec.backup.destination, pass --to s3://bucket/prefix or file:///dir, or pass --skip-backup --yes"
-            )));
-        }
-        None => None,
-        Some(url) => {
-            let loc = Location::parse(&url).map_err(bad_url)?;
-            if matches!(loc, Location::Pvc { .. }) {
-                return Err(Error::Usage(format!(
-                    "{url}: the pre-upgrade snapshot does not go to pvc:// (take one first with `kubectl etcd backup NAME --to pvc://…` and pass --skip-backup --yes, or pass --to s3://… or file://…)"
-                )));
-            }
-            Some(loc)
-        }
-    };
-
-    let desired = current.clone();
+    let destination = snapshot_destination(&s, &a, kind, plan)?;
     let from = if kind == PathKind::Rollback {
         highest
     } else {
         lowest
     };
     if a.wait.dry_run {
-        let mut lines = upgrade::describe(&desired, &observed, from, to);
+        let mut lines = upgrade::describe(&current, &observed, from, to);
         lines.insert(
             1,
-            match &destination {
-                Some(d) => format!(
-                    "before the first member changes: a verified snapshot to {}",
-                    d.object_url(&take::object_key(
-                        &ns,
-                        &name,
-                        Timestamp::now(),
-                        0,
-                        Compression::default()
-                    ))
-                    .replace("-r0.db", "-r<revision>.db")
-                ),
-                None if kind == PathKind::Same => {
-                    format!("every member runs {to} already: no snapshot needed")
-                }
-                None => {
-                    "no pre-upgrade snapshot (--skip-backup; recorded in status.upgrade)".into()
-                }
-            },
+            dry_run_snapshot(&s, &name, kind, to, destination.as_ref()),
         );
         lines.push(format!(
             "set spec.version of EtcdCluster {ns}/{name} from {} to {to}",
@@ -197,15 +126,119 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     if a.wait.no_wait {
         return Ok(());
     }
-    // Converged can mean rolled back: that is a failed upgrade.
-    let after = s.get_cluster(&name).await?;
+    refuse_a_rollback(&s, &name, to).await
+}
+
+/// The flags that need no cluster: the name, the target version, --skip-backup confirmed.
+fn check_flags(a: &Args) -> Result<Version, Error> {
+    let name = &a.name;
+    model::validate_name(name).map_err(|e| usage(name, e))?;
+    let to = model::validate_version(&a.version).map_err(|e| usage(name, e))?;
+    if a.skip_backup && !a.yes {
+        return Err(Error::Usage(format!(
+            "--skip-backup upgrades {name} without a snapshot to go back to; add --yes to confirm"
+        )));
+    }
+    Ok(to)
+}
+
+/// The lowest and highest version the members run, as they report it (the last recorded version
+/// when none answers); refused when nobody says.
+fn running_versions(
+    s: &Session,
+    cluster: &crate::api::EtcdCluster,
+    observed: &model::Observed,
+    to: Version,
+) -> Result<(Version, Version), Error> {
+    let reported = upgrade::running(observed);
+    let last = cluster
+        .status
+        .as_ref()
+        .and_then(|st| st.version.as_deref())
+        .and_then(Version::parse);
+    match (
+        reported.iter().min().copied().or(last),
+        reported.iter().max().copied().or(last),
+    ) {
+        (Some(lowest), Some(highest)) => Ok((lowest, highest)),
+        _ => {
+            let (ns, name) = (&s.namespace, cluster.name_any());
+            Err(Error::Usage(format!(
+                "EtcdCluster {ns}/{name}: no member reports its version yet, so the path to {to} cannot be checked; wait until it is Ready (`kubectl etcd status {name}`)"
+            )))
+        }
+    }
+}
+
+/// Where the pre-upgrade snapshot goes: --to, else spec.backup.destination; none when skipped or
+/// when nothing moves (every member runs the target already, e.g. back after a rollback).
+fn snapshot_destination(
+    s: &Session,
+    a: &Args,
+    kind: PathKind,
+    plan: Option<&model::BackupPlan>,
+) -> Result<Option<Location>, Error> {
+    let needs_snapshot = kind != PathKind::Same && !a.skip_backup;
+    let destination = match (&a.to, needs_snapshot) {
+        (_, false) => None,
+        (Some(url), true) => Some(url.clone()),
+        (None, true) => plan.map(|p| p.to.location.to_string()),
+    };
+    match destination {
+        None if needs_snapshot => Err(Error::Usage(format!(
+            "EtcdCluster {}/{} has no backup destination for the pre-upgrade snapshot: set spec.backup.destination, pass --to s3://bucket/prefix or file:///dir, or pass --skip-backup --yes",
+            s.namespace, a.name
+        ))),
+        None => Ok(None),
+        Some(url) => {
+            let loc = Location::parse(&url).map_err(bad_url)?;
+            if matches!(loc, Location::Pvc { .. }) {
+                return Err(Error::Usage(format!(
+                    "{url}: the pre-upgrade snapshot does not go to pvc:// (take one first with `kubectl etcd backup NAME --to pvc://…` and pass --skip-backup --yes, or pass --to s3://… or file://…)"
+                )));
+            }
+            Ok(Some(loc))
+        }
+    }
+}
+
+/// The dry run's line about the pre-upgrade snapshot.
+fn dry_run_snapshot(
+    s: &Session,
+    name: &str,
+    kind: PathKind,
+    to: Version,
+    destination: Option<&Location>,
+) -> String {
+    match destination {
+        Some(d) => format!(
+            "before the first member changes: a verified snapshot to {}",
+            d.object_url(&take::object_key(
+                &s.namespace,
+                name,
+                Timestamp::now(),
+                0,
+                Compression::default()
+            ))
+            .replace("-r0.db", "-r<revision>.db")
+        ),
+        None if kind == PathKind::Same => {
+            format!("every member runs {to} already: no snapshot needed")
+        }
+        None => "no pre-upgrade snapshot (--skip-backup; recorded in status.upgrade)".into(),
+    }
+}
+
+/// Converged can mean rolled back: that is a failed upgrade.
+async fn refuse_a_rollback(s: &Session, name: &str, to: Version) -> Result<(), Error> {
+    let after = s.get_cluster(name).await?;
     if let Some(u) = after.status.as_ref().and_then(|st| st.upgrade.as_ref())
         && u.state == upgrade_state::ROLLED_BACK
         && u.to_version == to.to_string()
     {
         return Err(Error::Held {
-            namespace: ns,
-            name,
+            namespace: s.namespace.clone(),
+            name: name.to_string(),
             message: format!(
                 "the upgrade to {to} was rolled back to {}: {}",
                 u.from_version,

@@ -145,7 +145,7 @@ fn some_member_silent(o: &Observed) -> bool {
 }
 
 /// Versions the members report now.
-fn running(o: &Observed) -> Vec<Version> {
+pub fn running(o: &Observed) -> Vec<Version> {
     match &o.etcd {
         EtcdView::Reached(c) => c
             .members

@@ -180,44 +180,7 @@ pub fn downgrade_gate(d: &Desired, o: &Observed) -> Option<Step> {
     };
     if cv.minor > target.minor {
         if enabled.is_some() {
-            // etcd lowers the cluster version only once every member reports its version: a
-            // member down stops the downgrade, so say so, and what ends it, rather than wait.
-            let silent: Vec<&MemberView> =
-                c.members.iter().filter(|m| m.status.is_none()).collect();
-            if !silent.is_empty() {
-                let names: Vec<String> = silent
-                    .iter()
-                    .map(|m| crate::plan::member_name(d, m))
-                    .collect();
-                let message = format!(
-                    "etcd's downgrade to {minor} is enabled, but the cluster version ({cv}) goes down only once \
-                     every member answers, and {} does not{}: bring it back, or set spec.version back to \
-                     {highest} to cancel the downgrade",
-                    names.join(", "),
-                    crate::plan::pod_trouble(o)
-                );
-                let stuck = silent.iter().all(|m| {
-                    m.ordinal.and_then(|k| o.pods.get(&k)).is_none_or(|p| {
-                        !p.running
-                            && !p.terminating
-                            && (p.restarts > 0
-                                || p.waiting_reason
-                                    .as_deref()
-                                    .is_some_and(|r| r != "ContainerCreating"))
-                    })
-                });
-                return Some(if stuck {
-                    crate::plan::hold(Reason::Downgrading, message)
-                } else {
-                    crate::plan::wait(Reason::Downgrading, message)
-                });
-            }
-            return Some(crate::plan::wait(
-                Reason::Downgrading,
-                format!(
-                    "etcd's downgrade to {minor} is enabled; the cluster version ({cv}) follows within seconds"
-                ),
-            ));
+            return Some(cluster_version_goes_down(d, o, c, &minor, cv, highest));
         }
         if c.leader_member().is_none_or(|l| !l.healthy) {
             return Some(crate::plan::wait(
@@ -230,8 +193,65 @@ pub fn downgrade_gate(d: &Desired, o: &Observed) -> Option<Step> {
             target: Version { patch: 0, ..target },
         });
     }
-    // The cluster speaks the lower minor: the members still on the higher one rewrite their db
-    // schema to it (3.6 reports a storage version) before a lower binary may open it.
+    storage_versions_behind(d, c, target, &minor)
+}
+
+/// With the downgrade enabled, the cluster version (`cv`) goes down to `minor` within seconds,
+/// but only once every member reports its version: a member down stops the downgrade, so say
+/// so, and what ends it, rather than wait (a hold when the member will not come back by itself).
+fn cluster_version_goes_down(
+    d: &Desired,
+    o: &Observed,
+    c: &ClusterView,
+    minor: &str,
+    cv: Version,
+    highest: Version,
+) -> Step {
+    let silent: Vec<&MemberView> = c.members.iter().filter(|m| m.status.is_none()).collect();
+    if silent.is_empty() {
+        return crate::plan::wait(
+            Reason::Downgrading,
+            format!(
+                "etcd's downgrade to {minor} is enabled; the cluster version ({cv}) follows within seconds"
+            ),
+        );
+    }
+    let names: Vec<String> = silent
+        .iter()
+        .map(|m| crate::plan::member_name(d, m))
+        .collect();
+    let message = format!(
+        "etcd's downgrade to {minor} is enabled, but the cluster version ({cv}) goes down only once \
+         every member answers, and {} does not{}: bring it back, or set spec.version back to \
+         {highest} to cancel the downgrade",
+        names.join(", "),
+        crate::plan::pod_trouble(o)
+    );
+    let stuck = silent.iter().all(|m| {
+        m.ordinal.and_then(|k| o.pods.get(&k)).is_none_or(|p| {
+            !p.running
+                && !p.terminating
+                && (p.restarts > 0
+                    || p.waiting_reason
+                        .as_deref()
+                        .is_some_and(|r| r != "ContainerCreating"))
+        })
+    });
+    if stuck {
+        crate::plan::hold(Reason::Downgrading, message)
+    } else {
+        crate::plan::wait(Reason::Downgrading, message)
+    }
+}
+
+/// The cluster speaks the lower minor: the members still on the higher one rewrite their db
+/// schema to it (3.6 reports a storage version) before a lower binary may open it.
+fn storage_versions_behind(
+    d: &Desired,
+    c: &ClusterView,
+    target: Version,
+    minor: &str,
+) -> Option<Step> {
     let behind: Vec<String> = c
         .members
         .iter()
@@ -242,16 +262,16 @@ pub fn downgrade_gate(d: &Desired, o: &Observed) -> Option<Step> {
         })
         .map(|m| crate::plan::member_name(d, m))
         .collect();
-    if !behind.is_empty() {
-        return Some(crate::plan::wait(
-            Reason::Downgrading,
-            format!(
-                "the storage version of {} is still above {minor}",
-                behind.join(", ")
-            ),
-        ));
+    if behind.is_empty() {
+        return None;
     }
-    None
+    Some(crate::plan::wait(
+        Reason::Downgrading,
+        format!(
+            "the storage version of {} is still above {minor}",
+            behind.join(", ")
+        ),
+    ))
 }
 
 /// Rule: no snapshot, no upgrade. A version change without a recorded pre-upgrade snapshot

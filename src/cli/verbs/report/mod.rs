@@ -195,95 +195,53 @@ async fn cluster_objects(
         events.list(&every),
         leases.get_opt(&lease),
     );
-    let mut b = Bundle::default();
-    // What the archive holds, for the Secrets they name and the events that concern them.
-    let mut held: Vec<Value> = Vec::new();
-    let mut names: BTreeSet<String> = BTreeSet::from([name.to_string()]);
-    if let Some(c) = cluster {
-        held.push(to_value(c));
-    }
+    let mut c = Collected::new(name, cluster);
     let fail = |verb, kind, what: &str, e| Error::kube(verb, kind, ns, what, e);
-    let mut keep = |b: &mut Bundle, path: &str, what: &str, items: Vec<Value>| {
-        for v in &items {
-            if let Some(n) = v["metadata"]["name"].as_str() {
-                names.insert(n.to_string());
-            }
-        }
-        held.extend(items.iter().cloned());
-        b.yaml(path, what, &items);
+    let mine = backups_r.map(|l| {
+        l.items
+            .iter()
+            .filter(|k| k.spec.cluster == name)
+            .map(to_value)
+            .collect()
+    });
+    let backups = mine.map_err(|e| fail("list", "EtcdBackup", "*", e));
+    c.keep_list("backups.yaml", "the cluster's EtcdBackups", backups)?;
+    let v = got(sts_r, ns, "StatefulSet", &sts_name);
+    c.keep_one("statefulset.yaml", "the member StatefulSet", v)?;
+    let member_pods = match &pods_r {
+        Ok(l) => l
+            .items
+            .iter()
+            .map(|p| (p.name_any(), restarts(p)))
+            .collect(),
+        Err(_) => Vec::new(),
     };
-    match backups_r {
-        Ok(l) => {
-            let mine: Vec<Value> = l
-                .items
-                .iter()
-                .filter(|k| k.spec.cluster == name)
-                .map(to_value)
-                .collect();
-            keep(&mut b, "backups.yaml", "the cluster's EtcdBackups", mine);
-        }
-        Err(e) => b.fail(fail("list", "EtcdBackup", "*", e))?,
-    }
-    // At most one object, by name: a list of it (empty when absent or unreadable).
-    let one = |r: Result<Option<Value>, Error>, b: &mut Bundle| -> Result<Vec<Value>, Error> {
-        match r {
-            Ok(Some(v)) => Ok(vec![v]),
-            Ok(None) => Ok(vec![]),
-            Err(e) => {
-                b.fail(e)?;
-                Ok(vec![])
-            }
-        }
-    };
-    let v = one(
-        sts_r
-            .map(|o| o.map(|x| to_value(&x)))
-            .map_err(|e| fail("get", "StatefulSet", &sts_name, e)),
-        &mut b,
+    let pods = pods_r.map(|l| l.items.iter().map(to_value).collect());
+    c.keep_list(
+        "pods.yaml",
+        "the member pods",
+        pods.map_err(|e| fail("list", "Pod", name, e)),
     )?;
-    keep(&mut b, "statefulset.yaml", "the member StatefulSet", v);
-    let mut member_pods = Vec::new();
-    match pods_r {
-        Ok(l) => {
-            member_pods.extend(l.items.iter().map(|p| (p.name_any(), restarts(p))));
-            let items = l.items.iter().map(to_value).collect();
-            keep(&mut b, "pods.yaml", "the member pods", items);
-        }
-        Err(e) => b.fail(fail("list", "Pod", name, e))?,
-    }
-    match pvcs_r {
-        Ok(l) => {
-            let mine = l
-                .items
-                .iter()
-                .filter(|p| objects::ordinal_of_volume(name, &p.name_any()).is_some())
-                .map(to_value)
-                .collect();
-            keep(&mut b, "pvcs.yaml", "the member volume claims", mine);
-        }
-        Err(e) => b.fail(fail("list", "PersistentVolumeClaim", "*", e))?,
-    }
-    match services_r {
-        Ok(l) => {
-            let items = l.items.iter().map(to_value).collect();
-            keep(&mut b, "services.yaml", "the Services", items);
-        }
-        Err(e) => b.fail(fail("list", "Service", name, e))?,
-    }
-    let v = one(
-        config_r
-            .map(|o| o.map(|x| to_value(&x)))
-            .map_err(|e| fail("get", "ConfigMap", &config_name, e)),
-        &mut b,
-    )?;
-    keep(&mut b, "configmap.yaml", "the member-config ConfigMap", v);
-    let v = one(
-        pdb_r
-            .map(|o| o.map(|x| to_value(&x)))
-            .map_err(|e| fail("get", "PodDisruptionBudget", &pdb_name, e)),
-        &mut b,
-    )?;
-    keep(&mut b, "pdb.yaml", "the PodDisruptionBudget", v);
+    let mine = pvcs_r.map(|l| {
+        l.items
+            .iter()
+            .filter(|p| objects::ordinal_of_volume(name, &p.name_any()).is_some())
+            .map(to_value)
+            .collect()
+    });
+    let claims = mine.map_err(|e| fail("list", "PersistentVolumeClaim", "*", e));
+    c.keep_list("pvcs.yaml", "the member volume claims", claims)?;
+    let services = services_r
+        .map(|l| l.items.iter().map(to_value).collect())
+        .map_err(|e| fail("list", "Service", name, e));
+    c.keep_list("services.yaml", "the Services", services)?;
+    let v = got(config_r, ns, "ConfigMap", &config_name);
+    c.keep_one("configmap.yaml", "the member-config ConfigMap", v)?;
+    let v = got(pdb_r, ns, "PodDisruptionBudget", &pdb_name);
+    c.keep_one("pdb.yaml", "the PodDisruptionBudget", v)?;
+    let Collected {
+        mut b, held, names, ..
+    } = c;
     match lease_r {
         Ok(Some(l)) => b.yaml(
             "lease.yaml",
@@ -297,28 +255,101 @@ async fn cluster_objects(
         Err(e) => b.fail(Error::kube("get", "Lease", install::NAMESPACE, &lease, e))?,
     }
     match events_r {
-        Ok(l) => {
-            let mut mine: Vec<&Event> = l
-                .items
-                .iter()
-                .filter(|e| {
-                    let n = e.involved_object.name.as_deref().unwrap_or_default();
-                    names.contains(n)
-                        || objects::ordinal_of_pod(name, n).is_some()
-                        || objects::ordinal_of_volume(name, n).is_some()
-                })
-                .collect();
-            mine.sort_by_key(|e| event_time(e));
-            b.yaml(
-                "events.yaml",
-                "the namespace's events about these objects",
-                &mine.iter().map(|e| to_value(*e)).collect::<Vec<_>>(),
-            );
-        }
+        Ok(l) => events_about(&mut b, name, &names, &l.items),
         Err(e) => b.fail(fail("list", "Event", "*", e))?,
     }
     b.merge(secrets(client, ns, &secret_names(&held)).await?);
     Ok((b, member_pods))
+}
+
+/// The object a get by name read, for the archive.
+fn got<K: serde::Serialize>(
+    read: kube::Result<Option<K>>,
+    ns: &str,
+    kind: &'static str,
+    name: &str,
+) -> Result<Option<Value>, Error> {
+    read.map(|o| o.as_ref().map(to_value))
+        .map_err(|e| Error::kube("get", kind, ns, name, e))
+}
+
+/// The bundle of a cluster's objects as it is filled, and what it holds so far: the objects (for
+/// the Secrets they name) and their names (for the events that concern them).
+struct Collected {
+    b: Bundle,
+    held: Vec<Value>,
+    names: BTreeSet<String>,
+}
+
+impl Collected {
+    fn new(name: &str, cluster: Option<&EtcdCluster>) -> Self {
+        Collected {
+            b: Bundle::default(),
+            held: cluster.map(to_value).into_iter().collect(),
+            names: BTreeSet::from([name.to_string()]),
+        }
+    }
+
+    fn keep(&mut self, path: &str, what: &str, items: Vec<Value>) {
+        for v in &items {
+            if let Some(n) = v["metadata"]["name"].as_str() {
+                self.names.insert(n.to_string());
+            }
+        }
+        self.held.extend(items.iter().cloned());
+        self.b.yaml(path, what, &items);
+    }
+
+    /// A list read: archived when it worked, listed as failed when not.
+    fn keep_list(
+        &mut self,
+        path: &str,
+        what: &str,
+        read: Result<Vec<Value>, Error>,
+    ) -> Result<(), Error> {
+        match read {
+            Ok(items) => self.keep(path, what, items),
+            Err(e) => self.b.fail(e)?,
+        }
+        Ok(())
+    }
+
+    /// At most one object, by name: archived as a list of it (empty when absent or unreadable).
+    fn keep_one(
+        &mut self,
+        path: &str,
+        what: &str,
+        read: Result<Option<Value>, Error>,
+    ) -> Result<(), Error> {
+        let items = match read {
+            Ok(v) => v.into_iter().collect(),
+            Err(e) => {
+                self.b.fail(e)?;
+                Vec::new()
+            }
+        };
+        self.keep(path, what, items);
+        Ok(())
+    }
+}
+
+/// The namespace's events about the archived objects and the cluster's pods and claims, oldest first.
+fn events_about(b: &mut Bundle, name: &str, names: &BTreeSet<String>, events: &[Event]) {
+    let mut mine: Vec<&Event> = events
+        .iter()
+        .filter(|e| {
+            let n = e.involved_object.name.as_deref().unwrap_or_default();
+            names.contains(n)
+                || objects::ordinal_of_pod(name, n).is_some()
+                || objects::ordinal_of_volume(name, n).is_some()
+        })
+        .collect();
+    mine.sort_by_key(|e| event_time(e));
+    b.yaml(
+        "events.yaml",
+        "the namespace's events about these objects",
+        &mine.iter().map(|e| to_value(*e)).collect::<Vec<_>>(),
+    );
 }
 
 /// Container restarts of a pod (its previous logs are worth reading when there were some).
@@ -466,27 +497,7 @@ async fn operator_bundle(client: &Client, since: Duration, all: bool) -> Result<
     let mut b = Bundle::default();
     let selector =
         ListParams::default().labels(&format!("{}={}", objects::LABEL_NAME, install::NAME));
-    let pods = match Api::<Pod>::all(client.clone()).list(&selector).await {
-        Ok(l) => Some(l.items),
-        Err(e) => {
-            b.fail(Error::kube("list", "Pod", "*", install::NAME, e))?;
-            let home: Api<Pod> = Api::namespaced(client.clone(), install::NAMESPACE);
-            match home.list(&selector).await {
-                Ok(l) => Some(l.items),
-                Err(e) => {
-                    b.fail(Error::kube(
-                        "list",
-                        "Pod",
-                        install::NAMESPACE,
-                        install::NAME,
-                        e,
-                    ))?;
-                    None
-                }
-            }
-        }
-    };
-    let Some(pods) = pods else {
+    let Some(pods) = operator_pods(client, &selector, &mut b).await? else {
         return Ok(b);
     };
     if pods.is_empty() {
@@ -521,14 +532,53 @@ async fn operator_bundle(client: &Client, since: Duration, all: bool) -> Result<
             .await,
         );
     }
-    if !all {
-        return Ok(b);
+    if all {
+        operator_objects(client, &namespaces, &selector, &mut b).await?;
     }
+    Ok(b)
+}
+
+/// The operator's pods, in every namespace when that may be listed, else in its install
+/// namespace; `None` when neither may be.
+async fn operator_pods(
+    client: &Client,
+    selector: &ListParams,
+    b: &mut Bundle,
+) -> Result<Option<Vec<Pod>>, Error> {
+    match Api::<Pod>::all(client.clone()).list(selector).await {
+        Ok(l) => Ok(Some(l.items)),
+        Err(e) => {
+            b.fail(Error::kube("list", "Pod", "*", install::NAME, e))?;
+            let home: Api<Pod> = Api::namespaced(client.clone(), install::NAMESPACE);
+            match home.list(selector).await {
+                Ok(l) => Ok(Some(l.items)),
+                Err(e) => {
+                    b.fail(Error::kube(
+                        "list",
+                        "Pod",
+                        install::NAMESPACE,
+                        install::NAME,
+                        e,
+                    ))?;
+                    Ok(None)
+                }
+            }
+        }
+    }
+}
+
+/// The operator's Deployments and the events of its objects in `namespaces`, and the engine Leases.
+async fn operator_objects(
+    client: &Client,
+    namespaces: &BTreeSet<String>,
+    selector: &ListParams,
+    b: &mut Bundle,
+) -> Result<(), Error> {
     let mut deployments = Vec::new();
     let mut events = Vec::new();
-    for ns in &namespaces {
+    for ns in namespaces {
         let d: Api<Deployment> = Api::namespaced(client.clone(), ns);
-        match d.list(&selector).await {
+        match d.list(selector).await {
             Ok(l) => deployments.extend(l.items.iter().map(to_value)),
             Err(e) => b.fail(Error::kube("list", "Deployment", ns, install::NAME, e))?,
         }
@@ -567,7 +617,7 @@ async fn operator_bundle(client: &Client, since: Duration, all: bool) -> Result<
         ),
         Err(e) => b.fail(Error::kube("list", "Lease", install::NAMESPACE, "*", e))?,
     }
-    Ok(b)
+    Ok(())
 }
 
 /// Logs of `container` in each pod since `since` (kubelet timestamps on), and those of the
