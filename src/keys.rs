@@ -3,7 +3,7 @@
 //! Pure data, below `model` (which refuses a spec that sets the engine's pod labels) and `objects`
 //! (which builds the objects carrying them); `objects`, `engine` and `api` re-export what they
 //! used to declare, so the values live here only. (The labels of EtcdBackup records stay with
-//! them in `backup::label`.)
+//! them in `model::records::label`.)
 
 /// Kubernetes' recommended labels: the member selector (`NAME`, `INSTANCE`) and who manages them.
 pub const LABEL_NAME: &str = "app.kubernetes.io/name";

@@ -1,7 +1,7 @@
 //! The backup archive, apart from any cluster: where backups are stored (`store`: S3, local files,
 //! PVC paths as URLs, streamed with bounded memory), how their bytes are encoded and checked
 //! (`codec`; `crypt`, client-side AES-256-GCM encryption; `frame`, the pvc:// put stream),
-//! getting one back verified (`fetch`), which ones to delete (`retention`, pure) and when the next
+//! getting one back verified (`fetch`), what stored backups and their records are named (`naming`), which ones to delete (`retention`, pure) and when the next
 //! one runs (`schedule`, pure).
 //!
 //! A leaf room: it imports nothing of this crate, so the API types, `validate` and the pod
@@ -12,6 +12,7 @@ pub mod codec;
 pub mod crypt;
 pub mod fetch;
 pub mod frame;
+pub mod naming;
 pub mod retention;
 pub mod schedule;
 pub mod store;

@@ -8,37 +8,17 @@
 
 pub mod pvc;
 pub mod scheduled;
-pub mod select;
 pub mod take;
+
+// Which records are whose, and their labels: pure, below the planner (`model::records`); the
+// paths `backup::select` and `backup::label` stay for the code that takes and prunes backups.
+pub use crate::model::records::{label, select};
 
 // Fetching needs no cluster and lives in the archive; the path `backup::fetch` stays for the
 // verbs that use it.
 pub use crate::archive::fetch;
 use crate::archive::store;
 use crate::error::{BackupError, Error};
-
-/// Labels of EtcdBackup records: which cluster, and who asked (retention only deletes scheduled ones).
-pub mod label {
-    use std::collections::BTreeMap;
-
-    pub const CLUSTER: &str = "etcd.kubectl-etcd.io/cluster";
-    pub const TRIGGER: &str = "etcd.kubectl-etcd.io/trigger";
-    pub const TRIGGER_CLI: &str = "cli";
-    pub const TRIGGER_SCHEDULE: &str = "schedule";
-    /// The engine's pre-upgrade snapshot of a `spec.version` change applied without one.
-    pub const TRIGGER_UPGRADE: &str = "upgrade";
-
-    pub fn for_cluster(cluster: &str, trigger: &str) -> BTreeMap<String, String> {
-        BTreeMap::from([
-            (CLUSTER.to_string(), cluster.to_string()),
-            (TRIGGER.to_string(), trigger.to_string()),
-        ])
-    }
-
-    pub fn selector(cluster: &str) -> String {
-        format!("{CLUSTER}={cluster}")
-    }
-}
 
 /// Credentials of a Secret's standard keys (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`,
 /// `AWS_SESSION_TOKEN`) and the endpoint/region it may carry.

@@ -4,11 +4,12 @@
 //! configuration; everything downstream reads `Desired`.
 //!
 //! `version`: etcd versions; `desired`: `Desired` and its defaults; `validate`: spec → `Desired`;
-//! `observed`: `Observed` and its views.
+//! `observed`: `Observed` and its views; `records`: the `EtcdBackup` records' labels and selection.
 
 mod desired;
 pub mod maintenance;
 mod observed;
+pub mod records;
 mod validate;
 mod version;
 

@@ -18,8 +18,8 @@
 //! newest good one (succeeded, with quorum), nor one an EtcdCluster's `spec.restore.backupName`
 //! names: a failing backup, or one taken without quorum, never costs an older one.
 //!
-//! The record helpers it uses (`backup::select`, `backup::label`, the object names of
-//! `backup::take`) are pure functions of the records; they live with the code that writes them.
+//! The record helpers it uses (`model::records::{select, label}`, `archive::naming`) are pure
+//! functions of the records, below the planner: it imports nothing of `backup`.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -30,11 +30,11 @@ use kube::ResourceExt;
 
 use super::Step;
 use crate::api::{BackupStatus, EtcdBackup, backup_phase, condition, reason};
+use crate::archive::naming::object_time;
 use crate::archive::retention::{self, Candidate, Retention};
 use crate::archive::schedule::Schedule;
 use crate::archive::store::Location;
-use crate::backup::take::object_time;
-use crate::backup::{label, select};
+use crate::model::records::{label, select};
 use crate::model::{BackupPlan, Desired, EtcdView, Observed, fmt_id};
 
 #[cfg(test)]

@@ -368,7 +368,7 @@ fn pick_version(s: &Session, a: &Args, src: &Source) -> Result<String, Error> {
             .unwrap_or_else(|| model::DEFAULT_VERSION.into()),
         (None, None) => model::DEFAULT_VERSION.into(),
     };
-    select::restore_version(src.version.as_deref(), &version)
+    crate::plan::upgrade::restore_version(src.version.as_deref(), &version)
         .map_err(|e| Error::Usage(format!("EtcdCluster {}/{}: {e}", s.namespace, a.name)))?;
     if let Some(w) = model::Version::parse(&version).and_then(model::support_warning) {
         output::progress_line(&w);

@@ -487,7 +487,7 @@ fn demo_record(name: &str, trigger: &str, phase: &str, start: &str, by: &str) ->
         st.completion_time = Some(Time(at + jiff::SignedDuration::from_secs(5)));
         st.url = Some(format!(
             "s3://b/p/{}",
-            crate::backup::take::object_key(
+            crate::archive::naming::object_key(
                 "ns",
                 "demo",
                 at,

@@ -33,8 +33,8 @@ use serde_json::json;
 use super::backup::bad_url;
 use crate::api::{EtcdBackup, EtcdCluster, RestoreSpec, backup_phase};
 use crate::archive::store::{Access, Location};
+use crate::backup::label;
 use crate::backup::open_store;
-use crate::backup::{label, select};
 use crate::cli::flags::{Global, WaitFlags};
 use crate::cli::{Session, drive, output, usage};
 use crate::engine::{Context, Dial};
@@ -370,7 +370,7 @@ async fn recover(s: &Session, g: &Global, a: Args) -> Result<(), Error> {
         (None, Some(rec)) => rec.status.as_ref().and_then(|s| s.etcd_version.clone()),
         (None, None) => None,
     };
-    select::restore_version(snapshot_version.as_deref(), &d.version.to_string())
+    crate::plan::upgrade::restore_version(snapshot_version.as_deref(), &d.version.to_string())
         .map_err(|e| Error::Usage(format!("{who} (spec.version {}): {e}", d.version)))?;
     plan.push(match &pod_credentials {
         PodCredentials::Secret(n) => format!("the restore pod reads the snapshot with Secret {n}"),

@@ -184,29 +184,6 @@ pub fn abandoned(b: &EtcdBackup, me: &str, now: Timestamp) -> bool {
     })
 }
 
-/// Pure: may a snapshot taken on etcd `snapshot` be restored into a cluster of `target`? The
-/// same path rules as an upgrade (`plan::upgrade::check_step`): the same minor, or one minor up
-/// from a patch etcd allows it from. Never down a minor: etcd goes down only through its downgrade
-/// procedure on a running cluster, never by restoring newer data into older members. A snapshot
-/// of unknown origin (a bare URL) is not checked.
-pub fn restore_version(snapshot: Option<&str>, target: &str) -> Result<(), String> {
-    use crate::model::Version;
-    use crate::plan::upgrade::{PathKind, check_step};
-    let (Some(from), Some(to)) = (snapshot.and_then(Version::parse), Version::parse(target)) else {
-        return Ok(());
-    };
-    match check_step(from, to) {
-        Ok(PathKind::Same | PathKind::Patch | PathKind::Minor) => Ok(()),
-        Ok(PathKind::Rollback | PathKind::Downgrade) => Err(format!(
-            "a snapshot taken on etcd {from} cannot be restored into {to}: its data is of 3.{} and etcd goes down a minor only through its downgrade procedure on a running cluster; restore into 3.{}.x (--version), then downgrade with `kubectl etcd upgrade NAME --version {to}`",
-            from.minor, from.minor
-        )),
-        Err(refusal) => Err(format!(
-            "a snapshot taken on etcd {from} cannot be restored into {to}: {refusal}; restore into {from} (--version {from}) and upgrade from there"
-        )),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -362,20 +339,6 @@ mod tests {
             "{:?}",
             got.passed_over
         );
-    }
-
-    #[test]
-    fn a_snapshot_is_restored_only_where_an_upgrade_could_go() {
-        assert!(restore_version(Some("3.5.16"), "3.5.16").is_ok());
-        assert!(restore_version(Some("3.5.16"), "3.5.35").is_ok());
-        assert!(restore_version(Some("3.5.35"), "3.6.15").is_ok());
-        assert!(restore_version(None, "3.6.15").is_ok());
-        // Down a minor, two minors up, and 3.5 → 3.6 from before 3.5.26 are refused.
-        let e = restore_version(Some("3.6.15"), "3.5.35").unwrap_err();
-        assert!(e.contains("downgrade"), "{e}");
-        let e = restore_version(Some("3.4.23"), "3.6.15").unwrap_err();
-        assert!(e.contains("--version 3.4.23"), "{e}");
-        assert!(restore_version(Some("3.5.16"), "3.6.15").is_err());
     }
 
     #[test]
