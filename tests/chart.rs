@@ -10,12 +10,15 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
 
+use kubectl_etcd::keys::LABEL_NAME;
 use kubectl_etcd::objects::install::{self, NAMESPACE};
+use kubectl_etcd::objects::monitoring;
 use serde_json::Value;
 
 const CHART: &str = "charts/kubectl-etcd";
 const RULES: &str = "charts/kubectl-etcd/templates/_rules.tpl";
 const CRDS: &str = "charts/kubectl-etcd/crds/crds.yaml";
+const MONITORING: &str = "charts/kubectl-etcd/templates/monitoring.yaml";
 const REGENERATE: &str = "KE_REGENERATE=1 cargo test --test chart generated";
 
 fn helm() -> &'static PathBuf {
@@ -153,6 +156,36 @@ fn rules_tpl() -> String {
     )
 }
 
+/// templates/monitoring.yaml (`monitoring.enabled`): `objects::monitoring::manifests` as JSON
+/// documents (JSON is YAML), with the release namespace and the operator's name (`name`: the
+/// objects' label and the operator PodMonitor's selector) put in as template expressions, and the
+/// alerts' own `{{ $labels.x }}` escaped so that Helm prints them as they are.
+fn monitoring_tpl() -> String {
+    const NS: &str = "@release-namespace@";
+    const NAME: &str = "@operator-name@";
+    let docs: Vec<String> = monitoring::manifests(NS)
+        .into_iter()
+        .map(|mut o| {
+            o["metadata"]["labels"][LABEL_NAME] = NAME.into();
+            if o["metadata"]["name"] == monitoring::OPERATOR_MONITOR {
+                o["spec"]["selector"]["matchLabels"][LABEL_NAME] = NAME.into();
+            }
+            serde_json::to_string_pretty(&o)
+                .unwrap()
+                .replace("{{", "{{ \"{{\" }}")
+                .replace(&format!("\"{NS}\""), "{{ .Release.Namespace | quote }}")
+                .replace(
+                    &format!("\"{NAME}\""),
+                    "{{ include \"kubectl-etcd.name\" . | quote }}",
+                )
+        })
+        .collect();
+    format!(
+        "{{{{/* Generated from objects::monitoring by tests/chart.rs; do not edit. Regenerate: {REGENERATE} */}}}}\n{{{{- if .Values.monitoring.enabled }}}}\n{}\n{{{{- end }}}}\n",
+        docs.join("\n---\n")
+    )
+}
+
 fn check(path: &str, want: &str) {
     if std::env::var_os("KE_REGENERATE").is_some() {
         std::fs::write(path, want).unwrap();
@@ -174,6 +207,11 @@ fn generated_crds_are_fresh() {
     check(CRDS, &kubectl_etcd::cli::crd_yaml());
 }
 
+#[test]
+fn generated_monitoring_objects_are_fresh() {
+    check(MONITORING, &monitoring_tpl());
+}
+
 // --- helm -----------------------------------------------------------------------------------------
 
 #[test]
@@ -186,6 +224,7 @@ fn helm_lint_passes_for_both_scopes() {
             "rbac.watchNamespace=team-a",
             "leaseNamespace.create=false",
         ][..],
+        &["monitoring.enabled=true"][..],
     ] {
         let mut c = Command::new(helm());
         c.args(["lint", "--strict", CHART, "--namespace", "ops"]);
@@ -201,6 +240,72 @@ fn helm_lint_passes_for_both_scopes() {
 fn helm_template_renders_the_objects_of_manifests() {
     let chart = objects(&must("helm template", template(NAMESPACE, &[])));
     assert_same(&chart, &manifests_objects(&[]), "default values");
+}
+
+#[test]
+fn helm_template_with_monitoring_renders_the_objects_of_manifests_monitoring() {
+    let chart = objects(&must(
+        "helm template",
+        template(NAMESPACE, &["monitoring.enabled=true"]),
+    ));
+    assert_same(
+        &chart,
+        &manifests_objects(&["--monitoring"]),
+        "monitoring.enabled=true",
+    );
+    // the alerts' annotations come through Helm as Prometheus templates, not rendered by Helm
+    let rule = chart
+        .iter()
+        .find(|o| o["kind"] == "PrometheusRule")
+        .unwrap();
+    assert!(
+        rule["spec"]["groups"][0]["rules"][0]["annotations"]["runbook"]
+            .as_str()
+            .unwrap()
+            .contains("{{ $labels.namespace }}"),
+        "{rule}"
+    );
+}
+
+#[test]
+fn helm_template_with_monitoring_elsewhere_watches_the_release_and_its_operator() {
+    let all = objects(&must(
+        "helm template",
+        template("ops", &["monitoring.enabled=true", "name=etcd-op"]),
+    ));
+    let mut want: Vec<Value> = monitoring::manifests("ops");
+    for o in &mut want {
+        o["metadata"]["labels"][LABEL_NAME] = "etcd-op".into();
+        if o["metadata"]["name"] == monitoring::OPERATOR_MONITOR {
+            o["spec"]["selector"]["matchLabels"][LABEL_NAME] = "etcd-op".into();
+        }
+    }
+    let kinds = ["PodMonitor", "PrometheusRule"];
+    let mut have: Vec<Value> = all
+        .iter()
+        .filter(|o| {
+            kinds.contains(&o["kind"].as_str().unwrap_or(""))
+                || o["metadata"]["name"] == monitoring::DASHBOARD_NAME
+        })
+        .cloned()
+        .collect();
+    let key = |o: &Value| format!("{}/{}", o["kind"], o["metadata"]["name"]);
+    have.sort_by_key(key);
+    want.sort_by_key(key);
+    assert_same(&have, &want, "monitoring in ops, operator etcd-op");
+    // what the operator's PodMonitor selects is the chart's operator pod
+    let deployment = all.iter().find(|o| o["kind"] == "Deployment").unwrap();
+    let pod_labels = &deployment["spec"]["template"]["metadata"]["labels"];
+    let monitor = have
+        .iter()
+        .find(|o| o["metadata"]["name"] == monitoring::OPERATOR_MONITOR)
+        .unwrap();
+    for (k, v) in monitor["spec"]["selector"]["matchLabels"]
+        .as_object()
+        .unwrap()
+    {
+        assert_eq!(&pod_labels[k], v, "the operator pod's label {k}");
+    }
 }
 
 #[test]

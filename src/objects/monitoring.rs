@@ -275,6 +275,20 @@ pub const ALERTS: &[Alert] = &[
         runbook: concat!("kubectl etcd -n ", ns!(), " status ", name!()),
     },
     Alert {
+        name: "EtcdCertificateExpiringSoon",
+        expr: "kubectl_etcd_certificate_expiration_timestamp_seconds - time() < 14 * 86400",
+        for_: "1h",
+        severity: "warning",
+        summary: concat!(
+            "{{ $labels.key }} of Secret {{ $labels.secret }} (",
+            ns!(),
+            "/",
+            name!(),
+            ") expires in less than 14 days: renew the Secret (etcd reads a renewed certificate at each new connection)"
+        ),
+        runbook: concat!("kubectl etcd -n ", ns!(), " status ", name!()),
+    },
+    Alert {
         name: "KubectlEtcdOperatorDown",
         expr: r#"absent(up{job="kubectl-etcd-operator"} == 1)"#,
         for_: "10m",
@@ -339,7 +353,10 @@ pub fn members_monitor(namespace: &str) -> Value {
     })
 }
 
-/// The PodMonitor of the operator's pods (`/metrics` on their `metrics` port).
+/// The PodMonitor of the operator's pods (`/metrics` on their `metrics` port). Its per-cluster
+/// series carry the cluster's `namespace` and `name` themselves: `honorLabels` keeps them (else
+/// Prometheus renames them `exported_namespace` and writes the operator pod's namespace over
+/// them, and every alert on them names the wrong cluster).
 pub fn operator_monitor(namespace: &str) -> Value {
     json!({
         "apiVersion": "monitoring.coreos.com/v1", "kind": "PodMonitor",
@@ -349,6 +366,7 @@ pub fn operator_monitor(namespace: &str) -> Value {
             "selector": { "matchLabels": { LABEL_NAME: install::NAME } },
             "podMetricsEndpoints": [{
                 "port": PORT_NAME, "path": "/metrics", "scheme": "http", "interval": SCRAPE_INTERVAL,
+                "honorLabels": true,
                 "relabelings": operator_relabelings(),
             }],
         },
@@ -459,11 +477,19 @@ pub const PANELS: &[Panel] = &[
         ],
     },
     Panel {
-        title: "Newest backup: age and size",
+        title: "Newest backup: age, duration and size",
         unit: "s",
         queries: &[
             r#"time() - kubectl_etcd_last_successful_backup_timestamp_seconds{namespace=~"$namespace", name=~"$cluster"}"#,
+            r#"kubectl_etcd_last_successful_backup_duration_seconds{namespace=~"$namespace", name=~"$cluster"}"#,
             r#"kubectl_etcd_last_successful_backup_size_bytes{namespace=~"$namespace", name=~"$cluster"}"#,
+        ],
+    },
+    Panel {
+        title: "Certificates: time left (spec.tls)",
+        unit: "s",
+        queries: &[
+            r#"kubectl_etcd_certificate_expiration_timestamp_seconds{namespace=~"$namespace", name=~"$cluster"} - time()"#,
         ],
     },
     Panel {

@@ -434,6 +434,8 @@ async fn reconcile(cluster: Arc<EtcdCluster>, st: Arc<State>) -> Result<Action, 
         st.leases.remove(&object).await;
     } else {
         st.metrics.observed(&labels, &pass);
+        metrics::refresh_certificates(&st.metrics, &st.ctx.reach.client, &labels, &pass.desired)
+            .await;
     }
     match (&pass.outcome, &pass.step) {
         (Outcome::Acted, step) => {
@@ -463,16 +465,6 @@ async fn reconcile(cluster: Arc<EtcdCluster>, st: Arc<State>) -> Result<Action, 
         (_, step) => tracing::debug!(cluster = %name, namespace = %ns, step = %step, "pass"),
     }
     // Scheduled backups are steps of the passes (`plan::backup`); come back by the next one.
-    if pass.outcome != Outcome::Released {
-        let schedule = pass
-            .desired
-            .backup
-            .as_ref()
-            .and_then(|b| b.schedule.as_ref());
-        let interval = metrics::schedule_interval(schedule, jiff::Timestamp::now());
-        st.metrics
-            .backup(&labels, pass.status.backup.as_ref(), interval);
-    }
     let backup_due = pass
         .status
         .backup

@@ -3,6 +3,8 @@
 # the members' serving certificate, their peer certificate and a client certificate.
 #
 #   tls-certs.sh DIR CLUSTER NAMESPACE
+#   TLS_CERT_DAYS=10 tls-certs.sh …   valid 10 days instead of 30 (tests/e2e_monitoring.rs: the
+#                                     certificate-expiry alert fires under 14)
 #
 # writes DIR/{ca,server,peer,client}.{crt,key}. Names: every member
 # (*.CLUSTER.NAMESPACE.svc.cluster.local), the client Service (CLUSTER-client.NAMESPACE.svc…),
@@ -11,11 +13,12 @@ set -euo pipefail
 dir=${1:?usage: tls-certs.sh DIR CLUSTER NAMESPACE}
 cluster=${2:?usage: tls-certs.sh DIR CLUSTER NAMESPACE}
 ns=${3:?usage: tls-certs.sh DIR CLUSTER NAMESPACE}
+days=${TLS_CERT_DAYS:-30}
 mkdir -p "$dir"
 cd "$dir"
 members="*.$cluster.$ns.svc.cluster.local"
 sans="DNS:$members,DNS:$cluster-client.$ns.svc,DNS:$cluster-client.$ns.svc.cluster.local,DNS:localhost,IP:127.0.0.1"
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 30 \
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days "$days" \
   -subj "/CN=kubectl-etcd test CA $cluster.$ns" -keyout ca.key -out ca.crt 2>/dev/null
 leaf() { # name cn eku sans
   openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=$2" \
@@ -26,7 +29,7 @@ leaf() { # name cn eku sans
     echo "extendedKeyUsage=$3"
     if [ -n "$4" ]; then echo "subjectAltName=$4"; fi
   } > "$1.ext"
-  openssl x509 -req -in "$1.csr" -CA ca.crt -CAkey ca.key -CAcreateserial -days 30 \
+  openssl x509 -req -in "$1.csr" -CA ca.crt -CAkey ca.key -CAcreateserial -days "$days" \
     -extfile "$1.ext" -out "$1.crt" 2>/dev/null
   rm -f "$1.csr" "$1.ext"
 }

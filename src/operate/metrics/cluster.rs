@@ -292,6 +292,7 @@ impl Metrics {
             EtcdView::Reached(c) => self.reached(cluster, pass, c),
             _ => self.unreached(cluster),
         }
+        self.backups_of(cluster, pass);
     }
 
     fn defragmented(&self, cluster: &ClusterLabels, d: &Defragmentation) {

@@ -11,11 +11,15 @@
 //!   rollout of a two-replica Deployment proceeds; 503 before that first answer.
 //!
 //! Files: `passes` (the operator's own series), `cluster` (what a pass saw of a cluster),
-//! `backup` (its backups), `server` (HTTP). Each file's families are one struct registered here.
+//! `backup` (its backups), `certs` (its TLS certificates' expiry), `server` (HTTP). Each file's
+//! families are one struct registered here. `read` is the one file that reads the API server
+//! (the TLS Secrets, after a pass); the server and the families hold no client.
 
 mod backup;
+mod certs;
 mod cluster;
 mod passes;
+mod read;
 mod server;
 #[cfg(test)]
 mod tests;
@@ -28,8 +32,8 @@ use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::registry::{Registry, Unit};
 
-pub use backup::schedule_interval;
 pub use passes::PassResult;
+pub use read::refresh_certificates;
 pub use server::{bind, serve};
 
 use crate::api::Phase;
@@ -54,6 +58,9 @@ struct Seen {
     /// The newest failed backup seen (`None` before the first look: an old failure found at
     /// start is not counted again).
     last_failed: Option<Option<String>>,
+    /// (Secret, key) of each certificate series, and when the Secrets were last read.
+    certs: BTreeSet<(String, String)>,
+    certs_read: Option<std::time::Instant>,
 }
 
 /// The operator's metrics; shared by the controller and the HTTP server.
@@ -62,6 +69,7 @@ pub struct Metrics {
     passes: passes::Passes,
     clusters: cluster::Clusters,
     backups: backup::Backups,
+    certs: certs::Certs,
     seen: Mutex<HashMap<ClusterLabels, Seen>>,
     ready: AtomicBool,
 }
@@ -93,6 +101,7 @@ impl Default for Metrics {
             passes: passes::Passes::register(&mut registry),
             clusters: cluster::Clusters::register(&mut registry),
             backups: backup::Backups::register(&mut registry),
+            certs: certs::Certs::register(&mut registry),
             registry,
             seen: Mutex::default(),
             ready: AtomicBool::new(false),
@@ -121,6 +130,7 @@ impl Metrics {
             .unwrap_or_default();
         self.clusters.forget(cluster, &seen);
         self.backups.forget(cluster);
+        self.certs.forget(cluster, &seen);
         self.passes.forget(cluster, &seen);
         self.count_phases();
     }

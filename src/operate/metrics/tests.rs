@@ -6,6 +6,8 @@ use std::time::Duration;
 use hyper::header::CONTENT_TYPE;
 use hyper::{Method, StatusCode};
 
+use super::backup::{last_duration, schedule_interval};
+use super::certs;
 use super::server::respond;
 use super::*;
 use crate::api::BackupStatus;
@@ -200,6 +202,7 @@ fn each_cluster_reports_what_users_alert_on_and_is_forgotten_when_deleted() {
             )),
             ..Default::default()
         }),
+        None,
         None,
     );
     let text = m.render();
@@ -417,7 +420,12 @@ fn backups_report_size_interval_and_count_each_new_failure_once() {
         last_failed_time: at(900),
         ..Default::default()
     };
-    m.backup(&demo(), Some(&st), Some(Duration::from_secs(60)));
+    m.backup(
+        &demo(),
+        Some(&st),
+        Some(12.5),
+        Some(Duration::from_secs(60)),
+    );
     let of = |text: &str, metric: &str| {
         value(
             text,
@@ -431,6 +439,10 @@ fn backups_report_size_interval_and_count_each_new_failure_once() {
     );
     assert_eq!(of(&text, "backup_interval_seconds").as_deref(), Some("60"));
     assert_eq!(
+        of(&text, "last_successful_backup_duration_seconds").as_deref(),
+        Some("12.5")
+    );
+    assert_eq!(
         of(&text, "backup_failing").as_deref(),
         Some("0"),
         "the failure is older than the success"
@@ -442,8 +454,8 @@ fn backups_report_size_interval_and_count_each_new_failure_once() {
     );
     st.last_failed = Some("demo-new".into());
     st.last_failed_time = at(1100);
-    m.backup(&demo(), Some(&st), Some(Duration::from_secs(60)));
-    m.backup(&demo(), Some(&st), None);
+    m.backup(&demo(), Some(&st), None, Some(Duration::from_secs(60)));
+    m.backup(&demo(), Some(&st), None, None);
     let text = m.render();
     assert_eq!(of(&text, "backup_failing").as_deref(), Some("1"));
     assert_eq!(of(&text, "backup_failures_total").as_deref(), Some("1"));
@@ -452,6 +464,101 @@ fn backups_report_size_interval_and_count_each_new_failure_once() {
         None,
         "no schedule, no interval"
     );
+}
+
+fn record(name: &str, start: i64, end: Option<i64>, secs: Option<f64>) -> crate::api::EtcdBackup {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+    let at = |s: i64| Time(jiff::Timestamp::from_second(s).unwrap());
+    let mut b = crate::api::EtcdBackup::new(
+        name,
+        crate::api::EtcdBackupSpec {
+            cluster: "demo".into(),
+            destination: "s3://b/p".into(),
+            ..Default::default()
+        },
+    );
+    b.status = Some(crate::api::EtcdBackupStatus {
+        phase: Some("Succeeded".into()),
+        start_time: Some(at(start)),
+        completion_time: end.map(at),
+        duration_seconds: secs,
+        ..Default::default()
+    });
+    b
+}
+
+#[test]
+fn the_newest_successful_backup_takes_its_duration_from_its_record() {
+    let newest = |name: &str| BackupStatus {
+        last_successful: Some(name.into()),
+        ..Default::default()
+    };
+    let records = [
+        record("demo-measured", 1000, Some(1003), Some(2.75)),
+        record("demo-times-only", 1000, Some(1042), None),
+        record("demo-unfinished", 1000, None, None),
+        record("demo-clock-skew", 1000, Some(990), None),
+    ];
+    let of = |name: &str| last_duration(Some(&newest(name)), &records);
+    assert_eq!(of("demo-measured"), Some(2.75), "durationSeconds first");
+    assert_eq!(of("demo-times-only"), Some(42.0), "else completion - start");
+    assert_eq!(of("demo-unfinished"), None);
+    assert_eq!(of("demo-clock-skew"), None, "never negative");
+    assert_eq!(of("demo-pruned"), None, "the record is gone");
+    assert_eq!(last_duration(None, &records), None, "no backup yet");
+}
+
+#[test]
+fn a_pass_reports_the_backups_it_saw_with_the_schedule_around_its_own_clock() {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+    let m = Metrics::default();
+    let mut p = pass_with(100, [true; 3], [1; 3]);
+    p.observed.now = jiff::Timestamp::from_second(1_764_547_230).unwrap();
+    p.observed.backups.records = vec![record("demo-1", 1000, Some(1007), None)];
+    p.status.backup = Some(BackupStatus {
+        last_successful: Some("demo-1".into()),
+        last_successful_time: Some(Time(jiff::Timestamp::from_second(1007).unwrap())),
+        last_successful_size: Some(512),
+        ..Default::default()
+    });
+    p.desired.backup = crate::fixtures::cluster("demo")
+        .spec(|s| {
+            s.backup = Some(crate::api::BackupSpec {
+                destination: "s3://b/p".into(),
+                schedule: Some("*/5 * * * *".into()),
+                suspend: true,
+                ..Default::default()
+            })
+        })
+        .desired()
+        .backup;
+    m.observed(&demo(), &p);
+    let text = m.render();
+    let of = |metric: &str| {
+        value(
+            &text,
+            &format!(r#"kubectl_etcd_{metric}{{namespace="ns",name="demo"}}"#),
+        )
+    };
+    assert_eq!(
+        of("last_successful_backup_duration_seconds").as_deref(),
+        Some("7.0")
+    );
+    assert_eq!(
+        of("last_successful_backup_timestamp_seconds").as_deref(),
+        Some("1007")
+    );
+    assert_eq!(
+        of("last_successful_backup_size_bytes").as_deref(),
+        Some("512")
+    );
+    assert_eq!(
+        of("backup_interval_seconds").as_deref(),
+        Some("300"),
+        "a suspended schedule keeps its interval"
+    );
+    m.forget(&demo());
+    assert!(!m.render().contains("name=\"demo\""), "{}", m.render());
 }
 
 #[test]
@@ -549,6 +656,7 @@ async fn the_server_holds_no_client() {
         ("passes.rs", include_str!("passes.rs")),
         ("cluster.rs", include_str!("cluster.rs")),
         ("backup.rs", include_str!("backup.rs")),
+        ("certs.rs", include_str!("certs.rs")),
     ] {
         for client in ["kube::", "Client", "Api<", "reqwest", "hyper::client"] {
             assert!(
@@ -564,4 +672,123 @@ async fn the_server_holds_no_client() {
         .unwrap()
         .to_bytes();
     assert_eq!(String::from_utf8_lossy(&bytes), m.render());
+}
+
+// --- certificates -------------------------------------------------------------------------
+
+/// Made with openssl 3.0 (`req -x509 -days 30`): v3, notAfter 2027-01-01T09:00:28Z (UTCTime).
+const CA_2027: &str = "-----BEGIN CERTIFICATE-----\nMIIBeDCCAR+gAwIBAgIUfcWDkxOOqNLdxWvRSF2kscx1Ij8wCgYIKoZIzj0EAwIw\nEjEQMA4GA1UEAwwHdGVzdCBjYTAeFw0yNjEyMDIwOTAwMjhaFw0yNzAxMDEwOTAw\nMjhaMBIxEDAOBgNVBAMMB3Rlc3QgY2EwWTATBgcqhkjOPQIBBggqhkjOPQMBBwNC\nAARCFT8GT5cxWPblNHtyR0VHwuf6u+pkXpUR78G6PieDNlV7/ZYXzE/TGYQlQe6+\ncPtvrdb4b8XdHdfotp88uBSco1MwUTAdBgNVHQ4EFgQUxPw/JMMS42Nrzj4TsDiY\nKxpVNvwwHwYDVR0jBBgwFoAUxPw/JMMS42Nrzj4TsDiYKxpVNvwwDwYDVR0TAQH/\nBAUwAwEB/zAKBggqhkjOPQQDAgNHADBEAiAWzHPHu7zeH1qnx2K9Qo3919MxX7gG\ntTQVpgHCqtwy9wIgEZ04GfckC6kPtRu05o54FBP/xINRx8XJq98DxacPKYc=\n-----END CERTIFICATE-----\n";
+/// `req -x509 -days 36500`: notAfter 2126-11-08T09:00:28Z (GeneralizedTime, from 2050 on).
+const FAR_2126: &str = "-----BEGIN CERTIFICATE-----\nMIIBczCCARmgAwIBAgIUc3ANQ85ka5z5HZrTpvGcODltwVAwCgYIKoZIzj0EAwIw\nDjEMMAoGA1UEAwwDZmFyMCAXDTI2MTIwMjA5MDAyOFoYDzIxMjYxMTA4MDkwMDI4\nWjAOMQwwCgYDVQQDDANmYXIwWTATBgcqhkjOPQIBBggqhkjOPQMBBwNCAASDsDXd\nKveGloiUR8spoq7fyq8ZZNzDMglRCzcrCT3UBFc5AaTLCN+tQWnHqj/TKa9psJpZ\nUpaDytfP8T7lqOjNo1MwUTAdBgNVHQ4EFgQUYfJHqBu4o09eXgw3BI/UEum9vosw\nHwYDVR0jBBgwFoAUYfJHqBu4o09eXgw3BI/UEum9voswDwYDVR0TAQH/BAUwAwEB\n/zAKBggqhkjOPQQDAgNIADBFAiEAjk5H8uLQSBrqVluK4Gokc2ZvB5E4CcdQ91ww\n/zV+DJACIC6DHvp60Ky/HsyT2RSF/rnMfsp0vfYOIrcuzem/Is2a\n-----END CERTIFICATE-----\n";
+/// Signed by CA_2027 with `x509 -req -days 7` and no extensions: a v1 certificate (no version
+/// field), notAfter 2026-12-09T09:00:31Z.
+const LEAF_V1_2026: &str = "-----BEGIN CERTIFICATE-----\nMIIBGzCBwgIUS/r0J37C39xWPJB7vTMmRYMcMLEwCgYIKoZIzj0EAwIwEjEQMA4G\nA1UEAwwHdGVzdCBjYTAeFw0yNjEyMDIwOTAwMzFaFw0yNjEyMDkwOTAwMzFaMA8x\nDTALBgNVBAMMBGxlYWYwWTATBgcqhkjOPQIBBggqhkjOPQMBBwNCAAQvXfsEa9yY\nZAhK2Q5oeZstV2xxobiv1A2UigHPNjZsnjHCGpX8SpWoMyeY5Z1+oiLG5Nyniavo\nKCgtrZS+TBUBMAoGCCqGSM49BAMCA0gAMEUCIQD4k/u1QCdiSWC8xNLfL3oXOYWj\ne6CzDcrpKhAIUurGyQIgO/DeupupWzPkhUs1fotCzUCNoPjIoUaPYuL09Hzrno0=\n-----END CERTIFICATE-----\n";
+
+#[test]
+fn a_certificate_gives_its_not_after_in_either_time_form_and_version() {
+    assert_eq!(
+        certs::earliest_not_after(CA_2027.as_bytes()),
+        Ok(1_798_794_028)
+    );
+    assert_eq!(
+        certs::earliest_not_after(FAR_2126.as_bytes()),
+        Ok(4_949_802_028)
+    );
+    assert_eq!(
+        certs::earliest_not_after(LEAF_V1_2026.as_bytes()),
+        Ok(1_796_806_831)
+    );
+}
+
+#[test]
+fn a_chain_or_bundle_reports_its_first_certificate_to_expire() {
+    let chain = format!("{FAR_2126}{LEAF_V1_2026}{CA_2027}");
+    assert_eq!(
+        certs::earliest_not_after(chain.as_bytes()),
+        Ok(1_796_806_831)
+    );
+}
+
+#[test]
+fn what_holds_no_certificate_is_an_error_not_a_series() {
+    assert!(certs::earliest_not_after(b"").is_err());
+    assert!(
+        certs::earliest_not_after(
+            b"-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"
+        )
+        .is_err()
+    );
+    let garbage = "-----BEGIN CERTIFICATE-----\nMAMCAQA=\n-----END CERTIFICATE-----\n";
+    assert!(certs::earliest_not_after(garbage.as_bytes()).is_err());
+    // cut short anywhere, the DER walk gives up instead of reading past the end
+    use rustls::pki_types::pem::PemObject;
+    let der = rustls::pki_types::CertificateDer::from_pem_slice(CA_2027.as_bytes())
+        .unwrap()
+        .to_vec();
+    for cut in 0..der.len() {
+        let _ = certs::not_after(&der[..cut]);
+    }
+    assert_eq!(certs::not_after(&der), Some(1_798_794_028));
+}
+
+#[test]
+fn the_tls_secrets_are_each_read_once() {
+    let tls = crate::model::Tls {
+        client: Some(crate::model::ClientTls {
+            server_secret: "demo-tls".into(),
+            client_secret: "demo-client".into(),
+        }),
+        peer_secret: Some("demo-tls".into()),
+    };
+    assert_eq!(certs::tls_secrets(&tls), ["demo-tls", "demo-client"]);
+    assert!(certs::tls_secrets(&crate::model::Tls::default()).is_empty());
+}
+
+#[test]
+fn certificates_are_reported_per_secret_and_key_and_dropped_when_gone() {
+    let m = Metrics::default();
+    let cert = |secret: &str, key: &'static str, not_after| certs::Certificate {
+        secret: secret.into(),
+        key,
+        not_after,
+    };
+    let series = |secret: &str, key: &str| {
+        format!(
+            r#"kubectl_etcd_certificate_expiration_timestamp_seconds{{namespace="ns",name="demo",secret="{secret}",key="{key}"}}"#
+        )
+    };
+    m.certificates(
+        &demo(),
+        &[
+            cert("demo-server", "tls.crt", 1_796_806_831),
+            cert("demo-server", "ca.crt", 1_798_794_028),
+        ],
+    );
+    let text = m.render();
+    assert_eq!(
+        value(&text, &series("demo-server", "tls.crt")).as_deref(),
+        Some("1796806831")
+    );
+    assert_eq!(
+        value(&text, &series("demo-server", "ca.crt")).as_deref(),
+        Some("1798794028")
+    );
+    m.certificates(&demo(), &[cert("demo-server", "ca.crt", 1_798_794_028)]);
+    assert_eq!(
+        value(&m.render(), &series("demo-server", "tls.crt")),
+        None,
+        "a key no longer read"
+    );
+    m.forget(&demo());
+    assert!(!m.render().contains("name=\"demo\""));
+}
+
+#[test]
+fn the_secrets_are_read_again_only_after_the_refresh_interval() {
+    let m = Metrics::default();
+    let t0 = std::time::Instant::now();
+    assert!(m.certificates_due(&demo(), t0), "first pass");
+    assert!(!m.certificates_due(&demo(), t0 + Duration::from_secs(10)));
+    assert!(m.certificates_due(&demo(), t0 + certs::REFRESH));
+    assert!(!m.certificates_due(&demo(), t0 + certs::REFRESH + Duration::from_secs(1)));
 }
