@@ -45,25 +45,6 @@ impl Writer {
     }
 }
 
-/// Overwrites key `big` with 512 KiB values `times` times, then compacts the history: the
-/// database file keeps its size, most of it free pages a defragmentation gives back.
-fn fragment(ns: &str, times: u32) {
-    let value = "x".repeat(512 << 10);
-    for _ in 0..times {
-        ok(kubectl_stdin(
-            &[
-                "-n", ns, "exec", "-i", "demo-0", "--", "etcdctl", "put", "big",
-            ],
-            &value,
-        ));
-    }
-    let st = ok(etcdctl(ns, "demo-0", &["endpoint", "status", "-w", "json"]));
-    let rev = json(&st)[0]["Status"]["header"]["revision"]
-        .as_i64()
-        .expect("a revision");
-    ok(etcdctl(ns, "demo-0", &["compact", &rev.to_string()]));
-}
-
 fn events(ns: &str) -> Vec<(String, String)> {
     let ev = ok(kubectl(&["-n", ns, "get", "events", "-o", "json"]));
     json(&ev)["items"]
@@ -117,7 +98,7 @@ fn the_operator_defragments_on_request_and_by_policy_with_a_writer_and_loses_no_
                 .then_some(())
         },
     );
-    fragment(&ns.0, 16);
+    fragment(&ns.0, 16).unwrap();
     let writer = Writer::start(&ns.0);
 
     // On request: the verb writes its intent and waits on the operator's status.
@@ -171,7 +152,7 @@ fn the_operator_defragments_on_request_and_by_policy_with_a_writer_and_loses_no_
         "-p",
         r#"{"spec":{"maintenance":{"defrag":{"policy":{"fragmentedPercent":45,"minReclaimMiB":2}}}}}"#,
     ]));
-    fragment(&ns.0, 16);
+    fragment(&ns.0, 16).unwrap();
     let sizes = |c: &serde_json::Value| -> Vec<i64> {
         c["status"]["members"]
             .as_array()

@@ -6,10 +6,11 @@
 //! the end; the test fails if a row did not converge to what it documents or lost a key.
 //!
 //! Most rows drive the engine through the CLI verbs (`reconcile`, `scale`, `create`): each verb
-//! drives the same engine the operator runs. Two rows run a real operator instead
+//! drives the same engine the operator runs. Three rows run a real operator instead
 //! (`kubectl etcd operate --watch-namespace <the row's namespace>` as a child process, with its
-//! own leader Lease): one SIGKILLs it mid scale-down and starts it again, one deletes a cluster
-//! with an invalid spec while the operator's finalizer is on it.
+//! own leader Lease): one SIGKILLs it mid scale-down and starts it again, one SIGKILLs it in the
+//! middle of a defragmentation by policy and starts it again, one deletes a cluster with an
+//! invalid spec while the operator's finalizer is on it.
 #![cfg(feature = "e2e")]
 
 mod common;
@@ -1160,6 +1161,71 @@ fn operator_killed_mid_scale_down(ns: &str) -> Check {
     )
 }
 
+/// The database sizes (`status.members[].dbSize`) the engine last reported.
+fn db_sizes(ns: &str) -> Vec<i64> {
+    cluster_json(ns, CLUSTER)["status"]["members"]
+        .as_array()
+        .map(|ms| ms.iter().filter_map(|m| m["dbSize"].as_i64()).collect())
+        .unwrap_or_default()
+}
+
+/// The operator SIGKILLed in the middle of a defragmentation by policy
+/// (`spec.maintenance.defrag.policy`): once it defragmented one member and before it did the
+/// others, then started again. The new process finds the members the policy still finds worth it
+/// from what it observes (nothing of the run is recorded) and defragments them, one at a time;
+/// the cluster converges with every file small again.
+fn operator_killed_mid_policy_defrag(ns: &str) -> Check {
+    const BIG: i64 = 6 << 20;
+    const SMALL: i64 = 4 << 20;
+    let mut op = LocalOperator::start(ns, 18133)?;
+    ensure(
+        within(Duration::from_secs(90), || {
+            lease_holder(ns) == op.identity()
+        }),
+        format!("the operator never took the cluster's lease; {}", op.tail()),
+    )?;
+    fragment(ns, 16)?;
+    ensure(
+        within(Duration::from_secs(60), || {
+            db_sizes(ns).iter().filter(|s| **s > BIG).count() == 3
+        }),
+        format!("the files never grew with the history: {:?}", db_sizes(ns)),
+    )?;
+    merge_patch(
+        ns,
+        r#"{"spec":{"maintenance":{"defrag":{"policy":{"fragmentedPercent":45,"minReclaimMiB":2}}}}}"#,
+    );
+    // One member defragmented, another still large: the run is half done.
+    let mut seen = Vec::new();
+    let halfway = within(Duration::from_secs(180), || {
+        seen = db_sizes(ns);
+        seen.iter().any(|s| *s < SMALL) && seen.iter().any(|s| *s > BIG)
+    });
+    op.kill();
+    ensure(
+        halfway,
+        format!(
+            "never saw the policy's run half done (sizes {seen:?}); {}",
+            op.tail()
+        ),
+    )?;
+    std::thread::sleep(Duration::from_secs(3));
+    op.spawn()?;
+    ensure(
+        within(Duration::from_secs(240), || {
+            let s = db_sizes(ns);
+            s.len() == 3 && s.iter().all(|s| *s < SMALL)
+        }),
+        format!(
+            "the restarted operator did not defragment the rest: sizes {:?}; {}",
+            db_sizes(ns),
+            op.tail()
+        ),
+    )?;
+    operator_converges_to(ns, 3, Duration::from_secs(120))
+        .map_err(|e| format!("{e}; {}", op.tail()))
+}
+
 /// An invalid spec (a version the schema accepts, the engine does not) on a cluster that carries
 /// the running operator's finalizer: `kubectl delete etcdcluster` completes (the operator lets go
 /// of its finalizer whatever the spec says); created again on the kept volumes, the data is back.
@@ -1342,6 +1408,10 @@ fn rows() -> Vec<(&'static str, Fault)> {
         (
             "operator_killed_mid_scale_down",
             fault(operator_killed_mid_scale_down),
+        ),
+        (
+            "operator_killed_mid_policy_defrag",
+            fault(operator_killed_mid_policy_defrag),
         ),
         (
             "invalid_spec_then_deleted",

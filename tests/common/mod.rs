@@ -338,6 +338,38 @@ pub fn keyspace_digest(ns: &str, pod: &str) -> (usize, String) {
     (count, digest.split_whitespace().next().unwrap_or("").into())
 }
 
+/// Overwrites key `big` of cluster `demo` (through demo-0) with 512 KiB values `times` times,
+/// then compacts the history: the database file keeps its size, most of it free pages a
+/// defragmentation gives back. Err names the command that failed (the fault matrix's rows
+/// report it; other tests unwrap).
+pub fn fragment(ns: &str, times: u32) -> Result<(), String> {
+    let value = "x".repeat(512 << 10);
+    let failed = |what: &str, r: &Run| Err(format!("{what}: {} {}", r.code, r.stderr.trim()));
+    for _ in 0..times {
+        let r = kubectl_stdin(
+            &[
+                "-n", ns, "exec", "-i", "demo-0", "--", "etcdctl", "put", "big",
+            ],
+            &value,
+        );
+        if r.code != 0 {
+            return failed("etcdctl put big", &r);
+        }
+    }
+    let st = etcdctl(ns, "demo-0", &["endpoint", "status", "-w", "json"]);
+    let Some(rev) = serde_json::from_str::<serde_json::Value>(&st.stdout)
+        .ok()
+        .and_then(|v| v[0]["Status"]["header"]["revision"].as_i64())
+    else {
+        return failed("etcdctl endpoint status", &st);
+    };
+    let r = etcdctl(ns, "demo-0", &["compact", &rev.to_string()]);
+    if r.code != 0 {
+        return failed("etcdctl compact", &r);
+    }
+    Ok(())
+}
+
 /// A packaging tool built from its Go module by tests/cluster/helm.sh (helm, krew,
 /// validate-krew-manifest; cached under /var/cache/kubectl-etcd/tools): its path.
 pub fn packaging_tool(name: &str) -> PathBuf {
