@@ -132,35 +132,13 @@ pub async fn reconcile_once(
     cluster: &EtcdCluster,
     mode: Mode,
 ) -> Result<Pass, Error> {
-    let ns = cluster.namespace().unwrap_or_else(|| "default".into());
+    let ns = namespace_of(cluster);
     let name = cluster.name_any();
     let api = cluster_api(&ctx.client, &ns);
     // Deletion first: a cluster being deleted is released whatever its spec says (an invalid
     // spec must never keep a finalizer, and with it the namespace, alive).
     if cluster.metadata.deletion_timestamp.is_some() {
-        let released = match mode {
-            Mode::Act => release(ctx, cluster).await?,
-            Mode::DryRun => finalizer::Patched::Done,
-        };
-        let desired = model::validate(cluster).unwrap_or_else(|_| Desired::named(&name, &ns));
-        // What `status` shows of a cluster being deleted (never written: the object is on its
-        // way out once its finalizer is released).
-        let mut status = cluster.status.clone().unwrap_or_default();
-        status.phase = Some(Phase::Deleting);
-        return Ok(Pass {
-            desired,
-            observed: Observed::default(),
-            step: Step::Idle,
-            status,
-            outcome: match (mode, released) {
-                (Mode::DryRun, _) => Outcome::Unchanged,
-                (Mode::Act, finalizer::Patched::Done) => Outcome::Released,
-                (Mode::Act, finalizer::Patched::Changed) => {
-                    Outcome::NotYet("the finalizers changed since this pass read them".into())
-                }
-            },
-            defragmented: None,
-        });
+        return deleting(ctx, cluster, mode).await;
     }
     let desired = match model::validate(cluster) {
         Ok(d) => d,
@@ -194,38 +172,11 @@ pub async fn reconcile_once(
         let done = match act::act(ctx, &desired, &observed, &step).await {
             Ok(done) => done,
             Err(e) => {
-                // Status must not freeze on a failing step: say what failed, then fail.
-                let mut status = plan::derive_status(
-                    &desired,
-                    &observed,
-                    &step,
-                    cluster.status.as_ref(),
-                    jiff::Timestamp::now(),
-                );
-                status.message = Some(format!("{step} failed: {}", e.report()));
-                if cluster.status.as_ref() != Some(&status)
-                    && let Err(w) = write_status(&api, &name, &ns, &status).await
-                {
-                    tracing::warn!(cluster = %name, namespace = %ns, "{}", w.report());
-                }
+                failed(&api, cluster, (&desired, &observed), &step, &e).await;
                 return Err(e);
             }
         };
-        match done {
-            act::Done::Changed => outcome = Outcome::Acted,
-            act::Done::Defragmented(m) => {
-                outcome = Outcome::Acted;
-                defragmented = Some(m);
-            }
-            act::Done::NotYet(why) => {
-                tracing::info!(cluster = %name, namespace = %ns, step = %step, "etcd said not yet: {why}");
-                outcome = Outcome::NotYet(why.clone());
-                step = Step::Wait {
-                    reason: step.reason(),
-                    message: format!("{step} (etcd: not yet: {why})"),
-                };
-            }
-        }
+        (step, outcome, defragmented) = acted(cluster, step, done);
     }
     let status = plan::derive_status(
         &desired,
@@ -245,6 +196,83 @@ pub async fn reconcile_once(
         outcome,
         defragmented,
     })
+}
+
+/// The pass over a cluster being deleted: its finalizer released (when acting), and the status
+/// `status` shows of it (never written: the object is on its way out once the finalizer goes).
+async fn deleting(ctx: &Context, cluster: &EtcdCluster, mode: Mode) -> Result<Pass, Error> {
+    let ns = namespace_of(cluster);
+    let name = cluster.name_any();
+    let released = match mode {
+        Mode::Act => release(ctx, cluster).await?,
+        Mode::DryRun => finalizer::Patched::Done,
+    };
+    let desired = model::validate(cluster).unwrap_or_else(|_| Desired::named(&name, &ns));
+    let mut status = cluster.status.clone().unwrap_or_default();
+    status.phase = Some(Phase::Deleting);
+    Ok(Pass {
+        desired,
+        observed: Observed::default(),
+        step: Step::Idle,
+        status,
+        outcome: match (mode, released) {
+            (Mode::DryRun, _) => Outcome::Unchanged,
+            (Mode::Act, finalizer::Patched::Done) => Outcome::Released,
+            (Mode::Act, finalizer::Patched::Changed) => {
+                Outcome::NotYet("the finalizers changed since this pass read them".into())
+            }
+        },
+        defragmented: None,
+    })
+}
+
+/// The step as carried out: unchanged when the change was made; a wait when etcd said not yet.
+fn acted(
+    cluster: &EtcdCluster,
+    step: Step,
+    done: act::Done,
+) -> (Step, Outcome, Option<act::Defragmentation>) {
+    match done {
+        act::Done::Changed => (step, Outcome::Acted, None),
+        act::Done::Defragmented(m) => (step, Outcome::Acted, Some(m)),
+        act::Done::NotYet(why) => {
+            tracing::info!(cluster = %cluster.name_any(), namespace = %namespace_of(cluster), step = %step, "etcd said not yet: {why}");
+            let wait = Step::Wait {
+                reason: step.reason(),
+                message: format!("{step} (etcd: not yet: {why})"),
+            };
+            (wait, Outcome::NotYet(why), None)
+        }
+    }
+}
+
+/// Status must not freeze on a failing step: says what failed (best effort; the pass fails).
+async fn failed(
+    api: &Api<EtcdCluster>,
+    cluster: &EtcdCluster,
+    (desired, observed): (&Desired, &Observed),
+    step: &Step,
+    e: &Error,
+) {
+    let (name, ns) = (cluster.name_any(), namespace_of(cluster));
+    let mut status = plan::derive_status(
+        desired,
+        observed,
+        step,
+        cluster.status.as_ref(),
+        jiff::Timestamp::now(),
+    );
+    status.message = Some(format!("{step} failed: {}", e.report()));
+    if cluster.status.as_ref() != Some(&status)
+        && let Err(w) = write_status(api, &name, &ns, &status).await
+    {
+        tracing::warn!(cluster = %name, namespace = %ns, "{}", w.report());
+    }
+}
+
+/// The cluster's namespace (`default` when the object names none).
+fn namespace_of(cluster: &EtcdCluster) -> String {
+    cluster.namespace().unwrap_or_else(|| "default".into())
 }
 
 async fn write_status(
@@ -298,7 +326,7 @@ async fn report_invalid(
 /// Deletion: owned objects go with the EtcdCluster (owner references); member volumes are kept
 /// unless `delete --delete-data` asked for them. Then the finalizer is released.
 async fn release(ctx: &Context, cluster: &EtcdCluster) -> Result<finalizer::Patched, Error> {
-    let ns = &cluster.namespace().unwrap_or_else(|| "default".into());
+    let ns = &namespace_of(cluster);
     let name = &cluster.name_any();
     let delete_data = cluster
         .annotations()

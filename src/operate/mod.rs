@@ -187,32 +187,46 @@ async fn stand_by(
             _ = shutdown.cancelled() => return Ok(false),
             r = lock.try_acquire_or_renew() => r,
         };
-        match attempt {
-            Ok(Acquired::Held) => {
-                metrics.set_ready(true);
-                tracing::info!(identity = %lock.identity(), "acquired the engine lease: leading");
-                return Ok(true);
-            }
-            Ok(Acquired::HeldBy { holder }) => {
-                metrics.set_ready(true);
-                if last_holder.as_ref() != Some(&holder) {
-                    tracing::info!(holder = %holder, "standing by: another operator replica leads");
-                    last_holder = Some(holder);
-                }
-            }
-            Ok(Acquired::NoNamespace) => tracing::warn!(
-                "the namespace {} of the engine lease does not exist, so the lease cannot be created (retrying); install the operator with `kubectl etcd install --operator` or create the namespace",
-                lock.namespace()
-            ),
-            // RBAC is a configuration mistake: crash-loop visibly rather than stand by forever.
-            Err(e) if e.exit_code() == exit::FORBIDDEN => return Err(e),
-            Err(e) => tracing::warn!("could not read the engine lease (retrying): {}", e.report()),
+        if leads(lock, metrics, attempt, &mut last_holder)? {
+            return Ok(true);
         }
         tokio::select! {
             _ = shutdown.cancelled() => return Ok(false),
             _ = tokio::time::sleep(RENEW_EVERY) => {}
         }
     }
+}
+
+/// What one attempt at the leader Lease means: `Ok(true)` we lead; `Ok(false)` stand by (said
+/// once per holder) or retry; `Err` when RBAC forbids it (a configuration mistake: crash-loop
+/// visibly rather than stand by forever).
+fn leads(
+    lock: &Lock,
+    metrics: &Metrics,
+    attempt: Result<Acquired, Error>,
+    last_holder: &mut Option<String>,
+) -> Result<bool, Error> {
+    match attempt {
+        Ok(Acquired::Held) => {
+            metrics.set_ready(true);
+            tracing::info!(identity = %lock.identity(), "acquired the engine lease: leading");
+            return Ok(true);
+        }
+        Ok(Acquired::HeldBy { holder }) => {
+            metrics.set_ready(true);
+            if last_holder.as_ref() != Some(&holder) {
+                tracing::info!(holder = %holder, "standing by: another operator replica leads");
+                *last_holder = Some(holder);
+            }
+        }
+        Ok(Acquired::NoNamespace) => tracing::warn!(
+            "the namespace {} of the engine lease does not exist, so the lease cannot be created (retrying); install the operator with `kubectl etcd install --operator` or create the namespace",
+            lock.namespace()
+        ),
+        Err(e) if e.exit_code() == exit::FORBIDDEN => return Err(e),
+        Err(e) => tracing::warn!("could not read the engine lease (retrying): {}", e.report()),
+    }
+    Ok(false)
 }
 
 fn lost_lease(message: String) -> Error {
@@ -382,26 +396,14 @@ struct State {
 /// One pass (kube-runtime already wraps it in a span naming the object; our lines carry the
 /// `cluster`/`namespace` fields themselves so JSON logs can be filtered on them).
 async fn reconcile(cluster: Arc<EtcdCluster>, st: Arc<State>) -> Result<Action, Error> {
-    let name = cluster.name_any();
-    let ns = cluster.namespace().unwrap_or_default();
     let object = ObjectRef::from_obj(&*cluster);
     // Act only while holding the cluster's Lease (renewed in the background from here on).
-    match st.leases.acquire(&object).await? {
-        Acquired::Held => {}
-        Acquired::HeldBy { holder } => {
-            tracing::info!(cluster = %name, namespace = %ns, holder = %holder, "waiting: another driver is acting on this cluster");
-            return Ok(Action::requeue(Pace::OPERATOR.waiting));
-        }
-        Acquired::NoNamespace => {
-            return Err(lost_lease(format!(
-                "the namespace {} of the engine leases is gone",
-                st.leases.namespace()
-            )));
-        }
+    if let Some(wait) = st.cluster_lease(&cluster, &object).await? {
+        return Ok(wait);
     }
     let labels = metrics::ClusterLabels {
-        namespace: ns.clone(),
-        name: name.clone(),
+        namespace: cluster.namespace().unwrap_or_default(),
+        name: cluster.name_any(),
     };
     let started = Instant::now();
     let result = engine::reconcile_once(&st.ctx, &cluster, Mode::Act).await;
@@ -409,62 +411,20 @@ async fn reconcile(cluster: Arc<EtcdCluster>, st: Arc<State>) -> Result<Action, 
     let pass = match result {
         Ok(pass) => pass,
         Err(e) => {
-            st.metrics.pass(PassResult::Error, took);
-            st.metrics.failed(&labels, &e);
-            let reason = if matches!(e, Error::InvalidSpec { .. }) {
-                reason::INVALID_SPEC
-            } else {
-                REASON_FAILED
-            };
-            tracing::warn!(cluster = %name, namespace = %ns, "pass failed: {}", e.report());
-            st.publish(&cluster, EventType::Warning, reason, e.report())
-                .await;
+            st.failed(&cluster, &labels, took, &e).await;
             return Err(e);
         }
     };
     st.backoff.succeeded(&object);
-    let result = match &pass.outcome {
-        Outcome::Acted | Outcome::Released => PassResult::Acted,
-        Outcome::NotYet(_) => PassResult::NotYet,
-        Outcome::Unchanged => PassResult::Unchanged,
-    };
-    st.metrics.pass(result, took);
-    if pass.outcome == Outcome::Released {
-        st.metrics.forget(&labels);
-        st.leases.remove(&object).await;
-    } else {
-        st.metrics.observed(&labels, &pass);
-        metrics::refresh_certificates(&st.metrics, &st.ctx.reach.client, &labels, &pass.desired)
-            .await;
-    }
-    match (&pass.outcome, &pass.step) {
-        (Outcome::Acted, step) => {
-            st.metrics.acted(&labels, step);
-            tracing::info!(cluster = %name, namespace = %ns, step = %step, "acted");
-            st.publish(
-                &cluster,
-                EventType::Normal,
-                step.reason().as_str(),
-                step.to_string(),
-            )
-            .await;
-        }
-        (Outcome::Released, _) => {
-            tracing::info!(cluster = %name, namespace = %ns, "deleted: released the finalizer")
-        }
-        (_, step @ Step::Hold { .. }) if hold_is_news(&cluster, step) => {
-            tracing::warn!(cluster = %name, namespace = %ns, step = %step, "holding");
-            st.publish(
-                &cluster,
-                EventType::Warning,
-                step.reason().as_str(),
-                step.to_string(),
-            )
-            .await;
-        }
-        (_, step) => tracing::debug!(cluster = %name, namespace = %ns, step = %step, "pass"),
-    }
+    st.counted(&object, &labels, &pass, took).await;
+    st.report(&cluster, &labels, &pass).await;
     // Scheduled backups are steps of the passes (`plan::backup`); come back by the next one.
+    Ok(next_pass(&pass))
+}
+
+/// When the next pass of the cluster comes: the engine's pace, or the cluster's next scheduled
+/// backup when that is sooner.
+fn next_pass(pass: &engine::Pass) -> Action {
     let backup_due = pass
         .status
         .backup
@@ -475,12 +435,12 @@ async fn reconcile(cluster: Arc<EtcdCluster>, st: Arc<State>) -> Result<Action, 
         .filter(|secs| *secs > 0)
         .map(|secs| Duration::from_secs(secs as u64));
     let sooner = |d: Duration| backup_due.map_or(d, |b| b.min(d));
-    Ok(match Pace::OPERATOR.after(&pass.outcome, &pass.step) {
+    match Pace::OPERATOR.after(&pass.outcome, &pass.step) {
         Next::Converged => Action::requeue(sooner(Pace::OPERATOR.converged)),
         Next::Again(d) | Next::Held { again: d, .. } => Action::requeue(sooner(d)),
         Next::Released => Action::await_change(),
         Next::Retry | Next::Failed => backup_due.map_or_else(Action::await_change, Action::requeue),
-    })
+    }
 }
 
 fn error_policy(cluster: Arc<EtcdCluster>, err: &Error, st: Arc<State>) -> Action {
@@ -526,6 +486,106 @@ fn truncate(mut s: String, max: usize) -> String {
 }
 
 impl State {
+    /// Takes or renews the cluster's Lease: `Some` (when to look again) while another driver
+    /// acts on the cluster.
+    async fn cluster_lease(
+        &self,
+        cluster: &EtcdCluster,
+        object: &ObjectRef<EtcdCluster>,
+    ) -> Result<Option<Action>, Error> {
+        match self.leases.acquire(object).await? {
+            Acquired::Held => Ok(None),
+            Acquired::HeldBy { holder } => {
+                tracing::info!(cluster = %cluster.name_any(), namespace = %cluster.namespace().unwrap_or_default(), holder = %holder, "waiting: another driver is acting on this cluster");
+                Ok(Some(Action::requeue(Pace::OPERATOR.waiting)))
+            }
+            Acquired::NoNamespace => Err(lost_lease(format!(
+                "the namespace {} of the engine leases is gone",
+                self.leases.namespace()
+            ))),
+        }
+    }
+
+    /// A pass that failed: counted, logged, and published as a Warning Event.
+    async fn failed(
+        &self,
+        cluster: &EtcdCluster,
+        labels: &metrics::ClusterLabels,
+        took: Duration,
+        e: &Error,
+    ) {
+        self.metrics.pass(PassResult::Error, took);
+        self.metrics.failed(labels, e);
+        let reason = if matches!(e, Error::InvalidSpec { .. }) {
+            reason::INVALID_SPEC
+        } else {
+            REASON_FAILED
+        };
+        tracing::warn!(cluster = %labels.name, namespace = %labels.namespace, "pass failed: {}", e.report());
+        self.publish(cluster, EventType::Warning, reason, e.report())
+            .await;
+    }
+
+    /// A pass that ran, in the metrics; a released cluster is forgotten, and so is its Lease.
+    async fn counted(
+        &self,
+        object: &ObjectRef<EtcdCluster>,
+        labels: &metrics::ClusterLabels,
+        pass: &engine::Pass,
+        took: Duration,
+    ) {
+        let result = match &pass.outcome {
+            Outcome::Acted | Outcome::Released => PassResult::Acted,
+            Outcome::NotYet(_) => PassResult::NotYet,
+            Outcome::Unchanged => PassResult::Unchanged,
+        };
+        self.metrics.pass(result, took);
+        if pass.outcome == Outcome::Released {
+            self.metrics.forget(labels);
+            self.leases.remove(object).await;
+        } else {
+            self.metrics.observed(labels, pass);
+            metrics::refresh_certificates(
+                &self.metrics,
+                &self.ctx.reach.client,
+                labels,
+                &pass.desired,
+            )
+            .await;
+        }
+    }
+
+    /// What the pass did, as a log line, and as an Event when it acted or newly holds.
+    async fn report(
+        &self,
+        cluster: &EtcdCluster,
+        labels: &metrics::ClusterLabels,
+        pass: &engine::Pass,
+    ) {
+        let (name, ns) = (&labels.name, &labels.namespace);
+        match (&pass.outcome, &pass.step) {
+            (Outcome::Acted, step) => {
+                self.metrics.acted(labels, step);
+                tracing::info!(cluster = %name, namespace = %ns, step = %step, "acted");
+                self.publish_step(cluster, EventType::Normal, step).await;
+            }
+            (Outcome::Released, _) => {
+                tracing::info!(cluster = %name, namespace = %ns, "deleted: released the finalizer")
+            }
+            (_, step @ Step::Hold { .. }) if hold_is_news(cluster, step) => {
+                tracing::warn!(cluster = %name, namespace = %ns, step = %step, "holding");
+                self.publish_step(cluster, EventType::Warning, step).await;
+            }
+            (_, step) => tracing::debug!(cluster = %name, namespace = %ns, step = %step, "pass"),
+        }
+    }
+
+    /// The step's Event: its reason and its sentence (the status message says the same).
+    async fn publish_step(&self, cluster: &EtcdCluster, type_: EventType, step: &Step) {
+        self.publish(cluster, type_, step.reason().as_str(), step.to_string())
+            .await;
+    }
+
     /// Best effort: a failed Event never fails the pass.
     async fn publish(&self, cluster: &EtcdCluster, type_: EventType, reason: &str, note: String) {
         let ev = Event {
