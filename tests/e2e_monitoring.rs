@@ -713,19 +713,20 @@ fn prometheus_scrapes_the_cluster_and_its_operator_and_the_alerts_fire_and_clear
         .into_iter()
         .find(|p| *p != leader)
         .unwrap();
+    let voters = || {
+        format!(
+            "healthy voters: {:?}\n{}",
+            prom.query("kubectl_etcd_healthy_voters"),
+            op.log()
+        )
+    };
     let held = HeldDown::hold(&ns.0, victim);
     eprintln!("{victim} held down (the leader is {leader})");
     wait_for(
         "EtcdQuorumAtRisk to fire",
         Duration::from_secs(180),
         || prom.firing("EtcdQuorumAtRisk", &ns.0),
-        || {
-            format!(
-                "healthy voters: {:?}\n{}",
-                prom.query("kubectl_etcd_healthy_voters"),
-                op.log()
-            )
-        },
+        voters,
     );
     assert!(
         !prom.firing("EtcdQuorumLost", &ns.0),
@@ -736,13 +737,7 @@ fn prometheus_scrapes_the_cluster_and_its_operator_and_the_alerts_fire_and_clear
         "EtcdQuorumAtRisk to clear",
         Duration::from_secs(180),
         || prom.alert("EtcdQuorumAtRisk", &ns.0).is_empty(),
-        || {
-            format!(
-                "healthy voters: {:?}\n{}",
-                prom.query("kubectl_etcd_healthy_voters"),
-                op.log()
-            )
-        },
+        voters,
     );
 
     // The suspended schedule: its newest backup grows older than twice the minute.
@@ -757,6 +752,13 @@ fn prometheus_scrapes_the_cluster_and_its_operator_and_the_alerts_fire_and_clear
                 op.log()
             )
         },
+    );
+    eprintln!(
+        "EtcdBackupOverdue fired; the newest backup's age: {:?}",
+        prom.query(&format!(
+            r#"time() - kubectl_etcd_last_successful_backup_timestamp_seconds{{namespace="{}"}}"#,
+            ns.0
+        ))
     );
     assert!(
         !prom.firing("EtcdBackupFailing", &ns.0),
