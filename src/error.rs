@@ -29,6 +29,9 @@ pub mod exit {
     /// A backup or restore failed: storage (credentials, bucket, endpoint), the snapshot, or its
     /// verification. The message names which.
     pub const BACKUP_FAILED: i32 = 10;
+    /// `adopt` refused the running cluster (unhealthy, an unsupported version, learners, mixed
+    /// cluster ids, names taken): nothing was changed. The message names every reason.
+    pub const ADOPT_REFUSED: i32 = 11;
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -103,6 +106,14 @@ pub enum Error {
     Conflict(String),
     #[error(transparent)]
     Backup(#[from] BackupError),
+    /// `kubectl etcd adopt` will not take the running cluster over: every reason, one each.
+    #[error("cannot adopt {what} into EtcdCluster {namespace}/{name}, nothing was changed: {}", reasons.join("; "))]
+    AdoptRefused {
+        namespace: String,
+        name: String,
+        what: String,
+        reasons: Vec<String>,
+    },
 }
 
 /// Why a backup or restore failed, apart from the Kubernetes API (whose failures are `Error::Kube`
@@ -222,6 +233,7 @@ impl Error {
             | Error::Config(_)
             | Error::Timeout { .. }
             | Error::Held { .. }
+            | Error::AdoptRefused { .. }
             | Error::Serialize(_) => false,
             Error::Backup(e) => e.is_transient(),
         }
@@ -246,6 +258,7 @@ impl Error {
             },
             Error::Io(_) | Error::Serialize(_) => exit::FAILURE,
             Error::Backup(e) => e.exit_code(),
+            Error::AdoptRefused { .. } => exit::ADOPT_REFUSED,
         }
     }
 

@@ -36,6 +36,9 @@ pub const ENGINE_POD_LABELS: &[&str] = &[
     LABEL_FENCED,
 ];
 
+/// On a Service `kubectl etcd adopt --take-over-service` pointed at the engine's members: its
+/// selector before (JSON).
+pub const ANNOTATION_ADOPTED_SELECTOR: &str = "etcd.kubectl-etcd.io/adopted-selector";
 /// On the StatefulSet: the hash of the pod template the engine applied.
 pub const ANNOTATION_TEMPLATE_HASH: &str = "etcd.kubectl-etcd.io/template-hash";
 /// On the seed's claim of a restored cluster: `restoring`, then `restored` (`model::RestoreMark`).

@@ -192,3 +192,105 @@ impl Reach {
         .map_err(|source| EtcdError::Connect { endpoint, source })
     }
 }
+
+/// Where a member outside the engine (an old member being adopted) is dialed: its client URL as
+/// it advertises it. Inside the cluster the URL is dialed as is; through the Kubernetes API the
+/// pod is the URL's first DNS label (a StatefulSet pod's hostname is its name, which is how a
+/// StatefulSet's members advertise themselves: `http://etcd-0.etcd-headless.ns.svc:2379`).
+pub fn pod_of_url(url: &str) -> Option<(String, u16)> {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split('/').next()?;
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((h, p)) => (h, p.parse().ok()?),
+        None => (authority, objects::CLIENT_PORT),
+    };
+    let pod = host.split('.').next()?;
+    (!pod.is_empty() && !pod.bytes().all(|b| b.is_ascii_digit())).then(|| (pod.to_string(), port))
+}
+
+impl Reach {
+    /// A client for a member the engine did not add, at client URL `url` (`spec.adopt.endpoints`),
+    /// with the client certificate of `spec.adopt.tlsSecret` and the `spec.auth` user.
+    pub async fn connect_url(&self, d: &Desired, url: &str) -> Result<EtcdClient, EtcdError> {
+        let tls = self.url_tls(d, url).await?;
+        let client = match self.dial {
+            Dial::Direct => EtcdClient::connect_tls(url, self.connect_timeout, tls).await?,
+            Dial::PortForward => {
+                let Some((pod, port)) = pod_of_url(url) else {
+                    return Err(EtcdError::Connect {
+                        endpoint: url.to_string(),
+                        source: crate::etcd::Cause::Io(std::io::Error::new(
+                            std::io::ErrorKind::InvalidInput,
+                            format!(
+                                "{url} names no pod to port-forward to (use a URL whose host \
+                                 starts with the pod's name, or run the operator in the cluster)"
+                            ),
+                        )),
+                    });
+                };
+                let pods: Api<Pod> = Api::namespaced(self.client.clone(), &d.namespace);
+                EtcdClient::connect_port_forward_tls(pods, &pod, port, self.connect_timeout, tls)
+                    .await?
+            }
+        };
+        let mut client = client.with_rpc_timeout(crate::etcd::DEFAULT_RPC_TIMEOUT);
+        if let Some(secret) = &d.auth_secret {
+            let (user, password) = self.user_credentials(d, secret, 0).await?;
+            client.authenticate(&user, &password).await?;
+        }
+        Ok(client)
+    }
+
+    /// The TLS to dial `url` with: `spec.adopt.tlsSecret`, checked against the URL's host.
+    async fn url_tls(
+        &self,
+        d: &Desired,
+        url: &str,
+    ) -> Result<Option<crate::etcd::TlsDial>, EtcdError> {
+        let Some(secret) = d.adopt.as_ref().and_then(|a| a.tls_secret.as_ref()) else {
+            return Ok(None);
+        };
+        let fail = |why: String| EtcdError::Connect {
+            endpoint: url.to_string(),
+            source: crate::etcd::Cause::Tls(why),
+        };
+        let found = self
+            .named_secret(d, secret, "spec.adopt.tlsSecret")
+            .await
+            .map_err(fail)?;
+        let files = objects::tls_files(&found)
+            .map_err(|missing| fail(format!("Secret {}/{secret} {missing}", d.namespace)))?;
+        let host = url
+            .split_once("://")
+            .map_or(url, |(_, r)| r)
+            .split(['/', ':'])
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        crate::etcd::TlsDial::new(&files.ca, &files.cert, &files.key, &host)
+            .map(Some)
+            .map_err(|source| EtcdError::Connect {
+                endpoint: url.to_string(),
+                source,
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn an_old_members_pod_is_the_first_label_of_its_client_url() {
+        use super::pod_of_url;
+        assert_eq!(
+            pod_of_url("http://etcd-2.etcd-headless.team.svc.cluster.local:2379"),
+            Some(("etcd-2".into(), 2379))
+        );
+        assert_eq!(
+            pod_of_url("https://etcd-0.etcd:12379/"),
+            Some(("etcd-0".into(), 12379))
+        );
+        assert_eq!(pod_of_url("http://etcd-1"), Some(("etcd-1".into(), 2379)));
+        // An IP names no pod.
+        assert_eq!(pod_of_url("http://10.0.0.7:2379"), None);
+    }
+}

@@ -99,6 +99,10 @@ pub struct EtcdClusterSpec {
     /// Read only while the cluster is created: the seed member's volume is restored from it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restore: Option<RestoreSpec>,
+    /// Take over an etcd cluster that runs outside the engine (written by `kubectl etcd adopt`):
+    /// see `AdoptSpec`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adopt: Option<super::AdoptSpec>,
     /// Seconds an upgraded member may take to become healthy before the upgrade is rolled back
     /// (default 300).
     #[serde(default, skip_serializing_if = "Option::is_none")]

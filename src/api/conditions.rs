@@ -83,6 +83,8 @@ pub enum Reason {
     DatabaseFull,
     /// A scheduled backup is started, an abandoned one failed, or expired ones pruned.
     BackingUp,
+    /// `spec.adopt`: the old cluster's members are taken over (joined, then retired).
+    Adopting,
 }
 
 impl Reason {
@@ -126,6 +128,7 @@ impl Reason {
             Reason::QuotaRaised => "QuotaRaised",
             Reason::DatabaseFull => "DatabaseFull",
             Reason::BackingUp => "BackingUp",
+            Reason::Adopting => "Adopting",
         }
     }
 }

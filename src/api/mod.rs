@@ -5,12 +5,14 @@
 //! the cluster's spec (`cluster`), its status (`status`), the backup record (`backup`), condition
 //! types and reasons (`conditions`), and the CRD objects with their admission rules (`crd`).
 
+mod adopt;
 mod backup;
 mod cluster;
 mod conditions;
 mod crd;
 mod status;
 
+pub use adopt::{AdoptSpec, AdoptionStatus, adoption_phase};
 pub use backup::*;
 pub use cluster::*;
 pub use conditions::*;

@@ -56,6 +56,9 @@ pub struct EtcdClusterStatus {
     /// null when there is none (status is a merge patch: an absent field would keep the old one).
     #[serde(default)]
     pub maintenance: Option<MaintenanceStatus>,
+    /// Where the adoption of `spec.adopt` stands.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adoption: Option<super::AdoptionStatus>,
 }
 
 /// What the engine did about a NOSPACE alarm (see `plan::nospace`). Written only by the engine,

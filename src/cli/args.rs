@@ -9,8 +9,8 @@ use clap::{Parser, Subcommand};
 use super::flags::Global;
 use super::generate;
 use super::verbs::{
-    backup, create, defrag, delete, install, logs, operate, reconcile, recover, report, restore,
-    scale, status, upgrade,
+    adopt, backup, create, defrag, delete, install, logs, operate, reconcile, recover, report,
+    restore, scale, status, upgrade,
 };
 
 /// kubectl etcd — create, scale, inspect and operate etcd clusters on Kubernetes.
@@ -42,6 +42,16 @@ pub enum Verb {
     /// Examples: kubectl etcd upgrade demo --version 3.5.16 --dry-run;
     /// kubectl etcd upgrade demo --version 3.5.16 --to s3://backups/etcd
     Upgrade(upgrade::Args),
+    /// Take over an etcd cluster that runs outside kubectl-etcd (a StatefulSet, e.g. Bitnami's
+    /// chart), with no downtime: new members join it as learners, are promoted, take over
+    /// leadership, and the old members are retired one at a time (same cluster id, same
+    /// revisions). Surveys first and refuses what cannot be adopted safely (exit 11); changes
+    /// nothing without --yes; run again after a crash, it resumes.
+    ///
+    /// Examples: kubectl etcd adopt etcd-main --from statefulset/etcd --dry-run;
+    /// kubectl etcd adopt etcd-main --from statefulset/etcd --take-over-service --yes --timeout 15m;
+    /// kubectl etcd adopt etcd-main --abort
+    Adopt(adopt::Args),
     /// Take a snapshot now and stream it to S3 or a file; `backup list NAME` lists backups.
     ///
     /// Examples: kubectl etcd backup demo --to s3://backups/etcd -o json;

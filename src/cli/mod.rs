@@ -47,6 +47,7 @@ pub async fn run(cli: Cli) -> Result<(), Error> {
         Verb::Manifests(a) => output::print_raw(&generate::manifests_yaml(&a)),
         Verb::Completions(a) => output::print_raw(&completions(a.shell)),
         Verb::Backup(a) => verbs::backup::run(g, a).await,
+        Verb::Adopt(a) => verbs::adopt::run(g, a).await,
         Verb::Restore(a) => verbs::restore::run(g, a).await,
         Verb::Recover(a) => verbs::recover::run(g, a).await,
         Verb::Defrag(a) => verbs::defrag::run(g, a).await,

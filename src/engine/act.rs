@@ -117,6 +117,9 @@ pub fn step_objects(d: &Desired, step: &Step) -> Vec<Object> {
         | Step::TakeScheduledBackup { .. }
         | Step::PruneBackups { .. }
         | Step::AbandonBackup { .. }
+        // Patches of the old cluster's objects, not objects of the engine's.
+        | Step::ResizeOldStatefulSet { .. }
+        | Step::TakeOverService { .. }
         | Step::Wait { .. }
         | Step::Hold { .. }
         | Step::Paused
@@ -253,11 +256,21 @@ async fn leader_client(ctx: &Context, d: &Desired, o: &Observed) -> Result<EtcdC
         .collect();
     candidates.extend(c.voters().filter(|m| m.healthy).filter_map(|m| m.ordinal));
     let mut last = None;
-    for ord in candidates {
-        let ip = o.pods.get(&ord).and_then(|p| p.ip.as_deref());
-        match ctx.connect(d, ord, ip).await {
+    // While an old cluster is adopted and its member leads, the change goes to it.
+    let old_leads = c.leader_member().is_some_and(|m| m.ordinal.is_none());
+    if !old_leads {
+        for ord in candidates {
+            let ip = o.pods.get(&ord).and_then(|p| p.ip.as_deref());
+            match ctx.connect(d, ord, ip).await {
+                Ok(client) => return Ok(client),
+                Err(e) => last = Some(e.to_string()),
+            }
+        }
+    }
+    if let Some(a) = &d.adopt {
+        match old_leader_client(ctx, d, &a.endpoints, c.leader).await {
             Ok(client) => return Ok(client),
-            Err(e) => last = Some(e.to_string()),
+            Err(e) => last = Some(e),
         }
     }
     Err(last.unwrap_or_else(|| {
@@ -266,6 +279,77 @@ async fn leader_client(ctx: &Context, d: &Desired, o: &Observed) -> Result<EtcdC
             d.namespace, d.name
         )
     }))
+}
+
+/// A client to the old member that leads (`leader`), found among the adopted cluster's
+/// `endpoints` by asking each who it is.
+async fn old_leader_client(
+    ctx: &Context,
+    d: &Desired,
+    endpoints: &[String],
+    leader: Option<u64>,
+) -> Result<EtcdClient, String> {
+    let mut last = String::from("no old member answered");
+    for url in endpoints {
+        match ctx.connect_url(d, url).await {
+            Ok(mut c) => match c.status().await {
+                Ok(s) if Some(s.member_id) == leader => return Ok(c),
+                Ok(_) => last = format!("no old member at {} leads", endpoints.join(", ")),
+                Err(e) => last = e.to_string(),
+            },
+            Err(e) => last = e.to_string(),
+        }
+    }
+    Err(last)
+}
+
+/// Scales the adopted cluster's old StatefulSet `name` to `to` (a merge patch of its size: it is
+/// not the engine's object, nothing else of it changes).
+async fn resize_old_statefulset(
+    ctx: &Context,
+    d: &Desired,
+    name: &str,
+    to: u32,
+) -> Result<(), Error> {
+    let api: Api<StatefulSet> = Api::namespaced(ctx.client.clone(), &d.namespace);
+    api.patch(
+        name,
+        &PatchParams::default(),
+        &Patch::Merge(serde_json::json!({ "spec": { "replicas": to } })),
+    )
+    .await
+    .map_err(|e| Error::kube("scale", "StatefulSet", &d.namespace, name, e))?;
+    Ok(())
+}
+
+/// Points the old Service `name` at the engine's members: its selector becomes theirs (the
+/// old keys set to null: a merge patch merges maps), and its old selector is kept in the
+/// annotation `keys::ANNOTATION_ADOPTED_SELECTOR`, to put back by hand if ever wanted.
+async fn take_over_service(ctx: &Context, d: &Desired, name: &str) -> Result<(), Error> {
+    let ns = &d.namespace;
+    let api: Api<Service> = Api::namespaced(ctx.client.clone(), ns);
+    let svc = api
+        .get(name)
+        .await
+        .map_err(|e| Error::kube("get", "Service", ns, name, e))?;
+    let old = svc.spec.and_then(|s| s.selector).unwrap_or_default();
+    let ours = objects::selector_labels(&d.name);
+    let mut selector = serde_json::Map::new();
+    for k in old.keys().filter(|k| !ours.contains_key(k.as_str())) {
+        selector.insert(k.clone(), serde_json::Value::Null);
+    }
+    for (k, v) in &ours {
+        selector.insert(k.clone(), v.clone().into());
+    }
+    let kept = serde_json::to_string(&old).map_err(|e| Error::Serialize(Box::new(e)))?;
+    let patch = serde_json::json!({
+        "metadata": { "annotations": { crate::keys::ANNOTATION_ADOPTED_SELECTOR: kept } },
+        "spec": { "selector": selector },
+    });
+    api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .map_err(|e| Error::kube("take over", "Service", ns, name, e))?;
+    Ok(())
 }
 
 /// What carrying out a step amounted to.
@@ -342,6 +426,10 @@ pub async fn act(ctx: &Context, d: &Desired, o: &Observed, step: &Step) -> Resul
         // The decision is the change: the status this pass writes records it, and the next
         // pass's template runs the raised quota (`plan::nospace::settle`).
         Step::RaiseQuota { .. } => {}
+        Step::ResizeOldStatefulSet { name, to, .. } => {
+            resize_old_statefulset(ctx, d, name, *to).await?
+        }
+        Step::TakeOverService { service } => take_over_service(ctx, d, service).await?,
         Step::Wait { .. } | Step::Hold { .. } | Step::Paused | Step::Idle => {}
     }
     Ok(Done::Changed)

@@ -350,7 +350,22 @@ pub async fn observe(
         .collect();
     let mut answered = BTreeMap::new();
     let mut full = FullDatabase::default();
-    let etcd = observe_etcd(ctx, d, &pod_views, &mut answered, &mut full).await;
+    let old_endpoints = match &d.adopt {
+        Some(a) if crate::plan::adopt::old_members_reachable(d, last) => a.endpoints.clone(),
+        _ => Vec::new(),
+    };
+    let etcd = observe_etcd(
+        ctx,
+        d,
+        (&pod_views, &old_endpoints),
+        &mut answered,
+        &mut full,
+    )
+    .await;
+    let adoption = match &d.adopt {
+        Some(a) => Some(observe_adoption(ctx, d, a).await?),
+        None => None,
+    };
     for (ord, id) in answered {
         if let Some(p) = pod_views.get_mut(&ord) {
             p.answered_as = Some(id);
@@ -398,8 +413,34 @@ pub async fn observe(
         lost_since: lost_since(d, last),
         // Read by the engine beside the cluster (`engine::backups::observe`).
         backups: Default::default(),
+        adoption,
     };
     Ok((d.clone(), observed))
+}
+
+/// The old cluster's StatefulSet and the Service to take over, while `spec.adopt` is set.
+async fn observe_adoption(
+    ctx: &Context,
+    d: &Desired,
+    a: &model::Adoption,
+) -> Result<model::AdoptionView, Error> {
+    let ns = d.namespace.as_str();
+    let mut view = model::AdoptionView::default();
+    if let Some(name) = &a.statefulset {
+        let api: Api<StatefulSet> = Api::namespaced(ctx.client.clone(), ns);
+        view.old_replicas = get_opt(&api, "StatefulSet", ns, name)
+            .await?
+            .map(|s| s.spec.and_then(|s| s.replicas).unwrap_or(0).max(0) as u32);
+    }
+    if let Some(name) = &a.take_over_service {
+        let api: Api<Service> = Api::namespaced(ctx.client.clone(), ns);
+        let svc = get_opt(&api, "Service", ns, name).await?;
+        view.service_found = svc.is_some();
+        view.service_taken = svc
+            .and_then(|s| s.spec?.selector)
+            .is_some_and(|sel| sel == objects::selector_labels(&d.name));
+    }
+    Ok(view)
 }
 
 /// The NOSPACE alarms and the current revision (`Observed::nospace`, `revision`): asked of the
@@ -475,7 +516,8 @@ const STUCK_REASONS: &[&str] = &[
 
 /// What one running member said about itself.
 struct Answer {
-    ordinal: u32,
+    /// `None`: a member the engine did not add (an old member being adopted).
+    ordinal: Option<u32>,
     client: Option<EtcdClient>,
     status: Option<crate::etcd::EndpointStatus>,
     /// The cluster version from `/version`; empty when it did not answer (it is not needed
@@ -495,6 +537,16 @@ impl Answer {
 }
 
 async fn ask(ctx: &Context, d: &Desired, ordinal: u32, pod: &PodView) -> Answer {
+    let dialed = ctx.connect(d, ordinal, pod.ip.as_deref()).await;
+    answer(d, Some(ordinal), dialed).await
+}
+
+/// What the member at `client` (dialed, or the error dialing it) said about itself.
+async fn answer(
+    d: &Desired,
+    ordinal: Option<u32>,
+    dialed: Result<EtcdClient, crate::etcd::EtcdError>,
+) -> Answer {
     let mut a = Answer {
         ordinal,
         client: None,
@@ -503,7 +555,7 @@ async fn ask(ctx: &Context, d: &Desired, ordinal: u32, pod: &PodView) -> Answer 
         health: Err(String::new()),
         alarmed: false,
     };
-    let mut client = match ctx.connect(d, ordinal, pod.ip.as_deref()).await {
+    let mut client = match dialed {
         Ok(c) => c,
         Err(e) => {
             a.health = Err(crate::error::Error::Etcd {
@@ -569,7 +621,7 @@ fn chain(e: &(dyn std::error::Error + 'static)) -> String {
 async fn observe_etcd(
     ctx: &Context,
     d: &Desired,
-    pods: &BTreeMap<u32, PodView>,
+    (pods, old_endpoints): (&BTreeMap<u32, PodView>, &[String]),
     answered: &mut BTreeMap<u32, u64>,
     full: &mut FullDatabase,
 ) -> EtcdView {
@@ -578,14 +630,23 @@ async fn observe_etcd(
         .filter(|(_, p)| p.running && !p.terminating)
         .map(|(o, p)| (*o, p))
         .collect();
-    if running.is_empty() {
+    if running.is_empty() && old_endpoints.is_empty() {
         return EtcdView::NotQueried;
     }
-    let answers: Vec<Answer> = join_all(running.iter().map(|(o, p)| ask(ctx, d, *o, p))).await;
+    let mut answers: Vec<Answer> = join_all(running.iter().map(|(o, p)| ask(ctx, d, *o, p))).await;
+    // The old members of a cluster being adopted, through their client URLs.
+    answers.extend(
+        join_all(
+            old_endpoints
+                .iter()
+                .map(|url| async move { answer(d, None, ctx.connect_url(d, url).await).await }),
+        )
+        .await,
+    );
     answered.extend(
         answers
             .iter()
-            .filter_map(|a| Some((a.ordinal, a.status.as_ref()?.member_id))),
+            .filter_map(|a| Some((a.ordinal?, a.status.as_ref()?.member_id))),
     );
     let mut cluster_ids: Vec<u64> = answers
         .iter()
@@ -683,7 +744,7 @@ async fn observe_etcd(
                 .find_map(|u| objects::ordinal_of_peer_url(&d.name, &d.namespace, u));
             // The pod of this member's ordinal answered, but as another member.
             let imposter = ordinal
-                .and_then(|o| answers.iter().find(|a| a.ordinal == o))
+                .and_then(|o| answers.iter().find(|a| a.ordinal == Some(o)))
                 .and_then(|a| a.status.as_ref())
                 .filter(|s| s.member_id != m.id)
                 .map(|s| s.member_id);
@@ -694,7 +755,7 @@ async fn observe_etcd(
                     crate::model::fmt_id(imposter.unwrap_or_default())
                 )),
                 None => ordinal
-                    .and_then(|o| answers.iter().find(|a| a.ordinal == o))
+                    .and_then(|o| answers.iter().find(|a| a.ordinal == Some(o)))
                     .and_then(|a| a.health.clone().err())
                     .or_else(|| Some("no running pod answered for this member".into())),
             };

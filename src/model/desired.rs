@@ -182,6 +182,8 @@ pub struct Desired {
     pub auth_secret: Option<String>,
     /// Defragmentation on request and by policy (`spec.maintenance`).
     pub maintenance: super::maintenance::Maintenance,
+    /// The running cluster to take over (`spec.adopt`).
+    pub adopt: Option<super::adopt::Adoption>,
 }
 
 impl Desired {
@@ -226,6 +228,7 @@ impl Desired {
             tls: Tls::default(),
             auth_secret: None,
             maintenance: super::maintenance::Maintenance::default(),
+            adopt: None,
         }
     }
 }

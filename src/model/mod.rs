@@ -6,6 +6,7 @@
 //! `version`: etcd versions; `desired`: `Desired` and its defaults; `validate`: spec → `Desired`;
 //! `observed`: `Observed` and its views; `records`: the `EtcdBackup` records' labels and selection.
 
+mod adopt;
 mod desired;
 pub mod maintenance;
 mod observed;
@@ -13,6 +14,7 @@ pub mod records;
 mod validate;
 mod version;
 
+pub use adopt::*;
 pub use desired::*;
 pub use observed::*;
 pub use validate::*;

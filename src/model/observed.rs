@@ -55,6 +55,8 @@ pub struct Observed {
     /// The cluster's backup records and what the backup rules need beside them.
     #[serde(skip)]
     pub backups: BackupsView,
+    /// The old cluster's objects, observed while `spec.adopt` is set.
+    pub adoption: Option<super::adopt::AdoptionView>,
 }
 
 /// The cluster's EtcdBackup records as a pass read them (`plan::backup` decides from them, and

@@ -309,6 +309,11 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
         tls,
         auth_secret,
         maintenance: super::maintenance::validate(spec.maintenance.as_ref())?,
+        adopt: spec
+            .adopt
+            .as_ref()
+            .map(super::adopt::validate_adopt)
+            .transpose()?,
     })
 }
 

@@ -106,6 +106,7 @@ pub type Rule = fn(&Desired, &Observed) -> Option<Step>;
 pub const RULES: &[Rule] = &[
     paused,
     fenced_clients,
+    adopt::adoption,
     restore_seed,
     workload_missing,
     supporting_objects_missing,
@@ -190,6 +191,7 @@ pub fn formed(o: &Observed) -> bool {
     bootstrapped(o)
 }
 
+pub mod adopt;
 pub mod backup;
 pub mod maintenance;
 pub mod nospace;

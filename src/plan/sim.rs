@@ -498,6 +498,7 @@ impl World {
             now: jiff::Timestamp::from_second(self.clock as i64).unwrap(),
             lost_since: self.lost_since.clone(),
             backups: Default::default(),
+            adoption: None,
         }
     }
 
@@ -685,6 +686,9 @@ impl World {
             | Step::TakeScheduledBackup { .. }
             | Step::PruneBackups { .. }
             | Step::AbandonBackup { .. }
+            // No simulated cluster is adopted.
+            | Step::ResizeOldStatefulSet { .. }
+            | Step::TakeOverService { .. }
             | Step::Paused
             | Step::Idle => {}
             Step::Hold { message, .. } => {

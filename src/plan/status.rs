@@ -95,6 +95,7 @@ pub fn derive_status(
     st.restored_from = d.restore.as_ref().map(|r| r.url.clone());
     st.upgrade = super::upgrade::record(d, o, step, prev.and_then(|p| p.upgrade.as_ref()));
     st.maintenance = super::nospace::record(d, o, step, prev.and_then(|p| p.maintenance.as_ref()));
+    st.adoption = super::adopt::record(d, o, step, prev);
     st.phase = Some(phase(o, step, &doing));
     st
 }

@@ -26,6 +26,9 @@ use crate::model::Version;
 ///   defrag requested or by policy: [Compact] ─▶ Defragment (one at a time) (see `maintenance`)
 ///               [still full: RaiseQuota once ─▶ UpdateTemplate ─▶ RestartMember… ─▶ DisarmNospace]
 ///               (see `nospace`)
+///   adopt:      learners join the old cluster, promoted, leadership moved, old members removed
+///               one at a time, each followed by ResizeOldStatefulSet; [TakeOverService]
+///               (see `adopt`)
 ///   anything not ready yet: Wait;  anything unsafe or ambiguous: Hold (no action, Degraded);
 ///   quorum lost: Hold(QuorumLost) until `kubectl etcd recover`
 /// ```
@@ -133,6 +136,12 @@ pub enum Step {
     /// A `Running` backup record whose taker is gone: mark it `Failed` and abort the unfinished
     /// upload its object would have had.
     AbandonBackup { record: String, taken_by: String },
+    /// Adoption: scale the old cluster's StatefulSet `name` down by one, after the member of its
+    /// top slot was removed (the StatefulSet and its volumes are kept).
+    ResizeOldStatefulSet { name: String, from: u32, to: u32 },
+    /// Adoption: point the old cluster's Service `service` at the engine's members (clients keep
+    /// their address); its old selector is kept in an annotation.
+    TakeOverService { service: String },
     /// Nothing to do until the world moves on.
     Wait { reason: Reason, message: String },
     /// Acting would be unsafe or ambiguous: report and change nothing until a human or the
@@ -231,6 +240,7 @@ impl Step {
             Step::TakeScheduledBackup { .. }
             | Step::PruneBackups { .. }
             | Step::AbandonBackup { .. } => Reason::BackingUp,
+            Step::ResizeOldStatefulSet { .. } | Step::TakeOverService { .. } => Reason::Adopting,
             Step::Wait { reason, .. } | Step::Hold { reason, .. } => *reason,
             Step::Paused => Reason::Paused,
             Step::Idle => Reason::AsDesired,
@@ -318,6 +328,15 @@ impl fmt::Display for Step {
                 } else {
                     taken_by
                 }
+            ),
+            Step::ResizeOldStatefulSet { name, from, to } => write!(
+                f,
+                "scale the old StatefulSet {name} from {from} to {to} (its top member was removed; \
+                 its volumes are kept)"
+            ),
+            Step::TakeOverService { service } => write!(
+                f,
+                "point Service {service} at the new members before the last old member goes"
             ),
             Step::Wait { message, .. } => write!(f, "waiting: {message}"),
             Step::Hold { message, .. } => write!(f, "holding: {message}"),

@@ -104,6 +104,7 @@ pub(super) fn healthy(d: &Desired, n: u32) -> Observed {
         now: jiff::Timestamp::UNIX_EPOCH,
         lost_since: BTreeMap::new(),
         backups: Default::default(),
+        adoption: None,
     }
 }
 

@@ -1,6 +1,7 @@
 //! One file per verb: its flags (`Args`) and its `run`. Verbs that change a cluster write intent
 //! into the EtcdCluster and hand over to `cli::drive`.
 
+pub mod adopt;
 pub mod backup;
 pub mod create;
 pub mod defrag;

@@ -1,0 +1,323 @@
+//! End-to-end: `kubectl etcd adopt` takes over etcd clusters nobody here wrote the operator for:
+//! a plain StatefulSet (tests/cluster/plain-etcd-sts.yaml) and one shaped like the Bitnami
+//! chart's (tests/cluster/bitnami-etcd-sts.yaml), each with a writer going through the OLD
+//! client Service. Every acknowledged write must be readable afterwards, the cluster id and a
+//! key's mod revision unchanged, the old StatefulSet at 0 with its volumes kept. The CLI is
+//! killed mid-adoption and run again; an adoption is aborted halfway and the old cluster is back.
+#![cfg(feature = "e2e")]
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::process::{Child, Stdio};
+use std::time::Duration;
+
+use common::*;
+
+const PLAIN_IMAGE: &str = "gcr.io/etcd-development/etcd:v3.6.16";
+const BITNAMI_IMAGE: &str = "gcr.io/etcd-development/etcd:v3.5.35";
+
+fn apply_manifest(ns: &str, file: &str, image: &str) {
+    let path = format!("{}/tests/cluster/{file}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(path)
+        .unwrap()
+        .replace("__NAMESPACE__", ns)
+        .replace("__IMAGE__", image)
+        .replace("gcr.io/etcd-development/etcd:v3.4.23", image);
+    ok(kubectl_stdin(&["apply", "-f", "-"], &text));
+    ok(kubectl(&[
+        "-n",
+        ns,
+        "rollout",
+        "status",
+        "statefulset/etcd",
+        "--timeout=180s",
+    ]));
+}
+
+/// A pod that puts `w/<i>` through `endpoint` every 100 ms and prints `ack <i>` or `fail <i>`.
+fn start_writer(ns: &str, endpoint: &str) {
+    let script = format!(
+        "i=0; while true; do if etcdctl --endpoints={endpoint} --command-timeout=5s put w/$i v$i >/dev/null 2>&1; then r=ack; else r=fail; fi; echo $r $i; i=$((i+1)); sleep 0.1; done"
+    );
+    ok(kubectl(&[
+        "-n",
+        ns,
+        "run",
+        "writer",
+        &format!("--image={BITNAMI_IMAGE}"),
+        "--restart=Never",
+        "--command",
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ]));
+    eventually(
+        "the writer acknowledges writes",
+        Duration::from_secs(90),
+        || (acked(ns).len() > 5).then_some(()),
+    );
+}
+
+fn acked(ns: &str) -> BTreeSet<String> {
+    let r = kubectl(&["-n", ns, "logs", "writer"]);
+    r.stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("ack "))
+        .map(|i| format!("w/{i}"))
+        .collect()
+}
+
+/// The writer stops; every write it saw acknowledged is read back through `pod`.
+fn assert_no_acknowledged_write_lost(ns: &str, pod: &str) {
+    let _ = kubectl(&["-n", ns, "delete", "pod", "writer", "--wait=false"]);
+    std::thread::sleep(Duration::from_secs(2));
+    let log = kubectl(&["-n", ns, "logs", "writer"]).stdout;
+    let acked: BTreeSet<String> = log
+        .lines()
+        .filter_map(|l| l.strip_prefix("ack "))
+        .map(|i| format!("w/{i}"))
+        .collect();
+    let failed = log.lines().filter(|l| l.starts_with("fail ")).count();
+    let keys: BTreeSet<String> = ok(etcdctl(ns, pod, &["get", "--prefix", "w/", "--keys-only"]))
+        .stdout
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(String::from)
+        .collect();
+    let lost: Vec<&String> = acked.difference(&keys).collect();
+    assert!(lost.is_empty(), "acknowledged writes lost: {lost:?}");
+    assert!(
+        acked.len() > 50,
+        "the writer acknowledged only {}",
+        acked.len()
+    );
+    eprintln!(
+        "writer: {} acknowledged, {failed} failed, none lost",
+        acked.len()
+    );
+}
+
+/// (cluster id, mod revision of `before`) as `pod` answers them.
+fn identity(ns: &str, pod: &str) -> (u64, i64) {
+    let v = json(&ok(etcdctl(ns, pod, &["get", "before", "-w", "json"])));
+    (
+        v["header"]["cluster_id"].as_u64().unwrap(),
+        v["kvs"][0]["mod_revision"].as_i64().unwrap(),
+    )
+}
+
+fn adopt_cmd(ns: &str, name: &str, extra: &[&str]) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "etcd",
+        "-n",
+        ns,
+        "adopt",
+        name,
+        "--from",
+        "statefulset/etcd",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args
+}
+
+fn spawn(args: &[String]) -> Child {
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    kubectl_cmd(&a)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("kubectl runs")
+}
+
+fn run(args: &[String]) -> Run {
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    kubectl(&a)
+}
+
+/// `status.adoption.newVoters` of EtcdCluster `name` (0 before the engine wrote one).
+fn new_voters(ns: &str, name: &str) -> i64 {
+    let r = kubectl(&["-n", ns, "get", "etcdcluster", name, "-o", "json"]);
+    if r.code != 0 {
+        return 0;
+    }
+    json(&r)["status"]["adoption"]["newVoters"]
+        .as_i64()
+        .unwrap_or(0)
+}
+
+/// The old cluster is gone into EtcdCluster `name`: 3 voters of its own, the same cluster id and
+/// history, the old StatefulSet at 0 with its 3 volumes.
+fn assert_adopted(ns: &str, name: &str, before: (u64, i64)) {
+    let pod = format!("{name}-0");
+    let members = members(ns, &pod);
+    let want: Vec<(String, bool)> = (0..3).map(|k| (format!("{name}-{k}"), false)).collect();
+    let mut got = members.clone();
+    got.sort();
+    assert_eq!(got, want, "only the new members are left, all voters");
+    assert_eq!(
+        identity(ns, &pod),
+        before,
+        "cluster id and mod revision kept"
+    );
+    let c = cluster_json(ns, name);
+    assert_eq!(c["status"]["adoption"]["phase"], "Adopted", "{c}");
+    let sts = json(&ok(kubectl(&[
+        "-n",
+        ns,
+        "get",
+        "statefulset",
+        "etcd",
+        "-o",
+        "json",
+    ])));
+    assert_eq!(
+        sts["spec"]["replicas"], 0,
+        "the old StatefulSet is kept at 0"
+    );
+    for k in 0..3 {
+        ok(kubectl(&[
+            "-n",
+            ns,
+            "get",
+            "pvc",
+            &format!("data-etcd-{k}"),
+        ]));
+    }
+}
+
+#[test]
+fn a_plain_statefulset_is_adopted_under_a_writer_even_when_the_cli_is_killed() {
+    let ns = Ns::new("adopt-plain");
+    let ns = ns.0.as_str();
+    install_crd();
+    apply_manifest(ns, "plain-etcd-sts.yaml", PLAIN_IMAGE);
+    ok(etcdctl(ns, "etcd-0", &["put", "before", "kept"]));
+    let before = identity(ns, "etcd-0");
+    start_writer(ns, "http://etcd:2379");
+
+    // Refused, nothing changed: the name of the old StatefulSet.
+    let r = run(&adopt_cmd(ns, "etcd", &["--yes"]));
+    assert_eq!(r.code, 11, "{}", r.stderr);
+    assert!(r.stderr.contains("old StatefulSet's name"), "{}", r.stderr);
+    // The plan, nothing changed.
+    let r = ok(run(&adopt_cmd(
+        ns,
+        "main",
+        &["--dry-run", "--take-over-service"],
+    )));
+    assert!(r.stdout.contains("learners"), "{}", r.stdout);
+    assert!(
+        kubectl(&["-n", ns, "get", "etcdcluster", "main"]).code != 0,
+        "a dry run creates nothing"
+    );
+
+    let args = adopt_cmd(
+        ns,
+        "main",
+        &["--take-over-service", "--yes", "--timeout", "15m"],
+    );
+    let mut cli = spawn(&args);
+    eventually(
+        "the first new member votes",
+        Duration::from_secs(300),
+        || (new_voters(ns, "main") >= 1).then_some(()),
+    );
+    cli.kill().unwrap();
+    let _ = cli.wait();
+    eprintln!("killed the CLI mid-adoption; running it again");
+    ok(run(&args));
+
+    assert_adopted(ns, "main", before);
+    let svc = json(&ok(kubectl(&[
+        "-n", ns, "get", "service", "etcd", "-o", "json",
+    ])));
+    assert_eq!(
+        svc["spec"]["selector"]["app.kubernetes.io/instance"], "main",
+        "the old client Service selects the new members: {svc}"
+    );
+    // Clients of the old Service still write, to the new members.
+    let n = acked(ns).len();
+    eventually("the writer goes on", Duration::from_secs(60), || {
+        (acked(ns).len() > n + 10).then_some(())
+    });
+    assert_no_acknowledged_write_lost(ns, "main-0");
+}
+
+#[test]
+fn a_bitnami_shaped_statefulset_is_put_back_by_abort_then_adopted() {
+    let ns = Ns::new("adopt-bitnami");
+    let ns = ns.0.as_str();
+    install_crd();
+    apply_manifest(ns, "bitnami-etcd-sts.yaml", BITNAMI_IMAGE);
+    ok(etcdctl(ns, "etcd-0", &["put", "before", "kept"]));
+    let before = identity(ns, "etcd-0");
+    start_writer(ns, "http://etcd:2379");
+
+    // Halfway: two new voters, then abort.
+    let args = adopt_cmd(
+        ns,
+        "adopted",
+        &["--take-over-service", "--yes", "--timeout", "15m"],
+    );
+    let mut cli = spawn(&args);
+    eventually("two new members vote", Duration::from_secs(400), || {
+        (new_voters(ns, "adopted") >= 2).then_some(())
+    });
+    cli.kill().unwrap();
+    let _ = cli.wait();
+    ok(run(&[
+        "etcd",
+        "-n",
+        ns,
+        "adopt",
+        "adopted",
+        "--abort",
+        "--timeout",
+        "10m",
+    ]
+    .map(String::from)));
+    let mut m = members(ns, "etcd-0");
+    m.sort();
+    assert_eq!(
+        m,
+        (0..3)
+            .map(|k| (format!("etcd-{k}"), false))
+            .collect::<Vec<_>>(),
+        "the old cluster is as it was"
+    );
+    assert_eq!(identity(ns, "etcd-0"), before);
+    assert!(kubectl(&["-n", ns, "get", "etcdcluster", "adopted"]).code != 0);
+    let sts = json(&ok(kubectl(&[
+        "-n",
+        ns,
+        "get",
+        "statefulset",
+        "etcd",
+        "-o",
+        "json",
+    ])));
+    assert_eq!(sts["status"]["readyReplicas"], 3);
+
+    // Now all the way.
+    ok(run(&args));
+    assert_adopted(ns, "adopted", before);
+    let svc = json(&ok(kubectl(&[
+        "-n", ns, "get", "service", "etcd", "-o", "json",
+    ])));
+    assert_eq!(
+        svc["spec"]["selector"]["app.kubernetes.io/instance"],
+        "adopted"
+    );
+    assert!(svc["spec"]["selector"]["app.kubernetes.io/component"].is_null());
+    let n = acked(ns).len();
+    eventually("the writer goes on", Duration::from_secs(60), || {
+        (acked(ns).len() > n + 10).then_some(())
+    });
+    assert_no_acknowledged_write_lost(ns, "adopted-0");
+}
