@@ -167,15 +167,7 @@ fn assert_adopted(ns: &str, name: &str, before: (u64, i64)) {
     );
     let c = cluster_json(ns, name);
     assert_eq!(c["status"]["adoption"]["phase"], "Adopted", "{c}");
-    let sts = json(&ok(kubectl(&[
-        "-n",
-        ns,
-        "get",
-        "statefulset",
-        "etcd",
-        "-o",
-        "json",
-    ])));
+    let sts = old_statefulset(ns);
     assert_eq!(
         sts["spec"]["replicas"], 0,
         "the old StatefulSet is kept at 0"
@@ -191,15 +183,45 @@ fn assert_adopted(ns: &str, name: &str, before: (u64, i64)) {
     }
 }
 
+/// The old StatefulSet `etcd` as `kubectl get -o json` shows it.
+fn old_statefulset(ns: &str) -> serde_json::Value {
+    json(&ok(kubectl(&[
+        "-n",
+        ns,
+        "get",
+        "statefulset",
+        "etcd",
+        "-o",
+        "json",
+    ])))
+}
+
+/// The old cluster of `file` running `image`, a key `before` written, and the writer going
+/// through its Service `etcd`; returns the cluster id and the key's mod revision.
+fn old_cluster_with_a_writer(ns: &str, file: &str, image: &str) -> (u64, i64) {
+    install_crd();
+    apply_manifest(ns, file, image);
+    ok(etcdctl(ns, "etcd-0", &["put", "before", "kept"]));
+    let before = identity(ns, "etcd-0");
+    start_writer(ns, "http://etcd:2379");
+    before
+}
+
+/// Clients of the old Service still write (to the new members), and nothing they were told
+/// was written is lost.
+fn writer_goes_on_and_lost_nothing(ns: &str, pod: &str) {
+    let n = acked(ns).len();
+    eventually("the writer goes on", Duration::from_secs(60), || {
+        (acked(ns).len() > n + 10).then_some(())
+    });
+    assert_no_acknowledged_write_lost(ns, pod);
+}
+
 #[test]
 fn a_plain_statefulset_is_adopted_under_a_writer_even_when_the_cli_is_killed() {
     let ns = Ns::new("adopt-plain");
     let ns = ns.0.as_str();
-    install_crd();
-    apply_manifest(ns, "plain-etcd-sts.yaml", PLAIN_IMAGE);
-    ok(etcdctl(ns, "etcd-0", &["put", "before", "kept"]));
-    let before = identity(ns, "etcd-0");
-    start_writer(ns, "http://etcd:2379");
+    let before = old_cluster_with_a_writer(ns, "plain-etcd-sts.yaml", PLAIN_IMAGE);
 
     // Refused, nothing changed: the name of the old StatefulSet.
     let r = run(&adopt_cmd(ns, "etcd", &["--yes"]));
@@ -241,23 +263,14 @@ fn a_plain_statefulset_is_adopted_under_a_writer_even_when_the_cli_is_killed() {
         svc["spec"]["selector"]["app.kubernetes.io/instance"], "main",
         "the old client Service selects the new members: {svc}"
     );
-    // Clients of the old Service still write, to the new members.
-    let n = acked(ns).len();
-    eventually("the writer goes on", Duration::from_secs(60), || {
-        (acked(ns).len() > n + 10).then_some(())
-    });
-    assert_no_acknowledged_write_lost(ns, "main-0");
+    writer_goes_on_and_lost_nothing(ns, "main-0");
 }
 
 #[test]
 fn a_bitnami_shaped_statefulset_is_put_back_by_abort_then_adopted() {
     let ns = Ns::new("adopt-bitnami");
     let ns = ns.0.as_str();
-    install_crd();
-    apply_manifest(ns, "bitnami-etcd-sts.yaml", BITNAMI_IMAGE);
-    ok(etcdctl(ns, "etcd-0", &["put", "before", "kept"]));
-    let before = identity(ns, "etcd-0");
-    start_writer(ns, "http://etcd:2379");
+    let before = old_cluster_with_a_writer(ns, "bitnami-etcd-sts.yaml", BITNAMI_IMAGE);
 
     // Halfway: two new voters, then abort.
     let args = adopt_cmd(
@@ -293,15 +306,7 @@ fn a_bitnami_shaped_statefulset_is_put_back_by_abort_then_adopted() {
     );
     assert_eq!(identity(ns, "etcd-0"), before);
     assert!(kubectl(&["-n", ns, "get", "etcdcluster", "adopted"]).code != 0);
-    let sts = json(&ok(kubectl(&[
-        "-n",
-        ns,
-        "get",
-        "statefulset",
-        "etcd",
-        "-o",
-        "json",
-    ])));
+    let sts = old_statefulset(ns);
     assert_eq!(sts["status"]["readyReplicas"], 3);
 
     // Now all the way.
@@ -315,9 +320,5 @@ fn a_bitnami_shaped_statefulset_is_put_back_by_abort_then_adopted() {
         "adopted"
     );
     assert!(svc["spec"]["selector"]["app.kubernetes.io/component"].is_null());
-    let n = acked(ns).len();
-    eventually("the writer goes on", Duration::from_secs(60), || {
-        (acked(ns).len() > n + 10).then_some(())
-    });
-    assert_no_acknowledged_write_lost(ns, "adopted-0");
+    writer_goes_on_and_lost_nothing(ns, "adopted-0");
 }

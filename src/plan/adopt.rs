@@ -310,26 +310,30 @@ fn retire(
     let victim = old
         .iter()
         .max_by_key(|m| (a.old_ordinal(&m.name), old_name(m)))?;
+    Some(remove_keeping_quorum(c, victim, old_name(victim)))
+}
+
+/// Removes `victim` (named `name`) when the other voters keep a healthy quorum; holds otherwise.
+fn remove_keeping_quorum(c: &ClusterView, victim: &MemberView, name: String) -> Step {
     let voters = c.voters().count();
     let rest_healthy = c
         .voters()
         .filter(|v| v.id != victim.id && v.healthy)
         .count();
-    if rest_healthy < quorum(voters - 1) {
-        return Some(hold(
+    if rest_healthy < quorum(voters.saturating_sub(1)) {
+        return hold(
             Reason::QuorumAtRisk,
             format!(
-                "removing old member {} would leave {rest_healthy} healthy of {} voters (quorum {})",
-                old_name(victim),
-                voters - 1,
-                quorum(voters - 1)
+                "removing {name} would leave {rest_healthy} healthy of {} voters (quorum {})",
+                voters.saturating_sub(1),
+                quorum(voters.saturating_sub(1))
             ),
-        ));
+        );
     }
-    Some(Step::RemoveMember {
+    Step::RemoveMember {
         id: victim.id,
-        name: old_name(victim),
-    })
+        name,
+    }
 }
 
 /// The old StatefulSet scaled down by one while it has a slot above its remaining members (its
@@ -400,26 +404,7 @@ fn abort(d: &Desired, o: &Observed, c: &ClusterView, old: &[&MemberView]) -> Opt
             to: old_name(to),
         });
     }
-    let voters = c.voters().count();
-    let rest_healthy = c
-        .voters()
-        .filter(|v| v.id != victim.id && v.healthy)
-        .count();
-    if rest_healthy < quorum(voters - 1) {
-        return Some(hold(
-            Reason::QuorumAtRisk,
-            format!(
-                "removing {} would leave {rest_healthy} healthy of {} voters (quorum {})",
-                member_name(d, victim),
-                voters - 1,
-                quorum(voters - 1)
-            ),
-        ));
-    }
-    Some(Step::RemoveMember {
-        id: victim.id,
-        name: member_name(d, victim),
-    })
+    Some(remove_keeping_quorum(c, victim, member_name(d, victim)))
 }
 
 /// `status.adoption`: where the adoption of `spec.adopt` stands after a pass that chose `step`
