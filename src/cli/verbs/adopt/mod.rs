@@ -450,23 +450,14 @@ async fn service_to_take_over(
     })
 }
 
-/// A survey and plan of adopting the running cluster, then (with `--yes`) the adoption.
-async fn adopt(s: &Session, g: &Global, a: &Args) -> Result<(), Error> {
-    let ctx = Context::new(s.client.clone(), Dial::PortForward);
-    let first = first_contact(s, a, &ctx).await?;
-    let what = match &first.statefulset {
-        Some((sts, _)) => format!("StatefulSet {}/{sts}", s.namespace),
-        None => first.endpoints.join(", "),
-    };
-    let mut refusals = first.refusals.clone();
-    refusals.extend(name_conflicts(s, a, first.statefulset.as_ref()).await?);
-    let service = match service_to_take_over(s, a, first.statefulset.as_ref()).await? {
-        Ok(svc) => svc,
-        Err(why) => {
-            refusals.push(why);
-            None
-        }
-    };
+/// The EtcdCluster that adopts what `first` found (before the survey: its uid marks it as not
+/// created yet).
+fn adopting_cluster(
+    s: &Session,
+    a: &Args,
+    first: &FirstContact,
+    service: Option<String>,
+) -> EtcdCluster {
     let mut cluster = EtcdCluster::new(
         &a.name,
         EtcdClusterSpec {
@@ -493,7 +484,7 @@ async fn adopt(s: &Session, g: &Global, a: &Args) -> Result<(), Error> {
                 endpoints: first.endpoints.clone(),
                 cluster_id: fmt_id(first.cluster_id),
                 tls_secret: a.tls_secret.clone(),
-                take_over_service: service.clone(),
+                take_over_service: service,
                 abort: false,
             }),
             ..Default::default()
@@ -502,6 +493,27 @@ async fn adopt(s: &Session, g: &Global, a: &Args) -> Result<(), Error> {
     model::new_cluster_defaults(&mut cluster.spec);
     cluster.metadata.namespace = Some(s.namespace.clone());
     cluster.metadata.uid = Some("00000000-adopt-survey".into());
+    cluster
+}
+
+/// A survey and plan of adopting the running cluster, then (with `--yes`) the adoption.
+async fn adopt(s: &Session, g: &Global, a: &Args) -> Result<(), Error> {
+    let ctx = Context::new(s.client.clone(), Dial::PortForward);
+    let first = first_contact(s, a, &ctx).await?;
+    let what = match &first.statefulset {
+        Some((sts, _)) => format!("StatefulSet {}/{sts}", s.namespace),
+        None => first.endpoints.join(", "),
+    };
+    let mut refusals = first.refusals.clone();
+    refusals.extend(name_conflicts(s, a, first.statefulset.as_ref()).await?);
+    let service = match service_to_take_over(s, a, first.statefulset.as_ref()).await? {
+        Ok(svc) => svc,
+        Err(why) => {
+            refusals.push(why);
+            None
+        }
+    };
+    let mut cluster = adopting_cluster(s, a, &first, service);
     let invalid = |source| Error::InvalidSpec {
         namespace: s.namespace.clone(),
         name: a.name.clone(),
