@@ -10,6 +10,10 @@
 // `Error` carries kube's and etcd's errors by value so callers can match on them; it is built
 // only on failure paths, never per item, so its size costs nothing measurable.
 #![allow(clippy::result_large_err)]
+// The size and complexity gates (Cargo.toml's [lints.clippy]) hold the shipped code; a test is
+// one scenario read top to bottom, and the planner's simulated world (`plan::sim`) one model of
+// etcd and Kubernetes: both compile only under cfg(test), where the gates are off.
+#![cfg_attr(test, allow(clippy::too_many_lines, clippy::cognitive_complexity))]
 
 pub mod api;
 pub mod archive;

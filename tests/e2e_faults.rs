@@ -12,6 +12,9 @@
 //! middle of a defragmentation by policy and starts it again, one deletes a cluster with an
 //! invalid spec while the operator's finalizer is on it.
 #![cfg(feature = "e2e")]
+// A test is one scenario read top to bottom: its length is the scenario's. The size and
+// complexity gates (Cargo.toml's [lints.clippy], clippy.toml) are for the shipped code.
+#![allow(clippy::too_many_lines, clippy::cognitive_complexity)]
 
 mod common;
 

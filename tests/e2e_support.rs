@@ -2,6 +2,9 @@
 //! with read rights only) and `logs` (every member's log, interleaved and prefixed), against a
 //! 3-member cluster on the testbed.
 #![cfg(feature = "e2e")]
+// A test is one scenario read top to bottom: its length is the scenario's. The size and
+// complexity gates (Cargo.toml's [lints.clippy], clippy.toml) are for the shipped code.
+#![allow(clippy::too_many_lines, clippy::cognitive_complexity)]
 
 mod common;
 

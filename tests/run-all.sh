@@ -77,8 +77,9 @@ wait_go() {
   [ "$rc" = 0 ] || die "the Go builds failed (exit $rc; log $GO_LOG)"
 }
 
-# The fast lane, before anything slow: formatting, lints (the [lints] table of Cargo.toml), unit
-# tests and generated files (crds/, completions/) fail the run within minutes, not half an hour.
+# The fast lane, before anything slow: formatting, lints (the [lints] table of Cargo.toml, with
+# the gates on function size and complexity whose thresholds are in clippy.toml), unit tests and
+# generated files (crds/, completions/) fail the run within minutes, not half an hour.
 FAST0=$(date +%s.%N)
 fast() {
   local what=$1; shift

@@ -184,6 +184,9 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
 }
 
 /// The recovery of `a.name`, under its Lease when `--yes` (see `run`).
+// 314 lines: the `recover` engineer splits it (issue 16 item 8 follow-up, with recover's move to
+// an engine intent); remove this allow with that split.
+#[allow(clippy::too_many_lines)]
 async fn recover(s: &Session, g: &Global, a: Args) -> Result<(), Error> {
     let name = a.name.clone();
     let api = s.clusters();
