@@ -1,4 +1,5 @@
-//! Every label and annotation key the project puts on Kubernetes objects, named once.
+//! Every label and annotation key the project puts on Kubernetes objects, and the field managers
+//! it writes them as, named once.
 //!
 //! Pure data, below `model` (which refuses a spec that sets the engine's pod labels) and `objects`
 //! (which builds the objects carrying them); `objects`, `engine` and `api` re-export what they
@@ -51,3 +52,13 @@ pub const ANNOTATION_PRE_UPGRADE_BACKUP: &str = "etcd.kubectl-etcd.io/pre-upgrad
 /// What `kubectl etcd recover` decided for a cluster (the plan), or why it stopped: written with
 /// the cluster's pause, before anything changes (status is the engine's alone).
 pub const ANNOTATION_RECOVERY: &str = "etcd.kubectl-etcd.io/recovery";
+
+/// Field managers (`metadata.managedFields`): one per writer, so the API server records who wrote
+/// each field, and a test can tell that each status has one writer (tests/e2e_status.rs).
+/// The engine: every object it owns and `EtcdCluster.status` (server-side apply), and the
+/// cluster's finalizer.
+pub const MANAGER_ENGINE: &str = "kubectl-etcd";
+/// Whoever takes a backup (the `backup` verb, a schedule, an upgrade): `EtcdBackup.status`.
+pub const MANAGER_BACKUP: &str = "kubectl-etcd-backup";
+/// The CLI's verbs: `EtcdCluster.spec` and the annotations that carry a verb's request.
+pub const MANAGER_CLI: &str = "kubectl-etcd-cli";

@@ -3,7 +3,7 @@
 //! Rooms, and the way dependencies point: `archive` (backup storage, encoding, fetching,
 //! retention, cron: no cluster) ← `api` ← `model` ← `objects` (names, labels, pure builders,
 //! install manifests, the restore pod) ← `plan` ← `reach` (dialing members: TLS, auth tokens,
-//! their Secrets) ← `backup` (taking backups: the one recipe) ← `engine` (observe, act, the
+//! their Secrets), `apply` (a status by server-side apply, as its one writer) ← `backup` (taking backups: the one recipe) ← `engine` (observe, act, the
 //! drivers' policy; the backup steps) ← `lease` ← `cli`, `operate`. `etcd` (gRPC) sits beside
 //! `objects` and uses `model`'s id format; `error` sits above both. `cli` reaches `operate` only
 //! through `operate::run`.
@@ -16,6 +16,7 @@
 #![cfg_attr(test, allow(clippy::too_many_lines, clippy::cognitive_complexity))]
 
 pub mod api;
+pub mod apply;
 pub mod archive;
 pub mod backup;
 pub mod cli;

@@ -14,15 +14,6 @@ use std::time::Duration;
 
 use common::*;
 
-/// S3 as both this machine and the cluster's pods reach it (the node IP), and its bucket.
-fn s3() -> (String, String) {
-    let endpoint = std::env::var("KE_S3_POD_ENDPOINT").expect(
-        "KE_S3_POD_ENDPOINT is not set: start S3 with tests/cluster/s3.sh up and source /tmp/tb/s3.env (tests/run-all.sh does)",
-    );
-    let bucket = std::env::var("KE_S3_BUCKET").expect("KE_S3_BUCKET is not set (/tmp/tb/s3.env)");
-    (endpoint, bucket)
-}
-
 /// `kubectl etcd …` with S3 reached through the node IP (so restore pods can reach it too), and
 /// the project's image for the restore pods.
 fn etcd_s3(ns: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
@@ -933,27 +924,6 @@ impl LocalOperator {
 /// The Secret `s3-creds` in `ns`, with this machine's S3 credentials and the endpoint pods reach.
 fn s3_creds_secret(ns: &str) {
     s3_secret(ns, "s3-creds", &s3().0);
-}
-
-/// The Secret `name` in `ns`, with this machine's S3 credentials and `endpoint`.
-fn s3_secret(ns: &str, name: &str, endpoint: &str) {
-    ok(kubectl(&[
-        "-n",
-        ns,
-        "create",
-        "secret",
-        "generic",
-        name,
-        &format!(
-            "--from-literal=AWS_ACCESS_KEY_ID={}",
-            std::env::var("AWS_ACCESS_KEY_ID").unwrap()
-        ),
-        &format!(
-            "--from-literal=AWS_SECRET_ACCESS_KEY={}",
-            std::env::var("AWS_SECRET_ACCESS_KEY").unwrap()
-        ),
-        &format!("--from-literal=AWS_ENDPOINT_URL={endpoint}"),
-    ]));
 }
 
 impl Drop for LocalOperator {

@@ -54,7 +54,8 @@ pub struct EtcdBackupSpec {
     pub cluster_uid: Option<String>,
 }
 
-/// What happened to a backup. Written only by whoever took it.
+/// What happened to a backup. Written only by whoever took it, whole, by server-side apply
+/// (field manager `kubectl-etcd-backup`).
 #[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EtcdBackupStatus {

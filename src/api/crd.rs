@@ -64,6 +64,9 @@ pub const ADMISSION_RULES: &[(&str, &str, &str)] = &[
     ),
 ];
 
+/// The lists of `EtcdCluster.status` that are maps (`x-kubernetes-list-type: map`), by key.
+const STATUS_LIST_KEYS: &[(&str, &str)] = &[("conditions", "type"), ("members", "name")];
+
 fn add_admission_rules(crd: &mut CustomResourceDefinition) {
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::ValidationRule;
     for v in &mut crd.spec.versions {
@@ -93,14 +96,13 @@ fn add_admission_rules(crd: &mut CustomResourceDefinition) {
                     });
             }
         }
-        // One condition per type: server-side apply merges them by type.
-        if let Some(conditions) = root
-            .get_mut("status")
-            .and_then(|s| s.properties.as_mut())
-            .and_then(|p| p.get_mut("conditions"))
-        {
-            conditions.x_kubernetes_list_type = Some("map".into());
-            conditions.x_kubernetes_list_map_keys = Some(vec!["type".into()]);
+        // One condition per type, one member per name: server-side apply merges them by key.
+        let mut status = root.get_mut("status").and_then(|s| s.properties.as_mut());
+        for (list, key) in STATUS_LIST_KEYS {
+            if let Some(list) = status.as_mut().and_then(|p| p.get_mut(*list)) {
+                list.x_kubernetes_list_type = Some("map".into());
+                list.x_kubernetes_list_map_keys = Some(vec![(*key).into()]);
+            }
         }
     }
 }
@@ -135,7 +137,7 @@ mod tests {
     use crate::api::MAX_REPLICAS;
 
     #[test]
-    fn the_crd_refuses_fixed_fields_at_admission_and_merges_conditions_by_type() {
+    fn the_crd_refuses_fixed_fields_at_admission_and_merges_conditions_and_members_by_key() {
         let crd = crd();
         let schema = crd.spec.versions[0]
             .schema
@@ -173,12 +175,20 @@ mod tests {
         for (rule, _) in storage.iter().chain(&tls) {
             assert!(!rule.contains('\n') && !rule.contains("  "), "{rule}");
         }
-        let conditions = &props["status"].properties.as_ref().unwrap()["conditions"];
-        assert_eq!(conditions.x_kubernetes_list_type.as_deref(), Some("map"));
-        assert_eq!(
-            conditions.x_kubernetes_list_map_keys.as_deref(),
-            Some(&["type".to_string()][..])
-        );
+        let status = props["status"].properties.as_ref().unwrap();
+        for (list, key) in [("conditions", "type"), ("members", "name")] {
+            assert_eq!(status[list].x_kubernetes_list_type.as_deref(), Some("map"));
+            assert_eq!(
+                status[list].x_kubernetes_list_map_keys.as_deref(),
+                Some(&[key.to_string()][..])
+            );
+            // A map key must be required (the API server refuses the CRD otherwise).
+            let items = match status[list].items.as_ref() {
+                Some(JSONSchemaPropsOrArray::Schema(items)) => items,
+                other => panic!("{list}: {other:?}"),
+            };
+            assert!(items.required.iter().flatten().any(|r| r == key), "{list}");
+        }
     }
 
     #[test]

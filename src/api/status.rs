@@ -6,7 +6,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// What the engine last observed and decided. Written only by the engine.
+/// What the engine last observed and decided. Written only by the engine, whole, by server-side
+/// apply (field manager `kubectl-etcd`).
 #[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EtcdClusterStatus {
@@ -52,8 +53,8 @@ pub struct EtcdClusterStatus {
     /// The version change in progress, or the last one rolled back (see `UpgradeStatus`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upgrade: Option<UpgradeStatus>,
-    /// A full database (NOSPACE) being healed, and a quota the engine raised for it. Written as
-    /// null when there is none (status is a merge patch: an absent field would keep the old one).
+    /// A full database (NOSPACE) being healed, and a quota the engine raised for it. Absent when
+    /// there is none (status is applied whole: a field left out of the apply is removed).
     #[serde(default)]
     pub maintenance: Option<MaintenanceStatus>,
     /// Where the adoption of `spec.adopt` stands.
@@ -62,7 +63,7 @@ pub struct EtcdClusterStatus {
 }
 
 /// What the engine did about a NOSPACE alarm (see `plan::nospace`). Written only by the engine,
-/// every field every time (null or empty included): a merge patch keeps fields it does not name.
+/// whole (server-side apply: a field left out is removed).
 #[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MaintenanceStatus {

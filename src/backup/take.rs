@@ -9,8 +9,7 @@ use std::time::Duration;
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt;
-use kube::api::{Api, Patch, PatchParams, PostParams};
-use serde_json::json;
+use kube::api::{Api, PostParams};
 
 use super::label;
 use crate::api::{EtcdBackup, EtcdBackupSpec, EtcdBackupStatus, backup_phase};
@@ -325,7 +324,11 @@ async fn create_record(
     // Two backups of one cluster within one second: the later record takes a suffix.
     let mut attempt = 1;
     let created = loop {
-        match api.create(&PostParams::default(), &record).await {
+        let pp = PostParams {
+            field_manager: Some(crate::keys::MANAGER_BACKUP.into()),
+            ..PostParams::default()
+        };
+        match api.create(&pp, &record).await {
             Ok(c) => break c,
             Err(kube::Error::Api(s)) if s.code == 409 && attempt < 10 => {
                 attempt += 1;
@@ -347,22 +350,23 @@ async fn create_record(
     Ok(created)
 }
 
-/// Writes a backup's status.
+/// Writes a backup's status whole, by server-side apply as its one writer: whoever takes it
+/// (`keys::MANAGER_BACKUP`).
 pub async fn write_status(
     reach: &Reach,
     record: &EtcdBackup,
     status: &EtcdBackupStatus,
 ) -> Result<(), Error> {
     let ns = record.namespace().unwrap_or_default();
-    backup_api(reach, &ns)
-        .patch_status(
-            &record.name_any(),
-            &PatchParams::default(),
-            &Patch::Merge(json!({ "status": status })),
-        )
-        .await
-        .map_err(|e| kube_err("update the status of", &ns, &record.name_any(), e))?;
-    Ok(())
+    crate::apply::status(
+        &backup_api(reach, &ns),
+        &record.metadata,
+        record.status.as_ref(),
+        crate::keys::MANAGER_BACKUP,
+        status,
+    )
+    .await
+    .map_err(|e| kube_err("update the status of", &ns, &record.name_any(), e))
 }
 
 /// Takes the backup `record` describes into the open `store` and writes its outcome into its

@@ -93,7 +93,11 @@ pub(super) async fn pre_upgrade_snapshot(
         "metadata": {"annotations": {crate::api::ANNOTATION_PRE_UPGRADE_BACKUP: format!("{to} {url}")}}
     });
     let api: Api<EtcdCluster> = Api::namespaced(ctx.client.clone(), &d.namespace);
-    api.patch(&d.name, &PatchParams::default(), &Patch::Merge(&patch))
+    let pp = PatchParams {
+        field_manager: Some(crate::keys::MANAGER_ENGINE.into()),
+        ..PatchParams::default()
+    };
+    api.patch(&d.name, &pp, &Patch::Merge(&patch))
         .await
         .map_err(|e| Error::kube("annotate", crate::api::KIND, &d.namespace, &d.name, e))?;
     Ok(url)

@@ -118,7 +118,10 @@ async fn send(
     match api
         .patch(
             &name,
-            &PatchParams::default(),
+            &PatchParams {
+                field_manager: Some(crate::keys::MANAGER_ENGINE.into()),
+                ..PatchParams::default()
+            },
             &kube::api::Patch::Json::<()>(patch),
         )
         .await

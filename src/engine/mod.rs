@@ -16,7 +16,6 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
 use kube::{Client, ResourceExt};
-use serde_json::json;
 
 use crate::api::{EtcdCluster, EtcdClusterStatus, Phase, condition, reason};
 use crate::error::Error;
@@ -186,7 +185,7 @@ pub async fn reconcile_once(
         jiff::Timestamp::now(),
     );
     if mode == Mode::Act && cluster.status.as_ref() != Some(&status) {
-        write_status(&api, &name, &ns, &status).await?;
+        write_status(&api, cluster, &status).await?;
     }
     Ok(Pass {
         desired,
@@ -264,7 +263,7 @@ async fn failed(
     );
     status.message = Some(format!("{step} failed: {}", e.report()));
     if cluster.status.as_ref() != Some(&status)
-        && let Err(w) = write_status(api, &name, &ns, &status).await
+        && let Err(w) = write_status(api, cluster, &status).await
     {
         tracing::warn!(cluster = %name, namespace = %ns, "{}", w.report());
     }
@@ -275,20 +274,31 @@ fn namespace_of(cluster: &EtcdCluster) -> String {
     cluster.namespace().unwrap_or_else(|| "default".into())
 }
 
+/// Writes `status` whole, by server-side apply as the engine, its one writer (callers skip the
+/// write when it equals what the cluster shows: a steady state writes nothing).
 async fn write_status(
     api: &Api<EtcdCluster>,
-    name: &str,
-    ns: &str,
+    cluster: &EtcdCluster,
     status: &EtcdClusterStatus,
 ) -> Result<(), Error> {
-    api.patch_status(
-        name,
-        &PatchParams::default(),
-        &Patch::Merge(json!({ "status": status })),
+    crate::apply::status(
+        api,
+        &cluster.metadata,
+        cluster.status.as_ref(),
+        crate::keys::MANAGER_ENGINE,
+        status,
     )
     .await
-    .map_err(|e| Error::kube("update the status of", crate::api::KIND, ns, name, e))?;
-    Ok(())
+    .map_err(|e| {
+        let ns = cluster.namespace().unwrap_or_default();
+        Error::kube(
+            "update the status of",
+            crate::api::KIND,
+            &ns,
+            &cluster.name_any(),
+            e,
+        )
+    })
 }
 
 /// An invalid spec is reported as a condition (and never hot-loops: the operator waits for the
@@ -298,8 +308,6 @@ async fn report_invalid(
     cluster: &EtcdCluster,
     message: &str,
 ) -> Result<(), Error> {
-    let ns = cluster.namespace().unwrap_or_default();
-    let name = cluster.name_any();
     let mut status = cluster.status.clone().unwrap_or_default();
     let now = k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(jiff::Timestamp::now());
     let generation = cluster.metadata.generation;
@@ -318,7 +326,7 @@ async fn report_invalid(
         });
     status.observed_generation = generation;
     if cluster.status.as_ref().and_then(|s| s.message.as_ref()) != status.message.as_ref() {
-        write_status(api, &name, &ns, &status).await?;
+        write_status(api, cluster, &status).await?;
     }
     Ok(())
 }

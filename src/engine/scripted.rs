@@ -23,6 +23,10 @@ use crate::objects::{self, access, config_key};
 pub(crate) struct Call {
     pub(crate) method: Method,
     pub(crate) path: String,
+    /// The query string (`fieldManager=…&force=true`), empty when there is none.
+    pub(crate) query: String,
+    /// The body's content type (`application/apply-patch+yaml` for a server-side apply).
+    pub(crate) content_type: String,
     pub(crate) body: Value,
 }
 
@@ -78,6 +82,13 @@ impl Server {
                 let call = Call {
                     method: parts.method.clone(),
                     path: parts.uri.path().to_string(),
+                    query: parts.uri.query().unwrap_or_default().to_string(),
+                    content_type: parts
+                        .headers
+                        .get(http::header::CONTENT_TYPE)
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or_default()
+                        .to_string(),
                     body: serde_json::from_slice(&bytes).unwrap_or(Value::Null),
                 };
                 let (status, body) = self
@@ -373,6 +384,49 @@ async fn a_pass_whose_status_is_unchanged_writes_nothing() {
         assert_eq!(again.status, first.status);
     }
     assert_eq!(writes(&calls), 1, "{:#?}", calls.lock().unwrap());
+}
+
+#[tokio::test]
+async fn the_engine_applies_the_whole_status_as_its_own_field_manager() {
+    let c = demo();
+    let d = crate::model::validate(&c).unwrap();
+    let (mut ctx, calls) = formed_objects(&d)
+        .on(
+            Method::PATCH,
+            &format!("{CLUSTER_PATH}/status"),
+            StatusCode::OK,
+            serde_json::to_value(&c).unwrap(),
+        )
+        .on(
+            Method::PATCH,
+            CLUSTER_PATH,
+            StatusCode::OK,
+            serde_json::to_value(&c).unwrap(),
+        )
+        .start();
+    ctx.add_finalizer = true;
+    let pass = reconcile_once(&ctx, &c, Mode::Act).await.unwrap();
+    let calls = calls.lock().unwrap().clone();
+    let writes: Vec<&Call> = calls.iter().filter(|c| c.is_write()).collect();
+    assert_eq!(writes.len(), 2, "the finalizer and the status: {calls:#?}");
+    let manager = format!("fieldManager={}", crate::keys::MANAGER_ENGINE);
+    for w in &writes {
+        assert!(w.query.split('&').any(|q| q == manager), "{w:#?}");
+    }
+    let status = writes.iter().find(|c| c.path.ends_with("/status")).unwrap();
+    assert_eq!(status.content_type, "application/apply-patch+yaml");
+    assert!(
+        status.query.split('&').any(|q| q == "force=true"),
+        "{status:#?}"
+    );
+    // The whole status, as the pass derived it (nulls left out: the apply owns what it names).
+    assert_eq!(status.body["apiVersion"], "etcd.kubectl-etcd.io/v1alpha1");
+    assert_eq!(status.body["kind"], "EtcdCluster");
+    assert_eq!(
+        status.body["status"],
+        crate::apply::status_document::<EtcdCluster>(&pass.status).unwrap()["status"]
+    );
+    assert_eq!(status.body["status"]["message"], pass.step.to_string());
 }
 
 /// Every request of the engine — a pass's observation, status and finalizer writes, and every

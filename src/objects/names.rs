@@ -12,8 +12,8 @@ pub const ENV_POD_NAME: &str = "POD_NAME";
 pub const ENV_POD_NAMESPACE: &str = "POD_NS";
 pub const CLIENT_PORT: u16 = 2379;
 pub const PEER_PORT: u16 = 2380;
-/// Field manager of every server-side apply the engine does.
-pub const FIELD_MANAGER: &str = "kubectl-etcd";
+/// Field manager of every server-side apply the engine does (named in `crate::keys`).
+pub const FIELD_MANAGER: &str = crate::keys::MANAGER_ENGINE;
 /// Label and annotation keys are named in `crate::keys` (below `model` and `objects`).
 pub use crate::keys::{
     ANNOTATION_RESTORE, ANNOTATION_TEMPLATE_HASH, LABEL_FENCED, LABEL_HOSTNAME, LABEL_INSTANCE,

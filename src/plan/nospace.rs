@@ -453,17 +453,23 @@ mod tests {
     }
 
     #[test]
-    fn the_status_patch_clears_a_finished_healing() {
-        // Status is written as a merge patch: only fields written as null or empty are cleared.
-        let none = serde_json::to_value(crate::api::EtcdClusterStatus::default()).unwrap();
-        assert!(none.get("maintenance").is_some_and(|m| m.is_null()));
-        let raised_only = serde_json::to_value(MaintenanceStatus {
-            quota_raised: Some(QuotaRaise::default()),
+    fn the_status_apply_clears_a_finished_healing() {
+        // Status is applied whole by the engine: a field it leaves out is removed.
+        use crate::api::{EtcdCluster, EtcdClusterStatus};
+        use crate::apply::status_document;
+        let none = status_document::<EtcdCluster>(&EtcdClusterStatus::default()).unwrap();
+        assert!(none["status"].get("maintenance").is_none(), "{none}");
+        let raised_only = status_document::<EtcdCluster>(&EtcdClusterStatus {
+            maintenance: Some(MaintenanceStatus {
+                quota_raised: Some(QuotaRaise::default()),
+                ..Default::default()
+            }),
             ..Default::default()
         })
         .unwrap();
-        assert!(raised_only["compactedTo"].is_null());
-        assert_eq!(raised_only["defragmented"], serde_json::json!([]));
+        let m = &raised_only["status"]["maintenance"];
+        assert!(m.get("compactedTo").is_none(), "{m}");
+        assert_eq!(m["defragmented"], serde_json::json!([]));
     }
 
     #[test]

@@ -389,3 +389,33 @@ pub fn packaging_tool(name: &str) -> PathBuf {
             .unwrap_or_default(),
     )
 }
+
+/// S3 as both this machine and the cluster's pods reach it (the node IP), and its bucket.
+pub fn s3() -> (String, String) {
+    let endpoint = std::env::var("KE_S3_POD_ENDPOINT").expect(
+        "KE_S3_POD_ENDPOINT is not set: start S3 with tests/cluster/s3.sh up and source /tmp/tb/s3.env (tests/run-all.sh does)",
+    );
+    let bucket = std::env::var("KE_S3_BUCKET").expect("KE_S3_BUCKET is not set (/tmp/tb/s3.env)");
+    (endpoint, bucket)
+}
+
+/// The Secret `name` in `ns`, with this machine's S3 credentials and `endpoint`.
+pub fn s3_secret(ns: &str, name: &str, endpoint: &str) {
+    ok(kubectl(&[
+        "-n",
+        ns,
+        "create",
+        "secret",
+        "generic",
+        name,
+        &format!(
+            "--from-literal=AWS_ACCESS_KEY_ID={}",
+            std::env::var("AWS_ACCESS_KEY_ID").unwrap()
+        ),
+        &format!(
+            "--from-literal=AWS_SECRET_ACCESS_KEY={}",
+            std::env::var("AWS_SECRET_ACCESS_KEY").unwrap()
+        ),
+        &format!("--from-literal=AWS_ENDPOINT_URL={endpoint}"),
+    ]));
+}

@@ -1,6 +1,6 @@
 //! `kubectl etcd create NAME`: write a new EtcdCluster, then drive it until it converges.
 
-use kube::api::{Api, PostParams};
+use kube::api::Api;
 
 use crate::api::{EtcdCluster, EtcdClusterSpec, EtcdTuning, KIND, StorageSpec};
 use crate::cli::flags::{Global, SecurityFlags, WaitFlags};
@@ -114,7 +114,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         )
         .await;
     }
-    let created = match api.create(&PostParams::default(), &cluster).await {
+    let created = match api.create(&super::intent_post(), &cluster).await {
         Ok(c) => c,
         Err(kube::Error::Api(st)) if st.code == 409 => {
             return Err(Error::AlreadyExists {

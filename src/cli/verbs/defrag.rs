@@ -11,7 +11,7 @@
 //! has nothing to give back. A full database (NOSPACE) is healed by the engine first, alarm
 //! disarmed included.
 
-use kube::api::{Patch, PatchParams};
+use kube::api::Patch;
 use serde::Serialize;
 use serde_json::json;
 
@@ -184,7 +184,7 @@ async fn request(s: &Session, format: output::Format, a: Args, nonce: &str) -> R
         .clusters()
         .patch(
             &name,
-            &PatchParams::default(),
+            &super::intent_patch(),
             &Patch::Merge(request_patch(nonce, a.compact)),
         )
         .await

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use kube::api::{DeleteParams, Patch, PatchParams};
+use kube::api::{DeleteParams, Patch};
 use serde_json::json;
 
 use crate::api::KIND;
@@ -111,7 +111,7 @@ async fn request_deletion(s: &Session, name: &str, delete_data: bool) -> Result<
     if delete_data {
         api.patch(
             name,
-            &PatchParams::default(),
+            &super::intent_patch(),
             &Patch::Merge(
                 json!({"metadata": {"annotations": {engine::ANNOTATION_DELETE_DATA: "true"}}}),
             ),

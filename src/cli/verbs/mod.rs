@@ -16,3 +16,20 @@ pub mod restore;
 pub mod scale;
 pub mod status;
 pub mod upgrade;
+
+/// How a verb writes what it asks for (spec, request annotations): as the CLI's field manager,
+/// so `metadata.managedFields` tells a verb's writes from the engine's.
+pub(crate) fn intent_patch() -> kube::api::PatchParams {
+    kube::api::PatchParams {
+        field_manager: Some(crate::keys::MANAGER_CLI.into()),
+        ..Default::default()
+    }
+}
+
+/// `intent_patch` for a verb that creates the EtcdCluster.
+pub(crate) fn intent_post() -> kube::api::PostParams {
+    kube::api::PostParams {
+        field_manager: Some(crate::keys::MANAGER_CLI.into()),
+        ..Default::default()
+    }
+}

@@ -1,6 +1,6 @@
 //! `kubectl etcd scale NAME --replicas N`: write the new size, then drive the cluster there.
 
-use kube::api::{Patch, PatchParams};
+use kube::api::Patch;
 use serde_json::json;
 
 use crate::api::KIND;
@@ -47,7 +47,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     let patched = api
         .patch(
             &name,
-            &PatchParams::default(),
+            &super::intent_patch(),
             &Patch::Merge(json!({"spec": {"replicas": replicas}})),
         )
         .await

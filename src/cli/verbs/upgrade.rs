@@ -8,7 +8,7 @@
 
 use jiff::Timestamp;
 use kube::ResourceExt;
-use kube::api::{Patch, PatchParams};
+use kube::api::Patch;
 use serde_json::json;
 
 use crate::api::{ANNOTATION_PRE_UPGRADE_BACKUP, KIND, PRE_UPGRADE_BACKUP_SKIPPED, upgrade_state};
@@ -111,7 +111,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         .clusters()
         .patch(
             &name,
-            &PatchParams::default(),
+            &super::intent_patch(),
             &Patch::Merge(json!({
                 "metadata": {"annotations": {ANNOTATION_PRE_UPGRADE_BACKUP: annotation}},
                 "spec": {"version": to.to_string()},
