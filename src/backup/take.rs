@@ -69,13 +69,13 @@ pub fn choose_source(d: &Desired, o: &Observed) -> Result<Source, String> {
     let voters = c.voters().count();
     let healthy = c.voters().filter(|m| m.healthy).count();
     let quorum = voters > 0 && healthy >= crate::plan::quorum(voters);
-    let learners_serve = |v: &str| Version::parse(v).is_some_and(|v| v.minor >= 5);
+    let learners_serve = |v: Option<Version>| v.is_some_and(|v| v.minor >= 5);
     let best = c
         .members
         .iter()
         .filter(|m| m.ordinal.is_some())
         .filter_map(|m| m.status.as_ref().map(|s| (m, s)))
-        .filter(|(m, s)| !m.learner || learners_serve(&s.version))
+        .filter(|(m, s)| !m.learner || learners_serve(s.version))
         .filter(|(m, _)| !quorum || (m.healthy && !m.learner))
         .max_by_key(|(m, s)| (!m.learner, s.raft_index, std::cmp::Reverse(m.ordinal)));
     let Some((m, s)) = best else {
@@ -89,7 +89,7 @@ pub fn choose_source(d: &Desired, o: &Observed) -> Result<Source, String> {
         ordinal,
         member: objects::pod_name(&d.name, ordinal),
         raft_index: s.raft_index,
-        version: s.version.clone(),
+        version: s.version.map(|v| v.to_string()).unwrap_or_default(),
         quorum,
     })
 }
@@ -492,10 +492,7 @@ mod tests {
             started: true,
             healthy,
             status: Some(MemberStatusView {
-                version: version.into(),
-                cluster_version: String::new(),
-                storage_version: String::new(),
-                downgrading_to: String::new(),
+                version: Version::parse(version),
                 raft_index: index,
                 ..Default::default()
             }),

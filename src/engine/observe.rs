@@ -16,7 +16,7 @@ use crate::error::Error;
 use crate::etcd::EtcdClient;
 use crate::model::{
     self, ClusterView, Desired, EtcdView, MemberStatusView, MemberView, Observed, PodView,
-    RestoreMark, RestorePodView, Storage, VolumeView, WorkloadView,
+    RestoreMark, RestorePodView, Storage, Version, VolumeView, WorkloadView,
 };
 use crate::objects;
 
@@ -202,6 +202,83 @@ pub async fn observe(
     d: &Desired,
     last: Option<&EtcdClusterStatus>,
 ) -> Result<(Desired, Observed), Error> {
+    let seen = read_objects(ctx, d).await?;
+    let statefulset = seen.sts.as_ref().map(workload_view);
+    // The spec as the world lets it apply (storage and TLS stay what the StatefulSet has): the
+    // members are dialed with it, and the pass decides with it.
+    let d = model::keep_immutable(d.clone(), statefulset.as_ref());
+    let d = &d;
+    let now = jiff::Timestamp::now();
+    let mut pods: BTreeMap<u32, PodView> = seen
+        .pods
+        .iter()
+        .filter_map(|p| {
+            let ord = objects::ordinal_of_pod(&d.name, p.metadata.name.as_deref()?)?;
+            Some((ord, pod_view(p, now)))
+        })
+        .collect();
+    let nodes = nodes_of(d, &seen.pods, &seen.pvcs);
+    // The old members of a cluster being adopted, through their client URLs.
+    let old_endpoints = match &d.adopt {
+        Some(a) if crate::plan::adopt::old_members_reachable(d, last) => a.endpoints.clone(),
+        _ => Vec::new(),
+    };
+    let (etcd, full) = observe_members(ctx, d, (&mut pods, &old_endpoints), nodes, now).await;
+    let adoption = match &d.adopt {
+        Some(a) => Some(observe_adoption(ctx, d, a).await?),
+        None => None,
+    };
+    let restore_pod = match &d.restore {
+        Some(_) => get_opt(
+            &Api::<Pod>::namespaced(ctx.client.clone(), &d.namespace),
+            "Pod",
+            &d.namespace,
+            &crate::objects::restore::pod_name(&d.name),
+        )
+        .await?
+        .map(|p| restore_pod_view(&p)),
+        None => None,
+    };
+    let (last_version, upgrade) = crate::plan::upgrade::from_status(last);
+    let observed = Observed {
+        statefulset,
+        supporting_objects: seen.peer_svc.is_some()
+            && seen.client_svc.is_some()
+            && seen.pdb.is_some(),
+        clients_fenced: seen.client_svc.as_ref().is_some_and(objects::is_fenced),
+        config: seen.cm.map(|c| c.data.unwrap_or_default()),
+        pods,
+        volumes: volume_views(d, &seen.pvcs),
+        etcd,
+        known_members: known_members(d, last),
+        restore_pod,
+        last_version,
+        upgrade,
+        maintenance: last.and_then(|s| s.maintenance.clone()),
+        nospace: full.nospace,
+        revision: full.revision,
+        now,
+        lost_since: lost_since(d, last),
+        // Read by the engine beside the cluster (`engine::backups::observe`).
+        backups: Default::default(),
+        adoption,
+    };
+    Ok((d.clone(), observed))
+}
+
+/// The cluster's Kubernetes objects, as one pass reads them.
+struct Objects {
+    sts: Option<StatefulSet>,
+    peer_svc: Option<Service>,
+    client_svc: Option<Service>,
+    pdb: Option<PodDisruptionBudget>,
+    cm: Option<ConfigMap>,
+    pods: Vec<Pod>,
+    pvcs: Vec<PersistentVolumeClaim>,
+}
+
+/// Reads the cluster's objects, all at once.
+async fn read_objects(ctx: &Context, d: &Desired) -> Result<Objects, Error> {
     let ns = d.namespace.as_str();
     let client = ctx.client.clone();
     let sts_api: Api<StatefulSet> = Api::namespaced(client.clone(), ns);
@@ -238,8 +315,19 @@ pub async fn observe(
                 .map_err(|e| Error::kube("list", "PersistentVolumeClaim", ns, &d.name, e))
         },
     )?;
+    Ok(Objects {
+        sts,
+        peer_svc,
+        client_svc,
+        pdb,
+        cm,
+        pods: pods.items,
+        pvcs: pvcs.items,
+    })
+}
 
-    let statefulset = sts.map(|s| WorkloadView {
+fn workload_view(s: &StatefulSet) -> WorkloadView {
+    WorkloadView {
         replicas: s.spec.as_ref().and_then(|s| s.replicas).unwrap_or(0).max(0) as u32,
         template_hash: s
             .metadata
@@ -247,92 +335,79 @@ pub async fn observe(
             .as_ref()
             .and_then(|a| a.get(objects::ANNOTATION_TEMPLATE_HASH).cloned()),
         update_revision: s.status.as_ref().and_then(|s| s.update_revision.clone()),
-        storage: Some(workload_storage(&s)),
+        storage: Some(workload_storage(s)),
         tls: s
             .spec
             .as_ref()
             .map(|spec| objects::template_tls(&spec.template)),
-    });
-    // The spec as the world lets it apply (storage and TLS stay what the StatefulSet has): the
-    // members are dialed with it, and the pass decides with it.
-    let d = model::keep_immutable(d.clone(), statefulset.as_ref());
-    let d = &d;
-    let now = jiff::Timestamp::now();
-    let mut pod_views = BTreeMap::new();
-    let pods_nodes: Vec<(u32, String)> = pods
-        .iter()
-        .filter_map(|p| {
-            let ord = objects::ordinal_of_pod(&d.name, p.metadata.name.as_deref()?)?;
-            Some((ord, p.spec.as_ref()?.node_name.clone()?))
-        })
-        .collect();
-    for p in pods {
-        let name = p.metadata.name.clone().unwrap_or_default();
-        let Some(ord) = objects::ordinal_of_pod(&d.name, &name) else {
-            continue;
-        };
-        let status = p.status.as_ref();
-        let cstatus = status
-            .and_then(|s| s.container_statuses.as_ref())
-            .and_then(|c| c.iter().find(|c| c.name == objects::CONTAINER));
-        pod_views.insert(
-            ord,
-            PodView {
-                ready: status
-                    .and_then(|s| s.conditions.as_ref())
-                    .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True")),
-                running: cstatus
-                    .and_then(|c| c.state.as_ref())
-                    .is_some_and(|s| s.running.is_some()),
-                terminating: p.metadata.deletion_timestamp.is_some(),
-                controlled: p
-                    .metadata
-                    .owner_references
-                    .as_ref()
-                    .is_some_and(|o| o.iter().any(|o| o.controller == Some(true))),
-                revision: p
-                    .metadata
-                    .labels
-                    .as_ref()
-                    .and_then(|l| l.get(objects::LABEL_REVISION).cloned()),
-                ip: status.and_then(|s| s.pod_ip.clone()),
-                restarts: cstatus.map_or(0, |c| c.restart_count),
-                waiting_reason: cstatus
-                    .and_then(|c| c.state.as_ref())
-                    .and_then(|s| s.waiting.as_ref())
-                    .and_then(|w| w.reason.clone()),
-                last_exit_message: cstatus.and_then(exit_message),
-                answered_as: None,
-                node_down: None,
-                overdue_seconds: p
-                    .metadata
-                    .deletion_timestamp
-                    .as_ref()
-                    .map_or(0, |t| (now.as_second() - t.0.as_second()).max(0) as u64),
-                age_seconds: p
-                    .metadata
-                    .creation_timestamp
-                    .as_ref()
-                    .map_or(0, |t| (now.as_second() - t.0.as_second()).max(0) as u64),
-                name,
-            },
-        );
     }
-    // The node each member's pod runs on, or, for a pod not scheduled yet, the one its volume
-    // was provisioned on (the scheduler records it on the claim for volumes bound on first use).
-    let nodes_of: BTreeMap<u32, String> = pods_nodes
-        .into_iter()
-        .chain(pvcs.iter().filter_map(|v| {
-            let ord = objects::ordinal_of_volume(&d.name, v.metadata.name.as_deref()?)?;
-            let node = v.metadata.annotations.as_ref()?.get(SELECTED_NODE)?;
-            Some((ord, node.clone()))
-        }))
+}
+
+/// A member pod as the planner sees it (`answered_as` and `node_down` are filled in once its
+/// etcd was asked).
+fn pod_view(p: &Pod, now: jiff::Timestamp) -> PodView {
+    let status = p.status.as_ref();
+    let cstatus = status
+        .and_then(|s| s.container_statuses.as_ref())
+        .and_then(|c| c.iter().find(|c| c.name == objects::CONTAINER));
+    let seconds_since = |t: Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>| {
+        t.map_or(0, |t| (now.as_second() - t.0.as_second()).max(0) as u64)
+    };
+    PodView {
+        name: p.metadata.name.clone().unwrap_or_default(),
+        ready: status
+            .and_then(|s| s.conditions.as_ref())
+            .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True")),
+        running: cstatus
+            .and_then(|c| c.state.as_ref())
+            .is_some_and(|s| s.running.is_some()),
+        terminating: p.metadata.deletion_timestamp.is_some(),
+        controlled: p
+            .metadata
+            .owner_references
+            .as_ref()
+            .is_some_and(|o| o.iter().any(|o| o.controller == Some(true))),
+        revision: p
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(objects::LABEL_REVISION).cloned()),
+        ip: status.and_then(|s| s.pod_ip.clone()),
+        restarts: cstatus.map_or(0, |c| c.restart_count),
+        waiting_reason: cstatus
+            .and_then(|c| c.state.as_ref())
+            .and_then(|s| s.waiting.as_ref())
+            .and_then(|w| w.reason.clone()),
+        last_exit_message: cstatus.and_then(exit_message),
+        answered_as: None,
+        node_down: None,
+        overdue_seconds: seconds_since(p.metadata.deletion_timestamp.as_ref()),
+        age_seconds: seconds_since(p.metadata.creation_timestamp.as_ref()),
+    }
+}
+
+/// The node each member's pod runs on, or, for a pod not scheduled yet, the one its volume was
+/// provisioned on (the scheduler records it on the claim for volumes bound on first use).
+fn nodes_of(d: &Desired, pods: &[Pod], pvcs: &[PersistentVolumeClaim]) -> BTreeMap<u32, String> {
+    let on_pods = pods.iter().filter_map(|p| {
+        let ord = objects::ordinal_of_pod(&d.name, p.metadata.name.as_deref()?)?;
+        Some((ord, p.spec.as_ref()?.node_name.clone()?))
+    });
+    let on_volumes = pvcs.iter().filter_map(|v| {
+        let ord = objects::ordinal_of_volume(&d.name, v.metadata.name.as_deref()?)?;
+        let node = v.metadata.annotations.as_ref()?.get(SELECTED_NODE)?;
+        Some((ord, node.clone()))
+    });
+    on_pods
+        .chain(on_volumes)
         .fold(BTreeMap::new(), |mut m, (ord, node)| {
             m.entry(ord).or_insert(node);
             m
-        });
-    let volumes = pvcs
-        .into_iter()
+        })
+}
+
+fn volume_views(d: &Desired, pvcs: &[PersistentVolumeClaim]) -> BTreeMap<u32, VolumeView> {
+    pvcs.iter()
         .filter_map(|v| {
             let name = v.metadata.name.clone()?;
             let ord = objects::ordinal_of_volume(&d.name, &name)?;
@@ -350,75 +425,37 @@ pub async fn observe(
                 },
             ))
         })
-        .collect();
+        .collect()
+}
+
+/// Asks the members (`observe_etcd`), then marks on each pod the member its etcd answered as,
+/// and, for those whose etcd did not answer, why their node cannot run them (one that answers
+/// runs on a node that works: a healthy cluster reads no Node at all).
+async fn observe_members(
+    ctx: &Context,
+    d: &Desired,
+    (pods, old_endpoints): (&mut BTreeMap<u32, PodView>, &[String]),
+    nodes_of: BTreeMap<u32, String>,
+    now: jiff::Timestamp,
+) -> (EtcdView, FullDatabase) {
     let mut answered = BTreeMap::new();
     let mut full = FullDatabase::default();
-    let old_endpoints = match &d.adopt {
-        Some(a) if crate::plan::adopt::old_members_reachable(d, last) => a.endpoints.clone(),
-        _ => Vec::new(),
-    };
-    let etcd = observe_etcd(
-        ctx,
-        d,
-        (&pod_views, &old_endpoints),
-        &mut answered,
-        &mut full,
-    )
-    .await;
-    let adoption = match &d.adopt {
-        Some(a) => Some(observe_adoption(ctx, d, a).await?),
-        None => None,
-    };
+    let etcd = observe_etcd(ctx, d, (pods, old_endpoints), &mut answered, &mut full).await;
     for (ord, id) in answered {
-        if let Some(p) = pod_views.get_mut(&ord) {
+        if let Some(p) = pods.get_mut(&ord) {
             p.answered_as = Some(id);
         }
     }
-    // Only a member whose etcd did not answer is judged by its node (one that answers runs on
-    // a node that works): a healthy cluster reads no Node at all.
     let silent: BTreeMap<u32, String> = nodes_of
         .into_iter()
-        .filter(|(ord, _)| pod_views.get(ord).is_none_or(|p| p.answered_as.is_none()))
+        .filter(|(ord, _)| pods.get(ord).is_none_or(|p| p.answered_as.is_none()))
         .collect();
     for (ord, reason) in nodes_down(ctx, &silent, now).await {
-        if let Some(p) = pod_views.get_mut(&ord) {
+        if let Some(p) = pods.get_mut(&ord) {
             p.node_down = Some(reason);
         }
     }
-    let restore_pod = match &d.restore {
-        Some(_) => get_opt(
-            &pod_api,
-            "Pod",
-            ns,
-            &crate::objects::restore::pod_name(&d.name),
-        )
-        .await?
-        .map(|p| restore_pod_view(&p)),
-        None => None,
-    };
-    let (last_version, upgrade) = crate::plan::upgrade::from_status(last);
-    let observed = Observed {
-        statefulset,
-        supporting_objects: peer_svc.is_some() && client_svc.is_some() && pdb.is_some(),
-        clients_fenced: client_svc.as_ref().is_some_and(objects::is_fenced),
-        config: cm.map(|c| c.data.unwrap_or_default()),
-        pods: pod_views,
-        volumes,
-        etcd,
-        known_members: known_members(d, last),
-        restore_pod,
-        last_version,
-        upgrade,
-        maintenance: last.and_then(|s| s.maintenance.clone()),
-        nospace: full.nospace,
-        revision: full.revision,
-        now,
-        lost_since: lost_since(d, last),
-        // Read by the engine beside the cluster (`engine::backups::observe`).
-        backups: Default::default(),
-        adoption,
-    };
-    Ok((d.clone(), observed))
+    (etcd, full)
 }
 
 /// The old cluster's StatefulSet and the Service to take over, while `spec.adopt` is set.
@@ -523,9 +560,9 @@ struct Answer {
     ordinal: Option<u32>,
     client: Option<EtcdClient>,
     status: Option<crate::etcd::EndpointStatus>,
-    /// The cluster version from `/version`; empty when it did not answer (it is not needed
+    /// The cluster version from `/version`; `None` when it did not answer (it is not needed
     /// for health, only to tell a mixed cluster from one whose cluster version moved).
-    cluster_version: String,
+    cluster_version: Option<Version>,
     health: Result<(), String>,
     /// The health read failed only for raised alarms.
     alarmed: bool,
@@ -554,7 +591,7 @@ async fn answer(
         ordinal,
         client: None,
         status: None,
-        cluster_version: String::new(),
+        cluster_version: None,
         health: Err(String::new()),
         alarmed: false,
     };
@@ -582,7 +619,7 @@ async fn answer(
             };
             a.status = Some(s);
             match client.versions().await {
-                Ok(v) => a.cluster_version = v.cluster,
+                Ok(v) => a.cluster_version = Version::parse(&v.cluster),
                 Err(e) => tracing::debug!(error = %e, "no cluster version"),
             }
         }
@@ -664,13 +701,47 @@ async fn observe_etcd(
         return EtcdView::Split { cluster_ids };
     }
     // The leader is the one named by the answer with the highest raft term (a member cut off
-    // from the others may still name a leader of an older term). The member list is asked of a
-    // member whose linearizable read passed just before (its health check: etcd's ReadIndex made
-    // it apply everything the leader had committed, membership changes included, so its list is
-    // as current as a linearizable one; etcd 3.5.13+'s `linearizable` member list does the same
-    // inside the server, which the client library does not expose), the leader first; only when
-    // none passed, any voter, then anyone, and the list is marked unconfirmed.
+    // from the others may still name a leader of an older term).
     let leader = leader_by_term(answers.iter().filter_map(|a| a.status.as_ref()));
+    let mut errors: Vec<String> = answers
+        .iter()
+        .filter_map(|a| a.health.as_ref().err().filter(|e| !e.is_empty()).cloned())
+        .collect();
+    let Some((list, list_unconfirmed)) = member_list(&answers, leader, &mut errors).await else {
+        if errors.is_empty() {
+            errors.push("no member answered".into());
+        }
+        return EtcdView::Unreachable { errors };
+    };
+    *full = full_database(&answers, leader).await;
+    let members = list
+        .members
+        .iter()
+        .map(|m| member_view(d, m, &answers))
+        .collect();
+    EtcdView::Reached(ClusterView {
+        cluster_id: list.cluster_id,
+        leader,
+        members,
+        list_unconfirmed,
+        auth_enabled: answers
+            .iter()
+            .any(|a| a.client.as_ref().is_some_and(|c| c.authenticated())),
+    })
+}
+
+/// The member list, and whether it is unconfirmed. It is asked of a member whose linearizable
+/// read passed just before (its health check: etcd's ReadIndex made it apply everything the
+/// leader had committed, membership changes included, so its list is as current as a
+/// linearizable one; etcd 3.5.13+'s `linearizable` member list does the same inside the server,
+/// which the client library does not expose), the leader first; only when none passed, any
+/// voter, then anyone, and the list is marked unconfirmed. `None` when nobody gave one (`errors`
+/// says why).
+async fn member_list(
+    answers: &[Answer],
+    leader: Option<u64>,
+    errors: &mut Vec<String>,
+) -> Option<(crate::etcd::MemberList, bool)> {
     let mut order: Vec<&Answer> = answers.iter().filter(|a| a.status.is_some()).collect();
     order.sort_by_key(|a| {
         let s = a.status.as_ref().unwrap();
@@ -681,31 +752,22 @@ async fn observe_etcd(
             a.ordinal,
         )
     });
-    let mut list = None;
-    let mut list_unconfirmed = true;
-    let mut errors: Vec<String> = answers
-        .iter()
-        .filter_map(|a| a.health.as_ref().err().filter(|e| !e.is_empty()).cloned())
-        .collect();
     for a in order {
         let mut c = a.client.clone().expect("answered members have a client");
         match c.member_list().await {
-            Ok(l) => {
-                list = Some(l);
-                list_unconfirmed = !a.read_linearizably();
-                break;
-            }
+            Ok(l) => return Some((l, !a.read_linearizably())),
             Err(e) => errors.push(e.to_string()),
         }
     }
-    let Some(list) = list else {
-        if errors.is_empty() {
-            errors.push("no member answered".into());
-        }
-        return EtcdView::Unreachable { errors };
-    };
-    // Alarms are the cluster's (every member reports them): asked of the leader, or else of a
-    // member that answers, once per pass and only while one is raised.
+    None
+}
+
+/// The NOSPACE alarms and the current revision. Alarms are the cluster's (every member reports
+/// them): asked of the leader, or else of a member that answers, once per pass and only while
+/// one is raised. The revision comes with them, else from the status answers' headers (a
+/// requested compaction's target).
+async fn full_database(answers: &[Answer], leader: Option<u64>) -> FullDatabase {
+    let mut full = FullDatabase::default();
     if answers.iter().any(|a| a.alarmed) {
         let mut askable: Vec<&Answer> = answers.iter().filter(|a| a.status.is_some()).collect();
         askable.sort_by_key(|a| a.status.as_ref().map(|s| s.member_id) != leader);
@@ -721,12 +783,12 @@ async fn observe_etcd(
                     full.revision = k.revision;
                     break;
                 }
-                (Err(e), _) | (_, Err(e)) => errors.push(e.to_string()),
+                (Err(e), _) | (_, Err(e)) => {
+                    tracing::debug!(member = a.ordinal, error = %e, "alarms not read");
+                }
             }
         }
     }
-    // The current revision, from the status answers' headers (a requested compaction's target)
-    // when the alarms did not ask the keyspace for it.
     if full.revision <= 0 {
         full.revision = answers
             .iter()
@@ -734,71 +796,59 @@ async fn observe_etcd(
             .max()
             .unwrap_or(0);
     }
-    let by_id: BTreeMap<u64, &Answer> = answers
+    full
+}
+
+/// One member of the list, joined with what its own etcd answered (versions parsed here, once).
+fn member_view(d: &Desired, m: &crate::etcd::Member, answers: &[Answer]) -> MemberView {
+    // Two pods answering as one member: the last (highest ordinal) speaks for it.
+    let answer = answers
         .iter()
-        .filter_map(|a| a.status.as_ref().map(|s| (s.member_id, a)))
-        .collect();
-    let members = list
-        .members
+        .rfind(|a| a.status.as_ref().is_some_and(|s| s.member_id == m.id));
+    let status = answer.and_then(|a| a.status.as_ref());
+    let ordinal = m
+        .peer_urls
         .iter()
-        .map(|m| {
-            let answer = by_id.get(&m.id);
-            let status = answer.and_then(|a| a.status.as_ref());
-            let ordinal = m
-                .peer_urls
-                .iter()
-                .find_map(|u| objects::ordinal_of_peer_url(&d.name, &d.namespace, u));
-            // The pod of this member's ordinal answered, but as another member.
-            let imposter = ordinal
-                .and_then(|o| answers.iter().find(|a| a.ordinal == Some(o)))
-                .and_then(|a| a.status.as_ref())
-                .filter(|s| s.member_id != m.id)
-                .map(|s| s.member_id);
-            let error = match answer {
-                Some(a) => a.health.clone().err(),
-                None if imposter.is_some() => Some(format!(
-                    "its pod answers as member {}",
-                    crate::model::fmt_id(imposter.unwrap_or_default())
-                )),
-                None => ordinal
-                    .and_then(|o| answers.iter().find(|a| a.ordinal == Some(o)))
-                    .and_then(|a| a.health.clone().err())
-                    .or_else(|| Some("no running pod answered for this member".into())),
-            };
-            MemberView {
-                id: m.id,
-                name: m.name.clone(),
-                ordinal,
-                peer_url: m.peer_urls.first().cloned().unwrap_or_default(),
-                learner: m.is_learner,
-                started: m.started(),
-                status: status.map(|s| MemberStatusView {
-                    version: s.version.clone(),
-                    cluster_version: answer.map_or(String::new(), |a| a.cluster_version.clone()),
-                    storage_version: s.storage_version.clone(),
-                    downgrading_to: s.downgrade_target.clone(),
-                    db_size: s.db_size,
-                    db_size_in_use: s.db_size_in_use,
-                    raft_index: s.raft_index,
-                    raft_term: s.raft_term,
-                    leader: s.leader_id,
-                }),
-                healthy: answer.is_some_and(|a| a.health.is_ok()),
-                error: error.filter(|e| !e.is_empty()),
-                identity_mismatch: imposter.is_some(),
-                alarmed: answer.is_some_and(|a| a.alarmed),
-            }
-        })
-        .collect();
-    EtcdView::Reached(ClusterView {
-        cluster_id: list.cluster_id,
-        leader,
-        members,
-        list_unconfirmed,
-        auth_enabled: answers
-            .iter()
-            .any(|a| a.client.as_ref().is_some_and(|c| c.authenticated())),
-    })
+        .find_map(|u| objects::ordinal_of_peer_url(&d.name, &d.namespace, u));
+    let at_ordinal = ordinal.and_then(|o| answers.iter().find(|a| a.ordinal == Some(o)));
+    // The pod of this member's ordinal answered, but as another member.
+    let imposter = at_ordinal
+        .and_then(|a| a.status.as_ref())
+        .filter(|s| s.member_id != m.id)
+        .map(|s| s.member_id);
+    let error = match answer {
+        Some(a) => a.health.clone().err(),
+        None if imposter.is_some() => Some(format!(
+            "its pod answers as member {}",
+            crate::model::fmt_id(imposter.unwrap_or_default())
+        )),
+        None => at_ordinal
+            .and_then(|a| a.health.clone().err())
+            .or_else(|| Some("no running pod answered for this member".into())),
+    };
+    MemberView {
+        id: m.id,
+        name: m.name.clone(),
+        ordinal,
+        peer_url: m.peer_urls.first().cloned().unwrap_or_default(),
+        learner: m.is_learner,
+        started: m.started(),
+        status: status.map(|s| MemberStatusView {
+            version: Version::parse(&s.version),
+            cluster_version: answer.and_then(|a| a.cluster_version),
+            storage_version: Version::parse(&s.storage_version),
+            downgrading_to: Version::parse(&s.downgrade_target),
+            db_size: s.db_size,
+            db_size_in_use: s.db_size_in_use,
+            raft_index: s.raft_index,
+            raft_term: s.raft_term,
+            leader: s.leader_id,
+        }),
+        healthy: answer.is_some_and(|a| a.health.is_ok()),
+        error: error.filter(|e| !e.is_empty()),
+        identity_mismatch: imposter.is_some(),
+        alarmed: answer.is_some_and(|a| a.alarmed),
+    }
 }
 
 #[cfg(test)]

@@ -310,14 +310,16 @@ impl ClusterView {
     /// The cluster version as the leader reports it (else any member that knows it): the minor
     /// every member speaks, which a rollback to an older minor must respect.
     pub fn cluster_version(&self) -> Option<Version> {
-        let of = |m: &MemberView| {
-            m.status
-                .as_ref()
-                .and_then(|s| Version::parse(&s.cluster_version))
-        };
+        let of = |m: &MemberView| m.status.as_ref().and_then(|s| s.cluster_version);
         self.leader_member()
             .and_then(of)
             .or_else(|| self.members.iter().find_map(of))
+    }
+    /// The versions the members that answered run.
+    pub fn versions(&self) -> impl Iterator<Item = Version> + '_ {
+        self.members
+            .iter()
+            .filter_map(|m| m.status.as_ref()?.version)
     }
     pub fn learners(&self) -> impl Iterator<Item = &MemberView> {
         self.members.iter().filter(|m| m.learner)
@@ -351,16 +353,19 @@ pub struct MemberView {
     pub alarmed: bool,
 }
 
+/// A member's own answer. Versions are parsed once, by observe: nothing downstream reads a
+/// version string of a member.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct MemberStatusView {
-    pub version: String,
-    /// The cluster version this member reports on `/version` ("3.5.0"); empty while etcd has
+    /// The server version it runs (`None`: it reported none that parses).
+    pub version: Option<Version>,
+    /// The cluster version this member reports on `/version` (3.5.0); `None` while etcd has
     /// not decided it yet, or when `/version` did not answer.
-    pub cluster_version: String,
-    /// The db schema version (3.6+; empty before).
-    pub storage_version: String,
-    /// The target of an enabled downgrade ("3.5.0"; 3.6+; empty when none).
-    pub downgrading_to: String,
+    pub cluster_version: Option<Version>,
+    /// The db schema version (3.6+; `None` before).
+    pub storage_version: Option<Version>,
+    /// The target of an enabled downgrade (3.5.0; 3.6+; `None` when none).
+    pub downgrading_to: Option<Version>,
     pub db_size: i64,
     /// Bytes of the db file holding data (the rest is free pages a defragmentation gives back).
     pub db_size_in_use: i64,

@@ -35,6 +35,15 @@ use crate::model::{
 };
 use crate::objects::{self, config_key};
 
+/// `3.<minor>.0`: a cluster version, or a downgrade's target, as etcd reports them.
+fn minor_version(minor: u32) -> Version {
+    Version {
+        major: 3,
+        minor,
+        patch: 0,
+    }
+}
+
 /// Seconds of pod age one tick stands for.
 const TICK_SECONDS: u64 = 30;
 
@@ -391,14 +400,10 @@ impl World {
                             learner: m.learner,
                             started: m.started,
                             status: up.then(|| MemberStatusView {
-                                version: self.version_of(m.ordinal).to_string(),
-                                cluster_version: self
-                                    .cluster_minor
-                                    .map_or(String::new(), |cv| format!("3.{cv}.0")),
-                                storage_version: String::new(),
-                                downgrading_to: self
-                                    .downgrade
-                                    .map_or(String::new(), |t| format!("3.{t}.0")),
+                                version: Some(self.version_of(m.ordinal)),
+                                cluster_version: self.cluster_minor.map(minor_version),
+                                storage_version: None,
+                                downgrading_to: self.downgrade.map(minor_version),
                                 db_size: self
                                     .full
                                     .as_ref()
@@ -1119,12 +1124,7 @@ fn version_pass(
     }
     status.upgrade = upgrade::record(&d, &o, &step, status.upgrade.as_ref());
     if let EtcdView::Reached(c) = &o.etcd {
-        status.version = c
-            .members
-            .iter()
-            .filter_map(|m| m.status.as_ref().and_then(|s| Version::parse(&s.version)))
-            .min()
-            .map(|v| v.to_string());
+        status.version = c.versions().min().map(|v| v.to_string());
     }
     w.changes_this_pass = 0;
     w.act(&d, &step, parts);

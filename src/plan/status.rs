@@ -128,16 +128,7 @@ fn membership(
             healthy: c.voters().filter(|m| m.healthy).count(),
         };
         st.cluster_id = Some(fmt_id(c.cluster_id));
-        st.version = c
-            .members
-            .iter()
-            .filter_map(|m| {
-                m.status
-                    .as_ref()
-                    .and_then(|s| crate::model::Version::parse(&s.version))
-            })
-            .min()
-            .map(|v| v.to_string());
+        st.version = c.versions().min().map(|v| v.to_string());
         // Read from the members (`/version`); kept from the last status while none says.
         st.cluster_version = c
             .cluster_version()
@@ -182,7 +173,11 @@ fn member_status(
         peer_url: m.peer_url.clone(),
         learner: m.learner,
         leader: c.leader == Some(m.id),
-        version: m.status.as_ref().map(|s| s.version.clone()),
+        version: m
+            .status
+            .as_ref()
+            .and_then(|s| s.version)
+            .map(|v| v.to_string()),
         healthy: m.healthy,
         // Rounded down to MiB, and no raft index: status changes only when something a
         // reader acts on changes, not with every write to etcd.

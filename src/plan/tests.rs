@@ -3,7 +3,7 @@
 use super::*;
 use crate::api::{Reason, condition, reason};
 use crate::model::{
-    MemberStatusView, PodView, RestoreMark, RestorePodView, VolumeView, WorkloadView,
+    MemberStatusView, PodView, RestoreMark, RestorePodView, Version, VolumeView, WorkloadView,
 };
 
 /// The cluster `ns/demo` at `replicas` (shared with the simulation).
@@ -22,10 +22,10 @@ pub(super) fn member(d: &Desired, ordinal: u32) -> MemberView {
         learner: false,
         started: true,
         status: Some(MemberStatusView {
-            version: "3.5.16".into(),
-            cluster_version: String::new(),
-            storage_version: String::new(),
-            downgrading_to: String::new(),
+            version: Version::parse("3.5.16"),
+            cluster_version: None,
+            storage_version: None,
+            downgrading_to: None,
             db_size: 20480,
             db_size_in_use: 20480,
             raft_index: 1000,

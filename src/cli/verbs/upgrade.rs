@@ -151,11 +151,7 @@ fn running_versions(
     to: Version,
 ) -> Result<(Version, Version), Error> {
     let reported = upgrade::running(observed);
-    let last = cluster
-        .status
-        .as_ref()
-        .and_then(|st| st.version.as_deref())
-        .and_then(Version::parse);
+    let last = observed.last_version;
     match (
         reported.iter().min().copied().or(last),
         reported.iter().max().copied().or(last),

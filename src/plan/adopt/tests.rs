@@ -32,7 +32,7 @@ fn old_member(k: u32) -> MemberView {
         learner: false,
         started: true,
         status: Some(MemberStatusView {
-            version: "3.5.16".into(),
+            version: crate::model::Version::parse("3.5.16"),
             raft_index: 1000,
             leader: 1,
             ..Default::default()

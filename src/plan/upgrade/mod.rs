@@ -147,11 +147,7 @@ fn some_member_silent(o: &Observed) -> bool {
 /// Versions the members report now.
 pub fn running(o: &Observed) -> Vec<Version> {
     match &o.etcd {
-        EtcdView::Reached(c) => c
-            .members
-            .iter()
-            .filter_map(|m| m.status.as_ref().and_then(|s| Version::parse(&s.version)))
-            .collect(),
+        EtcdView::Reached(c) => c.versions().collect(),
         _ => Vec::new(),
     }
 }

@@ -197,7 +197,7 @@ pub(super) fn track_members(
             .iter()
             .find(|m| m.ordinal == Some(ord))
             .and_then(|m| m.status.as_ref())
-            .and_then(|st| Version::parse(&st.version))
+            .and_then(|st| st.version)
     };
     // Only once the StatefulSet runs this change's template: before, its update revision is
     // still the old one, which every pod is on.
@@ -225,7 +225,7 @@ pub(super) fn track_members(
     for m in members {
         let name = crate::plan::member_name(d, m);
         if m.healthy
-            && m.status.as_ref().and_then(|st| Version::parse(&st.version)) == Some(to)
+            && m.status.as_ref().and_then(|st| st.version) == Some(to)
             && !s.healthy_on_target.contains(&name)
         {
             s.healthy_on_target.push(name);
@@ -266,7 +266,11 @@ pub fn describe(d: &Desired, o: &Observed, from: Version, to: Version) -> Vec<St
             .iter()
             .map(|m| {
                 let name = crate::plan::member_name(d, m);
-                let v = m.status.as_ref().map_or("?", |s| s.version.as_str());
+                let v = m
+                    .status
+                    .as_ref()
+                    .and_then(|s| s.version)
+                    .map_or_else(|| "?".to_string(), |v| v.to_string());
                 if Some(m.id) == leader {
                     format!("{name} ({v}, leader: leadership moves off it first)")
                 } else if !m.healthy {

@@ -153,7 +153,7 @@ pub fn downgrade_gate(d: &Desired, o: &Observed) -> Option<Step> {
         .members
         .iter()
         .filter_map(|m| m.status.as_ref())
-        .find_map(|s| Version::parse(&s.downgrading_to));
+        .find_map(|s| s.downgrading_to);
     if let Some(t) = enabled
         && (t.major, t.minor) != (target.major, target.minor)
     {
@@ -256,9 +256,10 @@ fn storage_versions_behind(
         .members
         .iter()
         .filter(|m| {
-            m.status.as_ref().is_some_and(|s| {
-                Version::parse(&s.storage_version).is_some_and(|v| v.minor > target.minor)
-            })
+            m.status
+                .as_ref()
+                .and_then(|s| s.storage_version)
+                .is_some_and(|v| v.minor > target.minor)
         })
         .map(|m| crate::plan::member_name(d, m))
         .collect();
@@ -329,7 +330,7 @@ pub(super) fn cluster_version_rises(o: &Observed) -> Option<Step> {
     let downgrading = c.members.iter().any(|m| {
         m.status
             .as_ref()
-            .is_some_and(|s| !s.downgrading_to.is_empty())
+            .is_some_and(|s| s.downgrading_to.is_some())
     });
     let cv = c.cluster_version()?;
     (!downgrading && minor(&cv) < minor(&first)).then(|| {

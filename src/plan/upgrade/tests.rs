@@ -26,7 +26,7 @@ fn want(version: &str) -> Desired {
 fn running_on(running: &str) -> Observed {
     let mut o = healthy(&want(running), 3);
     for m in &mut cluster(&mut o).members {
-        m.status.as_mut().unwrap().version = running.into();
+        m.status.as_mut().unwrap().version = Some(v(running));
     }
     o.last_version = Some(v(running));
     o
@@ -36,15 +36,15 @@ fn running_on(running: &str) -> Observed {
 fn speaks(o: &mut Observed, cv: &str, storage: &str) {
     for m in &mut cluster(o).members {
         let s = m.status.as_mut().unwrap();
-        s.cluster_version = cv.into();
-        s.storage_version = storage.into();
+        s.cluster_version = Version::parse(cv);
+        s.storage_version = Version::parse(storage);
     }
 }
 
 /// Every member says etcd's downgrade to `target` is enabled.
 fn downgrade_enabled(o: &mut Observed, target: &str) {
     for m in &mut cluster(o).members {
-        m.status.as_mut().unwrap().downgrading_to = target.into();
+        m.status.as_mut().unwrap().downgrading_to = Version::parse(target);
     }
 }
 
@@ -82,7 +82,7 @@ fn restarted(o: &mut Observed, ordinal: u32, version: &str, age: u64) {
         .iter_mut()
         .find(|m| m.ordinal == Some(ordinal))
         .unwrap();
-    m.status.as_mut().unwrap().version = version.into();
+    m.status.as_mut().unwrap().version = Some(v(version));
 }
 
 /// Member `ordinal` was restarted by the change under way `secs` seconds ago (status.upgrade).
@@ -730,7 +730,7 @@ fn a_3_6_cluster_below_3_6_11_is_not_moved_to_3_7() {
     assert_eq!(d.version, v("3.6.10"), "the template keeps what runs");
     // A mixed 3.6 cluster is judged by its lowest member.
     let mut o = running_on("3.6.16");
-    cluster(&mut o).members[1].status.as_mut().unwrap().version = "3.6.10".into();
+    cluster(&mut o).members[1].status.as_mut().unwrap().version = Some(v("3.6.10"));
     assert!(matches!(
         settle(want("3.7.3"), &o).upgrade,
         VersionChange::Blocked { .. }

@@ -10,7 +10,8 @@ pub(super) fn member_line(c: &ClusterView, m: &MemberView) -> String {
         "member {} ({}): etcd {}, {}{}{}, db {}, peer {}",
         if m.name.is_empty() { "?" } else { &m.name },
         fmt_id(m.id),
-        s.map_or("?", |s| s.version.as_str()),
+        s.and_then(|s| s.version)
+            .map_or_else(|| "?".to_string(), |v| v.to_string()),
         if m.learner { "learner, " } else { "" },
         if m.healthy { "healthy" } else { "UNHEALTHY" },
         if c.leader == Some(m.id) {
@@ -28,10 +29,7 @@ pub(super) fn member_line(c: &ClusterView, m: &MemberView) -> String {
 
 /// The one version every member runs, when they agree.
 pub(super) fn common_version(c: &ClusterView) -> Option<model::Version> {
-    let mut versions = c
-        .members
-        .iter()
-        .filter_map(|m| model::Version::parse(&m.status.as_ref()?.version));
+    let mut versions = c.members.iter().filter_map(|m| m.status.as_ref()?.version);
     let first = versions.next()?;
     versions.all(|v| v == first).then_some(first)
 }
@@ -103,7 +101,7 @@ pub(super) fn refusals(o: &Observed, cluster_id: u64, auth: bool) -> Vec<String>
             "the members run different versions ({}): finish that upgrade first",
             c.members
                 .iter()
-                .filter_map(|m| m.status.as_ref().map(|s| s.version.as_str()))
+                .filter_map(|m| m.status.as_ref()?.version.map(|v| v.to_string()))
                 .collect::<Vec<_>>()
                 .join(", ")
         )),
@@ -141,7 +139,7 @@ mod tests {
             learner: false,
             started: true,
             status: Some(MemberStatusView {
-                version: version.into(),
+                version: model::Version::parse(version),
                 db_size: 1 << 20,
                 raft_index: 10,
                 leader: 1,
@@ -222,7 +220,7 @@ mod tests {
     #[test]
     fn mixed_versions_are_refused() {
         let mut m = three();
-        m[1].status.as_mut().unwrap().version = "3.5.21".into();
+        m[1].status.as_mut().unwrap().version = model::Version::parse("3.5.21");
         let why = refusals(&old_cluster(m), 7, false);
         assert!(
             why[0].contains("different versions (3.6.16, 3.5.21, 3.6.16)"),
