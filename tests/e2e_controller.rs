@@ -10,9 +10,9 @@
 mod common;
 
 use std::net::SocketAddr;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{Ns, client};
+use common::{Ns, client, eventually_async as eventually};
 use futures::FutureExt;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::events::v1::Event as K8sEvent;
@@ -33,21 +33,6 @@ async fn get(addr: SocketAddr, path: &str) -> String {
     let mut out = String::new();
     conn.read_to_string(&mut out).await.unwrap();
     out
-}
-
-async fn eventually<T, F: std::future::Future<Output = Option<T>>>(
-    what: &str,
-    secs: u64,
-    mut f: impl FnMut() -> F,
-) -> T {
-    let until = Instant::now() + Duration::from_secs(secs);
-    loop {
-        if let Some(v) = f().await {
-            return v;
-        }
-        assert!(Instant::now() < until, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -12,7 +12,7 @@
 mod common;
 
 use std::net::SocketAddr;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::*;
 use futures::FutureExt;
@@ -74,24 +74,6 @@ fn assert_one_status_writer(what: &str, entries: &[ManagedFieldsEntry], manager:
             "{what}: a second writer of its status:\n{}",
             describe(entries)
         );
-    }
-}
-
-async fn eventually<T, F: std::future::Future<Output = Option<T>>>(
-    what: &str,
-    secs: u64,
-    mut f: impl FnMut() -> F,
-) -> T {
-    let until = Instant::now() + Duration::from_secs(secs);
-    loop {
-        if let Some(v) = f().await {
-            return v;
-        }
-        assert!(
-            Instant::now() < until,
-            "timed out after {secs} s waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_secs(1)).await;
     }
 }
 
@@ -194,7 +176,7 @@ async fn each_status_has_one_writer_and_the_engine_never_writes_spec() {
 
     let outcome = std::panic::AssertUnwindSafe(async {
         // A scheduled backup succeeded and the engine reported it in the cluster's status.
-        eventually("a scheduled backup in status.backup", 240, || async {
+        eventually_async("a scheduled backup in status.backup", 240, || async {
             let st = clusters.get("demo").await.ok()?.status?;
             let last = st.backup?.last_successful?;
             let record = backups.get(&last).await.ok()?;
@@ -248,7 +230,7 @@ async fn each_status_has_one_writer_and_the_engine_never_writes_spec() {
             .delete("demo", &DeleteParams::default())
             .await
             .unwrap();
-        eventually("the finalizer to be released", 60, || async {
+        eventually_async("the finalizer to be released", 60, || async {
             clusters
                 .get_opt("demo")
                 .await

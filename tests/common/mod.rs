@@ -186,6 +186,23 @@ pub fn eventually<T>(what: &str, timeout: Duration, mut f: impl FnMut() -> Optio
     }
 }
 
+/// `eventually` for async checks: polls `f` every half second until it returns Some, or panics
+/// after `secs` seconds naming `what`.
+pub async fn eventually_async<T, F: std::future::Future<Output = Option<T>>>(
+    what: &str,
+    secs: u64,
+    mut f: impl FnMut() -> F,
+) -> T {
+    let until = Instant::now() + Duration::from_secs(secs);
+    loop {
+        if let Some(v) = f().await {
+            return v;
+        }
+        assert!(Instant::now() < until, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
 /// `etcdctl` inside a member pod (the image's own client).
 pub fn etcdctl(ns: &str, pod: &str, args: &[&str]) -> Run {
     let mut all = vec!["-n", ns, "exec", pod, "--", "etcdctl"];
