@@ -194,9 +194,6 @@ fn exit_message(c: &k8s_openapi::api::core::v1::ContainerStatus) -> Option<Strin
 /// (`last`: the status read with the spec; `None` where none was read). Returns the spec as the
 /// world lets it apply (`model::keep_immutable`, computed here once per pass) and the complete
 /// observation: nothing is filled in afterwards.
-// 210 lines: the `status` engineer's split (read_objects, workload_view, pod_view, ...) lands
-// next (issue 16 item 8 follow-up); remove this allow with it.
-#[allow(clippy::too_many_lines)]
 pub async fn observe(
     ctx: &Context,
     d: &Desired,
@@ -658,9 +655,6 @@ fn chain(e: &(dyn std::error::Error + 'static)) -> String {
 /// Asks every running member for its status and health, and one voter for the member list.
 /// `answered` gets, for each pod whose etcd answered, the member id it answered as; `full` the
 /// NOSPACE alarms and the revision when a member's health read failed for alarms.
-// 157 lines: split by the `status` engineer (member_list, full_database, member_view) in the
-// same follow-up; remove this allow with it.
-#[allow(clippy::too_many_lines)]
 async fn observe_etcd(
     ctx: &Context,
     d: &Desired,
