@@ -39,6 +39,34 @@ impl ClusterFixture {
         f(&mut self.0.spec);
         self
     }
+    /// Status as a driver reports a converged cluster: every condition at the spec's generation
+    /// (Ready, nothing in progress, not degraded).
+    pub fn converged(mut self) -> Self {
+        use crate::api::condition::*;
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+        let g = self.0.metadata.generation;
+        let cond = |type_: &str, status: &str| Condition {
+            type_: type_.into(),
+            status: status.into(),
+            reason: "AsDesired".into(),
+            message: String::new(),
+            observed_generation: g,
+            last_transition_time: Time(jiff::Timestamp::UNIX_EPOCH),
+        };
+        self.0.status = Some(crate::api::EtcdClusterStatus {
+            observed_generation: g,
+            conditions: vec![
+                cond(READY, "True"),
+                cond(SCALING, "False"),
+                cond(UPGRADING, "False"),
+                cond(RECOVERING, "False"),
+                cond(DEGRADED, "False"),
+                cond(MAINTAINING, "False"),
+            ],
+            ..Default::default()
+        });
+        self
+    }
     pub fn build(self) -> EtcdCluster {
         self.0
     }

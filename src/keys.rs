@@ -49,8 +49,8 @@ pub const ANNOTATION_DELETE_DATA: &str = "etcd.kubectl-etcd.io/delete-data";
 /// Annotation `kubectl etcd upgrade` writes with `spec.version`: the URL of the pre-upgrade
 /// snapshot, or `skipped` (`--skip-backup`). The engine copies it into `status.upgrade`.
 pub const ANNOTATION_PRE_UPGRADE_BACKUP: &str = "etcd.kubectl-etcd.io/pre-upgrade-backup";
-/// What `kubectl etcd recover` decided for a cluster (the plan), or why it stopped: written with
-/// the cluster's pause, before anything changes (status is the engine's alone).
+/// On the EtcdBackup a recovery rebuilds from: how far the engine carried that recovery out,
+/// `<nonce> <mark>` (`plan::recover::Mark`), written by act before or after each step it marks.
 pub const ANNOTATION_RECOVERY: &str = "etcd.kubectl-etcd.io/recovery";
 
 /// Field managers (`metadata.managedFields`): one per writer, so the API server records who wrote

@@ -120,6 +120,44 @@ pub struct EtcdClusterSpec {
     /// (`kubectl etcd defrag`) and by policy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub maintenance: Option<MaintenanceSpec>,
+    /// A rebuild after quorum loss, decided by `kubectl etcd recover` (which writes it, a fresh
+    /// nonce each run) and carried out by the engine under the cluster's Lease: clients fenced
+    /// off, a verified snapshot of the survivor (or the named backup read back), the lost
+    /// cluster's members and volumes deleted, the seed restored from the snapshot as a new
+    /// cluster. Its progress is recorded on the snapshot's EtcdBackup.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<RecoverySpec>,
+}
+
+/// `spec.recovery`: what `kubectl etcd recover` decided.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RecoverySpec {
+    /// Tells this recovery apart from earlier ones: a new cluster id, its own snapshot record.
+    pub nonce: String,
+    /// Rebuild from this surviving member (e.g. demo-1): its snapshot is taken first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_member: Option<String>,
+    /// Rebuild from this EtcdBackup of the cluster instead of a survivor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_backup: Option<String>,
+    /// Where the survivor's snapshot is stored on the way (s3://bucket/prefix: the restore pod
+    /// reads it from there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
+    /// Secret with the S3 credentials the survivor's snapshot is stored and read back with (none:
+    /// the taker's own chain).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credentials_secret: Option<String>,
+    /// Secret the restore pod reads the snapshot with (none: a pvc:// snapshot, mounted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restore_credentials_secret: Option<String>,
+    /// Image holding `kubectl-etcd`, for the restore pod (and a pvc:// store's agent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools_image: Option<String>,
+    /// Rebuild even though a quorum answers (a new cluster id, writes after the snapshot lost).
+    #[serde(default)]
+    pub force: bool,
 }
 
 /// `spec.maintenance`.

@@ -69,8 +69,11 @@ pub enum Reason {
     /// Every voter is healthy but a voter's pod has not passed its readiness probe yet.
     MembersNotReady,
     /// `kubectl etcd recover` fenced clients off the client Service and has not finished (or
-    /// stopped half-way): the cluster is paused and serves no client.
+    /// stopped half-way): the cluster serves no client.
     ClientsFenced,
+    /// The engine carries out `spec.recovery`: fencing clients, the safety snapshot, deleting
+    /// the lost cluster's members, restoring the seed.
+    RebuildingCluster,
     /// NOSPACE: the engine compacts the keyspace history.
     Compacting,
     /// NOSPACE: the engine defragments one member.
@@ -122,6 +125,7 @@ impl Reason {
             Reason::Downgrading => "Downgrading",
             Reason::MembersNotReady => "MembersNotReady",
             Reason::ClientsFenced => "ClientsFenced",
+            Reason::RebuildingCluster => "RebuildingCluster",
             Reason::Compacting => "Compacting",
             Reason::Defragmenting => "Defragmenting",
             Reason::DisarmingAlarm => "DisarmingAlarm",

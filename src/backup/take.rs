@@ -157,6 +157,8 @@ pub struct Request {
     pub tools_image: String,
     /// What the store may use beyond the credentials Secret (`archive::store::Access`).
     pub access: Access,
+    /// Labels the record gets beside the cluster's and the trigger's (a recovery's nonce).
+    pub labels: std::collections::BTreeMap<String, String>,
 }
 
 impl Request {
@@ -170,6 +172,7 @@ impl Request {
             member: None,
             tools_image: crate::model::DEFAULT_TOOLS_IMAGE.into(),
             access: Access::ANY,
+            labels: Default::default(),
         }
     }
 }
@@ -319,7 +322,9 @@ async fn create_record(
         },
     );
     record.metadata.namespace = Some(ns.clone());
-    record.metadata.labels = Some(label::for_cluster(&d.name, req.trigger));
+    let mut labels = label::for_cluster(&d.name, req.trigger);
+    labels.extend(req.labels.clone());
+    record.metadata.labels = Some(labels);
     let api = backup_api(reach, &ns);
     // Two backups of one cluster within one second: the later record takes a suffix.
     let mut attempt = 1;

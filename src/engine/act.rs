@@ -91,6 +91,8 @@ pub fn step_objects(d: &Desired, step: &Step) -> Vec<Object> {
             out
         }
         Step::ApplySupportingObjects => supporting(),
+        // `spec.recovery`: the client Service selecting no member (`plan::recover`).
+        Step::FenceClients => vec![Object::Service(objects::fenced_client_service(d))],
         Step::WriteConfig { data, .. } => vec![config(data.clone())],
         // The peer Service carries the template's metrics port: a template that gains or drops
         // the listener (`spec.metrics`) brings the Service along.
@@ -107,6 +109,10 @@ pub fn step_objects(d: &Desired, step: &Step) -> Vec<Object> {
         | Step::RestartMember { .. }
         | Step::WipeMember { .. }
         | Step::DeleteRestorePod { .. }
+        | Step::TakeRecoverySnapshot { .. }
+        | Step::VerifyRecoverySnapshot { .. }
+        | Step::DeleteLostMembers { .. }
+        | Step::MarkRecovered { .. }
         | Step::RollBack { .. }
         | Step::Downgrade { .. }
         | Step::PreUpgradeSnapshot { .. }
@@ -362,19 +368,6 @@ pub enum Done {
     NotYet(String),
 }
 
-/// Fences clients off the cluster (`objects::fenced_client_service`) for `kubectl etcd recover`,
-/// which decides it (the planner never fences); the engine lifts the fence once the cluster is
-/// unpaused (`plan::fenced_clients`), and so does `lift_fence`.
-pub async fn fence_clients(ctx: &Context, d: &Desired) -> Result<(), Error> {
-    let fenced = Object::Service(objects::fenced_client_service(d));
-    apply_object(ctx, d, &fenced).await
-}
-
-/// Puts the client Service's selector back (the Service as the engine applies it).
-pub async fn lift_fence(ctx: &Context, d: &Desired) -> Result<(), Error> {
-    apply_object(ctx, d, &Object::Service(objects::client_service(d))).await
-}
-
 /// Carries out `step`. At most one change to the world (Bootstrap writes the objects of a new
 /// cluster, each idempotent; a crash between them is repaired by the planner).
 pub async fn act(ctx: &Context, d: &Desired, o: &Observed, step: &Step) -> Result<Done, Error> {
@@ -388,7 +381,13 @@ pub async fn act(ctx: &Context, d: &Desired, o: &Observed, step: &Step) -> Resul
         | Step::WriteConfig { .. }
         | Step::UpdateTemplate { .. }
         | Step::ResizeStatefulSet { .. }
-        | Step::RestoreSeed { .. } => {}
+        | Step::RestoreSeed { .. }
+        | Step::FenceClients => {}
+        // `spec.recovery` (`plan::recover`): the I/O is `engine::recover`'s.
+        Step::TakeRecoverySnapshot { .. }
+        | Step::VerifyRecoverySnapshot { .. }
+        | Step::DeleteLostMembers { .. }
+        | Step::MarkRecovered { .. } => return super::recover::act(ctx, (d, o), step).await,
         Step::AddLearner { peer_url, .. } => return call(LeaderCall::AddLearner(peer_url)).await,
         Step::PromoteLearner { id, .. } => return call(LeaderCall::Promote(*id)).await,
         Step::MoveLeader { to_id, .. } => return call(LeaderCall::MoveLeader(*to_id)).await,

@@ -8,6 +8,7 @@ pub mod backups;
 mod finalizer;
 mod observe;
 pub mod policy;
+mod recover;
 #[cfg(test)]
 pub(crate) mod scripted;
 
@@ -23,7 +24,7 @@ use crate::model::{self, Desired, Observed};
 use crate::objects;
 use crate::plan::{self, Step};
 
-pub use act::{Defragmentation, Object, fence_clients, lift_fence, planned_objects, step_objects};
+pub use act::{Defragmentation, Object, planned_objects, step_objects};
 pub use observe::observe;
 pub use policy::{Next, Pace};
 
@@ -163,6 +164,7 @@ pub async fn reconcile_once(
     observed.backups = backups::observe(ctx, &desired, cluster).await?;
     let desired = plan::upgrade::settle(desired, &observed);
     let desired = plan::nospace::settle(desired, &observed);
+    let desired = plan::recover::settle(desired, &observed);
     let mut step = plan::plan(&desired, &observed);
     let mut outcome = Outcome::Unchanged;
     let mut defragmented = None;

@@ -225,16 +225,18 @@ pub async fn observe(
         Some(a) => Some(observe_adoption(ctx, d, a).await?),
         None => None,
     };
-    let restore_pod = match &d.restore {
-        Some(_) => get_opt(
+    // A recovery restores the seed too (`plan::recover::settle` names the snapshot after this).
+    let restore_pod = if d.restore.is_some() || d.recovery.is_some() {
+        get_opt(
             &Api::<Pod>::namespaced(ctx.client.clone(), &d.namespace),
             "Pod",
             &d.namespace,
             &crate::objects::restore::pod_name(&d.name),
         )
         .await?
-        .map(|p| restore_pod_view(&p)),
-        None => None,
+        .map(|p| restore_pod_view(&p))
+    } else {
+        None
     };
     let (last_version, upgrade) = crate::plan::upgrade::from_status(last);
     let observed = Observed {

@@ -178,6 +178,46 @@ fn failure(code: StatusCode, message: &str) -> (StatusCode, Value) {
 
 pub(crate) const CLUSTER_PATH: &str =
     "/apis/etcd.kubectl-etcd.io/v1alpha1/namespaces/ns/etcdclusters/demo";
+pub(crate) const BACKUPS_PATH: &str =
+    "/apis/etcd.kubectl-etcd.io/v1alpha1/namespaces/ns/etcdbackups";
+
+/// The writes among `calls`, in order.
+pub(crate) fn writes(calls: &Mutex<Vec<Call>>) -> Vec<Call> {
+    calls
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|c| c.is_write())
+        .cloned()
+        .collect()
+}
+
+/// The path of the engine Leases (a CLI creates one there).
+pub(crate) fn leases_path() -> String {
+    format!(
+        "/apis/coordination.k8s.io/v1/namespaces/{}/leases",
+        crate::lease::NAMESPACE
+    )
+}
+
+/// The path of ns/demo's engine Lease.
+pub(crate) fn lease_path() -> String {
+    format!(
+        "{}/{}",
+        leases_path(),
+        crate::lease::cluster_lease("ns", "demo")
+    )
+}
+
+/// ns/demo's engine Lease, held by `holder` (e.g. `operator/op-0`).
+pub(crate) fn lease_held_by(holder: &str) -> Value {
+    json!({
+        "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+        "metadata": {"name": crate::lease::cluster_lease("ns", "demo"),
+                     "namespace": crate::lease::NAMESPACE, "resourceVersion": "1"},
+        "spec": {"holderIdentity": holder, "leaseDurationSeconds": 60}
+    })
+}
 
 /// A formed 3-member cluster's Kubernetes objects (no pods running: etcd is not asked, so the
 /// pass needs no member connection).
@@ -246,7 +286,7 @@ pub(crate) fn formed_objects(d: &Desired) -> Server {
         )
         .on(
             Method::GET,
-            "/apis/etcd.kubectl-etcd.io/v1alpha1/namespaces/ns/etcdbackups",
+            BACKUPS_PATH,
             StatusCode::OK,
             json!({"apiVersion": "etcd.kubectl-etcd.io/v1alpha1", "kind": "EtcdBackupList", "metadata": {}, "items": []}),
         )

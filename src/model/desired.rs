@@ -184,6 +184,8 @@ pub struct Desired {
     pub maintenance: super::maintenance::Maintenance,
     /// The running cluster to take over (`spec.adopt`).
     pub adopt: Option<super::adopt::Adoption>,
+    /// What `kubectl etcd recover` decided (`spec.recovery`; see `plan::recover`).
+    pub recovery: Option<super::recovery::Recovery>,
 }
 
 impl Desired {
@@ -229,6 +231,7 @@ impl Desired {
             auth_secret: None,
             maintenance: super::maintenance::Maintenance::default(),
             adopt: None,
+            recovery: None,
         }
     }
 }

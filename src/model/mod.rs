@@ -11,6 +11,7 @@ mod desired;
 pub mod maintenance;
 mod observed;
 pub mod records;
+pub mod recovery;
 mod validate;
 mod version;
 

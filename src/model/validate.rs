@@ -253,6 +253,7 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
     let metrics_port = spec.metrics.as_ref().map(validate_metrics).transpose()?;
     let restore = spec.restore.as_ref().map(validate_restore).transpose()?;
     let backup = spec.backup.as_ref().map(validate_backup).transpose()?;
+    let recovery = super::recovery::validate(spec.recovery.as_ref(), &name, backup.as_ref())?;
     let upgrade_timeout_seconds = validate_upgrade_timeout(spec.upgrade_timeout_seconds)?;
     let topology_spread = spec
         .topology_spread_constraints
@@ -314,6 +315,7 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
             .as_ref()
             .map(super::adopt::validate_adopt)
             .transpose()?,
+        recovery,
     })
 }
 

@@ -83,9 +83,12 @@ pub fn watched_namespaces() -> Vec<Access> {
         // or evicts members to restart them.
         of::<Pod>(&[GET, LIST, WATCH, CREATE, PATCH, DELETE]),
         sub::<Pod>("eviction", &[CREATE]),
+        // A recovery's fence: the client Service's endpoints must be gone before the survivor's
+        // snapshot (`engine::recover`).
+        of::<k8s_openapi::api::discovery::v1::EndpointSlice>(&[LIST]),
         // Reaching members from outside the cluster (`--dial port-forward`).
         sub::<Pod>("portforward", &[CREATE]),
-        // Scheduled backups: their records, and retention deleting them.
+        // Scheduled backups: their records, and retention deleting them; a recovery's marks.
         of::<EtcdBackup>(OWNED),
         sub::<EtcdBackup>("status", &[GET, PATCH, UPDATE]),
         // S3 credentials named by spec.backup.credentialsSecret and the client certificate of

@@ -105,6 +105,7 @@ pub type Rule = fn(&Desired, &Observed) -> Option<Step>;
 /// below (a rule may assume that every rule before it had nothing to say).
 pub const RULES: &[Rule] = &[
     paused,
+    recover::recovery,
     fenced_clients,
     adopt::adoption,
     restore_seed,
@@ -195,6 +196,7 @@ pub mod adopt;
 pub mod backup;
 pub mod maintenance;
 pub mod nospace;
+pub mod recover;
 mod status;
 pub mod upgrade;
 pub use status::{converged, derive_status};

@@ -8,21 +8,18 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::*;
 use crate::model::{RestoreMark, RestorePodView, fmt_id};
 
-/// Paused: nothing acts. A recovery fences clients off while the cluster is paused; the fence
-/// left by one that has not finished (running, or interrupted) is named, with both ways out.
+/// Paused: nothing acts, a recovery neither. Clients fenced off by a recovery stay so; the hold
+/// names the ways out.
 pub(super) fn paused(d: &Desired, o: &Observed) -> Option<Step> {
     if d.paused && o.clients_fenced {
         let ways_out = if o.statefulset.is_none() && o.volumes.is_empty() {
-            // Unpaused now, the engine would bootstrap an empty cluster.
-            format!(
-                "the old members are deleted: finish with `kubectl etcd recover {} --from-backup \
-                 B --yes` (B: the recovery's snapshot, `kubectl etcd backup list {}`)",
-                d.name, d.name
-            )
+            // Unpaused without spec.recovery, the engine would bootstrap an empty cluster.
+            "the old members are deleted: unpause it for the recovery (spec.recovery) to go on"
+                .to_string()
         } else {
             format!(
-                "rerun `kubectl etcd recover {} --yes`, or unpause it to let clients back to \
-                 the members as they are",
+                "unpause it for the recovery to go on, or withdraw spec.recovery too to let \
+                 clients back to the members as they are (`kubectl etcd recover {}` decides again)",
                 d.name
             )
         };
@@ -30,7 +27,7 @@ pub(super) fn paused(d: &Desired, o: &Observed) -> Option<Step> {
             Reason::ClientsFenced,
             format!(
                 "paused with clients fenced off (Service {} selects no member) by `kubectl etcd \
-                 recover`, under way or stopped before it finished; {ways_out}",
+                 recover`; {ways_out}",
                 objects::client_service_name(&d.name),
             ),
         ));
@@ -38,11 +35,12 @@ pub(super) fn paused(d: &Desired, o: &Observed) -> Option<Step> {
     d.paused.then_some(Step::Paused)
 }
 
-/// Unpaused with clients fenced off (a recovery finished, or one stopped and was unpaused): the
+/// Clients fenced off with no recovery under way (one restored its seed, or was withdrawn): the
 /// Services are applied again, which puts the client Service's selector back whole. First of
-/// the acting rules: a restore that waits long must not keep clients off a cluster that serves.
-pub(super) fn fenced_clients(_: &Desired, o: &Observed) -> Option<Step> {
-    o.clients_fenced.then_some(Step::ApplySupportingObjects)
+/// the acting rules after the recovery's: a restore that waits long must not keep clients off
+/// a cluster that serves.
+pub(super) fn fenced_clients(d: &Desired, o: &Observed) -> Option<Step> {
+    (o.clients_fenced && !super::recover::under_way(d, o)).then_some(Step::ApplySupportingObjects)
 }
 
 /// The member config is missing or lacks what every member reads.

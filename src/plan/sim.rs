@@ -625,8 +625,15 @@ impl World {
                 w.volumes.remove(&ordinal);
                 w.pods.remove(&ordinal);
             })),
-            // The simulated clusters are not restored from snapshots (table tests cover that).
-            Step::RestoreSeed { .. } | Step::DeleteRestorePod { .. } => {}
+            // The simulated clusters are not restored from snapshots nor recovered (table tests
+            // cover those: `plan::tests`, `plan::recover::tests`).
+            Step::RestoreSeed { .. }
+            | Step::DeleteRestorePod { .. }
+            | Step::FenceClients
+            | Step::TakeRecoverySnapshot { .. }
+            | Step::VerifyRecoverySnapshot { .. }
+            | Step::DeleteLostMembers { .. }
+            | Step::MarkRecovered { .. } => {}
             Step::Downgrade { action, target } => actions.push(Box::new(move |w| {
                 assert!(w.has_quorum(), "a downgrade enabled without a quorum");
                 match action {

@@ -293,6 +293,7 @@ fn is_recovering(o: &Observed, step: &Step) -> bool {
                 ..
             }
         )
+        || step.is_recovery()
         || matches!(step, Step::ResizeStatefulSet { from, to } if to > from)
             && !matches!(o.etcd, EtcdView::Reached(_))
             && !o.volumes.is_empty()

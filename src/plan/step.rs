@@ -30,7 +30,10 @@ use crate::model::Version;
 ///               one at a time, each followed by ResizeOldStatefulSet; [TakeOverService]
 ///               (see `adopt`)
 ///   anything not ready yet: Wait;  anything unsafe or ambiguous: Hold (no action, Degraded);
-///   quorum lost: Hold(QuorumLost) until `kubectl etcd recover`
+///   quorum lost: Hold(QuorumLost) until `kubectl etcd recover` writes spec.recovery:
+///               FenceClients ─▶ TakeRecoverySnapshot ─▶ VerifyRecoverySnapshot ─▶ DeleteLostMembers
+///               ─▶ RestoreSeed ─▶ MarkRecovered ─▶ ApplySupportingObjects ─▶ Bootstrap(1) ─▶ …
+///               (see `recover`)
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "step", rename_all = "camelCase")]
@@ -87,6 +90,25 @@ pub enum Step {
     RestoreSeed { url: String },
     /// Delete the finished restore pod.
     DeleteRestorePod { pod: String },
+    /// `spec.recovery`: fence clients off (the client Service selects no member), so that no
+    /// write acknowledged after the survivor's snapshot is lost.
+    FenceClients,
+    /// `spec.recovery`: snapshot the survivor `member` to `to` (an EtcdBackup labelled with the
+    /// recovery's nonce), once the fenced client Service lists no endpoint.
+    TakeRecoverySnapshot {
+        ordinal: u32,
+        member: String,
+        to: String,
+    },
+    /// `spec.recovery`: read `record` back in full and verify it, and check that the survivor
+    /// did not move since its snapshot; marks the record `verified` (or `rejected`, and why).
+    VerifyRecoverySnapshot { record: String },
+    /// `spec.recovery`: mark `record` `deleting`, then delete the lost cluster's StatefulSet,
+    /// member config and volumes (they can never rejoin: the restored cluster has a new id).
+    DeleteLostMembers { record: String },
+    /// `spec.recovery`: the restore pod filled the seed's volume from `record`: mark it
+    /// `restored`; the usual rules take it from there.
+    MarkRecovered { record: String },
     /// An upgraded member did not become healthy in time: record the rollback, so that the
     /// template runs `from` again (see `upgrade`).
     RollBack {
@@ -193,6 +215,10 @@ impl Step {
             Step::Wait { .. } | Step::Hold { .. } | Step::Paused | Step::Idle
         )
     }
+    /// True for the steps, waits and holds of a recovery (`spec.recovery`, see `recover`).
+    pub fn is_recovery(&self) -> bool {
+        self.reason() == Reason::RebuildingCluster
+    }
     /// True when the step changes etcd membership.
     pub fn is_membership_change(&self) -> bool {
         matches!(
@@ -230,6 +256,11 @@ impl Step {
             Step::RemoveMember { .. } => Reason::RemovingMember,
             Step::DeleteVolume { .. } | Step::DeleteRestorePod { .. } => Reason::CleaningUp,
             Step::RestoreSeed { .. } => Reason::RestoringSnapshot,
+            Step::FenceClients
+            | Step::TakeRecoverySnapshot { .. }
+            | Step::VerifyRecoverySnapshot { .. }
+            | Step::DeleteLostMembers { .. }
+            | Step::MarkRecovered { .. } => Reason::RebuildingCluster,
             Step::RollBack { .. } => Reason::RollingBack,
             Step::Downgrade { .. } => Reason::Downgrading,
             Step::PreUpgradeSnapshot { .. } => Reason::UpgradingMember,
@@ -290,6 +321,11 @@ impl fmt::Display for Step {
                 write!(f, "restore the seed member's volume from {url}")
             }
             Step::DeleteRestorePod { pod } => write!(f, "delete the finished restore pod {pod}"),
+            Step::FenceClients
+            | Step::TakeRecoverySnapshot { .. }
+            | Step::VerifyRecoverySnapshot { .. }
+            | Step::DeleteLostMembers { .. }
+            | Step::MarkRecovered { .. } => self.fmt_recovery(f),
             Step::RollBack { from, to, why, .. } => {
                 write!(
                     f,
@@ -419,4 +455,37 @@ fn prune(
         )?;
     }
     Ok(())
+}
+
+impl Step {
+    /// The sentences of a recovery's steps (`recover`).
+    fn fmt_recovery(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Step::FenceClients => write!(
+                f,
+                "recover: fence clients off (the client Service selects no member until the \
+                     rebuilt cluster serves)"
+            ),
+            Step::TakeRecoverySnapshot { member, to, .. } => write!(
+                f,
+                "recover: snapshot {member} to {to} (once the client Service lists no endpoint)"
+            ),
+            Step::VerifyRecoverySnapshot { record } => write!(
+                f,
+                "recover: read EtcdBackup {record} back and verify it (and that the survivor did \
+                     not move)"
+            ),
+            Step::DeleteLostMembers { record } => write!(
+                f,
+                "recover: delete the lost cluster's StatefulSet, member config and volumes (the \
+                     rebuild starts from EtcdBackup {record})"
+            ),
+            Step::MarkRecovered { record } => write!(
+                f,
+                "recover: the seed's volume is restored from EtcdBackup {record}; the seed starts \
+                     next"
+            ),
+            _ => Ok(()),
+        }
+    }
 }

@@ -1522,8 +1522,8 @@ fn a_recovery_that_stopped_with_clients_fenced_is_named_with_its_ways_out() {
         (r.status.as_str(), r.reason.as_str()),
         ("True", "ClientsFenced")
     );
-    // Stopped after deleting the old members: unpausing would start an empty cluster, so the
-    // way out is the recovery's snapshot.
+    // Paused after the old members were deleted: the way out is the recovery going on (without
+    // spec.recovery, unpausing would start an empty cluster).
     let gone = Observed {
         clients_fenced: true,
         ..Default::default()
@@ -1532,7 +1532,7 @@ fn a_recovery_that_stopped_with_clients_fenced_is_named_with_its_ways_out() {
         panic!("{:?}", plan(&d, &gone))
     };
     assert!(
-        message.contains("--from-backup") && !message.contains("unpause"),
+        message.contains("old members are deleted") && message.contains("spec.recovery"),
         "{message}"
     );
     // Paused without a fence: only paused.

@@ -10,6 +10,7 @@
 - {"apiGroups":[""],"resources":["persistentvolumeclaims"],"verbs":["get","list","watch","create","patch","delete","deletecollection"]}
 - {"apiGroups":[""],"resources":["pods"],"verbs":["get","list","watch","create","patch","delete"]}
 - {"apiGroups":[""],"resources":["pods/eviction"],"verbs":["create"]}
+- {"apiGroups":["discovery.k8s.io"],"resources":["endpointslices"],"verbs":["list"]}
 - {"apiGroups":[""],"resources":["pods/portforward"],"verbs":["create"]}
 - {"apiGroups":["etcd.kubectl-etcd.io"],"resources":["etcdbackups"],"verbs":["get","list","watch","create","patch","update","delete"]}
 - {"apiGroups":["etcd.kubectl-etcd.io"],"resources":["etcdbackups/status"],"verbs":["get","patch","update"]}
@@ -29,6 +30,7 @@
 - {"apiGroups":[""],"resources":["persistentvolumeclaims"],"verbs":["get","list","watch","create","patch","delete","deletecollection"]}
 - {"apiGroups":[""],"resources":["pods"],"verbs":["get","list","watch","create","patch","delete"]}
 - {"apiGroups":[""],"resources":["pods/eviction"],"verbs":["create"]}
+- {"apiGroups":["discovery.k8s.io"],"resources":["endpointslices"],"verbs":["list"]}
 - {"apiGroups":[""],"resources":["pods/portforward"],"verbs":["create"]}
 - {"apiGroups":["etcd.kubectl-etcd.io"],"resources":["etcdbackups"],"verbs":["get","list","watch","create","patch","update","delete"]}
 - {"apiGroups":["etcd.kubectl-etcd.io"],"resources":["etcdbackups/status"],"verbs":["get","patch","update"]}

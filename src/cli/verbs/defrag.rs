@@ -240,26 +240,12 @@ fn print_report(format: output::Format, r: &Report) -> Result<(), Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::scripted::{CLUSTER_PATH, Call, formed_objects};
+    use crate::engine::scripted::{
+        CLUSTER_PATH, formed_objects, lease_held_by, lease_path, leases_path, writes,
+    };
     use crate::model::{ClusterView, MemberStatusView, MemberView};
     use http::{Method, StatusCode};
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
     use std::time::Duration;
-
-    fn leases_path() -> String {
-        format!(
-            "/apis/coordination.k8s.io/v1/namespaces/{}/leases",
-            crate::lease::NAMESPACE
-        )
-    }
-
-    fn lease_path() -> String {
-        format!(
-            "{}/{}",
-            leases_path(),
-            crate::lease::cluster_lease("ns", "demo")
-        )
-    }
 
     fn args(timeout: Duration) -> Args {
         Args {
@@ -276,28 +262,9 @@ mod tests {
     /// Cluster demo as an operator reports it after carrying out request `nonce`: converged at
     /// its generation, the run done.
     fn carried_out(nonce: &str) -> EtcdCluster {
-        let mut c = crate::fixtures::cluster("demo").build();
-        let g = c.metadata.generation;
-        let cond = |type_: &str, status: &str| Condition {
-            type_: type_.into(),
-            status: status.into(),
-            reason: "AsDesired".into(),
-            message: String::new(),
-            observed_generation: g,
-            last_transition_time: Time(jiff::Timestamp::UNIX_EPOCH),
-        };
-        use crate::api::condition::*;
-        c.status = Some(crate::api::EtcdClusterStatus {
-            observed_generation: g,
-            conditions: vec![
-                cond(READY, "True"),
-                cond(SCALING, "False"),
-                cond(UPGRADING, "False"),
-                cond(RECOVERING, "False"),
-                cond(DEGRADED, "False"),
-                cond(MAINTAINING, "False"),
-            ],
-            maintenance: Some(crate::api::MaintenanceStatus {
+        let mut c = crate::fixtures::cluster("demo").converged().build();
+        if let Some(st) = c.status.as_mut() {
+            st.maintenance = Some(crate::api::MaintenanceStatus {
                 defrag: Some(DefragRun {
                     nonce: nonce.into(),
                     compacted_to: Some(5),
@@ -305,32 +272,16 @@ mod tests {
                     done: true,
                 }),
                 ..Default::default()
-            }),
-            ..Default::default()
-        });
+            });
+        }
         c
-    }
-
-    fn writes(calls: &std::sync::Mutex<Vec<Call>>) -> Vec<Call> {
-        calls
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|c| c.is_write())
-            .cloned()
-            .collect()
     }
 
     #[tokio::test]
     async fn with_an_operator_holding_the_lease_the_verb_records_its_request_and_only_waits() {
         let c = carried_out("t1");
         let d = model::validate(&c).unwrap();
-        let lease = json!({
-            "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-            "metadata": {"name": crate::lease::cluster_lease("ns", "demo"),
-                         "namespace": crate::lease::NAMESPACE, "resourceVersion": "1"},
-            "spec": {"holderIdentity": "operator/op-0", "leaseDurationSeconds": 60}
-        });
+        let lease = lease_held_by("operator/op-0");
         let cluster = serde_json::to_value(&c).unwrap();
         let (ctx, calls) = formed_objects(&d)
             .on(Method::GET, CLUSTER_PATH, StatusCode::OK, cluster.clone())

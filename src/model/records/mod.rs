@@ -13,6 +13,10 @@ pub mod label {
     pub const TRIGGER_SCHEDULE: &str = "schedule";
     /// The engine's pre-upgrade snapshot of a `spec.version` change applied without one.
     pub const TRIGGER_UPGRADE: &str = "upgrade";
+    /// The survivor's snapshot of a recovery (`spec.recovery`).
+    pub const TRIGGER_RECOVER: &str = "recover";
+    /// On a recovery's snapshot record: the recovery's nonce (which record is whose attempt).
+    pub const RECOVERY: &str = "etcd.kubectl-etcd.io/recovery";
 
     pub fn for_cluster(cluster: &str, trigger: &str) -> BTreeMap<String, String> {
         BTreeMap::from([

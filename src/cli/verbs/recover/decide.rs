@@ -1,65 +1,9 @@
-//! The recovery's decisions, pure functions of what was observed (table-tested below): whether a
-//! quorum forbids it (`refuse_while_quorum`), whether the restore pod can do its part
-//! (`preflight`), whether the survivor moved during its snapshot (`survivor_moved`).
+//! The verb's own decision before it records one, a pure function of what it found (table-tested
+//! below): whether the restore pod can do its part (`preflight`). Whether a quorum forbids the
+//! recovery and whether the survivor moved are the planner's (`plan::recover`): the engine asks
+//! them again on every pass.
 
 use crate::archive::store::Location;
-use crate::model::{EtcdView, Observed};
-
-/// How many voters there are, how many of them are healthy (a linearizable read answered) and
-/// how many answered their status, and whether any names a leader.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Quorum {
-    pub voters: usize,
-    pub healthy: usize,
-    pub answering: usize,
-    pub leader: bool,
-}
-
-impl Quorum {
-    pub(super) fn of(o: &Observed) -> Quorum {
-        match &o.etcd {
-            EtcdView::Reached(c) => Quorum {
-                voters: c.voters().count(),
-                healthy: c.voters().filter(|m| m.healthy).count(),
-                answering: c.voters().filter(|m| m.status.is_some()).count(),
-                leader: c.leader.is_some_and(|l| l != 0),
-            },
-            _ => Quorum::default(),
-        }
-    }
-}
-
-/// Pure: a recovery throws away the cluster's identity and whatever only the gone members had;
-/// while a quorum answers there is nothing to recover from (the engine repairs lost members
-/// itself), and clients may still be writing through it. A quorum answers when a majority of
-/// voters is healthy, or answers with a leader elected (healthy or not: a NOSPACE alarm makes
-/// every member unhealthy, and the cluster still has its quorum). Refused unless `force`.
-pub fn refuse_while_quorum(cluster: &str, q: Quorum, force: bool) -> Result<(), String> {
-    let need = crate::plan::quorum(q.voters);
-    let has = q.healthy >= need || (q.leader && q.answering >= need);
-    if force || q.voters == 0 || !has {
-        return Ok(());
-    }
-    Err(format!(
-        "{cluster} has a quorum ({} of {} voters answer, {} healthy{}): nothing to recover, and clients may be writing through it; the engine replaces lost members itself (`kubectl etcd status`, `kubectl etcd reconcile`); pass --force to rebuild it anyway (a new cluster id, writes after the snapshot lost)",
-        q.answering,
-        q.voters,
-        q.healthy,
-        if q.leader { ", a leader elected" } else { "" }
-    ))
-}
-
-/// Pure: the survivor's raft index after its snapshot was stored must be the one it had before:
-/// an index that moved means entries are being committed (a quorum is back, or the survivor
-/// follows one), so the snapshot may lack acknowledged writes.
-pub fn survivor_moved(member: &str, before: u64, after: u64) -> Result<(), String> {
-    if after == before {
-        return Ok(());
-    }
-    Err(format!(
-        "{member} moved from raft index {before} to {after} while its snapshot was taken: entries are being committed, so a quorum may be back or forming; look again with `kubectl etcd status` and rerun recover once that settles"
-    ))
-}
 
 /// How the restore pod will read the snapshot (settled before anything is deleted).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -125,70 +69,6 @@ pub fn preflight(cluster: &str, p: &Preflight) -> Result<PodCredentials, String>
 mod tests {
     use super::*;
     use crate::model::DEFAULT_TOOLS_IMAGE;
-
-    fn q(voters: usize, healthy: usize) -> Quorum {
-        Quorum {
-            voters,
-            healthy,
-            answering: healthy,
-            leader: false,
-        }
-    }
-
-    #[test]
-    fn recover_refuses_while_a_healthy_quorum_answers_unless_forced() {
-        // (voters, healthy, force) → may act
-        let table = [
-            ((3, 3, false), false),
-            ((3, 2, false), false),
-            ((3, 1, false), true),
-            ((3, 0, false), true),
-            ((5, 3, false), false),
-            ((5, 2, false), true),
-            ((0, 0, false), true), // nothing answers at all (a backup is the only way)
-            ((3, 3, true), true),
-        ];
-        for ((voters, healthy, force), ok) in table {
-            let got = refuse_while_quorum("ns/demo", q(voters, healthy), force);
-            assert_eq!(
-                got.is_ok(),
-                ok,
-                "{voters} voters, {healthy} healthy, force {force}: {got:?}"
-            );
-            if let Err(e) = got {
-                assert!(e.contains("--force") && e.contains("ns/demo"), "{e}");
-            }
-        }
-        // NOSPACE everywhere: nobody healthy, but a majority answers with a leader.
-        let full = Quorum {
-            voters: 3,
-            healthy: 0,
-            answering: 2,
-            leader: true,
-        };
-        assert!(refuse_while_quorum("ns/demo", full, false).is_err());
-        // Survivors answer, but no leader: quorum lost.
-        let lost = Quorum {
-            leader: false,
-            ..full
-        };
-        assert!(refuse_while_quorum("ns/demo", lost, false).is_ok());
-        let one = Quorum {
-            answering: 1,
-            ..full
-        };
-        assert!(refuse_while_quorum("ns/demo", one, false).is_ok());
-    }
-
-    #[test]
-    fn a_survivor_that_moved_during_its_snapshot_stops_the_recovery() {
-        assert!(survivor_moved("demo-1", 120, 120).is_ok());
-        let e = survivor_moved("demo-1", 120, 125).unwrap_err();
-        assert!(
-            e.contains("demo-1") && e.contains("120") && e.contains("125"),
-            "{e}"
-        );
-    }
 
     fn s3() -> Location {
         Location::parse("s3://backups/etcd").unwrap()
