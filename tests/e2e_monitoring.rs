@@ -299,34 +299,6 @@ fn config(ns: &str, operator: &str) -> Value {
 // ---------------------------------------------------------------------------------------------
 // the cluster and its operator
 
-/// Certificates valid `CERT_DAYS` days for `demo` in `ns` (tests/cluster/tls-certs.sh), as the
-/// Secrets demo-server, demo-client and demo-peer; the directory keeps the files.
-fn tls_secrets(ns: &str) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let mut c = Command::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/cluster/tls-certs.sh"
-    ));
-    c.args([dir.path().to_str().unwrap(), CLUSTER, ns])
-        .env("TLS_CERT_DAYS", CERT_DAYS);
-    ok(run_cmd(&["tls-certs.sh"], c));
-    for kind in ["server", "client", "peer"] {
-        let f = |n: &str| dir.path().join(n).display().to_string();
-        ok(kubectl(&[
-            "-n",
-            ns,
-            "create",
-            "secret",
-            "generic",
-            &format!("{CLUSTER}-{kind}"),
-            &format!("--from-file=tls.crt={}", f(&format!("{kind}.crt"))),
-            &format!("--from-file=tls.key={}", f(&format!("{kind}.key"))),
-            &format!("--from-file=ca.crt={}", f("ca.crt")),
-        ]));
-    }
-    dir
-}
-
 /// notAfter of a PEM certificate file as Unix time, as openssl reads it.
 fn openssl_not_after(file: &std::path::Path) -> i64 {
     let o = Command::new("sh")
@@ -560,7 +532,7 @@ fn prometheus_scrapes_the_cluster_and_its_operator_and_the_alerts_fire_and_clear
     install_crd();
     let ns = Ns::new("monitoring");
     let (endpoint, bucket) = s3();
-    let certs = tls_secrets(&ns.0);
+    let certs = tls_secrets(&ns.0, CLUSTER, Some(CERT_DAYS));
     s3_secret(&ns.0, &endpoint);
     ok(etcd(
         &ns.0,

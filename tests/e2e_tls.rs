@@ -14,33 +14,6 @@ use std::time::Duration;
 
 use common::*;
 
-/// Certificates for cluster `name` in `ns`, as the three Secrets `<name>-server`,
-/// `<name>-client` and `<name>-peer` (keys tls.crt, tls.key, ca.crt).
-fn tls_secrets(ns: &str, name: &str) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let mut c = std::process::Command::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/cluster/tls-certs.sh"
-    ));
-    c.args([dir.path().to_str().unwrap(), name, ns]);
-    ok(run_cmd(&["tls-certs.sh"], c));
-    for kind in ["server", "client", "peer"] {
-        let f = |n: &str| dir.path().join(n).display().to_string();
-        ok(kubectl(&[
-            "-n",
-            ns,
-            "create",
-            "secret",
-            "generic",
-            &format!("{name}-{kind}"),
-            &format!("--from-file=tls.crt={}", f(&format!("{kind}.crt"))),
-            &format!("--from-file=tls.key={}", f(&format!("{kind}.key"))),
-            &format!("--from-file=ca.crt={}", f("ca.crt")),
-        ]));
-    }
-    dir
-}
-
 fn tls_flags(name: &str) -> Vec<String> {
     vec![
         "--tls-server-secret".into(),
@@ -144,7 +117,7 @@ fn assert_all_https(ns: &str, pod: &str, want: usize) {
 fn a_cluster_with_client_and_peer_tls_creates_scales_backs_up_and_restores() {
     install_crd();
     let ns = Ns::new("tls");
-    let _certs = tls_secrets(&ns.0, "demo");
+    let _certs = tls_secrets(&ns.0, "demo", None);
 
     // Bad input: exit 2, nothing created.
     let r = etcd(
@@ -266,7 +239,7 @@ fn a_cluster_with_client_and_peer_tls_creates_scales_backs_up_and_restores() {
     }
 
     // Backup over TLS, restored into a new TLS cluster: the same keys.
-    let _copy_certs = tls_secrets(&ns.0, "copy");
+    let _copy_certs = tls_secrets(&ns.0, "copy", None);
     let (_dir, url) = file_backup(&ns.0, "demo");
     let flags = tls_flags("copy");
     let mut args = vec![
@@ -302,7 +275,7 @@ fn a_cluster_with_client_and_peer_tls_creates_scales_backs_up_and_restores() {
 fn etcd_3_4_runs_with_client_and_peer_tls() {
     install_crd();
     let ns = Ns::new("tls-34");
-    let _certs = tls_secrets(&ns.0, "old");
+    let _certs = tls_secrets(&ns.0, "old", None);
     let created = create_tls(&ns.0, "old", &["--replicas", "3", "--version", "3.4.23"]);
     assert_eq!(ready_members(&created["status"]), (3, 3, 3), "{created}");
     assert_eq!(created["status"]["version"], "3.4.23", "{created}");

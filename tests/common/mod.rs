@@ -436,3 +436,34 @@ pub fn s3_secret(ns: &str, name: &str, endpoint: &str) {
         &format!("--from-literal=AWS_ENDPOINT_URL={endpoint}"),
     ]));
 }
+
+/// Certificates for cluster `name` in `ns` (tests/cluster/tls-certs.sh; valid `days` days, else
+/// the script's default), as the three Secrets `<name>-server`, `<name>-client` and
+/// `<name>-peer` (keys tls.crt, tls.key, ca.crt); the directory keeps the files.
+pub fn tls_secrets(ns: &str, name: &str, days: Option<&str>) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = Command::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/cluster/tls-certs.sh"
+    ));
+    c.args([dir.path().to_str().unwrap(), name, ns]);
+    if let Some(days) = days {
+        c.env("TLS_CERT_DAYS", days);
+    }
+    ok(run_cmd(&["tls-certs.sh"], c));
+    for kind in ["server", "client", "peer"] {
+        let f = |n: &str| dir.path().join(n).display().to_string();
+        ok(kubectl(&[
+            "-n",
+            ns,
+            "create",
+            "secret",
+            "generic",
+            &format!("{name}-{kind}"),
+            &format!("--from-file=tls.crt={}", f(&format!("{kind}.crt"))),
+            &format!("--from-file=tls.key={}", f(&format!("{kind}.key"))),
+            &format!("--from-file=ca.crt={}", f("ca.crt")),
+        ]));
+    }
+    dir
+}
