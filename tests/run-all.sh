@@ -140,11 +140,8 @@ export KE_E2E_KUBECONFIG=$KUBECONFIG
 export KE_OPERATOR_IMAGE=testbed.local/kubectl-etcd:dev
 export PATH=$ROOT/target/debug:$PATH
 rc=0
-# every test target but the packaging ones, which ran above
-targets=(--lib --bins)
-for f in tests/*.rs; do
-  case $(basename "$f" .rs) in chart | krew | versions) ;; *) targets+=(--test "$(basename "$f" .rs)") ;; esac
-done
-cargo test --no-fail-fast --features live,e2e "${targets[@]}" -- --test-threads=2 "$@" 2>&1 | tee "$TEST_LOG" || rc=${PIPESTATUS[0]}
-phase "cargo test"
+# every test binary but the packaging ones (they ran above), in parallel lanes (tests/lanes.sh:
+# KE_TEST_LANES, default 2; the files installing a cluster-wide operator run alone at the end)
+KE_TEST_SKIP="chart krew versions" tests/lanes.sh "$TEST_LOG" "$@" || rc=$?
+phase "tests (lanes)"
 exit $rc
