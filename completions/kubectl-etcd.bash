@@ -40,6 +40,9 @@ _kubectl__etcd() {
             kubectl__etcd,help)
                 cmd="kubectl__etcd__subcmd__help"
                 ;;
+            kubectl__etcd,hibernate)
+                cmd="kubectl__etcd__subcmd__hibernate"
+                ;;
             kubectl__etcd,install)
                 cmd="kubectl__etcd__subcmd__install"
                 ;;
@@ -75,6 +78,9 @@ _kubectl__etcd() {
                 ;;
             kubectl__etcd,upgrade)
                 cmd="kubectl__etcd__subcmd__upgrade"
+                ;;
+            kubectl__etcd,wake)
+                cmd="kubectl__etcd__subcmd__wake"
                 ;;
             kubectl__etcd__subcmd__backup,help)
                 cmd="kubectl__etcd__subcmd__backup__subcmd__help"
@@ -112,6 +118,9 @@ _kubectl__etcd() {
             kubectl__etcd__subcmd__help,help)
                 cmd="kubectl__etcd__subcmd__help__subcmd__help"
                 ;;
+            kubectl__etcd__subcmd__help,hibernate)
+                cmd="kubectl__etcd__subcmd__help__subcmd__hibernate"
+                ;;
             kubectl__etcd__subcmd__help,install)
                 cmd="kubectl__etcd__subcmd__help__subcmd__install"
                 ;;
@@ -147,6 +156,9 @@ _kubectl__etcd() {
                 ;;
             kubectl__etcd__subcmd__help,upgrade)
                 cmd="kubectl__etcd__subcmd__help__subcmd__upgrade"
+                ;;
+            kubectl__etcd__subcmd__help,wake)
+                cmd="kubectl__etcd__subcmd__help__subcmd__wake"
                 ;;
             kubectl__etcd__subcmd__help__subcmd__backup,list)
                 cmd="kubectl__etcd__subcmd__help__subcmd__backup__subcmd__list"
@@ -281,7 +293,7 @@ _kubectl__etcd() {
 
     case "${cmd}" in
         kubectl__etcd)
-            opts="-n -o -v -h -V --namespace --context --kubeconfig --output --verbose --log-format --help --version create scale upgrade adopt backup restore recover defrag snapshot status logs report reconcile delete operate install crd manifests completions help"
+            opts="-n -o -v -h -V --namespace --context --kubeconfig --output --verbose --log-format --help --version create scale upgrade adopt backup restore recover defrag hibernate wake snapshot status logs report reconcile delete operate install crd manifests completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -817,7 +829,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__help)
-            opts="create scale upgrade adopt backup restore recover defrag snapshot status logs report reconcile delete operate install crd manifests completions help"
+            opts="create scale upgrade adopt backup restore recover defrag hibernate wake snapshot status logs report reconcile delete operate install crd manifests completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -943,6 +955,20 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__etcd__subcmd__help__subcmd__hibernate)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1257,6 +1283,70 @@ _kubectl__etcd() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__etcd__subcmd__help__subcmd__wake)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__etcd__subcmd__hibernate)
+            opts="-n -o -v -h --to --no-snapshot --yes --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --to)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1741,13 +1831,21 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__scale)
-            opts="-n -o -v -h --replicas --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --replicas --storage --storage-class --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --replicas)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --storage)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --storage-class)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2623,6 +2721,52 @@ _kubectl__etcd() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__etcd__subcmd__wake)
+            opts="-n -o -v -h --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 --timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

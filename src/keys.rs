@@ -49,6 +49,10 @@ pub const ANNOTATION_DELETE_DATA: &str = "etcd.kubectl-etcd.io/delete-data";
 /// Annotation `kubectl etcd upgrade` writes with `spec.version`: the URL of the pre-upgrade
 /// snapshot, or `skipped` (`--skip-backup`). The engine copies it into `status.upgrade`.
 pub const ANNOTATION_PRE_UPGRADE_BACKUP: &str = "etcd.kubectl-etcd.io/pre-upgrade-backup";
+/// Annotation written with `spec.hibernate: true` (by `kubectl etcd hibernate`, or by the engine
+/// once it took the snapshot): `<generation> <url>` of the verified snapshot taken before the
+/// members stopped, or `<generation> skipped` (`--no-snapshot`).
+pub const ANNOTATION_HIBERNATE_SNAPSHOT: &str = "etcd.kubectl-etcd.io/hibernate-snapshot";
 /// On the EtcdBackup a recovery rebuilds from: how far the engine carried that recovery out,
 /// `<nonce> <mark>` (`plan::recover::Mark`), written by act before or after each step it marks.
 pub const ANNOTATION_RECOVERY: &str = "etcd.kubectl-etcd.io/recovery";

@@ -11,9 +11,9 @@
 
 mod common;
 
-use std::collections::BTreeSet;
 use std::time::Duration;
 
+use common::writer::*;
 use common::*;
 
 fn create(ns: &str, version: &str) {
@@ -30,107 +30,6 @@ fn create(ns: &str, version: &str) {
             "4m",
         ],
     ));
-}
-
-/// A pod that puts `w/<i>` through the client Service every 100 ms and prints `ack <i> <t>` or
-/// `fail <i> <t>` per write, `t` the host's uptime in seconds (`/proc/uptime` is not namespaced,
-/// so the test reads the same clock).
-fn start_writer(ns: &str) {
-    ok(kubectl(&[
-        "-n",
-        ns,
-        "run",
-        "writer",
-        "--image=gcr.io/etcd-development/etcd:v3.5.16",
-        "--restart=Never",
-        "--command",
-        "--",
-        "sh",
-        "-c",
-        "i=0; while true; do if etcdctl --endpoints=http://demo-client:2379 --command-timeout=5s put w/$i v$i >/dev/null 2>&1; then r=ack; else r=fail; fi; read t _ < /proc/uptime; echo $r $i $t; i=$((i+1)); sleep 0.1; done",
-    ]));
-    eventually(
-        "the writer acknowledges writes",
-        Duration::from_secs(60),
-        || (writer_log(ns).acked.len() > 5).then_some(()),
-    );
-}
-
-/// Seconds since the host booted, the writer's clock.
-fn uptime() -> f64 {
-    std::fs::read_to_string("/proc/uptime")
-        .unwrap()
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap()
-}
-
-/// What the writer saw: acknowledged keys, and every write's outcome with its time.
-struct WriterLog {
-    acked: BTreeSet<String>,
-    writes: Vec<(bool, f64)>,
-}
-
-impl WriterLog {
-    /// (failed writes, longest time without an acknowledged write) within `from..to`.
-    fn during(&self, from: f64, to: f64) -> (usize, f64) {
-        let mut failed = 0;
-        let (mut last_ack, mut stall) = (from, 0f64);
-        for (acked, t) in self.writes.iter().filter(|(_, t)| *t >= from && *t <= to) {
-            if *acked {
-                stall = stall.max(t - last_ack);
-                last_ack = *t;
-            } else {
-                failed += 1;
-            }
-        }
-        (failed, stall.max(to - last_ack))
-    }
-}
-
-fn writer_log(ns: &str) -> WriterLog {
-    let r = kubectl(&["-n", ns, "logs", "writer"]);
-    let mut log = WriterLog {
-        acked: BTreeSet::new(),
-        writes: Vec::new(),
-    };
-    for line in r.stdout.lines() {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        let [kind, i, t] = f[..] else { continue };
-        let Ok(t) = t.parse::<f64>() else { continue };
-        if kind == "ack" {
-            log.acked.insert(format!("w/{i}"));
-        }
-        log.writes.push((kind == "ack", t));
-    }
-    log
-}
-
-/// Every acknowledged key is still there (read through member `demo-0`).
-fn assert_no_acknowledged_write_lost(ns: &str) -> usize {
-    let _ = kubectl(&["-n", ns, "delete", "pod", "writer", "--wait=false"]);
-    std::thread::sleep(Duration::from_secs(1));
-    let log = writer_log(ns);
-    let keys: BTreeSet<String> = ok(etcdctl(
-        ns,
-        "demo-0",
-        &["get", "--prefix", "w/", "--keys-only"],
-    ))
-    .stdout
-    .lines()
-    .filter(|l| !l.is_empty())
-    .map(String::from)
-    .collect();
-    let lost: Vec<&String> = log.acked.difference(&keys).collect();
-    assert!(lost.is_empty(), "acknowledged writes lost: {lost:?}");
-    let failed = log.writes.iter().filter(|(a, _)| !a).count();
-    eprintln!(
-        "writer: {} acknowledged, {failed} failed, none lost",
-        log.acked.len()
-    );
-    log.acked.len()
 }
 
 /// Runs `kubectl etcd upgrade demo --version to ARGS` with the writer going and prints the

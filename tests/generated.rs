@@ -101,8 +101,8 @@ fn kubectl_plugin_completion_offers_verbs_then_flags() {
         "{flags:?}"
     );
     assert!(
-        !flags.contains(&"--storage".to_string()),
-        "create's flags leak into scale: {flags:?}"
+        flags.contains(&"--storage".to_string()) && !flags.contains(&"--ephemeral".to_string()),
+        "scale's own flags, not create's: {flags:?}"
     );
     let formats = complete(&["status", "-o", ""]);
     assert_eq!(formats, ["table", "json", "yaml", ":4"]);

@@ -127,6 +127,11 @@ pub struct EtcdClusterSpec {
     /// cluster. Its progress is recorded on the snapshot's EtcdBackup.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovery: Option<RecoverySpec>,
+    /// Hibernate: after a verified snapshot (`kubectl etcd hibernate`, or the engine to
+    /// `spec.backup.destination`), every member pod stops and the volumes stay; setting it back
+    /// to false (`kubectl etcd wake`) starts the same members on their data (same cluster id).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hibernate: bool,
 }
 
 /// `spec.recovery`: what `kubectl etcd recover` decided.
@@ -367,11 +372,14 @@ pub struct MetricsSpec {
 #[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct StorageSpec {
-    /// Volume size per member, e.g. "1Gi". Default 1Gi.
+    /// Volume size per member, e.g. "1Gi". Default 1Gi. May grow on a running cluster (each
+    /// volume grown in place where its StorageClass allows expansion, else each member moved to
+    /// a new volume, one at a time); never shrink (a new cluster and backup + restore do).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$"))]
     pub size: Option<String>,
-    /// StorageClass of the member volumes; the cluster default when empty.
+    /// StorageClass of the member volumes; the cluster default when empty. A change moves each
+    /// member to a new volume of the new class, one at a time, never below quorum.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub storage_class_name: Option<String>,
     /// Keep data in an emptyDir: fast and disposable, lost when a pod is deleted.

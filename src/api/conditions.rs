@@ -88,6 +88,15 @@ pub enum Reason {
     BackingUp,
     /// `spec.adopt`: the old cluster's members are taken over (joined, then retired).
     Adopting,
+    /// A storage change (`spec.storage.size` grown, `storageClassName` changed): the StatefulSet
+    /// is re-created with the new claim template, then each volume grown or each member moved.
+    ResizingStorage,
+    /// `spec.hibernate`: the snapshot is taken, then the member pods stop.
+    Hibernating,
+    /// Every member pod stopped; the volumes keep the data.
+    Hibernated,
+    /// `spec.hibernate` set back to false: the members start on their volumes.
+    Waking,
 }
 
 impl Reason {
@@ -133,6 +142,10 @@ impl Reason {
             Reason::DatabaseFull => "DatabaseFull",
             Reason::BackingUp => "BackingUp",
             Reason::Adopting => "Adopting",
+            Reason::ResizingStorage => "ResizingStorage",
+            Reason::Hibernating => "Hibernating",
+            Reason::Hibernated => "Hibernated",
+            Reason::Waking => "Waking",
         }
     }
 }

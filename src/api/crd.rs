@@ -38,13 +38,8 @@ pub const ADMISSION_RULES: &[(&str, &str, &str)] = &[
     (
         "storage",
         "(has(self.ephemeral) && self.ephemeral) || (has(oldSelf.ephemeral) && oldSelf.ephemeral) || \
-         quantity(has(self.size) ? self.size : '1Gi').compareTo(quantity(has(oldSelf.size) ? oldSelf.size : '1Gi')) == 0",
-        "spec.storage.size cannot change on an existing cluster (the volumes keep the data): put the old value back, or create a new cluster with the new size and move the data with kubectl etcd backup and kubectl etcd restore",
-    ),
-    (
-        "storage",
-        "(has(self.storageClassName) ? self.storageClassName : '') == (has(oldSelf.storageClassName) ? oldSelf.storageClassName : '')",
-        "spec.storage.storageClassName cannot change on an existing cluster (the volumes keep the data): put the old value back, or move the data to a new cluster with kubectl etcd backup and kubectl etcd restore",
+         quantity(has(self.size) ? self.size : '1Gi').compareTo(quantity(has(oldSelf.size) ? oldSelf.size : '1Gi')) >= 0",
+        "spec.storage.size cannot shrink on an existing cluster (etcd's data stays on the volumes; growing is allowed): put the old value back, or create a new cluster with the smaller size and move the data with kubectl etcd backup and kubectl etcd restore",
     ),
     (
         "storage",
@@ -154,15 +149,21 @@ mod tests {
                 .collect()
         };
         let storage = rules(&spec.properties.as_ref().unwrap()["storage"]);
-        for field in ["size", "storageClassName", "ephemeral"] {
+        // Growing and a class change are carried out on the running cluster; shrinking and
+        // switching to or from ephemeral storage are refused.
+        for (field, verb) in [("size", "shrink"), ("ephemeral", "change")] {
             assert!(
                 storage
                     .iter()
                     .any(|(rule, message)| rule.contains("oldSelf")
-                        && message.starts_with(&format!("spec.storage.{field} cannot change"))),
+                        && message.starts_with(&format!("spec.storage.{field} cannot {verb}"))),
                 "{field}: {storage:?}"
             );
         }
+        assert!(
+            !storage.iter().any(|(_, m)| m.contains("storageClassName")),
+            "{storage:?}"
+        );
         let tls = rules(&spec.properties.as_ref().unwrap()["tls"]);
         assert!(
             tls.iter()

@@ -11,7 +11,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EtcdClusterStatus {
-    /// One word for humans: Creating, Running, Scaling, Upgrading, Degraded, Failed, Paused, Deleting.
+    /// One word for humans: Creating, Running, Scaling, Upgrading, Degraded, Failed, Paused, Deleting,
+    /// Hibernated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<String>")]
     pub phase: Option<Phase>,
@@ -149,6 +150,9 @@ pub mod upgrade_state {
 pub use crate::keys::ANNOTATION_PRE_UPGRADE_BACKUP;
 /// Value of `ANNOTATION_PRE_UPGRADE_BACKUP` for `--skip-backup`.
 pub const PRE_UPGRADE_BACKUP_SKIPPED: &str = "skipped";
+pub use crate::keys::ANNOTATION_HIBERNATE_SNAPSHOT;
+/// What `ANNOTATION_HIBERNATE_SNAPSHOT` records for `kubectl etcd hibernate --no-snapshot`.
+pub const HIBERNATE_SNAPSHOT_SKIPPED: &str = "skipped";
 
 /// Backups of a cluster as the engine last saw them.
 #[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
@@ -218,6 +222,8 @@ pub enum Phase {
     Failed,
     Paused,
     Deleting,
+    /// `spec.hibernate`: no member pod runs; the volumes keep the data.
+    Hibernated,
 }
 
 impl std::fmt::Display for Phase {

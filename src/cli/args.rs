@@ -9,8 +9,8 @@ use clap::{Parser, Subcommand};
 use super::flags::Global;
 use super::generate;
 use super::verbs::{
-    adopt, backup, create, defrag, delete, install, logs, operate, reconcile, recover, report,
-    restore, scale, status, upgrade,
+    adopt, backup, create, defrag, delete, hibernate, install, logs, operate, reconcile, recover,
+    report, restore, scale, status, upgrade,
 };
 
 /// kubectl etcd — create, scale, inspect and operate etcd clusters on Kubernetes.
@@ -32,9 +32,11 @@ pub enum Verb {
     ///
     /// Example: kubectl etcd create demo --replicas 3 --version 3.6.16 --storage 1Gi
     Create(create::Args),
-    /// Change the number of voting members, one member at a time.
+    /// Change the number of voting members, one member at a time, or grow or move the member
+    /// volumes (in place where the StorageClass allows expansion, else one member at a time).
     ///
-    /// Example: kubectl etcd scale demo --replicas 5
+    /// Examples: kubectl etcd scale demo --replicas 5; kubectl etcd scale demo --storage 2Gi --dry-run;
+    /// kubectl etcd scale demo --storage-class fast
     Scale(scale::Args),
     /// Move every member to another etcd version, one member at a time, after a verified
     /// snapshot; rolls back by itself when an upgraded member does not become healthy.
@@ -73,6 +75,14 @@ pub enum Verb {
     /// alarm once every member is below its quota.
     /// Examples: kubectl etcd defrag demo --dry-run; kubectl etcd defrag demo --compact
     Defrag(defrag::Args),
+    /// Stop every member after a verified snapshot, keeping the volumes (`wake` starts them again).
+    ///
+    /// Examples: kubectl etcd hibernate demo --to s3://backups/etcd; kubectl etcd hibernate demo --no-snapshot --yes
+    Hibernate(hibernate::Args),
+    /// Start the members of a hibernated cluster on their volumes (same members, same data).
+    ///
+    /// Example: kubectl etcd wake demo
+    Wake(hibernate::WakeArgs),
     /// Tools the restore pods run inside the cluster.
     #[command(hide = true)]
     Snapshot {
@@ -167,7 +177,10 @@ mod tests {
         assert_eq!(cli.global.output, Format::Json);
         assert!(matches!(
             cli.verb,
-            Verb::Scale(scale::Args { replicas: 5, .. })
+            Verb::Scale(scale::Args {
+                replicas: Some(5),
+                ..
+            })
         ));
     }
 }

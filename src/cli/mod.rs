@@ -51,6 +51,8 @@ pub async fn run(cli: Cli) -> Result<(), Error> {
         Verb::Restore(a) => verbs::restore::run(g, a).await,
         Verb::Recover(a) => verbs::recover::run(g, a).await,
         Verb::Defrag(a) => verbs::defrag::run(g, a).await,
+        Verb::Hibernate(a) => verbs::hibernate::run(g, a).await,
+        Verb::Wake(a) => verbs::hibernate::wake(g, a).await,
         Verb::Logs(a) => verbs::logs::run(g, a).await,
         Verb::Report(a) => verbs::report::run(g, a).await,
         Verb::Snapshot { op } => verbs::restore::snapshot(op).await,

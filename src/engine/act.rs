@@ -100,6 +100,9 @@ pub fn step_objects(d: &Desired, step: &Step) -> Vec<Object> {
             vec![Object::Service(objects::peer_service(d)), sts(*replicas)]
         }
         Step::ResizeStatefulSet { to, .. } => vec![sts(*to)],
+        // Applied after the old StatefulSet is gone (`recreate_statefulset`).
+        Step::RecreateStatefulSet { replicas, .. } => vec![sts(*replicas)],
+        Step::Hibernate { .. } => vec![sts(0)],
         Step::RestoreSeed { .. } => restore_objects(d),
         Step::AddLearner { .. }
         | Step::PromoteLearner { .. }
@@ -126,6 +129,9 @@ pub fn step_objects(d: &Desired, step: &Step) -> Vec<Object> {
         // Patches of the old cluster's objects, not objects of the engine's.
         | Step::ResizeOldStatefulSet { .. }
         | Step::TakeOverService { .. }
+        | Step::GrowVolume { .. }
+        | Step::HibernateSnapshot { .. }
+        | Step::Hibernated
         | Step::Wait { .. }
         | Step::Hold { .. }
         | Step::Paused
@@ -371,12 +377,17 @@ pub enum Done {
 /// Carries out `step`. At most one change to the world (Bootstrap writes the objects of a new
 /// cluster, each idempotent; a crash between them is repaired by the planner).
 pub async fn act(ctx: &Context, d: &Desired, o: &Observed, step: &Step) -> Result<Done, Error> {
+    if let Step::RecreateStatefulSet { .. } = step {
+        return recreate_statefulset(ctx, d, step).await;
+    }
     for obj in step_objects(d, step) {
         apply_object(ctx, d, &obj).await?;
     }
     let call = |c| on_leader(ctx, d, o, c);
     match step {
         Step::Bootstrap { .. }
+        | Step::Hibernate { .. }
+        | Step::RecreateStatefulSet { .. }
         | Step::ApplySupportingObjects
         | Step::WriteConfig { .. }
         | Step::UpdateTemplate { .. }
@@ -429,7 +440,68 @@ pub async fn act(ctx: &Context, d: &Desired, o: &Observed, step: &Step) -> Resul
             resize_old_statefulset(ctx, d, name, *to).await?
         }
         Step::TakeOverService { service } => take_over_service(ctx, d, service).await?,
-        Step::Wait { .. } | Step::Hold { .. } | Step::Paused | Step::Idle => {}
+        Step::GrowVolume { claim, to, .. } => grow_volume(ctx, d, claim, to).await?,
+        Step::HibernateSnapshot { destination } => {
+            let url = super::backups::hibernate_snapshot(ctx, (d, o), destination).await?;
+            tracing::info!(cluster = %d.name, namespace = %d.namespace, %url, "snapshot before hibernating taken");
+        }
+        Step::Hibernated | Step::Wait { .. } | Step::Hold { .. } | Step::Paused | Step::Idle => {}
+    }
+    Ok(Done::Changed)
+}
+
+/// `Step::GrowVolume`: a merge patch of the claim's request alone. The claim is the StatefulSet's
+/// (it made it), and an apply would have to restate (and take over) the rest of its spec.
+async fn grow_volume(ctx: &Context, d: &Desired, claim: &str, to: &str) -> Result<(), Error> {
+    let api: Api<PersistentVolumeClaim> = Api::namespaced(ctx.client.clone(), &d.namespace);
+    let patch = serde_json::json!({"spec": {"resources": {"requests": {"storage": to}}}});
+    api.patch(claim, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .map_err(|e| {
+            Error::kube(
+                "grow",
+                kind_of::<PersistentVolumeClaim>(),
+                &d.namespace,
+                claim,
+                e,
+            )
+        })?;
+    Ok(())
+}
+
+/// How long `RecreateStatefulSet` waits for the old StatefulSet to go (the garbage collector
+/// orphans its pods first); after that the next pass sees it terminating and waits.
+const RECREATE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// `Step::RecreateStatefulSet`: its claim templates are immutable, so the StatefulSet is deleted
+/// with propagation `Orphan` (its pods and claims keep running and stay), then applied again with
+/// the new claim template; the new one adopts the pods (same selector, same pod template, so the
+/// same revision: no pod restarts). A crash in between leaves no StatefulSet, which the planner
+/// brings back on the members' volumes (`workload_missing`).
+async fn recreate_statefulset(ctx: &Context, d: &Desired, step: &Step) -> Result<Done, Error> {
+    let api: Api<StatefulSet> = Api::namespaced(ctx.client.clone(), &d.namespace);
+    let name = objects::statefulset_name(&d.name);
+    delete_with(&api, d, &name, &DeleteParams::orphan()).await?;
+    let started = std::time::Instant::now();
+    loop {
+        let gone = api
+            .get_opt(&name)
+            .await
+            .map_err(|e| Error::kube("get", kind_of::<StatefulSet>(), &d.namespace, &name, e))?
+            .is_none();
+        if gone {
+            break;
+        }
+        if started.elapsed() > RECREATE_PATIENCE {
+            return Ok(Done::NotYet(format!(
+                "StatefulSet {}/{name} is still being deleted",
+                d.namespace
+            )));
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    }
+    for obj in step_objects(d, step) {
+        apply_object(ctx, d, &obj).await?;
     }
     Ok(Done::Changed)
 }

@@ -64,7 +64,44 @@ pub(super) async fn pre_upgrade_snapshot(
     to: Version,
     destination: &str,
 ) -> Result<String, Error> {
+    let req = pre_upgrade_request(d, destination)?;
+    let what = format!("pre-upgrade snapshot; no member moves to {to}");
+    let url = snapshot_before(ctx, (d, o), req, &what).await?;
+    record_in(
+        ctx,
+        d,
+        crate::api::ANNOTATION_PRE_UPGRADE_BACKUP,
+        format!("{to} {url}"),
+    )
+    .await?;
+    Ok(url)
+}
+
+/// `Step::HibernateSnapshot`: the same, before the members stop for `spec.hibernate`, recorded
+/// for this generation in the annotation `kubectl etcd hibernate` writes. Not verified: it
+/// fails, and no member stops (the next pass asks again).
+pub(super) async fn hibernate_snapshot(
+    ctx: &Context,
+    (d, o): (&Desired, &Observed),
+    destination: &str,
+) -> Result<String, Error> {
     let mut req = pre_upgrade_request(d, destination)?;
+    req.trigger = label::TRIGGER_HIBERNATE;
+    let what = "snapshot before hibernating; no member stops";
+    let url = snapshot_before(ctx, (d, o), req, what).await?;
+    let value = format!("{} {url}", d.generation);
+    record_in(ctx, d, crate::api::ANNOTATION_HIBERNATE_SNAPSHOT, value).await?;
+    Ok(url)
+}
+
+/// Takes the snapshot `req` asks for, in the pass, and returns its URL; fails (`Held`, naming
+/// `what` was held back) unless it was stored and verified.
+async fn snapshot_before(
+    ctx: &Context,
+    (d, o): (&Desired, &Observed),
+    mut req: Request,
+    what: &str,
+) -> Result<String, Error> {
     req.taken_by = ctx.identity.clone();
     req.access = ctx.store_access.clone();
     let record = take::take(
@@ -78,20 +115,23 @@ pub(super) async fn pre_upgrade_snapshot(
     )
     .await?;
     let st = record.status.clone().unwrap_or_default();
-    let Some(url) = st.url.filter(|_| st.verified) else {
-        return Err(Error::Held {
+    st.url.filter(|_| st.verified).ok_or_else(|| {
+        let (kind, held) = what.split_once("; ").unwrap_or((what, ""));
+        Error::Held {
             namespace: d.namespace.clone(),
             name: d.name.clone(),
             message: format!(
-                "the pre-upgrade snapshot {} was not verified ({}); no member moves to {to}",
+                "the {kind} {} was not verified ({}); {held}",
                 record.metadata.name.as_deref().unwrap_or_default(),
                 st.message.as_deref().unwrap_or("no message")
             ),
-        });
-    };
-    let patch = serde_json::json!({
-        "metadata": {"annotations": {crate::api::ANNOTATION_PRE_UPGRADE_BACKUP: format!("{to} {url}")}}
-    });
+        }
+    })
+}
+
+/// Records `value` in the cluster's annotation `key` (what the next pass reads).
+async fn record_in(ctx: &Context, d: &Desired, key: &str, value: String) -> Result<(), Error> {
+    let patch = serde_json::json!({"metadata": {"annotations": {key: value}}});
     let api: Api<EtcdCluster> = Api::namespaced(ctx.client.clone(), &d.namespace);
     let pp = PatchParams {
         field_manager: Some(crate::keys::MANAGER_ENGINE.into()),
@@ -100,7 +140,7 @@ pub(super) async fn pre_upgrade_snapshot(
     api.patch(&d.name, &pp, &Patch::Merge(&patch))
         .await
         .map_err(|e| Error::kube("annotate", crate::api::KIND, &d.namespace, &d.name, e))?;
-    Ok(url)
+    Ok(())
 }
 
 /// The request of a pre-upgrade snapshot to `destination`, with the cluster's backup plan

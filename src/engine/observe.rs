@@ -16,7 +16,7 @@ use crate::error::Error;
 use crate::etcd::EtcdClient;
 use crate::model::{
     self, ClusterView, Desired, EtcdView, MemberStatusView, MemberView, Observed, PodView,
-    RestoreMark, RestorePodView, Storage, Version, VolumeView, WorkloadView,
+    RestoreMark, RestorePodView, Storage, StorageClassView, Version, VolumeView, WorkloadView,
 };
 use crate::objects;
 
@@ -238,6 +238,12 @@ pub async fn observe(
     } else {
         None
     };
+    let volumes = volume_views(d, &seen.pvcs);
+    let storage_class = match crate::plan::storage::class_needed(d, statefulset.as_ref(), &volumes)
+    {
+        true => storage_class(ctx, d).await,
+        false => None,
+    };
     let (last_version, upgrade) = crate::plan::upgrade::from_status(last);
     let observed = Observed {
         statefulset,
@@ -247,7 +253,7 @@ pub async fn observe(
         clients_fenced: seen.client_svc.as_ref().is_some_and(objects::is_fenced),
         config: seen.cm.map(|c| c.data.unwrap_or_default()),
         pods,
-        volumes: volume_views(d, &seen.pvcs),
+        volumes,
         etcd,
         known_members: known_members(d, last),
         restore_pod,
@@ -261,6 +267,7 @@ pub async fn observe(
         // Read by the engine beside the cluster (`engine::backups::observe`).
         backups: Default::default(),
         adoption,
+        storage_class,
     };
     Ok((d.clone(), observed))
 }
@@ -339,6 +346,7 @@ fn workload_view(s: &StatefulSet) -> WorkloadView {
             .spec
             .as_ref()
             .map(|spec| objects::template_tls(&spec.template)),
+        terminating: s.metadata.deletion_timestamp.is_some(),
     }
 }
 
@@ -421,6 +429,17 @@ fn volume_views(d: &Desired, pvcs: &[PersistentVolumeClaim]) -> BTreeMap<u32, Vo
                         .as_ref()
                         .and_then(|a| a.get(objects::ANNOTATION_RESTORE))
                         .and_then(|m| RestoreMark::parse(m)),
+                    class: v.spec.as_ref().and_then(|s| s.storage_class_name.clone()),
+                    size: v
+                        .spec
+                        .as_ref()
+                        .and_then(|s| s.resources.as_ref()?.requests.as_ref()?.get("storage"))
+                        .map(|q| q.0.clone()),
+                    capacity: v
+                        .status
+                        .as_ref()
+                        .and_then(|s| s.capacity.as_ref()?.get("storage"))
+                        .map(|q| q.0.clone()),
                 },
             ))
         })
@@ -480,6 +499,41 @@ async fn observe_adoption(
             .is_some_and(|sel| sel == objects::selector_labels(&d.name));
     }
     Ok(view)
+}
+
+/// The StorageClass new member volumes get: the spec's, else the cluster's default. `None` when
+/// it cannot be read (a namespaced user without access to StorageClasses): the planner then
+/// takes the path that needs no expansion.
+async fn storage_class(ctx: &Context, d: &Desired) -> Option<StorageClassView> {
+    use k8s_openapi::api::storage::v1::StorageClass;
+    const DEFAULT_CLASS: &str = "storageclass.kubernetes.io/is-default-class";
+    let api: Api<StorageClass> = Api::all(ctx.client.clone());
+    let read = match &d.storage {
+        Storage::Volume {
+            class: Some(name), ..
+        } => api.get_opt(name).await.map(|c| c.into_iter().collect()),
+        Storage::Volume { class: None, .. } => api.list(&ListParams::default()).await.map(|l| {
+            l.items
+                .into_iter()
+                .filter(|c| {
+                    c.metadata
+                        .annotations
+                        .as_ref()
+                        .and_then(|a| a.get(DEFAULT_CLASS))
+                        .is_some_and(|v| v == "true")
+                })
+                .collect()
+        }),
+        Storage::Ephemeral => return None,
+    };
+    let classes: Vec<StorageClass> = read
+        .map_err(|e| tracing::debug!(error = %e, "storage class not read"))
+        .ok()?;
+    let class = classes.into_iter().next()?;
+    Some(StorageClassView {
+        name: class.metadata.name.unwrap_or_default(),
+        expandable: class.allow_volume_expansion == Some(true),
+    })
 }
 
 /// The NOSPACE alarms and the current revision (`Observed::nospace`, `revision`): asked of the

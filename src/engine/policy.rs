@@ -92,7 +92,7 @@ impl Pace {
                 message: message.clone(),
                 again: self.holding,
             },
-            (_, Step::Idle) => Next::Converged,
+            (_, Step::Idle | Step::Hibernated) => Next::Converged,
             (_, Step::Paused) => Next::Again(self.paused),
             // A change that was not made (a dry run): look again soon.
             (Outcome::Unchanged, _) => Next::Again(self.acted),
@@ -156,6 +156,12 @@ pub fn trouble(pass: &Pass) -> Option<Trouble> {
                 sick.join("; ")
             )))
         }
+        // Hibernated, or stopping for it: silence is what the spec asked for.
+        Step::Hibernated | Step::Hibernate { .. } => None,
+        Step::Wait {
+            reason: crate::api::Reason::Hibernating,
+            ..
+        } => None,
         _ if plan::formed(&pass.observed)
             && matches!(
                 pass.observed.etcd,

@@ -564,6 +564,13 @@ async fn every_request_the_engine_makes_is_granted_by_the_operator_role() {
             name: "demo-3".into(),
             peer_url: objects::peer_url(&d, 3),
         },
+        Step::GrowVolume {
+            ordinal: 1,
+            claim: objects::volume_name("demo", 1),
+            from: "1Gi".into(),
+            to: "2Gi".into(),
+        },
+        Step::Hibernate { from: 3 },
         Step::Idle,
     ];
     for step in &steps {
@@ -589,6 +596,7 @@ async fn every_request_the_engine_makes_is_granted_by_the_operator_role() {
         (access::PATCH, "statefulsets"),
         (access::PATCH, "pods"),
         (access::DELETE, "persistentvolumeclaims"),
+        (access::PATCH, "persistentvolumeclaims"),
         (access::DELETE, "pods"),
         (access::CREATE, "pods/eviction"),
         (access::PATCH, "etcdclusters/status"),

@@ -186,6 +186,11 @@ pub struct Desired {
     pub adopt: Option<super::adopt::Adoption>,
     /// What `kubectl etcd recover` decided (`spec.recovery`; see `plan::recover`).
     pub recovery: Option<super::recovery::Recovery>,
+    /// `spec.hibernate`: no member pod runs, the volumes stay.
+    pub hibernate: bool,
+    /// The snapshot taken before this hibernation (`ANNOTATION_HIBERNATE_SNAPSHOT` written for
+    /// this generation): its URL, or `skipped`; `None`: none yet.
+    pub hibernate_snapshot: Option<String>,
 }
 
 impl Desired {
@@ -232,6 +237,8 @@ impl Desired {
             maintenance: super::maintenance::Maintenance::default(),
             adopt: None,
             recovery: None,
+            hibernate: false,
+            hibernate_snapshot: None,
         }
     }
 }
@@ -288,46 +295,42 @@ pub(super) fn describe_tls(t: &Tls) -> String {
     }
 }
 
+/// Storage may grow and move to another class on a running cluster (`plan::storage` carries it
+/// out: the claim template first, then each volume grown in place or each member moved to a new
+/// volume). Shrinking is refused (etcd's data lives on the volumes, and no volume shrinks), as
+/// is a switch between volumes and ephemeral storage; the engine goes on with the size, or the
+/// storage kind, the StatefulSet has.
 pub(super) fn keep_storage(mut d: Desired, workload: Option<&WorkloadView>) -> Desired {
     let Some(have) = workload.and_then(|s| s.storage.clone()) else {
         return d;
     };
-    let same_size = |a: &str, b: &str| {
-        a == b || quantity_bytes(a).is_some_and(|x| Some(x) == quantity_bytes(b))
-    };
-    if have == d.storage
-        || matches!((&have, &d.storage), (Storage::Volume { size: a, class: ca }, Storage::Volume { size: b, class: cb }) if ca == cb && same_size(a, b))
-    {
-        return d;
-    }
-    let way = "the volumes keep the data: put the old value back, or create a new cluster with the new storage and move the data with a backup and restore";
-    match (&have, &d.storage) {
-        (Storage::Volume { size: a, .. }, Storage::Volume { size: b, .. }) if !same_size(a, b) => {
-            d.refused.push(invalid(
-                "spec.storage.size",
-                format!("cannot change from {a} to {b} on an existing cluster; {way}"),
-            ))
+    let way = "the volumes keep the data: put the old value back, or create a new cluster with the new storage and move the data with `kubectl etcd backup` and `kubectl etcd restore`";
+    match (&have, &mut d.storage) {
+        (Storage::Volume { size: a, .. }, Storage::Volume { size: b, .. }) => {
+            if quantity_bytes(b) < quantity_bytes(a) {
+                d.refused.push(invalid(
+                    "spec.storage.size",
+                    format!("cannot shrink from {a} to {b} on an existing cluster; {way}"),
+                ));
+                *b = a.clone();
+            }
+            return d;
         }
-        (Storage::Volume { class: a, .. }, Storage::Volume { class: b, .. }) if a != b => {
-            d.refused.push(invalid(
-                "spec.storage.storageClassName",
-                format!(
-                    "cannot change from {} to {} on an existing cluster; {way}",
-                    a.as_deref().unwrap_or("the default class"),
-                    b.as_deref().unwrap_or("the default class")
-                ),
-            ))
-        }
-        (Storage::Volume { .. }, _) | (_, Storage::Volume { .. }) => d.refused.push(invalid(
+        (Storage::Ephemeral, Storage::Ephemeral) => return d,
+        _ => d.refused.push(invalid(
             "spec.storage.ephemeral",
             format!(
                 "cannot switch between volumes and ephemeral storage on an existing cluster; {way}"
             ),
         )),
-        _ => {}
     }
     d.storage = have;
     d
+}
+
+/// Whether two quantities name the same size ("1Gi" and "1024Mi" do).
+pub fn same_size(a: &str, b: &str) -> bool {
+    a == b || quantity_bytes(a).is_some_and(|x| Some(x) == quantity_bytes(b))
 }
 
 /// A validated `spec.restore`.

@@ -57,6 +57,18 @@ pub struct Observed {
     pub backups: BackupsView,
     /// The old cluster's objects, observed while `spec.adopt` is set.
     pub adoption: Option<super::adopt::AdoptionView>,
+    /// The StorageClass new member volumes get (`spec.storage.storageClassName`, else the
+    /// cluster's default), read only while a volume or the claim template differs from the
+    /// spec; `None` when not read or not readable (no RBAC for StorageClasses).
+    pub storage_class: Option<StorageClassView>,
+}
+
+/// What the planner needs of a StorageClass.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct StorageClassView {
+    pub name: String,
+    /// `allowVolumeExpansion`: a claim of this class may grow in place.
+    pub expandable: bool,
 }
 
 /// The cluster's EtcdBackup records as a pass read them (`plan::backup` decides from them, and
@@ -103,6 +115,8 @@ pub struct WorkloadView {
     pub storage: Option<Storage>,
     /// TLS of its pod template (fixed once created); `None`: not observed.
     pub tls: Option<Tls>,
+    /// It is being deleted (orphaning its pods, to be re-created with a new claim template).
+    pub terminating: bool,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -243,6 +257,12 @@ pub struct VolumeView {
     /// StatefulSet made, `Restoring` on the seed's claim the restore made, `Restored` once the
     /// seed was bootstrapped on it.
     pub restore: Option<RestoreMark>,
+    /// Its StorageClass (`spec.storageClassName`; `None`: not set yet).
+    pub class: Option<String>,
+    /// The size it asks for (`spec.resources.requests.storage`).
+    pub size: Option<String>,
+    /// The size it has (`status.capacity.storage`; `None` before it is bound).
+    pub capacity: Option<String>,
 }
 
 /// A restore's mark on the seed's volume: the durable record that the restore ran, which outlives

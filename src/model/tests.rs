@@ -260,7 +260,7 @@ fn switching_tls_on_an_existing_cluster_is_refused_but_new_secrets_are_taken() {
 }
 
 #[test]
-fn storage_changes_are_refused_and_the_existing_storage_kept() {
+fn storage_may_grow_and_move_but_never_shrink() {
     let have = Observed {
         statefulset: Some(WorkloadView {
             storage: Some(Storage::Volume {
@@ -271,46 +271,79 @@ fn storage_changes_are_refused_and_the_existing_storage_kept() {
         }),
         ..Default::default()
     };
+    let kept = |s: &crate::api::EtcdClusterSpec| {
+        keep_immutable(
+            validate(&cluster(s.clone())).unwrap(),
+            have.statefulset.as_ref(),
+        )
+    };
     let mut s = spec(3, "3.5.16");
     s.storage.size = Some("1024Mi".into());
-    let d = keep_immutable(
-        validate(&cluster(s.clone())).unwrap(),
-        have.statefulset.as_ref(),
+    assert!(
+        kept(&s).refused.is_empty(),
+        "the same size written differently"
     );
-    assert!(d.refused.is_empty(), "the same size written differently");
     s.storage.size = Some("2Gi".into());
-    let d = keep_immutable(
-        validate(&cluster(s.clone())).unwrap(),
-        have.statefulset.as_ref(),
+    s.storage.storage_class_name = Some("fast".into());
+    let d = kept(&s);
+    assert!(d.refused.is_empty(), "{:?}", d.refused);
+    assert_eq!(
+        d.storage,
+        Storage::Volume {
+            size: "2Gi".into(),
+            class: Some("fast".into())
+        }
     );
+    // Shrinking: refused, naming the way; the class change still applies.
+    s.storage.size = Some("512Mi".into());
+    let d = kept(&s);
     assert_eq!(d.refused.len(), 1);
     assert_eq!(d.refused[0].field, "spec.storage.size");
     assert!(
-        d.refused[0].message.contains("from 1Gi to 2Gi"),
+        d.refused[0].message.contains("shrink from 1Gi to 512Mi")
+            && d.refused[0].message.contains("kubectl etcd backup"),
         "{}",
         d.refused[0]
     );
-    assert!(d.refused[0].message.contains("put the old value back"));
     assert_eq!(
         d.storage,
         Storage::Volume {
             size: "1Gi".into(),
-            class: None
+            class: Some("fast".into())
         }
     );
     assert_eq!(d.replicas, 3, "the rest of the spec applies");
     s.storage.size = None;
-    s.storage.storage_class_name = Some("fast".into());
-    let d = keep_immutable(
-        validate(&cluster(s.clone())).unwrap(),
-        have.statefulset.as_ref(),
-    );
-    assert_eq!(d.refused[0].field, "spec.storage.storageClassName");
     s.storage.storage_class_name = None;
     s.storage.ephemeral = true;
-    let d = keep_immutable(validate(&cluster(s)).unwrap(), have.statefulset.as_ref());
+    let d = kept(&s);
     assert_eq!(d.refused[0].field, "spec.storage.ephemeral");
     assert!(matches!(d.storage, Storage::Volume { .. }));
+}
+
+#[test]
+fn the_hibernate_snapshot_counts_only_for_the_generation_it_was_written_for() {
+    let mut c = cluster(spec(3, "3.5.16"));
+    c.spec.hibernate = true;
+    c.metadata.generation = Some(4);
+    let annotate = |c: &mut crate::api::EtcdCluster, v: &str| {
+        c.metadata.annotations = Some(
+            [(
+                crate::api::ANNOTATION_HIBERNATE_SNAPSHOT.to_string(),
+                v.to_string(),
+            )]
+            .into(),
+        );
+    };
+    annotate(&mut c, "4 s3://b/demo.db");
+    let d = validate(&c).unwrap();
+    assert!(d.hibernate);
+    assert_eq!(d.hibernate_snapshot.as_deref(), Some("s3://b/demo.db"));
+    // An earlier hibernation's record does not stand in for this one.
+    annotate(&mut c, "2 skipped");
+    assert_eq!(validate(&c).unwrap().hibernate_snapshot, None);
+    annotate(&mut c, "garbage");
+    assert_eq!(validate(&c).unwrap().hibernate_snapshot, None);
 }
 
 #[test]

@@ -117,7 +117,7 @@ pub struct InvalidSpec {
     pub message: String,
 }
 
-pub(super) fn invalid(field: &'static str, message: impl Into<String>) -> InvalidSpec {
+pub fn invalid(field: &'static str, message: impl Into<String>) -> InvalidSpec {
     InvalidSpec {
         field,
         message: message.into(),
@@ -165,7 +165,7 @@ pub fn validate_version(version: &str) -> Result<Version, InvalidSpec> {
 
 /// "1Gi" → 1073741824 (the suffixes `validate_quantity` accepts), so "1024Mi" equals "1Gi" as
 /// the API server canonicalises it.
-pub(super) fn quantity_bytes(q: &str) -> Option<f64> {
+pub fn quantity_bytes(q: &str) -> Option<f64> {
     let end = q
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(q.len());
@@ -316,6 +316,8 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
             .map(super::adopt::validate_adopt)
             .transpose()?,
         recovery,
+        hibernate: spec.hibernate,
+        hibernate_snapshot: hibernate_snapshot(cluster),
     })
 }
 
@@ -439,6 +441,21 @@ fn validate_lost_member_grace(seconds: Option<i64>) -> Result<u64, InvalidSpec> 
             "must not be negative; 0 replaces a lost member at once",
         )),
     }
+}
+
+/// The snapshot recorded for this hibernation: `ANNOTATION_HIBERNATE_SNAPSHOT` says
+/// `<generation> <url or skipped>`, and counts only for the generation it was written for (the
+/// one that set `spec.hibernate`), so that the record of an earlier hibernation never stands in
+/// for a new one.
+fn hibernate_snapshot(cluster: &EtcdCluster) -> Option<String> {
+    let (generation, what) = cluster
+        .metadata
+        .annotations
+        .as_ref()?
+        .get(crate::api::ANNOTATION_HIBERNATE_SNAPSHOT)?
+        .split_once(' ')?;
+    (generation.parse::<i64>().ok()? == cluster.metadata.generation.unwrap_or(0))
+        .then(|| what.to_string())
 }
 
 /// What the pre-upgrade backup annotation says was taken for `version` (an annotation naming

@@ -8,6 +8,7 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{ConfigMap, Node, PersistentVolumeClaim, Pod, Secret, Service};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::storage::v1::StorageClass;
 use kube::Resource;
 
 use crate::api::{EtcdBackup, EtcdCluster};
@@ -97,6 +98,9 @@ pub fn watched_namespaces() -> Vec<Access> {
         // The nodes of member pods (cluster-scoped; the ClusterRoleBinding grants it): a member
         // on a node that is deleted, shut down or long NotReady is replaced. Read by name only.
         of::<Node>(&[GET]),
+        // The StorageClass of a storage change (cluster-scoped, like Nodes): whether the member
+        // volumes may grow in place (`allowVolumeExpansion`), and which class is the default.
+        of::<StorageClass>(&[GET, LIST]),
         // The Events of every step (kube's recorder writes events.k8s.io; core for old readers).
         of::<k8s_openapi::api::events::v1::Event>(&[CREATE, PATCH]),
         of::<k8s_openapi::api::core::v1::Event>(&[CREATE, PATCH]),

@@ -72,11 +72,17 @@ pub fn manifests_watching(image: &str, namespace: &str, watch: Option<&str>) -> 
             &access::watched_namespaces(),
         )),
         Some(w) => {
-            // Nodes are cluster-scoped: a Role in `w` cannot grant them.
-            let nodes = access::resource_of::<k8s_openapi::api::core::v1::Node>();
-            let (cluster, namespaced): (Vec<_>, Vec<_>) = access::watched_namespaces()
-                .into_iter()
-                .partition(|a| (a.group.as_str(), a.resource.as_str()) == (&nodes.0, &nodes.1));
+            // Nodes and StorageClasses are cluster-scoped: a Role in `w` cannot grant them.
+            let cluster_scoped = [
+                access::resource_of::<k8s_openapi::api::core::v1::Node>(),
+                access::resource_of::<k8s_openapi::api::storage::v1::StorageClass>(),
+            ];
+            let (cluster, namespaced): (Vec<_>, Vec<_>) =
+                access::watched_namespaces().into_iter().partition(|a| {
+                    cluster_scoped
+                        .iter()
+                        .any(|(g, r)| (a.group.as_str(), a.resource.as_str()) == (g, r))
+                });
             out.extend(role("Role", NAME, Some(w), &namespaced));
             out.extend(role(
                 "ClusterRole",
@@ -266,6 +272,9 @@ mod tests {
         ("", "secrets", "get"),
         // the node of each member's pod (a member on a gone node is replaced)
         ("", "nodes", "get"),
+        // a storage change: may the volumes grow in place, which class is the default
+        ("storage.k8s.io", "storageclasses", "get"),
+        ("storage.k8s.io", "storageclasses", "list"),
     ];
 
     #[test]
@@ -279,10 +288,11 @@ mod tests {
             })
             .expect("a ClusterRole for nodes");
         for (g, r, v) in ENGINE_REQUESTS {
-            let granted = if *r == "nodes" { nodes } else { role };
+            let cluster_scoped = ["nodes", "storageclasses"].contains(r);
+            let granted = if cluster_scoped { nodes } else { role };
             assert!(allows(granted, g, r, v), "{v} {g}/{r} not granted");
         }
-        assert_eq!(nodes["rules"].as_array().unwrap().len(), 1, "{nodes}");
+        assert_eq!(nodes["rules"].as_array().unwrap().len(), 2, "{nodes}");
         assert!(
             !allows(role, "", "nodes", "get"),
             "a Role cannot grant nodes"

@@ -108,11 +108,13 @@ pub const RULES: &[Rule] = &[
     recover::recovery,
     fenced_clients,
     adopt::adoption,
+    hibernate::hibernation,
     restore_seed,
     workload_missing,
     supporting_objects_missing,
     member_config_lost,
     restore_pod_left,
+    storage::claim_template_outdated,
     template_changed,
     upgrade::failed_upgrade,
     etcd_unanswered,
@@ -130,6 +132,7 @@ pub const RULES: &[Rule] = &[
     upgrade::rollback_blocked,
     nospace::full_database,
     scale_one_member_at_a_time,
+    storage::volumes_outdated,
     upgrade::pre_upgrade_snapshot,
     upgrade::downgrade_gate,
     stale_members,
@@ -194,10 +197,12 @@ pub fn formed(o: &Observed) -> bool {
 
 pub mod adopt;
 pub mod backup;
+mod hibernate;
 pub mod maintenance;
 pub mod nospace;
 pub mod recover;
 mod status;
+pub mod storage;
 pub mod upgrade;
 pub use status::{converged, derive_status};
 

@@ -30,8 +30,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::tests::desired;
 use super::{DowngradeStep, Restart, Step, plan, quorum, upgrade};
 use crate::model::{
-    ClusterView, Desired, EtcdView, MemberStatusView, MemberView, Observed, PodView, Version,
-    VolumeView, WorkloadView,
+    ClusterView, Desired, EtcdView, MemberStatusView, MemberView, Observed, PodView, Storage,
+    StorageClassView, Version, VolumeView, WorkloadView,
 };
 use crate::objects::{self, config_key};
 
@@ -114,6 +114,44 @@ pub(crate) struct World {
     lost_since: BTreeMap<u32, jiff::Timestamp>,
     /// A database that reached its quota (`plan::nospace`).
     full: Option<SimFull>,
+    /// The StatefulSet's claim template (immutable: only a re-created StatefulSet changes it).
+    sts_storage: Option<Storage>,
+    /// The storage each volume was made with (its class as admission sets it: the default
+    /// class, `standard`, when the template names none).
+    volume_storage: BTreeMap<u32, Storage>,
+    /// The StorageClass allows volume expansion.
+    expandable: bool,
+    /// The StatefulSet was deleted orphaning its pods: they keep running until a new one
+    /// adopts them.
+    orphaned: bool,
+    /// Every tick after bootstrap must keep a quorum of voters running (storage changes).
+    keeps_quorum: bool,
+    /// The StatefulSet's template hash annotation (pod and claim template).
+    sts_annotation: String,
+}
+
+/// The revision a StatefulSet gives the pods of `d`'s template (its pod template alone).
+fn revision(d: &Desired) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    serde_json::to_string(&objects::pod_template(d))
+        .unwrap_or_default()
+        .hash(&mut h);
+    format!("{:016x}", h.finish())
+}
+
+/// The class admission gives a claim whose template names none.
+const DEFAULT_CLASS: &str = "standard";
+
+/// `s` as a volume made from it has it: its class set by admission.
+fn as_made(s: &Storage) -> Storage {
+    match s {
+        Storage::Volume { size, class } => Storage::Volume {
+            size: size.clone(),
+            class: Some(class.clone().unwrap_or_else(|| DEFAULT_CLASS.into())),
+        },
+        Storage::Ephemeral => Storage::Ephemeral,
+    }
 }
 
 /// A database at its quota: etcd refuses writes while the alarm is raised.
@@ -234,7 +272,9 @@ impl World {
             f.defragmenting = None;
         }
         let (replicas, template) = self.sts.clone().unwrap_or((0, String::new()));
-        self.pods.retain(|o, _| *o < replicas);
+        if self.sts.is_some() || !self.orphaned {
+            self.pods.retain(|o, _| *o < replicas);
+        }
         for o in 0..replicas {
             if let std::collections::btree_map::Entry::Vacant(slot) = self.pods.entry(o) {
                 slot.insert(SimPod {
@@ -242,6 +282,9 @@ impl World {
                     ..Default::default()
                 });
                 self.volumes.entry(o).or_insert(0);
+                if let Some(s) = &self.sts_storage {
+                    self.volume_storage.entry(o).or_insert_with(|| as_made(s));
+                }
             }
         }
         // Bootstrap: the initial members exist once the config names them and a majority runs.
@@ -436,11 +479,19 @@ impl World {
         Observed {
             statefulset: self.sts.as_ref().map(|(r, h)| WorkloadView {
                 replicas: *r,
-                template_hash: Some(h.clone()),
+                template_hash: Some(self.sts_annotation.clone()),
                 update_revision: Some(h.clone()),
-                storage: None,
+                storage: self.sts_storage.clone(),
                 tls: None,
+                terminating: false,
             }),
+            storage_class: match &d.storage {
+                Storage::Volume { class, .. } => Some(StorageClassView {
+                    name: class.clone().unwrap_or_else(|| DEFAULT_CLASS.into()),
+                    expandable: self.expandable,
+                }),
+                Storage::Ephemeral => None,
+            },
             supporting_objects: self.supporting,
             clients_fenced: false,
             maintenance: None,
@@ -488,12 +539,21 @@ impl World {
                 .volumes
                 .keys()
                 .map(|o| {
+                    let (class, size) = match self.volume_storage.get(o) {
+                        Some(Storage::Volume { size, class }) => {
+                            (class.clone(), Some(size.clone()))
+                        }
+                        _ => (None, None),
+                    };
                     (
                         *o,
                         VolumeView {
                             name: objects::volume_name(&d.name, *o),
                             terminating: false,
                             restore: None,
+                            class,
+                            capacity: size.clone(),
+                            size,
                         },
                     )
                 })
@@ -509,7 +569,8 @@ impl World {
 
     /// Carries out `step`, stopping after `parts` of its sub-actions (a crash mid-step).
     fn act(&mut self, d: &Desired, step: &Step, parts: usize) {
-        let hash = objects::template_hash(d);
+        // The StatefulSet's revision comes from its pod template alone (not the claim template).
+        let hash = revision(d);
         let d_for_disarm = d.clone();
         self.versions.insert(hash.clone(), d.version);
         let mut actions: Vec<SubAction> = Vec::new();
@@ -519,18 +580,41 @@ impl World {
                 actions.push(Box::new(move |w| w.config = Some(cfg)));
                 actions.push(Box::new(|w| w.supporting = true));
                 let h = hash.clone();
-                actions.push(Box::new(move |w| w.sts = Some((replicas, h))));
+                let storage = (objects::template_hash(d), d.storage.clone());
+                actions.push(Box::new(move |w| w.apply_sts(replicas, h, storage)));
             }
             Step::ApplySupportingObjects => actions.push(Box::new(|w| w.supporting = true)),
             Step::WriteConfig { data, .. } => {
                 actions.push(Box::new(move |w| w.config = Some(data)))
             }
             Step::UpdateTemplate { replicas } => {
-                actions.push(Box::new(move |w| w.sts = Some((replicas, hash))))
+                let storage = (objects::template_hash(d), d.storage.clone());
+                actions.push(Box::new(move |w| w.apply_sts(replicas, hash, storage)))
             }
             Step::ResizeStatefulSet { to, .. } => {
-                actions.push(Box::new(move |w| w.sts = Some((to, hash))))
+                let storage = (objects::template_hash(d), d.storage.clone());
+                actions.push(Box::new(move |w| w.apply_sts(to, hash, storage)))
             }
+            Step::Hibernate { .. } => {
+                let storage = (objects::template_hash(d), d.storage.clone());
+                actions.push(Box::new(move |w| w.apply_sts(0, hash, storage)))
+            }
+            Step::RecreateStatefulSet { replicas, .. } => {
+                actions.push(Box::new(|w| {
+                    w.sts = None;
+                    w.orphaned = true;
+                }));
+                let storage = (objects::template_hash(d), d.storage.clone());
+                actions.push(Box::new(move |w| w.apply_sts(replicas, hash, storage)));
+            }
+            Step::GrowVolume { ordinal, to, .. } => actions.push(Box::new(move |w| {
+                assert!(w.expandable, "grew a volume whose class does not expand");
+                assert!(w.pods.contains_key(&ordinal) || w.volumes.contains_key(&ordinal));
+                match w.volume_storage.get_mut(&ordinal) {
+                    Some(Storage::Volume { size, .. }) => *size = to,
+                    other => panic!("grew volume {ordinal} of {other:?}"),
+                }
+            })),
             Step::AddLearner { ordinal, .. } => actions.push(Box::new(move |w| {
                 assert!(
                     w.members.iter().all(|m| !m.learner),
@@ -596,6 +680,7 @@ impl World {
                     "deleted the volume of a running pod"
                 );
                 w.volumes.remove(&ordinal);
+                w.volume_storage.remove(&ordinal);
             })),
             Step::RestartMember { ordinal, why, .. } => actions.push(Box::new(move |w| {
                 let serving = w
@@ -623,6 +708,7 @@ impl World {
                     "wiped the volume of a member still in the cluster"
                 );
                 w.volumes.remove(&ordinal);
+                w.volume_storage.remove(&ordinal);
                 w.pods.remove(&ordinal);
             })),
             // The simulated clusters are not restored from snapshots nor recovered (table tests
@@ -701,6 +787,8 @@ impl World {
             // No simulated cluster is adopted.
             | Step::ResizeOldStatefulSet { .. }
             | Step::TakeOverService { .. }
+            | Step::HibernateSnapshot { .. }
+            | Step::Hibernated
             | Step::Paused
             | Step::Idle => {}
             Step::Hold { message, .. } => {
@@ -712,7 +800,31 @@ impl World {
         }
     }
 
+    /// The engine's server-side apply of the whole StatefulSet: the API server refuses a changed
+    /// claim template on an existing one.
+    fn apply_sts(&mut self, replicas: u32, hash: String, (annotation, storage): (String, Storage)) {
+        self.sts_annotation = annotation;
+        if self.sts.is_some() {
+            assert_eq!(
+                self.sts_storage.as_ref(),
+                Some(&storage),
+                "applied a changed claim template to an existing StatefulSet (the API server refuses it)"
+            );
+        }
+        self.sts = Some((replicas, hash));
+        self.sts_storage = Some(storage);
+        self.orphaned = false;
+    }
+
     fn check_invariants(&self) {
+        if self.keeps_quorum && self.bootstrapped() && !self.members.is_empty() {
+            assert!(
+                self.has_quorum(),
+                "below quorum: {} of {} voters run",
+                self.up_voters(),
+                self.voters()
+            );
+        }
         assert!(
             self.members.iter().filter(|m| m.learner).count() <= 1,
             "more than one learner: {:?}",
@@ -793,6 +905,13 @@ fn check_converged(w: &World, d: &Desired) {
         w.members.iter().all(|m| m.raft_index >= w.acked),
         "a member misses acknowledged entries"
     );
+    for (o, s) in &w.volume_storage {
+        assert_eq!(
+            *s,
+            as_made(&d.storage),
+            "volume {o} has another storage than the spec"
+        );
+    }
 }
 
 const PATH: [u32; 5] = [1, 3, 5, 3, 1];
@@ -1040,7 +1159,7 @@ fn a_bad_template_is_undone_by_reverting_the_spec() {
     let mut bad = desired(3);
     bad.image = "gcr.io/etcd-development/etcd:v0.0.0-does-not-exist".into();
     let mut w = formed(3);
-    w.bad_templates.insert(objects::template_hash(&bad));
+    w.bad_templates.insert(revision(&bad));
     // The bad template reaches one member and stops there (the others wait for it).
     for _ in 0..15 {
         w.tick(&bad);
@@ -1285,7 +1404,7 @@ fn a_template_change_after_a_minor_upgrade_is_never_turned_into_a_downgrade() {
     let mut bad = spec.clone();
     bad.image_repository = "registry.invalid/etcd".into();
     bad.image = "registry.invalid/etcd:v3.6.15".into();
-    w.bad_templates.insert(objects::template_hash(&bad));
+    w.bad_templates.insert(revision(&bad));
     for _ in 0..30 {
         let step = version_pass(&mut w, &bad, &mut st, usize::MAX);
         assert!(
@@ -1369,5 +1488,179 @@ fn a_full_database_is_healed_one_member_at_a_time_with_a_crash_inside_every_step
                 );
             }
         }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// storage changes and hibernation
+
+/// `desired(3)` whose volumes are `size` of `class`.
+fn with_storage(size: &str, class: Option<&str>) -> Desired {
+    let mut d = desired(3);
+    d.storage = Storage::Volume {
+        size: size.into(),
+        class: class.map(str::to_owned),
+    };
+    d
+}
+
+/// A converged 3-member world whose class does (or does not) allow expansion, taken to `d`
+/// cleanly and then with a crash after 0, 1 or 2 sub-actions of every pass; never below
+/// quorum. Returns the clean run's steps.
+fn storage_changed(expandable: bool, d: &Desired) -> Vec<Step> {
+    let start = || {
+        let mut w = formed(3);
+        w.expandable = expandable;
+        w.keeps_quorum = true;
+        w
+    };
+    let clean = converge(&mut start(), d, None, 200);
+    for pass in 0..clean.len() {
+        for parts in 0..3 {
+            converge(&mut start(), d, Some((pass, parts)), 250);
+        }
+    }
+    clean
+}
+
+#[test]
+fn moving_to_another_class_swaps_one_member_at_a_time_never_below_quorum() {
+    let d = with_storage("1Gi", Some("fast"));
+    let ids: BTreeSet<u64> = formed(3).members.iter().map(|m| m.id).collect();
+    let steps = storage_changed(true, &d);
+    assert!(
+        matches!(
+            steps[0],
+            Step::RecreateStatefulSet {
+                path: super::storage::Path::Swap,
+                ..
+            }
+        ),
+        "{steps:#?}"
+    );
+    let membership: Vec<&Step> = steps.iter().filter(|s| s.is_membership_change()).collect();
+    // Each member: removed, re-added as a learner, promoted; three times.
+    assert_eq!(membership.len(), 9, "{membership:#?}");
+    for three in membership.chunks(3) {
+        assert!(
+            matches!(
+                three,
+                [
+                    Step::RemoveMember { .. },
+                    Step::AddLearner { .. },
+                    Step::PromoteLearner { .. }
+                ]
+            ),
+            "{three:#?}"
+        );
+    }
+    let mut w = formed(3);
+    converge(&mut w, &d, None, 200);
+    let now: BTreeSet<u64> = w.members.iter().map(|m| m.id).collect();
+    assert!(
+        ids.is_disjoint(&now),
+        "every member is a new one on a new volume"
+    );
+}
+
+#[test]
+fn growing_where_the_class_expands_touches_no_member() {
+    let d = with_storage("2Gi", None);
+    let steps = storage_changed(true, &d);
+    assert!(
+        matches!(
+            steps[0],
+            Step::RecreateStatefulSet {
+                path: super::storage::Path::Grow,
+                ..
+            }
+        ),
+        "{steps:#?}"
+    );
+    assert!(
+        !steps.iter().any(|s| s.is_membership_change()),
+        "{steps:#?}"
+    );
+    assert!(
+        !steps
+            .iter()
+            .any(|s| matches!(s, Step::RestartMember { .. })),
+        "{steps:#?}"
+    );
+    let grown: Vec<u32> = steps
+        .iter()
+        .filter_map(|s| match s {
+            Step::GrowVolume { ordinal, .. } => Some(*ordinal),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(grown, [0, 1, 2]);
+}
+
+#[test]
+fn growing_where_the_class_does_not_expand_swaps_like_a_class_change() {
+    let d = with_storage("2Gi", None);
+    let steps = storage_changed(false, &d);
+    assert!(!steps.iter().any(|s| matches!(s, Step::GrowVolume { .. })));
+    let removed = steps
+        .iter()
+        .filter(|s| matches!(s, Step::RemoveMember { .. }))
+        .count();
+    assert_eq!(removed, 3, "{steps:#?}");
+}
+
+/// Passes until the planner says `Hibernated` (with a crash after `crash` sub-actions of the
+/// `at`-th pass).
+fn hibernate(w: &mut World, d: &Desired, crash: Option<(usize, usize)>) -> Vec<Step> {
+    let mut steps = Vec::new();
+    for pass in 0..40 {
+        w.tick(d);
+        w.check_invariants();
+        let o = w.observe(d);
+        let step = plan(d, &o);
+        w.lost_since = super::lost_since(&o);
+        if step == Step::Hibernated {
+            return steps;
+        }
+        w.changes_this_pass = 0;
+        let parts = match crash {
+            Some((p, k)) if p == pass => k,
+            _ => usize::MAX,
+        };
+        w.act(d, &step, parts);
+        w.check_invariants();
+        steps.push(step);
+    }
+    panic!("never hibernated: {steps:#?}");
+}
+
+#[test]
+fn a_hibernated_cluster_wakes_as_the_same_members_on_their_data() {
+    let mut asleep = desired(3);
+    asleep.hibernate = true;
+    asleep.hibernate_snapshot = Some("s3://b/demo.db".into());
+    for crash in [None, Some((0, 0)), Some((1, 0))] {
+        let mut w = formed(3);
+        let ids: BTreeSet<u64> = w.members.iter().map(|m| m.id).collect();
+        let acked = w.acked;
+        let steps = hibernate(&mut w, &asleep, crash);
+        assert!(
+            !steps.iter().any(|s| s.is_membership_change()),
+            "{steps:#?}"
+        );
+        assert!(w.pods.is_empty(), "pods left: {:?}", w.pods);
+        assert_eq!(w.volumes.len(), 3, "the volumes stay");
+        // Nothing is replaced or repaired while it sleeps, however long.
+        for _ in 0..20 {
+            w.tick(&asleep);
+            assert_eq!(plan(&asleep, &w.observe(&asleep)), Step::Hibernated);
+        }
+        let steps = converge(&mut w, &desired(3), None, 60);
+        assert!(
+            !steps.iter().any(|s| s.is_membership_change()),
+            "{steps:#?}"
+        );
+        assert_eq!(w.members.iter().map(|m| m.id).collect::<BTreeSet<_>>(), ids);
+        assert!(w.acked >= acked);
     }
 }

@@ -246,6 +246,10 @@ fn is_scaling(d: &Desired, step: &Step, voters: usize) -> bool {
                 why: super::ConfigChange::Joins,
                 ..
             }
+            | Step::RecreateStatefulSet { .. }
+            | Step::GrowVolume { .. }
+            | Step::HibernateSnapshot { .. }
+            | Step::Hibernate { .. }
     ) || waits_for(
         step,
         &[
@@ -253,6 +257,8 @@ fn is_scaling(d: &Desired, step: &Step, voters: usize) -> bool {
             Reason::PromotingLearner,
             Reason::ResizingWorkload,
             Reason::CleaningUp,
+            Reason::ResizingStorage,
+            Reason::Hibernating,
         ],
     ) || (voters > 0
         && voters != d.replicas as usize
@@ -434,6 +440,7 @@ impl Conditions<'_> {
 fn phase(o: &Observed, step: &Step, doing: &Activity) -> Phase {
     match step {
         Step::Paused => Phase::Paused,
+        Step::Hibernated => Phase::Hibernated,
         Step::Hold { .. } => Phase::Degraded,
         _ if o.statefulset.is_none() && o.volumes.is_empty()
             || (!doing.ready && doing.bootstrapping) =>
@@ -458,6 +465,10 @@ pub fn converged(status: &EtcdClusterStatus, generation: Option<i64>) -> bool {
             .iter()
             .any(|c| c.type_ == type_ && c.status == want && c.observed_generation == generation)
     };
+    // A hibernated cluster has arrived where its spec says: no member runs.
+    if status.phase == Some(Phase::Hibernated) && status.observed_generation == generation {
+        return true;
+    }
     status.observed_generation == generation
         && is(condition::READY, "True")
         && [

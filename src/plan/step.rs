@@ -29,6 +29,10 @@ use crate::model::Version;
 ///   adopt:      learners join the old cluster, promoted, leadership moved, old members removed
 ///               one at a time, each followed by ResizeOldStatefulSet; [TakeOverService]
 ///               (see `adopt`)
+///   storage grown or moved (see `storage`): RecreateStatefulSet ─▶ GrowVolume (each, in place)
+///               or, per member: [MoveLeader] ─▶ RemoveMember ─▶ the lost-member path above
+///   hibernate (see `hibernate`): [HibernateSnapshot] ─▶ Hibernate ─▶ Hibernated;
+///               wake: ResizeStatefulSet(0 → members) ─▶ Idle
 ///   anything not ready yet: Wait;  anything unsafe or ambiguous: Hold (no action, Degraded);
 ///   quorum lost: Hold(QuorumLost) until `kubectl etcd recover` writes spec.recovery:
 ///               FenceClients ─▶ TakeRecoverySnapshot ─▶ VerifyRecoverySnapshot ─▶ DeleteLostMembers
@@ -164,6 +168,28 @@ pub enum Step {
     /// Adoption: point the old cluster's Service `service` at the engine's members (clients keep
     /// their address); its old selector is kept in an annotation.
     TakeOverService { service: String },
+    /// The claim template changed (storage grown or moved): delete the StatefulSet orphaning
+    /// its pods, then apply it again with the new template (see `storage`).
+    RecreateStatefulSet {
+        replicas: u32,
+        /// The new claims, in words ("2Gi of class fast").
+        storage: String,
+        path: super::storage::Path,
+    },
+    /// Grow one member's claim in place (its StorageClass allows expansion).
+    GrowVolume {
+        ordinal: u32,
+        claim: String,
+        from: String,
+        to: String,
+    },
+    /// `spec.hibernate` without a snapshot for it: take a verified one to `destination` and
+    /// record it (`ANNOTATION_HIBERNATE_SNAPSHOT`) before any member stops.
+    HibernateSnapshot { destination: String },
+    /// `spec.hibernate`: the StatefulSet to 0 (volumes, member config and membership kept).
+    Hibernate { from: u32 },
+    /// Hibernated: no member runs; the volumes keep the data.
+    Hibernated,
     /// Nothing to do until the world moves on.
     Wait { reason: Reason, message: String },
     /// Acting would be unsafe or ambiguous: report and change nothing until a human or the
@@ -212,7 +238,7 @@ impl Step {
     pub fn is_change(&self) -> bool {
         !matches!(
             self,
-            Step::Wait { .. } | Step::Hold { .. } | Step::Paused | Step::Idle
+            Step::Wait { .. } | Step::Hold { .. } | Step::Paused | Step::Hibernated | Step::Idle
         )
     }
     /// True for the steps, waits and holds of a recovery (`spec.recovery`, see `recover`).
@@ -272,6 +298,9 @@ impl Step {
             | Step::PruneBackups { .. }
             | Step::AbandonBackup { .. } => Reason::BackingUp,
             Step::ResizeOldStatefulSet { .. } | Step::TakeOverService { .. } => Reason::Adopting,
+            Step::RecreateStatefulSet { .. } | Step::GrowVolume { .. } => Reason::ResizingStorage,
+            Step::HibernateSnapshot { .. } | Step::Hibernate { .. } => Reason::Hibernating,
+            Step::Hibernated => Reason::Hibernated,
             Step::Wait { reason, .. } | Step::Hold { reason, .. } => *reason,
             Step::Paused => Reason::Paused,
             Step::Idle => Reason::AsDesired,
@@ -374,6 +403,11 @@ impl fmt::Display for Step {
                 f,
                 "point Service {service} at the new members before the last old member goes"
             ),
+            Step::RecreateStatefulSet { .. }
+            | Step::GrowVolume { .. }
+            | Step::HibernateSnapshot { .. }
+            | Step::Hibernate { .. }
+            | Step::Hibernated => self.fmt_storage(f),
             Step::Wait { message, .. } => write!(f, "waiting: {message}"),
             Step::Hold { message, .. } => write!(f, "holding: {message}"),
             Step::Paused => write!(f, "paused: observing only"),
@@ -484,6 +518,34 @@ impl Step {
                 f,
                 "recover: the seed's volume is restored from EtcdBackup {record}; the seed starts \
                      next"
+            ),
+            _ => Ok(()),
+        }
+    }
+
+    /// The sentences of the storage and hibernation steps (see `storage`, `hibernate`).
+    fn fmt_storage(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Step::RecreateStatefulSet { storage, path, .. } => write!(
+                f,
+                "re-create the StatefulSet with claims of {storage} (its pods keep running); \
+                 then {path}"
+            ),
+            Step::GrowVolume {
+                claim, from, to, ..
+            } => write!(f, "grow volume {claim} from {from} to {to} in place"),
+            Step::HibernateSnapshot { destination } => write!(
+                f,
+                "take a verified snapshot to {destination} before the members stop (hibernate)"
+            ),
+            Step::Hibernate { from } => write!(
+                f,
+                "hibernate: stop the {from} member pods; their volumes keep the data"
+            ),
+            Step::Hibernated => write!(
+                f,
+                "hibernated: no member runs, the volumes keep the data (`kubectl etcd wake` \
+                 starts them again)"
             ),
             _ => Ok(()),
         }

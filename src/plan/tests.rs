@@ -57,6 +57,7 @@ pub(super) fn healthy(d: &Desired, n: u32) -> Observed {
             update_revision: Some("rev1".into()),
             storage: Some(d.storage.clone()),
             tls: Some(d.tls.clone()),
+            terminating: false,
         }),
         supporting_objects: true,
         clients_fenced: false,
@@ -81,16 +82,26 @@ pub(super) fn healthy(d: &Desired, n: u32) -> Observed {
             .collect(),
         volumes: (0..n)
             .map(|o| {
+                let (class, size) = match &d.storage {
+                    crate::model::Storage::Volume { size, class } => {
+                        (class.clone(), Some(size.clone()))
+                    }
+                    crate::model::Storage::Ephemeral => (None, None),
+                };
                 (
                     o,
                     VolumeView {
                         name: objects::volume_name(&d.name, o),
                         terminating: false,
                         restore: None,
+                        class,
+                        capacity: size.clone(),
+                        size,
                     },
                 )
             })
             .collect(),
+        storage_class: None,
         etcd: EtcdView::Reached(ClusterView {
             cluster_id: 7,
             leader: Some(100),
@@ -315,6 +326,7 @@ fn a_learner_is_removed_rather_than_started_on_an_old_volume() {
             name: "data-demo-3".into(),
             terminating: false,
             restore: None,
+            ..Default::default()
         },
     );
     assert_eq!(
@@ -527,6 +539,7 @@ fn a_hole_below_the_top_is_wiped_then_refilled_in_place() {
             name: "data-demo-1".into(),
             terminating: false,
             restore: None,
+            ..Default::default()
         },
     );
     refusing(
@@ -705,6 +718,7 @@ fn volumes_of_removed_members_are_deleted_once_their_pod_is_gone() {
             name: "data-demo-3".into(),
             terminating: false,
             restore: None,
+            ..Default::default()
         },
     );
     o.pods.insert(
@@ -1097,6 +1111,7 @@ fn volumes(marks: &[Option<RestoreMark>]) -> BTreeMap<u32, VolumeView> {
                     name: objects::volume_name("demo", o),
                     terminating: false,
                     restore: *m,
+                    ..Default::default()
                 },
             )
         })

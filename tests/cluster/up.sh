@@ -2,7 +2,7 @@
 # Brings up a real single-node Kubernetes testbed on this VM, version $KUBE_VERSION (default in env.sh;
 # e.g. KUBE_VERSION=1.37.2 tests/cluster/up.sh; see /work/shared/testbed/RECIPE.md for the facts that still hold from 1.20): control-plane etcd, kube-apiserver, kube-controller-manager (hostpath
 # provisioner + pv-fsgroup.sh), kube-scheduler, containerd, kubelet, kube-proxy, dnsmasq + dns-feeder.sh, the images, and a
-# default StorageClass `standard`. Returns at once if the testbed is already up and healthy.
+# default StorageClass `standard` (and `standard-b`). Returns at once if the testbed is already up and healthy.
 # Afterwards: export KUBECONFIG=/tmp/tb/admin.kubeconfig
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd); . "$here/env.sh"; . "$here/lib.sh"
@@ -211,6 +211,16 @@ metadata:
   name: standard
   annotations:
     storageclass.kubernetes.io/is-default-class: "true"
+provisioner: kubernetes.io/host-path
+reclaimPolicy: Delete
+volumeBindingMode: Immediate
+---
+# A second class for moving member volumes (tests/e2e_storage.rs). The in-tree hostPath
+# provisioner cannot expand a volume, so neither class sets allowVolumeExpansion.
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: standard-b
 provisioner: kubernetes.io/host-path
 reclaimPolicy: Delete
 volumeBindingMode: Immediate

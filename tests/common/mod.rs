@@ -5,6 +5,8 @@
 //! /tmp/tb/admin.kubeconfig). Without it they fail: they never skip.
 #![allow(dead_code)] // each test binary uses a different part of the harness
 
+pub mod writer;
+
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};

@@ -16,6 +16,7 @@
 - {"apiGroups":["etcd.kubectl-etcd.io"],"resources":["etcdbackups/status"],"verbs":["get","patch","update"]}
 - {"apiGroups":[""],"resources":["secrets"],"verbs":["get"]}
 - {"apiGroups":[""],"resources":["nodes"],"verbs":["get"]}
+- {"apiGroups":["storage.k8s.io"],"resources":["storageclasses"],"verbs":["get","list"]}
 - {"apiGroups":["events.k8s.io"],"resources":["events"],"verbs":["create","patch"]}
 - {"apiGroups":[""],"resources":["events"],"verbs":["create","patch"]}
 {{- end -}}
@@ -40,6 +41,7 @@
 {{- end -}}
 {{- define "kubectl-etcd.rules.nodes" -}}
 - {"apiGroups":[""],"resources":["nodes"],"verbs":["get"]}
+- {"apiGroups":["storage.k8s.io"],"resources":["storageclasses"],"verbs":["get","list"]}
 {{- end -}}
 {{- define "kubectl-etcd.rules.lease" -}}
 - {"apiGroups":["coordination.k8s.io"],"resources":["leases"],"verbs":["get","create","update","patch"]}

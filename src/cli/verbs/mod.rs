@@ -6,6 +6,7 @@ pub mod backup;
 pub mod create;
 pub mod defrag;
 pub mod delete;
+pub mod hibernate;
 pub mod install;
 pub mod logs;
 pub mod operate;

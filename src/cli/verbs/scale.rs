@@ -1,60 +1,160 @@
-//! `kubectl etcd scale NAME --replicas N`: write the new size, then drive the cluster there.
+//! `kubectl etcd scale NAME [--replicas N] [--storage SIZE] [--storage-class CLASS]`: write the
+//! new size (of the cluster, of its volumes, or both), then drive the cluster there.
+//!
+//! A bigger `--storage` or another `--storage-class` re-creates the StatefulSet with the new
+//! claim template (its pods keep running), then grows each volume in place where the class
+//! allows expansion, or else moves each member to a new volume, one at a time
+//! (`plan::storage`); `--dry-run` says which. A smaller `--storage` is refused: no volume
+//! shrinks, and the data moves to a smaller cluster only through backup and restore.
 
 use kube::api::Patch;
-use serde_json::json;
+use serde_json::{Map, Value, json};
 
 use crate::api::KIND;
 use crate::cli::flags::{Global, WaitFlags};
 use crate::cli::{Session, drive, output, usage};
 use crate::error::Error;
-use crate::model;
+use crate::model::{self, InvalidSpec, Storage};
 
 #[derive(clap::Args, Debug)]
+#[command(group(clap::ArgGroup::new("size").required(true).multiple(true)
+    .args(["replicas", "storage", "storage_class"])))]
 pub struct Args {
     pub name: String,
+    /// Voting members (1-9), one member added or removed at a time.
     #[arg(long)]
-    pub replicas: i64,
+    pub replicas: Option<i64>,
+    /// Volume size per member, bigger than now (e.g. 2Gi): grown in place where the
+    /// StorageClass allows expansion, else each member moved to a new volume.
+    #[arg(long)]
+    pub storage: Option<String>,
+    /// StorageClass to move the member volumes to, one member at a time.
+    #[arg(long)]
+    pub storage_class: Option<String>,
     #[command(flatten)]
     pub wait: WaitFlags,
 }
 
 pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
-    let (name, replicas) = (a.name, a.replicas);
-    let replicas = model::validate_replicas(replicas).map_err(|e| usage(&name, e))?;
+    let name = a.name.clone();
+    let replicas = a
+        .replicas
+        .map(model::validate_replicas)
+        .transpose()
+        .map_err(|e| usage(&name, e))?;
     let s = Session::connect(g).await?;
     s.ensure_crd().await?;
     let api = s.clusters();
     let mut cluster = s.get_cluster(&name).await?;
-    let from = cluster.spec.replicas;
-    cluster.spec.replicas = replicas as i32;
-    model::validate(&cluster).map_err(|source| Error::InvalidSpec {
-        namespace: s.namespace.clone(),
+    let ns = s.namespace.clone();
+    let invalid = |source| Error::InvalidSpec {
+        namespace: ns.clone(),
         name: name.clone(),
         source,
-    })?;
+    };
+    let before = model::validate(&cluster).map_err(invalid)?;
+    let mut spec = Map::new();
+    let mut intent = Vec::new();
+    if let Some(r) = replicas {
+        intent.push(format!(
+            "set spec.replicas of EtcdCluster {ns}/{name} from {} to {r}",
+            cluster.spec.replicas
+        ));
+        cluster.spec.replicas = r as i32;
+        spec.insert("replicas".into(), json!(r));
+    }
+    if a.storage.is_some() || a.storage_class.is_some() {
+        let storage = &mut cluster.spec.storage;
+        if let Some(size) = &a.storage {
+            storage.size = Some(size.clone());
+        }
+        if let Some(class) = &a.storage_class {
+            storage.storage_class_name = Some(class.clone());
+        }
+        let after = model::validate(&cluster).map_err(|e| usage(&name, e))?;
+        refuse_shrink(&before.storage, &after.storage).map_err(|e| usage(&name, e))?;
+        intent.push(format!(
+            "set spec.storage of EtcdCluster {ns}/{name} from {} to {}",
+            crate::plan::storage::describe_storage(&before.storage),
+            crate::plan::storage::describe_storage(&after.storage)
+        ));
+        spec.insert(
+            "storage".into(),
+            json!({"size": cluster.spec.storage.size, "storageClassName": cluster.spec.storage.storage_class_name}),
+        );
+    }
+    model::validate(&cluster).map_err(invalid)?;
     if a.wait.dry_run {
-        return drive::dry_run(
-            &s,
-            g,
-            &cluster,
-            &[format!(
-                "set spec.replicas of EtcdCluster {}/{name} from {from} to {replicas}",
-                s.namespace
-            )],
-        )
-        .await;
+        return drive::dry_run(&s, g, &cluster, &intent).await;
     }
     let patched = api
         .patch(
             &name,
             &super::intent_patch(),
-            &Patch::Merge(json!({"spec": {"replicas": replicas}})),
+            &Patch::Merge(json!({ "spec": Value::Object(spec) })),
         )
         .await
-        .map_err(|e| Error::kube("scale", KIND, &s.namespace, &name, e))?;
-    output::progress_line(&format!(
-        "EtcdCluster {}/{name}: replicas {from} → {replicas}",
-        s.namespace
-    ));
+        .map_err(|e| Error::kube("scale", KIND, &ns, &name, e))?;
+    for line in &intent {
+        output::progress_line(line);
+    }
     drive::drive(&s, g, patched, &a.wait).await
+}
+
+/// A smaller size, or volumes switched to or from ephemeral storage, is refused before anything
+/// is written (the CRD refuses it at admission too), with the way that works.
+fn refuse_shrink(before: &Storage, after: &Storage) -> Result<(), InvalidSpec> {
+    match (before, after) {
+        (Storage::Volume { size: a, .. }, Storage::Volume { size: b, .. })
+            if model::quantity_bytes(b) < model::quantity_bytes(a) =>
+        {
+            Err(model::invalid(
+                "spec.storage.size",
+                format!(
+                    "cannot shrink from {a} to {b}: no volume shrinks. Create a new cluster with \
+                     --storage {b} and move the data with `kubectl etcd backup` and `kubectl etcd \
+                     restore`"
+                ),
+            ))
+        }
+        (Storage::Ephemeral, _) => Err(model::invalid(
+            "spec.storage",
+            "the members keep their data in emptyDir volumes (ephemeral): there is no volume to \
+             grow or move; create a new cluster and move the data with backup and restore",
+        )),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn volume(size: &str, class: Option<&str>) -> Storage {
+        Storage::Volume {
+            size: size.into(),
+            class: class.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn growing_and_moving_are_allowed_shrinking_is_refused_with_the_way_that_works() {
+        assert!(refuse_shrink(&volume("1Gi", None), &volume("2Gi", None)).is_ok());
+        assert!(refuse_shrink(&volume("1Gi", None), &volume("1024Mi", Some("fast"))).is_ok());
+        let e = refuse_shrink(&volume("2Gi", None), &volume("1Gi", None)).unwrap_err();
+        assert_eq!(e.field, "spec.storage.size");
+        assert!(e.message.contains("kubectl etcd backup"), "{e}");
+        assert!(refuse_shrink(&Storage::Ephemeral, &volume("1Gi", None)).is_err());
+    }
+
+    #[test]
+    fn scale_needs_a_size_of_some_kind() {
+        use clap::Parser;
+        let parse = |args: &[&str]| {
+            crate::cli::Cli::try_parse_from([&["kubectl-etcd", "scale", "demo"], args].concat())
+        };
+        assert!(parse(&[]).is_err());
+        assert!(parse(&["--storage", "2Gi"]).is_ok());
+        assert!(parse(&["--storage-class", "fast", "--replicas", "3"]).is_ok());
+    }
 }

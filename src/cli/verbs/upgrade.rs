@@ -101,7 +101,13 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         None if kind == PathKind::Same => String::new(),
         None => format!("{to} {PRE_UPGRADE_BACKUP_SKIPPED}"),
         Some(destination) => {
-            let url = snapshot(&s, &ctx, &cluster, destination, plan).await?;
+            let url = snapshot(
+                &s,
+                (&ctx, &cluster),
+                (destination, plan),
+                ("pre-upgrade snapshot", "nothing was upgraded"),
+            )
+            .await?;
             format!("{to} {url}")
         }
     };
@@ -245,14 +251,14 @@ async fn refuse_a_rollback(s: &Session, name: &str, to: Version) -> Result<(), E
     Ok(())
 }
 
-/// Takes the pre-upgrade snapshot through the engine (the one backup recipe) and returns its URL;
-/// fails unless it was stored and verified.
-async fn snapshot(
+/// Takes a snapshot before a change (`what`: "pre-upgrade snapshot"; `nothing`: what a failure
+/// left undone) through the engine (the one backup recipe) and returns its URL; fails unless it
+/// was stored and verified. `hibernate` takes its snapshot here too.
+pub(super) async fn snapshot(
     s: &Session,
-    ctx: &Context,
-    cluster: &crate::api::EtcdCluster,
-    destination: Location,
-    plan: Option<&model::BackupPlan>,
+    (ctx, cluster): (&Context, &crate::api::EtcdCluster),
+    (destination, plan): (Location, Option<&model::BackupPlan>),
+    (what, nothing): (&str, &str),
 ) -> Result<String, Error> {
     let (ns, name) = (&s.namespace, cluster.name_any());
     // The cluster's credentials, compression and SSE, to wherever the snapshot goes.
@@ -266,7 +272,7 @@ async fn snapshot(
     // pvc:// is refused above: no agent pod.
     let req = ctx.backup_request(to, label::TRIGGER_CLI);
     let progress = output::Progress::new(&format!("{ns}/{name}"));
-    progress.step(&format!("pre-upgrade snapshot to {}", req.to.location));
+    progress.step(&format!("{what} to {}", req.to.location));
     let record = match crate::engine::backups::take(ctx, cluster, &req, &|_| {}).await {
         Ok(r) => r,
         Err(e) => {
@@ -281,14 +287,14 @@ async fn snapshot(
             namespace: ns.clone(),
             name,
             message: format!(
-                "the pre-upgrade snapshot {} was not verified ({}); nothing was upgraded",
+                "the {what} {} was not verified ({}); {nothing}",
                 record.name_any(),
                 st.message.as_deref().unwrap_or("no message")
             ),
         });
     };
     progress.finish(&format!(
-        "pre-upgrade snapshot {} stored at {url} ({})",
+        "{what} {} stored at {url} ({})",
         record.name_any(),
         output::human_bytes(st.size.unwrap_or(0))
     ));

@@ -17,6 +17,8 @@ pub mod label {
     pub const TRIGGER_RECOVER: &str = "recover";
     /// On a recovery's snapshot record: the recovery's nonce (which record is whose attempt).
     pub const RECOVERY: &str = "etcd.kubectl-etcd.io/recovery";
+    /// The engine's snapshot before the members stop for `spec.hibernate`.
+    pub const TRIGGER_HIBERNATE: &str = "hibernate";
 
     pub fn for_cluster(cluster: &str, trigger: &str) -> BTreeMap<String, String> {
         BTreeMap::from([
