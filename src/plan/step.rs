@@ -394,15 +394,7 @@ impl fmt::Display for Step {
                     taken_by
                 }
             ),
-            Step::ResizeOldStatefulSet { name, from, to } => write!(
-                f,
-                "scale the old StatefulSet {name} from {from} to {to} (its top member was removed; \
-                 its volumes are kept)"
-            ),
-            Step::TakeOverService { service } => write!(
-                f,
-                "point Service {service} at the new members before the last old member goes"
-            ),
+            Step::ResizeOldStatefulSet { .. } | Step::TakeOverService { .. } => self.fmt_adopt(f),
             Step::RecreateStatefulSet { .. }
             | Step::GrowVolume { .. }
             | Step::HibernateSnapshot { .. }
@@ -518,6 +510,22 @@ impl Step {
                 f,
                 "recover: the seed's volume is restored from EtcdBackup {record}; the seed starts \
                      next"
+            ),
+            _ => Ok(()),
+        }
+    }
+
+    /// The sentences of an adoption's own steps (`adopt`).
+    fn fmt_adopt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Step::ResizeOldStatefulSet { name, from, to } => write!(
+                f,
+                "scale the old StatefulSet {name} from {from} to {to} (its top member was removed; \
+                 its volumes are kept)"
+            ),
+            Step::TakeOverService { service } => write!(
+                f,
+                "point Service {service} at the new members before the last old member goes"
             ),
             _ => Ok(()),
         }

@@ -117,6 +117,7 @@ fn carry_out(o: &mut Observed, step: &Step) {
                     name: "data-demo-0".into(),
                     terminating: false,
                     restore: Some(RestoreMark::Restoring),
+                    ..Default::default()
                 },
             );
             o.restore_pod = Some(RestorePodView::Running);
@@ -353,6 +354,7 @@ fn a_restored_recovery_is_silent_and_the_fence_is_lifted_before_the_seed_starts(
             name: "data-demo-0".into(),
             terminating: false,
             restore: Some(RestoreMark::Restoring),
+            ..Default::default()
         },
     );
     o.backups.records = vec![marked(
@@ -392,6 +394,7 @@ fn a_paused_cluster_is_not_recovered_and_a_pod_of_the_restore_is_not_a_remnant()
             name: "data-demo-0".into(),
             terminating: false,
             restore: Some(RestoreMark::Restoring),
+            ..Default::default()
         },
     );
     o.backups.records = vec![marked(
