@@ -6,11 +6,12 @@
 //! the end; the test fails if a row did not converge to what it documents or lost a key.
 //!
 //! Most rows drive the engine through the CLI verbs (`reconcile`, `scale`, `create`): each verb
-//! drives the same engine the operator runs. Three rows run a real operator instead
+//! drives the same engine the operator runs. Four rows run a real operator instead
 //! (`kubectl etcd operate --watch-namespace <the row's namespace>` as a child process, with its
 //! own leader Lease): one SIGKILLs it mid scale-down and starts it again, one SIGKILLs it in the
-//! middle of a defragmentation by policy and starts it again, one deletes a cluster with an
-//! invalid spec while the operator's finalizer is on it.
+//! middle of a defragmentation by policy and starts it again, one SIGKILLs it in the middle of a
+//! storage swap (members moved to another StorageClass) and starts it again, one deletes a
+//! cluster with an invalid spec while the operator's finalizer is on it.
 #![cfg(feature = "e2e")]
 // A test is one scenario read top to bottom: its length is the scenario's. The size and
 // complexity gates (Cargo.toml's [lints.clippy], clippy.toml) are for the shipped code.
@@ -23,6 +24,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use common::writer::{CLASS_B, QuorumSampler};
 use common::*;
 
 const CLUSTER: &str = "demo";
@@ -1230,6 +1232,80 @@ fn operator_killed_mid_policy_defrag(ns: &str) -> Check {
         .map_err(|e| format!("{e}; {}", op.tail()))
 }
 
+/// The storage classes of the cluster's member claims, by claim name.
+fn claim_classes(ns: &str) -> Vec<String> {
+    let r = kc(
+        ns,
+        &[
+            "get",
+            "pvc",
+            "-l",
+            &format!("app.kubernetes.io/instance={CLUSTER}"),
+            "-o",
+            "jsonpath={range .items[*]}{.spec.storageClassName}{\"\\n\"}{end}",
+        ],
+    );
+    r.stdout.lines().map(String::from).collect()
+}
+
+/// The operator SIGKILLed in the middle of a storage swap (`spec.storage.storageClassName`
+/// changed to a class the members are not on): once one member moved to a new volume and before
+/// the others did, then started again. The new process finds the members still on the old class
+/// from what it observes and moves them one at a time; the status never shows fewer healthy
+/// voters than a quorum, and the cluster converges with every claim on the new class.
+fn operator_killed_mid_storage_swap(ns: &str) -> Check {
+    let r = kubectl_stdin(&["apply", "-f", "-"], CLASS_B);
+    ensure(
+        r.code == 0,
+        format!("StorageClass: {}", last_lines(&r.stderr)),
+    )?;
+    let mut op = LocalOperator::start(ns, 18134)?;
+    ensure(
+        within(Duration::from_secs(90), || {
+            lease_holder(ns) == op.identity()
+        }),
+        format!("the operator never took the cluster's lease; {}", op.tail()),
+    )?;
+    let quorum = QuorumSampler::start(ns);
+    patch_spec(
+        ns,
+        r#"{"spec":{"storage":{"storageClassName":"standard-b"}}}"#,
+    )?;
+    // One member on a new volume, another still on the old one: the swap is half done.
+    let mut seen = Vec::new();
+    let halfway = within(Duration::from_secs(240), || {
+        seen = claim_classes(ns);
+        seen.iter().any(|c| c == "standard-b") && seen.iter().any(|c| c != "standard-b")
+    });
+    op.kill();
+    ensure(
+        halfway,
+        format!(
+            "never saw the swap half done (classes {seen:?}); {}",
+            op.tail()
+        ),
+    )?;
+    std::thread::sleep(Duration::from_secs(3));
+    op.spawn()?;
+    let moved = within(Duration::from_secs(420), || {
+        seen = claim_classes(ns);
+        seen.len() == 3 && seen.iter().all(|c| c == "standard-b")
+    });
+    let converged = if moved {
+        operator_converges_to(ns, 3, Duration::from_secs(180))
+    } else {
+        Err(format!(
+            "the restarted operator did not move the rest: classes {seen:?}"
+        ))
+    };
+    let sampled = quorum.stop();
+    converged.map_err(|e| format!("{e}; {}", op.tail()))?;
+    match sampled {
+        Ok(samples) => ensure(samples > 0, "no status sample during the swap"),
+        Err(bad) => Err(format!("below quorum during the swap: {bad:?}")),
+    }
+}
+
 /// An invalid spec (a version the schema accepts, the engine does not) on a cluster that carries
 /// the running operator's finalizer: `kubectl delete etcdcluster` completes (the operator lets go
 /// of its finalizer whatever the spec says); created again on the kept volumes, the data is back.
@@ -1416,6 +1492,10 @@ fn rows() -> Vec<(&'static str, Fault)> {
         (
             "operator_killed_mid_policy_defrag",
             fault(operator_killed_mid_policy_defrag),
+        ),
+        (
+            "operator_killed_mid_storage_swap",
+            fault(operator_killed_mid_storage_swap),
         ),
         (
             "invalid_spec_then_deleted",

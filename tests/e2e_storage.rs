@@ -12,23 +12,8 @@
 
 mod common;
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
-
 use common::writer::*;
 use common::*;
-
-/// The testbed's second StorageClass (tests/cluster/up.sh makes it too; applied here for a
-/// testbed brought up before it existed). Like `standard`: no volume expansion.
-const CLASS_B: &str = "apiVersion: storage.k8s.io/v1
-kind: StorageClass
-metadata:
-  name: standard-b
-provisioner: kubernetes.io/host-path
-reclaimPolicy: Delete
-volumeBindingMode: Immediate
-";
 
 fn create(ns: &str) {
     ok(etcd(
@@ -83,40 +68,15 @@ fn member_ids(ns: &str) -> Vec<String> {
     ids
 }
 
-/// Samples the status every second while `run` runs: the fewest healthy voters seen against
-/// the quorum of the voters of the same sample. Panics on a sample below quorum.
+/// Runs `run` while sampling the status every second; panics on a sample with fewer healthy
+/// voters than the quorum of that sample's voters. Gives `run`'s result and the sample count.
 fn never_below_quorum<T>(ns: &str, run: impl FnOnce() -> T) -> (T, usize) {
-    let stop = Arc::new(AtomicBool::new(false));
-    let (flag, ns_) = (stop.clone(), ns.to_string());
-    let sampler = std::thread::spawn(move || {
-        let (mut samples, mut bad) = (0usize, Vec::new());
-        while !flag.load(Ordering::Relaxed) {
-            let c = cluster_json(&ns_, "demo");
-            let members = c["status"]["members"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default();
-            let voters: Vec<&serde_json::Value> =
-                members.iter().filter(|m| m["learner"] != true).collect();
-            let healthy = voters.iter().filter(|m| m["healthy"] == true).count();
-            if !voters.is_empty() {
-                samples += 1;
-                if healthy < voters.len() / 2 + 1 {
-                    bad.push(format!(
-                        "{healthy} of {} voters healthy: {members:?}",
-                        voters.len()
-                    ));
-                }
-            }
-            std::thread::sleep(Duration::from_secs(1));
-        }
-        (samples, bad)
-    });
+    let sampler = QuorumSampler::start(ns);
     let out = run();
-    stop.store(true, Ordering::Relaxed);
-    let (samples, bad) = sampler.join().unwrap();
-    assert!(bad.is_empty(), "below quorum during the change: {bad:#?}");
-    (out, samples)
+    match sampler.stop() {
+        Ok(samples) => (out, samples),
+        Err(bad) => panic!("below quorum during the change: {bad:#?}"),
+    }
 }
 
 /// Shrinking is refused; the dry runs name the path and write nothing.

@@ -95,8 +95,6 @@ pub enum Reason {
     Hibernating,
     /// Every member pod stopped; the volumes keep the data.
     Hibernated,
-    /// `spec.hibernate` set back to false: the members start on their volumes.
-    Waking,
 }
 
 impl Reason {
@@ -145,7 +143,6 @@ impl Reason {
             Reason::ResizingStorage => "ResizingStorage",
             Reason::Hibernating => "Hibernating",
             Reason::Hibernated => "Hibernated",
-            Reason::Waking => "Waking",
         }
     }
 }

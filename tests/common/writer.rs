@@ -1,8 +1,10 @@
 //! The writer of the end-to-end tests where data is at stake: a pod that puts keys through the
 //! cluster `demo`'s client Service throughout a change, and the check that every acknowledged
-//! key is still there afterwards.
+//! key is still there afterwards; the quorum sampler that watches the status meanwhile.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use super::*;
@@ -106,4 +108,68 @@ pub fn assert_no_acknowledged_write_lost(ns: &str) -> usize {
         log.acked.len()
     );
     log.acked.len()
+}
+
+/// The testbed's second StorageClass (tests/cluster/up.sh makes it too; applied by the tests
+/// that move members to it, for a testbed brought up before it existed). Like `standard`: no
+/// volume expansion.
+pub const CLASS_B: &str = "apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: standard-b
+provisioner: kubernetes.io/host-path
+reclaimPolicy: Delete
+volumeBindingMode: Immediate
+";
+
+/// Samples the status of cluster `demo` every second until stopped: the healthy voters of each
+/// sample against the quorum of that sample's voters.
+pub struct QuorumSampler {
+    stop: Arc<AtomicBool>,
+    handle: std::thread::JoinHandle<(usize, Vec<String>)>,
+}
+
+impl QuorumSampler {
+    pub fn start(ns: &str) -> QuorumSampler {
+        let stop = Arc::new(AtomicBool::new(false));
+        let (flag, ns) = (stop.clone(), ns.to_string());
+        let handle = std::thread::spawn(move || {
+            let (mut samples, mut bad) = (0usize, Vec::new());
+            while !flag.load(Ordering::Relaxed) {
+                // A failed read (the API server busy) is no sample, not a failure.
+                let r = kubectl(&["-n", &ns, "get", "etcdcluster", "demo", "-o", "json"]);
+                let c: serde_json::Value = serde_json::from_str(&r.stdout).unwrap_or_default();
+                let members = c["status"]["members"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default();
+                let voters: Vec<&serde_json::Value> =
+                    members.iter().filter(|m| m["learner"] != true).collect();
+                let healthy = voters.iter().filter(|m| m["healthy"] == true).count();
+                if r.code == 0 && !voters.is_empty() {
+                    samples += 1;
+                    if healthy < voters.len() / 2 + 1 {
+                        bad.push(format!(
+                            "{healthy} of {} voters healthy: {members:?}",
+                            voters.len()
+                        ));
+                    }
+                }
+                std::thread::sleep(Duration::from_secs(1));
+            }
+            (samples, bad)
+        });
+        QuorumSampler { stop, handle }
+    }
+
+    /// The number of samples, or the samples below quorum.
+    pub fn stop(self) -> Result<usize, Vec<String>> {
+        self.stop.store(true, Ordering::Relaxed);
+        let (samples, bad) = self.handle.join().expect("the quorum sampler panicked");
+        if bad.is_empty() {
+            Ok(samples)
+        } else {
+            Err(bad)
+        }
+    }
 }
