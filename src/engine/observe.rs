@@ -110,12 +110,14 @@ const NODE_DOWN_AFTER_SECONDS: u64 = 300;
 /// The taint that says a node is shut down for good (Kubernetes' non-graceful node shutdown).
 const OUT_OF_SERVICE: &str = "node.kubernetes.io/out-of-service";
 
-/// For each member whose node cannot run it, why. Nodes that cannot be read (no RBAC for
-/// Nodes, as a namespaced CLI user may have) count as up: nothing is concluded from them.
-async fn nodes_down(
+/// For each member whose node cannot run it, why (`node_down`), and, for one that runs, why
+/// its node is about to stop running it (`node_cordoned`). Nodes that cannot be read (no RBAC
+/// for Nodes, as a namespaced CLI user may have) count as up and staying: nothing is concluded
+/// from them.
+async fn read_nodes(
     ctx: &Context,
     nodes_of: &BTreeMap<u32, String>,
-    now: jiff::Timestamp,
+    judge: impl Fn(&str, Option<&Node>) -> Option<String>,
 ) -> Vec<(u32, String)> {
     let api: Api<Node> = Api::all(ctx.client.clone());
     let names: BTreeSet<&String> = nodes_of.values().collect();
@@ -124,12 +126,12 @@ async fn nodes_down(
         async move { (n, api.get_opt(n).await) }
     }))
     .await;
-    let mut down = BTreeMap::new();
+    let mut found = BTreeMap::new();
     for (name, node) in read {
         match node {
             Ok(node) => {
-                if let Some(why) = node_down(name, node.as_ref(), now) {
-                    down.insert(name.clone(), why);
+                if let Some(why) = judge(name, node.as_ref()) {
+                    found.insert(name.clone(), why);
                 }
             }
             Err(e) => tracing::debug!(node = %name, error = %e, "node not read"),
@@ -137,8 +139,38 @@ async fn nodes_down(
     }
     nodes_of
         .iter()
-        .filter_map(|(ord, n)| Some((*ord, down.get(n)?.clone())))
+        .filter_map(|(ord, n)| Some((*ord, found.get(n)?.clone())))
         .collect()
+}
+
+/// Why a running member's node `name` is about to stop running it: cordoned
+/// (`spec.unschedulable`, what `kubectl drain` sets before it evicts).
+fn node_cordoned(name: &str, node: Option<&Node>) -> Option<String> {
+    node?
+        .spec
+        .as_ref()?
+        .unschedulable
+        .filter(|u| *u)
+        .map(|_| format!("its node {name} is cordoned (unschedulable: a drain evicts it next)"))
+}
+
+/// Why a running pod is about to go, from the pod itself: deleted, or marked by an eviction or
+/// a preemption (`DisruptionTarget`).
+fn pod_leaving(p: &Pod) -> Option<String> {
+    if p.metadata.deletion_timestamp.is_some() {
+        return Some("it is being deleted".into());
+    }
+    let c = p
+        .status
+        .as_ref()?
+        .conditions
+        .as_ref()?
+        .iter()
+        .find(|c| c.type_ == "DisruptionTarget" && c.status == "True")?;
+    Some(format!(
+        "it is marked for disruption ({})",
+        c.reason.as_deref().unwrap_or("DisruptionTarget")
+    ))
 }
 
 /// Why node `name` (`None`: it no longer exists) cannot run a member, if it cannot: deleted,
@@ -388,6 +420,7 @@ fn pod_view(p: &Pod, now: jiff::Timestamp) -> PodView {
         last_exit_message: cstatus.and_then(exit_message),
         answered_as: None,
         node_down: None,
+        leaving: pod_leaving(p),
         overdue_seconds: seconds_since(p.metadata.deletion_timestamp.as_ref()),
         age_seconds: seconds_since(p.metadata.creation_timestamp.as_ref()),
     }
@@ -447,8 +480,8 @@ fn volume_views(d: &Desired, pvcs: &[PersistentVolumeClaim]) -> BTreeMap<u32, Vo
 }
 
 /// Asks the members (`observe_etcd`), then marks on each pod the member its etcd answered as,
-/// and, for those whose etcd did not answer, why their node cannot run them (one that answers
-/// runs on a node that works: a healthy cluster reads no Node at all).
+/// and, for those whose etcd did not answer, why their node cannot run them; for those that
+/// answered, whether their node is cordoned (one read per node a member runs on).
 async fn observe_members(
     ctx: &Context,
     d: &Desired,
@@ -464,13 +497,22 @@ async fn observe_members(
             p.answered_as = Some(id);
         }
     }
-    let silent: BTreeMap<u32, String> = nodes_of
+    let (silent, answering): (BTreeMap<u32, String>, BTreeMap<u32, String>) = nodes_of
         .into_iter()
-        .filter(|(ord, _)| pods.get(ord).is_none_or(|p| p.answered_as.is_none()))
-        .collect();
-    for (ord, reason) in nodes_down(ctx, &silent, now).await {
+        .partition(|(ord, _)| pods.get(ord).is_none_or(|p| p.answered_as.is_none()));
+    let down = |name: &str, node: Option<&Node>| node_down(name, node, now);
+    let (down, cordoned) = futures::join!(
+        read_nodes(ctx, &silent, down),
+        read_nodes(ctx, &answering, node_cordoned)
+    );
+    for (ord, reason) in down {
         if let Some(p) = pods.get_mut(&ord) {
             p.node_down = Some(reason);
+        }
+    }
+    for (ord, reason) in cordoned {
+        if let Some(p) = pods.get_mut(&ord) {
+            p.leaving.get_or_insert(reason);
         }
     }
     (etcd, full)
@@ -908,7 +950,7 @@ mod tests {
         ContainerStatus,
     };
 
-    use super::{exit_message, leader_by_term, node_down};
+    use super::{exit_message, leader_by_term, node_cordoned, node_down, pod_leaving};
 
     #[test]
     fn a_node_is_down_when_deleted_shut_down_or_not_ready_for_five_minutes() {
@@ -962,6 +1004,64 @@ mod tests {
         // Other taints say nothing.
         let cordoned = node("True", 1, Some("node.kubernetes.io/unschedulable"));
         assert_eq!(node_down("n1", Some(&cordoned), now), None);
+    }
+
+    #[test]
+    fn a_cordoned_node_says_its_member_is_leaving_an_uncordoned_one_says_nothing() {
+        use k8s_openapi::api::core::v1::{Node, NodeSpec};
+        let node = |unschedulable: Option<bool>| Node {
+            spec: Some(NodeSpec {
+                unschedulable,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        assert!(
+            node_cordoned("n1", Some(&node(Some(true))))
+                .unwrap()
+                .contains("its node n1 is cordoned")
+        );
+        assert_eq!(node_cordoned("n1", Some(&node(Some(false)))), None);
+        assert_eq!(node_cordoned("n1", Some(&node(None))), None);
+        // A deleted node is `node_down`'s to judge, not a drain.
+        assert_eq!(node_cordoned("n1", None), None);
+    }
+
+    #[test]
+    fn a_pod_marked_for_eviction_or_being_deleted_is_leaving() {
+        use k8s_openapi::api::core::v1::{Pod, PodCondition, PodStatus};
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+        let pod = |condition: Option<(&str, &str)>, deleted: bool| Pod {
+            metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                deletion_timestamp: deleted.then_some(Time(jiff::Timestamp::UNIX_EPOCH)),
+                ..Default::default()
+            },
+            status: Some(PodStatus {
+                conditions: condition.map(|(status, reason)| {
+                    vec![PodCondition {
+                        type_: "DisruptionTarget".into(),
+                        status: status.into(),
+                        reason: Some(reason.into()),
+                        ..Default::default()
+                    }]
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        assert_eq!(pod_leaving(&pod(None, false)), None);
+        assert_eq!(
+            pod_leaving(&pod(Some(("True", "EvictionByEvictionAPI")), false)).as_deref(),
+            Some("it is marked for disruption (EvictionByEvictionAPI)")
+        );
+        assert_eq!(
+            pod_leaving(&pod(Some(("False", "EvictionByEvictionAPI")), false)),
+            None
+        );
+        assert_eq!(
+            pod_leaving(&pod(None, true)).as_deref(),
+            Some("it is being deleted")
+        );
     }
 
     #[test]

@@ -148,6 +148,10 @@ pub struct PodView {
     /// pod still there long after is on a node that no longer confirms anything (NotReady,
     /// deleted, shut down).
     pub overdue_seconds: u64,
+    /// Why this pod is about to go while it still runs (`None`: nothing says so): its node is
+    /// cordoned (a drain starts so), an eviction or preemption marked it (`DisruptionTarget`),
+    /// or it is being deleted. `plan::drain` moves leadership off such a member.
+    pub leaving: Option<String>,
 }
 
 /// Seconds past its deletion's grace after which a pod is taken to be on a node that is gone.

@@ -123,6 +123,7 @@ pub const RULES: &[Rule] = &[
     member_config_outdated,
     bootstrap_in_progress,
     quorum_lost,
+    drain::leader_leaving,
     pods_beyond_the_workload_terminating,
     members_beyond_the_workload,
     lost_members,
@@ -197,6 +198,7 @@ pub fn formed(o: &Observed) -> bool {
 
 pub mod adopt;
 pub mod backup;
+mod drain;
 mod hibernate;
 pub mod maintenance;
 pub mod nospace;

@@ -601,7 +601,7 @@ pub(super) fn scale_one_member_at_a_time(d: &Desired, o: &Observed) -> Option<St
         ));
     }
     if c.leader == Some(victim.id) {
-        return Some(move_leader_off(d, c, victim));
+        return Some(move_leader_off(d, o, c, victim));
     }
     Some(Step::RemoveMember {
         id: victim.id,
@@ -705,7 +705,7 @@ pub(super) fn stale_members(d: &Desired, o: &Observed) -> Option<Step> {
         .member_at(pick)
         .filter(|_| Some(pick) == leader_ord && voters > 1)
     {
-        return Some(move_leader_off(d, c, m));
+        return Some(move_leader_off(d, o, c, m));
     }
     Some(Step::RestartMember {
         ordinal: pick,
@@ -867,10 +867,38 @@ pub(super) fn pod_trouble(o: &Observed) -> String {
     }
 }
 
-pub(super) fn move_leader_off(d: &Desired, c: &ClusterView, from: &MemberView) -> Step {
-    match c
-        .voters()
-        .filter(|m| m.id != from.id && (m.healthy || m.alarmed))
+/// Leadership off `from` before a step takes it down: to the lowest healthy voter whose pod
+/// stays (`drain`); never to one about to be evicted, which would cost the election the move
+/// avoids: then the step waits for the drain to pass.
+pub(super) fn move_leader_off(
+    d: &Desired,
+    o: &Observed,
+    c: &ClusterView,
+    from: &MemberView,
+) -> Step {
+    let candidates = || {
+        c.voters()
+            .filter(|m| m.id != from.id && (m.healthy || m.alarmed))
+    };
+    if let Some(m) = candidates().find(|m| super::drain::leaving(o, m))
+        && candidates().all(|m| super::drain::leaving(o, m))
+    {
+        return wait(
+            Reason::MovingLeader,
+            format!(
+                "moving leadership off {} waits: {} (and any other voter that could take it) is \
+                 about to go ({}); once the drain is over, or the node uncordoned, it goes on",
+                member_name(d, from),
+                member_name(d, m),
+                m.ordinal
+                    .and_then(|k| o.pods.get(&k))
+                    .and_then(|p| p.leaving.as_deref())
+                    .unwrap_or("leaving")
+            ),
+        );
+    }
+    match candidates()
+        .filter(|m| !super::drain::leaving(o, m))
         .min_by_key(|m| m.ordinal)
     {
         Some(to) => Step::MoveLeader {

@@ -1,6 +1,8 @@
 //! A simulated world (StatefulSet controller, kubelet, etcd membership and its join rules)
 //! driven by the planner, with invariants checked after every change:
 //! - scaling 1→3→5→3→1 with a crash injected inside every step;
+//! - drains: each member's node cordoned, then its pod evicted as the disruption budget allows,
+//!   with a crash inside every step: leadership always left first, no election;
 //! - faults: a member's volume wiped (any ordinal), the member config deleted with every pod
 //!   restarted, the cluster deleted and created again on its volumes, the StatefulSet scaled down
 //!   by hand, a bad template then its revert, quorum loss; each also with a crash inside every step.
@@ -128,6 +130,10 @@ pub(crate) struct World {
     keeps_quorum: bool,
     /// The StatefulSet's template hash annotation (pod and claim template).
     sts_annotation: String,
+    /// Ordinals whose pods are about to be evicted (their node cordoned for a drain).
+    cordoned: BTreeSet<u32>,
+    /// Leaders lost to a stopped pod (each costs an election) since the world was made.
+    elections: usize,
 }
 
 /// The revision a StatefulSet gives the pods of `d`'s template (its pod template alone).
@@ -390,6 +396,9 @@ impl World {
             .and_then(|l| self.members.iter().find(|m| m.id == l))
             .is_some_and(|m| !m.learner && self.is_up(m));
         if !leader_ok {
+            if self.leader.is_some() {
+                self.elections += 1;
+            }
             self.leader = if self.has_quorum() {
                 self.members
                     .iter()
@@ -530,6 +539,10 @@ impl World {
                             waiting_reason: waiting,
                             last_exit_message: p.last_exit.clone(),
                             age_seconds: p.ticks * TICK_SECONDS,
+                            leaving: self
+                                .cordoned
+                                .contains(o)
+                                .then(|| format!("its node n{o} is cordoned")),
                             ..Default::default()
                         },
                     )
@@ -1662,5 +1675,92 @@ fn a_hibernated_cluster_wakes_as_the_same_members_on_their_data() {
         );
         assert_eq!(w.members.iter().map(|m| m.id).collect::<BTreeSet<_>>(), ids);
         assert!(w.acked >= acked);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// drains
+
+/// The pod at `k` evicted: gone, and its replacement down for a tick while it starts elsewhere.
+fn evict(w: &mut World, k: u32) {
+    w.pods.remove(&k);
+    w.container_down.insert(k, 1);
+}
+
+/// Drains the nodes of members 0, 1, 2 in turn, as `kubectl drain` does: cordon (the engine runs
+/// its passes meanwhile, crashing after `crash` sub-actions of its `pass`-th), then evict the
+/// pod once the disruption budget allows (every voter up), then the pod runs elsewhere.
+/// Returns the ordinals whose pod was the leader's when evicted.
+fn drain_each_node(w: &mut World, d: &Desired, crash: Option<(usize, usize)>) -> Vec<u32> {
+    let mut evicted_leaders = Vec::new();
+    for k in 0..3 {
+        w.cordoned.insert(k);
+        converge(w, d, crash, 40);
+        assert_eq!(w.up_voters(), 3, "the budget lets no eviction through");
+        let leader = w
+            .leader
+            .and_then(|l| w.members.iter().find(|m| m.id == l))
+            .map(|m| m.ordinal);
+        if leader == Some(k) {
+            evicted_leaders.push(k);
+        }
+        evict(w, k);
+        w.cordoned.remove(&k);
+        converge(w, d, None, 40);
+    }
+    evicted_leaders
+}
+
+#[test]
+fn a_drain_of_every_node_in_turn_never_evicts_the_leader_nor_costs_an_election() {
+    let d = desired(3);
+    let mut w = formed(3);
+    w.keeps_quorum = true;
+    let before = w.elections;
+    assert_eq!(drain_each_node(&mut w, &d, None), Vec::<u32>::new());
+    assert_eq!(w.elections, before, "a leader was lost to an eviction");
+    for pass in 0..3 {
+        for parts in 0..2 {
+            let mut w = formed(3);
+            w.keeps_quorum = true;
+            let before = w.elections;
+            assert_eq!(
+                drain_each_node(&mut w, &d, Some((pass, parts))),
+                Vec::<u32>::new()
+            );
+            assert_eq!(w.elections, before);
+        }
+    }
+}
+
+#[test]
+fn without_the_drain_rule_the_leaders_eviction_would_cost_an_election() {
+    // The same drain with nothing marked as leaving: the leader's pod goes with its leadership,
+    // which is what the rule spares (the test that the simulation sees the difference).
+    let d = desired(3);
+    let mut w = formed(3);
+    let leader = w
+        .leader
+        .and_then(|l| w.members.iter().find(|m| m.id == l))
+        .map(|m| m.ordinal)
+        .unwrap();
+    let before = w.elections;
+    evict(&mut w, leader);
+    converge(&mut w, &d, None, 40);
+    assert_eq!(w.elections, before + 1);
+}
+
+#[test]
+fn a_storage_swap_during_a_drain_never_hands_leadership_to_the_cordoned_member() {
+    let d = with_storage("1Gi", Some("fast"));
+    let mut w = formed(3);
+    w.keeps_quorum = true;
+    w.expandable = true;
+    w.cordoned.insert(1);
+    let steps = converge(&mut w, &d, None, 200);
+    for s in &steps {
+        if let Step::MoveLeader { to, .. } = s {
+            assert_ne!(to, "demo-1", "{steps:#?}");
+        }
     }
 }

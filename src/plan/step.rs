@@ -33,6 +33,7 @@ use crate::model::Version;
 ///               or, per member: [MoveLeader] ─▶ RemoveMember ─▶ the lost-member path above
 ///   hibernate (see `hibernate`): [HibernateSnapshot] ─▶ Hibernate ─▶ Hibernated;
 ///               wake: ResizeStatefulSet(0 → members) ─▶ Idle
+///   drain (the leader's pod about to be evicted, see `drain`): MoveLeader ─▶ Idle
 ///   anything not ready yet: Wait;  anything unsafe or ambiguous: Hold (no action, Degraded);
 ///   quorum lost: Hold(QuorumLost) until `kubectl etcd recover` writes spec.recovery:
 ///               FenceClients ─▶ TakeRecoverySnapshot ─▶ VerifyRecoverySnapshot ─▶ DeleteLostMembers
@@ -63,7 +64,7 @@ pub enum Step {
     ResizeStatefulSet { from: u32, to: u32 },
     /// Make a caught-up learner a voter.
     PromoteLearner { id: u64, name: String },
-    /// Hand leadership to another voter before its member is removed or restarted.
+    /// Hand leadership to another voter before its member is removed, restarted or evicted.
     MoveLeader {
         from: String,
         to_id: u64,

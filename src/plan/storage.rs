@@ -224,7 +224,7 @@ pub(super) fn volumes_outdated(d: &Desired, o: &Observed) -> Option<Step> {
         .copied()?;
     let m = c.member_at(pick)?;
     if Some(pick) == leader {
-        return Some(move_leader_off(d, c, m));
+        return Some(move_leader_off(d, o, c, m));
     }
     // Every voter is healthy: the rest keeps a healthy quorum of the smaller cluster.
     Some(Step::RemoveMember {
