@@ -71,10 +71,11 @@ fi
 if want nospace; then
   log "NOSPACE: the fault row nospace_healed_unattended…"
   KE_FAULT_ROWS=nospace_healed_unattended cargo test --features live,e2e --test e2e_faults -- --nocapture 2>&1 |
-    grep -E 'writable again|\[fault-matrix\]' | sed 's/^/BENCH /'
+    grep -E 'writable again|\[fault-matrix\]' | sed 's/^/BENCH /' || log "the NOSPACE row failed (its line above says why)"
 fi
 
 if want swap; then
   log "storage swap: tests/e2e_storage.rs (3 members to another class, then 1Gi → 2Gi)…"
-  cargo test --features live,e2e --test e2e_storage storage_moves -- --nocapture 2>&1 | grep '^BENCH'
+  cargo test --features live,e2e --test e2e_storage storage_moves -- --nocapture 2>&1 | grep '^BENCH' ||
+    log "the storage e2e failed: run it alone to see why"
 fi
