@@ -647,7 +647,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__create)
-            opts="-n -o -v -h --replicas --version --storage --storage-class --ephemeral --image-repository --etcd-option --priority-class --tls-server-secret --tls-client-secret --tls-peer-secret --auth-secret --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --replicas --version --storage --storage-class --ephemeral --image-repository --etcd-option --allow-etcd-option --priority-class --tls-server-secret --tls-client-secret --tls-peer-secret --auth-secret --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -674,6 +674,10 @@ _kubectl__etcd() {
                     return 0
                     ;;
                 --etcd-option)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --allow-etcd-option)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1501,7 +1505,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__operate)
-            opts="-n -o -v -h --watch-namespace --metrics-addr --dial --identity --allow-ambient-credentials --s3-endpoint-allow --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --watch-namespace --metrics-addr --dial --identity --allow-ambient-credentials --s3-endpoint-allow --allow-etcd-option --namespace --context --kubeconfig --output --verbose --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1524,6 +1528,10 @@ _kubectl__etcd() {
                     return 0
                     ;;
                 --s3-endpoint-allow)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --allow-etcd-option)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -194,6 +194,24 @@ impl Lock {
         &self.namespace
     }
 
+    /// Creates the Lease's namespace as `kubectl etcd install` would (`install::namespace_object`):
+    /// what `kubectl etcd operate` run from a workstation does on finding none, so a first try
+    /// needs no install. `Ok(false)`: RBAC forbids it (an operator's own ServiceAccount may not
+    /// create namespaces); one that exists meanwhile is fine.
+    pub async fn create_namespace(&self) -> Result<bool, Error> {
+        use k8s_openapi::api::core::v1::Namespace;
+        let api: Api<Namespace> = Api::all(self.api.clone().into());
+        let object: Namespace =
+            serde_json::from_value(crate::objects::install::namespace_object(&self.namespace))
+                .map_err(|e| Error::Io(std::io::Error::other(e)))?;
+        match api.create(&PostParams::default(), &object).await {
+            Ok(_) => Ok(true),
+            Err(kube::Error::Api(s)) if s.code == 409 => Ok(true),
+            Err(kube::Error::Api(s)) if s.code == 403 => Ok(false),
+            Err(e) => Err(Error::kube("create", "Namespace", "", &self.namespace, e)),
+        }
+    }
+
     fn duration_s(&self) -> i32 {
         i32::try_from(self.duration.as_secs().max(1)).unwrap_or(i32::MAX)
     }

@@ -117,3 +117,62 @@ async fn contenders_take_turns_and_exactly_one_wins_a_race() {
         Acquired::NoNamespace
     );
 }
+
+/// `kubectl etcd operate` tried from a workstation before any install: the namespace of its
+/// Leases does not exist, so it creates it (with its user's rights, here the testbed's admin),
+/// labelled as `install` labels it, and leads.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_operator_started_before_any_install_creates_the_namespace_of_its_leases() {
+    use k8s_openapi::api::core::v1::Namespace;
+    use kube::api::{Api, DeleteParams};
+    use kubectl_etcd::engine::Dial;
+    use kubectl_etcd::lease;
+    use kubectl_etcd::operate::{OperateOptions, run_until};
+
+    let client = client().await;
+    kubectl_etcd::engine::apply_crd(&client).await.unwrap();
+    let watched = Ns::new("first-try");
+    let lease_ns = format!("{}-leases", watched.0);
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    assert!(namespaces.get_opt(&lease_ns).await.unwrap().is_none());
+    let port = (30000 + std::process::id() % 5000) as u16;
+    let opts = OperateOptions {
+        identity: lease::operator_identity("first-try"),
+        lease_namespace: lease_ns.clone(),
+        ..OperateOptions::new(
+            client.clone(),
+            Some(watched.0.clone()),
+            std::net::SocketAddr::from(([127, 0, 0, 1], port)),
+            Dial::PortForward,
+        )
+    };
+    let token = tokio_util::sync::CancellationToken::new();
+    let operator = tokio::spawn(run_until(opts, token.clone()));
+    let leader = lease::leader_lease(Some(&watched.0));
+    let holder = eventually_async(
+        "the operator leads from its new lease namespace",
+        60,
+        || {
+            let (client, ns, name) = (client.clone(), lease_ns.clone(), leader.clone());
+            async move { recorded_holder(client, &ns, &name).await.ok().flatten() }
+        },
+    )
+    .await;
+    assert_eq!(holder, lease::operator_identity("first-try"));
+    let created = namespaces.get(&lease_ns).await.unwrap();
+    let labels = created.metadata.labels.unwrap_or_default();
+    assert_eq!(
+        labels
+            .get("app.kubernetes.io/managed-by")
+            .map(String::as_str),
+        Some("kubectl-etcd"),
+        "{labels:?}"
+    );
+    token.cancel();
+    tokio::time::timeout(Duration::from_secs(30), operator)
+        .await
+        .expect("the operator stops within 30 s of a shutdown")
+        .unwrap()
+        .unwrap();
+    let _ = namespaces.delete(&lease_ns, &DeleteParams::default()).await;
+}

@@ -2,6 +2,11 @@
 //! enforces the `restricted` Pod Security Standard — members, the pvc:// agent, restore pods from
 //! S3 and from a claim — and runs as the non-root user `objects::security` names, on volumes
 //! whose files belong to its group. Every key comes back from both backups.
+//!
+//! Item 4: a cluster gets its NetworkPolicy, which `spec.networkPolicy.enabled` takes away and
+//! puts back. The testbed's network plugin (`bridge`, tests/cluster/up.sh) does not enforce
+//! NetworkPolicy, so the object is checked here, not its effect on traffic.
+//! Item 7: `create` refuses an etcd option off the allow list before writing anything.
 #![cfg(feature = "e2e")]
 // A test is one scenario read top to bottom: its length is the scenario's. The size and
 // complexity gates (Cargo.toml's [lints.clippy], clippy.toml) are for the shipped code.
@@ -198,4 +203,127 @@ fn a_namespace_enforcing_restricted_admits_members_agents_and_restores_and_every
         let pods = ok(kubectl(&["-n", &ns.0, "get", "pods", "-o", "name"])).stdout;
         (!pods.contains("pvc-agent")).then_some(())
     });
+}
+
+/// The NetworkPolicy `name` of namespace `ns`, `None` when there is none.
+fn network_policy(ns: &str, name: &str) -> Option<serde_json::Value> {
+    let r = kubectl(&["-n", ns, "get", "networkpolicy", name, "-o", "json"]);
+    if r.code != 0 {
+        assert!(r.stderr.contains("NotFound"), "{}", r.stderr);
+        return None;
+    }
+    Some(json(&r))
+}
+
+#[test]
+fn a_cluster_gets_its_network_policy_and_the_spec_switch_takes_it_away_and_back() {
+    install_crd();
+    let ns = Ns::new("netpol");
+    ok(etcd(
+        &ns.0,
+        &[
+            "create",
+            "np",
+            "--replicas",
+            "1",
+            "--ephemeral",
+            "--timeout",
+            "3m",
+        ],
+    ));
+    let p = network_policy(&ns.0, "np").expect("the cluster's NetworkPolicy");
+    assert_eq!(p["metadata"]["ownerReferences"][0]["kind"], "EtcdCluster");
+    assert_eq!(
+        p["spec"]["podSelector"]["matchLabels"]["app.kubernetes.io/instance"],
+        "np"
+    );
+    assert_eq!(p["spec"]["policyTypes"], serde_json::json!(["Ingress"]));
+    let rule = |port: i64| {
+        p["spec"]["ingress"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["ports"][0]["port"] == port)
+            .unwrap_or_else(|| panic!("no rule for {port}: {p}"))
+            .clone()
+    };
+    assert_eq!(
+        rule(2380)["from"],
+        serde_json::json!([{"podSelector": {"matchLabels": {
+            "app.kubernetes.io/name": "etcd", "app.kubernetes.io/instance": "np"}}}])
+    );
+    let clients = rule(2379)["from"].as_array().unwrap().clone();
+    assert_eq!(clients.len(), 3, "{clients:?}");
+    assert!(clients.contains(&serde_json::json!({"podSelector": {}})));
+    assert!(clients.iter().any(
+        |c| c["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"]
+            == "kubectl-etcd-system"
+    ));
+    assert!(
+        clients
+            .iter()
+            .any(|c| c["podSelector"]["matchLabels"]["etcd.kubectl-etcd.io/client"] == "np")
+    );
+    // The metrics listener `create` turns on is open to scrapers.
+    assert!(rule(2381).get("from").is_none(), "{p}");
+
+    // Switched off: the engine deletes it; on again: back.
+    for (enabled, present) in [(false, false), (true, true)] {
+        ok(kubectl(&[
+            "-n",
+            &ns.0,
+            "patch",
+            "etcdcluster",
+            "np",
+            "--type",
+            "merge",
+            "-p",
+            &format!(r#"{{"spec":{{"networkPolicy":{{"enabled":{enabled}}}}}}}"#),
+        ]));
+        ok(etcd(&ns.0, &["reconcile", "np", "--timeout", "2m"]));
+        assert_eq!(
+            network_policy(&ns.0, "np").is_some(),
+            present,
+            "networkPolicy.enabled={enabled}"
+        );
+    }
+    // The cluster still answers through its client Service's port-forward (the CLI's path).
+    ok(etcd(&ns.0, &["status", "np"]));
+}
+
+#[test]
+fn create_refuses_an_etcd_option_off_the_allow_list_before_writing_anything() {
+    install_crd();
+    let ns = Ns::new("options");
+    let r = etcd(
+        &ns.0,
+        &[
+            "create",
+            "pprof",
+            "--ephemeral",
+            "--etcd-option",
+            "enable-pprof=true",
+        ],
+    );
+    assert_eq!(r.code, 2, "stdout: {}\nstderr: {}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("\"enable-pprof\"")
+            && r.stderr.contains("--allow-etcd-option enable-pprof"),
+        "{}",
+        r.stderr
+    );
+    let left = ok(kubectl(&["-n", &ns.0, "get", "etcdclusters", "-o", "name"])).stdout;
+    assert_eq!(left.trim(), "", "nothing was written");
+    // A tuning flag needs no leave (--dry-run: validated, nothing written).
+    ok(etcd(
+        &ns.0,
+        &[
+            "create",
+            "tuned",
+            "--ephemeral",
+            "--etcd-option",
+            "heartbeat-interval=250",
+            "--dry-run",
+        ],
+    ));
 }

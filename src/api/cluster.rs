@@ -120,6 +120,13 @@ pub struct EtcdClusterSpec {
     /// (`kubectl etcd defrag`) and by policy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub maintenance: Option<MaintenanceSpec>,
+    /// The cluster's NetworkPolicy (on when absent): peers (2380) only from its own members;
+    /// clients (2379) from its namespace, from the operator's pods in `kubectl-etcd-system` and
+    /// from pods of any namespace labelled `etcd.kubectl-etcd.io/client: <cluster name>`; the
+    /// metrics listener (`spec.metrics`) from anywhere. Enforced only by a network plugin that
+    /// implements NetworkPolicy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_policy: Option<NetworkPolicySpec>,
     /// A rebuild after quorum loss, decided by `kubectl etcd recover` (which writes it, a fresh
     /// nonce each run) and carried out by the engine under the cluster's Lease: clients fenced
     /// off, a verified snapshot of the survivor (or the named backup read back), the lost
@@ -132,6 +139,15 @@ pub struct EtcdClusterSpec {
     /// to false (`kubectl etcd wake`) starts the same members on their data (same cluster id).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub hibernate: bool,
+}
+
+/// `spec.networkPolicy`.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NetworkPolicySpec {
+    /// Whether the engine keeps the cluster's NetworkPolicy (default true); false deletes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
 }
 
 /// `spec.recovery`: what `kubectl etcd recover` decided.
@@ -403,11 +419,14 @@ pub struct EtcdTuning {
     /// --auto-compaction-retention, e.g. "1h" (periodic) or "1000" (revision).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auto_compaction_retention: Option<String>,
-    /// Any other etcd server flag, by its name without the dashes, e.g.
-    /// `heartbeat-interval: "250"`, `election-timeout: "2500"`, `snapshot-count: "50000"`. Flags
-    /// the engine sets itself (member name, URLs, data directory, initial cluster, TLS files)
-    /// are refused. A change restarts the members one at a time; a flag the member's etcd does
-    /// not know makes it exit at start (its pod shows why), and setting the spec back repairs it.
+    /// Other etcd server flags, by name without the dashes, e.g. `heartbeat-interval: "250"`,
+    /// `election-timeout: "2500"`, `snapshot-count: "50000"`. Tuning flags only (timing, sizes,
+    /// compaction, corruption checks, log level: `model::TUNING_OPTIONS`, listed in the README);
+    /// the operator leaves any other out (and says so in the `SpecRefused` condition) unless it
+    /// was started with `--allow-etcd-option NAME`. Flags the engine sets itself (member name,
+    /// URLs, data directory, initial cluster, TLS files) are refused. A change restarts the
+    /// members one at a time; a flag the member's etcd does not know makes it exit at start (its
+    /// pod shows why), and setting the spec back repairs it.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub options: BTreeMap<String, String>,
 }

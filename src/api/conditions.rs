@@ -50,6 +50,9 @@ pub enum Reason {
     QuorumLost,
     /// A spec change the engine cannot carry out (immutable field); everything else goes on.
     ImmutableField,
+    /// `spec.etcd.options` sets a flag the operator does not allow (`--allow-etcd-option`); the
+    /// rest of the spec goes on.
+    OptionNotAllowed,
     /// The seed's volume is being restored from a snapshot.
     RestoringSnapshot,
     RestoreFailed,
@@ -122,6 +125,7 @@ impl Reason {
             Reason::ReplacingMember => "ReplacingMember",
             Reason::QuorumLost => "QuorumLost",
             Reason::ImmutableField => "ImmutableField",
+            Reason::OptionNotAllowed => "OptionNotAllowed",
             Reason::RestoringSnapshot => "RestoringSnapshot",
             Reason::RestoreFailed => "RestoreFailed",
             Reason::UpgradingMember => "UpgradingMember",

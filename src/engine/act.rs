@@ -5,6 +5,7 @@
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ConfigMap, PersistentVolumeClaim, Pod, Service};
+use k8s_openapi::api::networking::v1::NetworkPolicy;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
 
@@ -29,6 +30,7 @@ pub enum Object {
     ConfigMap(ConfigMap),
     Service(Service),
     DisruptionBudget(PodDisruptionBudget),
+    NetworkPolicy(NetworkPolicy),
     StatefulSet(StatefulSet),
     /// The seed's volume of a restored cluster (as the claim template would make it).
     Volume(PersistentVolumeClaim),
@@ -44,6 +46,7 @@ impl Object {
             Object::ConfigMap(_) => resource_of::<ConfigMap>(),
             Object::Service(_) => resource_of::<Service>(),
             Object::DisruptionBudget(_) => resource_of::<PodDisruptionBudget>(),
+            Object::NetworkPolicy(_) => resource_of::<NetworkPolicy>(),
             Object::StatefulSet(_) => resource_of::<StatefulSet>(),
             Object::Volume(_) => resource_of::<PersistentVolumeClaim>(),
             Object::Pod(_) => resource_of::<Pod>(),
@@ -56,6 +59,7 @@ impl Object {
             Object::ConfigMap(o) => serde_json::to_value(o),
             Object::Service(o) => serde_json::to_value(o),
             Object::DisruptionBudget(o) => serde_json::to_value(o),
+            Object::NetworkPolicy(o) => serde_json::to_value(o),
             Object::StatefulSet(o) => serde_json::to_value(o),
             Object::Volume(o) => serde_json::to_value(o),
             Object::Pod(o) => serde_json::to_value(o),
@@ -68,12 +72,18 @@ impl Object {
 /// The objects `step` writes, in the order they are written: the one table from steps to
 /// objects, which `act` applies and `--dry-run` prints. Pure.
 pub fn step_objects(d: &Desired, step: &Step) -> Vec<Object> {
+    // `spec.networkPolicy.enabled: false`: `act` deletes the policy instead.
+    let policy =
+        || Some(Object::NetworkPolicy(objects::network_policy(d))).filter(|_| d.network_policy);
     let supporting = || {
-        vec![
+        [
             Object::Service(objects::peer_service(d)),
             Object::Service(objects::client_service(d)),
             Object::DisruptionBudget(objects::pdb(d)),
         ]
+        .into_iter()
+        .chain(policy())
+        .collect::<Vec<_>>()
     };
     let config = |data| Object::ConfigMap(objects::config_map(d, data));
     let sts = |replicas| Object::StatefulSet(objects::statefulset(d, replicas));
@@ -94,11 +104,13 @@ pub fn step_objects(d: &Desired, step: &Step) -> Vec<Object> {
         // `spec.recovery`: the client Service selecting no member (`plan::recover`).
         Step::FenceClients => vec![Object::Service(objects::fenced_client_service(d))],
         Step::WriteConfig { data, .. } => vec![config(data.clone())],
-        // The peer Service carries the template's metrics port: a template that gains or drops
-        // the listener (`spec.metrics`) brings the Service along.
-        Step::UpdateTemplate { replicas } => {
-            vec![Object::Service(objects::peer_service(d)), sts(*replicas)]
-        }
+        // The peer Service and the NetworkPolicy carry the template's metrics port: a template
+        // that gains or drops the listener (`spec.metrics`) brings them along.
+        Step::UpdateTemplate { replicas } => [Object::Service(objects::peer_service(d))]
+            .into_iter()
+            .chain(policy())
+            .chain([sts(*replicas)])
+            .collect(),
         Step::ResizeStatefulSet { to, .. } => vec![sts(*to)],
         // Applied after the old StatefulSet is gone (`recreate_statefulset`).
         Step::RecreateStatefulSet { replicas, .. } => vec![sts(*replicas)],
@@ -217,6 +229,15 @@ async fn apply_object(ctx: &Context, d: &Desired, obj: &Object) -> Result<(), Er
                 Api::namespaced(client, ns),
                 d,
                 kind_of::<PodDisruptionBudget>(),
+                o,
+            )
+            .await
+        }
+        Object::NetworkPolicy(o) => {
+            apply(
+                Api::namespaced(client, ns),
+                d,
+                kind_of::<NetworkPolicy>(),
                 o,
             )
             .await
@@ -385,6 +406,11 @@ pub async fn act(ctx: &Context, d: &Desired, o: &Observed, step: &Step) -> Resul
     }
     let call = |c| on_leader(ctx, d, o, c);
     match step {
+        // `spec.networkPolicy.enabled: false`: the policy goes (observe saw one).
+        Step::ApplySupportingObjects if !d.network_policy => {
+            let api: Api<NetworkPolicy> = Api::namespaced(ctx.client.clone(), &d.namespace);
+            delete(&api, d, &objects::network_policy_name(&d.name)).await?;
+        }
         Step::Bootstrap { .. }
         | Step::Hibernate { .. }
         | Step::RecreateStatefulSet { .. }
@@ -766,7 +792,7 @@ mod tests {
     }
 
     #[test]
-    fn a_bootstrap_writes_config_services_budget_and_statefulset_in_that_order() {
+    fn a_bootstrap_writes_config_services_budget_policy_and_statefulset_in_that_order() {
         let d = crate::fixtures::cluster("demo").desired();
         let objs = step_objects(&d, &Step::Bootstrap { replicas: 3 });
         let t = |a: &str, k: &str, n: &str| (a.to_string(), k.to_string(), n.to_string());
@@ -777,6 +803,7 @@ mod tests {
                 t("v1", "Service", "demo"),
                 t("v1", "Service", "demo-client"),
                 t("policy/v1", "PodDisruptionBudget", "demo"),
+                t("networking.k8s.io/v1", "NetworkPolicy", "demo"),
                 t("apps/v1", "StatefulSet", "demo"),
             ]
         );
@@ -856,11 +883,12 @@ mod tests {
             Object::StatefulSet(_) => 3,
             Object::Volume(_) => 4,
             Object::Pod(_) => 5,
+            Object::NetworkPolicy(_) => 6,
         };
         let seen: std::collections::BTreeSet<i32> = objs.iter().map(variant).collect();
         assert_eq!(
             seen.len(),
-            6,
+            7,
             "every kind of Object is written by some step"
         );
         let table = crate::objects::access::watched_namespaces();
@@ -895,7 +923,10 @@ mod tests {
             .len(),
             1
         );
-        assert_eq!(step_objects(&d, &Step::ApplySupportingObjects).len(), 3);
+        assert_eq!(step_objects(&d, &Step::ApplySupportingObjects).len(), 4);
+        let mut off = d.clone();
+        off.network_policy = false;
+        assert_eq!(step_objects(&off, &Step::ApplySupportingObjects).len(), 3);
         for step in [
             Step::Idle,
             Step::Paused,

@@ -50,6 +50,9 @@ pub struct Context {
     /// The scheduled backups this driver takes beside its passes; `None`: it takes none (the
     /// CLI, which exits once its verb converged and would abandon them).
     pub scheduled: Option<std::sync::Arc<backups::Runner>>,
+    /// Which `spec.etcd.options` this driver writes into member templates: any for a person's
+    /// CLI, the tuning flags and `--allow-etcd-option`'s for the operator (`model::keep_options`).
+    pub etcd_options: crate::model::OptionLeave,
 }
 
 impl Context {
@@ -60,6 +63,7 @@ impl Context {
             store_access: crate::archive::store::Access::ANY,
             identity: crate::lease::cli_identity(),
             scheduled: None,
+            etcd_options: crate::model::OptionLeave::Any,
         }
     }
 

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use futures::future::join_all;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ConfigMap, Node, PersistentVolumeClaim, Pod, Service};
+use k8s_openapi::api::networking::v1::NetworkPolicy;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kube::api::{Api, ListParams};
 
@@ -236,6 +237,9 @@ pub async fn observe(
     // The spec as the world lets it apply (storage and TLS stay what the StatefulSet has): the
     // members are dialed with it, and the pass decides with it.
     let d = model::keep_immutable(d.clone(), statefulset.as_ref());
+    // Options off the driver's allow list: kept where the members run them already, else left out.
+    let running = seen.sts.as_ref().and_then(etcd_command);
+    let d = model::keep_options(d, running.as_deref(), &ctx.etcd_options);
     let d = &d;
     let now = jiff::Timestamp::now();
     let mut pods: BTreeMap<u32, PodView> = seen
@@ -281,7 +285,9 @@ pub async fn observe(
         statefulset,
         supporting_objects: seen.peer_svc.is_some()
             && seen.client_svc.is_some()
-            && seen.pdb.is_some(),
+            && seen.pdb.is_some()
+            // `spec.networkPolicy.enabled` switched either way is the supporting objects' step.
+            && seen.network_policy.is_some() == d.network_policy,
         clients_fenced: seen.client_svc.as_ref().is_some_and(objects::is_fenced),
         config: seen.cm.map(|c| c.data.unwrap_or_default()),
         pods,
@@ -310,6 +316,7 @@ struct Objects {
     peer_svc: Option<Service>,
     client_svc: Option<Service>,
     pdb: Option<PodDisruptionBudget>,
+    network_policy: Option<NetworkPolicy>,
     cm: Option<ConfigMap>,
     pods: Vec<Pod>,
     pvcs: Vec<PersistentVolumeClaim>,
@@ -325,6 +332,7 @@ async fn read_objects(ctx: &Context, d: &Desired) -> Result<Objects, Error> {
     let pod_api: Api<Pod> = Api::namespaced(client.clone(), ns);
     let pvc_api: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), ns);
     let pdb_api: Api<PodDisruptionBudget> = Api::namespaced(client.clone(), ns);
+    let policy_api: Api<NetworkPolicy> = Api::namespaced(client.clone(), ns);
     let lp = ListParams::default().labels(&objects::selector_string(&d.name));
 
     let (sts_name, peer_name, client_name, pdb_name, cm_name) = (
@@ -334,11 +342,13 @@ async fn read_objects(ctx: &Context, d: &Desired) -> Result<Objects, Error> {
         objects::pdb_name(&d.name),
         objects::config_name(&d.name),
     );
-    let (sts, peer_svc, client_svc, pdb, cm, pods, pvcs) = tokio::try_join!(
+    let policy_name = objects::network_policy_name(&d.name);
+    let (sts, peer_svc, client_svc, pdb, network_policy, cm, pods, pvcs) = tokio::try_join!(
         get_opt(&sts_api, "StatefulSet", ns, &sts_name),
         get_opt(&svc_api, "Service", ns, &peer_name),
         get_opt(&svc_api, "Service", ns, &client_name),
         get_opt(&pdb_api, "PodDisruptionBudget", ns, &pdb_name),
+        get_opt(&policy_api, "NetworkPolicy", ns, &policy_name),
         get_opt(&cm_api, "ConfigMap", ns, &cm_name),
         async {
             pod_api
@@ -358,6 +368,7 @@ async fn read_objects(ctx: &Context, d: &Desired) -> Result<Objects, Error> {
         peer_svc,
         client_svc,
         pdb,
+        network_policy,
         cm,
         pods: pods.items,
         pvcs: pvcs.items,
@@ -380,6 +391,20 @@ fn workload_view(s: &StatefulSet) -> WorkloadView {
             .map(|spec| objects::template_tls(&spec.template)),
         terminating: s.metadata.deletion_timestamp.is_some(),
     }
+}
+
+/// The etcd command of a StatefulSet's member template (flags included).
+fn etcd_command(s: &StatefulSet) -> Option<Vec<String>> {
+    s.spec
+        .as_ref()?
+        .template
+        .spec
+        .as_ref()?
+        .containers
+        .iter()
+        .find(|c| c.name == objects::CONTAINER)?
+        .command
+        .clone()
 }
 
 /// A member pod as the planner sees it (`answered_as` and `node_down` are filled in once its

@@ -268,6 +268,12 @@ pub(crate) fn formed_objects(d: &Desired) -> Server {
         )
         .on(
             Method::GET,
+            "/apis/networking.k8s.io/v1/namespaces/ns/networkpolicies/demo",
+            StatusCode::OK,
+            serde_json::to_value(objects::network_policy(d)).unwrap(),
+        )
+        .on(
+            Method::GET,
             "/api/v1/namespaces/ns/configmaps/demo-members",
             StatusCode::OK,
             serde_json::to_value(objects::config_map(d, config)).unwrap(),

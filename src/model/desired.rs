@@ -157,11 +157,16 @@ pub struct Desired {
     pub priority_class_name: Option<String>,
     /// Port of the members' plaintext metrics listener (`spec.metrics`); `None`: no listener.
     pub metrics_port: Option<u16>,
+    /// Whether the engine keeps the cluster's NetworkPolicy (`spec.networkPolicy.enabled`,
+    /// default true).
+    pub network_policy: bool,
     /// Labels and annotations the member pods get besides the engine's (`spec.podMetadata`).
     pub pod_labels: BTreeMap<String, String>,
     pub pod_annotations: BTreeMap<String, String>,
     /// Extra etcd flags (`--name=value`), from the tuning section (`spec.etcd.options` last).
     pub etcd_flags: Vec<String>,
+    /// `spec.etcd.options` (checked for form; `keep_options` applies the allow list).
+    pub etcd_options: BTreeMap<String, String>,
     /// `--quota-backend-bytes` when the spec sets it (0 or absent: etcd's default), or the quota
     /// the engine raised for a full database (`plan::nospace::settle`).
     pub quota_backend_bytes: Option<i64>,
@@ -223,9 +228,11 @@ impl Desired {
             topology_spread: None,
             priority_class_name: None,
             metrics_port: None,
+            network_policy: true,
             pod_labels: BTreeMap::new(),
             pod_annotations: BTreeMap::new(),
             etcd_flags: Vec::new(),
+            etcd_options: BTreeMap::new(),
             quota_backend_bytes: None,
             quota_raised_from: None,
             paused: true,

@@ -571,3 +571,115 @@ fn the_exit_reason_is_the_line_that_says_why_not_the_usage_after_it() {
     );
     assert_eq!(PodView::default().exit_reason(), None);
 }
+
+fn with_options(options: &[(&str, &str)]) -> Desired {
+    let mut s = spec(3, "3.6.15");
+    s.etcd.options = options
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    validate(&cluster(s)).unwrap()
+}
+
+#[test]
+fn only_tuning_options_pass_the_operators_allow_list() {
+    let operator = OptionLeave::Tuning(Vec::new());
+    let leave_for_pprof = OptionLeave::Tuning(vec!["enable-pprof".into()]);
+    // (option, leave, allowed)
+    let table: &[(&str, &OptionLeave, bool)] = &[
+        ("heartbeat-interval", &operator, true),
+        ("election-timeout", &operator, true),
+        ("snapshot-count", &operator, true),
+        ("experimental-compact-hash-check-enabled", &operator, true),
+        ("log-level", &operator, true),
+        ("enable-pprof", &operator, false),
+        ("enable-v2", &operator, false),
+        ("unsafe-no-fsync", &operator, false),
+        ("listen-client-http-urls", &operator, false),
+        ("cipher-suites", &operator, false),
+        ("tls-min-version", &operator, false),
+        ("feature-gates", &operator, false),
+        ("strict-reconfig-check", &operator, false),
+        ("enable-pprof", &leave_for_pprof, true),
+        ("enable-v2", &leave_for_pprof, false),
+        ("unsafe-no-fsync", &OptionLeave::Any, true),
+    ];
+    for (option, leave, allowed) in table {
+        let d = with_options(&[(option, "true")]);
+        let checked = check_options(&d, leave);
+        assert_eq!(checked.is_ok(), *allowed, "{option} under {leave:?}");
+        if let Err(e) = checked {
+            assert_eq!(e.field, "spec.etcd.options");
+            assert!(
+                e.message.contains(&format!("{option:?}"))
+                    && e.message.contains(&format!("--allow-etcd-option {option}")),
+                "the message names the flag and the fix: {}",
+                e.message
+            );
+        }
+    }
+}
+
+#[test]
+fn an_option_off_the_list_is_left_out_of_new_templates_and_kept_where_members_run_it() {
+    let operator = OptionLeave::Tuning(Vec::new());
+    let spec_flags = ["--heartbeat-interval=250", "--unsafe-no-fsync=true"];
+    let running_with = |flags: &[&str]| -> Vec<String> {
+        std::iter::once("etcd")
+            .chain(flags.iter().copied())
+            .map(String::from)
+            .collect()
+    };
+    // (what the StatefulSet runs, flags the pass writes, refused message says)
+    type Row<'a> = (Option<Vec<String>>, &'a [&'a str], &'a str);
+    let table: &[Row] = &[
+        // No StatefulSet yet: the cluster starts without it.
+        (None, &spec_flags[..1], "left out of the members"),
+        // Running it already (an older operator, or `create --allow-etcd-option`): kept.
+        (
+            Some(running_with(&spec_flags)),
+            &spec_flags,
+            "the running members keep it",
+        ),
+        // Members run without it, or with another value: not added behind the owner's back.
+        (
+            Some(running_with(&spec_flags[..1])),
+            &spec_flags[..1],
+            "left out",
+        ),
+        (
+            Some(running_with(&[
+                "--heartbeat-interval=250",
+                "--unsafe-no-fsync=false",
+            ])),
+            &spec_flags[..1],
+            "left out",
+        ),
+    ];
+    for (running, flags, says) in table {
+        let d = with_options(&[("heartbeat-interval", "250"), ("unsafe-no-fsync", "true")]);
+        let d = keep_options(d, running.as_deref(), &operator);
+        assert_eq!(d.etcd_flags, *flags, "{running:?}");
+        assert_eq!(d.refused.len(), 1, "{running:?}");
+        assert_eq!(d.refused[0].field, "spec.etcd.options");
+        assert!(
+            d.refused[0].message.contains("\"unsafe-no-fsync\"")
+                && d.refused[0].message.contains(says),
+            "{running:?}: {}",
+            d.refused[0].message
+        );
+    }
+    // Allowed options, or a CLI's pass: nothing refused, nothing left out.
+    for leave in [
+        OptionLeave::Any,
+        OptionLeave::Tuning(vec!["unsafe-no-fsync".into()]),
+    ] {
+        let d = keep_options(
+            with_options(&[("heartbeat-interval", "250"), ("unsafe-no-fsync", "true")]),
+            None,
+            &leave,
+        );
+        assert!(d.refused.is_empty(), "{leave:?}");
+        assert_eq!(d.etcd_flags, spec_flags);
+    }
+}

@@ -298,9 +298,15 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
         topology_spread,
         priority_class_name,
         metrics_port,
+        network_policy: spec
+            .network_policy
+            .as_ref()
+            .and_then(|n| n.enabled)
+            .unwrap_or(true),
         pod_labels,
         pod_annotations,
         etcd_flags,
+        etcd_options: t.options.clone(),
         quota_backend_bytes: t.quota_backend_bytes,
         quota_raised_from: None,
         paused: spec.paused,
@@ -597,6 +603,130 @@ pub(super) fn typed_field_of(flag: &str) -> Option<&'static str> {
         | "experimental-peer-skip-client-san-verification" => Some("spec.tls"),
         _ => None,
     }
+}
+
+/// The etcd flags `spec.etcd.options` may set without the operator's leave: tuning of timing,
+/// sizes, compaction, corruption checks and logging, none of which opens a listener, weakens
+/// TLS or durability, or turns on an old API. Anything else (`enable-pprof`, `enable-v2`,
+/// `unsafe-no-fsync`, `listen-client-http-urls`, `cipher-suites`, `tls-min-version`,
+/// `feature-gates`, …) needs `--allow-etcd-option NAME` on the operator (and the CLI) that runs
+/// the cluster (`keep_options`).
+pub const TUNING_OPTIONS: &[&str] = &[
+    "heartbeat-interval",
+    "election-timeout",
+    "snapshot-count",
+    "snapshot-catchup-entries",
+    "experimental-snapshot-catchup-entries",
+    "max-snapshots",
+    "max-wals",
+    "max-txn-ops",
+    "max-request-bytes",
+    "max-concurrent-streams",
+    "max-learners",
+    "experimental-max-learners",
+    "grpc-keepalive-min-time",
+    "grpc-keepalive-interval",
+    "grpc-keepalive-timeout",
+    "backend-batch-interval",
+    "backend-batch-limit",
+    "backend-bbolt-freelist-type",
+    "experimental-backend-bbolt-freelist-type",
+    "compaction-batch-limit",
+    "experimental-compaction-batch-limit",
+    "compaction-sleep-interval",
+    "experimental-compaction-sleep-interval",
+    "corrupt-check-time",
+    "experimental-corrupt-check-time",
+    "initial-corrupt-check",
+    "experimental-initial-corrupt-check",
+    "compact-hash-check-time",
+    "experimental-compact-hash-check-time",
+    "experimental-compact-hash-check-enabled",
+    "watch-progress-notify-interval",
+    "experimental-watch-progress-notify-interval",
+    "warning-apply-duration",
+    "experimental-warning-apply-duration",
+    "warning-unary-request-duration",
+    "experimental-warning-unary-request-duration",
+    "bootstrap-defrag-threshold-megabytes",
+    "experimental-bootstrap-defrag-threshold-megabytes",
+    "downgrade-check-time",
+    "experimental-downgrade-check-time",
+    "pre-vote",
+    "log-level",
+];
+
+/// Which `spec.etcd.options` a driver lets through.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OptionLeave {
+    /// Any well-formed flag: the CLI's passes, which write the StatefulSet with their user's own
+    /// rights (who could write any flag into it directly).
+    Any,
+    /// The tuning flags and these (`--allow-etcd-option`): the operator, whose rights are not
+    /// the spec writer's.
+    Tuning(Vec<String>),
+}
+
+impl OptionLeave {
+    /// Whether option `name` may be set.
+    pub fn allows(&self, name: &str) -> bool {
+        match self {
+            OptionLeave::Any => true,
+            OptionLeave::Tuning(extra) => {
+                TUNING_OPTIONS.contains(&name) || extra.iter().any(|a| a == name)
+            }
+        }
+    }
+}
+
+/// The error of option `name` off the allow list: the flag, and both ways out.
+fn not_allowed(name: &str, what: &str) -> InvalidSpec {
+    invalid(
+        "spec.etcd.options",
+        format!(
+            "{name:?} is not a tuning flag this operator allows{what}; remove it, or give \
+             `--allow-etcd-option {name}` to the operator (`kubectl etcd operate`) and to \
+             `kubectl etcd create` (tuning flags such as heartbeat-interval, election-timeout and \
+             snapshot-count need no leave)"
+        ),
+    )
+}
+
+/// The spec's options the driver may not set: an error naming the first, for verbs that refuse
+/// before they write (`kubectl etcd create`).
+pub fn check_options(d: &Desired, leave: &OptionLeave) -> Result<(), InvalidSpec> {
+    match d.etcd_options.keys().find(|k| !leave.allows(k)) {
+        Some(k) => Err(not_allowed(k, "")),
+        None => Ok(()),
+    }
+}
+
+/// The options off the allow list, as a pass applies them: a member template that runs one
+/// already keeps it (the cluster is not changed behind its owner's back), any other is left out
+/// of the template; either way the cluster's `SpecRefused` condition names it. `running`: the
+/// etcd command of the StatefulSet's template (`None`: no StatefulSet yet). Pure.
+pub fn keep_options(mut d: Desired, running: Option<&[String]>, leave: &OptionLeave) -> Desired {
+    let refused: Vec<(String, String)> = d
+        .etcd_options
+        .iter()
+        .filter(|(k, _)| !leave.allows(k))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    for (k, v) in refused {
+        let flag = format!("--{k}={v}");
+        if running.is_some_and(|r| r.contains(&flag)) {
+            d.refused.push(not_allowed(
+                &k,
+                " (the running members keep it until it is removed)",
+            ));
+        } else {
+            d.etcd_flags.retain(|f| f != &flag);
+            d.etcd_options.remove(&k);
+            d.refused
+                .push(not_allowed(&k, " (left out of the members)"));
+        }
+    }
+    d
 }
 
 /// `spec.etcd.options` as flags, sorted by name (a stable template).

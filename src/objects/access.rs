@@ -7,6 +7,7 @@
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{ConfigMap, Node, PersistentVolumeClaim, Pod, Secret, Service};
+use k8s_openapi::api::networking::v1::NetworkPolicy;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::storage::v1::StorageClass;
 use kube::Resource;
@@ -77,6 +78,8 @@ pub fn watched_namespaces() -> Vec<Access> {
         of::<StatefulSet>(OWNED),
         // policy/v1.
         of::<PodDisruptionBudget>(OWNED),
+        // networking.k8s.io/v1: the cluster's NetworkPolicy (`spec.networkPolicy`).
+        of::<NetworkPolicy>(OWNED),
         // Member volumes are the StatefulSet's; the engine applies a restored seed's claim and
         // deletes removed or wiped members' claims (all of them with --delete-data).
         of::<PersistentVolumeClaim>(&[GET, LIST, WATCH, CREATE, PATCH, DELETE, DELETECOLLECTION]),
@@ -87,8 +90,8 @@ pub fn watched_namespaces() -> Vec<Access> {
         // A recovery's fence: the client Service's endpoints must be gone before the survivor's
         // snapshot (`engine::recover`).
         of::<k8s_openapi::api::discovery::v1::EndpointSlice>(&[LIST]),
-        // Reaching members from outside the cluster (`--dial port-forward`).
-        sub::<Pod>("portforward", &[CREATE]),
+        // No `pods/portforward`: the operator in a pod dials members directly; only the CLI
+        // (and `operate` from a workstation, with its user's rights) port-forwards.
         // Scheduled backups: their records, and retention deleting them; a recovery's marks.
         of::<EtcdBackup>(OWNED),
         sub::<EtcdBackup>("status", &[GET, PATCH, UPDATE]),
@@ -147,6 +150,20 @@ mod tests {
             lease_namespace()
                 .iter()
                 .all(|a| a.group == "coordination.k8s.io")
+        );
+        assert!(
+            t.iter()
+                .any(|a| a.grants("networking.k8s.io", "networkpolicies", DELETE))
+        );
+    }
+
+    #[test]
+    fn the_in_cluster_role_cannot_port_forward() {
+        assert!(
+            !watched_namespaces()
+                .iter()
+                .any(|a| a.resource == "pods/portforward"),
+            "only the CLI port-forwards, with its user's own rights"
         );
     }
 

@@ -234,8 +234,8 @@ mod tests {
         })
     }
 
-    /// Every request the controller and the engine make (observe, act, status, finalizer,
-    /// deletion, port-forward, events, watches of owned objects).
+    /// Every request the controller and the engine make in a pod (observe, act, status,
+    /// finalizer, deletion, events, watches of owned objects; members are dialed directly).
     const ENGINE_REQUESTS: &[(&str, &str, &str)] = &[
         (GROUP, "etcdclusters", "list"),
         (GROUP, "etcdclusters", "watch"),
@@ -252,12 +252,14 @@ mod tests {
         ("", "configmaps", "watch"),
         ("", "pods", "list"),
         ("", "pods", "delete"),
-        ("", "pods/portforward", "create"),
         ("", "persistentvolumeclaims", "list"),
         ("", "persistentvolumeclaims", "delete"),
         ("", "persistentvolumeclaims", "deletecollection"),
         ("policy", "poddisruptionbudgets", "get"),
         ("policy", "poddisruptionbudgets", "patch"),
+        ("networking.k8s.io", "networkpolicies", "get"),
+        ("networking.k8s.io", "networkpolicies", "patch"),
+        ("networking.k8s.io", "networkpolicies", "delete"),
         ("events.k8s.io", "events", "create"),
         ("events.k8s.io", "events", "patch"),
         // restore: the seed's claim and restore pod (server-side apply), then the pod's deletion

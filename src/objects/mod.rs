@@ -6,6 +6,7 @@
 pub mod access;
 pub mod install;
 pub mod monitoring;
+pub mod network_policy;
 pub mod pvc_agent;
 pub mod restore;
 pub mod security;
@@ -17,6 +18,7 @@ mod workload;
 
 pub use member_config::*;
 pub use names::*;
+pub use network_policy::network_policy;
 pub use services::*;
 pub use workload::*;
 

@@ -834,13 +834,14 @@ mod tests {
     }
 
     #[test]
-    fn a_template_change_applies_the_peer_service_with_its_metrics_port() {
+    fn a_template_change_applies_the_peer_service_and_network_policy_with_its_metrics_port() {
         use crate::engine::{Object, step_objects};
         let d = crate::model::validate(&with_metrics(None)).unwrap();
         let objs = step_objects(&d, &crate::plan::Step::UpdateTemplate { replicas: 3 });
         assert!(
-            matches!(objs.as_slice(), [Object::Service(s), Object::StatefulSet(_)]
-            if s.spec.as_ref().unwrap().ports.as_ref().unwrap().len() == 3)
+            matches!(objs.as_slice(), [Object::Service(s), Object::NetworkPolicy(p), Object::StatefulSet(_)]
+            if s.spec.as_ref().unwrap().ports.as_ref().unwrap().len() == 3
+                && p.spec.as_ref().unwrap().ingress.as_ref().unwrap().len() == 3)
         );
     }
 

@@ -62,6 +62,10 @@ pub fn config_name(cluster: &str) -> String {
 pub fn pdb_name(cluster: &str) -> String {
     cluster.to_string()
 }
+/// The cluster's NetworkPolicy (`objects::network_policy`).
+pub fn network_policy_name(cluster: &str) -> String {
+    cluster.to_string()
+}
 pub fn pod_name(cluster: &str, ordinal: u32) -> String {
     format!("{cluster}-{ordinal}")
 }

@@ -80,6 +80,9 @@ pub struct OperateOptions {
     /// --allow-ambient-credentials`, `--s3-endpoint-allow`): by default no ambient cloud
     /// identity and AWS endpoints only.
     pub store_access: crate::archive::store::Access,
+    /// Which `spec.etcd.options` member templates get (`--allow-etcd-option`): by default the
+    /// tuning flags only (`model::TUNING_OPTIONS`).
+    pub etcd_options: crate::model::OptionLeave,
 }
 
 impl OperateOptions {
@@ -97,6 +100,7 @@ impl OperateOptions {
             dial,
             lease_namespace: lease::NAMESPACE.into(),
             store_access: crate::archive::store::Access::operator(false, &[]),
+            etcd_options: crate::model::OptionLeave::Tuning(Vec::new()),
         }
     }
 }
@@ -182,11 +186,25 @@ async fn stand_by(
     shutdown: &CancellationToken,
 ) -> Result<bool, Error> {
     let mut last_holder: Option<String> = None;
+    let mut namespace_tried = false;
     loop {
         let attempt = tokio::select! {
             _ = shutdown.cancelled() => return Ok(false),
             r = lock.try_acquire_or_renew() => r,
         };
+        // Run from a workstation before any install: make the Leases' namespace (with the
+        // user's rights; an in-cluster ServiceAccount may not, and is told below what to do).
+        if matches!(attempt, Ok(Acquired::NoNamespace)) && !namespace_tried {
+            namespace_tried = true;
+            match lock.create_namespace().await {
+                Ok(true) => {
+                    tracing::info!(namespace = %lock.namespace(), "created the namespace of the engine leases");
+                    continue;
+                }
+                Ok(false) => {}
+                Err(e) => tracing::warn!("{}", e.report()),
+            }
+        }
         if leads(lock, metrics, attempt, &mut last_holder)? {
             return Ok(true);
         }
@@ -256,6 +274,7 @@ async fn lead(
     let mut ctx = Context::new(opts.client.clone(), opts.dial);
     ctx.add_finalizer = true;
     ctx.store_access = opts.store_access.clone();
+    ctx.etcd_options = opts.etcd_options.clone();
     ctx.identity = opts.identity.clone();
     // A scheduled backup that ends starts a pass of its cluster (which reads the outcome).
     let (ended, ended_rx) = tokio::sync::mpsc::unbounded_channel();

@@ -408,7 +408,11 @@ impl Conditions<'_> {
             self.set(
                 condition::SPEC_REFUSED,
                 true,
-                Reason::ImmutableField,
+                if d.refused.iter().all(|r| r.field == "spec.etcd.options") {
+                    Reason::OptionNotAllowed
+                } else {
+                    Reason::ImmutableField
+                },
                 d.refused
                     .iter()
                     .map(|r| r.to_string())

@@ -7,11 +7,11 @@
 - {"apiGroups":[""],"resources":["services"],"verbs":["get","list","watch","create","patch","update","delete"]}
 - {"apiGroups":["apps"],"resources":["statefulsets"],"verbs":["get","list","watch","create","patch","update","delete"]}
 - {"apiGroups":["policy"],"resources":["poddisruptionbudgets"],"verbs":["get","list","watch","create","patch","update","delete"]}
+- {"apiGroups":["networking.k8s.io"],"resources":["networkpolicies"],"verbs":["get","list","watch","create","patch","update","delete"]}
 - {"apiGroups":[""],"resources":["persistentvolumeclaims"],"verbs":["get","list","watch","create","patch","delete","deletecollection"]}
 - {"apiGroups":[""],"resources":["pods"],"verbs":["get","list","watch","create","patch","delete"]}
 - {"apiGroups":[""],"resources":["pods/eviction"],"verbs":["create"]}
 - {"apiGroups":["discovery.k8s.io"],"resources":["endpointslices"],"verbs":["list"]}
-- {"apiGroups":[""],"resources":["pods/portforward"],"verbs":["create"]}
 - {"apiGroups":["etcd.kubectl-etcd.io"],"resources":["etcdbackups"],"verbs":["get","list","watch","create","patch","update","delete"]}
 - {"apiGroups":["etcd.kubectl-etcd.io"],"resources":["etcdbackups/status"],"verbs":["get","patch","update"]}
 - {"apiGroups":[""],"resources":["secrets"],"verbs":["get"]}
@@ -28,11 +28,11 @@
 - {"apiGroups":[""],"resources":["services"],"verbs":["get","list","watch","create","patch","update","delete"]}
 - {"apiGroups":["apps"],"resources":["statefulsets"],"verbs":["get","list","watch","create","patch","update","delete"]}
 - {"apiGroups":["policy"],"resources":["poddisruptionbudgets"],"verbs":["get","list","watch","create","patch","update","delete"]}
+- {"apiGroups":["networking.k8s.io"],"resources":["networkpolicies"],"verbs":["get","list","watch","create","patch","update","delete"]}
 - {"apiGroups":[""],"resources":["persistentvolumeclaims"],"verbs":["get","list","watch","create","patch","delete","deletecollection"]}
 - {"apiGroups":[""],"resources":["pods"],"verbs":["get","list","watch","create","patch","delete"]}
 - {"apiGroups":[""],"resources":["pods/eviction"],"verbs":["create"]}
 - {"apiGroups":["discovery.k8s.io"],"resources":["endpointslices"],"verbs":["list"]}
-- {"apiGroups":[""],"resources":["pods/portforward"],"verbs":["create"]}
 - {"apiGroups":["etcd.kubectl-etcd.io"],"resources":["etcdbackups"],"verbs":["get","list","watch","create","patch","update","delete"]}
 - {"apiGroups":["etcd.kubectl-etcd.io"],"resources":["etcdbackups/status"],"verbs":["get","patch","update"]}
 - {"apiGroups":[""],"resources":["secrets"],"verbs":["get"]}

@@ -35,6 +35,10 @@ pub struct Args {
     /// `--etcd-option heartbeat-interval=250 --etcd-option election-timeout=2500`.
     #[arg(long = "etcd-option", value_name = "NAME=VALUE")]
     pub etcd_options: Vec<String>,
+    /// Let --etcd-option set this flag though it is no tuning flag (repeatable): the operator
+    /// needs the same `--allow-etcd-option` (README, Security), or it leaves the flag out.
+    #[arg(long, value_delimiter = ',', value_name = "NAME")]
+    pub allow_etcd_option: Vec<String>,
     /// PriorityClass of the member pods (e.g. system-cluster-critical).
     #[arg(long)]
     pub priority_class: Option<String>,
@@ -90,6 +94,8 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         name: name.clone(),
         source,
     })?;
+    model::check_options(&d, &model::OptionLeave::Tuning(a.allow_etcd_option))
+        .map_err(|e| usage(&name, e))?;
     check_secrets(&s, &name, &d).await?;
     s.ensure_crd().await?;
     let api: Api<EtcdCluster> = s.clusters();

@@ -36,6 +36,13 @@ pub struct Args {
     /// Example: --s3-endpoint-allow minio.backup.svc,10.0.0.5:9000
     #[arg(long, value_delimiter = ',', value_name = "HOST[:PORT]")]
     pub s3_endpoint_allow: Vec<String>,
+    /// Let `spec.etcd.options` set this etcd flag (repeatable, or comma-separated) besides the
+    /// tuning flags every cluster may set (heartbeat-interval, election-timeout, snapshot-count,
+    /// …; README, Security). Off the list by default: enable-pprof, enable-v2, unsafe-no-fsync,
+    /// listen-client-http-urls, cipher-suites, tls-min-version, feature-gates and any other.
+    /// Example: --allow-etcd-option enable-pprof
+    #[arg(long, value_delimiter = ',', value_name = "NAME")]
+    pub allow_etcd_option: Vec<String>,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,6 +63,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     operate::run(operate::OperateOptions {
         identity: a.identity.unwrap_or_else(operate::default_identity),
         store_access: Access::operator(a.allow_ambient_credentials, &a.s3_endpoint_allow),
+        etcd_options: crate::model::OptionLeave::Tuning(a.allow_etcd_option),
         ..operate::OperateOptions::new(s.client, a.watch_namespace, a.metrics_addr, dial)
     })
     .await
