@@ -138,21 +138,9 @@ pub fn others_own_status(meta: &ObjectMeta, manager: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeSet;
-    use std::path::{Path, PathBuf};
 
     use super::*;
     use crate::api::{EtcdBackup, EtcdCluster, EtcdClusterStatus, MaintenanceStatus, Phase};
-
-    fn sources(dir: &Path, into: &mut Vec<PathBuf>) {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                sources(&path, into);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                into.push(path);
-            }
-        }
-    }
 
     #[test]
     fn a_status_another_manager_wrote_is_taken_over_and_ours_is_not() {
@@ -217,20 +205,11 @@ mod tests {
     /// recipe send one through it.
     #[test]
     fn only_the_engine_and_the_backup_recipe_write_a_status() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-        let mut files = Vec::new();
-        sources(&root, &mut files);
         let mut writers = BTreeSet::new();
-        for file in files {
-            let rel = file
-                .strip_prefix(&root)
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
+        for (rel, text) in crate::fixtures::sources("") {
             if rel == "apply.rs" {
                 continue;
             }
-            let text = std::fs::read_to_string(&file).unwrap();
             for write in [
                 "patch_status(",
                 "replace_status(",

@@ -75,3 +75,33 @@ impl ClusterFixture {
         model::validate(&self.0).expect("the fixture is a valid cluster")
     }
 }
+
+/// The Rust sources under `src/<dir>` (`""`: all of `src`), as (path relative to `src`, text):
+/// for the tests that hold a rule of the layout (who writes a status, who reaches `backup`).
+pub fn sources(dir: &str) -> Vec<(String, String)> {
+    fn walk(dir: &std::path::Path, into: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, into);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                into.push(path);
+            }
+        }
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    walk(&root.join(dir), &mut files);
+    files.sort();
+    files
+        .into_iter()
+        .map(|f| {
+            let rel = f
+                .strip_prefix(&root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            (rel, std::fs::read_to_string(&f).unwrap())
+        })
+        .collect()
+}

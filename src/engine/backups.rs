@@ -1,5 +1,8 @@
-//! The engine's backups: the entry point through which the drivers take one (`take`), and the
-//! backup steps `act` carries out. Every one of them runs the one recipe, `backup::take`.
+//! The engine's backups: the entry point through which the drivers take one (`take`), the
+//! backup steps `act` carries out, and what the drivers read of backups (records, a stored
+//! snapshot verified, a snapshot copied to a claim, the pvc agent's side). Every backup is taken
+//! by the one recipe, `backup::take`. The drivers reach `backup` only through here (a test of
+//! `cli` checks it): this is the one seam between them.
 
 use std::collections::BTreeSet;
 use std::sync::Mutex;
@@ -11,11 +14,19 @@ use tokio::sync::mpsc::UnboundedSender;
 use super::Context;
 use crate::api::{EtcdBackup, EtcdCluster};
 use crate::archive::Destination;
-use crate::archive::store::Location;
+use crate::archive::fetch::{self, Verified};
+use crate::archive::store::{Access, Location, Store};
 use crate::backup::label;
-use crate::backup::take::{self, Of, Request};
+use crate::backup::take::{self, Of};
 use crate::error::{BackupError, Error};
+use crate::model::records::select;
 use crate::model::{self, BackupPlan, BackupsView, Desired, Observed, Version};
+
+/// The side of a pvc:// store that runs in its agent pod (`kubectl-etcd snapshot agent …`).
+pub use crate::backup::pvc::{AgentOp, run_agent};
+/// What a driver asks of a backup (`Context::backup_request` makes one), and the member a
+/// backup would be taken from.
+pub use crate::backup::take::{Request, Source};
 
 /// Takes a backup of `cluster` as `req` says, now: validates the cluster, observes it, and runs
 /// the recipe (`backup::take::take`), reporting stored bytes to `progress`. What the `backup`
@@ -52,6 +63,111 @@ fn d_namespace(cluster: &EtcdCluster) -> String {
         .namespace
         .clone()
         .unwrap_or_else(|| "default".into())
+}
+
+/// What taking `req` of the cluster `d` now would do, without taking it: the store answers
+/// (opened, probed with the request's credentials and SSE, closed) and the member it would be
+/// taken from (observed now). The `backup --dry-run` of a driver.
+pub async fn would_take(ctx: &Context, d: &Desired, req: &Request) -> Result<Source, Error> {
+    take::open(&ctx.reach, &d.namespace, req)
+        .await?
+        .close()
+        .await;
+    let (d, observed) = super::observe(ctx, d, None).await?;
+    Ok(take::choose_source(&d, &observed).map_err(BackupError::NoSource)?)
+}
+
+/// EtcdBackup records of `cluster` in `ns`, newest first (a cluster's records outlive it).
+pub async fn records(
+    client: &kube::Client,
+    ns: &str,
+    cluster: &str,
+) -> Result<Vec<EtcdBackup>, Error> {
+    crate::backup::records(client, ns, cluster).await
+}
+
+/// The cluster as its backup records name it (uid, cluster id): which records are its own.
+pub fn identity(cluster: &EtcdCluster) -> select::Identity<'_> {
+    crate::backup::scheduled::identity(cluster)
+}
+
+/// Whether the Secret `secret` of `ns` holds S3 credentials (`AWS_ACCESS_KEY_ID`,
+/// `AWS_SECRET_ACCESS_KEY`): `Err` says what is missing and how to make it.
+pub async fn check_credentials(client: &kube::Client, ns: &str, secret: &str) -> Result<(), Error> {
+    crate::backup::secret_credentials(client, ns, secret)
+        .await
+        .map(|_| ())
+}
+
+/// Where a stored snapshot is and how to read it.
+#[derive(Clone, Copy, Debug)]
+pub struct Stored<'a> {
+    pub location: &'a Location,
+    pub key: &'a str,
+    /// The Secret of its credentials (else the standard AWS chain of this machine).
+    pub secret: Option<&'a str>,
+    /// Image of the agent pod a pvc:// location is read through.
+    pub tools_image: &'a str,
+}
+
+/// Reads the whole stored snapshot on this machine and verifies it (the sha256 of the stored
+/// bytes against `expected` when known, decompression, etcd's own hash); `opened` is called once
+/// the store answers (the reading starts). Changes nothing.
+pub async fn verify(
+    client: &kube::Client,
+    ns: &str,
+    at: Stored<'_>,
+    expected: Option<&str>,
+    opened: impl FnOnce(),
+) -> Result<Verified, Error> {
+    let store = crate::backup::open_store(
+        client,
+        ns,
+        at.location,
+        at.secret,
+        at.tools_image,
+        &Access::ANY,
+    )
+    .await?;
+    opened();
+    let verified = fetch::verify_into(&store, at.key, expected, &mut tokio::io::sink()).await;
+    store.close().await;
+    Ok(verified?)
+}
+
+/// Copies the snapshot `at` (a directory of this machine) into the claim `claim` of `ns`, under
+/// the same key, through an agent pod: the copy's sha256 must be `sha256` (the verified one).
+pub async fn copy_to_claim(
+    client: &kube::Client,
+    ns: &str,
+    at: Stored<'_>,
+    claim: &str,
+    sha256: &str,
+) -> Result<(), Error> {
+    let local = Store::open(at.location, None)
+        .await
+        .map_err(BackupError::from)?;
+    let staged = Location::Pvc {
+        claim: claim.into(),
+        path: String::new(),
+    };
+    let target = crate::backup::pvc::open(client, ns, &staged, at.tools_image).await?;
+    let put = async {
+        let (body, _) = local.get(at.key).await?;
+        target.put(at.key, body, |_| {}).await
+    }
+    .await;
+    target.close().await;
+    let stored = put.map_err(BackupError::from)?;
+    if stored.sha256_hex != sha256 {
+        return Err(BackupError::Corrupt(format!(
+            "{}: changed while it was copied (sha256 {} after, {sha256} before)",
+            at.location.object_url(at.key),
+            stored.sha256_hex,
+        ))
+        .into());
+    }
+    Ok(())
 }
 
 /// `Step::PreUpgradeSnapshot`: a verified snapshot to `destination` (with the cluster's backup

@@ -219,6 +219,83 @@ pub(crate) fn lease_held_by(holder: &str) -> Value {
     })
 }
 
+/// ns/demo as `cluster` with an operator (`operator/op-0`) holding its engine Lease: a verb's
+/// intent patch is answered with `cluster`, and every pass is left to the operator.
+pub(crate) fn operator_holds_the_lease(d: &Desired, cluster: &EtcdCluster) -> Server {
+    let cluster = serde_json::to_value(cluster).unwrap();
+    formed_objects(d)
+        .on(Method::GET, CLUSTER_PATH, StatusCode::OK, cluster.clone())
+        .on(Method::PATCH, CLUSTER_PATH, StatusCode::OK, cluster)
+        .on(
+            Method::GET,
+            &lease_path(),
+            StatusCode::OK,
+            lease_held_by("operator/op-0"),
+        )
+}
+
+/// ns/demo as `cluster` with no operator: the Lease is free, and a verb's writes (its intent,
+/// the Lease, the passes' status and objects) succeed.
+pub(crate) fn without_an_operator(d: &Desired, cluster: &EtcdCluster) -> Server {
+    let cluster = serde_json::to_value(cluster).unwrap();
+    formed_objects(d)
+        .on(Method::GET, CLUSTER_PATH, StatusCode::OK, cluster.clone())
+        .on(Method::PATCH, CLUSTER_PATH, StatusCode::OK, cluster.clone())
+        .on(
+            Method::PATCH,
+            &format!("{CLUSTER_PATH}/status"),
+            StatusCode::OK,
+            cluster,
+        )
+        .permissive()
+}
+
+/// Whether `call` names the CLI's field manager (`keys::MANAGER_CLI`).
+pub(crate) fn as_the_cli(call: &Call) -> bool {
+    let manager = format!("fieldManager={}", crate::keys::MANAGER_CLI);
+    call.query.split('&').any(|q| q == manager)
+}
+
+/// A verb that deferred to an operator holding the Lease: it asked for the Lease, and its one
+/// write is `intent`, a patch of ns/demo's spec as the CLI's field manager.
+pub(crate) fn assert_only_the_intent_was_written(calls: &Mutex<Vec<Call>>, intent: &Value) {
+    let w = writes(calls);
+    assert_eq!(w.len(), 1, "only the intent is written: {w:#?}");
+    assert_eq!(
+        (&w[0].method, w[0].path.as_str()),
+        (&Method::PATCH, CLUSTER_PATH)
+    );
+    assert_eq!(&w[0].body, intent);
+    assert!(as_the_cli(&w[0]), "the intent is the CLI's: {:#?}", w[0]);
+    assert!(
+        calls.lock().unwrap().iter().any(|c| c.path == lease_path()),
+        "the verb asked for the Lease"
+    );
+}
+
+/// A verb with no operator: it wrote `intent` (as the CLI's field manager), then took the Lease
+/// as a `cli/…` holder before the engine wrote anything; returns the writes.
+pub(crate) fn assert_the_lease_was_taken_after(
+    calls: &Mutex<Vec<Call>>,
+    intent: &Value,
+) -> Vec<Call> {
+    let w = writes(calls);
+    assert_eq!(&w[0].body, intent, "{w:#?}");
+    assert!(as_the_cli(&w[0]), "the intent is the CLI's: {:#?}", w[0]);
+    assert_eq!(
+        (&w[1].method, w[1].path.clone()),
+        (&Method::POST, leases_path())
+    );
+    assert!(
+        w[1].body["spec"]["holderIdentity"]
+            .as_str()
+            .is_some_and(|h| h.starts_with("cli/")),
+        "{:?}",
+        w[1].body
+    );
+    w
+}
+
 /// A formed 3-member cluster's Kubernetes objects (no pods running: etcd is not asked, so the
 /// pass needs no member connection).
 pub(crate) fn formed_objects(d: &Desired) -> Server {

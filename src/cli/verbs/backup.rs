@@ -12,14 +12,15 @@ use kube::ResourceExt;
 use crate::api::EtcdCluster;
 use crate::archive::Destination;
 use crate::archive::codec::Compression;
+use crate::archive::naming::{object_key, record_name};
 use crate::archive::store::{Location, Sse};
-use crate::backup::{label, scheduled, select, take};
 use crate::cli::flags::Global;
 use crate::cli::{Session, output, usage};
+use crate::engine::backups::{self, Request};
 use crate::engine::{Context, Dial};
-use crate::error::BackupError;
 use crate::error::Error;
 use crate::model;
+use crate::model::records::{label, select};
 
 #[derive(clap::Args, Debug)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
@@ -131,7 +132,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
             output::human_bytes((n as f64 / secs) as i64)
         ));
     };
-    match crate::engine::backups::take(&ctx, &cluster, &req, &shown).await {
+    match backups::take(&ctx, &cluster, &req, &shown).await {
         Ok(record) => {
             let st = record.status.clone().unwrap_or_default();
             progress.finish(&format!(
@@ -161,15 +162,10 @@ async fn dry_run(
     ctx: &Context,
     name: &str,
     desired: &model::Desired,
-    req: &take::Request,
+    req: &Request,
 ) -> Result<(), Error> {
-    take::open(&ctx.reach, &s.namespace, req)
-        .await?
-        .close()
-        .await;
     let compression = req.to.compression;
-    let (desired, observed) = crate::engine::observe(ctx, desired, None).await?;
-    let source = take::choose_source(&desired, &observed).map_err(BackupError::NoSource)?;
+    let source = backups::would_take(ctx, desired, req).await?;
     let lines = vec![
         format!(
             "snapshot {} (raft index {}, etcd {}){}",
@@ -190,7 +186,7 @@ async fn dry_run(
             },
             req.to
                 .location
-                .object_url(&take::object_key(
+                .object_url(&object_key(
                     &s.namespace,
                     name,
                     Timestamp::now(),
@@ -202,7 +198,7 @@ async fn dry_run(
         format!(
             "record it as EtcdBackup {}/{}",
             s.namespace,
-            take::record_name(name, Timestamp::now())
+            record_name(name, Timestamp::now())
         ),
     ];
     output::print_dry_run(g.output, &lines, &[], None)
@@ -211,13 +207,13 @@ async fn dry_run(
 async fn list(g: &Global, cluster: &str) -> Result<(), Error> {
     let s = Session::connect(g).await?;
     s.ensure_crd().await?;
-    let list = crate::backup::records(&s.client, &s.namespace, cluster).await?;
+    let list = backups::records(&s.client, &s.namespace, cluster).await?;
     let live = s
         .clusters()
         .get_opt(cluster)
         .await
         .map_err(|e| Error::kube("get", crate::api::KIND, &s.namespace, cluster, e))?;
-    for line in list_notes(&list, live.as_ref().map(scheduled::identity)) {
+    for line in list_notes(&list, live.as_ref().map(backups::identity)) {
         output::progress_line(&line);
     }
     output::print_backups(g.output, &list)

@@ -241,10 +241,10 @@ fn print_report(format: output::Format, r: &Report) -> Result<(), Error> {
 mod tests {
     use super::*;
     use crate::engine::scripted::{
-        CLUSTER_PATH, formed_objects, lease_held_by, lease_path, leases_path, writes,
+        assert_only_the_intent_was_written, assert_the_lease_was_taken_after,
+        operator_holds_the_lease, without_an_operator,
     };
     use crate::model::{ClusterView, MemberStatusView, MemberView};
-    use http::{Method, StatusCode};
     use std::time::Duration;
 
     fn args(timeout: Duration) -> Args {
@@ -281,13 +281,7 @@ mod tests {
     async fn with_an_operator_holding_the_lease_the_verb_records_its_request_and_only_waits() {
         let c = carried_out("t1");
         let d = model::validate(&c).unwrap();
-        let lease = lease_held_by("operator/op-0");
-        let cluster = serde_json::to_value(&c).unwrap();
-        let (ctx, calls) = formed_objects(&d)
-            .on(Method::GET, CLUSTER_PATH, StatusCode::OK, cluster.clone())
-            .on(Method::PATCH, CLUSTER_PATH, StatusCode::OK, cluster)
-            .on(Method::GET, &lease_path(), StatusCode::OK, lease)
-            .start();
+        let (ctx, calls) = operator_holds_the_lease(&d, &c).start();
         let s = Session {
             client: ctx.client.clone(),
             namespace: "ns".into(),
@@ -300,35 +294,14 @@ mod tests {
         )
         .await
         .unwrap();
-        let w = writes(&calls);
-        assert_eq!(w.len(), 1, "only the request is written: {w:#?}");
-        assert_eq!(
-            (&w[0].method, w[0].path.as_str()),
-            (&Method::PATCH, CLUSTER_PATH)
-        );
-        assert_eq!(w[0].body, request_patch("t1", true));
-        assert!(
-            calls.lock().unwrap().iter().any(|c| c.path == lease_path()),
-            "the verb asked for the Lease"
-        );
+        assert_only_the_intent_was_written(&calls, &request_patch("t1", true));
     }
 
     #[tokio::test]
     async fn without_an_operator_the_verb_takes_the_lease_before_the_engine_writes_anything() {
         let c = crate::fixtures::cluster("demo").build();
         let d = model::validate(&c).unwrap();
-        let cluster = serde_json::to_value(&c).unwrap();
-        let (ctx, calls) = formed_objects(&d)
-            .on(Method::GET, CLUSTER_PATH, StatusCode::OK, cluster.clone())
-            .on(Method::PATCH, CLUSTER_PATH, StatusCode::OK, cluster.clone())
-            .on(
-                Method::PATCH,
-                &format!("{CLUSTER_PATH}/status"),
-                StatusCode::OK,
-                cluster,
-            )
-            .permissive()
-            .start();
+        let (ctx, calls) = without_an_operator(&d, &c).start();
         let s = Session {
             client: ctx.client.clone(),
             namespace: "ns".into(),
@@ -338,19 +311,7 @@ mod tests {
             .await
             .unwrap_err();
         assert!(matches!(e, Error::Timeout { .. }), "{e:?}");
-        let w = writes(&calls);
-        assert_eq!(w[0].body, request_patch("t2", true), "{w:#?}");
-        assert_eq!(
-            (&w[1].method, w[1].path.clone()),
-            (&Method::POST, leases_path())
-        );
-        assert!(
-            w[1].body["spec"]["holderIdentity"]
-                .as_str()
-                .is_some_and(|h| h.starts_with("cli/")),
-            "{:?}",
-            w[1].body
-        );
+        let w = assert_the_lease_was_taken_after(&calls, &request_patch("t2", true));
         assert!(
             w[2..].iter().any(|c| c.path.ends_with("/status")),
             "the engine's passes ran (and wrote status) under the Lease: {w:#?}"

@@ -34,3 +34,42 @@ pub(crate) fn intent_post() -> kube::api::PostParams {
         ..Default::default()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// Every write of a verb names the CLI's field manager (`intent_patch`, `intent_post`), so
+    /// `metadata.managedFields` tells a verb's writes (spec, request annotations, what a verb
+    /// creates) from the engine's; tests/e2e_status.rs checks the same on a cluster.
+    #[test]
+    fn every_verb_writes_as_the_cli() {
+        for (file, text) in crate::fixtures::sources("cli") {
+            // Spelled in two halves: this file is among those read.
+            for unnamed in [
+                concat!("PatchParams", "::default()"),
+                concat!("PostParams", "::default()"),
+            ] {
+                assert!(
+                    !text.contains(unnamed),
+                    "{file} writes without a field manager ({unnamed}): use verbs::intent_patch or verbs::intent_post"
+                );
+            }
+        }
+    }
+
+    /// The CLI reaches backups only through the engine (`engine::backups`), like the operator:
+    /// records, stored snapshots, the agent pods' side, taking one.
+    #[test]
+    fn the_cli_reaches_backups_only_through_the_engine() {
+        for (file, text) in crate::fixtures::sources("cli") {
+            // Spelled in two halves: this file is among those read.
+            let (path, module) = (
+                concat!("crate::", "backup::"),
+                concat!("crate::", "backup;"),
+            );
+            assert!(
+                !text.contains(path) && !text.contains(module),
+                "{file} imports crate::backup: go through crate::engine::backups"
+            );
+        }
+    }
+}

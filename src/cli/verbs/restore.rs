@@ -9,24 +9,22 @@ use std::path::PathBuf;
 use clap::Subcommand;
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Secret};
 use kube::ResourceExt;
-use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, Patch};
 
 use super::backup::bad_url;
 use crate::api::{
     EtcdBackup, EtcdCluster, EtcdClusterSpec, RestoreSpec, StorageSpec, backup_phase,
 };
-use crate::archive::store::{Access, Location, Store};
-use crate::backup::fetch;
-use crate::backup::open_store;
-use crate::backup::pvc;
-use crate::backup::records;
-use crate::backup::{scheduled, select};
+use crate::archive::fetch::{self, Verified};
+use crate::archive::store::{Location, Store};
 use crate::cli::flags::{Global, SecurityFlags, WaitFlags};
 use crate::cli::{Session, check_secrets, drive, output, usage};
+use crate::engine::backups::{self, AgentOp, Stored};
 use crate::error::BackupError;
 use crate::error::Error;
+use crate::model::records::select;
 use crate::model::{self, DEFAULT_TOOLS_IMAGE};
-use crate::objects::pvc_agent;
+use crate::objects::pvc_agent::{self, AGENT_IDLE, MOUNT_DIR};
 
 #[derive(clap::Args, Debug)]
 #[command(group(clap::ArgGroup::new("source").required(true).args(["from", "from_backup", "latest_of"])))]
@@ -89,19 +87,19 @@ pub enum SnapshotOp {
     /// The pvc:// agent: store operations on the claim mounted in this pod (see backup::pvc).
     Agent {
         /// The location's directory in the mounted claim.
-        #[arg(long, default_value = pvc::MOUNT_DIR)]
+        #[arg(long, default_value = MOUNT_DIR)]
         root: PathBuf,
         #[command(subcommand)]
         op: AgentCmd,
     },
 }
 
-/// One operation of the pvc:// agent (`backup::pvc::AgentOp`).
+/// One operation of the pvc:// agent (`engine::backups::AgentOp`).
 #[derive(Subcommand, Debug)]
 pub enum AgentCmd {
     /// Stay up until no operation ran for --idle seconds (the agent pod's main process).
     Hold {
-        #[arg(long, default_value_t = pvc::AGENT_IDLE.as_secs())]
+        #[arg(long, default_value_t = AGENT_IDLE.as_secs())]
         idle: u64,
     },
     /// Check that the directory can be created and written.
@@ -121,18 +119,18 @@ pub enum AgentCmd {
     Delete { key: String },
 }
 
-impl From<AgentCmd> for pvc::AgentOp {
+impl From<AgentCmd> for AgentOp {
     fn from(c: AgentCmd) -> Self {
         match c {
-            AgentCmd::Hold { idle } => pvc::AgentOp::Hold {
+            AgentCmd::Hold { idle } => AgentOp::Hold {
                 idle: std::time::Duration::from_secs(idle),
             },
-            AgentCmd::Check => pvc::AgentOp::Check,
-            AgentCmd::Put { key } => pvc::AgentOp::Put { key },
-            AgentCmd::Get { key } => pvc::AgentOp::Get { key },
-            AgentCmd::List { prefix } => pvc::AgentOp::List { prefix },
-            AgentCmd::Head { key } => pvc::AgentOp::Head { key },
-            AgentCmd::Delete { key } => pvc::AgentOp::Delete { key },
+            AgentCmd::Check => AgentOp::Check,
+            AgentCmd::Put { key } => AgentOp::Put { key },
+            AgentCmd::Get { key } => AgentOp::Get { key },
+            AgentCmd::List { prefix } => AgentOp::List { prefix },
+            AgentCmd::Head { key } => AgentOp::Head { key },
+            AgentCmd::Delete { key } => AgentOp::Delete { key },
         }
     }
 }
@@ -193,13 +191,13 @@ async fn resolve_source(s: &Session, a: &Args) -> Result<Source, Error> {
     // one that took the newest good backup when none exists: never one taken without quorum,
     // never one of another cluster that had the same name.
     let cluster = a.latest_of.clone().unwrap_or_default();
-    let list = records(&s.client, &s.namespace, &cluster).await?;
+    let list = backups::records(&s.client, &s.namespace, &cluster).await?;
     let live = s
         .clusters()
         .get_opt(&cluster)
         .await
         .map_err(|e| Error::kube("get", crate::api::KIND, &s.namespace, &cluster, e))?;
-    let newest = select::latest(&list, live.as_ref().map(scheduled::identity)).map_err(|why| {
+    let newest = select::latest(&list, live.as_ref().map(backups::identity)).map_err(|why| {
         Error::Usage(format!(
             "{why} for {}/{cluster}; take one with `kubectl etcd backup {cluster} --to URL`",
             s.namespace
@@ -385,22 +383,19 @@ async fn verify(
     loc: &Location,
     key: &str,
     secret: Option<&str>,
-) -> Result<(fetch::Verified, output::Progress), Error> {
+) -> Result<(Verified, output::Progress), Error> {
     let expected = a.sha256.clone().or(src.sha256.clone());
-    let store = open_store(
-        &s.client,
-        &s.namespace,
-        loc,
+    let at = Stored {
+        location: loc,
+        key,
         secret,
-        &a.tools_image,
-        &Access::ANY,
-    )
-    .await?;
+        tools_image: &a.tools_image,
+    };
     let progress = output::Progress::new(&format!("{}/{}", s.namespace, a.name));
-    progress.step(&format!("verifying {}", src.url));
-    let verified =
-        fetch::verify_into(&store, key, expected.as_deref(), &mut tokio::io::sink()).await;
-    store.close().await;
+    let verified = backups::verify(&s.client, &s.namespace, at, expected.as_deref(), || {
+        progress.step(&format!("verifying {}", src.url));
+    })
+    .await;
     let verified = verified.inspect_err(|_| progress.abandon())?;
     progress.note(&format!(
         "verified {} ({} stored, {} snapshot, sha256 {})",
@@ -452,7 +447,7 @@ fn dry_run_lines(
     s: &Session,
     name: &str,
     src: &Source,
-    verified: &fetch::Verified,
+    verified: &Verified,
     staging: Option<&str>,
     source_url: &str,
 ) -> Vec<String> {
@@ -482,7 +477,7 @@ async fn create(
     let name = cluster.name_any();
     let created = s
         .clusters()
-        .create(&PostParams::default(), cluster)
+        .create(&super::intent_post(), cluster)
         .await
         .map_err(|e| Error::kube("create", crate::api::KIND, &s.namespace, &name, e));
     if created.is_err()
@@ -510,7 +505,7 @@ async fn hand_over(
         secret.metadata.owner_references = Some(vec![owner.clone()]);
         let secrets: Api<Secret> = Api::namespaced(s.client.clone(), &s.namespace);
         secrets
-            .create(&PostParams::default(), &secret)
+            .create(&super::intent_post(), &secret)
             .await
             .map_err(|e| Error::kube("create", "Secret", &s.namespace, &secret.name_any(), e))?;
     }
@@ -519,7 +514,7 @@ async fn hand_over(
         claims
             .patch(
                 claim,
-                &PatchParams::default(),
+                &super::intent_patch(),
                 &Patch::Merge(serde_json::json!({"metadata": {"ownerReferences": [owner]}})),
             )
             .await
@@ -535,7 +530,7 @@ async fn stage(
     name: &str,
     loc: &Location,
     key: &str,
-    verified: &fetch::Verified,
+    verified: &Verified,
     class: Option<&str>,
     tools_image: &str,
 ) -> Result<(), Error> {
@@ -544,7 +539,7 @@ async fn stage(
     let claim_name = claim.metadata.name.clone().unwrap_or_default();
     let claims: Api<PersistentVolumeClaim> = Api::namespaced(s.client.clone(), ns);
     claims
-        .create(&PostParams::default(), &claim)
+        .create(&super::intent_post(), &claim)
         .await
         .map_err(|e| match e {
             kube::Error::Api(st) if st.code == 409 => Error::Conflict(format!(
@@ -552,31 +547,13 @@ async fn stage(
             )),
             e => Error::kube("create", "PersistentVolumeClaim", ns, &claim_name, e),
         })?;
-    let copied = async {
-        let local = Store::open(loc, None).await.map_err(BackupError::from)?;
-        let staged = Location::Pvc {
-            claim: claim_name.clone(),
-            path: String::new(),
-        };
-        let target = pvc::open(&s.client, ns, &staged, tools_image).await?;
-        let put = async {
-            let (body, _) = local.get(key).await?;
-            target.put(key, body, |_| {}).await
-        }
-        .await;
-        target.close().await;
-        let stored = put.map_err(BackupError::from)?;
-        if stored.sha256_hex != verified.sha256 {
-            return Err(Error::from(BackupError::Corrupt(format!(
-                "{}: changed while it was copied (sha256 {} after, {} before)",
-                loc.object_url(key),
-                stored.sha256_hex,
-                verified.sha256
-            ))));
-        }
-        Ok(())
-    }
-    .await;
+    let at = Stored {
+        location: loc,
+        key,
+        secret: None,
+        tools_image,
+    };
+    let copied = backups::copy_to_claim(&s.client, ns, at, &claim_name, &verified.sha256).await;
     if copied.is_err() {
         delete_claim(s, &claim_name).await;
     }
@@ -601,9 +578,9 @@ pub async fn snapshot(op: SnapshotOp) -> Result<(), Error> {
             clean,
         } => {
             let (loc, key) = Location::parse_object(&url).map_err(bad_url)?;
-            // A pvc:// source is mounted into this container (restore pod) at pvc::MOUNT_DIR.
+            // A pvc:// source is mounted into this container (restore pod) at MOUNT_DIR.
             let loc = loc
-                .pvc_as_file(std::path::Path::new(pvc::MOUNT_DIR))
+                .pvc_as_file(std::path::Path::new(MOUNT_DIR))
                 .unwrap_or(loc);
             let store = Store::open(&loc, None).await.map_err(BackupError::from)?;
             let v = fetch::fetch_to_file(&store, &key, sha256.as_deref(), &to, clean.as_deref())
@@ -616,7 +593,7 @@ pub async fn snapshot(op: SnapshotOp) -> Result<(), Error> {
         }
         SnapshotOp::Agent { root, op } => {
             let mut stdout = tokio::io::stdout();
-            Ok(pvc::run_agent(&root, op.into(), tokio::io::stdin(), &mut stdout).await?)
+            Ok(backups::run_agent(&root, op.into(), tokio::io::stdin(), &mut stdout).await?)
         }
         SnapshotOp::Discard { dir } => {
             match tokio::fs::remove_dir_all(&dir).await {

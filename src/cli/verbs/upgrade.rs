@@ -14,13 +14,14 @@ use serde_json::json;
 use crate::api::{ANNOTATION_PRE_UPGRADE_BACKUP, KIND, PRE_UPGRADE_BACKUP_SKIPPED, upgrade_state};
 use crate::archive::Destination;
 use crate::archive::codec::Compression;
+use crate::archive::naming::object_key;
 use crate::archive::store::Location;
-use crate::backup::{label, take};
 use crate::cli::flags::{Global, WaitFlags};
 use crate::cli::verbs::backup::bad_url;
 use crate::cli::{Session, drive, output, usage};
 use crate::engine::{Context, Dial};
 use crate::error::Error;
+use crate::model::records::label;
 use crate::model::{self, Version};
 use crate::plan::upgrade::{self, PathKind};
 
@@ -215,7 +216,7 @@ fn dry_run_snapshot(
     match destination {
         Some(d) => format!(
             "before the first member changes: a verified snapshot to {}",
-            d.object_url(&take::object_key(
+            d.object_url(&object_key(
                 &s.namespace,
                 name,
                 Timestamp::now(),

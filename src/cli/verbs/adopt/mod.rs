@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ConfigMap, Service};
-use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, ListParams, Patch};
 
 use crate::api::{AdoptSpec, AuthSpec, EtcdCluster, EtcdClusterSpec, KIND, StorageSpec};
 use crate::cli::flags::{Global, WaitFlags};
@@ -126,7 +126,7 @@ async fn abort(s: &Session, g: &Global, a: &Args, c: EtcdCluster) -> Result<(), 
     s.clusters()
         .patch(
             name,
-            &PatchParams::default(),
+            &super::intent_patch(),
             &Patch::Merge(serde_json::json!({ "spec": { "adopt": { "abort": true } } })),
         )
         .await
@@ -565,7 +565,7 @@ async fn adopt(s: &Session, g: &Global, a: &Args) -> Result<(), Error> {
         };
     }
     cluster.metadata.uid = None;
-    let created = match s.clusters().create(&PostParams::default(), &cluster).await {
+    let created = match s.clusters().create(&super::intent_post(), &cluster).await {
         Ok(c) => c,
         Err(kube::Error::Api(st)) if st.code == 409 => {
             return Err(Error::AlreadyExists {

@@ -19,7 +19,7 @@
 
 use jiff::Timestamp;
 use kube::ResourceExt;
-use kube::api::{Api, Patch, PatchParams};
+use kube::api::{Api, Patch};
 use serde_json::json;
 
 use super::backup::bad_url;
@@ -270,7 +270,7 @@ async fn backup_record(s: &Session, name: &str, b: &str) -> Result<EtcdBackup, E
     }
     if rec
         .labels()
-        .get(crate::backup::label::CLUSTER)
+        .get(crate::model::records::label::CLUSTER)
         .map(String::as_str)
         != Some(name)
     {
@@ -351,9 +351,8 @@ async fn check_restore(
     let secret_check = match secret {
         Some(n) => Some((
             n,
-            crate::backup::secret_credentials(&s.client, ns, n)
+            crate::engine::backups::check_credentials(&s.client, ns, n)
                 .await
-                .map(|_| ())
                 .map_err(|e| e.to_string()),
         )),
         None => None,
@@ -484,7 +483,7 @@ async fn record_and_wait(
         .clusters()
         .patch(
             name,
-            &PatchParams::default(),
+            &super::intent_patch(),
             &Patch::Merge(intent_patch(&intent)),
         )
         .await
@@ -498,7 +497,7 @@ async fn record_and_wait(
     }
     let waited = drive::converge(s, name, wait.timeout).await;
     let c = s.get_cluster(name).await?;
-    let records = crate::backup::records(&s.client, ns, name).await?;
+    let records = crate::engine::backups::records(&s.client, ns, name).await?;
     let recovery = model::validate(&c)
         .ok()
         .and_then(|d| d.recovery)
@@ -545,7 +544,7 @@ async fn stopped(
         .clusters()
         .patch(
             name,
-            &PatchParams::default(),
+            &super::intent_patch(),
             &Patch::Merge(json!({"spec": {"recovery": null}})),
         )
         .await;
@@ -572,10 +571,7 @@ async fn make_env_secret(s: &Session, d: &Desired, name: &str) -> Result<String,
     })?;
     made.metadata.owner_references = Some(vec![objects::owner(d)]);
     let secrets: Api<k8s_openapi::api::core::v1::Secret> = Api::namespaced(s.client.clone(), ns);
-    match secrets
-        .create(&kube::api::PostParams::default(), &made)
-        .await
-    {
+    match secrets.create(&super::intent_post(), &made).await {
         Ok(_) => {}
         Err(kube::Error::Api(st)) if st.code == 409 => {}
         Err(e) => return Err(Error::kube("create", "Secret", ns, &made.name_any(), e)),
@@ -587,7 +583,8 @@ async fn make_env_secret(s: &Session, d: &Desired, name: &str) -> Result<String,
 mod tests {
     use super::*;
     use crate::engine::scripted::{
-        BACKUPS_PATH, CLUSTER_PATH, formed_objects, lease_held_by, lease_path, leases_path, writes,
+        BACKUPS_PATH, CLUSTER_PATH, assert_only_the_intent_was_written,
+        assert_the_lease_was_taken_after, operator_holds_the_lease, without_an_operator,
     };
     use crate::plan::recover::Mark;
     use http::{Method, StatusCode};
@@ -628,8 +625,8 @@ mod tests {
                 ..Default::default()
             },
         );
-        let mut labels = crate::backup::label::for_cluster("demo", "recover");
-        labels.insert(crate::backup::label::RECOVERY.into(), "t1".into());
+        let mut labels = crate::model::records::label::for_cluster("demo", "recover");
+        labels.insert(crate::model::records::label::RECOVERY.into(), "t1".into());
         rec.metadata.labels = Some(labels);
         rec.metadata.annotations = Some(
             [(
@@ -642,16 +639,7 @@ mod tests {
             phase: Some(backup_phase::SUCCEEDED.into()),
             ..Default::default()
         });
-        let cluster = serde_json::to_value(&c).unwrap();
-        let (ctx, calls) = formed_objects(&d)
-            .on(Method::GET, CLUSTER_PATH, StatusCode::OK, cluster.clone())
-            .on(Method::PATCH, CLUSTER_PATH, StatusCode::OK, cluster)
-            .on(
-                Method::GET,
-                &lease_path(),
-                StatusCode::OK,
-                lease_held_by("operator/op-0"),
-            )
+        let (ctx, calls) = operator_holds_the_lease(&d, &c)
             .on(
                 Method::GET,
                 BACKUPS_PATH,
@@ -673,17 +661,7 @@ mod tests {
         )
         .await
         .unwrap();
-        let w = writes(&calls);
-        assert_eq!(w.len(), 1, "only the decision is written: {w:#?}");
-        assert_eq!(
-            (&w[0].method, w[0].path.as_str()),
-            (&Method::PATCH, CLUSTER_PATH)
-        );
-        assert_eq!(w[0].body, intent_patch(&intent("t1")));
-        assert!(
-            calls.lock().unwrap().iter().any(|c| c.path == lease_path()),
-            "the verb asked for the Lease"
-        );
+        assert_only_the_intent_was_written(&calls, &intent_patch(&intent("t1")));
     }
 
     #[tokio::test]
@@ -693,18 +671,7 @@ mod tests {
             .spec(|s| s.recovery = Some(intent("t2")))
             .build();
         let d = model::validate(&c).unwrap();
-        let cluster = serde_json::to_value(&c).unwrap();
-        let (ctx, calls) = formed_objects(&d)
-            .on(Method::GET, CLUSTER_PATH, StatusCode::OK, cluster.clone())
-            .on(Method::PATCH, CLUSTER_PATH, StatusCode::OK, cluster.clone())
-            .on(
-                Method::PATCH,
-                &format!("{CLUSTER_PATH}/status"),
-                StatusCode::OK,
-                cluster,
-            )
-            .permissive()
-            .start();
+        let (ctx, calls) = without_an_operator(&d, &c).start();
         let s = Session {
             client: ctx.client.clone(),
             namespace: "ns".into(),
@@ -721,19 +688,7 @@ mod tests {
         .await
         .unwrap_err();
         assert!(matches!(e, Error::Timeout { .. }), "{e:?}");
-        let w = writes(&calls);
-        assert_eq!(w[0].body, intent_patch(&intent("t2")), "{w:#?}");
-        assert_eq!(
-            (&w[1].method, w[1].path.clone()),
-            (&Method::POST, leases_path())
-        );
-        assert!(
-            w[1].body["spec"]["holderIdentity"]
-                .as_str()
-                .is_some_and(|h| h.starts_with("cli/")),
-            "{:?}",
-            w[1].body
-        );
+        let w = assert_the_lease_was_taken_after(&calls, &intent_patch(&intent("t2")));
         assert!(
             w.iter().any(|c| c.path.ends_with("/services/demo-client")),
             "the engine fenced clients under the Lease: {w:#?}"
@@ -745,7 +700,8 @@ mod tests {
         assert!(
             w.iter().any(|c| c.path == CLUSTER_PATH
                 && c.body["spec"]["recovery"].is_null()
-                && c.body["spec"].get("recovery").is_some()),
+                && c.body["spec"].get("recovery").is_some()
+                && crate::engine::scripted::as_the_cli(c)),
             "stopped before deleting anything, the decision is withdrawn: {w:#?}"
         );
     }
