@@ -200,7 +200,7 @@ async fn each_status_has_one_writer_and_the_engine_never_writes_spec() {
             "spec is the CLI's and the user's, never the engine's:\n{}",
             describe(&entries)
         );
-        // The members merge by name: one entry each, all three there.
+        // The members merge by id: one entry each, all three there.
         let st = c.status.unwrap();
         assert_eq!(
             st.restored_from, None,

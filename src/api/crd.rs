@@ -60,7 +60,9 @@ pub const ADMISSION_RULES: &[(&str, &str, &str)] = &[
 ];
 
 /// The lists of `EtcdCluster.status` that are maps (`x-kubernetes-list-type: map`), by key.
-const STATUS_LIST_KEYS: &[(&str, &str)] = &[("conditions", "type"), ("members", "name")];
+/// Members by id, not name: etcd's ids are unique, names are not (a member added by hand may
+/// take an engine member's name, and a learner that never started has none).
+const STATUS_LIST_KEYS: &[(&str, &str)] = &[("conditions", "type"), ("members", "id")];
 
 fn add_admission_rules(crd: &mut CustomResourceDefinition) {
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::ValidationRule;
@@ -91,7 +93,7 @@ fn add_admission_rules(crd: &mut CustomResourceDefinition) {
                     });
             }
         }
-        // One condition per type, one member per name: server-side apply merges them by key.
+        // One condition per type, one member per id: server-side apply merges them by key.
         let mut status = root.get_mut("status").and_then(|s| s.properties.as_mut());
         for (list, key) in STATUS_LIST_KEYS {
             if let Some(list) = status.as_mut().and_then(|p| p.get_mut(*list)) {
@@ -177,7 +179,7 @@ mod tests {
             assert!(!rule.contains('\n') && !rule.contains("  "), "{rule}");
         }
         let status = props["status"].properties.as_ref().unwrap();
-        for (list, key) in [("conditions", "type"), ("members", "name")] {
+        for (list, key) in [("conditions", "type"), ("members", "id")] {
             assert_eq!(status[list].x_kubernetes_list_type.as_deref(), Some("map"));
             assert_eq!(
                 status[list].x_kubernetes_list_map_keys.as_deref(),

@@ -186,9 +186,16 @@ pub struct BackupStatus {
 #[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MemberStatus {
+    /// The member's name: its pod's for the engine's members, else what etcd reports (the id
+    /// while it reports none). Two members may share one (one of them `foreign`).
     pub name: String,
-    /// Member id, 16 hex digits.
+    /// Member id, 16 hex digits: unique in the cluster, the key of this list (the API server
+    /// merges the entries by it).
     pub id: String,
+    /// Not one of the engine's members: its peer URL is none the engine builds (added by hand,
+    /// e.g. with `etcdctl member add`, or an old member of a cluster being adopted).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub foreign: bool,
     #[serde(default)]
     pub peer_url: String,
     #[serde(default)]

@@ -170,6 +170,7 @@ fn member_status(
     MemberStatus {
         name: super::member_name(d, m),
         id: fmt_id(m.id),
+        foreign: m.ordinal.is_none(),
         peer_url: m.peer_url.clone(),
         learner: m.learner,
         leader: c.leader == Some(m.id),

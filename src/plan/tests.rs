@@ -963,6 +963,55 @@ fn status_of_a_healthy_cluster_is_ready_and_running() {
 }
 
 #[test]
+fn a_foreign_member_with_an_engine_members_name_is_listed_by_its_own_id_and_says_so() {
+    // Added by hand with etcdctl under demo-1's name, with another peer URL: the planner holds
+    // (`foreign_members_are_held`), and the status that says so must still apply: members are
+    // a list-map keyed by id (crd::STATUS_LIST_KEYS), and the two ids differ.
+    let d = desired(3);
+    let mut o = healthy(&d, 3);
+    let mut m = member(&d, 1);
+    m.id = 999;
+    m.ordinal = None;
+    m.peer_url = "http://10.0.0.9:2380".into();
+    cluster(&mut o).members.push(m);
+    let step = plan(&d, &o);
+    let s = derive_status(
+        &d,
+        &o,
+        &step,
+        None,
+        jiff::Timestamp::from_second(1).unwrap(),
+    );
+    let named: Vec<&crate::api::MemberStatus> =
+        s.members.iter().filter(|m| m.name == "demo-1").collect();
+    assert_eq!(named.len(), 2, "{:?}", s.members);
+    assert_ne!(named[0].id, named[1].id);
+    assert_eq!(
+        named.iter().map(|m| m.foreign).collect::<Vec<_>>(),
+        [false, true],
+        "the engine's first, the foreign one marked"
+    );
+    let ids: std::collections::BTreeSet<&str> = s.members.iter().map(|m| m.id.as_str()).collect();
+    assert_eq!(
+        ids.len(),
+        s.members.len(),
+        "one entry per id: {:?}",
+        s.members
+    );
+    // What the apply sends: the flag only where it is true.
+    let doc = crate::apply::status_document::<crate::api::EtcdCluster>(&s).unwrap();
+    let members = doc["status"]["members"].as_array().unwrap();
+    assert_eq!(
+        members
+            .iter()
+            .filter(|m| m.get("foreign").is_some())
+            .count(),
+        1,
+        "{members:?}"
+    );
+}
+
+#[test]
 fn a_status_says_converged_only_for_its_generation_and_when_nothing_moves() {
     let d = desired(3);
     let now = jiff::Timestamp::from_second(1_000_000).unwrap();
