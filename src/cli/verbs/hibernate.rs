@@ -5,7 +5,7 @@
 //! generation; the engine stops every member pod and keeps the volumes (`plan::hibernate`).
 //! Wake: `spec.hibernate: false`; the engine starts the same members on their data.
 
-use kube::api::{Patch, PatchParams};
+use kube::api::Patch;
 use serde_json::json;
 
 use crate::api::{ANNOTATION_HIBERNATE_SNAPSHOT, HIBERNATE_SNAPSHOT_SKIPPED, KIND};
@@ -106,7 +106,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         .clusters()
         .patch(
             &name,
-            &PatchParams::default(),
+            &super::intent_patch(),
             &Patch::Merge(json!({
                 "metadata": {
                     "resourceVersion": cluster.metadata.resource_version,
@@ -178,7 +178,7 @@ pub async fn wake(g: &Global, a: WakeArgs) -> Result<(), Error> {
         .clusters()
         .patch(
             &name,
-            &PatchParams::default(),
+            &super::intent_patch(),
             &Patch::Merge(json!({"spec": {"hibernate": false}})),
         )
         .await
