@@ -335,7 +335,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__adopt)
-            opts="-n -o -v -h --from --endpoints --tls-secret --auth-secret --take-over-service --abort --yes --storage --storage-class --image-repository --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --from --endpoints --tls-secret --tls-server-secret --tls-client-secret --tls-peer-secret --auth-secret --take-over-service --abort --yes --storage --storage-class --image-repository --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -350,6 +350,18 @@ _kubectl__etcd() {
                     return 0
                     ;;
                 --tls-secret)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-server-secret)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-client-secret)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-peer-secret)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -4,6 +4,9 @@
 //! client Service. Every acknowledged write must be readable afterwards, the cluster id and a
 //! key's mod revision unchanged, the old StatefulSet at 0 with its volumes kept. The CLI is
 //! killed mid-adoption and run again; an adoption is aborted halfway and the old cluster is back.
+//! A third layout speaks TLS between peers and to clients (tests/cluster/plain-etcd-sts-tls.yaml):
+//! refused until the new members' certificates fit the old cluster's CA, then adopted with its
+//! writer going on over TLS.
 #![cfg(feature = "e2e")]
 
 mod common;
@@ -35,24 +38,37 @@ fn apply_manifest(ns: &str, file: &str, image: &str) {
     ]));
 }
 
-/// A pod that puts `w/<i>` through `endpoint` every 100 ms and prints `ack <i>` or `fail <i>`.
-fn start_writer(ns: &str, endpoint: &str) {
+/// A pod that puts `w/<i>` through `endpoint` every 100 ms and prints `ack <i>` or `fail <i>`;
+/// with `tls`, presenting the client certificate of that Secret (tls.crt, tls.key, ca.crt).
+fn start_writer(ns: &str, endpoint: &str, tls: Option<&str>) {
+    let certs = if tls.is_some() {
+        " --cacert=/tls/ca.crt --cert=/tls/tls.crt --key=/tls/tls.key"
+    } else {
+        ""
+    };
     let script = format!(
-        "i=0; while true; do if etcdctl --endpoints={endpoint} --command-timeout=5s put w/$i v$i >/dev/null 2>&1; then r=ack; else r=fail; fi; echo $r $i; i=$((i+1)); sleep 0.1; done"
+        "i=0; while true; do if etcdctl --endpoints={endpoint}{certs} --command-timeout=5s put w/$i v$i >/dev/null 2>&1; then r=ack; else r=fail; fi; echo $r $i; i=$((i+1)); sleep 0.1; done"
     );
-    ok(kubectl(&[
-        "-n",
-        ns,
-        "run",
-        "writer",
-        &format!("--image={BITNAMI_IMAGE}"),
-        "--restart=Never",
-        "--command",
-        "--",
-        "sh",
-        "-c",
-        &script,
-    ]));
+    let mut pod = serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "writer", "namespace": ns},
+        "spec": {
+            "restartPolicy": "Never",
+            "containers": [{
+                "name": "writer",
+                "image": BITNAMI_IMAGE,
+                "command": ["sh", "-c", script],
+            }],
+        },
+    });
+    if let Some(secret) = tls {
+        pod["spec"]["volumes"] =
+            serde_json::json!([{"name": "tls", "secret": {"secretName": secret}}]);
+        pod["spec"]["containers"][0]["volumeMounts"] =
+            serde_json::json!([{"name": "tls", "mountPath": "/tls", "readOnly": true}]);
+    }
+    ok(kubectl_stdin(&["apply", "-f", "-"], &pod.to_string()));
     eventually(
         "the writer acknowledges writes",
         Duration::from_secs(90),
@@ -203,7 +219,7 @@ fn old_cluster_with_a_writer(ns: &str, file: &str, image: &str) -> (u64, i64) {
     apply_manifest(ns, file, image);
     ok(etcdctl(ns, "etcd-0", &["put", "before", "kept"]));
     let before = identity(ns, "etcd-0");
-    start_writer(ns, "http://etcd:2379");
+    start_writer(ns, "http://etcd:2379", None);
     before
 }
 
@@ -321,4 +337,163 @@ fn a_bitnami_shaped_statefulset_is_put_back_by_abort_then_adopted() {
     );
     assert!(svc["spec"]["selector"]["app.kubernetes.io/component"].is_null());
     writer_goes_on_and_lost_nothing(ns, "adopted-0");
+}
+
+/// Secret `name` of `ns` with `tls.crt`, `tls.key` and `ca.crt` from `dir`'s `<leaf>.crt`,
+/// `<leaf>.key` and `ca.crt`.
+fn tls_secret(ns: &str, name: &str, dir: &std::path::Path, leaf: &str) {
+    let f = |n: String| dir.join(n).display().to_string();
+    ok(kubectl(&[
+        "-n",
+        ns,
+        "create",
+        "secret",
+        "generic",
+        name,
+        &format!("--from-file=tls.crt={}", f(format!("{leaf}.crt"))),
+        &format!("--from-file=tls.key={}", f(format!("{leaf}.key"))),
+        &format!("--from-file=ca.crt={}", f("ca.crt".into())),
+    ]));
+}
+
+/// tests/cluster/tls-certs.sh DIR CLUSTER NS, the client Service `etcd`'s names on the server
+/// and peer certificates; a CA already in DIR signs them.
+fn certs(dir: &std::path::Path, cluster: &str, ns: &str) {
+    let mut c = std::process::Command::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/cluster/tls-certs.sh"
+    ));
+    c.args([dir.to_str().unwrap(), cluster, ns]).env(
+        "TLS_EXTRA_SANS",
+        format!("DNS:etcd,DNS:etcd.{ns},DNS:etcd.{ns}.svc,DNS:etcd.{ns}.svc.cluster.local"),
+    );
+    ok(run_cmd(&["tls-certs.sh"], c));
+}
+
+/// One CA: the old cluster's certificates (Secret `etcd-tls` its pods mount, `old-client` its
+/// clients'), and the new members' made from it as a user would (`main-server`, `main-client`,
+/// `main-peer`); `main-peer-other`, a peer certificate of another CA, to be refused.
+fn tls_secrets_of_one_ca(ns: &str) -> tempfile::TempDir {
+    // One CA: the old cluster's certificates (etcd), and the new members' (main) made from it
+    // as a user would; a peer certificate of another CA to be refused.
+    let dir = tempfile::tempdir().unwrap();
+    let (old, new, other) = (
+        dir.path().join("old"),
+        dir.path().join("new"),
+        dir.path().join("other"),
+    );
+    certs(&old, "etcd", ns);
+    std::fs::create_dir_all(&new).unwrap();
+    for f in ["ca.crt", "ca.key"] {
+        std::fs::copy(old.join(f), new.join(f)).unwrap();
+    }
+    certs(&new, "main", ns);
+    certs(&other, "main", ns);
+    let file = |d: &std::path::Path, n: &str| format!("--from-file={n}={}", d.join(n).display());
+    let mut create = vec!["-n", ns, "create", "secret", "generic", "etcd-tls"]
+        .into_iter()
+        .map(String::from)
+        .collect::<Vec<_>>();
+    for n in [
+        "ca.crt",
+        "server.crt",
+        "server.key",
+        "peer.crt",
+        "peer.key",
+        "client.crt",
+        "client.key",
+    ] {
+        create.push(file(&old, n));
+    }
+    ok(kubectl(
+        &create.iter().map(String::as_str).collect::<Vec<_>>(),
+    ));
+    tls_secret(ns, "old-client", &old, "client");
+    tls_secret(ns, "main-server", &new, "server");
+    tls_secret(ns, "main-client", &new, "client");
+    tls_secret(ns, "main-peer", &new, "peer");
+    tls_secret(ns, "main-peer-other", &other, "peer");
+    dir
+}
+
+#[test]
+fn a_statefulset_with_peer_and_client_tls_is_adopted_under_a_writer_over_tls() {
+    let ns = Ns::new("adopt-tls");
+    let ns = ns.0.as_str();
+    install_crd();
+    let _certs = tls_secrets_of_one_ca(ns);
+    apply_manifest(ns, "plain-etcd-sts-tls.yaml", PLAIN_IMAGE);
+    ok(etcdctl(ns, "etcd-0", &["put", "before", "kept"]));
+    let before = identity(ns, "etcd-0");
+    start_writer(ns, "https://etcd:2379", Some("old-client"));
+
+    // Refused, exit 11, nothing changed: each names the Secret or the flag, and the fix.
+    let base = ["--tls-secret", "old-client", "--take-over-service", "--yes"];
+    let refused = |extra: &[&str], says: &[&str]| {
+        let args: Vec<&str> = base.iter().chain(extra).copied().collect();
+        let r = run(&adopt_cmd(ns, "main", &args));
+        assert_eq!(r.code, 11, "{extra:?}: {}", r.stderr);
+        for s in says {
+            assert!(
+                r.stderr.contains(s),
+                "{extra:?}: wanted {s:?} in {}",
+                r.stderr
+            );
+        }
+        assert!(kubectl(&["-n", ns, "get", "etcdcluster", "main"]).code != 0);
+    };
+    let server = [
+        "--tls-server-secret",
+        "main-server",
+        "--tls-client-secret",
+        "main-client",
+    ];
+    refused(
+        &server,
+        &[
+            "speaks TLS to its peers",
+            "pass --tls-peer-secret",
+            &format!("DNS:*.main.{ns}.svc.cluster.local"),
+        ],
+    );
+    refused(
+        &[&server[..], &["--tls-peer-secret", "main-peer-other"]].concat(),
+        &[
+            &format!("Secret {ns}/main-peer-other (--tls-peer-secret): its ca.crt does not trust"),
+            "put the old cluster's CA in ca.crt",
+        ],
+    );
+    refused(
+        &["--tls-peer-secret", "main-peer"],
+        &["serve clients over https", "pass --tls-server-secret"],
+    );
+    // The plan with every Secret fitting, then the adoption.
+    let all = [&server[..], &["--tls-peer-secret", "main-peer"]].concat();
+    let dry: Vec<&str> = base[..3]
+        .iter()
+        .chain(&all)
+        .chain(&["--dry-run"])
+        .copied()
+        .collect();
+    let r = ok(run(&adopt_cmd(ns, "main", &dry)));
+    assert!(r.stderr.contains("peer TLS on"), "{}", r.stderr);
+    let args: Vec<&str> = base
+        .iter()
+        .chain(&all)
+        .chain(&["--timeout", "15m"])
+        .copied()
+        .collect();
+    ok(run(&adopt_cmd(ns, "main", &args)));
+
+    assert_adopted(ns, "main", before);
+    let c = cluster_json(ns, "main");
+    assert_eq!(c["spec"]["tls"]["peerSecret"], "main-peer", "{c}");
+    let list = ok(etcdctl(ns, "main-0", &["member", "list"])).stdout;
+    assert_eq!(list.matches(":2380").count(), 3, "{list}");
+    assert_eq!(
+        list.matches("https://").count(),
+        6,
+        "peers and clients over https: {list}"
+    );
+    writer_goes_on_and_lost_nothing(ns, "main-0");
 }

@@ -4,6 +4,7 @@
 //! until the cluster is the EtcdCluster's. Run again after a crash, it resumes; `--abort` puts
 //! the old cluster back while no old member was retired.
 
+mod certs;
 mod survey;
 
 use std::collections::BTreeMap;
@@ -12,8 +13,8 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ConfigMap, Service};
 use kube::api::{Api, DeleteParams, ListParams, Patch};
 
-use crate::api::{AdoptSpec, AuthSpec, EtcdCluster, EtcdClusterSpec, KIND, StorageSpec};
-use crate::cli::flags::{Global, WaitFlags};
+use crate::api::{AdoptSpec, EtcdCluster, EtcdClusterSpec, KIND, StorageSpec};
+use crate::cli::flags::{Global, SecurityFlags, WaitFlags};
 use crate::cli::{Session, drive, output, usage};
 use crate::engine::{self, Context, Dial, Mode};
 use crate::error::Error;
@@ -34,10 +35,11 @@ pub struct Args {
     /// Secret (tls.crt, tls.key, ca.crt) with the client certificate the old members want.
     #[arg(long)]
     pub tls_secret: Option<String>,
-    /// Secret (username, password) of an etcd user with the root role, when etcd's
-    /// authentication is on (it becomes the EtcdCluster's spec.auth.userSecret).
-    #[arg(long)]
-    pub auth_secret: Option<String>,
+    /// The new members' TLS (spec.tls) and the etcd root user (spec.auth, when etcd's
+    /// authentication is on). With peer TLS on the old cluster, --tls-peer-secret is a peer
+    /// certificate signed by the old cluster's CA for *.NAME.NAMESPACE.svc.cluster.local.
+    #[command(flatten)]
+    pub security: SecurityFlags,
     /// Point the old client Service at the new members before the last old member goes, so
     /// clients need no change. Without a value: the Service that selects the old pods (a
     /// ClusterIP one first).
@@ -183,7 +185,7 @@ struct FirstContact {
 /// A `Desired` to dial the old members with before the EtcdCluster exists.
 fn probe(s: &Session, a: &Args) -> Desired {
     let mut d = Desired::named(&a.name, &s.namespace);
-    d.auth_secret = a.auth_secret.clone();
+    d.auth_secret = a.security.auth_secret.clone();
     d.adopt = Some(model::Adoption {
         statefulset: None,
         endpoints: Vec::new(),
@@ -238,8 +240,14 @@ async fn old_statefulset(
     } else {
         "http"
     };
+    // A pod's stable name under its StatefulSet's Service: what members advertise, and what
+    // their serving certificates cover (the first label names the pod to port-forward to).
+    let domain = match spec.service_name.as_deref().filter(|s| !s.is_empty()) {
+        Some(svc) => format!(".{svc}.{}.svc.{}", s.namespace, objects::CLUSTER_DOMAIN),
+        None => String::new(),
+    };
     let urls = (0..spec.replicas.unwrap_or(0).max(0))
-        .map(|k| format!("{scheme}://{name}-{k}:{port}"))
+        .map(|k| format!("{scheme}://{name}-{k}{domain}:{port}"))
         .collect();
     Ok((name, labels, urls))
 }
@@ -475,10 +483,8 @@ fn adopting_cluster(
                 storage_class_name: a.storage_class.clone(),
                 ephemeral: false,
             },
-            auth: a
-                .auth_secret
-                .clone()
-                .map(|user_secret| AuthSpec { user_secret }),
+            auth: a.security.auth(),
+            tls: a.security.spec(),
             adopt: Some(AdoptSpec {
                 stateful_set: first.statefulset.as_ref().map(|(n, _)| n.clone()),
                 endpoints: first.endpoints.clone(),
@@ -525,12 +531,20 @@ async fn adopt(s: &Session, g: &Global, a: &Args) -> Result<(), Error> {
     refusals.extend(survey::refusals(
         &pass.observed,
         first.cluster_id,
-        a.auth_secret.is_some(),
+        a.security.auth_secret.is_some(),
     ));
     let c = match &pass.observed.etcd {
         EtcdView::Reached(c) => Some(c),
         _ => None,
     };
+    if let Some(c) = c {
+        let service = cluster
+            .spec
+            .adopt
+            .as_ref()
+            .and_then(|a| a.take_over_service.clone());
+        refusals.extend(tls_refusals(s, a, c, &first.endpoints, service.as_deref()).await?);
+    }
     let version = c.and_then(survey::common_version);
     for line in c.map(|c| survey_lines(c, &what)).unwrap_or_default() {
         output::progress_line(&line);
@@ -582,6 +596,143 @@ async fn adopt(s: &Session, g: &Global, a: &Args) -> Result<(), Error> {
     drive::drive(s, g, created, &a.wait).await
 }
 
+/// The TLS part of the survey: the new members' TLS flags against the old cluster's schemes,
+/// then the new Secrets against the certificates an old member presents (`certs`).
+async fn tls_refusals(
+    s: &Session,
+    a: &Args,
+    c: &ClusterView,
+    endpoints: &[String],
+    service: Option<&str>,
+) -> Result<Vec<String>, Error> {
+    let ns = &s.namespace;
+    let f = &a.security;
+    let pattern = format!(
+        "*.{}.{ns}.svc.{}",
+        objects::peer_service_name(&a.name),
+        objects::CLUSTER_DOMAIN
+    );
+    let why = certs::scheme_refusals(
+        c,
+        endpoints,
+        f.tls_peer_secret.as_deref(),
+        f.tls_server_secret.is_some(),
+        service,
+        &pattern,
+    );
+    if !why.is_empty() {
+        return Ok(why);
+    }
+    let new_hosts: Vec<String> = (0..endpoints.len() as u32)
+        .map(|k| objects::member_host(&a.name, ns, k))
+        .collect();
+    let now = rustls::pki_types::UnixTime::now();
+    let mut why = Vec::new();
+    let old_peer = c
+        .members
+        .iter()
+        .find(|m| m.peer_url.starts_with("https://"));
+    if let (Some(secret), Some(m)) = (&f.tls_peer_secret, old_peer) {
+        let files = secret_files(s, secret, "--tls-peer-secret").await?;
+        match (files, presented(s, &m.name, &m.peer_url).await) {
+            (Ok(files), Ok(old)) => why.extend(certs::peer_refusals(
+                &certs::Named {
+                    label: format!("Secret {ns}/{secret} (--tls-peer-secret)"),
+                    files: &files,
+                },
+                &old,
+                &new_hosts,
+                &pattern,
+                now,
+            )),
+            (Err(e), _) | (_, Err(e)) => why.push(e),
+        }
+    }
+    let old_client = endpoints.iter().find(|e| e.starts_with("https://"));
+    if let (Some(server), Some(client), Some(url)) =
+        (&f.tls_server_secret, &a.tls_secret, old_client)
+    {
+        let files = (
+            secret_files(s, server, "--tls-server-secret").await?,
+            secret_files(s, client, "--tls-secret").await?,
+        );
+        let member = crate::reach::pod_of_url(url).map_or_else(|| url.clone(), |(p, _)| p);
+        match (files, presented(s, &member, url).await) {
+            ((Ok(server_files), Ok(client_files)), Ok(old)) => {
+                why.extend(certs::client_refusals(
+                    &certs::Named {
+                        label: format!("Secret {ns}/{server} (--tls-server-secret)"),
+                        files: &server_files,
+                    },
+                    &certs::Named {
+                        label: format!("Secret {ns}/{client} (--tls-secret)"),
+                        files: &client_files,
+                    },
+                    &old,
+                    &new_hosts,
+                    &service
+                        .map(|svc| certs::service_hosts(svc, ns))
+                        .unwrap_or_default(),
+                    now,
+                ));
+            }
+            ((Err(e), _) | (_, Err(e)), _) | (_, Err(e)) => why.push(e),
+        }
+    }
+    Ok(why)
+}
+
+/// `tls.crt`, `tls.key` and `ca.crt` of Secret `name` (given as `flag`), or the refusal.
+async fn secret_files(
+    s: &Session,
+    name: &str,
+    flag: &str,
+) -> Result<Result<objects::TlsFiles, String>, Error> {
+    let ns = &s.namespace;
+    let api: Api<k8s_openapi::api::core::v1::Secret> = Api::namespaced(s.client.clone(), ns);
+    let found = api
+        .get_opt(name)
+        .await
+        .map_err(|e| Error::kube("get", "Secret", ns, name, e))?;
+    Ok(match found {
+        None => Err(format!(
+            "Secret {ns}/{name} ({flag}) does not exist: create it first, e.g. `kubectl -n {ns} \
+             create secret generic {name} --from-file=tls.crt --from-file=tls.key \
+             --from-file=ca.crt`"
+        )),
+        Some(found) => {
+            objects::tls_files(&found).map_err(|why| format!("Secret {ns}/{name} ({flag}) {why}"))
+        }
+    })
+}
+
+/// What old member `member` presents at `url` (its peer or client URL), through a port-forward
+/// to the pod the URL names; the refusal when it cannot be read.
+async fn presented(s: &Session, member: &str, url: &str) -> Result<certs::Presented, String> {
+    let host = url
+        .split_once("://")
+        .map_or(url, |(_, r)| r)
+        .split(['/', ':'])
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    let Some((pod, port)) = crate::reach::pod_of_url(url) else {
+        return Err(format!(
+            "{member} advertises {url}, which names no pod to read its certificate through"
+        ));
+    };
+    let pods: Api<k8s_openapi::api::core::v1::Pod> =
+        Api::namespaced(s.client.clone(), &s.namespace);
+    let chain = certs::presented_chain(&pods, &pod, port, &host, crate::reach::CONNECT_TIMEOUT)
+        .await
+        .map_err(|e| format!("the certificate {member} presents at {url} cannot be read: {e}"))?;
+    Ok(certs::Presented {
+        member: member.to_string(),
+        host,
+        chain,
+    })
+}
+
 /// What the survey found, for people (stderr).
 fn survey_lines(c: &ClusterView, what: &str) -> Vec<String> {
     let db = c
@@ -591,13 +742,13 @@ fn survey_lines(c: &ClusterView, what: &str) -> Vec<String> {
         .max()
         .unwrap_or(0);
     let mut lines = vec![format!(
-        "survey of {what}: cluster {}, {} members, largest db {}, authentication {}, client TLS {}",
+        "survey of {what}: cluster {}, {} members, largest db {}, authentication {}, peer TLS {}",
         fmt_id(c.cluster_id),
         c.members.len(),
         output::human_bytes(db),
         if c.auth_enabled { "on" } else { "off" },
         if c.members.iter().any(|m| m.peer_url.starts_with("https")) {
-            "on (peers)"
+            "on"
         } else {
             "off"
         },
