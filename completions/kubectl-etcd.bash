@@ -22,6 +22,9 @@ _kubectl__etcd() {
             kubectl__etcd,backup)
                 cmd="kubectl__etcd__subcmd__backup"
                 ;;
+            kubectl__etcd,certificate)
+                cmd="kubectl__etcd__subcmd__certificate"
+                ;;
             kubectl__etcd,completions)
                 cmd="kubectl__etcd__subcmd__completions"
                 ;;
@@ -99,6 +102,9 @@ _kubectl__etcd() {
                 ;;
             kubectl__etcd__subcmd__help,backup)
                 cmd="kubectl__etcd__subcmd__help__subcmd__backup"
+                ;;
+            kubectl__etcd__subcmd__help,certificate)
+                cmd="kubectl__etcd__subcmd__help__subcmd__certificate"
                 ;;
             kubectl__etcd__subcmd__help,completions)
                 cmd="kubectl__etcd__subcmd__help__subcmd__completions"
@@ -293,7 +299,7 @@ _kubectl__etcd() {
 
     case "${cmd}" in
         kubectl__etcd)
-            opts="-n -o -v -h -V --namespace --context --kubeconfig --output --verbose --log-format --help --version create scale upgrade adopt backup restore recover defrag hibernate wake snapshot status logs report reconcile delete operate install crd manifests completions help"
+            opts="-n -o -v -h -V --namespace --context --kubeconfig --output --verbose --log-format --help --version create scale upgrade adopt backup restore certificate recover defrag hibernate wake snapshot status logs report reconcile delete operate install crd manifests completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -335,7 +341,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__adopt)
-            opts="-n -o -v -h --from --endpoints --tls-secret --tls-server-secret --tls-client-secret --tls-peer-secret --auth-secret --take-over-service --abort --yes --storage --storage-class --image-repository --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --from --endpoints --tls-secret --tls --insecure --certificate-lifetime --tls-server-secret --tls-client-secret --tls-peer-secret --auth-secret --take-over-service --abort --yes --storage --storage-class --image-repository --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -350,6 +356,14 @@ _kubectl__etcd() {
                     return 0
                     ;;
                 --tls-secret)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls)
+                    COMPREPLY=($(compgen -W "managed secrets none" -- "${cur}"))
+                    return 0
+                    ;;
+                --certificate-lifetime)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -574,6 +588,60 @@ _kubectl__etcd() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        kubectl__subcmd__etcd__subcmd__certificate)
+            opts="-n -o -v -h --user --out --lifetime --namespace --context --kubeconfig --output --verbose --log-format --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --user)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --out)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lifetime)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         kubectl__subcmd__etcd__subcmd__completions)
             opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --help bash zsh fish kubectl"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -659,7 +727,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__create)
-            opts="-n -o -v -h --replicas --version --storage --storage-class --ephemeral --image-repository --etcd-option --allow-etcd-option --priority-class --tls-server-secret --tls-client-secret --tls-peer-secret --auth-secret --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --replicas --version --storage --storage-class --ephemeral --image-repository --etcd-option --allow-etcd-option --priority-class --tls --insecure --certificate-lifetime --tls-server-secret --tls-client-secret --tls-peer-secret --auth-secret --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -694,6 +762,14 @@ _kubectl__etcd() {
                     return 0
                     ;;
                 --priority-class)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls)
+                    COMPREPLY=($(compgen -W "managed secrets none" -- "${cur}"))
+                    return 0
+                    ;;
+                --certificate-lifetime)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -845,7 +921,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__help)
-            opts="create scale upgrade adopt backup restore recover defrag hibernate wake snapshot status logs report reconcile delete operate install crd manifests completions help"
+            opts="create scale upgrade adopt backup restore certificate recover defrag hibernate wake snapshot status logs report reconcile delete operate install crd manifests completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -889,6 +965,20 @@ _kubectl__etcd() {
         kubectl__subcmd__etcd__subcmd__help__subcmd__backup__subcmd__list)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__etcd__subcmd__help__subcmd__certificate)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1749,7 +1839,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__restore)
-            opts="-n -o -v -h --from --from-backup --latest-of --replicas --version --storage --storage-class --sha256 --credentials-secret --tools-image --tls-server-secret --tls-client-secret --tls-peer-secret --auth-secret --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --from --from-backup --latest-of --replicas --version --storage --storage-class --sha256 --credentials-secret --tools-image --tls --insecure --certificate-lifetime --tls-server-secret --tls-client-secret --tls-peer-secret --auth-secret --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1792,6 +1882,14 @@ _kubectl__etcd() {
                     return 0
                     ;;
                 --tools-image)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls)
+                    COMPREPLY=($(compgen -W "managed secrets none" -- "${cur}"))
+                    return 0
+                    ;;
+                --certificate-lifetime)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -114,6 +114,14 @@ pub enum Error {
         what: String,
         reasons: Vec<String>,
     },
+    /// Managed TLS: a certificate could not be built, or the CA Secret it is signed with read.
+    #[error("failed to issue the {role} certificate of EtcdCluster {namespace}/{name}: {why}")]
+    Certificate {
+        namespace: String,
+        name: String,
+        role: &'static str,
+        why: String,
+    },
 }
 
 /// Why a backup or restore failed, apart from the Kubernetes API (whose failures are `Error::Kube`
@@ -234,6 +242,7 @@ impl Error {
             | Error::Timeout { .. }
             | Error::Held { .. }
             | Error::AdoptRefused { .. }
+            | Error::Certificate { .. }
             | Error::Serialize(_) => false,
             Error::Backup(e) => e.is_transient(),
         }
@@ -256,7 +265,7 @@ impl Error {
                 Some(422 | 400) => exit::USAGE,
                 _ => exit::FAILURE,
             },
-            Error::Io(_) | Error::Serialize(_) => exit::FAILURE,
+            Error::Io(_) | Error::Serialize(_) | Error::Certificate { .. } => exit::FAILURE,
             Error::Backup(e) => e.exit_code(),
             Error::AdoptRefused { .. } => exit::ADOPT_REFUSED,
         }

@@ -276,12 +276,25 @@ pub struct AuthSpec {
     pub user_secret: String,
 }
 
-/// TLS Secrets in the cluster's namespace, each with the keys `tls.crt`, `tls.key` and `ca.crt`
-/// (e.g. `kubectl create secret generic NAME --from-file=tls.crt --from-file=tls.key --from-file=ca.crt`,
-/// or what cert-manager writes).
+/// TLS of client and peer traffic. `mode: managed`: the engine runs a CA of the cluster's own
+/// and issues and renews every certificate. `mode: secrets` (what a spec naming Secrets gets
+/// when it names no mode): TLS Secrets in the cluster's namespace, each with the keys `tls.crt`,
+/// `tls.key` and `ca.crt` (e.g. `kubectl create secret generic NAME --from-file=tls.crt
+/// --from-file=tls.key --from-file=ca.crt`, or what cert-manager writes). `mode: none`: plain
+/// http (the `InsecureTransport` condition says so).
 #[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TlsSpec {
+    /// `managed`, `secrets` or `none`. No server-side default: absent, a spec naming Secrets is
+    /// `secrets` and one naming none is `none`, so a cluster written before the modes existed
+    /// keeps what it runs (`kubectl etcd create` writes the mode it chose).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^(managed|secrets|none)$"))]
+    pub mode: Option<String>,
+    /// Managed mode: lifetime of the server, peer and client certificates, e.g. `2160h` (the
+    /// default, 90 days); at least 5m. Each is renewed at two thirds of its lifetime.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub certificate_lifetime: Option<String>,
     /// The members' serving certificate for clients: the client port speaks https and accepts
     /// only clients with a certificate signed by this Secret's `ca.crt`. Its names must cover
     /// `*.<cluster>.<namespace>.svc.cluster.local` (each member) and, for clients of the client

@@ -17,6 +17,9 @@ pub mod condition {
     /// True while the engine heals a full database (NOSPACE): compaction, defragmentation one
     /// member at a time, a raised quota; the message says which.
     pub const MAINTAINING: &str = "Maintaining";
+    /// True while client traffic is plain http (`spec.tls.mode: none`, or a cluster without
+    /// `spec.tls`): anyone who reaches the pods reads and writes every key.
+    pub const INSECURE_TRANSPORT: &str = "InsecureTransport";
 }
 
 /// Why a cluster is where it is: the `reason` of conditions and Events, and what the planner's
@@ -98,6 +101,14 @@ pub enum Reason {
     Hibernating,
     /// Every member pod stopped; the volumes keep the data.
     Hibernated,
+    /// Managed TLS: the engine writes the CA or a certificate (a new cluster, or a renewal).
+    IssuingCertificate,
+    /// Managed TLS: the CA's Secret is gone or unusable while certificates it issued remain.
+    CertificateAuthorityLost,
+    /// `InsecureTransport`: client traffic is plain http.
+    PlainHttp,
+    /// `InsecureTransport` false: clients speak https with client certificates.
+    ClientCertificates,
 }
 
 impl Reason {
@@ -147,6 +158,10 @@ impl Reason {
             Reason::ResizingStorage => "ResizingStorage",
             Reason::Hibernating => "Hibernating",
             Reason::Hibernated => "Hibernated",
+            Reason::IssuingCertificate => "IssuingCertificate",
+            Reason::CertificateAuthorityLost => "CertificateAuthorityLost",
+            Reason::PlainHttp => "PlainHttp",
+            Reason::ClientCertificates => "ClientCertificates",
         }
     }
 }

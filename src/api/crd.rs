@@ -53,8 +53,10 @@ pub const ADMISSION_RULES: &[(&str, &str, &str)] = &[
     ),
     (
         "",
-        "(has(self.tls) && has(self.tls.serverSecret)) == (has(oldSelf.tls) && has(oldSelf.tls.serverSecret)) && \
-         (has(self.tls) && has(self.tls.peerSecret)) == (has(oldSelf.tls) && has(oldSelf.tls.peerSecret))",
+        "(has(self.tls) && (has(self.tls.serverSecret) || (has(self.tls.mode) && self.tls.mode == 'managed'))) == \
+         (has(oldSelf.tls) && (has(oldSelf.tls.serverSecret) || (has(oldSelf.tls.mode) && oldSelf.tls.mode == 'managed'))) && \
+         (has(self.tls) && (has(self.tls.peerSecret) || (has(self.tls.mode) && self.tls.mode == 'managed'))) == \
+         (has(oldSelf.tls) && (has(oldSelf.tls.peerSecret) || (has(oldSelf.tls.mode) && oldSelf.tls.mode == 'managed')))",
         "spec.tls cannot be switched on or off on an existing cluster (members advertise their URLs, scheme included): put the old value back, or create a new cluster with the new TLS and move the data with kubectl etcd backup and kubectl etcd restore; other Secrets of the same kind may be set",
     ),
 ];

@@ -61,6 +61,37 @@ pub struct EtcdClusterStatus {
     /// Where the adoption of `spec.adopt` stands.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adoption: Option<super::AdoptionStatus>,
+    /// TLS of the cluster: its mode and each certificate's expiry (managed: and renewal time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<TlsStatus>,
+}
+
+/// `status.tls`.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TlsStatus {
+    /// `managed` or `secrets`.
+    pub mode: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub certificates: Vec<CertificateStatus>,
+}
+
+/// One certificate Secret of the cluster's TLS.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CertificateStatus {
+    /// `ca`, `server`, `peer` or `client`.
+    pub role: String,
+    pub secret: String,
+    /// When it expires (RFC 3339; the earliest of its chain for `secrets`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_after: Option<String>,
+    /// Managed leaves: when the engine renews it (two thirds of its lifetime).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub renew_at: Option<String>,
+    /// What is wrong with it, if anything.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
 }
 
 /// What the engine did about a NOSPACE alarm (see `plan::nospace`). Written only by the engine,

@@ -9,8 +9,8 @@ use clap::{Parser, Subcommand};
 use super::flags::Global;
 use super::generate;
 use super::verbs::{
-    adopt, backup, create, defrag, delete, hibernate, install, logs, operate, reconcile, recover,
-    report, restore, scale, status, upgrade,
+    adopt, backup, certificate, create, defrag, delete, hibernate, install, logs, operate,
+    reconcile, recover, report, restore, scale, status, upgrade,
 };
 
 /// kubectl etcd — create, scale, inspect and operate etcd clusters on Kubernetes.
@@ -64,6 +64,12 @@ pub enum Verb {
     /// Examples: kubectl etcd restore demo2 --latest-of demo; kubectl etcd restore demo2 --from-backup demo-20261201101500;
     /// kubectl etcd restore demo2 --from s3://backups/etcd/default-demo-20261201T101500Z-r42.db.zst
     Restore(restore::Args),
+    /// Issue a client certificate for an application from the cluster's own CA (managed TLS):
+    /// writes ca.crt, USER.crt and USER.key (0600) and prints their paths. etcd takes USER as
+    /// the user once its authentication is on.
+    ///
+    /// Example: kubectl etcd certificate demo --user app --out ./app-certs
+    Certificate(certificate::Args),
     /// Rebuild a cluster that lost quorum from its best surviving member (or a backup).
     ///
     /// Shows what survives and what is at stake; changes nothing without --yes.

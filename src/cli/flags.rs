@@ -51,6 +51,20 @@ pub struct WaitFlags {
 /// `ca.crt`, fixed once the cluster exists) and its etcd user (`spec.auth`).
 #[derive(Args, Debug, Clone, Default)]
 pub struct SecurityFlags {
+    /// TLS of client and peer traffic: `managed` (the engine runs a CA of the cluster's own and
+    /// issues and renews every certificate; `kubectl etcd certificate` issues clients theirs),
+    /// `secrets` (the --tls-*-secret flags), or `none` (plain http, as --insecure). Default:
+    /// secrets when a --tls-*-secret flag is given, else none.
+    #[arg(long, value_enum, conflicts_with = "insecure")]
+    pub tls: Option<TlsMode>,
+    /// Plain http for clients and peers (`spec.tls.mode: none`): anyone who reaches the pods
+    /// reads and writes every key. Warned about; the `InsecureTransport` condition says so.
+    #[arg(long, conflicts_with_all = ["tls_server_secret", "tls_client_secret", "tls_peer_secret"])]
+    pub insecure: bool,
+    /// With --tls managed: lifetime of the server, peer and client certificates (default 90
+    /// days, at least 5m); each is renewed at two thirds of it.
+    #[arg(long, value_name = "DURATION")]
+    pub certificate_lifetime: Option<String>,
     /// Secret with the members' serving certificate: the client port speaks https and takes
     /// only client certificates signed by its ca.crt (needs --tls-client-secret).
     #[arg(long, requires = "tls_client_secret")]
@@ -76,15 +90,44 @@ impl SecurityFlags {
             .map(|user_secret| crate::api::AuthSpec { user_secret })
     }
 
+    /// `spec.tls` as the flags ask for it, the mode written out (`validate` checks the rest:
+    /// `--tls managed` with a Secret flag, or `--tls secrets` without one, is refused there).
     pub fn spec(&self) -> Option<crate::api::TlsSpec> {
-        (self.tls_server_secret.is_some()
+        let names_secrets = self.tls_server_secret.is_some()
             || self.tls_client_secret.is_some()
-            || self.tls_peer_secret.is_some())
-        .then(|| crate::api::TlsSpec {
+            || self.tls_peer_secret.is_some();
+        let mode = match (self.tls, self.insecure) {
+            (Some(m), _) => m,
+            (None, true) => TlsMode::None,
+            (None, false) if names_secrets => TlsMode::Secrets,
+            (None, false) if self.certificate_lifetime.is_some() => TlsMode::Managed,
+            (None, false) => return None,
+        };
+        Some(crate::api::TlsSpec {
+            mode: Some(mode.as_str().into()),
+            certificate_lifetime: self.certificate_lifetime.clone(),
             server_secret: self.tls_server_secret.clone(),
             client_secret: self.tls_client_secret.clone(),
             peer_secret: self.tls_peer_secret.clone(),
         })
+    }
+}
+
+/// `--tls`: `spec.tls.mode`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TlsMode {
+    Managed,
+    Secrets,
+    None,
+}
+
+impl TlsMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TlsMode::Managed => "managed",
+            TlsMode::Secrets => "secrets",
+            TlsMode::None => "none",
+        }
     }
 }
 

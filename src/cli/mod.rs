@@ -47,6 +47,7 @@ pub async fn run(cli: Cli) -> Result<(), Error> {
         Verb::Manifests(a) => output::print_raw(&generate::manifests_yaml(&a)),
         Verb::Completions(a) => output::print_raw(&completions(a.shell)),
         Verb::Backup(a) => verbs::backup::run(g, a).await,
+        Verb::Certificate(a) => verbs::certificate::run(g, a).await,
         Verb::Adopt(a) => verbs::adopt::run(g, a).await,
         Verb::Restore(a) => verbs::restore::run(g, a).await,
         Verb::Recover(a) => verbs::recover::run(g, a).await,
@@ -147,11 +148,12 @@ async fn check_secrets(s: &Session, name: &str, d: &model::Desired) -> Result<()
     let secrets: Api<k8s_openapi::api::core::v1::Secret> =
         Api::namespaced(s.client.clone(), &s.namespace);
     let mut named: Vec<(&str, &str)> = Vec::new();
-    if let Some(c) = &d.tls.client {
+    // Managed TLS's Secrets are the engine's to write.
+    if let Some(c) = d.tls.client.as_ref().filter(|_| d.pki.is_none()) {
         named.push(("spec.tls.serverSecret", &c.server_secret));
         named.push(("spec.tls.clientSecret", &c.client_secret));
     }
-    if let Some(p) = &d.tls.peer_secret {
+    if let Some(p) = d.tls.peer_secret.as_ref().filter(|_| d.pki.is_none()) {
         named.push(("spec.tls.peerSecret", p));
     }
     if let Some(a) = &d.auth_secret {

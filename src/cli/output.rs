@@ -230,6 +230,10 @@ pub(crate) fn status_table(c: &EtcdCluster, pass: Option<&Pass>) -> String {
         out.push_str(&line);
         out.push('\n');
     }
+    if let Some(line) = tls_line(&st) {
+        out.push_str(&line);
+        out.push('\n');
+    }
     if let Some(conds) = (!st.conditions.is_empty()).then_some(&st.conditions) {
         let mut t = table();
         t.set_header(vec!["CONDITION", "STATUS", "REASON", "MESSAGE"]);
@@ -447,6 +451,26 @@ pub fn print_backups(format: Format, list: &[EtcdBackup]) -> Result<(), Error> {
         ]);
     }
     print_raw(&t.to_string())
+}
+
+/// "TLS managed: ca until 2036-…; server until 2027-… (renews 2026-…); …" (None without TLS).
+fn tls_line(st: &crate::api::EtcdClusterStatus) -> Option<String> {
+    let t = st.tls.as_ref()?;
+    let certs: Vec<String> = t
+        .certificates
+        .iter()
+        .map(|c| {
+            let mut s = format!("{} until {}", c.role, c.not_after.as_deref().unwrap_or("-"));
+            if let Some(r) = &c.renew_at {
+                s.push_str(&format!(" (renews {r})"));
+            }
+            if let Some(p) = &c.problem {
+                s.push_str(&format!(" [{} {p}]", c.secret));
+            }
+            s
+        })
+        .collect();
+    Some(format!("TLS {}: {}", t.mode, certs.join("; ")))
 }
 
 /// "last backup NAME 3m ago, 1.2 MiB at URL; next backup in 57s" (None without backups or schedule).

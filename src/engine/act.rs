@@ -144,6 +144,8 @@ pub fn step_objects(d: &Desired, step: &Step) -> Vec<Object> {
         | Step::GrowVolume { .. }
         | Step::HibernateSnapshot { .. }
         | Step::Hibernated
+        // A new key is drawn when acting: no Secret to print beforehand.
+        | Step::IssueCertificate { .. }
         | Step::Wait { .. }
         | Step::Hold { .. }
         | Step::Paused
@@ -189,7 +191,12 @@ fn seed_claim(d: &Desired, mark: RestoreMark) -> Option<Object> {
 }
 
 /// Server-side apply of `obj` under its own name.
-async fn apply<K>(api: Api<K>, d: &Desired, kind: &'static str, obj: &K) -> Result<(), Error>
+pub(super) async fn apply<K>(
+    api: Api<K>,
+    d: &Desired,
+    kind: &'static str,
+    obj: &K,
+) -> Result<(), Error>
 where
     K: kube::Resource + Clone + serde::de::DeserializeOwned + serde::Serialize + std::fmt::Debug,
 {
@@ -471,6 +478,7 @@ pub async fn act(ctx: &Context, d: &Desired, o: &Observed, step: &Step) -> Resul
             let url = super::backups::hibernate_snapshot(ctx, (d, o), destination).await?;
             tracing::info!(cluster = %d.name, namespace = %d.namespace, %url, "snapshot before hibernating taken");
         }
+        Step::IssueCertificate { role, .. } => super::pki::issue(ctx, d, *role).await?,
         Step::Hibernated | Step::Wait { .. } | Step::Hold { .. } | Step::Paused | Step::Idle => {}
     }
     Ok(Done::Changed)

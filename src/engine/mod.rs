@@ -7,6 +7,7 @@ mod act;
 pub mod backups;
 mod finalizer;
 mod observe;
+pub mod pki;
 pub mod policy;
 mod recover;
 #[cfg(test)]

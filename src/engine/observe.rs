@@ -306,6 +306,7 @@ pub async fn observe(
         backups: Default::default(),
         adoption,
         storage_class,
+        certificates: super::pki::observe(ctx, d).await?,
     };
     Ok((d.clone(), observed))
 }
@@ -761,7 +762,7 @@ const AUTH_HINT: &str = " (etcd's authentication is on: set spec.auth.userSecret
 
 /// The error and its causes in one line: the cause says what etcd answered (e.g. "user name
 /// is empty" while auth is on, which the upgrade gates read).
-fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+pub(super) fn chain(e: &(dyn std::error::Error + 'static)) -> String {
     let mut s = e.to_string();
     let mut next = e.source();
     while let Some(c) = next {

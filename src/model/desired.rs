@@ -181,7 +181,13 @@ pub struct Desired {
     /// The snapshot a new cluster starts from (`spec.restore`).
     pub restore: Option<RestoreSource>,
     /// TLS of client and peer traffic (`spec.tls`; kept as created, see `keep_immutable`).
+    /// In managed mode it names the engine's own Secrets (`objects::tls_secret_name`).
     pub tls: Tls,
+    /// `spec.tls.mode: managed`: the engine issues and renews the certificates of `tls`.
+    pub pki: Option<super::pki::ManagedPki>,
+    /// `spec.tls.mode: none` was asked for explicitly (`--insecure`); a spec without `spec.tls`
+    /// runs without TLS too (what a cluster created before the modes existed keeps).
+    pub insecure_asked: bool,
     /// The Secret of the etcd user to authenticate as while etcd's authentication is on
     /// (`spec.auth.userSecret`).
     pub auth_secret: Option<String>,
@@ -240,6 +246,8 @@ impl Desired {
             refused: Vec::new(),
             restore: None,
             tls: Tls::default(),
+            pki: None,
+            insecure_asked: false,
             auth_secret: None,
             maintenance: super::maintenance::Maintenance::default(),
             adopt: None,
@@ -281,6 +289,14 @@ pub(super) fn keep_tls(mut d: Desired, workload: Option<&WorkloadView>) -> Desir
             describe_tls(&d.tls)
         ),
     ));
+    // The engine manages the certificates of the TLS the members keep only when those are its
+    // own Secrets.
+    let managed = crate::objects::managed_tls(&d.name);
+    if have == managed {
+        d.pki.get_or_insert_with(Default::default);
+    } else {
+        d.pki = None;
+    }
     d.tls = have;
     d
 }

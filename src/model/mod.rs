@@ -10,6 +10,7 @@ mod adopt;
 mod desired;
 pub mod maintenance;
 mod observed;
+pub mod pki;
 pub mod records;
 pub mod recovery;
 mod validate;

@@ -61,6 +61,9 @@ pub struct Observed {
     /// cluster's default), read only while a volume or the claim template differs from the
     /// spec; `None` when not read or not readable (no RBAC for StorageClasses).
     pub storage_class: Option<StorageClassView>,
+    /// The certificates of the cluster's TLS Secrets (managed: the CA and its leaves; secrets:
+    /// the Secrets named), read each pass; empty without TLS.
+    pub certificates: Vec<super::pki::CertificateView>,
 }
 
 /// What the planner needs of a StorageClass.

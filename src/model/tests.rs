@@ -166,6 +166,7 @@ fn tls(server: Option<&str>, client: Option<&str>, peer: Option<&str>) -> crate:
         server_secret: server.map(Into::into),
         client_secret: client.map(Into::into),
         peer_secret: peer.map(Into::into),
+        ..Default::default()
     }
 }
 
@@ -208,6 +209,124 @@ fn tls_needs_server_and_client_secrets_together_and_secret_names() {
         let e = validate(&cluster(s.clone())).unwrap_err();
         assert_eq!(e.field, field, "{t:?}: {e:?}");
     }
+}
+
+fn mode(m: Option<&str>, lifetime: Option<&str>) -> crate::api::TlsSpec {
+    crate::api::TlsSpec {
+        mode: m.map(Into::into),
+        certificate_lifetime: lifetime.map(Into::into),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn tls_modes_managed_secrets_and_none_with_no_default_that_switches_old_clusters() {
+    let with = |t: Option<crate::api::TlsSpec>| {
+        let mut s = spec(3, "3.6.15");
+        s.tls = t;
+        validate(&cluster(s))
+    };
+    // A spec written before the modes existed keeps what it runs.
+    let d = with(None).unwrap();
+    assert_eq!(
+        (d.tls.clone(), d.pki.clone(), d.insecure_asked),
+        (Tls::default(), None, false)
+    );
+    let d = with(Some(tls(Some("srv"), Some("cli"), None))).unwrap();
+    assert_eq!((d.tls.client_scheme(), d.pki.clone()), ("https", None));
+    let d = with(Some(mode(None, None))).unwrap();
+    assert_eq!((d.tls.clone(), d.pki.clone()), (Tls::default(), None));
+    // Managed: client and peer TLS with the engine's own Secrets.
+    let d = with(Some(mode(Some("managed"), None))).unwrap();
+    assert_eq!(d.tls, crate::objects::managed_tls("demo"));
+    assert_eq!(
+        d.tls.client.as_ref().unwrap().server_secret,
+        "demo-tls-server"
+    );
+    assert_eq!(d.tls.peer_secret.as_deref(), Some("demo-tls-peer"));
+    assert_eq!(
+        d.pki.unwrap().leaf_lifetime_seconds,
+        super::pki::DEFAULT_LEAF_LIFETIME_SECONDS
+    );
+    let d = with(Some(mode(Some("managed"), Some("5m")))).unwrap();
+    assert_eq!(d.pki.unwrap().leaf_lifetime_seconds, 300);
+    // None asked for: plain http, said explicitly.
+    let d = with(Some(mode(Some("none"), None))).unwrap();
+    assert_eq!((d.tls.client_scheme(), d.insecure_asked), ("http", true));
+    let secrets = tls(Some("srv"), Some("cli"), Some("p"));
+    for (t, field, says) in [
+        (
+            crate::api::TlsSpec {
+                mode: Some("managed".into()),
+                ..secrets.clone()
+            },
+            "spec.tls.mode",
+            "remove serverSecret",
+        ),
+        (
+            crate::api::TlsSpec {
+                mode: Some("none".into()),
+                ..secrets.clone()
+            },
+            "spec.tls.mode",
+            "plain http",
+        ),
+        (
+            mode(Some("secrets"), None),
+            "spec.tls.mode",
+            "needs serverSecret",
+        ),
+        (
+            mode(Some("auto"), None),
+            "spec.tls.mode",
+            "managed, secrets or none",
+        ),
+        (
+            mode(Some("managed"), Some("4m")),
+            "spec.tls.certificateLifetime",
+            "shorter than 5m",
+        ),
+        (
+            mode(Some("managed"), Some("soon")),
+            "spec.tls.certificateLifetime",
+            "not a duration",
+        ),
+        (
+            crate::api::TlsSpec {
+                certificate_lifetime: Some("1h".into()),
+                ..secrets.clone()
+            },
+            "spec.tls.certificateLifetime",
+            "only to mode managed",
+        ),
+    ] {
+        let e = with(Some(t.clone())).unwrap_err();
+        assert_eq!(e.field, field, "{t:?}: {e:?}");
+        assert!(e.message.contains(says), "{t:?}: {e:?}");
+    }
+}
+
+#[test]
+fn managed_tls_switched_on_for_a_running_plain_cluster_is_refused_and_issues_nothing() {
+    let have = WorkloadView {
+        tls: Some(Tls::default()),
+        ..Default::default()
+    };
+    let mut s = spec(3, "3.6.15");
+    s.tls = Some(mode(Some("managed"), None));
+    let d = keep_immutable(validate(&cluster(s)).unwrap(), Some(&have));
+    assert_eq!(d.refused.len(), 1);
+    assert_eq!((d.tls, d.pki), (Tls::default(), None));
+    // A managed cluster whose spec names Secrets of the same kind keeps them: no CA work then.
+    let managed = WorkloadView {
+        tls: Some(crate::objects::managed_tls("demo")),
+        ..Default::default()
+    };
+    let mut s = spec(3, "3.6.15");
+    s.tls = Some(tls(Some("a"), Some("b"), Some("c")));
+    let d = keep_immutable(validate(&cluster(s)).unwrap(), Some(&managed));
+    assert!(d.refused.is_empty());
+    assert_eq!(d.pki, None);
 }
 
 #[test]

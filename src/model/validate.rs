@@ -261,12 +261,7 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
         .map(|c| validate_topology_spread(c))
         .transpose()?;
     let lost_member_grace_seconds = validate_lost_member_grace(spec.lost_member_grace_seconds)?;
-    let tls = spec
-        .tls
-        .as_ref()
-        .map(validate_tls)
-        .transpose()?
-        .unwrap_or_default();
+    let (tls, pki, insecure_asked) = validate_tls_mode(&name, spec.tls.as_ref())?;
     let auth_secret = spec
         .auth
         .as_ref()
@@ -314,6 +309,8 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
         lost_member_grace_seconds,
         restore,
         tls,
+        pki,
+        insecure_asked,
         auth_secret,
         maintenance: super::maintenance::validate(spec.maintenance.as_ref())?,
         adopt: spec
@@ -827,6 +824,96 @@ pub(super) fn validate_pod_metadata(m: &crate::api::PodMetadata) -> Result<PodMe
         ));
     }
     Ok((m.labels.clone(), m.annotations.clone()))
+}
+
+/// The TLS mode `spec.tls` asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TlsMode {
+    Managed,
+    Secrets,
+    None,
+}
+
+/// `spec.tls`: the TLS the members run (Secret names), the managed CA's settings in managed mode,
+/// and whether plain http was asked for explicitly. Without a mode, Secrets named mean
+/// `secrets` and none named means `none` (no server-side default: see `TlsSpec::mode`).
+pub(super) fn validate_tls_mode(
+    name: &str,
+    t: Option<&crate::api::TlsSpec>,
+) -> Result<(Tls, Option<super::pki::ManagedPki>, bool), InvalidSpec> {
+    let Some(t) = t else {
+        return Ok((Tls::default(), None, false));
+    };
+    let names_secrets =
+        t.server_secret.is_some() || t.client_secret.is_some() || t.peer_secret.is_some();
+    let mode = match t.mode.as_deref() {
+        None if names_secrets => TlsMode::Secrets,
+        None => TlsMode::None,
+        Some("managed") => TlsMode::Managed,
+        Some("secrets") => TlsMode::Secrets,
+        Some("none") => TlsMode::None,
+        Some(other) => {
+            return Err(invalid(
+                "spec.tls.mode",
+                format!("{other:?} is not a TLS mode; use managed, secrets or none"),
+            ));
+        }
+    };
+    if mode != TlsMode::Managed && t.certificate_lifetime.is_some() {
+        return Err(invalid(
+            "spec.tls.certificateLifetime",
+            "applies only to mode managed (the engine issues no certificate otherwise); remove it or set mode: managed",
+        ));
+    }
+    match mode {
+        TlsMode::Managed if names_secrets => Err(invalid(
+            "spec.tls.mode",
+            "managed issues its own certificates: remove serverSecret, clientSecret and peerSecret, or use mode: secrets",
+        )),
+        TlsMode::None if names_secrets => Err(invalid(
+            "spec.tls.mode",
+            "none runs plain http: remove serverSecret, clientSecret and peerSecret, or use mode: secrets",
+        )),
+        TlsMode::Secrets if !names_secrets => Err(invalid(
+            "spec.tls.mode",
+            "secrets needs serverSecret and clientSecret (and peerSecret for peer TLS); or use mode: managed",
+        )),
+        TlsMode::Managed => {
+            let leaf_lifetime_seconds = t
+                .certificate_lifetime
+                .as_deref()
+                .map(validate_certificate_lifetime)
+                .transpose()?
+                .unwrap_or(super::pki::DEFAULT_LEAF_LIFETIME_SECONDS);
+            Ok((
+                crate::objects::managed_tls(name),
+                Some(super::pki::ManagedPki {
+                    leaf_lifetime_seconds,
+                }),
+                false,
+            ))
+        }
+        TlsMode::Secrets => Ok((validate_tls(t)?, None, false)),
+        TlsMode::None => Ok((Tls::default(), None, t.mode.is_some())),
+    }
+}
+
+fn validate_certificate_lifetime(s: &str) -> Result<u64, InvalidSpec> {
+    let min = super::pki::MIN_LEAF_LIFETIME_SECONDS;
+    match humantime::parse_duration(s) {
+        Ok(d) if d.as_secs() >= min => Ok(d.as_secs()),
+        Ok(_) => Err(invalid(
+            "spec.tls.certificateLifetime",
+            format!(
+                "{s:?} is shorter than {}m: renewal comes at two thirds of the lifetime and needs time to reach every member",
+                min / 60
+            ),
+        )),
+        Err(e) => Err(invalid(
+            "spec.tls.certificateLifetime",
+            format!("{s:?} is not a duration ({e}); use e.g. 2160h (90 days)"),
+        )),
+    }
 }
 
 pub(super) fn validate_tls(t: &crate::api::TlsSpec) -> Result<Tls, InvalidSpec> {

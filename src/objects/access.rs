@@ -96,8 +96,9 @@ pub fn watched_namespaces() -> Vec<Access> {
         of::<EtcdBackup>(OWNED),
         sub::<EtcdBackup>("status", &[GET, PATCH, UPDATE]),
         // S3 credentials named by spec.backup.credentialsSecret and the client certificate of
-        // spec.tls.clientSecret: read by name, never listed.
-        of::<Secret>(&[GET]),
+        // spec.tls.clientSecret: read by name, never listed. Managed TLS's CA and certificates
+        // (`engine::pki`): written by server-side apply.
+        of::<Secret>(&[GET, CREATE, PATCH]),
         // The nodes of member pods (cluster-scoped; the ClusterRoleBinding grants it): a member
         // on a node that is deleted, shut down or long NotReady is replaced. Read by name only.
         of::<Node>(&[GET]),

@@ -371,10 +371,13 @@ mod tests {
     fn the_cluster_role_is_least_privilege() {
         let all = manifests("img", NAMESPACE);
         let role = kind(&all, "ClusterRole", None);
-        // Secrets are read one by name (spec.backup.credentialsSecret), never enumerated.
+        // Secrets are read one by name (spec.backup.credentialsSecret), never enumerated; the
+        // only ones written are managed TLS's, by name (server-side apply), never deleted (the
+        // garbage collector does, through their owner reference).
         assert!(!allows(role, "", "secrets", "list"));
         assert!(!allows(role, "", "secrets", "watch"));
-        assert!(!allows(role, "", "secrets", "create"));
+        assert!(!allows(role, "", "secrets", "delete"));
+        assert!(!allows(role, "", "secrets", "update"));
         assert!(!allows(role, "", "pods/exec", "create"));
         assert!(!allows(role, GROUP, "etcdclusters", "delete"));
         // Member pods come from the StatefulSet; the one pod the engine creates is a restore pod.

@@ -45,6 +45,24 @@ pub mod tls_key {
     pub const CA: &str = "ca.crt";
 }
 
+/// The Secret of one certificate of a cluster with managed TLS: `demo-tls-ca`, `demo-tls-server`,
+/// `demo-tls-peer`, `demo-tls-client` (the CA's holds its key too).
+pub fn tls_secret_name(cluster: &str, role: crate::model::pki::CertRole) -> String {
+    format!("{cluster}-tls-{}", role.as_str())
+}
+
+/// The TLS of a cluster with managed TLS: client and peer TLS with the engine's own Secrets.
+pub fn managed_tls(cluster: &str) -> crate::model::Tls {
+    use crate::model::pki::CertRole;
+    crate::model::Tls {
+        client: Some(crate::model::ClientTls {
+            server_secret: tls_secret_name(cluster, CertRole::Server),
+            client_secret: tls_secret_name(cluster, CertRole::Client),
+        }),
+        peer_secret: Some(tls_secret_name(cluster, CertRole::Peer)),
+    }
+}
+
 pub fn statefulset_name(cluster: &str) -> String {
     cluster.to_string()
 }

@@ -110,6 +110,7 @@ pub const RULES: &[Rule] = &[
     adopt::adoption,
     hibernate::hibernation,
     restore_seed,
+    pki::certificates,
     workload_missing,
     supporting_objects_missing,
     member_config_lost,
@@ -202,6 +203,7 @@ mod drain;
 mod hibernate;
 pub mod maintenance;
 pub mod nospace;
+pub mod pki;
 pub mod recover;
 mod status;
 pub mod storage;

@@ -503,6 +503,8 @@ impl World {
             },
             supporting_objects: self.supporting,
             clients_fenced: false,
+            // The simulated clusters run without managed TLS.
+            certificates: Vec::new(),
             maintenance: None,
             nospace: match self.leader {
                 Some(l) if self.alarm() => vec![l],
@@ -802,6 +804,7 @@ impl World {
             | Step::TakeOverService { .. }
             | Step::HibernateSnapshot { .. }
             | Step::Hibernated
+            | Step::IssueCertificate { .. }
             | Step::Paused
             | Step::Idle => {}
             Step::Hold { message, .. } => {

@@ -87,6 +87,7 @@ pub fn derive_status(
         c.degraded(step, &doing, votes),
         c.spec_refused(d),
         c.maintaining(d, step, &doing),
+        c.insecure_transport(d),
     ];
     // From the backup records this pass observed (`plan::backup`), never carried over.
     let (backup, healthy) = super::backup::status(d, o, prev_conds);
@@ -96,6 +97,7 @@ pub fn derive_status(
     st.upgrade = super::upgrade::record(d, o, step, prev.and_then(|p| p.upgrade.as_ref()));
     st.maintenance = super::nospace::record(d, o, step, prev.and_then(|p| p.maintenance.as_ref()));
     st.adoption = super::adopt::record(d, o, step, prev);
+    st.tls = super::pki::status(d, o);
     st.phase = Some(phase(o, step, &doing));
     st
 }
@@ -419,6 +421,35 @@ impl Conditions<'_> {
                     .map(|r| r.to_string())
                     .collect::<Vec<_>>()
                     .join("; "),
+            )
+        }
+    }
+
+    /// True while clients speak plain http: anyone who reaches the pods reads and writes every
+    /// key (and raft runs in the clear too without peer TLS).
+    fn insecure_transport(&self, d: &Desired) -> Condition {
+        if d.tls.client.is_some() {
+            self.set(
+                condition::INSECURE_TRANSPORT,
+                false,
+                Reason::ClientCertificates,
+                format!(
+                    "clients speak https with client certificates ({})",
+                    d.tls.describe()
+                ),
+            )
+        } else {
+            self.set(
+                condition::INSECURE_TRANSPORT,
+                true,
+                Reason::PlainHttp,
+                format!(
+                    "{}: clients speak plain http and any pod that reaches port {} reads and \
+                     writes every key; a new cluster with `kubectl etcd create --tls managed` \
+                     and the data moved by backup and restore has TLS",
+                    d.tls.describe(),
+                    objects::CLIENT_PORT
+                ),
             )
         }
     }

@@ -10,6 +10,7 @@ use super::maintenance::Trigger;
 use super::nospace;
 use crate::api::Reason;
 use crate::model::Version;
+use crate::model::pki::{CertRole, Issue};
 
 /// The next thing the engine does for one cluster: at most one change to the world.
 ///
@@ -191,6 +192,14 @@ pub enum Step {
     Hibernate { from: u32 },
     /// Hibernated: no member runs; the volumes keep the data.
     Hibernated,
+    /// Managed TLS: write the Secret of `role`'s certificate, the CA (self-signed) or a leaf
+    /// signed by it, new or renewed (see `pki`). The key is drawn when acting: the step carries
+    /// no secret, and `--dry-run` prints none.
+    IssueCertificate {
+        role: CertRole,
+        secret: String,
+        why: Issue,
+    },
     /// Nothing to do until the world moves on.
     Wait { reason: Reason, message: String },
     /// Acting would be unsafe or ambiguous: report and change nothing until a human or the
@@ -302,6 +311,7 @@ impl Step {
             Step::RecreateStatefulSet { .. } | Step::GrowVolume { .. } => Reason::ResizingStorage,
             Step::HibernateSnapshot { .. } | Step::Hibernate { .. } => Reason::Hibernating,
             Step::Hibernated => Reason::Hibernated,
+            Step::IssueCertificate { .. } => Reason::IssuingCertificate,
             Step::Wait { reason, .. } | Step::Hold { reason, .. } => *reason,
             Step::Paused => Reason::Paused,
             Step::Idle => Reason::AsDesired,
@@ -401,6 +411,7 @@ impl fmt::Display for Step {
             | Step::HibernateSnapshot { .. }
             | Step::Hibernate { .. }
             | Step::Hibernated => self.fmt_storage(f),
+            Step::IssueCertificate { role, secret, why } => issue(f, *role, secret, *why),
             Step::Wait { message, .. } => write!(f, "waiting: {message}"),
             Step::Hold { message, .. } => write!(f, "holding: {message}"),
             Step::Paused => write!(f, "paused: observing only"),
@@ -420,6 +431,33 @@ fn wipe(f: &mut fmt::Formatter<'_>, claim: Option<&str>, pod: &str, force: bool)
         write!(f, " (at once: its node is gone)")?;
     }
     Ok(())
+}
+
+fn issue(f: &mut fmt::Formatter<'_>, role: CertRole, secret: &str, why: Issue) -> fmt::Result {
+    if role == CertRole::Ca {
+        return write!(
+            f,
+            "create the cluster's certificate authority (Secret {secret})"
+        );
+    }
+    let role = role.as_str();
+    match why {
+        Issue::Missing => write!(f, "issue the {role} certificate (Secret {secret})"),
+        Issue::Unreadable => write!(
+            f,
+            "issue the {role} certificate again (Secret {secret} holds no usable one)"
+        ),
+        Issue::OtherCa => write!(
+            f,
+            "issue the {role} certificate again from the cluster's CA (Secret {secret} holds \
+             another CA's)"
+        ),
+        Issue::Renewal => write!(
+            f,
+            "renew the {role} certificate (Secret {secret}): two thirds of its lifetime have \
+             passed; members read it at their next TLS handshake, without a restart"
+        ),
+    }
 }
 
 fn downgrade(f: &mut fmt::Formatter<'_>, action: DowngradeStep, target: Version) -> fmt::Result {

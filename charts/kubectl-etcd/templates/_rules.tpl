@@ -14,7 +14,7 @@
 - {"apiGroups":["discovery.k8s.io"],"resources":["endpointslices"],"verbs":["list"]}
 - {"apiGroups":["etcd.kubectl-etcd.io"],"resources":["etcdbackups"],"verbs":["get","list","watch","create","patch","update","delete"]}
 - {"apiGroups":["etcd.kubectl-etcd.io"],"resources":["etcdbackups/status"],"verbs":["get","patch","update"]}
-- {"apiGroups":[""],"resources":["secrets"],"verbs":["get"]}
+- {"apiGroups":[""],"resources":["secrets"],"verbs":["get","create","patch"]}
 - {"apiGroups":[""],"resources":["nodes"],"verbs":["get"]}
 - {"apiGroups":["storage.k8s.io"],"resources":["storageclasses"],"verbs":["get","list"]}
 - {"apiGroups":["events.k8s.io"],"resources":["events"],"verbs":["create","patch"]}
@@ -35,7 +35,7 @@
 - {"apiGroups":["discovery.k8s.io"],"resources":["endpointslices"],"verbs":["list"]}
 - {"apiGroups":["etcd.kubectl-etcd.io"],"resources":["etcdbackups"],"verbs":["get","list","watch","create","patch","update","delete"]}
 - {"apiGroups":["etcd.kubectl-etcd.io"],"resources":["etcdbackups/status"],"verbs":["get","patch","update"]}
-- {"apiGroups":[""],"resources":["secrets"],"verbs":["get"]}
+- {"apiGroups":[""],"resources":["secrets"],"verbs":["get","create","patch"]}
 - {"apiGroups":["events.k8s.io"],"resources":["events"],"verbs":["create","patch"]}
 - {"apiGroups":[""],"resources":["events"],"verbs":["create","patch"]}
 {{- end -}}

@@ -58,6 +58,12 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         output::progress_line(&w);
     }
     let version = version.to_string();
+    if a.security.insecure {
+        output::progress_line(&format!(
+            "warning: EtcdCluster {name} will serve plain http (--insecure): any pod that reaches \
+             its members reads and writes every key; use --tls managed for TLS"
+        ));
+    }
     let mut options = std::collections::BTreeMap::new();
     for o in &a.etcd_options {
         let Some((k, v)) = o.split_once('=') else {

@@ -3,6 +3,7 @@
 
 pub mod adopt;
 pub mod backup;
+pub mod certificate;
 pub mod create;
 pub mod defrag;
 pub mod delete;

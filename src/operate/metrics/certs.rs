@@ -2,7 +2,7 @@
 //! `spec.tls` names (bring-your-own: the engine mounts them, nobody renews them), as Unix time,
 //! labelled with the Secret and its key (`tls.crt`, `ca.crt`). Pure: `read.rs` fetches the
 //! Secrets. Parsing takes PEM through rustls' pki-types (as the TLS dialer does) and then the
-//! few DER elements of an X.509 certificate up to its validity: no X.509 crate for one field.
+//! few DER elements of an X.509 certificate up to its validity (`crate::pki::der`).
 
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
@@ -17,6 +17,7 @@ use rustls::pki_types::pem::PemObject;
 use super::{ClusterLabels, Metrics, Seen, family};
 use crate::model::Tls;
 use crate::objects::tls_key;
+pub use crate::pki::der::not_after;
 
 /// The keys of a TLS Secret whose certificates are reported (the key itself is no certificate).
 pub const KEYS: [&str; 2] = [tls_key::CERT, tls_key::CA];
@@ -59,84 +60,6 @@ pub fn earliest_not_after(pem: &[u8]) -> Result<i64, String> {
         earliest = Some(earliest.map_or(t, |e| e.min(t)));
     }
     earliest.ok_or_else(|| "no PEM certificate".to_string())
-}
-
-const SEQUENCE: u8 = 0x30;
-/// `[0] EXPLICIT Version` of a TBSCertificate (absent for v1).
-const VERSION: u8 = 0xa0;
-const UTC_TIME: u8 = 0x17;
-const GENERALIZED_TIME: u8 = 0x18;
-
-/// One DER element of `input`: its tag, its contents and what follows it.
-fn element(input: &[u8]) -> Option<(u8, &[u8], &[u8])> {
-    let (&tag, rest) = input.split_first()?;
-    let (&first, rest) = rest.split_first()?;
-    let (len, rest) = if first < 0x80 {
-        (usize::from(first), rest)
-    } else {
-        let n = usize::from(first & 0x7f);
-        if n == 0 || n > 4 || rest.len() < n {
-            return None;
-        }
-        let len = rest[..n]
-            .iter()
-            .fold(0usize, |acc, b| (acc << 8) | usize::from(*b));
-        (len, &rest[n..])
-    };
-    (rest.len() >= len).then(|| (tag, &rest[..len], &rest[len..]))
-}
-
-/// `notAfter` of a DER certificate (RFC 5280 4.1: Certificate ::= SEQUENCE { tbsCertificate
-/// SEQUENCE { [0] version OPTIONAL, serialNumber, signature, issuer, validity SEQUENCE {
-/// notBefore, notAfter }, … }, … }), as Unix time.
-pub fn not_after(der: &[u8]) -> Option<i64> {
-    let (SEQUENCE, cert, _) = element(der)? else {
-        return None;
-    };
-    let (SEQUENCE, tbs, _) = element(cert)? else {
-        return None;
-    };
-    let mut rest = tbs;
-    if element(rest)?.0 == VERSION {
-        rest = element(rest)?.2;
-    }
-    // serialNumber, signature, issuer
-    for _ in 0..3 {
-        rest = element(rest)?.2;
-    }
-    let (SEQUENCE, validity, _) = element(rest)? else {
-        return None;
-    };
-    let after_not_before = element(validity)?.2;
-    let (tag, time, _) = element(after_not_before)?;
-    x509_time(tag, time)
-}
-
-/// UTCTime (`YYMMDDHHMMSSZ`, 19YY from 50 on: RFC 5280 4.1.2.5.1) or GeneralizedTime
-/// (`YYYYMMDDHHMMSSZ`), as Unix time.
-fn x509_time(tag: u8, bytes: &[u8]) -> Option<i64> {
-    let s = std::str::from_utf8(bytes).ok()?.strip_suffix('Z')?;
-    if !s.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let full = match (tag, s.len()) {
-        (UTC_TIME, 12) => format!("{}{s}", if s < "50" { "20" } else { "19" }),
-        (GENERALIZED_TIME, 14) => s.to_string(),
-        _ => return None,
-    };
-    let rfc3339 = format!(
-        "{}-{}-{}T{}:{}:{}Z",
-        &full[0..4],
-        &full[4..6],
-        &full[6..8],
-        &full[8..10],
-        &full[10..12],
-        &full[12..14]
-    );
-    rfc3339
-        .parse::<jiff::Timestamp>()
-        .ok()
-        .map(|t| t.as_second())
 }
 
 /// One certificate of one cluster: the Secret and its key.

@@ -1,0 +1,164 @@
+//! Managed TLS (`spec.tls.mode: managed`) as the planner sees it: what the spec asks for, what
+//! the certificate Secrets hold, and when a certificate is due (pure functions of `now` and its
+//! validity). Pure: no client, no clock, no crypto (`crate::pki` builds the certificates).
+
+use serde::Serialize;
+
+/// A leaf's lifetime when `spec.tls.certificateLifetime` names none (90 days, as ACME CAs and
+/// cert-manager's default issue).
+pub const DEFAULT_LEAF_LIFETIME_SECONDS: u64 = 90 * 24 * 3600;
+/// The shortest leaf lifetime the spec may ask for: renewal comes at two thirds of it, and the
+/// kubelet takes up to about a minute and a half to bring a renewed Secret into the pods
+/// (measured in tests/e2e_tls.rs), which must happen well before the old certificate expires.
+pub const MIN_LEAF_LIFETIME_SECONDS: u64 = 300;
+/// The CA's lifetime (10 years): it is not renewed by the engine (a new CA needs a rotation,
+/// `kubectl etcd rotate-ca`, not built yet); status shows its expiry.
+pub const CA_LIFETIME_SECONDS: u64 = 10 * 365 * 24 * 3600;
+/// Certificates start this long before they are issued, for clocks a little behind.
+pub const BACKDATE_SECONDS: i64 = 60;
+
+/// What `validate` makes of `spec.tls` in managed mode.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ManagedPki {
+    /// Lifetime of the server, peer and client certificates the engine issues.
+    pub leaf_lifetime_seconds: u64,
+}
+
+impl Default for ManagedPki {
+    fn default() -> Self {
+        ManagedPki {
+            leaf_lifetime_seconds: DEFAULT_LEAF_LIFETIME_SECONDS,
+        }
+    }
+}
+
+/// The certificates of a cluster's TLS, one Secret each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum CertRole {
+    /// The per-cluster CA (managed mode only; its Secret also holds the key).
+    Ca,
+    /// The members' serving certificate (client port).
+    Server,
+    /// The members' peer certificate (server and client of raft traffic).
+    Peer,
+    /// The certificate the engine, the probe and backups present.
+    Client,
+}
+
+impl CertRole {
+    /// The leaves, in the order the engine issues them.
+    pub const LEAVES: [CertRole; 3] = [CertRole::Server, CertRole::Peer, CertRole::Client];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CertRole::Ca => "ca",
+            CertRole::Server => "server",
+            CertRole::Peer => "peer",
+            CertRole::Client => "client",
+        }
+    }
+}
+
+/// What one certificate Secret holds, as observed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum SecretCert {
+    Missing,
+    /// The Secret exists but holds no usable certificate (why).
+    Unreadable(String),
+    Valid {
+        /// Unix time.
+        not_before: i64,
+        /// Unix time.
+        not_after: i64,
+        /// A leaf's `ca.crt` is the CA Secret's certificate (always true for the CA itself and
+        /// for bring-your-own Secrets).
+        current_ca: bool,
+    },
+}
+
+/// One certificate of the cluster as a pass read it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CertificateView {
+    pub role: CertRole,
+    pub secret: String,
+    pub cert: SecretCert,
+}
+
+/// When a certificate valid from `not_before` to `not_after` is renewed: at two thirds of its
+/// lifetime (cert-manager's default), leaving a third for the renewal to reach every member.
+pub fn renew_at(not_before: i64, not_after: i64) -> i64 {
+    not_before + (not_after - not_before).max(0) * 2 / 3
+}
+
+/// Why the engine issues a certificate now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Issue {
+    /// Its Secret does not exist (a new cluster, or deleted).
+    Missing,
+    /// Its Secret holds no usable certificate.
+    Unreadable,
+    /// A leaf's CA is not the cluster's CA.
+    OtherCa,
+    /// Two thirds of its lifetime have passed.
+    Renewal,
+}
+
+/// Whether the leaf `cert` is to be issued at `now` (Unix time), and why.
+pub fn leaf_due(cert: &SecretCert, now: i64) -> Option<Issue> {
+    match cert {
+        SecretCert::Missing => Some(Issue::Missing),
+        SecretCert::Unreadable(_) => Some(Issue::Unreadable),
+        SecretCert::Valid {
+            current_ca: false, ..
+        } => Some(Issue::OtherCa),
+        SecretCert::Valid {
+            not_before,
+            not_after,
+            ..
+        } => (now >= renew_at(*not_before, *not_after)).then_some(Issue::Renewal),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn valid(not_before: i64, not_after: i64) -> SecretCert {
+        SecretCert::Valid {
+            not_before,
+            not_after,
+            current_ca: true,
+        }
+    }
+
+    #[test]
+    fn a_leaf_is_renewed_at_two_thirds_of_its_lifetime() {
+        assert_eq!(renew_at(0, 900), 600);
+        assert_eq!(renew_at(1_000, 1_000 + 90 * 86_400), 1_000 + 60 * 86_400);
+        let c = valid(0, 900);
+        assert_eq!(leaf_due(&c, 0), None);
+        assert_eq!(leaf_due(&c, 599), None);
+        assert_eq!(leaf_due(&c, 600), Some(Issue::Renewal));
+        assert_eq!(leaf_due(&c, 5_000), Some(Issue::Renewal), "expired");
+        // A validity the wrong way round is due at once, not never.
+        assert_eq!(leaf_due(&valid(900, 0), 900), Some(Issue::Renewal));
+    }
+
+    #[test]
+    fn a_missing_unreadable_or_foreign_leaf_is_issued_at_once() {
+        assert_eq!(leaf_due(&SecretCert::Missing, 0), Some(Issue::Missing));
+        assert_eq!(
+            leaf_due(&SecretCert::Unreadable("no tls.crt".into()), 0),
+            Some(Issue::Unreadable)
+        );
+        let foreign = SecretCert::Valid {
+            not_before: 0,
+            not_after: 900,
+            current_ca: false,
+        };
+        assert_eq!(leaf_due(&foreign, 1), Some(Issue::OtherCa));
+    }
+}
