@@ -1081,6 +1081,32 @@ fn client_endpoints(ns: &str) -> usize {
         .sum()
 }
 
+/// Two members of `demo` and their volumes are lost for good: only demo-0 keeps the data, and
+/// there is no quorum.
+fn lose_two_of_three(ns: &str) {
+    ok(kubectl(&[
+        "-n",
+        ns,
+        "scale",
+        "statefulset",
+        "demo",
+        "--replicas",
+        "1",
+    ]));
+    eventually("demo-1 and demo-2 gone", Duration::from_secs(90), || {
+        let pods = ok(kubectl(&["-n", ns, "get", "pods", "-o", "name"])).stdout;
+        (!pods.contains("pod/demo-1") && !pods.contains("pod/demo-2")).then_some(())
+    });
+    ok(kubectl(&[
+        "-n",
+        ns,
+        "delete",
+        "pvc",
+        "data-demo-1",
+        "data-demo-2",
+    ]));
+}
+
 #[test]
 fn two_of_three_members_lost_then_recover_rebuilds_from_the_survivor_with_every_acknowledged_key() {
     install_crd();
@@ -1090,28 +1116,7 @@ fn two_of_three_members_lost_then_recover_rebuilds_from_the_survivor_with_every_
     write_keys(&ns.0, "demo-0", 2_000);
     let before = keyspace_digest(&ns.0, "demo-0");
     let old_id = cluster_json(&ns.0, "demo")["status"]["clusterId"].clone();
-    // Two members and their volumes are lost for good: only demo-0 keeps the data, no quorum.
-    ok(kubectl(&[
-        "-n",
-        &ns.0,
-        "scale",
-        "statefulset",
-        "demo",
-        "--replicas",
-        "1",
-    ]));
-    eventually("demo-1 and demo-2 gone", Duration::from_secs(90), || {
-        let pods = ok(kubectl(&["-n", &ns.0, "get", "pods", "-o", "name"])).stdout;
-        (!pods.contains("demo-1") && !pods.contains("demo-2")).then_some(())
-    });
-    ok(kubectl(&[
-        "-n",
-        &ns.0,
-        "delete",
-        "pvc",
-        "data-demo-1",
-        "data-demo-2",
-    ]));
+    lose_two_of_three(&ns.0);
     let r = etcd(&ns.0, &["status", "demo"]);
     assert_eq!(r.code, 7, "quorum is lost: {}", r.stderr);
 
@@ -1205,6 +1210,133 @@ fn two_of_three_members_lost_then_recover_rebuilds_from_the_survivor_with_every_
     assert_eq!(keyspace_digest(&ns.0, "demo-0"), before, "{record}'s keys");
     let after = ok(etcdctl(&ns.0, "demo-0", &["get", "after-recover"])).stdout;
     assert!(after.trim().is_empty(), "restored from {record}: {after}");
+}
+
+/// Issue 16: with an operator running, `recover --yes` only records the decision
+/// (`spec.recovery`) and waits; the operator, holding the cluster's Lease throughout, fences
+/// clients, takes and verifies the survivor's snapshot and restores it. A writer runs through
+/// the loss and the rebuild: every write it had acknowledged is read back.
+#[test]
+fn with_the_operator_running_recover_records_the_decision_and_the_operator_rebuilds_with_every_acknowledged_write()
+ {
+    install_crd();
+    let ns = Ns::new("recover-op");
+    let (endpoint, bucket) = s3();
+    s3_secret(&ns.0, "s3-creds", &endpoint);
+    create(&ns.0, "demo", "3.5.16");
+    common::writer::start_writer(&ns.0);
+    write_keys(&ns.0, "demo-0", 500);
+    let old_id = cluster_json(&ns.0, "demo")["status"]["clusterId"].clone();
+    lose_two_of_three(&ns.0);
+
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+        .to_string();
+    let op = common::operator::LocalOperator::start(
+        &ns.0,
+        &[
+            "--metrics-addr",
+            &format!("127.0.0.1:{port}"),
+            "--dial",
+            "direct",
+            "--s3-endpoint-allow",
+            &endpoint,
+        ],
+    )
+    .unwrap();
+    eventually(
+        "the operator to hold the cluster's Lease",
+        Duration::from_secs(90),
+        || op.holds_the_cluster().then_some(()),
+    );
+
+    // The verb records its decision and waits; the Lease stays the operator's all along.
+    let to = format!("s3://{bucket}/e2e/{}", ns.0);
+    let recovering = {
+        let mut c = etcd_s3_cmd(
+            &ns.0,
+            &[
+                "recover",
+                "demo",
+                "--to",
+                &to,
+                "--credentials-secret",
+                "s3-creds",
+                "--yes",
+                "--timeout",
+                "6m",
+            ],
+        );
+        std::thread::spawn(move || c.output().unwrap())
+    };
+    let mut held_by_another = Vec::new();
+    while !recovering.is_finished() {
+        if !op.holds_the_cluster() {
+            held_by_another.push(
+                kubectl(&[
+                    "-n",
+                    OP_NS,
+                    "get",
+                    "lease",
+                    &kubectl_etcd::lease::cluster_lease(&ns.0, "demo"),
+                    "-o",
+                    "jsonpath={.spec.holderIdentity}",
+                ])
+                .stdout,
+            );
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    let out = recovering.join().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "recover: {stderr}\n{}",
+        op.log_tail(30)
+    );
+    assert!(
+        stderr.contains("holds the engine lease"),
+        "the verb defers to the operator: {stderr}"
+    );
+    assert!(
+        held_by_another.iter().all(|h| !h.starts_with("cli/")),
+        "the CLI never held the Lease: {held_by_another:?}"
+    );
+    assert!(op.holds_the_cluster(), "{}", op.log_tail(30));
+
+    // The operator took the survivor's snapshot (the record says who) and restored it.
+    let records = get_json(&ns.0, &["etcdbackups"]);
+    let taken_by: Vec<&str> = records["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|b| b["status"]["takenBy"].as_str())
+        .collect();
+    assert_eq!(taken_by, [op.identity()], "{records}");
+    let c = cluster_json(&ns.0, "demo");
+    assert_eq!(ready_members(&c["status"]), (3, 3, 3), "{}", c["status"]);
+    assert_ne!(
+        c["status"]["clusterId"], old_id,
+        "a recovered cluster has a new id"
+    );
+    eventually("the fence to be lifted", Duration::from_secs(60), || {
+        (!client_fenced(&ns.0) && client_endpoints(&ns.0) == 3).then_some(())
+    });
+    // Every acknowledged write is back: the writer's (through the client Service, before the
+    // loss and after the rebuild) and the 500 keys written before the loss.
+    std::thread::sleep(Duration::from_secs(5));
+    common::writer::assert_no_acknowledged_write_lost(&ns.0);
+    let keys = ok(etcdctl(
+        &ns.0,
+        "demo-2",
+        &["get", "--prefix", "k/", "--keys-only"],
+    ))
+    .stdout;
+    assert_eq!(keys.lines().filter(|l| !l.is_empty()).count(), 500);
+    drop(op);
 }
 
 #[test]

@@ -17,7 +17,7 @@ use futures::FutureExt;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::events::v1::Event as K8sEvent;
 use kube::ResourceExt;
-use kube::api::{Api, DeleteParams, ListParams, PostParams};
+use kube::api::{Api, ListParams, PostParams};
 use kubectl_etcd::api::{EtcdCluster, reason};
 use kubectl_etcd::engine::Dial;
 use kubectl_etcd::lease;
@@ -53,15 +53,10 @@ async fn the_leader_bootstraps_a_cluster_reports_it_and_lets_go_on_shutdown() {
     let identity = format!("operator/test-{pid}");
     // Distinct port ranges per test: the tests of one run share a pid.
     let addr: SocketAddr = format!("127.0.0.1:{}", 20000 + pid % 5000).parse().unwrap();
-    let token = CancellationToken::new();
-    let opts = OperateOptions {
+    let op = common::InProcessOperator::start(OperateOptions {
         identity: identity.clone(),
         lease_namespace: ns.clone(),
         ..OperateOptions::new(client.clone(), Some(ns.clone()), addr, Dial::PortForward)
-    };
-    let op = tokio::spawn({
-        let token = token.clone();
-        async move { run_until(opts, token).await }
     });
 
     let outcome = std::panic::AssertUnwindSafe(async {
@@ -183,19 +178,7 @@ async fn the_leader_bootstraps_a_cluster_reports_it_and_lets_go_on_shutdown() {
             );
         }
 
-        clusters
-            .delete("demo", &DeleteParams::default())
-            .await
-            .unwrap();
-        eventually("the finalizer to be released", 60, || async {
-            clusters
-                .get_opt("demo")
-                .await
-                .unwrap()
-                .is_none()
-                .then_some(())
-        })
-        .await;
+        common::delete_and_wait_gone(&clusters, "demo").await;
         assert_eq!(
             lease::recorded_holder(client.clone(), &ns, &lease::cluster_lease(&ns, "demo"))
                 .await
@@ -207,8 +190,7 @@ async fn the_leader_bootstraps_a_cluster_reports_it_and_lets_go_on_shutdown() {
     .catch_unwind()
     .await;
 
-    token.cancel();
-    let stopped = tokio::time::timeout(Duration::from_secs(30), op).await;
+    let stopped = op.stop().await;
     let holder = lease::recorded_holder(client.clone(), &ns, &lease::leader_lease(Some(&ns))).await;
     if outcome.is_err() {
         // Leave nothing behind that a finalizer would block.
@@ -228,7 +210,6 @@ async fn the_leader_bootstraps_a_cluster_reports_it_and_lets_go_on_shutdown() {
     }
     stopped
         .expect("the operator stops within 30 s of a shutdown")
-        .unwrap()
         .unwrap();
     assert_eq!(holder.unwrap(), None, "the lease was released on shutdown");
 }

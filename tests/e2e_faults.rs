@@ -24,6 +24,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use common::operator::LocalOperator;
 use common::writer::{CLASS_B, QuorumSampler};
 use common::*;
 
@@ -1025,104 +1026,15 @@ fn nospace_healed_unattended(ns: &str) -> Check {
 // ---------------------------------------------------------------------------------------------
 // the operator rows
 
-/// `kubectl etcd operate --watch-namespace NS` as a child process of the test (port-forward dial,
-/// its own identity and leader Lease, log in a temporary file). Dropping it SIGKILLs it, takes
-/// the operator's finalizer off the row's cluster (so that the namespace can go without it) and
-/// deletes its Leases.
-struct LocalOperator {
-    ns: String,
-    port: u16,
-    child: Option<Child>,
-    log: std::path::PathBuf,
-}
-
-impl LocalOperator {
-    fn start(ns: &str, port: u16) -> Result<LocalOperator, String> {
-        // The engine Leases live there; without it an operator cannot lead.
-        let _ = kubectl(&["create", "namespace", "kubectl-etcd-system"]);
-        let mut op = LocalOperator {
-            ns: ns.into(),
-            port,
-            child: None,
-            log: std::env::temp_dir().join(format!("{ns}-operator.log")),
-        };
-        op.spawn()?;
-        Ok(op)
-    }
-
-    fn identity(&self) -> String {
-        format!("operator/e2e-{}", self.ns)
-    }
-
-    fn spawn(&mut self) -> Result<(), String> {
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&self.log)
-            .map_err(|e| format!("{}: {e}", self.log.display()))?;
-        let child = kubectl_cmd(&[
-            "etcd",
-            "operate",
-            "--watch-namespace",
-            &self.ns,
-            "--metrics-addr",
-            &format!("127.0.0.1:{}", self.port),
-            "--dial",
-            "port-forward",
-            "--identity",
-            &self.identity(),
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(log)
-        .spawn()
-        .map_err(|e| format!("operate: {e}"))?;
-        self.child = Some(child);
-        Ok(())
-    }
-
-    /// SIGKILL (`Child::kill`; kubectl execs the plugin, so this is the operator itself).
-    fn kill(&mut self) {
-        if let Some(mut c) = self.child.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-
-    /// The end of its log, for a row's failure message.
-    fn tail(&self) -> String {
-        let log = std::fs::read_to_string(&self.log).unwrap_or_default();
-        format!("operator log: {}", last_lines(&log))
-    }
-}
-
-impl Drop for LocalOperator {
-    fn drop(&mut self) {
-        self.kill();
-        kc(
-            &self.ns,
-            &[
-                "patch",
-                "etcdcluster",
-                CLUSTER,
-                "--type",
-                "merge",
-                "-p",
-                r#"{"metadata":{"finalizers":null}}"#,
-            ],
-        );
-        // Its Leases would outlive the namespace: nobody else takes them.
-        kubectl(&[
-            "-n",
-            "kubectl-etcd-system",
-            "delete",
-            "lease",
-            "--ignore-not-found",
-            &format!("kubectl-etcd-engine.{}", self.ns),
-            &format!("etcdcluster.{}.{CLUSTER}", self.ns),
-        ]);
-        let _ = std::fs::remove_file(&self.log);
-    }
+/// The flags of a row's operator (`common::operator::LocalOperator`): port-forward dial, its
+/// metrics on loopback `port` (one per row: rows run side by side).
+fn operator_flags(port: u16) -> [String; 4] {
+    [
+        "--metrics-addr".into(),
+        format!("127.0.0.1:{port}"),
+        "--dial".into(),
+        "port-forward".into(),
+    ]
 }
 
 /// Polls the cluster until `ok` holds, up to `timeout`.
@@ -1189,12 +1101,15 @@ fn lease_holder(ns: &str) -> String {
 /// first member, before the next one), then started again: the new process picks up the
 /// half-done scale-down from what it observes and finishes it.
 fn operator_killed_mid_scale_down(ns: &str) -> Check {
-    let mut op = LocalOperator::start(ns, 18131)?;
+    let mut op = LocalOperator::start(ns, &operator_flags(18131))?;
     ensure(
         within(Duration::from_secs(90), || {
             lease_holder(ns) == op.identity()
         }),
-        format!("the operator never took the cluster's lease; {}", op.tail()),
+        format!(
+            "the operator never took the cluster's lease; {}",
+            op.log_tail(4)
+        ),
     )?;
     merge_patch(ns, r#"{"spec":{"replicas":1}}"#);
     let first_removed = within(Duration::from_secs(180), || {
@@ -1209,7 +1124,7 @@ fn operator_killed_mid_scale_down(ns: &str) -> Check {
     op.kill();
     ensure(
         first_removed,
-        format!("the first removal never happened; {}", op.tail()),
+        format!("the first removal never happened; {}", op.log_tail(4)),
     )?;
     // Killed between steps: one member gone, the rest of the scale-down not done yet.
     let replicas = cluster_json(ns, CLUSTER)["spec"]["replicas"].clone();
@@ -1217,7 +1132,7 @@ fn operator_killed_mid_scale_down(ns: &str) -> Check {
     std::thread::sleep(Duration::from_secs(3));
     op.spawn()?;
     operator_converges_to(ns, 1, Duration::from_secs(300))
-        .map_err(|e| format!("{e}; {}", op.tail()))?;
+        .map_err(|e| format!("{e}; {}", op.log_tail(4)))?;
     ensure(
         lease_holder(ns) == op.identity(),
         format!("the cluster's lease is held by {:?}", lease_holder(ns)),
@@ -1245,12 +1160,15 @@ fn db_sizes(ns: &str) -> Vec<i64> {
 fn operator_killed_mid_policy_defrag(ns: &str) -> Check {
     const BIG: i64 = 6 << 20;
     const SMALL: i64 = 4 << 20;
-    let mut op = LocalOperator::start(ns, 18133)?;
+    let mut op = LocalOperator::start(ns, &operator_flags(18133))?;
     ensure(
         within(Duration::from_secs(90), || {
             lease_holder(ns) == op.identity()
         }),
-        format!("the operator never took the cluster's lease; {}", op.tail()),
+        format!(
+            "the operator never took the cluster's lease; {}",
+            op.log_tail(4)
+        ),
     )?;
     fragment(ns, 16)?;
     ensure(
@@ -1274,7 +1192,7 @@ fn operator_killed_mid_policy_defrag(ns: &str) -> Check {
         halfway,
         format!(
             "never saw the policy's run half done (sizes {seen:?}); {}",
-            op.tail()
+            op.log_tail(4)
         ),
     )?;
     std::thread::sleep(Duration::from_secs(3));
@@ -1287,11 +1205,11 @@ fn operator_killed_mid_policy_defrag(ns: &str) -> Check {
         format!(
             "the restarted operator did not defragment the rest: sizes {:?}; {}",
             db_sizes(ns),
-            op.tail()
+            op.log_tail(4)
         ),
     )?;
     operator_converges_to(ns, 3, Duration::from_secs(120))
-        .map_err(|e| format!("{e}; {}", op.tail()))
+        .map_err(|e| format!("{e}; {}", op.log_tail(4)))
 }
 
 /// The storage classes of the cluster's member claims, by claim name.
@@ -1321,12 +1239,15 @@ fn operator_killed_mid_storage_swap(ns: &str) -> Check {
         r.code == 0,
         format!("StorageClass: {}", last_lines(&r.stderr)),
     )?;
-    let mut op = LocalOperator::start(ns, 18134)?;
+    let mut op = LocalOperator::start(ns, &operator_flags(18134))?;
     ensure(
         within(Duration::from_secs(90), || {
             lease_holder(ns) == op.identity()
         }),
-        format!("the operator never took the cluster's lease; {}", op.tail()),
+        format!(
+            "the operator never took the cluster's lease; {}",
+            op.log_tail(4)
+        ),
     )?;
     let quorum = QuorumSampler::start(ns);
     patch_spec(
@@ -1344,7 +1265,7 @@ fn operator_killed_mid_storage_swap(ns: &str) -> Check {
         halfway,
         format!(
             "never saw the swap half done (classes {seen:?}); {}",
-            op.tail()
+            op.log_tail(4)
         ),
     )?;
     std::thread::sleep(Duration::from_secs(3));
@@ -1361,7 +1282,7 @@ fn operator_killed_mid_storage_swap(ns: &str) -> Check {
         ))
     };
     let sampled = quorum.stop();
-    converged.map_err(|e| format!("{e}; {}", op.tail()))?;
+    converged.map_err(|e| format!("{e}; {}", op.log_tail(4)))?;
     match sampled {
         Ok(samples) => ensure(samples > 0, "no status sample during the swap"),
         Err(bad) => Err(format!("below quorum during the swap: {bad:?}")),
@@ -1372,7 +1293,7 @@ fn operator_killed_mid_storage_swap(ns: &str) -> Check {
 /// the running operator's finalizer: `kubectl delete etcdcluster` completes (the operator lets go
 /// of its finalizer whatever the spec says); created again on the kept volumes, the data is back.
 fn invalid_spec_then_deleted(ns: &str) -> Check {
-    let op = LocalOperator::start(ns, 18132)?;
+    let op = LocalOperator::start(ns, &operator_flags(18132))?;
     let finalizers = || cluster_json(ns, CLUSTER)["metadata"]["finalizers"].clone();
     ensure(
         within(Duration::from_secs(90), || {
@@ -1380,7 +1301,7 @@ fn invalid_spec_then_deleted(ns: &str) -> Check {
                 .as_array()
                 .is_some_and(|f| f.iter().any(|f| f == "etcd.kubectl-etcd.io/cleanup"))
         }),
-        format!("the operator never put its finalizer; {}", op.tail()),
+        format!("the operator never put its finalizer; {}", op.log_tail(4)),
     )?;
     merge_patch(ns, r#"{"spec":{"version":"3.9.0"}}"#);
     let invalid = within(Duration::from_secs(60), || {
@@ -1394,12 +1315,19 @@ fn invalid_spec_then_deleted(ns: &str) -> Check {
     });
     ensure(
         invalid,
-        format!("the operator did not report InvalidSpec; {}", op.tail()),
+        format!(
+            "the operator did not report InvalidSpec; {}",
+            op.log_tail(4)
+        ),
     )?;
     let r = kc(ns, &["delete", "etcdcluster", CLUSTER, "--timeout", "2m"]);
     ensure(
         r.code == 0,
-        format!("kubectl delete: {}; {}", last_lines(&r.stderr), op.tail()),
+        format!(
+            "kubectl delete: {}; {}",
+            last_lines(&r.stderr),
+            op.log_tail(4)
+        ),
     )?;
     let gone = kc(ns, &["get", "etcdcluster", CLUSTER, "-o", "name"]);
     ensure(gone.code != 0, "the cluster is still there")?;

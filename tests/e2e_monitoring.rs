@@ -28,6 +28,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::operator::LocalOperator;
 use common::*;
 use kubectl_etcd::objects::install;
 use kubectl_etcd::objects::monitoring::{self, ScrapedPod};
@@ -346,101 +347,6 @@ fn s3_secret(ns: &str, endpoint: &str) {
     ]));
 }
 
-/// `kubectl etcd operate --watch-namespace NS` as a child process, dialing members directly
-/// (pods are reachable from the node), its metrics on loopback. Dropping it kills it, takes its
-/// finalizer off the cluster and deletes its Leases.
-struct LocalOperator {
-    ns: String,
-    child: Child,
-    metrics: String,
-    log: PathBuf,
-}
-
-impl LocalOperator {
-    fn start(ns: &str, s3_endpoint: &str) -> LocalOperator {
-        // The engine Leases live there; without it an operator cannot lead.
-        let _ = kubectl(&["create", "namespace", install::NAMESPACE]);
-        let metrics = format!("127.0.0.1:{}", free_port());
-        let log = std::env::temp_dir().join(format!("{ns}-operator.log"));
-        let child = kubectl_cmd(&[
-            "etcd",
-            "operate",
-            "--watch-namespace",
-            ns,
-            "--metrics-addr",
-            &metrics,
-            "--dial",
-            "direct",
-            "--identity",
-            &format!("operator/e2e-{ns}"),
-            "--s3-endpoint-allow",
-            s3_endpoint,
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&log).unwrap())
-        .spawn()
-        .expect("kubectl etcd operate");
-        LocalOperator {
-            ns: ns.into(),
-            child,
-            metrics,
-            log,
-        }
-    }
-
-    fn holds_the_cluster(&self) -> bool {
-        kubectl(&[
-            "-n",
-            install::NAMESPACE,
-            "get",
-            "lease",
-            &format!("etcdcluster.{}.{CLUSTER}", self.ns),
-            "-o",
-            "jsonpath={.spec.holderIdentity}",
-        ])
-        .stdout
-            == format!("operator/e2e-{}", self.ns)
-    }
-
-    fn log(&self) -> String {
-        let log = std::fs::read_to_string(&self.log).unwrap_or_default();
-        let tail: Vec<&str> = log.lines().rev().take(15).collect();
-        format!(
-            "operator log:\n{}",
-            tail.into_iter().rev().collect::<Vec<_>>().join("\n")
-        )
-    }
-}
-
-impl Drop for LocalOperator {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = kubectl(&[
-            "-n",
-            &self.ns,
-            "patch",
-            "etcdcluster",
-            CLUSTER,
-            "--type",
-            "merge",
-            "-p",
-            r#"{"metadata":{"finalizers":null}}"#,
-        ]);
-        let _ = kubectl(&[
-            "-n",
-            install::NAMESPACE,
-            "delete",
-            "lease",
-            "--ignore-not-found",
-            &format!("kubectl-etcd-engine.{}", self.ns),
-            &format!("etcdcluster.{}.{CLUSTER}", self.ns),
-        ]);
-        let _ = std::fs::remove_file(&self.log);
-    }
-}
-
 /// A member's etcd stopped (SIGSTOP to its container's process, as the node sees it): the pod
 /// stays and nothing answers. Resumed (SIGCONT) when dropped.
 struct HeldDown(i32);
@@ -571,18 +477,31 @@ fn prometheus_scrapes_the_cluster_and_its_operator_and_the_alerts_fire_and_clear
             ns.0
         ),
     ]));
-    let op = LocalOperator::start(&ns.0, &endpoint);
+    // Dialing members directly (pods are reachable from the node), its metrics on loopback.
+    let metrics = format!("127.0.0.1:{}", free_port());
+    let op = LocalOperator::start(
+        &ns.0,
+        &[
+            "--metrics-addr",
+            &metrics,
+            "--dial",
+            "direct",
+            "--s3-endpoint-allow",
+            &endpoint,
+        ],
+    )
+    .unwrap();
     wait_for(
         "the local operator to hold the cluster's Lease",
         Duration::from_secs(90),
         || op.holds_the_cluster(),
-        || op.log(),
+        || op.log_tail(15),
     );
     wait_for(
         "the first scheduled backup",
         Duration::from_secs(180),
         || !cluster_json(&ns.0, CLUSTER)["status"]["backup"]["lastSuccessfulTime"].is_null(),
-        || op.log(),
+        || op.log_tail(15),
     );
     ok(kubectl(&[
         "-n",
@@ -596,7 +515,7 @@ fn prometheus_scrapes_the_cluster_and_its_operator_and_the_alerts_fire_and_clear
         r#"{"spec":{"backup":{"suspend":true}}}"#,
     ]));
 
-    let prom = Prometheus::start(&config(&ns.0, &op.metrics));
+    let prom = Prometheus::start(&config(&ns.0, &metrics));
     let up = |job: &str| {
         prom.query(&format!(r#"up{{job="{job}"}} == 1"#))
             .iter()
@@ -648,7 +567,7 @@ fn prometheus_scrapes_the_cluster_and_its_operator_and_the_alerts_fire_and_clear
     let quiet = (0..3).any(|_| {
         let before = api_state(&ns.0);
         for _ in 0..50 {
-            get(&op.metrics, "/metrics").expect("the operator's /metrics");
+            get(&metrics, "/metrics").expect("the operator's /metrics");
         }
         for (_, _, address) in member_pods(&ns.0) {
             for _ in 0..10 {
@@ -692,7 +611,7 @@ fn prometheus_scrapes_the_cluster_and_its_operator_and_the_alerts_fire_and_clear
         format!(
             "healthy voters: {:?}\n{}",
             prom.query("kubectl_etcd_healthy_voters"),
-            op.log()
+            op.log_tail(15)
         )
     };
     let held = HeldDown::hold(&ns.0, victim);
@@ -724,7 +643,7 @@ fn prometheus_scrapes_the_cluster_and_its_operator_and_the_alerts_fire_and_clear
             format!(
                 "backup age: {:?}\n{}",
                 prom.query("time() - kubectl_etcd_last_successful_backup_timestamp_seconds"),
-                op.log()
+                op.log_tail(15)
             )
         },
     );

@@ -17,13 +17,12 @@ use std::time::Duration;
 use common::*;
 use futures::FutureExt;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry;
-use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
+use kube::api::{Api, ListParams, Patch, PatchParams};
 use kubectl_etcd::api::{EtcdBackup, EtcdCluster};
 use kubectl_etcd::backup::label::{TRIGGER_CLI, TRIGGER_SCHEDULE};
 use kubectl_etcd::engine::Dial;
 use kubectl_etcd::keys::{MANAGER_BACKUP, MANAGER_CLI, MANAGER_ENGINE};
-use kubectl_etcd::operate::{OperateOptions, run_until};
-use tokio_util::sync::CancellationToken;
+use kubectl_etcd::operate::OperateOptions;
 
 /// The field manager this test writes spec as, standing for a person with kubectl.
 const USER: &str = "e2e-user";
@@ -156,7 +155,6 @@ async fn each_status_has_one_writer_and_the_engine_never_writes_spec() {
         .patch("demo", &as_user, &Patch::Merge(&schedule))
         .await
         .unwrap();
-    let token = CancellationToken::new();
     let pid = std::process::id();
     let opts = OperateOptions {
         identity: format!("operator/e2e-status-{pid}"),
@@ -169,10 +167,7 @@ async fn each_status_has_one_writer_and_the_engine_never_writes_spec() {
             Dial::PortForward,
         )
     };
-    let op = tokio::spawn({
-        let token = token.clone();
-        async move { run_until(opts, token).await }
-    });
+    let op = InProcessOperator::start(opts);
 
     let outcome = std::panic::AssertUnwindSafe(async {
         // A scheduled backup succeeded and the engine reported it in the cluster's status.
@@ -226,32 +221,18 @@ async fn each_status_has_one_writer_and_the_engine_never_writes_spec() {
             assert_one_status_writer(&what, &entries, MANAGER_BACKUP);
         }
 
-        clusters
-            .delete("demo", &DeleteParams::default())
-            .await
-            .unwrap();
-        eventually_async("the finalizer to be released", 60, || async {
-            clusters
-                .get_opt("demo")
-                .await
-                .unwrap()
-                .is_none()
-                .then_some(())
-        })
-        .await;
+        delete_and_wait_gone(&clusters, "demo").await;
     })
     .catch_unwind()
     .await;
 
-    token.cancel();
-    let stopped = tokio::time::timeout(Duration::from_secs(30), op).await;
+    let stopped = op.stop().await;
     drop(ns_guard);
     if let Err(panic) = outcome {
         std::panic::resume_unwind(panic);
     }
     stopped
         .expect("the operator stops within 30 s of a shutdown")
-        .unwrap()
         .unwrap();
 }
 

@@ -5,6 +5,7 @@
 //! /tmp/tb/admin.kubeconfig). Without it they fail: they never skip.
 #![allow(dead_code)] // each test binary uses a different part of the harness
 
+pub mod operator;
 pub mod writer;
 
 use std::path::PathBuf;
@@ -468,4 +469,52 @@ pub fn tls_secrets(ns: &str, name: &str, days: Option<&str>) -> tempfile::TempDi
         ]));
     }
     dir
+}
+
+/// The operator in this process (`operate::run_until`), until `stop`.
+pub struct InProcessOperator {
+    token: tokio_util::sync::CancellationToken,
+    handle: tokio::task::JoinHandle<Result<(), kubectl_etcd::error::Error>>,
+}
+
+impl InProcessOperator {
+    pub fn start(opts: kubectl_etcd::operate::OperateOptions) -> InProcessOperator {
+        let token = tokio_util::sync::CancellationToken::new();
+        let handle = tokio::spawn({
+            let token = token.clone();
+            async move { kubectl_etcd::operate::run_until(opts, token).await }
+        });
+        InProcessOperator { token, handle }
+    }
+
+    /// Shuts it down; what it returned, or `None` when it did not stop within 30 s.
+    // The crate's own `Error`, which src/lib.rs allows to be large for the same reason.
+    #[allow(clippy::result_large_err)]
+    pub async fn stop(self) -> Option<Result<(), kubectl_etcd::error::Error>> {
+        self.token.cancel();
+        tokio::time::timeout(Duration::from_secs(30), self.handle)
+            .await
+            .ok()
+            .map(|joined| joined.expect("the operator task"))
+    }
+}
+
+/// Deletes EtcdCluster `name` and waits (60 s) until its finalizer is released and it is gone.
+pub async fn delete_and_wait_gone(
+    clusters: &kube::Api<kubectl_etcd::api::EtcdCluster>,
+    name: &str,
+) {
+    clusters
+        .delete(name, &kube::api::DeleteParams::default())
+        .await
+        .unwrap();
+    eventually_async("the finalizer to be released", 60, || async {
+        clusters
+            .get_opt(name)
+            .await
+            .unwrap()
+            .is_none()
+            .then_some(())
+    })
+    .await;
 }

@@ -1,0 +1,129 @@
+//! `kubectl etcd operate --watch-namespace NS` as a child process of a test: its own identity,
+//! leader Lease and cluster Lease (in the engine Lease namespace, where the CLI looks, so a verb
+//! defers to it), its log in a temporary file. Dropping it SIGKILLs it, takes the operator's
+//! finalizer off the test's cluster (so that the namespace can go without it) and deletes its
+//! Leases (nobody else would).
+
+use std::path::PathBuf;
+use std::process::{Child, Stdio};
+
+use super::*;
+
+pub struct LocalOperator {
+    ns: String,
+    /// Flags beside `--watch-namespace` and `--identity` (`--dial`, `--metrics-addr`, …).
+    args: Vec<String>,
+    child: Option<Child>,
+    log: PathBuf,
+}
+
+impl LocalOperator {
+    /// Starts it on `ns` with `args`; the cluster it acts on is `demo`.
+    pub fn start(ns: &str, args: &[impl AsRef<str>]) -> Result<LocalOperator, String> {
+        // The engine Leases live there; without it an operator cannot lead.
+        let _ = kubectl(&["create", "namespace", OP_NS]);
+        let mut op = LocalOperator {
+            ns: ns.into(),
+            args: args.iter().map(|a| a.as_ref().to_string()).collect(),
+            child: None,
+            log: std::env::temp_dir().join(format!("{ns}-operator.log")),
+        };
+        op.spawn()?;
+        Ok(op)
+    }
+
+    pub fn identity(&self) -> String {
+        format!("operator/e2e-{}", self.ns)
+    }
+
+    /// Starts it (again, after `kill`), appending to the same log.
+    pub fn spawn(&mut self) -> Result<(), String> {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.log)
+            .map_err(|e| format!("{}: {e}", self.log.display()))?;
+        let identity = self.identity();
+        let mut args = vec![
+            "etcd",
+            "operate",
+            "--watch-namespace",
+            &self.ns,
+            "--identity",
+            &identity,
+        ];
+        args.extend(self.args.iter().map(String::as_str));
+        let child = kubectl_cmd(&args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .map_err(|e| format!("operate: {e}"))?;
+        self.child = Some(child);
+        Ok(())
+    }
+
+    /// SIGKILL (`Child::kill`; kubectl execs the plugin, so this is the operator itself).
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// Whether it holds the engine Lease of cluster `demo`.
+    pub fn holds_the_cluster(&self) -> bool {
+        kubectl(&[
+            "-n",
+            OP_NS,
+            "get",
+            "lease",
+            &self.cluster_lease(),
+            "-o",
+            "jsonpath={.spec.holderIdentity}",
+        ])
+        .stdout
+            == self.identity()
+    }
+
+    fn cluster_lease(&self) -> String {
+        kubectl_etcd::lease::cluster_lease(&self.ns, "demo")
+    }
+
+    /// The last `n` lines of its log, for a failure message.
+    pub fn log_tail(&self, n: usize) -> String {
+        let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let lines: Vec<&str> = log.lines().collect();
+        format!(
+            "operator log:\n{}",
+            lines[lines.len().saturating_sub(n)..].join("\n")
+        )
+    }
+}
+
+impl Drop for LocalOperator {
+    fn drop(&mut self) {
+        self.kill();
+        let _ = kubectl(&[
+            "-n",
+            &self.ns,
+            "patch",
+            "etcdcluster",
+            "demo",
+            "--type",
+            "merge",
+            "-p",
+            r#"{"metadata":{"finalizers":null}}"#,
+        ]);
+        let _ = kubectl(&[
+            "-n",
+            OP_NS,
+            "delete",
+            "lease",
+            "--ignore-not-found",
+            &kubectl_etcd::lease::leader_lease(Some(&self.ns)),
+            &self.cluster_lease(),
+        ]);
+        let _ = std::fs::remove_file(&self.log);
+    }
+}
