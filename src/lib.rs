@@ -30,6 +30,7 @@ pub mod lease;
 pub mod model;
 pub mod objects;
 pub mod operate;
+pub mod phase;
 pub mod pki;
 pub mod plan;
 pub mod reach;

@@ -11,9 +11,15 @@ fn init_tracing(cli: &Cli) {
         (0, true) | (1, _) => "info",
         _ => "debug",
     };
+    // `-v` on a verb also shows how long each phase took (`kubectl_etcd::phase`).
+    let phases = if cli.global.verbose > 0 && !operate {
+        ",phase=debug"
+    } else {
+        ""
+    };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
         tracing_subscriber::EnvFilter::new(format!(
-            "{level},kube=warn,tower=warn,hyper=warn,h2=warn"
+            "{level},kube=warn,tower=warn,hyper=warn,h2=warn{phases}"
         ))
     });
     let builder = tracing_subscriber::fmt()
@@ -46,7 +52,8 @@ fn main() {
             e.exit_code()
         }
     };
-    // Port-forward tasks may still linger; don't wait for them.
-    rt.shutdown_timeout(std::time::Duration::from_millis(200));
+    // Port-forward tasks may still linger; don't wait for them (the result is printed, the
+    // Lease released: what is left is closing connections, which the exit does).
+    rt.shutdown_background();
     std::process::exit(code);
 }

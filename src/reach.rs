@@ -31,7 +31,18 @@ pub struct Reach {
     pub client: Client,
     pub dial: Dial,
     pub connect_timeout: Duration,
+    /// `Some`: each Secret is read once and kept for the life of this value (a one-pass verb
+    /// such as `status`, which dials every member at once); `None`: read at each connection.
+    secrets: Option<SecretMemo>,
 }
+
+/// Secrets as first read, by name: one read shared by every member dialed at the same time.
+type SecretMemo = std::sync::Arc<
+    std::sync::Mutex<
+        std::collections::BTreeMap<String, std::sync::Arc<tokio::sync::OnceCell<SecretRead>>>,
+    >,
+>;
+type SecretRead = Result<k8s_openapi::api::core::v1::Secret, String>;
 
 impl Reach {
     pub fn new(client: Client, dial: Dial) -> Reach {
@@ -39,7 +50,15 @@ impl Reach {
             client,
             dial,
             connect_timeout: CONNECT_TIMEOUT,
+            secrets: None,
         }
+    }
+
+    /// This reach, reading each Secret once (for a verb that runs one pass and exits: a
+    /// renewed certificate or password is used by the next command).
+    pub fn reading_secrets_once(mut self) -> Reach {
+        self.secrets = Some(SecretMemo::default());
+        self
     }
 
     /// A client for the member at `ordinal`, authenticated as the `spec.auth` user while etcd's
@@ -50,7 +69,11 @@ impl Reach {
         ordinal: u32,
         pod_ip: Option<&str>,
     ) -> Result<EtcdClient, EtcdError> {
-        let mut client = self.dial_member(d, ordinal, pod_ip).await?;
+        let mut client = crate::phase::timed(
+            crate::phase!("dial", member = ordinal),
+            self.dial_member(d, ordinal, pod_ip),
+        )
+        .await?;
         if let Some(secret) = &d.auth_secret {
             let (user, password) = self.user_credentials(d, secret, ordinal).await?;
             if client.authenticate(&user, &password).await? == crate::etcd::Auth::Learner
@@ -60,6 +83,32 @@ impl Reach {
             }
         }
         Ok(client)
+    }
+
+    /// Member `ordinal`'s versions (`/version`), when it is dialed through a port-forward:
+    /// asked beside [`connect`](Self::connect), on a port-forward of its own. `None`: dialed
+    /// directly, where the client's own call costs one round trip.
+    pub async fn versions_beside(
+        &self,
+        d: &Desired,
+        ordinal: u32,
+    ) -> Option<Result<crate::etcd::Versions, EtcdError>> {
+        if self.dial != Dial::PortForward {
+            return None;
+        }
+        let asked = async {
+            let tls = self.client_tls(d, ordinal).await?;
+            let pods: Api<Pod> = Api::namespaced(self.client.clone(), &d.namespace);
+            EtcdClient::versions_port_forward(
+                pods,
+                &objects::pod_name(&d.name, ordinal),
+                objects::CLIENT_PORT,
+                tls,
+                crate::etcd::DEFAULT_RPC_TIMEOUT,
+            )
+            .await
+        };
+        Some(asked.await)
     }
 
     async fn dial_member(
@@ -125,13 +174,25 @@ impl Reach {
         name: &str,
         field: &str,
     ) -> Result<k8s_openapi::api::core::v1::Secret, String> {
-        let secrets: Api<k8s_openapi::api::core::v1::Secret> =
-            Api::namespaced(self.client.clone(), &d.namespace);
-        secrets
-            .get_opt(name)
-            .await
-            .map_err(|e| format!("reading Secret {}/{name}: {e}", d.namespace))?
-            .ok_or_else(|| format!("Secret {}/{name} ({field}) does not exist", d.namespace))
+        let read = async {
+            let secrets: Api<k8s_openapi::api::core::v1::Secret> =
+                Api::namespaced(self.client.clone(), &d.namespace);
+            let span = crate::phase!("read_secret", secret = name);
+            crate::phase::timed(span, secrets.get_opt(name))
+                .await
+                .map_err(|e| format!("reading Secret {}/{name}: {e}", d.namespace))?
+                .ok_or_else(|| format!("Secret {}/{name} ({field}) does not exist", d.namespace))
+        };
+        let Some(memo) = &self.secrets else {
+            return read.await;
+        };
+        let cell = memo
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .entry(format!("{}/{name}", d.namespace))
+            .or_default()
+            .clone();
+        cell.get_or_init(|| read).await.clone()
     }
 
     /// The `spec.auth` user's name and password, read now (a changed password is used from the

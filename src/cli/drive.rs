@@ -147,8 +147,7 @@ async fn passes(
             }
         }
 
-        let current = s.get_cluster(name).await?;
-        let result = engine::reconcile_once(&ctx, &current, Mode::Act).await;
+        let result = pass(s, &ctx, name).await?;
         let next = Pace::CLI.next(&result);
         let pass = match result {
             Ok(pass) => pass,
@@ -183,8 +182,16 @@ async fn passes(
             // A pass that returned a pass neither retries nor fails.
             Next::Retry | Next::Failed => RETRY_AFTER,
         };
-        tokio::time::sleep(pause).await;
+        let waiting = crate::phase!("wait", step = %pass.step);
+        crate::phase::timed(waiting, tokio::time::sleep(pause)).await;
     }
+}
+
+/// One engine pass on the cluster as it is now (`Err`: it could not be read).
+async fn pass(s: &Session, ctx: &Context, name: &str) -> Result<Result<Pass, Error>, Error> {
+    let current = crate::phase::timed(crate::phase!("get_cluster"), s.get_cluster(name)).await?;
+    let span = crate::phase!("pass");
+    Ok(crate::phase::timed(span, engine::reconcile_once(ctx, &current, Mode::Act)).await)
 }
 
 /// While `holder` holds the cluster's Lease: says so (once per holder) and, when it is an

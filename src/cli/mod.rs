@@ -74,6 +74,10 @@ struct Session {
 
 impl Session {
     async fn connect(g: &Global) -> Result<Session, Error> {
+        crate::phase::timed(crate::phase!("kubeconfig"), Self::connect_untimed(g)).await
+    }
+
+    async fn connect_untimed(g: &Global) -> Result<Session, Error> {
         let options = KubeConfigOptions {
             context: g.context.clone(),
             ..Default::default()

@@ -164,9 +164,19 @@ pub async fn reconcile_once(
         finalizer::add(&api, cluster).await?;
     }
 
-    let (desired, mut observed) = observe::observe(ctx, &desired, cluster.status.as_ref()).await?;
-    // The backup records: with the cluster's creation time, and this process's running backups.
-    observed.backups = backups::observe(ctx, &desired, cluster).await?;
+    // The backup records (with the cluster's creation time, and this process's running
+    // backups) are read beside the rest: they depend on no field `observe` settles.
+    let ((desired, mut observed), backups) = tokio::try_join!(
+        crate::phase::timed(
+            crate::phase!("observe"),
+            observe::observe(ctx, &desired, cluster.status.as_ref()),
+        ),
+        crate::phase::timed(
+            crate::phase!("read_backups"),
+            backups::observe(ctx, &desired, cluster),
+        ),
+    )?;
+    observed.backups = backups;
     let desired = plan::upgrade::settle(desired, &observed);
     let desired = plan::nospace::settle(desired, &observed);
     let desired = plan::recover::settle(desired, &observed);
@@ -175,7 +185,8 @@ pub async fn reconcile_once(
     let mut defragmented = None;
     if mode == Mode::Act && step.is_change() {
         tracing::info!(cluster = %name, namespace = %ns, step = %step, "acting");
-        let done = match act::act(ctx, &desired, &observed, &step).await {
+        let acting = act::act(ctx, &desired, &observed, &step);
+        let done = match crate::phase::timed(crate::phase!("act", step = %step), acting).await {
             Ok(done) => done,
             Err(e) => {
                 failed(&api, cluster, (&desired, &observed), &step, &e).await;
@@ -192,7 +203,8 @@ pub async fn reconcile_once(
         jiff::Timestamp::now(),
     );
     if mode == Mode::Act && cluster.status.as_ref() != Some(&status) {
-        write_status(&api, cluster, &status).await?;
+        let writing = write_status(&api, cluster, &status);
+        crate::phase::timed(crate::phase!("write_status"), writing).await?;
     }
     Ok(Pass {
         desired,

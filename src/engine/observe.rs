@@ -232,7 +232,7 @@ pub async fn observe(
     d: &Desired,
     last: Option<&EtcdClusterStatus>,
 ) -> Result<(Desired, Observed), Error> {
-    let seen = read_objects(ctx, d).await?;
+    let seen = crate::phase::timed(crate::phase!("read_objects"), read_objects(ctx, d)).await?;
     let statefulset = seen.sts.as_ref().map(workload_view);
     // The spec as the world lets it apply (storage and TLS stay what the StatefulSet has): the
     // members are dialed with it, and the pass decides with it.
@@ -256,7 +256,11 @@ pub async fn observe(
         Some(a) if crate::plan::adopt::old_members_reachable(d, last) => a.endpoints.clone(),
         _ => Vec::new(),
     };
-    let (etcd, full) = observe_members(ctx, d, (&mut pods, &old_endpoints), nodes, now).await;
+    let (etcd, full) = crate::phase::timed(
+        crate::phase!("ask_members"),
+        observe_members(ctx, d, (&mut pods, &old_endpoints), nodes, now),
+    )
+    .await;
     let adoption = match &d.adopt {
         Some(a) => Some(observe_adoption(ctx, d, a).await?),
         None => None,
@@ -698,15 +702,27 @@ impl Answer {
 }
 
 async fn ask(ctx: &Context, d: &Desired, ordinal: u32, pod: &PodView) -> Answer {
-    let dialed = ctx.connect(d, ordinal, pod.ip.as_deref()).await;
-    answer(d, Some(ordinal), dialed).await
+    let (dialed, versions) = tokio::join!(
+        ctx.connect(d, ordinal, pod.ip.as_deref()),
+        crate::phase::timed(
+            crate::phase!("version", member = ordinal),
+            ctx.versions_beside(d, ordinal),
+        )
+    );
+    crate::phase::timed(
+        crate::phase!("etcd_rpcs", member = ordinal),
+        answer(d, Some(ordinal), dialed, versions),
+    )
+    .await
 }
 
-/// What the member at `client` (dialed, or the error dialing it) said about itself.
+/// What the member at `client` (dialed, or the error dialing it) said about itself; `versions`:
+/// its `/version`, when already asked beside the dial.
 async fn answer(
     d: &Desired,
     ordinal: Option<u32>,
     dialed: Result<EtcdClient, crate::etcd::EtcdError>,
+    versions: Option<Result<crate::etcd::Versions, crate::etcd::EtcdError>>,
 ) -> Answer {
     let mut a = Answer {
         ordinal,
@@ -728,23 +744,46 @@ async fn answer(
             return a;
         }
     };
-    match client.status().await {
-        Ok(s) => {
-            // Learners refuse linearizable reads; answering status is all a learner can show.
-            a.health = if s.is_learner {
-                Ok(())
-            } else {
-                let health = client.health().await;
-                a.alarmed = matches!(health, Err(crate::etcd::EtcdError::Alarms { .. }));
-                health.map_err(|e| chain(&e))
+    // The cluster version comes over plain HTTP on a connection of its own: asked beside the
+    // gRPC calls rather than after them (one round trip per member instead of two), unless
+    // already asked beside the dial.
+    let http = client.clone();
+    let mut reader = client.clone();
+    let versions = async move {
+        match versions {
+            Some(v) => v,
+            None => http.versions().await,
+        }
+    };
+    let (status, versions) = tokio::join!(
+        async {
+            // Both at once (on one connection). Learners refuse linearizable reads: for a
+            // learner the health answer is dropped, answering status is all it can show.
+            let (status, health) = tokio::join!(client.status(), reader.health());
+            let health = match &status {
+                Ok(s) if !s.is_learner => Some(health),
+                _ => None,
+            };
+            (status, health)
+        },
+        versions
+    );
+    match status {
+        (Ok(s), health) => {
+            a.health = match health {
+                None => Ok(()),
+                Some(health) => {
+                    a.alarmed = matches!(health, Err(crate::etcd::EtcdError::Alarms { .. }));
+                    health.map_err(|e| chain(&e))
+                }
             };
             a.status = Some(s);
-            match client.versions().await {
+            match versions {
                 Ok(v) => a.cluster_version = Version::parse(&v.cluster),
                 Err(e) => tracing::debug!(error = %e, "no cluster version"),
             }
         }
-        Err(e) => a.health = Err(chain(&e)),
+        (Err(e), _) => a.health = Err(chain(&e)),
     }
     if d.auth_secret.is_none()
         && let Err(e) = &mut a.health
@@ -798,9 +837,9 @@ async fn observe_etcd(
     // The old members of a cluster being adopted, through their client URLs.
     answers.extend(
         join_all(
-            old_endpoints
-                .iter()
-                .map(|url| async move { answer(d, None, ctx.connect_url(d, url).await).await }),
+            old_endpoints.iter().map(|url| async move {
+                answer(d, None, ctx.connect_url(d, url).await, None).await
+            }),
         )
         .await,
     );
@@ -825,7 +864,12 @@ async fn observe_etcd(
         .iter()
         .filter_map(|a| a.health.as_ref().err().filter(|e| !e.is_empty()).cloned())
         .collect();
-    let Some((list, list_unconfirmed)) = member_list(&answers, leader, &mut errors).await else {
+    let listed = crate::phase::timed(
+        crate::phase!("member_list"),
+        member_list(&answers, leader, &mut errors),
+    )
+    .await;
+    let Some((list, list_unconfirmed)) = listed else {
         if errors.is_empty() {
             errors.push("no member answered".into());
         }

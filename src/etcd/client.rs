@@ -321,11 +321,44 @@ impl EtcdClient {
     /// The member's server version and the cluster version it sees (etcd's `/version`; the
     /// cluster version is empty until the leader has decided it, a few seconds after start).
     pub async fn versions(&self) -> Result<Versions, EtcdError> {
+        Self::versions_at(&self.raw, &self.endpoint, self.rpc_timeout).await
+    }
+
+    /// `/version` of `pod`:`port` through a port-forward of its own, with no gRPC connection:
+    /// asked beside [`connect_port_forward_tls`](Self::connect_port_forward_tls) rather than
+    /// after it (the two port-forwards open at the same time).
+    pub async fn versions_port_forward(
+        pods: kube::Api<Pod>,
+        pod: &str,
+        port: u16,
+        tls: Option<TlsDial>,
+        timeout: Duration,
+    ) -> Result<Versions, EtcdError> {
+        let endpoint = match pods.namespace() {
+            Some(ns) => format!("pod/{ns}/{pod}:{port}"),
+            None => format!("pod/{pod}:{port}"),
+        };
+        let raw = dial::Raw {
+            path: dial::RawPath::PortForward {
+                pods: Box::new(pods),
+                pod: pod.to_owned(),
+                port,
+            },
+            tls,
+        };
+        Self::versions_at(&raw, &endpoint, timeout).await
+    }
+
+    async fn versions_at(
+        raw: &dial::Raw,
+        endpoint: &str,
+        timeout: Duration,
+    ) -> Result<Versions, EtcdError> {
         let err = |source| EtcdError::Version {
-            endpoint: self.endpoint.clone(),
+            endpoint: endpoint.to_owned(),
             source,
         };
-        let body = dial::http_get(&self.raw, "/version", self.rpc_timeout)
+        let body = dial::http_get(raw, "/version", timeout)
             .await
             .map_err(err)?;
         let v: VersionAnswer = serde_json::from_slice(&body).map_err(|e| err(Cause::Json(e)))?;

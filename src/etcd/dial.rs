@@ -223,7 +223,11 @@ async fn open_port_forward(
     pod: &str,
     port: u16,
 ) -> Result<TokioIo<tokio::io::DuplexStream>, Cause> {
-    let mut forwarder = pods.portforward(pod, &[port]).await?;
+    let mut forwarder = crate::phase::timed(
+        crate::phase!("port_forward", pod),
+        pods.portforward(pod, &[port]),
+    )
+    .await?;
     let stream = forwarder
         .take_stream(port)
         .ok_or_else(|| Cause::PortForwardStream(port))?;
@@ -293,15 +297,19 @@ pub(super) async fn http_get(raw: &Raw, path: &str, timeout: Duration) -> Result
             None => stream,
         };
         s.write_all(request.as_bytes()).await?;
-        // A TLS peer may end without close_notify once it answered (HTTP/1.0): what was read counts.
-        match (&mut s)
-            .take(MAX_HTTP_ANSWER)
-            .read_to_end(&mut answer)
-            .await
-        {
-            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof && !answer.is_empty() => {}
-            r => {
-                r?;
+        // Read up to the end of the body its Content-Length announces, not up to the close: a
+        // port-forward passes the close on about a second after etcd closed.
+        let mut chunk = [0u8; 4096];
+        while !http_complete(&answer) && (answer.len() as u64) < MAX_HTTP_ANSWER {
+            match s.read(&mut chunk).await {
+                Ok(0) => break,
+                Ok(n) => answer.extend_from_slice(&chunk[..n]),
+                // A TLS peer may end without close_notify once it answered (HTTP/1.0): what
+                // was read counts.
+                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof && !answer.is_empty() => {
+                    break;
+                }
+                Err(e) => return Err(e.into()),
             }
         }
         Ok::<_, Cause>(answer)
@@ -310,6 +318,22 @@ pub(super) async fn http_get(raw: &Raw, path: &str, timeout: Duration) -> Result
         .await
         .map_err(|_| Cause::Timeout(timeout))??;
     http_body(&answer)
+}
+
+/// Whether `answer` holds a whole HTTP/1 answer: its header and as many body bytes as its
+/// `Content-Length` says (without one, the answer ends with the connection).
+fn http_complete(answer: &[u8]) -> bool {
+    let Some(split) = answer.windows(4).position(|w| w == b"\r\n\r\n") else {
+        return false;
+    };
+    let head = String::from_utf8_lossy(&answer[..split]);
+    let length = head.lines().skip(1).find_map(|l| {
+        let (name, value) = l.split_once(':')?;
+        name.trim()
+            .eq_ignore_ascii_case("content-length")
+            .then(|| value.trim().parse::<usize>().ok())?
+    });
+    length.is_some_and(|n| answer.len() >= split + 4 + n)
 }
 
 /// The body of a `200` HTTP/1 answer.
@@ -329,6 +353,21 @@ fn http_body(answer: &[u8]) -> Result<Vec<u8>, Cause> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_http_answer_is_whole_once_its_content_length_arrived() {
+        let head =
+            b"HTTP/1.0 200 OK\r\nContent-Type: application/json\r\ncontent-length: 5\r\n\r\n";
+        assert!(!http_complete(&head[..20]));
+        let mut answer = head.to_vec();
+        assert!(!http_complete(&answer));
+        answer.extend_from_slice(b"{\"a\"");
+        assert!(!http_complete(&answer));
+        answer.push(b'}');
+        assert!(http_complete(&answer));
+        // Without a length, only the close ends the answer.
+        assert!(!http_complete(b"HTTP/1.0 200 OK\r\n\r\n{}"));
+    }
 
     #[test]
     fn an_http_answer_gives_its_body_only_when_it_is_a_200() {

@@ -49,6 +49,11 @@ pub struct Args {
 }
 
 pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
+    let span = crate::phase!("create", cluster = %a.name);
+    crate::phase::timed(span, create(g, a)).await
+}
+
+async fn create(g: &Global, a: Args) -> Result<(), Error> {
     let name = a.name;
     // Validate everything before anything is written.
     model::validate_name(&name).map_err(|e| usage(&name, e))?;

@@ -20,14 +20,30 @@ pub struct Args {
 }
 
 pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
+    let span = crate::phase!("status", cluster = a.name.as_deref().unwrap_or("*"));
+    crate::phase::timed(span, status(g, a)).await
+}
+
+async fn status(g: &Global, a: Args) -> Result<(), Error> {
     let s = Session::connect(g).await?;
-    s.ensure_crd().await?;
-    let ctx = Context::new(s.client.clone(), Dial::PortForward);
+    let mut ctx = Context::new(s.client.clone(), Dial::PortForward);
+    ctx.reach = ctx.reach.reading_secrets_once();
     let Some(name) = a.name else {
+        s.ensure_crd().await?;
         return list(g, &s, &ctx, a.all_namespaces).await;
     };
-    let cluster = s.get_cluster(&name).await?;
-    let pass = engine::reconcile_once(&ctx, &cluster, Mode::DryRun).await;
+    // Both reads at once: a missing CRD is reported as such, before the missing cluster.
+    let (crd, cluster) = crate::phase::timed(crate::phase!("get_cluster"), async {
+        tokio::join!(s.ensure_crd(), s.get_cluster(&name))
+    })
+    .await;
+    crd?;
+    let cluster = cluster?;
+    let pass = crate::phase::timed(
+        crate::phase!("pass"),
+        engine::reconcile_once(&ctx, &cluster, Mode::DryRun),
+    )
+    .await;
     output::print_status(g.output, &cluster, pass.as_ref().ok())?;
     // Scripts can rely on the exit code: 0 only when etcd answers (once the cluster was formed)
     // and nothing holds.
