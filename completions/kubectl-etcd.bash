@@ -341,7 +341,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__adopt)
-            opts="-n -o -v -h --from --endpoints --tls-secret --tls --insecure --certificate-lifetime --tls-server-secret --tls-client-secret --tls-peer-secret --auth-secret --take-over-service --abort --yes --storage --storage-class --image-repository --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --from --endpoints --tls-secret --tls --insecure --certificate-lifetime --tls-server-secret --tls-client-secret --tls-peer-secret --auth-secret --take-over-service --abort --yes --storage --storage-class --image-repository --quota-backend-bytes --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -396,6 +396,10 @@ _kubectl__etcd() {
                     return 0
                     ;;
                 --image-repository)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --quota-backend-bytes)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

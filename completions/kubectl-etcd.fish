@@ -137,6 +137,7 @@ complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand adopt" -l take
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand adopt" -l storage -d 'Volume size per new member (default 1Gi)' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand adopt" -l storage-class -d 'StorageClass of the new members\' volumes' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand adopt" -l image-repository -d 'Image repository of the new members (tag v<version of the old members>)' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand adopt" -l quota-backend-bytes -d '--quota-backend-bytes of the new members (default etcd\'s 2 GiB): above the old members\' database, which the new members receive whole' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand adopt" -l timeout -d 'Give up waiting after this long (e.g. 90s, 5m). The cluster keeps converging' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand adopt" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand adopt" -l context -d 'kubeconfig context to use' -r

@@ -60,6 +60,11 @@ pub enum Error {
         "the EtcdCluster CRD is not installed in this cluster; install it with `kubectl etcd install` (or `kubectl apply -f crds/`)"
     )]
     CrdMissing,
+    #[error(
+        "the installed EtcdCluster CRD is older than this kubectl-etcd: it has no {}, which the API server would drop from every write; update it with `kubectl etcd install` (or upgrade the Helm chart, or `kubectl apply -f crds/`) and retry; nothing was changed",
+        missing.join(", ")
+    )]
+    CrdStale { missing: Vec<String> },
     #[error("failed to {verb} {kind} {}{name}", if namespace.is_empty() { String::new() } else { format!("{namespace}/") })]
     Kube {
         verb: &'static str,
@@ -238,6 +243,7 @@ impl Error {
             | Error::AlreadyExists { .. }
             | Error::Conflict(_)
             | Error::CrdMissing
+            | Error::CrdStale { .. }
             | Error::Config(_)
             | Error::Timeout { .. }
             | Error::Held { .. }
@@ -254,7 +260,7 @@ impl Error {
             Error::InvalidSpec { .. } | Error::Usage(_) => exit::USAGE,
             Error::NotFound { .. } | Error::NoPods { .. } => exit::NOT_FOUND,
             Error::AlreadyExists { .. } | Error::Conflict(_) => exit::CONFLICT,
-            Error::CrdMissing => exit::CRD_MISSING,
+            Error::CrdMissing | Error::CrdStale { .. } => exit::CRD_MISSING,
             Error::ApiUnreachable(_) | Error::Config(_) => exit::API_UNREACHABLE,
             Error::Etcd { .. } | Error::Held { .. } => exit::ETCD_UNAVAILABLE,
             Error::Timeout { .. } => exit::TIMEOUT,

@@ -130,10 +130,89 @@ fn strip_defaults(s: &mut JSONSchemaProps) {
     }
 }
 
+/// The `spec` fields `ours` declares that `installed` does not (dotted paths, e.g.
+/// `spec.hibernate`): an older CRD, whose structural schema makes the API server drop them from
+/// every write. A field under one `installed` keeps whole (preserve-unknown-fields) counts as there.
+pub fn missing_spec_fields(
+    ours: &CustomResourceDefinition,
+    installed: &CustomResourceDefinition,
+) -> Vec<String> {
+    fn spec_of(c: &CustomResourceDefinition) -> Option<&JSONSchemaProps> {
+        let v = c.spec.versions.iter().find(|v| v.storage)?;
+        v.schema
+            .as_ref()?
+            .open_api_v3_schema
+            .as_ref()?
+            .properties
+            .as_ref()?
+            .get("spec")
+    }
+    fn walk(ours: &JSONSchemaProps, theirs: &JSONSchemaProps, at: &str, out: &mut Vec<String>) {
+        if theirs.x_kubernetes_preserve_unknown_fields == Some(true) {
+            return;
+        }
+        let (ours, theirs) = match (&ours.items, &theirs.items) {
+            (Some(JSONSchemaPropsOrArray::Schema(o)), Some(JSONSchemaPropsOrArray::Schema(t))) => {
+                (o.as_ref(), t.as_ref())
+            }
+            _ => (ours, theirs),
+        };
+        let Some(props) = &ours.properties else {
+            return;
+        };
+        for (name, o) in props {
+            let path = format!("{at}.{name}");
+            match theirs.properties.as_ref().and_then(|p| p.get(name)) {
+                Some(t) => walk(o, t, &path, out),
+                None => out.push(path),
+            }
+        }
+    }
+    let mut out = Vec::new();
+    match (spec_of(ours), spec_of(installed)) {
+        (Some(o), Some(t)) => walk(o, t, "spec", &mut out),
+        (Some(_), None) => out.push("spec".into()),
+        _ => {}
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::api::MAX_REPLICAS;
+
+    #[test]
+    fn an_older_crd_is_told_by_the_spec_fields_it_lacks() {
+        assert_eq!(missing_spec_fields(&crd(), &crd()), Vec::<String>::new());
+        let mut old = crd();
+        let spec = old.spec.versions[0]
+            .schema
+            .as_mut()
+            .and_then(|s| s.open_api_v3_schema.as_mut())
+            .and_then(|s| s.properties.as_mut())
+            .and_then(|p| p.get_mut("spec"))
+            .unwrap();
+        let props = spec.properties.as_mut().unwrap();
+        props
+            .remove("hibernate")
+            .expect("spec.hibernate in the CRD");
+        let storage = props
+            .get_mut("storage")
+            .unwrap()
+            .properties
+            .as_mut()
+            .unwrap();
+        storage.remove("storageClassName").unwrap();
+        assert_eq!(
+            missing_spec_fields(&crd(), &old),
+            vec!["spec.hibernate", "spec.storage.storageClassName"]
+        );
+        // a newer CRD (more fields than ours) is fine
+        assert_eq!(missing_spec_fields(&old, &crd()), Vec::<String>::new());
+        // the backup CRD is not the cluster one: its spec lacks ours
+        assert!(!missing_spec_fields(&crd(), &backup_crd()).is_empty());
+    }
 
     #[test]
     fn the_crd_refuses_fixed_fields_at_admission_and_merges_conditions_and_members_by_key() {

@@ -106,14 +106,34 @@ impl Session {
         Ok(Session { client, namespace })
     }
 
-    /// Fails with `CrdMissing` when the CRD is absent (and RBAC lets us look).
+    /// The EtcdCluster CRD is installed (a user without the right to read CRDs goes on).
     async fn ensure_crd(&self) -> Result<(), Error> {
+        self.installed_crd().await.map(|_| ())
+    }
+
+    /// The EtcdCluster CRD is installed and declares every spec field this binary writes: an
+    /// older one would have the API server drop them silently (e.g. `hibernate` exiting 0 with no
+    /// pod stopped). The verbs that write a cluster's spec check this before writing.
+    async fn ensure_crd_current(&self) -> Result<(), Error> {
+        let Some(installed) = self.installed_crd().await? else {
+            return Ok(());
+        };
+        let missing = crate::api::missing_spec_fields(&crd(), &installed);
+        if missing.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::CrdStale { missing })
+        }
+    }
+
+    /// The installed EtcdCluster CRD; `None` when RBAC hides it.
+    async fn installed_crd(&self) -> Result<Option<CustomResourceDefinition>, Error> {
         let api: Api<CustomResourceDefinition> = Api::all(self.client.clone());
         let name = crd().name_any();
         match api.get_opt(&name).await {
-            Ok(Some(_)) => Ok(()),
+            Ok(Some(c)) => Ok(Some(c)),
             Ok(None) => Err(Error::CrdMissing),
-            Err(kube::Error::Api(s)) if s.code == 403 => Ok(()),
+            Err(kube::Error::Api(s)) if s.code == 403 => Ok(None),
             Err(e) => Err(Error::kube("get", "CustomResourceDefinition", "", &name, e)),
         }
     }

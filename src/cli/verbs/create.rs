@@ -108,7 +108,7 @@ async fn create(g: &Global, a: Args) -> Result<(), Error> {
     model::check_options(&d, &model::OptionLeave::Tuning(a.allow_etcd_option))
         .map_err(|e| usage(&name, e))?;
     check_secrets(&s, &name, &d).await?;
-    s.ensure_crd().await?;
+    s.ensure_crd_current().await?;
     let api: Api<EtcdCluster> = s.clusters();
     if a.wait.dry_run {
         if api

@@ -50,7 +50,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         )));
     }
     let s = Session::connect(g).await?;
-    s.ensure_crd().await?;
+    s.ensure_crd_current().await?;
     let ns = s.namespace.clone();
     let cluster = s.get_cluster(&name).await?;
     let d = model::validate(&cluster).map_err(|source| Error::InvalidSpec {
@@ -155,7 +155,7 @@ pub async fn wake(g: &Global, a: WakeArgs) -> Result<(), Error> {
     let name = a.name.clone();
     model::validate_name(&name).map_err(|e| usage(&name, e))?;
     let s = Session::connect(g).await?;
-    s.ensure_crd().await?;
+    s.ensure_crd_current().await?;
     let ns = s.namespace.clone();
     let mut cluster = s.get_cluster(&name).await?;
     if a.wait.dry_run {

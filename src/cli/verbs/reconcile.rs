@@ -13,7 +13,7 @@ pub struct Args {
 
 pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     let s = Session::connect(g).await?;
-    s.ensure_crd().await?;
+    s.ensure_crd_current().await?;
     let cluster = s.get_cluster(&a.name).await?;
     if a.wait.dry_run {
         return drive::dry_run(&s, g, &cluster, &[]).await;

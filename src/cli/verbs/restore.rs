@@ -240,7 +240,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     let name = a.name.clone();
     let replicas = check_flags(&a)?;
     let s = Session::connect(g).await?;
-    s.ensure_crd().await?;
+    s.ensure_crd_current().await?;
     refuse_a_taken_name(&s, &name).await?;
     let src = resolve_source(&s, &a).await?;
     let (loc, key) = Location::parse_object(&src.url).map_err(bad_url)?;

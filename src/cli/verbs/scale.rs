@@ -43,7 +43,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         .transpose()
         .map_err(|e| usage(&name, e))?;
     let s = Session::connect(g).await?;
-    s.ensure_crd().await?;
+    s.ensure_crd_current().await?;
     let api = s.clusters();
     let mut cluster = s.get_cluster(&name).await?;
     let ns = s.namespace.clone();

@@ -48,7 +48,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     let name = a.name.clone();
     let to = check_flags(&a)?;
     let s = Session::connect(g).await?;
-    s.ensure_crd().await?;
+    s.ensure_crd_current().await?;
     let ns = s.namespace.clone();
     let mut cluster = s.get_cluster(&name).await?;
     let invalid = |source| Error::InvalidSpec {

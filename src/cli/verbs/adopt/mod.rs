@@ -61,6 +61,10 @@ pub struct Args {
     /// Image repository of the new members (tag v<version of the old members>).
     #[arg(long)]
     pub image_repository: Option<String>,
+    /// --quota-backend-bytes of the new members (default etcd's 2 GiB): above the old
+    /// members' database, which the new members receive whole.
+    #[arg(long, value_name = "BYTES")]
+    pub quota_backend_bytes: Option<i64>,
     #[command(flatten)]
     pub wait: WaitFlags,
 }
@@ -68,7 +72,7 @@ pub struct Args {
 pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     model::validate_name(&a.name).map_err(|e| usage(&a.name, e))?;
     let s = Session::connect(g).await?;
-    s.ensure_crd().await?;
+    s.ensure_crd_current().await?;
     let existing = s
         .clusters()
         .get_opt(&a.name)
@@ -485,6 +489,10 @@ fn adopting_cluster(
             },
             auth: a.security.auth(),
             tls: a.security.spec(),
+            etcd: crate::api::EtcdTuning {
+                quota_backend_bytes: a.quota_backend_bytes,
+                ..Default::default()
+            },
             adopt: Some(AdoptSpec {
                 stateful_set: first.statefulset.as_ref().map(|(n, _)| n.clone()),
                 endpoints: first.endpoints.clone(),
@@ -525,7 +533,7 @@ async fn adopt(s: &Session, g: &Global, a: &Args) -> Result<(), Error> {
         name: a.name.clone(),
         source,
     };
-    model::validate(&cluster).map_err(invalid)?;
+    let desired = model::validate(&cluster).map_err(invalid)?;
     // The survey is the engine's own observation of the old members (a dry-run pass).
     let pass = engine::reconcile_once(&ctx, &cluster, Mode::DryRun).await?;
     refusals.extend(survey::refusals(
@@ -538,6 +546,7 @@ async fn adopt(s: &Session, g: &Global, a: &Args) -> Result<(), Error> {
         _ => None,
     };
     if let Some(c) = c {
+        refusals.extend(survey::capacity_refusals(c, &desired));
         let service = cluster
             .spec
             .adopt

@@ -119,6 +119,45 @@ pub(super) fn refusals(o: &Observed, cluster_id: u64, auth: bool) -> Vec<String>
     why
 }
 
+/// Whether the new members can hold the old members' database: each receives it whole (a
+/// snapshot from the leader), so the largest member's file must stay below the new members'
+/// quota (else they raise NOSPACE at once and the cluster takes no writes) and fit their volume.
+pub(super) fn capacity_refusals(c: &ClusterView, d: &model::Desired) -> Vec<String> {
+    let Some((name, db)) = c
+        .members
+        .iter()
+        .filter_map(|m| Some((m.name.as_str(), m.status.as_ref()?.db_size)))
+        .max_by_key(|(_, db)| *db)
+    else {
+        return Vec::new();
+    };
+    let human = crate::cli::output::human_bytes;
+    let mut why = Vec::new();
+    let quota = d
+        .quota_backend_bytes
+        .filter(|q| *q > 0)
+        .unwrap_or(model::DEFAULT_QUOTA_BYTES);
+    if db >= quota {
+        why.push(format!(
+            "{name}'s database is {}, not below the new members' quota of {}: pass \
+             --quota-backend-bytes above it (the old members' own quota), or compact and \
+             defragment the old cluster first",
+            human(db),
+            human(quota)
+        ));
+    }
+    if let model::Storage::Volume { size, .. } = &d.storage
+        && model::quantity_bytes(size).is_some_and(|v| db as f64 >= v)
+    {
+        why.push(format!(
+            "{name}'s database is {}, not smaller than the new members' volumes of {size}: \
+             pass --storage with room for it",
+            human(db)
+        ));
+    }
+    why
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,6 +216,50 @@ mod tests {
             }),
             model::Version::parse("3.6.16")
         );
+    }
+
+    fn reached(o: &Observed) -> &ClusterView {
+        match &o.etcd {
+            EtcdView::Reached(c) => c,
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn a_database_the_new_members_cannot_hold_is_refused_naming_the_flag() {
+        let mut m = three();
+        m[1].status.as_mut().unwrap().db_size = 3 << 30;
+        let o = old_cluster(m);
+        let default = crate::fixtures::cluster("demo")
+            .spec(|s| s.storage.size = Some("8Gi".into()))
+            .desired();
+        let why = capacity_refusals(reached(&o), &default);
+        assert_eq!(why.len(), 1, "{why:?}");
+        assert!(why[0].contains("etcd-1's database is 3.0 GiB"), "{why:?}");
+        assert!(why[0].contains("--quota-backend-bytes"), "{why:?}");
+        let raised = crate::fixtures::cluster("demo")
+            .spec(|s| {
+                s.storage.size = Some("2Gi".into());
+                s.etcd.quota_backend_bytes = Some(4 << 30);
+            })
+            .desired();
+        let why = capacity_refusals(reached(&o), &raised);
+        assert_eq!(why.len(), 1, "{why:?}");
+        assert!(
+            why[0].contains("volumes of 2Gi") && why[0].contains("--storage"),
+            "{why:?}"
+        );
+        let fits = crate::fixtures::cluster("demo")
+            .spec(|s| {
+                s.storage.size = Some("8Gi".into());
+                s.etcd.quota_backend_bytes = Some(4 << 30);
+            })
+            .desired();
+        assert_eq!(capacity_refusals(reached(&o), &fits), Vec::<String>::new());
+        // small databases (every other test) pass with the defaults
+        let small = old_cluster(three());
+        let d = crate::fixtures::cluster("demo").desired();
+        assert_eq!(capacity_refusals(reached(&small), &d), Vec::<String>::new());
     }
 
     #[test]

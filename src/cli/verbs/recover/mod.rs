@@ -133,7 +133,7 @@ async fn survey(
 pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     model::validate_name(&a.name).map_err(|e| usage(&a.name, e))?;
     let s = Session::connect(g).await?;
-    s.ensure_crd().await?;
+    s.ensure_crd_current().await?;
     recover(&s, g, a).await
 }
 
