@@ -150,13 +150,20 @@ fn quota_of(c: &EtcdCluster) -> i64 {
         .unwrap_or(crate::model::DEFAULT_QUOTA_BYTES)
 }
 
-fn role(m: &MemberStatus) -> &'static str {
-    if m.learner {
+/// The member's raft role, and `(foreign)` for a member the engine did not create (added by
+/// hand or left from an adoption): the engine holds its changes until it is removed.
+fn role(m: &MemberStatus) -> String {
+    let r = if m.learner {
         "learner"
     } else if m.leader {
         "leader"
     } else {
         "follower"
+    };
+    if m.foreign {
+        format!("{r} (foreign)")
+    } else {
+        r.to_string()
     }
 }
 
@@ -561,6 +568,9 @@ mod tests {
         let doc = status_doc(&c, None);
         assert_eq!(doc["status"]["members"][0]["name"], "demo-0");
         assert_eq!(role(&c.status.as_ref().unwrap().members[1]), "learner");
+        let mut by_hand = c.status.as_ref().unwrap().members[0].clone();
+        by_hand.foreign = true;
+        assert_eq!(role(&by_hand), "leader (foreign)");
         assert_eq!(quota_of(&c), 2 << 30);
         let table = status_table(&c, None);
         let row = |member: &str| {
