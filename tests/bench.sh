@@ -7,10 +7,12 @@
 #   - `kubectl etcd status demo` on those 3 members (STATUS_RUNS runs per round);
 #   - `kubectl etcd scale 3→5` and `5→3` (SCALE=0 skips them);
 #   - with BACKUP=1, tests/bench-backup.sh (SIZE_MB, default 512) after the rounds;
+#   - with UPGRADE=1, tests/bench-upgrade.sh (FROM, TO: 3.5.35 -> 3.6.15 by default) after them:
+#     a 3-member upgrade with a writer going, seconds per member, failed writes, longest stall;
 # then one table of medians and ratios, and where the time of the last round's create and status
 # went (the `-v` phases, summed per phase name: see src/phase.rs).
 #   tests/cluster/up.sh && cargo build && tests/bench.sh
-#   ROUNDS=5 STATUS_RUNS=5 SCALE=0 BACKUP=1 SIZE_MB=256 BIN=path/to/kubectl-etcd tests/bench.sh
+#   ROUNDS=5 STATUS_RUNS=5 SCALE=0 BACKUP=1 SIZE_MB=256 UPGRADE=1 BIN=path/to/kubectl-etcd tests/bench.sh
 # The machine may be shared: the ratios (both sides measured in the same round, one after the
 # other) mean more than the seconds.
 set -euo pipefail
@@ -19,7 +21,7 @@ export KUBECONFIG=${KUBECONFIG:-/tmp/tb/admin.kubeconfig}
 BIN=$(readlink -f "${BIN:-${CARGO_TARGET_DIR:-target}/debug/kubectl-etcd}")
 [ -x "$BIN" ] || { echo "no binary at $BIN: cargo build (or set BIN)" >&2; exit 1; }
 export PATH=$(dirname "$BIN"):$PATH # `kubectl etcd` is this binary
-ROUNDS=${ROUNDS:-3} STATUS_RUNS=${STATUS_RUNS:-5} SCALE=${SCALE:-1} BACKUP=${BACKUP:-0}
+ROUNDS=${ROUNDS:-3} STATUS_RUNS=${STATUS_RUNS:-5} SCALE=${SCALE:-1} BACKUP=${BACKUP:-0} UPGRADE=${UPGRADE:-0}
 VERSION=${VERSION:-$("$BIN" create --help | sed -n 's/.*\[default: \(3\.[0-9.]*\)\].*/\1/p' | head -n1)}
 IMAGE=${IMAGE:-gcr.io/etcd-development/etcd:v$VERSION}
 WORK=$(mktemp -d /tmp/bench.XXXXXX)
@@ -74,6 +76,11 @@ if [ "$BACKUP" = 1 ]; then
   BIN=$BIN SIZE_MB=${SIZE_MB:-512} ROUNDS=1 tests/bench-backup.sh | tee "$WORK/backup.out"
   backup_rows=$(sed -n 's/^| throughput ratio ours\/theirs: \([^|]*\) |.*/| backup to S3 vs etcdctl snapshot save + boto3 (throughput ratio, target >= 2) | | | \1 |/p' "$WORK/backup.out" | tail -n1)
 fi
+upgrade_rows=""
+if [ "$UPGRADE" = 1 ]; then
+  BIN=$BIN ROUNDS=1 tests/bench-upgrade.sh | tee "$WORK/upgrade.out"
+  upgrade_rows=$(sed -n '/^| upgrade /,$p' "$WORK/upgrade.out")
+fi
 printf '\n%s, %s, %s, etcd %s, median of %d rounds; load average %s\n\n' "$(date -u +%Y-%m-%dT%H:%MZ)" \
   "$(kubectl version -o json 2>/dev/null | sed -n 's/.*"gitVersion": "\(v[^"]*\)".*/Kubernetes \1/p' | tail -n1)" \
   "$(nproc) cores" "$VERSION" "$ROUNDS" "$(cut -d' ' -f1-3 /proc/loadavg)"
@@ -86,6 +93,7 @@ if [ "$SCALE" = 1 ]; then
     "$(printf '%s\n' "${up_times[@]}" | median)" "$(printf '%s\n' "${down_times[@]}" | median)"
 fi
 [ -n "$backup_rows" ] && printf '%s\n' "$backup_rows"
+[ -n "$upgrade_rows" ] && printf '\n%s\n' "$upgrade_rows"
 printf '\nwhere the last round'"'"'s create went (ms summed per phase; phases nest, waits are the pauses between passes):\n'
 phases "$WORK/create.err" | awk '{printf "  %-14s %7d ms  (%d)\n", $1, $2, $3}'
 printf '\nwhere its last status went (ms; members are asked in parallel, so member phases overlap):\n'

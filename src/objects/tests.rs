@@ -160,8 +160,9 @@ fn spreading_reaches_the_template_selecting_the_members_and_a_silent_spec_keeps_
     );
     // Changed on purpose by the restricted pod standard (issue 17 item 3): every member is
     // restarted once, one at a time, into a non-root pod (its volume taken over by fsGroup);
-    // and by the 2 s readiness period (issue 21 item 2), in the same unreleased roll.
-    assert_eq!(template_hash(&silent), "f8a802b93f3aef70");
+    // and by the 2 s readiness period (issue 21 item 2) and the preStop sleep (item 4), in the
+    // same unreleased roll.
+    assert_eq!(template_hash(&silent), "434e9f29b0d7f735");
 }
 
 #[test]
@@ -291,6 +292,25 @@ fn a_member_is_ready_within_seconds_of_serving_and_unready_within_ten_of_failing
     assert!(period < 4, "{p:?}");
     assert_eq!(p.initial_delay_seconds.unwrap_or(0), 0);
     assert!(period * p.failure_threshold.unwrap() <= 10, "{p:?}");
+}
+
+#[test]
+fn a_stopping_member_serves_until_kube_proxy_stopped_sending_it_clients() {
+    let d = crate::fixtures::cluster("demo").desired();
+    let spec = pod_template(&d).spec.unwrap();
+    let sleep = spec.containers[0]
+        .lifecycle
+        .clone()
+        .and_then(|l| l.pre_stop)
+        .and_then(|h| h.sleep)
+        .expect("a preStop sleep (etcd's images have no shell)");
+    // Longer than kube-proxy's default minimum sync period (1 s), well inside the grace period
+    // it counts in, leaving etcd time to stop.
+    assert!(sleep.seconds > 1, "{sleep:?}");
+    assert!(
+        sleep.seconds + 5 <= spec.termination_grace_period_seconds.unwrap(),
+        "{spec:?}"
+    );
 }
 
 #[test]

@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::apps::v1::{StatefulSet, StatefulSetSpec, StatefulSetUpdateStrategy};
 use k8s_openapi::api::core::v1::{
     ConfigMapEnvSource, Container, ContainerPort, EmptyDirVolumeSource, EnvFromSource, EnvVar,
-    EnvVarSource, ExecAction, ObjectFieldSelector, PersistentVolumeClaim,
-    PersistentVolumeClaimSpec, PodSpec, PodTemplateSpec, Probe, ResourceRequirements,
-    SecretKeySelector, SecretVolumeSource, TopologySpreadConstraint, Volume, VolumeMount,
-    VolumeResourceRequirements,
+    EnvVarSource, ExecAction, Lifecycle, LifecycleHandler, ObjectFieldSelector,
+    PersistentVolumeClaim, PersistentVolumeClaimSpec, PodSpec, PodTemplateSpec, Probe,
+    ResourceRequirements, SecretKeySelector, SecretVolumeSource, SleepAction,
+    TopologySpreadConstraint, Volume, VolumeMount, VolumeResourceRequirements,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
@@ -141,6 +141,29 @@ pub(super) fn readiness_probe(_: &Desired) -> Probe {
     }
 }
 
+/// How long a member keeps serving after its pod is marked for deletion, before etcd gets
+/// SIGTERM (a `preStop` sleep, the kubelet's own: etcd's images have no shell).
+///
+/// Deleting the pod takes it out of the client Service's endpoints at once, but kube-proxy
+/// rewrites the node's rules only at its next sync (at most once a second by default). A client
+/// connecting in between reached a member whose listener had just closed: refused, it waited
+/// gRPC's 1 s reconnect backoff, the longest write stall of an upgrade (1.1–1.2 s in
+/// `tests/bench-upgrade.sh`). Meanwhile the member serves as before: the connections already
+/// open finish their calls; the restart is this much longer.
+pub const PRE_STOP_SLEEP_SECONDS: i64 = 2;
+
+fn lifecycle() -> Lifecycle {
+    Lifecycle {
+        pre_stop: Some(LifecycleHandler {
+            sleep: Some(SleepAction {
+                seconds: PRE_STOP_SLEEP_SECONDS,
+            }),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
 pub fn pod_template(d: &Desired) -> PodTemplateSpec {
     let (tls_env, tls_volumes, tls_mounts) = tls_parts(&d.tls, d.version);
     let container = member_container(d, tls_env, tls_mounts);
@@ -171,7 +194,8 @@ pub fn pod_template(d: &Desired) -> PodTemplateSpec {
             node_selector: d.node_selector.clone(),
             topology_spread_constraints: topology_spread(d),
             priority_class_name: d.priority_class_name.clone(),
-            // etcd flushes on SIGTERM quickly; a long grace only slows member replacement.
+            // etcd flushes on SIGTERM quickly; a long grace only slows member replacement
+            // (the `preStop` sleep counts in it).
             termination_grace_period_seconds: Some(10),
             // Service links would inject ETCD_* variables (for a Service named "etcd") that
             // etcd reads as flags.
@@ -205,6 +229,7 @@ fn member_container(d: &Desired, tls_env: Vec<EnvVar>, tls_mounts: Vec<VolumeMou
         }]),
         ports: Some(member_ports(d)),
         readiness_probe: Some(readiness_probe(d)),
+        lifecycle: Some(lifecycle()),
         resources: Some(d.resources.clone().unwrap_or_else(default_member_resources)),
         // The restricted standard (`security`): etcd writes only its data dir, in the volume.
         security_context: Some(super::security::container_context()),
