@@ -15,7 +15,16 @@ export KUBECONFIG=${KUBECONFIG:-/tmp/tb/admin.kubeconfig}
 BINS=${BIN:-${CARGO_TARGET_DIR:-target}/debug/kubectl-etcd}
 FROM=${FROM:-3.5.35} TO=${TO:-3.6.15} ROUNDS=${ROUNDS:-1}
 WORK=$(mktemp -d /tmp/bench-upgrade.XXXXXX)
-[ "${KEEP:-0}" = 1 ] && echo "logs in $WORK" >&2 || trap 'rm -rf "$WORK"' EXIT
+current="" # the namespace of the run under way: deleted if the script is stopped
+cleanup() {
+  if [ -n "$current" ]; then
+    "$bin" -n "$current" delete demo --delete-data --yes >/dev/null 2>&1 || true
+    kubectl delete namespace "$current" --wait=false >/dev/null 2>&1 || true
+  fi
+  [ "${KEEP:-0}" = 1 ] && echo "logs in $WORK" >&2 || rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
 up() { cut -d' ' -f1 /proc/uptime; }
 phases() {
   sed 's/\x1b\[[0-9;]*m//g' "$1" | sed -n 's/.*phase ended phase="\([a-z_]*\)" ms=\([0-9.]*\).*/\1 \2/p' \
@@ -29,7 +38,8 @@ writer() {
 }
 # one BIN NS: create, writer, timed upgrade; prints one result line.
 one() {
-  local bin=$1 ns=$2 t0 t1 s0
+  local ns=$2 t0 t1 s0
+  bin=$1 current=$ns
   kubectl create namespace "$ns" >/dev/null
   "$bin" -n "$ns" create demo --replicas 3 --version "$FROM" --timeout 5m >/dev/null 2>&1
   writer "$ns"
@@ -56,6 +66,7 @@ one() {
   echo "$line"; echo "$line" >>"$WORK/results"
   phases "$WORK/$ns.err" | awk '{printf "    %-16s %7d ms  (%d)\n", $1, $2, $3}' | head -12
   kubectl delete namespace "$ns" --wait=false >/dev/null
+  current=""
 }
 touch "$WORK/results"
 for r in $(seq 1 "$ROUNDS"); do
