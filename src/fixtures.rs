@@ -7,7 +7,8 @@ use crate::api::{EtcdCluster, EtcdClusterSpec};
 use crate::model::{self, Desired};
 
 /// An EtcdCluster under construction: namespace `ns`, uid `1234abcd-ef`, generation 7,
-/// 3 replicas of etcd 3.5.16 unless told otherwise.
+/// 3 replicas of etcd 3.5.16, plain http (`spec.tls.mode: none`: a spec without a mode gets
+/// managed TLS at birth, `model::unset_tls_mode`) unless told otherwise.
 pub struct ClusterFixture(EtcdCluster);
 
 pub fn cluster(name: &str) -> ClusterFixture {
@@ -16,6 +17,10 @@ pub fn cluster(name: &str) -> ClusterFixture {
         EtcdClusterSpec {
             replicas: 3,
             version: "3.5.16".into(),
+            tls: Some(crate::api::TlsSpec {
+                mode: Some("none".into()),
+                ..Default::default()
+            }),
             ..Default::default()
         },
     );

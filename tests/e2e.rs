@@ -329,7 +329,9 @@ fn bad_input_is_refused_with_a_clear_line_and_no_change() {
         &ns.0,
         &["create", "dry", "--dry-run", "-o", "json"],
     )));
-    assert_eq!(d["nextStep"]["step"], "bootstrap");
+    // Managed TLS by default: the cluster's CA comes first.
+    assert_eq!(d["nextStep"]["step"], "issueCertificate", "{d}");
+    assert_eq!(d["nextStep"]["role"], "ca", "{d}");
     assert!(
         d["objects"]
             .as_array()
@@ -443,7 +445,7 @@ fn a_full_database_is_reported_and_defrag_compact_gives_the_space_back() {
     ok(kubectl_stdin(
         &["apply", "-f", "-"],
         &format!(
-            "apiVersion: etcd.kubectl-etcd.io/v1alpha1\nkind: EtcdCluster\nmetadata: {{name: demo, namespace: {}}}\nspec: {{replicas: 3, version: \"3.6.15\", etcd: {{quotaBackendBytes: 16777216}}}}\n",
+            "apiVersion: etcd.kubectl-etcd.io/v1alpha1\nkind: EtcdCluster\nmetadata: {{name: demo, namespace: {}}}\nspec: {{replicas: 3, version: \"3.6.15\", tls: {{mode: none}}, etcd: {{quotaBackendBytes: 16777216}}}}\n",
             ns.0
         ),
     ));

@@ -86,11 +86,13 @@ fn write_keys(ns: &str, pod: &str, n: usize) {
 }
 
 fn create(ns: &str, name: &str, version: &str) {
+    // Plain http: `write_keys` dials a member through a port-forward without a certificate.
     ok(etcd(
         ns,
         &[
             "create",
             name,
+            "--insecure",
             "--replicas",
             "3",
             "--version",
@@ -489,6 +491,7 @@ fn small_cluster(ns: &str, name: &str, keys: usize) -> (usize, String) {
         &[
             "create",
             name,
+            "--insecure",
             "--replicas",
             "1",
             "--version",
@@ -1396,7 +1399,15 @@ fn scheduled_backups(ns: &str) -> Vec<(String, String, String)> {
 fn scheduled_demo(ns: &str, bucket: &str, prefix: &str, keys: usize) -> (String, (usize, String)) {
     ok(etcd(
         ns,
-        &["create", "demo", "--replicas", "1", "--timeout", "3m"],
+        &[
+            "create",
+            "demo",
+            "--insecure",
+            "--replicas",
+            "1",
+            "--timeout",
+            "3m",
+        ],
     ));
     let digest = if keys > 0 {
         write_keys(ns, "demo-0", keys);
@@ -1638,7 +1649,7 @@ fn a_scheduled_backup_to_a_slow_store_runs_beside_the_passes_that_repair_the_clu
     let manifest = |backup: &str| {
         format!(
             r#"{{"apiVersion":"etcd.kubectl-etcd.io/v1alpha1","kind":"EtcdCluster","metadata":{{"name":"demo","namespace":"{ns}"}},
-"spec":{{"replicas":1,"version":"3.5.16"{backup}}}}}"#,
+"spec":{{"replicas":1,"version":"3.5.16","tls":{{"mode":"none"}}{backup}}}}}"#,
             ns = ns.0
         )
     };

@@ -113,6 +113,22 @@ fn assert_all_https(ns: &str, pod: &str, want: usize) {
     assert!(urls.iter().all(|u| u.starts_with("https://")), "{urls:?}");
 }
 
+/// From inside `pod`: a client without a certificate, and one speaking plain http, are refused.
+fn assert_refused_without_certificate_or_over_http(ns: &str, pod: &str) {
+    let refused = sh(
+        ns,
+        pod,
+        "unset ETCDCTL_CERT ETCDCTL_KEY; etcdctl --dial-timeout=3s --command-timeout=5s put k/x y",
+    );
+    assert_ne!(refused.code, 0, "a client without a certificate was served");
+    let plain = sh(
+        ns,
+        pod,
+        "ETCDCTL_ENDPOINTS=http://127.0.0.1:2379 etcdctl --dial-timeout=3s --command-timeout=5s put k/x y",
+    );
+    assert_ne!(plain.code, 0, "plain http was served");
+}
+
 #[test]
 fn a_cluster_with_client_and_peer_tls_creates_scales_backs_up_and_restores() {
     install_crd();
@@ -174,18 +190,7 @@ fn a_cluster_with_client_and_peer_tls_creates_scales_backs_up_and_restores() {
     assert_eq!(ready_members(&created["status"]), (3, 3, 3), "{created}");
     assert_all_https(&ns.0, "demo-0", 6);
     // A client without a certificate is refused; with the pod's certificate it is served.
-    let refused = sh(
-        &ns.0,
-        "demo-1",
-        "unset ETCDCTL_CERT ETCDCTL_KEY; etcdctl --dial-timeout=3s --command-timeout=5s put k/x y",
-    );
-    assert_ne!(refused.code, 0, "a client without a certificate was served");
-    let plain = sh(
-        &ns.0,
-        "demo-1",
-        "ETCDCTL_ENDPOINTS=http://127.0.0.1:2379 etcdctl --dial-timeout=3s --command-timeout=5s put k/x y",
-    );
-    assert_ne!(plain.code, 0, "plain http was served");
+    assert_refused_without_certificate_or_over_http(&ns.0, "demo-1");
     ok(sh(
         &ns.0,
         "demo-0",
@@ -645,18 +650,7 @@ fn a_managed_tls_cluster_serves_only_https_and_renews_under_a_writer_without_res
     let times = cert_times(&ns.0, n);
     assert_eq!(times.len(), 4, "{times:?}");
     // A client without a certificate, and plain http, are refused.
-    let refused = sh(
-        &ns.0,
-        "m-1",
-        "unset ETCDCTL_CERT ETCDCTL_KEY; etcdctl --dial-timeout=3s --command-timeout=5s put k/x y",
-    );
-    assert_ne!(refused.code, 0, "a client without a certificate was served");
-    let plain = sh(
-        &ns.0,
-        "m-1",
-        "ETCDCTL_ENDPOINTS=http://127.0.0.1:2379 etcdctl --dial-timeout=3s --command-timeout=5s put k/x y",
-    );
-    assert_ne!(plain.code, 0, "plain http was served");
+    assert_refused_without_certificate_or_over_http(&ns.0, "m-1");
     // status NAME shows the expiry dates.
     let table = ok(etcd(&ns.0, &["status", n]));
     assert!(
@@ -811,6 +805,95 @@ fn a_managed_tls_cluster_serves_only_https_and_renews_under_a_writer_without_res
     assert_eq!(ready_members(&st["status"]), (3, 3, 3), "{st}");
 }
 
+/// Secure by default (issue 17): `create NAME` with no TLS flag makes a managed-TLS cluster that
+/// serves only https (peers too) to clients with a certificate of its CA, issued by `kubectl
+/// etcd certificate`; status shows the expiry dates. A cluster written as YAML without
+/// `spec.tls` is born the same way, and its status records the decision.
+#[test]
+fn a_cluster_made_with_defaults_serves_only_https_to_clients_with_certificates() {
+    install_crd();
+    let ns = Ns::new("tls-default");
+    let r = ok(etcd(
+        &ns.0,
+        &["create", "d", "--timeout", "4m", "-o", "json"],
+    ));
+    assert!(!r.stderr.contains("plain http"), "{}", r.stderr);
+    let c = json(&r);
+    assert_eq!(c["spec"]["tls"]["mode"], "managed", "{c}");
+    assert_eq!(c["status"]["tls"]["mode"], "managed", "{c}");
+    assert_eq!(ready_members(&c["status"]), (3, 3, 3), "{c}");
+    // Clients and peers: https only, as the members list themselves.
+    assert_all_https(&ns.0, "d-0", 6);
+    let peer_auth = sh(&ns.0, "d-0", "echo $ETCD_PEER_CLIENT_CERT_AUTH");
+    assert_eq!(peer_auth.stdout.trim(), "true", "mutual peer TLS");
+    // No certificate, or plain http: refused.
+    assert_refused_without_certificate_or_over_http(&ns.0, "d-1");
+    // A client with what `kubectl etcd certificate` wrote, through the client Service, with
+    // the server's certificate checked against the CA.
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path().join("app");
+    ok(etcd(
+        &ns.0,
+        &[
+            "certificate",
+            "d",
+            "--user",
+            "app",
+            "--out",
+            dir.to_str().unwrap(),
+        ],
+    ));
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+    let app = ok(sh(
+        &ns.0,
+        "d-2",
+        &format!(
+            "cd /var/lib/etcd && cat > app.crt <<'EOF'\n{}EOF\ncat > app.key <<'EOF'\n{}EOF\ncat > app-ca.crt <<'EOF'\n{}EOF\n\
+             unset ETCDCTL_INSECURE_SKIP_TLS_VERIFY; ETCDCTL_ENDPOINTS=https://d-client:2379 ETCDCTL_CERT=app.crt ETCDCTL_KEY=app.key ETCDCTL_CACERT=app-ca.crt \
+             etcdctl --command-timeout=5s put app/1 v; r=$?; rm -f app.crt app.key app-ca.crt; exit $r",
+            read("app.crt"),
+            read("app.key"),
+            read("ca.crt")
+        ),
+    ));
+    assert!(app.stdout.contains("OK"), "{}", app.stdout);
+    // Expiry dates in status and in `status NAME`.
+    let times = cert_times(&ns.0, "d");
+    assert_eq!(
+        times.keys().map(String::as_str).collect::<Vec<_>>(),
+        ["ca", "client", "peer", "server"],
+        "{times:?}"
+    );
+    for (role, (not_after, _)) in &times {
+        assert!(
+            seconds_until(not_after) > 80 * 86_400,
+            "{role}: {not_after}"
+        );
+    }
+    let table = ok(etcd(&ns.0, &["status", "d"]));
+    assert!(
+        table.stdout.contains("TLS managed: ca until"),
+        "{}",
+        table.stdout
+    );
+
+    // Written as YAML without spec.tls (kubectl apply, Helm): born managed, recorded in status.
+    ok(kubectl_stdin(
+        &["-n", &ns.0, "apply", "-f", "-"],
+        "apiVersion: etcd.kubectl-etcd.io/v1alpha1\nkind: EtcdCluster\nmetadata: {name: yaml}\nspec: {replicas: 1, version: \"3.6.15\", storage: {ephemeral: true}}\n",
+    ));
+    let st = json(&ok(etcd(
+        &ns.0,
+        &["reconcile", "yaml", "--timeout", "3m", "-o", "json"],
+    )));
+    assert_eq!(st["status"]["tls"]["mode"], "managed", "{st}");
+    assert!(
+        st["spec"]["tls"].is_null(),
+        "the spec stays as written: {st}"
+    );
+    assert_all_https(&ns.0, "yaml-0", 2);
+}
+
 /// `--insecure`: plain http, a warning on stderr, and the `InsecureTransport` condition.
 #[test]
 fn an_insecure_cluster_is_warned_about_and_says_so_in_a_condition() {
@@ -834,6 +917,7 @@ fn an_insecure_cluster_is_warned_about_and_says_so_in_a_condition() {
     assert!(r.stderr.contains("plain http (--insecure)"), "{}", r.stderr);
     let c = json(&r);
     assert_eq!(c["spec"]["tls"]["mode"], "none", "{c}");
+    assert_eq!(c["status"]["tls"]["mode"], "none", "recorded: {c}");
     let cond = c["status"]["conditions"]
         .as_array()
         .cloned()

@@ -22,6 +22,7 @@ fn create(ns: &str, version: &str) {
         &[
             "create",
             "demo",
+            "--insecure",
             "--replicas",
             "3",
             "--version",
@@ -103,7 +104,8 @@ fn assert_versions(ns: &str, server: &str, cluster: &str) {
     );
 }
 
-/// (server version, cluster version) member `pod` reports on /version.
+/// (server version, cluster version) member `pod` reports on /version (plain http through the
+/// API server's pod proxy: the clusters of this file are created with `--insecure`).
 fn versions(ns: &str, pod: &str) -> (String, String) {
     let r = ok(kubectl(&[
         "get",
@@ -375,6 +377,7 @@ fn three_five_below_the_minimum_patch_is_refused_three_six() {
         &[
             "create",
             "demo",
+            "--insecure",
             "--replicas",
             "1",
             "--version",
@@ -627,6 +630,7 @@ fn three_four_to_three_five_is_refused_while_auth_is_enabled() {
         &[
             "create",
             "demo",
+            "--insecure",
             "--replicas",
             "1",
             "--version",

@@ -285,9 +285,11 @@ pub struct AuthSpec {
 #[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TlsSpec {
-    /// `managed`, `secrets` or `none`. No server-side default: absent, a spec naming Secrets is
-    /// `secrets` and one naming none is `none`, so a cluster written before the modes existed
-    /// keeps what it runs (`kubectl etcd create` writes the mode it chose).
+    /// `managed`, `secrets` or `none`. No server-side default (it would switch clusters stored
+    /// before the modes existed): absent, a spec naming Secrets is `secrets`; one naming none
+    /// gets `managed` when the cluster is new, and keeps what it runs when the cluster existed
+    /// before (the engine decides once, at the cluster's birth, and records it in
+    /// `status.tls.mode`). `kubectl etcd create` writes the mode it chose.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^(managed|secrets|none)$"))]
     pub mode: Option<String>,

@@ -70,7 +70,8 @@ pub struct EtcdClusterStatus {
 #[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TlsStatus {
-    /// `managed` or `secrets`.
+    /// `managed`, `secrets` or `none`: the mode in effect. A spec that names no mode reads it
+    /// back, so a default decided when the cluster was born stays what it is.
     pub mode: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub certificates: Vec<CertificateStatus>,

@@ -54,7 +54,8 @@ pub struct SecurityFlags {
     /// TLS of client and peer traffic: `managed` (the engine runs a CA of the cluster's own and
     /// issues and renews every certificate; `kubectl etcd certificate` issues clients theirs),
     /// `secrets` (the --tls-*-secret flags), or `none` (plain http, as --insecure). Default:
-    /// secrets when a --tls-*-secret flag is given, else none.
+    /// secrets when a --tls-*-secret flag is given, else managed (adopt: plain http, what the
+    /// old members speak).
     #[arg(long, value_enum, conflicts_with = "insecure")]
     pub tls: Option<TlsMode>,
     /// Plain http for clients and peers (`spec.tls.mode: none`): anyone who reaches the pods
@@ -92,7 +93,10 @@ impl SecurityFlags {
 
     /// `spec.tls` as the flags ask for it, the mode written out (`validate` checks the rest:
     /// `--tls managed` with a Secret flag, or `--tls secrets` without one, is refused there).
-    pub fn spec(&self) -> Option<crate::api::TlsSpec> {
+    /// Without a TLS flag: `unset` (`create` and `restore`: managed, a new cluster is secure by
+    /// default), or no `spec.tls` at all when `unset` is `None` (`adopt`: the model's default,
+    /// what the old members speak).
+    pub fn spec(&self, unset: Option<TlsMode>) -> Option<crate::api::TlsSpec> {
         let names_secrets = self.tls_server_secret.is_some()
             || self.tls_client_secret.is_some()
             || self.tls_peer_secret.is_some();
@@ -101,7 +105,7 @@ impl SecurityFlags {
             (None, true) => TlsMode::None,
             (None, false) if names_secrets => TlsMode::Secrets,
             (None, false) if self.certificate_lifetime.is_some() => TlsMode::Managed,
-            (None, false) => return None,
+            (None, false) => unset?,
         };
         Some(crate::api::TlsSpec {
             mode: Some(mode.as_str().into()),

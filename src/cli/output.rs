@@ -460,9 +460,12 @@ pub fn print_backups(format: Format, list: &[EtcdBackup]) -> Result<(), Error> {
     print_raw(&t.to_string())
 }
 
-/// "TLS managed: ca until 2036-…; server until 2027-… (renews 2026-…); …" (None without TLS).
+/// "TLS managed: ca until 2036-…; server until 2027-… (renews 2026-…); …", "TLS none: …".
 fn tls_line(st: &crate::api::EtcdClusterStatus) -> Option<String> {
     let t = st.tls.as_ref()?;
+    if t.mode == "none" {
+        return Some("TLS none: plain http for clients and peers".into());
+    }
     let certs: Vec<String> = t
         .certificates
         .iter()

@@ -102,6 +102,26 @@ impl Tls {
     }
 }
 
+/// Where the TLS mode of `Desired.tls` comes from (see `unset_tls_mode`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub enum TlsOrigin {
+    /// `spec.tls` names the mode, or names Secrets (`secrets`).
+    #[default]
+    Spec,
+    /// The spec names none: `status.tls.mode`, what the engine decided when the cluster was born.
+    Recorded,
+    /// The spec names none and nothing was recorded, but status shows members: a cluster made
+    /// before the decision was recorded keeps the plain http it was created with.
+    BornBefore,
+    /// The spec names none and adopts a running cluster: its new members speak what the old
+    /// ones speak (plain http without Secrets).
+    Adopting,
+    /// The spec names none, nothing was recorded and nothing shows the cluster ever ran: it is
+    /// being born, with managed TLS. A StatefulSet that exists all the same (status lost, the
+    /// manifest restored by a backup tool) is followed, not refused (`keep_tls`).
+    Birth,
+}
+
 /// What `validate` makes of `spec.backup`: where and how the cluster's backups are stored, and
 /// when the operator takes them.
 #[derive(Clone, Debug, PartialEq)]
@@ -188,6 +208,8 @@ pub struct Desired {
     /// `spec.tls.mode: none` was asked for explicitly (`--insecure`); a spec without `spec.tls`
     /// runs without TLS too (what a cluster created before the modes existed keeps).
     pub insecure_asked: bool,
+    /// Where the mode of `tls` comes from: the spec, or the default decided at birth.
+    pub tls_origin: TlsOrigin,
     /// The Secret of the etcd user to authenticate as while etcd's authentication is on
     /// (`spec.auth.userSecret`).
     pub auth_secret: Option<String>,
@@ -248,6 +270,7 @@ impl Desired {
             tls: Tls::default(),
             pki: None,
             insecure_asked: false,
+            tls_origin: TlsOrigin::Spec,
             auth_secret: None,
             maintenance: super::maintenance::Maintenance::default(),
             adopt: None,
@@ -269,6 +292,9 @@ pub fn keep_immutable(d: Desired, workload: Option<&WorkloadView>) -> Desired {
 /// member advertises its URLs, scheme included, in the membership, and a member switched alone
 /// could not talk to the others. Such a change is refused and the engine goes on with the TLS
 /// the members run; other Secrets of the same kind are taken (a rolling restart).
+///
+/// A default decided at birth (`TlsOrigin::Birth`) meeting a StatefulSet that exists all the
+/// same follows the StatefulSet without a refusal: nobody asked for the change.
 pub(super) fn keep_tls(mut d: Desired, workload: Option<&WorkloadView>) -> Desired {
     let Some(have) = workload.and_then(|s| s.tls.clone()) else {
         return d;
@@ -279,16 +305,18 @@ pub(super) fn keep_tls(mut d: Desired, workload: Option<&WorkloadView>) -> Desir
     {
         return d;
     }
-    d.refused.push(invalid(
+    if d.tls_origin != TlsOrigin::Birth {
+        d.refused.push(invalid(
         "spec.tls",
         format!(
             "cannot change from {} to {} on an existing cluster (members advertise their URLs, scheme included); \
              put the old value back, or create a new cluster with the new TLS and move the data with \
              `kubectl etcd backup` and `kubectl etcd restore`",
-            describe_tls(&have),
-            describe_tls(&d.tls)
-        ),
-    ));
+                describe_tls(&have),
+                describe_tls(&d.tls)
+            ),
+        ));
+    }
     // The engine manages the certificates of the TLS the members keep only when those are its
     // own Secrets.
     let managed = crate::objects::managed_tls(&d.name);

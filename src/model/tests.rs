@@ -193,7 +193,7 @@ fn tls_needs_server_and_client_secrets_together_and_secret_names() {
         (d.tls.client_scheme(), d.tls.peer_scheme()),
         ("http", "https")
     );
-    s.tls = None;
+    s.tls = Some(mode(Some("none"), None));
     assert_eq!(validate(&cluster(s.clone())).unwrap().tls, Tls::default());
     for (t, field) in [
         (tls(Some("srv"), None, None), "spec.tls.clientSecret"),
@@ -220,22 +220,37 @@ fn mode(m: Option<&str>, lifetime: Option<&str>) -> crate::api::TlsSpec {
 }
 
 #[test]
-fn tls_modes_managed_secrets_and_none_with_no_default_that_switches_old_clusters() {
+fn tls_modes_managed_secrets_and_none_and_a_new_cluster_without_one_is_managed() {
     let with = |t: Option<crate::api::TlsSpec>| {
         let mut s = spec(3, "3.6.15");
         s.tls = t;
         validate(&cluster(s))
     };
-    // A spec written before the modes existed keeps what it runs.
-    let d = with(None).unwrap();
-    assert_eq!(
-        (d.tls.clone(), d.pki.clone(), d.insecure_asked),
-        (Tls::default(), None, false)
-    );
+    // A new cluster (no status) without a mode is born with managed TLS.
+    for t in [None, Some(mode(None, None))] {
+        let d = with(t.clone()).unwrap();
+        assert_eq!(
+            (
+                d.tls.clone(),
+                d.pki.is_some(),
+                d.insecure_asked,
+                d.tls_origin
+            ),
+            (
+                crate::objects::managed_tls("demo"),
+                true,
+                false,
+                TlsOrigin::Birth
+            ),
+            "{t:?}"
+        );
+    }
+    // ... with the lifetime it names.
+    let d = with(Some(mode(None, Some("1h")))).unwrap();
+    assert_eq!(d.pki.unwrap().leaf_lifetime_seconds, 3600);
     let d = with(Some(tls(Some("srv"), Some("cli"), None))).unwrap();
     assert_eq!((d.tls.client_scheme(), d.pki.clone()), ("https", None));
-    let d = with(Some(mode(None, None))).unwrap();
-    assert_eq!((d.tls.clone(), d.pki.clone()), (Tls::default(), None));
+    assert_eq!(d.tls_origin, TlsOrigin::Spec);
     // Managed: client and peer TLS with the engine's own Secrets.
     let d = with(Some(mode(Some("managed"), None))).unwrap();
     assert_eq!(d.tls, crate::objects::managed_tls("demo"));
@@ -304,6 +319,143 @@ fn tls_modes_managed_secrets_and_none_with_no_default_that_switches_old_clusters
         assert_eq!(e.field, field, "{t:?}: {e:?}");
         assert!(e.message.contains(says), "{t:?}: {e:?}");
     }
+}
+
+fn status_with(
+    f: impl FnOnce(&mut crate::api::EtcdClusterStatus),
+) -> crate::api::EtcdClusterStatus {
+    let mut st = crate::api::EtcdClusterStatus::default();
+    f(&mut st);
+    st
+}
+
+fn recorded(mode: &str) -> crate::api::EtcdClusterStatus {
+    status_with(|st| {
+        st.tls = Some(crate::api::TlsStatus {
+            mode: mode.into(),
+            certificates: Vec::new(),
+        })
+    })
+}
+
+#[test]
+fn a_missing_mode_is_decided_at_birth_and_read_back_from_status_afterwards() {
+    use TlsMode::{Managed, None as Plain};
+    // Born now: nothing recorded, nothing shows a member ever ran.
+    assert_eq!(unset_tls_mode(None, false), (Managed, TlsOrigin::Birth));
+    // A status without members (e.g. the invalid spec of a new cluster reported) is no birth.
+    let reported = status_with(|st| st.message = Some("spec.replicas: …".into()));
+    assert_eq!(
+        unset_tls_mode(Some(&reported), false),
+        (Managed, TlsOrigin::Birth)
+    );
+    // Afterwards: what status recorded.
+    assert_eq!(
+        unset_tls_mode(Some(&recorded("managed")), false),
+        (Managed, TlsOrigin::Recorded)
+    );
+    assert_eq!(
+        unset_tls_mode(Some(&recorded("none")), false),
+        (Plain, TlsOrigin::Recorded)
+    );
+    // Born before the record existed: status shows the cluster ran, and it keeps plain http.
+    let ran = status_with(|st| st.cluster_id = Some("8e9e05c52164694d".into()));
+    assert_eq!(
+        unset_tls_mode(Some(&ran), false),
+        (Plain, TlsOrigin::BornBefore)
+    );
+    let members = status_with(|st| st.members = vec![Default::default()]);
+    assert_eq!(
+        unset_tls_mode(Some(&members), false),
+        (Plain, TlsOrigin::BornBefore)
+    );
+    // A `secrets` record whose Secrets left the spec is no birth decision.
+    assert_eq!(
+        unset_tls_mode(Some(&recorded("secrets")), false),
+        (Plain, TlsOrigin::BornBefore)
+    );
+    // Adopting: the new members join old ones that speak plain http.
+    assert_eq!(unset_tls_mode(None, true), (Plain, TlsOrigin::Adopting));
+}
+
+#[test]
+fn an_old_cluster_without_a_mode_keeps_plain_http_and_a_recorded_birth_stays_managed() {
+    let with_status = |st: crate::api::EtcdClusterStatus, t: Option<crate::api::TlsSpec>| {
+        let mut s = spec(3, "3.6.15");
+        s.tls = t;
+        let mut c = cluster(s);
+        c.status = Some(st);
+        validate(&c).unwrap()
+    };
+    let old = status_with(|st| st.cluster_id = Some("8e9e05c52164694d".into()));
+    let d = with_status(old.clone(), None);
+    assert_eq!((d.tls.clone(), d.pki.clone()), (Tls::default(), None));
+    assert!(!d.insecure_asked, "nobody asked for plain http");
+    // Its next pass records `none`, and that holds from then on.
+    let d = with_status(recorded("none"), None);
+    assert_eq!(
+        (d.tls.clone(), d.tls_origin),
+        (Tls::default(), TlsOrigin::Recorded)
+    );
+    let d = with_status(recorded("managed"), None);
+    assert_eq!(d.tls, crate::objects::managed_tls("demo"));
+    assert!(d.pki.is_some());
+    // The spec's own mode wins over any record (a change is then for `keep_tls` to refuse).
+    let d = with_status(recorded("none"), Some(mode(Some("managed"), None)));
+    assert_eq!((d.tls_origin, d.pki.is_some()), (TlsOrigin::Spec, true));
+    // The running plain cluster keeps what it runs, unrefused: no switch.
+    let plain = WorkloadView {
+        tls: Some(Tls::default()),
+        ..Default::default()
+    };
+    let d = keep_immutable(with_status(old, None), Some(&plain));
+    assert!(d.refused.is_empty(), "{:?}", d.refused);
+    assert_eq!(d.tls, Tls::default());
+    // A certificate lifetime without a mode on an old plain cluster names the fix.
+    let e = {
+        let mut s = spec(3, "3.6.15");
+        s.tls = Some(mode(None, Some("1h")));
+        let mut c = cluster(s);
+        c.status = Some(recorded("none"));
+        validate(&c).unwrap_err()
+    };
+    assert_eq!(e.field, "spec.tls.certificateLifetime");
+}
+
+#[test]
+fn a_birth_default_meeting_a_statefulset_follows_it_without_a_refusal() {
+    // The status was lost (the manifest restored by a backup tool) but the members run.
+    let mut s = spec(3, "3.6.15");
+    s.tls = None;
+    let born = validate(&cluster(s)).unwrap();
+    assert_eq!(born.tls_origin, TlsOrigin::Birth);
+    let plain = WorkloadView {
+        tls: Some(Tls::default()),
+        ..Default::default()
+    };
+    let d = keep_immutable(born.clone(), Some(&plain));
+    assert!(d.refused.is_empty(), "{:?}", d.refused);
+    assert_eq!((d.tls, d.pki), (Tls::default(), None));
+    let byo = WorkloadView {
+        tls: Some(Tls {
+            client: Some(ClientTls {
+                server_secret: "srv".into(),
+                client_secret: "cli".into(),
+            }),
+            peer_secret: None,
+        }),
+        ..Default::default()
+    };
+    let d = keep_immutable(born.clone(), Some(&byo));
+    assert!(d.refused.is_empty(), "{:?}", d.refused);
+    assert_eq!(
+        (d.tls.client_scheme(), d.tls.peer_scheme(), d.pki),
+        ("https", "http", None)
+    );
+    // No StatefulSet: born managed.
+    let d = keep_immutable(born, None);
+    assert_eq!(d.tls, crate::objects::managed_tls("demo"));
+    assert!(d.pki.is_some());
 }
 
 #[test]

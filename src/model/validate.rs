@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::desired::{
     BackupPlan, ClientTls, DEFAULT_IMAGE_REPOSITORY, DEFAULT_LOST_MEMBER_GRACE_SECONDS,
     DEFAULT_STORAGE_SIZE, DEFAULT_TOOLS_IMAGE, DEFAULT_UPGRADE_TIMEOUT_SECONDS, Desired,
-    RestoreSource, Storage, Tls,
+    RestoreSource, Storage, Tls, TlsOrigin,
 };
 use super::version::{MAX_MINOR, MIN_MINOR, UNFIT_35_BELOW, Version, VersionChange};
 use crate::api::{CompactionMode, EtcdCluster, MAX_REPLICAS};
@@ -261,7 +261,11 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
         .map(|c| validate_topology_spread(c))
         .transpose()?;
     let lost_member_grace_seconds = validate_lost_member_grace(spec.lost_member_grace_seconds)?;
-    let (tls, pki, insecure_asked) = validate_tls_mode(&name, spec.tls.as_ref())?;
+    let (tls, pki, insecure_asked, tls_origin) = validate_tls_mode(
+        &name,
+        spec.tls.as_ref(),
+        unset_tls_mode(cluster.status.as_ref(), spec.adopt.is_some()),
+    )?;
     let auth_secret = spec
         .auth
         .as_ref()
@@ -311,6 +315,7 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
         tls,
         pki,
         insecure_asked,
+        tls_origin,
         auth_secret,
         maintenance: super::maintenance::validate(spec.maintenance.as_ref())?,
         adopt: spec
@@ -834,24 +839,63 @@ pub enum TlsMode {
     None,
 }
 
+/// The mode a spec that names neither a mode nor Secrets gets, and why (`TlsOrigin`).
+///
+/// New clusters are secure by default, and old ones must not flip: a switch of TLS on a running
+/// cluster is refused (`keep_tls`), so a default that changed what an existing cluster runs
+/// would leave it refusing its own spec. So the default is decided once, when the cluster is
+/// born, and remembered in `status.tls.mode` (written by every pass, `plan::pki::status`):
+///
+/// ```text
+///   status.tls.mode managed | none   ──▶ that mode (Recorded)
+///   no record, status shows members  ──▶ none     (BornBefore: made before the record existed)
+///   no record, spec.adopt            ──▶ none     (Adopting: the old members speak what they speak)
+///   no record, no sign of a member   ──▶ managed  (Birth; keep_tls follows a StatefulSet that
+///                                                  exists all the same: a status lost, e.g. a
+///                                                  manifest restored by a backup tool)
+/// ```
+///
+/// A `secrets` record without Secrets in the spec (they were removed) is no birth decision: it
+/// reads as `none`, and `keep_tls` refuses the change as it refuses any other.
+pub fn unset_tls_mode(
+    status: Option<&crate::api::EtcdClusterStatus>,
+    adopting: bool,
+) -> (TlsMode, TlsOrigin) {
+    match status.and_then(|s| s.tls.as_ref()).map(|t| t.mode.as_str()) {
+        Some("managed") => return (TlsMode::Managed, TlsOrigin::Recorded),
+        Some("none") => return (TlsMode::None, TlsOrigin::Recorded),
+        _ => {}
+    }
+    let ran =
+        status.is_some_and(|s| s.cluster_id.is_some() || !s.members.is_empty() || s.tls.is_some());
+    if ran {
+        (TlsMode::None, TlsOrigin::BornBefore)
+    } else if adopting {
+        (TlsMode::None, TlsOrigin::Adopting)
+    } else {
+        (TlsMode::Managed, TlsOrigin::Birth)
+    }
+}
+
 /// `spec.tls`: the TLS the members run (Secret names), the managed CA's settings in managed mode,
-/// and whether plain http was asked for explicitly. Without a mode, Secrets named mean
-/// `secrets` and none named means `none` (no server-side default: see `TlsSpec::mode`).
+/// whether plain http was asked for explicitly, and where the mode came from. Without a mode,
+/// Secrets named mean `secrets`; none named means `unset` (see `unset_tls_mode`; no server-side
+/// default, see `TlsSpec::mode`).
 pub(super) fn validate_tls_mode(
     name: &str,
     t: Option<&crate::api::TlsSpec>,
-) -> Result<(Tls, Option<super::pki::ManagedPki>, bool), InvalidSpec> {
-    let Some(t) = t else {
-        return Ok((Tls::default(), None, false));
-    };
+    unset: (TlsMode, TlsOrigin),
+) -> Result<(Tls, Option<super::pki::ManagedPki>, bool, TlsOrigin), InvalidSpec> {
+    let empty = crate::api::TlsSpec::default();
+    let t = t.unwrap_or(&empty);
     let names_secrets =
         t.server_secret.is_some() || t.client_secret.is_some() || t.peer_secret.is_some();
-    let mode = match t.mode.as_deref() {
-        None if names_secrets => TlsMode::Secrets,
-        None => TlsMode::None,
-        Some("managed") => TlsMode::Managed,
-        Some("secrets") => TlsMode::Secrets,
-        Some("none") => TlsMode::None,
+    let (mode, origin) = match t.mode.as_deref() {
+        None if names_secrets => (TlsMode::Secrets, TlsOrigin::Spec),
+        None => unset,
+        Some("managed") => (TlsMode::Managed, TlsOrigin::Spec),
+        Some("secrets") => (TlsMode::Secrets, TlsOrigin::Spec),
+        Some("none") => (TlsMode::None, TlsOrigin::Spec),
         Some(other) => {
             return Err(invalid(
                 "spec.tls.mode",
@@ -891,10 +935,11 @@ pub(super) fn validate_tls_mode(
                     leaf_lifetime_seconds,
                 }),
                 false,
+                origin,
             ))
         }
-        TlsMode::Secrets => Ok((validate_tls(t)?, None, false)),
-        TlsMode::None => Ok((Tls::default(), None, t.mode.is_some())),
+        TlsMode::Secrets => Ok((validate_tls(t)?, None, false, origin)),
+        TlsMode::None => Ok((Tls::default(), None, t.mode.is_some(), origin)),
     }
 }
 

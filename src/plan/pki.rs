@@ -68,13 +68,15 @@ pub fn certificates(d: &Desired, o: &Observed) -> Option<Step> {
 }
 
 /// `status.tls`: the mode, and each certificate's expiry and renewal time (managed) as observed.
+/// Written for every cluster, `none` included: it is the record a spec without a mode reads
+/// (`model::unset_tls_mode`).
 pub fn status(d: &Desired, o: &Observed) -> Option<TlsStatus> {
     let mode = if d.pki.is_some() {
         "managed"
     } else if d.tls.client.is_some() || d.tls.peer_secret.is_some() {
         "secrets"
     } else {
-        return None;
+        "none"
     };
     let time = |t: i64| {
         jiff::Timestamp::from_second(t)
@@ -287,7 +289,12 @@ mod tests {
     fn clusters_without_managed_tls_get_no_certificates() {
         let plain = cluster("demo").desired();
         assert_eq!(certificates(&plain, &observed(&[])), None);
-        assert_eq!(status(&plain, &observed(&[])), None);
+        let st = status(&plain, &observed(&[])).unwrap();
+        assert_eq!(
+            (st.mode.as_str(), st.certificates.len()),
+            ("none", 0),
+            "recorded: a spec without a mode reads it back"
+        );
         let byo = cluster("demo")
             .spec(|s| {
                 s.tls = Some(crate::api::TlsSpec {
@@ -300,6 +307,20 @@ mod tests {
         assert_eq!(byo.pki, None);
         assert_eq!(certificates(&byo, &observed(&[])), None);
         assert_eq!(status(&byo, &observed(&[])).unwrap().mode, "secrets");
+    }
+
+    #[test]
+    fn a_new_cluster_without_a_mode_starts_with_its_ca_and_records_managed() {
+        let d = cluster("demo").spec(|s| s.tls = None).desired();
+        assert_eq!(
+            certificates(&d, &observed(&[])),
+            Some(Step::IssueCertificate {
+                role: CertRole::Ca,
+                secret: "demo-tls-ca".into(),
+                why: Issue::Missing,
+            })
+        );
+        assert_eq!(status(&d, &observed(&[])).unwrap().mode, "managed");
     }
 
     #[test]

@@ -445,8 +445,8 @@ impl Conditions<'_> {
                 Reason::PlainHttp,
                 format!(
                     "{}: clients speak plain http and any pod that reaches port {} reads and \
-                     writes every key; a new cluster with `kubectl etcd create --tls managed` \
-                     and the data moved by backup and restore has TLS",
+                     writes every key; a new cluster made by `kubectl etcd create` (managed TLS \
+                     unless --insecure) and the data moved by backup and restore has TLS",
                     d.tls.describe(),
                     objects::CLIENT_PORT
                 ),

@@ -11,20 +11,29 @@ use super::*;
 
 /// A pod that puts `w/<i>` through the client Service every 100 ms and prints `ack <i> <t>` or
 /// `fail <i> <t>` per write, `t` the host's uptime in seconds (`/proc/uptime` is not namespaced,
-/// so the test reads the same clock).
+/// so the test reads the same clock). Over https with the cluster's managed client certificate
+/// (`demo-tls-client`, mounted where it exists: the kubelet brings renewals in), else plain http.
 pub fn start_writer(ns: &str) {
+    const IMAGE: &str = "gcr.io/etcd-development/etcd:v3.5.16";
+    let script = "if [ -f /tls/tls.crt ]; then set -- --endpoints=https://demo-client:2379 --cacert=/tls/ca.crt --cert=/tls/tls.crt --key=/tls/tls.key; else set -- --endpoints=http://demo-client:2379; fi; \
+        i=0; while true; do if etcdctl \"$@\" --command-timeout=5s put w/$i v$i >/dev/null 2>&1; then r=ack; else r=fail; fi; read t _ < /proc/uptime; echo $r $i $t; i=$((i+1)); sleep 0.1; done";
+    let overrides = serde_json::json!({"spec": {
+        "volumes": [{"name": "tls", "secret": {"secretName": "demo-tls-client", "optional": true}}],
+        "containers": [{
+            "name": "writer",
+            "image": IMAGE,
+            "command": ["sh", "-c", script],
+            "volumeMounts": [{"name": "tls", "mountPath": "/tls", "readOnly": true}],
+        }],
+    }});
     ok(kubectl(&[
         "-n",
         ns,
         "run",
         "writer",
-        "--image=gcr.io/etcd-development/etcd:v3.5.16",
+        &format!("--image={IMAGE}"),
         "--restart=Never",
-        "--command",
-        "--",
-        "sh",
-        "-c",
-        "i=0; while true; do if etcdctl --endpoints=http://demo-client:2379 --command-timeout=5s put w/$i v$i >/dev/null 2>&1; then r=ack; else r=fail; fi; read t _ < /proc/uptime; echo $r $i $t; i=$((i+1)); sleep 0.1; done",
+        &format!("--overrides={overrides}"),
     ]));
     eventually(
         "the writer acknowledges writes",

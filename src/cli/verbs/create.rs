@@ -3,7 +3,7 @@
 use kube::api::Api;
 
 use crate::api::{EtcdCluster, EtcdClusterSpec, EtcdTuning, KIND, StorageSpec};
-use crate::cli::flags::{Global, SecurityFlags, WaitFlags};
+use crate::cli::flags::{Global, SecurityFlags, TlsMode, WaitFlags};
 use crate::cli::{Session, check_secrets, drive, output, usage};
 use crate::error::Error;
 use crate::model::{self, DEFAULT_VERSION};
@@ -63,10 +63,14 @@ async fn create(g: &Global, a: Args) -> Result<(), Error> {
         output::progress_line(&w);
     }
     let version = version.to_string();
-    if a.security.insecure {
+    // Without a TLS flag a new cluster gets managed TLS (the mode is written out, so the spec
+    // shows it).
+    let tls = a.security.spec(Some(TlsMode::Managed));
+    if tls.as_ref().and_then(|t| t.mode.as_deref()) == Some(TlsMode::None.as_str()) {
         output::progress_line(&format!(
             "warning: EtcdCluster {name} will serve plain http (--insecure): any pod that reaches \
-             its members reads and writes every key; use --tls managed for TLS"
+             its members reads and writes every key; leave out --insecure and --tls none for \
+             managed TLS (the default)"
         ));
     }
     let mut options = std::collections::BTreeMap::new();
@@ -87,7 +91,7 @@ async fn create(g: &Global, a: Args) -> Result<(), Error> {
             storage_class_name: a.storage_class,
             ephemeral: a.ephemeral,
         },
-        tls: a.security.spec(),
+        tls: tls.clone(),
         auth: a.security.auth(),
         etcd: EtcdTuning {
             options,

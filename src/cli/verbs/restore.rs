@@ -17,7 +17,7 @@ use crate::api::{
 };
 use crate::archive::fetch::{self, Verified};
 use crate::archive::store::{Location, Store};
-use crate::cli::flags::{Global, SecurityFlags, WaitFlags};
+use crate::cli::flags::{Global, SecurityFlags, TlsMode, WaitFlags};
 use crate::cli::{Session, check_secrets, drive, output, usage};
 use crate::engine::backups::{self, AgentOp, Stored};
 use crate::error::BackupError;
@@ -424,7 +424,7 @@ fn new_cluster(
             ephemeral: false,
         },
         restore: Some(restore),
-        tls: a.security.spec(),
+        tls: a.security.spec(Some(TlsMode::Managed)),
         auth: a.security.auth(),
         ..Default::default()
     };

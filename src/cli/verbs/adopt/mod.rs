@@ -488,7 +488,7 @@ fn adopting_cluster(
                 ephemeral: false,
             },
             auth: a.security.auth(),
-            tls: a.security.spec(),
+            tls: a.security.spec(None),
             etcd: crate::api::EtcdTuning {
                 quota_backend_bytes: a.quota_backend_bytes,
                 ..Default::default()
