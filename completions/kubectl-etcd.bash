@@ -1465,13 +1465,17 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__install)
-            opts="-n -o -v -h --operator --image --monitoring --print --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --operator --image --watch-namespace --monitoring --print --namespace --context --kubeconfig --output --verbose --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --image)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --watch-namespace)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -420,7 +420,7 @@ complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand delete" -l no-
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand delete" -l dry-run -d 'Print the steps the engine would take and the objects it would write; change nothing'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand delete" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand delete" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -l watch-namespace -d 'Watch only this namespace (default: all namespaces). -n is ignored here' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -l watch-namespace -d 'Watch only these namespaces, comma-separated or repeated (default: all namespaces): one watch per namespace, so the operator needs rights in those alone (`kubectl etcd install --operator --watch-namespace` writes them). -n is ignored here. Example: --watch-namespace team-a,team-b' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -l metrics-addr -d 'Address of /metrics, /healthz and /readyz' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -l dial -d 'How to reach etcd members (default: direct in a pod, port-forward outside)' -r -f -a "direct\t''
 port-forward\t''"
@@ -439,6 +439,7 @@ complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -l al
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand install" -l image -d 'Operator image' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand install" -l watch-namespace -d 'With --operator: the operator watches only these namespaces (comma-separated or repeated), with a Role and RoleBinding in each instead of a ClusterRole over every namespace; only the read of Nodes and StorageClasses stays cluster-wide (a Role cannot grant cluster-scoped objects). Default: every namespace. Example: kubectl etcd install --operator --watch-namespace team-a,team-b' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand install" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand install" -l context -d 'kubeconfig context to use' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand install" -l kubeconfig -d 'Path of the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
@@ -463,7 +464,7 @@ json\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand crd" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand crd" -s h -l help -d 'Print help'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand manifests" -l image -d 'Operator image' -r
-complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand manifests" -l watch-namespace -d 'The operator watches only this namespace: a Role and RoleBinding there instead of the ClusterRole (nodes, cluster-scoped, keep a ClusterRole of their own), and `operate --watch-namespace`' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand manifests" -l watch-namespace -d 'The operator watches only these namespaces (comma-separated or repeated): a Role and RoleBinding in each instead of the ClusterRole (nodes and storage classes, cluster-scoped, keep a read-only ClusterRole of their own), and `operate --watch-namespace`. Example: --watch-namespace team-a,team-b' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand manifests" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand manifests" -l context -d 'kubeconfig context to use' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand manifests" -l kubeconfig -d 'Path of the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F

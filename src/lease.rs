@@ -2,19 +2,38 @@
 //!
 //! May touch: the Lease API only. Expiry is judged without comparing clocks (`Observed`).
 //!
-//! - One Lease per cluster (`cluster_lease`), held by whichever driver acts on that cluster: a
-//!   `kubectl etcd` command for the length of its run, the operator for every cluster it
-//!   watches while it leads. A driver acts only while it holds it, and renews it in the
-//!   background (`Lock::keep_renewed`) so a long pass cannot outlast it. A long CLI wait on one
-//!   cluster therefore never blocks the operator on another, and an operator that watches one
-//!   namespace never makes CLIs on clusters elsewhere defer to it.
-//! - One Lease for the operator's leader election (`leader_lease`: `LEADER`, or per watched
-//!   namespace for an operator that watches one): only operator replicas take it, and only its
-//!   holder runs the controller (and so takes cluster Leases).
+//! - One Lease per cluster (`cluster_lease`), **in the cluster's own namespace**, held by
+//!   whichever driver acts on that cluster: a `kubectl etcd` command for the length of its run,
+//!   the operator for every cluster it watches while it leads. A driver acts only while it holds
+//!   it, and renews it in the background (`Lock::keep_renewed`) so a long pass cannot outlast it.
+//!   A long CLI wait on one cluster therefore never blocks the operator on another, and a CLI
+//!   user needs rights on Leases only where their clusters are, none in the operator's namespace.
+//! - One Lease for the operator's leader election (`leader_lease`: `LEADER`, or per set of
+//!   watched namespaces), in the operator's namespace (`NAMESPACE`): only operator replicas take
+//!   it, and only its holder runs the controller (and so takes cluster Leases).
 //!
-//! All of them live in the operator's namespace. When that namespace does not exist there is no
-//! operator to coordinate with: `Acquired::NoNamespace`, and a CLI acts without a Lease. Any
-//! other failure to read or write a Lease is an error, never a permission to act.
+//! **The move of the cluster Leases** (from `NAMESPACE`, where drivers before this version keep
+//! them, under the same name). An older driver looks only at the old place, so for as long as
+//! one may still run against the same clusters a driver of this version takes the cluster's
+//! Lease in both places (`Lock::for_cluster`): first the new one; then the old one, where
+//! `transition` decides:
+//! - held there by someone else (an older operator or CLI acting now): the new one is given
+//!   back and the cluster counts as held by that holder: we wait, as for any holder;
+//! - free or ours: taken (and renewed, released, removed) with the new one, so an older driver
+//!   defers to us;
+//! - no old namespace: nobody older to coordinate with;
+//! - forbidden (a CLI user with no rights in the operator's namespace, the point of the move):
+//!   what an older driver holds there cannot be seen, so upgrade the operator before taking those
+//!   rights away (README, Security). Any other failure is an error, never a permission to act.
+//!
+//! The old place is consulted through the release after this one (an operator and CLIs are
+//! upgraded within one release of each other); the one after drops `legacy`, and with it the
+//! old Leases' rights from the operator's lease Role.
+//!
+//! A namespace that does not exist or is being deleted (where nothing new may be created) has
+//! nobody to coordinate with: `Acquired::NoNamespace`, and the driver acts without a Lease (in a
+//! namespace being deleted, only the cluster's release is left to do). For the leader Lease an
+//! operator makes its namespace first (`create_namespace`), or cannot lead.
 //!
 //! Expiry, as client-go judges it: a Lease is free once `leaseDurationSeconds` have passed on
 //! *this process's* clock since it last saw the record change (holder, times, duration,
@@ -41,7 +60,8 @@ use kube::api::{Api, DeleteParams, PostParams, Preconditions};
 
 use crate::error::Error;
 
-/// Namespace of the Leases (the operator's install namespace).
+/// Namespace of the leader Leases (the operator's install namespace), and the old place of the
+/// cluster Leases (`Lock::for_cluster`).
 pub use crate::objects::install::NAMESPACE;
 /// Name of the leader-election Lease of operators that watch every namespace.
 pub const LEADER: &str = "kubectl-etcd-engine";
@@ -51,11 +71,33 @@ pub const LEADER: &str = "kubectl-etcd-engine";
 /// apart from operators that watch others (or all), since where their scopes meet the clusters'
 /// own Leases already keep them from acting on one cluster at once.
 pub fn leader_lease(watch: Option<&str>) -> String {
-    match watch {
-        None => LEADER.to_string(),
-        Some(ns) => format!("{LEADER}.{ns}"),
-    }
+    leader_lease_of(watch.as_slice())
 }
+
+/// `leader_lease` of an operator watching the namespaces `watch` (none: every namespace): the
+/// same name whatever their order. Namespaces are DNS labels, so joined by dots they are a valid
+/// object name unless too long, when a digest of them stands in.
+pub fn leader_lease_of(watch: &[impl AsRef<str>]) -> String {
+    let mut names: Vec<&str> = watch.iter().map(AsRef::as_ref).collect();
+    names.sort_unstable();
+    names.dedup();
+    if names.is_empty() {
+        return LEADER.to_string();
+    }
+    let joined = names.join(".");
+    if LEADER.len() + 1 + joined.len() <= NAME_MAX {
+        return format!("{LEADER}.{joined}");
+    }
+    let digest = ring::digest::digest(&ring::digest::SHA256, joined.as_bytes());
+    let hex: String = digest.as_ref()[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!("{LEADER}.{}.{hex}", names[0])
+}
+
+/// The longest object name (a DNS subdomain).
+const NAME_MAX: usize = 253;
 
 const KIND: &str = "Lease";
 const OPERATOR_PREFIX: &str = "operator/";
@@ -103,6 +145,54 @@ pub enum Acquired {
     /// The operator's namespace does not exist: nobody to coordinate with (and no Lease can be
     /// created). The CLI acts without a Lease; an operator cannot lead.
     NoNamespace,
+}
+
+/// What the API server says when something would be created in a namespace being deleted.
+const TERMINATING: &str = "being terminated";
+
+/// What the old place of a cluster's Lease said (module doc, "The move of the cluster Leases").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OldPlace {
+    /// Taken or renewed by us: it was free or ours.
+    Held,
+    /// Live and held by another driver.
+    HeldBy(String),
+    /// The operator's namespace does not exist: no older driver to coordinate with.
+    NoNamespace,
+    /// RBAC hides it (a CLI user with no rights in the operator's namespace).
+    Forbidden,
+}
+
+/// What taking a cluster's Lease comes to: `acquired`; `give_back`, release the new place's
+/// Lease we took, since an older driver holds the old one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Settled {
+    pub acquired: Acquired,
+    pub give_back: bool,
+}
+
+/// Whether, after the new place answered `here`, the old place is asked too: not when someone
+/// holds the new place (we wait for them whatever the old place says).
+pub fn consults_old_place(here: &Acquired) -> bool {
+    !matches!(here, Acquired::HeldBy { .. })
+}
+
+/// The transition rule (pure): `here` the new place's answer, `there` the old place's.
+pub fn transition(here: Acquired, there: OldPlace) -> Settled {
+    match (here, there) {
+        (here @ Acquired::HeldBy { .. }, _) => Settled {
+            acquired: here,
+            give_back: false,
+        },
+        (here, OldPlace::HeldBy(holder)) => Settled {
+            give_back: here == Acquired::Held,
+            acquired: Acquired::HeldBy { holder },
+        },
+        (here, OldPlace::Held | OldPlace::NoNamespace | OldPlace::Forbidden) => Settled {
+            acquired: here,
+            give_back: false,
+        },
+    }
 }
 
 /// The record as this process last saw it, and when (on its own monotonic clock) it last saw it
@@ -166,6 +256,9 @@ pub struct Lock {
     identity: String,
     duration: Duration,
     observed: Arc<Mutex<Option<Observed>>>,
+    /// The same Lease at its old place (`NAMESPACE`), taken with this one while older drivers
+    /// may look only there (module doc, "The move of the cluster Leases").
+    legacy: Option<Box<Lock>>,
 }
 
 impl Lock {
@@ -183,7 +276,40 @@ impl Lock {
             identity: identity.into(),
             duration,
             observed: Arc::default(),
+            legacy: None,
         }
+    }
+
+    /// The Lock of EtcdCluster `namespace/name`: its Lease in the cluster's namespace, and
+    /// during the move also at the old place, `legacy_namespace` (`NAMESPACE`; tests use their
+    /// own). When both are one namespace there is one Lease.
+    pub fn for_cluster(
+        client: Client,
+        namespace: &str,
+        name: &str,
+        legacy_namespace: &str,
+        identity: impl Into<String>,
+        duration: Duration,
+    ) -> Lock {
+        let lease = cluster_lease(namespace, name);
+        let identity = identity.into();
+        let mut lock = Lock::new(
+            client.clone(),
+            namespace,
+            &lease,
+            identity.clone(),
+            duration,
+        );
+        if legacy_namespace != namespace {
+            lock.legacy = Some(Box::new(Lock::new(
+                client,
+                legacy_namespace,
+                &lease,
+                identity,
+                duration,
+            )));
+        }
+        lock
     }
 
     pub fn identity(&self) -> &str {
@@ -230,8 +356,29 @@ impl Lock {
         holder
     }
 
-    /// Takes the Lease when it is free (absent, released or expired), renews it when it is ours.
+    /// Takes the Lease when it is free (absent, released or expired), renews it when it is ours;
+    /// a cluster's Lease in both its places while they are two (`transition`).
     pub async fn try_acquire_or_renew(&self) -> Result<Acquired, Error> {
+        let here = self.acquire_here().await?;
+        let Some(old) = self.legacy.as_deref().filter(|_| consults_old_place(&here)) else {
+            return Ok(here);
+        };
+        let there = match old.acquire_here().await {
+            Ok(Acquired::Held) => OldPlace::Held,
+            Ok(Acquired::HeldBy { holder }) => OldPlace::HeldBy(holder),
+            Ok(Acquired::NoNamespace) => OldPlace::NoNamespace,
+            Err(e) if e.exit_code() == crate::error::exit::FORBIDDEN => OldPlace::Forbidden,
+            Err(e) => return Err(e),
+        };
+        let settled = transition(here, there);
+        if settled.give_back {
+            self.release_here().await;
+        }
+        Ok(settled.acquired)
+    }
+
+    /// `try_acquire_or_renew` of this place only.
+    async fn acquire_here(&self) -> Result<Acquired, Error> {
         let now = Timestamp::now();
         let Some(mut lease) = self
             .api
@@ -261,8 +408,12 @@ impl Lock {
                     Ok(Acquired::Held)
                 }
                 Err(kube::Error::Api(s)) if s.code == 409 => Ok(self.winner().await),
-                // Creating in a namespace that does not exist answers 404.
+                // Creating in a namespace that does not exist answers 404; in one being deleted,
+                // 403 (NamespaceLifecycle: "… because it is being terminated").
                 Err(kube::Error::Api(s)) if s.code == 404 => Ok(Acquired::NoNamespace),
+                Err(kube::Error::Api(s)) if s.code == 403 && s.message.contains(TERMINATING) => {
+                    Ok(Acquired::NoNamespace)
+                }
                 Err(e) => Err(self.err("create", e)),
             };
         };
@@ -319,9 +470,17 @@ impl Lock {
         }
     }
 
-    /// Gives the Lease up if we hold it, so the next contender need not wait for it to expire.
-    /// Best effort: failures are logged, and an unreleased Lease expires by itself.
+    /// Gives the Lease up if we hold it (in both places), so the next contender need not wait
+    /// for it to expire. Best effort: failures are logged, and an unreleased Lease expires by
+    /// itself.
     pub async fn release(&self) {
+        self.release_here().await;
+        if let Some(old) = &self.legacy {
+            old.release_here().await;
+        }
+    }
+
+    async fn release_here(&self) {
         let mut lease = match self.api.get_opt(&self.name).await {
             Ok(Some(l)) => l,
             Ok(None) => return,
@@ -361,6 +520,13 @@ impl Lock {
     /// holds it (the delete is conditional on the version read, so a contender's write wins).
     /// Best effort, like `release`.
     pub async fn remove(&self) {
+        self.remove_here().await;
+        if let Some(old) = &self.legacy {
+            old.remove_here().await;
+        }
+    }
+
+    async fn remove_here(&self) {
         let lease = match self.api.get_opt(&self.name).await {
             Ok(Some(l)) => l,
             Ok(None) => return,
@@ -558,5 +724,84 @@ mod tests {
         assert_eq!(leader_lease(None), LEADER);
         assert_eq!(leader_lease(Some("team-a")), "kubectl-etcd-engine.team-a");
         assert_ne!(leader_lease(Some("team-a")), leader_lease(Some("team-b")));
+        assert_eq!(leader_lease_of(&["team-a"]), leader_lease(Some("team-a")));
+        assert_eq!(leader_lease_of(&[] as &[&str]), LEADER);
+        assert_eq!(
+            leader_lease_of(&["b", "a", "b"]),
+            leader_lease_of(&["a", "b"]),
+            "the same set, whatever the order"
+        );
+        assert_eq!(leader_lease_of(&["a", "b"]), "kubectl-etcd-engine.a.b");
+        assert_ne!(leader_lease_of(&["a", "b"]), leader_lease_of(&["a"]));
+    }
+
+    #[test]
+    fn the_leader_lease_of_many_namespaces_is_still_a_valid_name() {
+        let many: Vec<String> = (0..40)
+            .map(|i| format!("team-{i:02}-{}", "x".repeat(8)))
+            .collect();
+        let name = leader_lease_of(&many);
+        assert!(name.len() <= NAME_MAX, "{name}");
+        assert!(name.starts_with("kubectl-etcd-engine.team-00-"), "{name}");
+        let mut fewer = many.clone();
+        fewer.pop();
+        assert_ne!(leader_lease_of(&fewer), name);
+    }
+
+    fn held_by(h: &str) -> Acquired {
+        Acquired::HeldBy { holder: h.into() }
+    }
+
+    #[test]
+    fn a_live_old_place_lease_of_another_driver_counts_as_held_and_the_new_one_is_given_back() {
+        assert_eq!(
+            transition(Acquired::Held, OldPlace::HeldBy("cli/old/7".into())),
+            Settled {
+                acquired: held_by("cli/old/7"),
+                give_back: true
+            }
+        );
+        // In a namespace being deleted nothing new can be made, but an older operator may
+        // still hold the old place: it is waited for, and there is nothing here to give back.
+        assert_eq!(
+            transition(
+                Acquired::NoNamespace,
+                OldPlace::HeldBy("operator/old".into())
+            ),
+            Settled {
+                acquired: held_by("operator/old"),
+                give_back: false
+            }
+        );
+    }
+
+    #[test]
+    fn the_old_place_free_ours_absent_or_hidden_leaves_the_new_place_deciding() {
+        for there in [OldPlace::Held, OldPlace::NoNamespace, OldPlace::Forbidden] {
+            for here in [Acquired::Held, Acquired::NoNamespace] {
+                assert_eq!(
+                    transition(here.clone(), there.clone()),
+                    Settled {
+                        acquired: here.clone(),
+                        give_back: false
+                    },
+                    "{here:?} {there:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_holder_of_the_new_place_is_waited_for_without_asking_the_old_place() {
+        assert!(!consults_old_place(&held_by("operator/new")));
+        assert!(consults_old_place(&Acquired::Held));
+        assert!(consults_old_place(&Acquired::NoNamespace));
+        assert_eq!(
+            transition(held_by("operator/new"), OldPlace::Held),
+            Settled {
+                acquired: held_by("operator/new"),
+                give_back: false
+            }
+        );
     }
 }

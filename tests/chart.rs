@@ -131,8 +131,8 @@ fn rules_block(name: &str, object: &Value) -> String {
 
 /// templates/_rules.tpl: the RBAC rules of `objects::install` (from `objects::access`'s table).
 fn rules_tpl() -> String {
-    let cluster = install::manifests_watching("x", NAMESPACE, None);
-    let scoped = install::manifests_watching("x", NAMESPACE, Some("w"));
+    let cluster = install::manifests_watching("x", NAMESPACE, &[]);
+    let scoped = install::manifests_watching("x", NAMESPACE, &["w".to_string()]);
     let find = |all: &[Value], kind: &str, name: &str, ns: Option<&str>| -> Value {
         all.iter()
             .find(|o| {
@@ -312,7 +312,7 @@ fn helm_template_with_monitoring_elsewhere_watches_the_release_and_its_operator(
 }
 
 #[test]
-fn helm_template_with_one_namespace_renders_manifests_watch_namespace() {
+fn helm_template_with_watched_namespaces_renders_manifests_watch_namespace() {
     let chart = objects(&must(
         "helm template",
         template(
@@ -335,6 +335,18 @@ fn helm_template_with_one_namespace_renders_manifests_watch_namespace() {
         &manifests_objects(&["--watch-namespace", NAMESPACE]),
         "rbac.scope=namespace, watchNamespace unset",
     );
+    // several namespaces, as a comma-separated string (escaped for --set) or a list
+    let want = manifests_objects(&["--watch-namespace", "team-a,team-b"]);
+    for several in [
+        "rbac.watchNamespace=team-a\\,team-b",
+        "rbac.watchNamespace={team-a,team-b}",
+    ] {
+        let chart = objects(&must(
+            "helm template",
+            template(NAMESPACE, &["rbac.scope=namespace", several]),
+        ));
+        assert_same(&chart, &want, several);
+    }
 }
 
 #[test]

@@ -1281,7 +1281,7 @@ fn with_the_operator_running_recover_records_the_decision_and_the_operator_rebui
             held_by_another.push(
                 kubectl(&[
                     "-n",
-                    OP_NS,
+                    &ns.0,
                     "get",
                     "lease",
                     &kubectl_etcd::lease::cluster_lease(&ns.0, "demo"),

@@ -1083,14 +1083,14 @@ fn operator_converges_to(ns: &str, n: usize, timeout: Duration) -> Check {
     )
 }
 
-/// Who holds the cluster's engine Lease.
+/// Who holds the cluster's engine Lease (beside the cluster).
 fn lease_holder(ns: &str) -> String {
     kubectl(&[
         "-n",
-        "kubectl-etcd-system",
+        ns,
         "get",
         "lease",
-        &format!("etcdcluster.{ns}.{CLUSTER}"),
+        &kubectl_etcd::lease::cluster_lease(ns, CLUSTER),
         "-o",
         "jsonpath={.spec.holderIdentity}",
     ])

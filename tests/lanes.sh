@@ -22,7 +22,7 @@ EXCLUSIVE=" e2e_operator e2e_defrag e2e_helm "
 declare -A WEIGHT=(
   [e2e_faults]=800 [e2e_backup]=560 [e2e_upgrade]=380 [e2e_adopt]=340 [e2e_storage]=300
   [e2e]=130 [e2e_tls]=115 [e2e_monitoring]=140 [e2e_status]=120 [etcd_live]=66 [e2e_security]=40
-  [e2e_controller]=25 [s3_live]=11 [e2e_support]=9 [e2e_lease]=7 [generated]=1 [kubectl_etcd]=3
+  [e2e_namespaced]=300 [e2e_controller]=25 [s3_live]=11 [e2e_support]=9 [e2e_lease]=7 [generated]=1 [kubectl_etcd]=3
   [kubectl-etcd]=1
 )
 OUT=target/test-logs

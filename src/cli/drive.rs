@@ -98,7 +98,8 @@ async fn passes(
     let ctx = Context::new(s.client.clone(), Dial::PortForward);
     let mut last_note = String::new();
     let mut deferred_to: Option<String> = None;
-    // `None` while we do not hold the Lease; `guarded` false: no operator namespace, no Lease.
+    // `None` while we do not hold the Lease; `guarded` false: the namespace is gone or
+    // being deleted, no Lease.
     let mut renewal: Option<Renewal> = None;
     let mut guarded = true;
     // A hold that outlasts HOLD_PATIENCE is reported (exit 7) instead of waited out to --timeout.
@@ -125,8 +126,7 @@ async fn passes(
                 }
                 Ok(Acquired::NoNamespace) => {
                     tracing::debug!(
-                        "no namespace {}: no operator to coordinate with, acting without a lease",
-                        lease::NAMESPACE
+                        "namespace {ns} gone or being deleted: nobody to coordinate with, acting without a lease"
                     );
                     guarded = false;
                 }
@@ -265,12 +265,14 @@ pub(super) async fn may_act(lock: &Lock) -> Result<bool, Error> {
     }
 }
 
-/// The CLI's Lock on cluster `namespace/name`.
+/// The CLI's Lock on cluster `namespace/name` (its Lease in that namespace, and at the old place
+/// while older drivers may look only there: `lease` module doc).
 pub(super) fn cluster_lock(s: &Session, name: &str) -> Lock {
-    Lock::new(
+    Lock::for_cluster(
         s.client.clone(),
+        &s.namespace,
+        name,
         lease::NAMESPACE,
-        &lease::cluster_lease(&s.namespace, name),
         lease::cli_identity(),
         LEASE_DURATION,
     )

@@ -14,11 +14,12 @@ pub struct ManifestsArgs {
     /// Operator image.
     #[arg(long, default_value = DEFAULT_IMAGE)]
     pub image: String,
-    /// The operator watches only this namespace: a Role and RoleBinding there instead of the
-    /// ClusterRole (nodes, cluster-scoped, keep a ClusterRole of their own), and `operate
-    /// --watch-namespace`.
-    #[arg(long, value_name = "NAMESPACE")]
-    pub watch_namespace: Option<String>,
+    /// The operator watches only these namespaces (comma-separated or repeated): a Role and
+    /// RoleBinding in each instead of the ClusterRole (nodes and storage classes, cluster-scoped,
+    /// keep a read-only ClusterRole of their own), and `operate --watch-namespace`.
+    /// Example: --watch-namespace team-a,team-b
+    #[arg(long, value_delimiter = ',', value_name = "NAMESPACE")]
+    pub watch_namespace: Vec<String>,
     /// Also the monitoring objects: PodMonitors of the members and the operator, the
     /// PrometheusRule with the alerts, the Grafana dashboard ConfigMap (prometheus-operator's
     /// CRDs must exist to apply them).
@@ -35,8 +36,7 @@ pub fn manifests_yaml(a: &ManifestsArgs) -> String {
     if a.prometheus_rules {
         return prometheus_rules_yaml();
     }
-    let mut docs =
-        install::manifests_watching(&a.image, install::NAMESPACE, a.watch_namespace.as_deref());
+    let mut docs = install::manifests_watching(&a.image, install::NAMESPACE, &a.watch_namespace);
     if a.monitoring {
         docs.extend(crate::objects::monitoring::manifests(install::NAMESPACE));
     }
@@ -90,15 +90,15 @@ pub fn crd_yaml() -> String {
 
 /// The operator's install manifests (namespace, RBAC, Deployment) as YAML documents.
 pub fn operator_yaml_with(image: &str) -> String {
-    operator_yaml_watching(image, None)
+    operator_yaml_watching(image, &[])
 }
 
 /// `operator_yaml_with`, the operator watching only `watch` when given
 /// (`manifests --watch-namespace`).
-pub fn operator_yaml_watching(image: &str, watch: Option<&str>) -> String {
+pub fn operator_yaml_watching(image: &str, watch: &[String]) -> String {
     manifests_yaml(&ManifestsArgs {
         image: image.into(),
-        watch_namespace: watch.map(String::from),
+        watch_namespace: watch.to_vec(),
         monitoring: false,
         prometheus_rules: false,
     })

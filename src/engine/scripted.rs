@@ -192,8 +192,13 @@ pub(crate) fn writes(calls: &Mutex<Vec<Call>>) -> Vec<Call> {
         .collect()
 }
 
-/// The path of the engine Leases (a CLI creates one there).
+/// The path of the Leases of namespace `ns`'s clusters (a CLI creates one there).
 pub(crate) fn leases_path() -> String {
+    "/apis/coordination.k8s.io/v1/namespaces/ns/leases".into()
+}
+
+/// The old place of the cluster Leases, which a CLI takes too during their move (`lease`).
+pub(crate) fn old_leases_path() -> String {
     format!(
         "/apis/coordination.k8s.io/v1/namespaces/{}/leases",
         crate::lease::NAMESPACE
@@ -214,7 +219,7 @@ pub(crate) fn lease_held_by(holder: &str) -> Value {
     json!({
         "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
         "metadata": {"name": crate::lease::cluster_lease("ns", "demo"),
-                     "namespace": crate::lease::NAMESPACE, "resourceVersion": "1"},
+                     "namespace": "ns", "resourceVersion": "1"},
         "spec": {"holderIdentity": holder, "leaseDurationSeconds": 60}
     })
 }
@@ -274,7 +279,8 @@ pub(crate) fn assert_only_the_intent_was_written(calls: &Mutex<Vec<Call>>, inten
 }
 
 /// A verb with no operator: it wrote `intent` (as the CLI's field manager), then took the Lease
-/// as a `cli/…` holder before the engine wrote anything; returns the writes.
+/// as a `cli/…` holder, beside the cluster and at the old place, before the engine wrote
+/// anything; returns the writes.
 pub(crate) fn assert_the_lease_was_taken_after(
     calls: &Mutex<Vec<Call>>,
     intent: &Value,
@@ -292,6 +298,19 @@ pub(crate) fn assert_the_lease_was_taken_after(
             .is_some_and(|h| h.starts_with("cli/")),
         "{:?}",
         w[1].body
+    );
+    assert_eq!(
+        (
+            &w[2].method,
+            w[2].path.clone(),
+            &w[2].body["spec"]["holderIdentity"]
+        ),
+        (
+            &Method::POST,
+            old_leases_path(),
+            &w[1].body["spec"]["holderIdentity"]
+        ),
+        "the old place is taken too"
     );
     w
 }

@@ -1,5 +1,6 @@
 //! What the operator asks of the API server, kind by kind: the one table its RBAC is built from
-//! (`install` turns it into the ClusterRole and the lease Role). Groups and resources come from
+//! (`install` turns it into the ClusterRole, or a Role per watched namespace plus a ClusterRole of
+//! the cluster-scoped reads, and the lease Role), and what a CLI user needs (`cli_user`). Groups and resources come from
 //! the Rust types the code calls the API with, never from strings typed here; the tests of
 //! `engine::act` (every kind `act` writes) and `engine::scripted` (every request a pass and every
 //! step without etcd makes, recorded) hold the table against what the engine does. Pure.
@@ -108,13 +109,58 @@ pub fn watched_namespaces() -> Vec<Access> {
         // The Events of every step (kube's recorder writes events.k8s.io; core for old readers).
         of::<k8s_openapi::api::events::v1::Event>(&[CREATE, PATCH]),
         of::<k8s_openapi::api::core::v1::Event>(&[CREATE, PATCH]),
+        // The clusters' Leases live beside them (`lease`): taken, renewed, released, and
+        // deleted with their cluster.
+        of::<Lease>(LEASES),
     ]
 }
 
-/// In the lease namespace only (the lease Role): the engine Leases.
+/// Taking, renewing, releasing and removing a Lease (`lease::Lock`).
+const LEASES: &[&str] = &[GET, CREATE, UPDATE, PATCH, DELETE];
+
+/// In the lease namespace only (the lease Role): the leader Lease, and the cluster Leases' old
+/// place during their move (`lease` module doc).
 pub fn lease_namespace() -> Vec<Access> {
-    vec![of::<Lease>(&[GET, CREATE, UPDATE, PATCH])]
+    vec![of::<Lease>(LEASES)]
 }
+
+/// Whether `a` is on a cluster-scoped resource, which only a ClusterRole can grant: Nodes (the
+/// node of a member that does not answer) and StorageClasses (a storage change), read only.
+pub fn is_cluster_scoped(a: &Access) -> bool {
+    let (node, class) = (resource_of::<Node>(), resource_of::<StorageClass>());
+    [node, class]
+        .iter()
+        .any(|(g, r)| (a.group.as_str(), a.resource.as_str()) == (g.as_str(), r.as_str()))
+}
+
+/// `table` split into what a Role in one namespace can grant and what needs a ClusterRole.
+pub fn by_scope(table: Vec<Access>) -> (Vec<Access>, Vec<Access>) {
+    table.into_iter().partition(|a| !is_cluster_scoped(a))
+}
+
+/// What a `kubectl etcd` user needs in a namespace to create, scale, upgrade, back up and delete
+/// the clusters there (bind it with a RoleBinding in that namespace; nothing is needed in the
+/// operator's): the CLI runs the same engine as the operator, so the engine's namespaced rights,
+/// plus creating and deleting EtcdClusters and EtcdBackups, and port-forwarding to members
+/// (the CLI dials them through the API server). Cluster-scoped reads are optional: without
+/// Nodes the engine concludes nothing from them, without the CRD the binary's version check is
+/// skipped; StorageClasses are read only by a storage change.
+pub fn cli_user() -> Vec<Access> {
+    let (mut table, _) = by_scope(watched_namespaces());
+    for a in &mut table {
+        if (a.group.as_str(), a.resource.as_str()) == (crate::api::GROUP, "etcdclusters")
+            || (a.group.as_str(), a.resource.as_str()) == (crate::api::GROUP, "etcdbackups")
+        {
+            a.verbs = CLI_OBJECTS;
+        }
+    }
+    table.push(sub::<Pod>("portforward", &[CREATE, GET]));
+    table.push(sub::<Pod>("log", &[GET]));
+    table
+}
+
+/// A CLI user's verbs on EtcdClusters and EtcdBackups: everything.
+const CLI_OBJECTS: &[&str] = &[GET, LIST, WATCH, CREATE, PATCH, UPDATE, DELETE];
 
 /// The RBAC rules of `table`, one per resource.
 pub fn rules(table: &[Access]) -> Vec<serde_json::Value> {
@@ -169,16 +215,55 @@ mod tests {
     }
 
     #[test]
+    fn nodes_and_storage_classes_alone_need_a_cluster_role() {
+        let (namespaced, cluster) = by_scope(watched_namespaces());
+        let names: Vec<&str> = cluster.iter().map(|a| a.resource.as_str()).collect();
+        assert_eq!(names, ["nodes", "storageclasses"]);
+        assert!(
+            cluster
+                .iter()
+                .all(|a| a.verbs.iter().all(|v| [GET, LIST].contains(v))),
+            "read only: {cluster:?}"
+        );
+        assert!(
+            namespaced
+                .iter()
+                .any(|a| a.grants("coordination.k8s.io", "leases", CREATE))
+        );
+        assert!(namespaced.iter().all(|a| !is_cluster_scoped(a)));
+    }
+
+    #[test]
+    fn a_cli_user_needs_the_engine_port_forwarding_and_its_leases_in_its_namespace_only() {
+        let t = cli_user();
+        for (g, r, v) in [
+            (crate::api::GROUP, "etcdclusters", CREATE),
+            (crate::api::GROUP, "etcdclusters", DELETE),
+            (crate::api::GROUP, "etcdbackups", CREATE),
+            ("", "pods/portforward", CREATE),
+            ("apps", "statefulsets", PATCH),
+            ("coordination.k8s.io", "leases", UPDATE),
+        ] {
+            assert!(t.iter().any(|a| a.grants(g, r, v)), "{v} {g}/{r}");
+        }
+        assert!(
+            t.iter().all(|a| !is_cluster_scoped(a)),
+            "a Role can grant all of it"
+        );
+    }
+
+    #[test]
     fn each_resource_has_one_rule() {
-        let t = watched_namespaces();
-        for a in &t {
-            assert_eq!(
-                t.iter()
-                    .filter(|b| (&b.group, &b.resource) == (&a.group, &a.resource))
-                    .count(),
-                1,
-                "{a:?}"
-            );
+        for t in [watched_namespaces(), cli_user()] {
+            for a in &t {
+                assert_eq!(
+                    t.iter()
+                        .filter(|b| (&b.group, &b.resource) == (&a.group, &a.resource))
+                        .count(),
+                    1,
+                    "{a:?}"
+                );
+            }
         }
     }
 }

@@ -24,18 +24,19 @@ fn labels() -> Value {
 
 /// Namespace, ServiceAccount, ClusterRole + binding, lease Role + binding, Deployment.
 ///
-/// The engine Leases always live in `NAMESPACE` (the CLI looks for it there); when the
-/// operator is installed into another namespace, that namespace is created too and holds only the
-/// lease Role.
+/// The leader Lease always lives in `NAMESPACE` (and the cluster Leases' old place: `lease`);
+/// when the operator is installed into another namespace, that namespace is created too and
+/// holds only the lease Role.
 pub fn manifests(image: &str, namespace: &str) -> Vec<Value> {
-    manifests_watching(image, namespace, None)
+    manifests_watching(image, namespace, &[])
 }
 
-/// `manifests`, with the operator's reach set by `watch`: `None`, every namespace (a ClusterRole);
-/// `Some(ns)`, only `ns` (`operate --watch-namespace ns`, a Role and RoleBinding there, and a
-/// ClusterRole `NAME-nodes` for the one cluster-scoped read, nodes by name). The Helm chart's
-/// `rbac.scope` renders these two (tests/chart.rs holds it to them).
-pub fn manifests_watching(image: &str, namespace: &str, watch: Option<&str>) -> Vec<Value> {
+/// `manifests`, with the operator's reach set by `watch`: empty, every namespace (a
+/// ClusterRole); else only those namespaces (`operate --watch-namespace a,b`): a Role and
+/// RoleBinding in each, from the same table, and a ClusterRole `NAME-nodes` for the only reads
+/// a Role cannot grant, Nodes and StorageClasses (`access::by_scope`). The Helm chart's
+/// `rbac.scope` renders these (tests/chart.rs holds it to them).
+pub fn manifests_watching(image: &str, namespace: &str, watch: &[String]) -> Vec<Value> {
     let meta = |name: &str, ns: Option<&str>| {
         let mut m = json!({ "name": name, "labels": labels() });
         if let Some(ns) = ns {
@@ -64,33 +65,25 @@ pub fn manifests_watching(image: &str, namespace: &str, watch: Option<&str>) -> 
             }),
         ]
     };
-    match watch {
-        None => out.extend(role(
+    let watch = watched(watch);
+    if watch.is_empty() {
+        out.extend(role(
             "ClusterRole",
             NAME,
             None,
             &access::watched_namespaces(),
-        )),
-        Some(w) => {
-            // Nodes and StorageClasses are cluster-scoped: a Role in `w` cannot grant them.
-            let cluster_scoped = [
-                access::resource_of::<k8s_openapi::api::core::v1::Node>(),
-                access::resource_of::<k8s_openapi::api::storage::v1::StorageClass>(),
-            ];
-            let (cluster, namespaced): (Vec<_>, Vec<_>) =
-                access::watched_namespaces().into_iter().partition(|a| {
-                    cluster_scoped
-                        .iter()
-                        .any(|(g, r)| (a.group.as_str(), a.resource.as_str()) == (g, r))
-                });
+        ));
+    } else {
+        let (namespaced, cluster) = access::by_scope(access::watched_namespaces());
+        for &w in &watch {
             out.extend(role("Role", NAME, Some(w), &namespaced));
-            out.extend(role(
-                "ClusterRole",
-                &format!("{NAME}-nodes"),
-                None,
-                &cluster,
-            ));
         }
+        out.extend(role(
+            "ClusterRole",
+            &format!("{NAME}-nodes"),
+            None,
+            &cluster,
+        ));
     }
     out.push(json!({
         "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
@@ -103,7 +96,18 @@ pub fn manifests_watching(image: &str, namespace: &str, watch: Option<&str>) -> 
         "subjects": subject,
     }));
     out.extend(aggregated_roles());
-    out.push(deployment(image, namespace, watch));
+    out.push(deployment(image, namespace, &watch));
+    out
+}
+
+/// The watched namespaces once each, in order of first mention.
+fn watched(watch: &[String]) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    for w in watch {
+        if !out.contains(&w.as_str()) {
+            out.push(w);
+        }
+    }
     out
 }
 
@@ -165,10 +169,10 @@ fn aggregated_roles() -> Vec<Value> {
     ]
 }
 
-fn deployment(image: &str, namespace: &str, watch: Option<&str>) -> Value {
-    let mut args = vec!["operate"];
-    if let Some(w) = watch {
-        args.extend(["--watch-namespace", w]);
+fn deployment(image: &str, namespace: &str, watch: &[&str]) -> Value {
+    let mut args = vec!["operate".to_string()];
+    if !watch.is_empty() {
+        args.extend(["--watch-namespace".to_string(), watch.join(",")]);
     }
     let selector = json!({ LABEL_NAME: NAME });
     let probe = |path: &str, period: u32| json!({ "httpGet": { "path": path, "port": "metrics" }, "periodSeconds": period, "timeoutSeconds": 2, "failureThreshold": 3 });
@@ -279,9 +283,55 @@ mod tests {
         ("storage.k8s.io", "storageclasses", "list"),
     ];
 
+    fn list(names: &[&str]) -> Vec<String> {
+        names.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn watching_several_namespaces_writes_the_same_role_in_each_and_one_cluster_role_of_reads() {
+        let all = manifests_watching("img", NAMESPACE, &list(&["team-a", "team-b", "team-a"]));
+        let a = kind(&all, "Role", Some("team-a"));
+        let b = kind(&all, "Role", Some("team-b"));
+        assert_eq!(a["rules"], b["rules"]);
+        for (g, r, v) in ENGINE_REQUESTS {
+            if !["nodes", "storageclasses"].contains(r) {
+                assert!(allows(b, g, r, v), "{v} {g}/{r} not granted in team-b");
+            }
+        }
+        assert!(
+            allows(a, "coordination.k8s.io", "leases", "update"),
+            "the clusters' Leases"
+        );
+        assert_eq!(
+            all.iter().filter(|o| o["kind"] == "Role").count(),
+            3,
+            "team-a, team-b and the lease Role"
+        );
+        assert_eq!(all.iter().filter(|o| o["kind"] == "RoleBinding").count(), 3);
+        let cluster_roles: Vec<&Value> = all
+            .iter()
+            .filter(|o| o["kind"] == "ClusterRole")
+            .map(|o| &o["metadata"]["name"])
+            .collect();
+        assert_eq!(
+            cluster_roles,
+            [
+                "kubectl-etcd-operator-nodes",
+                "kubectl-etcd-operator-view",
+                "kubectl-etcd-operator-edit"
+            ],
+            "no ClusterRole reaching namespaced objects"
+        );
+        let d = kind(&all, "Deployment", None);
+        assert_eq!(
+            d["spec"]["template"]["spec"]["containers"][0]["args"],
+            json!(["operate", "--watch-namespace", "team-a,team-b"])
+        );
+    }
+
     #[test]
     fn watching_one_namespace_grants_the_engine_there_and_nodes_alone_cluster_wide() {
-        let all = manifests_watching("img", NAMESPACE, Some("team-a"));
+        let all = manifests_watching("img", NAMESPACE, &list(&["team-a"]));
         let role = kind(&all, "Role", Some("team-a"));
         let nodes = all
             .iter()
@@ -313,7 +363,7 @@ mod tests {
         );
         // watching every namespace is `manifests`
         assert_eq!(
-            manifests_watching("img", NAMESPACE, None),
+            manifests_watching("img", NAMESPACE, &[]),
             manifests("img", NAMESPACE)
         );
     }
@@ -382,10 +432,8 @@ mod tests {
         assert!(!allows(role, GROUP, "etcdclusters", "delete"));
         // Member pods come from the StatefulSet; the one pod the engine creates is a restore pod.
         assert!(!allows(role, "", "pods/attach", "create"));
-        assert!(
-            !allows(role, "coordination.k8s.io", "leases", "get"),
-            "leases only in the lease namespace"
-        );
+        // The clusters' Leases live beside them, so wherever clusters are; never listed.
+        assert!(!allows(role, "coordination.k8s.io", "leases", "list"));
         let text = serde_json::to_string(role).unwrap();
         assert!(!text.contains("\"*\""), "no wildcards: {text}");
     }

@@ -1,7 +1,8 @@
 //! The Leases of the clusters the leading operator acts on: taken before a pass, renewed in the
 //! background every `RENEW_EVERY` for as long as it leads (so during passes too), released when a
 //! cluster is deleted and on shutdown. A cluster whose Lease a `kubectl etcd` command holds is
-//! left to that command until it lets go.
+//! left to that command until it lets go. Each Lease lives in its cluster's namespace, and during
+//! the move also in the operator's (`lease` module doc).
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -12,13 +13,14 @@ use kube::runtime::reflector::ObjectRef;
 
 use crate::api::EtcdCluster;
 use crate::error::Error;
-use crate::lease::{self, Acquired, Lock};
+use crate::lease::{Acquired, Lock};
 
 type Key = ObjectRef<EtcdCluster>;
 
 pub(super) struct ClusterLeases {
     client: Client,
-    namespace: String,
+    /// The old place of the cluster Leases (`Lock::for_cluster`).
+    legacy_namespace: String,
     identity: String,
     duration: Duration,
     /// One Lock per cluster seen (it remembers what it observed), and whether we hold it.
@@ -28,13 +30,13 @@ pub(super) struct ClusterLeases {
 impl ClusterLeases {
     pub(super) fn new(
         client: Client,
-        namespace: &str,
+        legacy_namespace: &str,
         identity: &str,
         duration: Duration,
     ) -> ClusterLeases {
         ClusterLeases {
             client,
-            namespace: namespace.into(),
+            legacy_namespace: legacy_namespace.into(),
             identity: identity.into(),
             duration,
             locks: Mutex::default(),
@@ -49,12 +51,11 @@ impl ClusterLeases {
         self.with(|m| {
             m.entry(key.clone())
                 .or_insert_with(|| {
-                    let name =
-                        lease::cluster_lease(key.namespace.as_deref().unwrap_or(""), &key.name);
-                    let lock = Lock::new(
+                    let lock = Lock::for_cluster(
                         self.client.clone(),
-                        &self.namespace,
-                        &name,
+                        key.namespace.as_deref().unwrap_or(""),
+                        &key.name,
+                        &self.legacy_namespace,
                         self.identity.clone(),
                         self.duration,
                     );
@@ -71,10 +72,6 @@ impl ClusterLeases {
                 e.1 = held;
             }
         });
-    }
-
-    pub(super) fn namespace(&self) -> &str {
-        &self.namespace
     }
 
     /// Takes (or renews) the Lease of `key` before a pass.

@@ -66,15 +66,15 @@ const BACKOFF_MAX: Duration = Duration::from_secs(60);
 /// What `operate` needs from the command line.
 pub struct OperateOptions {
     pub client: Client,
-    /// Watch one namespace, or all namespaces when `None`.
-    pub namespace: Option<String>,
+    /// The namespaces watched (`--watch-namespace`), or every namespace when empty.
+    pub namespaces: Vec<String>,
     /// Lease identity, `lease::operator_identity(pod)`; also the Event reporting instance.
     pub identity: String,
     /// Listen address of `/metrics`, `/healthz` and `/readyz` (the manifests use port 8080).
     pub metrics_addr: SocketAddr,
     pub dial: Dial,
-    /// Namespace of the engine Leases: `lease::NAMESPACE`, where the CLI looks for them (tests
-    /// use their own).
+    /// Namespace of the leader Lease, and the old place of the cluster Leases (`lease` module
+    /// doc): `lease::NAMESPACE` (tests use their own).
     pub lease_namespace: String,
     /// What backups may use beyond a cluster's credentials Secret (`operate
     /// --allow-ambient-credentials`, `--s3-endpoint-allow`): by default no ambient cloud
@@ -86,6 +86,7 @@ pub struct OperateOptions {
 }
 
 impl OperateOptions {
+    /// Options watching `namespace` (`None`: every namespace; set `namespaces` for several).
     pub fn new(
         client: Client,
         namespace: Option<String>,
@@ -94,7 +95,7 @@ impl OperateOptions {
     ) -> OperateOptions {
         OperateOptions {
             client,
-            namespace,
+            namespaces: namespace.into_iter().collect(),
             identity: default_identity(),
             metrics_addr,
             dial,
@@ -137,7 +138,7 @@ pub async fn run_until(opts: OperateOptions, shutdown: CancellationToken) -> Res
     let lock = Lock::new(
         opts.client.clone(),
         &opts.lease_namespace,
-        &lease::leader_lease(opts.namespace.as_deref()),
+        &lease::leader_lease_of(&opts.namespaces),
         opts.identity.clone(),
         LEASE_DURATION,
     );
@@ -314,7 +315,7 @@ async fn run_controller(
     let (stop, stopped) = futures::channel::oneshot::channel::<()>();
     let ended = futures::stream::poll_fn(move |cx| backups_ended.poll_recv(cx))
         .map(|(ns, name)| ObjectRef::<EtcdCluster>::new(&name).within(&ns));
-    let controller = controller_for(&opts.client, opts.namespace.as_deref())
+    let controller = controller_for(&opts.client, &opts.namespaces)
         .reconcile_on(ended)
         .graceful_shutdown_on(stopped.map(drop))
         .run(reconcile, error_policy, state.clone())
@@ -327,10 +328,12 @@ async fn run_controller(
             }
         });
     tokio::pin!(controller);
-    tracing::info!(
-        namespace = opts.namespace.as_deref().unwrap_or("<all>"),
-        "controller running"
-    );
+    let watched = if opts.namespaces.is_empty() {
+        "<all>".to_string()
+    } else {
+        opts.namespaces.join(",")
+    };
+    tracing::info!(namespace = %watched, "controller running");
 
     tokio::select! {
         _ = &mut controller => Err(lost_lease("the controller stopped unexpectedly".into())),
@@ -353,35 +356,134 @@ async fn run_controller(
     }
 }
 
-fn controller_for(client: &Client, namespace: Option<&str>) -> Controller<EtcdCluster> {
-    fn api<K: Resource<Scope = k8s_openapi::NamespaceResourceScope>>(
-        client: &Client,
-        ns: Option<&str>,
-    ) -> Api<K>
-    where
-        K::DynamicType: Default,
-    {
-        match ns {
-            Some(ns) => Api::namespaced(client.clone(), ns),
-            None => Api::all(client.clone()),
-        }
-    }
-    // Default list-then-watch: streaming lists fail on 1.20 API servers (HTTP 422).
-    let (reader, writer) = reflector::store();
-    let clusters = watch(
-        api::<EtcdCluster>(client, namespace),
-        watcher::Config::default(),
-    )
-    .default_backoff()
-    .reflect(writer)
-    .applied_objects()
-    .predicate_filter(trigger_hash, Default::default());
+/// The controller over every namespace (`namespaces` empty), or over each of `namespaces` with
+/// one watch per namespace (RBAC may grant no more), merged into the one work queue: a cluster
+/// lives in one namespace, so a pass of it is never queued twice.
+fn controller_for(client: &Client, namespaces: &[String]) -> Controller<EtcdCluster> {
     // Owned objects carry the managed-by label: watch only those, not every ConfigMap around.
     let owned = watcher::Config::default().labels(&format!("{LABEL_MANAGED_BY}={FIELD_MANAGER}"));
+    // Default list-then-watch: streaming lists fail on 1.20 API servers (HTTP 422).
+    let (reader, writer) = reflector::store();
+    if namespaces.is_empty() {
+        let clusters = watch(
+            Api::<EtcdCluster>::all(client.clone()),
+            watcher::Config::default(),
+        )
+        .default_backoff()
+        .reflect(writer)
+        .applied_objects()
+        .predicate_filter(trigger_hash, Default::default());
+        return Controller::for_stream(clusters, reader)
+            .owns(Api::<StatefulSet>::all(client.clone()), owned.clone())
+            .owns(Api::<Service>::all(client.clone()), owned.clone())
+            .owns(Api::<ConfigMap>::all(client.clone()), owned);
+    }
+    // One store for every namespace: a namespace's re-list replaces only what that namespace
+    // held (`Relist`), and the store counts as ready from the start (the clusters arrive as
+    // applied objects).
+    let store = reader.clone();
+    let per_namespace = namespaces.iter().map(|ns| {
+        let mut relist = Relist::default();
+        let (store, ns) = (store.clone(), ns.clone());
+        watch(
+            Api::<EtcdCluster>::namespaced(client.clone(), &ns),
+            watcher::Config::default(),
+        )
+        .default_backoff()
+        .flat_map(move |event| {
+            let events: Vec<Result<watcher::Event<EtcdCluster>, watcher::Error>> = match event {
+                Ok(e) => relist
+                    .step(e, || {
+                        store
+                            .state()
+                            .iter()
+                            .filter(|c| c.namespace().as_deref() == Some(ns.as_str()))
+                            .map(|c| (**c).clone())
+                            .collect()
+                    })
+                    .into_iter()
+                    .map(Ok)
+                    .collect(),
+                Err(e) => vec![Err(e)],
+            };
+            futures::stream::iter(events)
+        })
+        .boxed()
+    });
+    let ready = futures::stream::iter([Ok(watcher::Event::Init), Ok(watcher::Event::InitDone)]);
+    let clusters = ready
+        .chain(futures::stream::select_all(per_namespace))
+        .reflect(writer)
+        .applied_objects()
+        .predicate_filter(trigger_hash, Default::default());
+    fn owned_in<K>(
+        client: &Client,
+        namespaces: &[String],
+        config: &watcher::Config,
+    ) -> impl futures::Stream<Item = Result<K, watcher::Error>> + Send + 'static
+    where
+        K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
+            + Clone
+            + std::fmt::Debug
+            + serde::de::DeserializeOwned
+            + Send
+            + 'static,
+    {
+        futures::stream::select_all(namespaces.iter().map(|ns| {
+            watch(Api::<K>::namespaced(client.clone(), ns), config.clone())
+                .default_backoff()
+                .touched_objects()
+                .boxed()
+        }))
+    }
     Controller::for_stream(clusters, reader)
-        .owns(api::<StatefulSet>(client, namespace), owned.clone())
-        .owns(api::<Service>(client, namespace), owned.clone())
-        .owns(api::<ConfigMap>(client, namespace), owned)
+        .owns_stream(owned_in::<StatefulSet>(client, namespaces, &owned))
+        .owns_stream(owned_in::<Service>(client, namespaces, &owned))
+        .owns_stream(owned_in::<ConfigMap>(client, namespaces, &owned))
+}
+
+/// One namespace's watch events, fed to a store shared with other namespaces' watches. The
+/// watcher's re-list (`Init`, `InitApply`…, `InitDone`) would replace the whole store with this
+/// namespace's objects; instead its objects are applied one by one, and at `InitDone` the
+/// clusters the store still holds for this namespace but the re-list did not return are
+/// deleted (they went while the watch was down). Pure: the store's view is passed in.
+#[derive(Default)]
+struct Relist {
+    /// The clusters listed since `Init`, while a re-list runs.
+    seen: Option<std::collections::HashSet<ObjectRef<EtcdCluster>>>,
+}
+
+impl Relist {
+    /// The events for the shared store in place of `event`; `held` gives the clusters the
+    /// store holds for this namespace.
+    fn step(
+        &mut self,
+        event: watcher::Event<EtcdCluster>,
+        held: impl FnOnce() -> Vec<EtcdCluster>,
+    ) -> Vec<watcher::Event<EtcdCluster>> {
+        use watcher::Event as E;
+        match event {
+            E::Init => {
+                self.seen = Some(Default::default());
+                vec![]
+            }
+            E::InitApply(c) => {
+                self.seen
+                    .get_or_insert_with(Default::default)
+                    .insert(ObjectRef::from_obj(&c));
+                vec![E::Apply(c)]
+            }
+            E::InitDone => {
+                let seen = self.seen.take().unwrap_or_default();
+                held()
+                    .into_iter()
+                    .filter(|c| !seen.contains(&ObjectRef::from_obj(c)))
+                    .map(E::Delete)
+                    .collect()
+            }
+            e @ (E::Apply(_) | E::Delete(_)) => vec![e],
+        }
+    }
 }
 
 /// What makes a change of an EtcdCluster itself a reason for a pass: its spec (generation),
@@ -518,10 +620,9 @@ impl State {
                 tracing::info!(cluster = %cluster.name_any(), namespace = %cluster.namespace().unwrap_or_default(), holder = %holder, "waiting: another driver is acting on this cluster");
                 Ok(Some(Action::requeue(Pace::OPERATOR.waiting)))
             }
-            Acquired::NoNamespace => Err(lost_lease(format!(
-                "the namespace {} of the engine leases is gone",
-                self.leases.namespace()
-            ))),
+            // The cluster's namespace is being deleted (nothing new may be created there): the
+            // release of the cluster is all that is left, and it needs no Lease.
+            Acquired::NoNamespace => Ok(None),
         }
     }
 
@@ -655,6 +756,54 @@ mod tests {
             d.annotations_mut()
                 .insert(engine::ANNOTATION_DELETE_DATA.into(), "true".into());
         }));
+    }
+
+    fn in_ns(name: &str, ns: &str) -> EtcdCluster {
+        let mut c = crate::fixtures::cluster(name).build();
+        c.metadata.namespace = Some(ns.into());
+        c
+    }
+
+    fn names(events: &[watcher::Event<EtcdCluster>]) -> Vec<String> {
+        use watcher::Event as E;
+        events
+            .iter()
+            .map(|e| match e {
+                E::Apply(c) => format!("apply {}", c.name_any()),
+                E::Delete(c) => format!("delete {}", c.name_any()),
+                E::Init => "init".into(),
+                E::InitApply(c) => format!("init-apply {}", c.name_any()),
+                E::InitDone => "init-done".into(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_namespace_relist_applies_its_clusters_and_deletes_only_its_vanished_ones() {
+        use watcher::Event as E;
+        let mut r = Relist::default();
+        let none = Vec::new;
+        assert!(r.step(E::Init, none).is_empty(), "the store is not reset");
+        assert_eq!(
+            names(&r.step(E::InitApply(in_ns("a", "team-a")), none)),
+            ["apply a"]
+        );
+        // The store holds a (just applied) and b, which went while the watch was down; the
+        // other namespaces' clusters are not in `held` at all.
+        let held = || vec![in_ns("a", "team-a"), in_ns("b", "team-a")];
+        assert_eq!(names(&r.step(E::InitDone, held)), ["delete b"]);
+        // Between re-lists, events pass as they are.
+        assert_eq!(
+            names(&r.step(E::Apply(in_ns("c", "team-a")), none)),
+            ["apply c"]
+        );
+        assert_eq!(
+            names(&r.step(E::Delete(in_ns("c", "team-a")), none)),
+            ["delete c"]
+        );
+        // The next re-list starts afresh: what the last one saw counts no more.
+        assert!(r.step(E::Init, none).is_empty());
+        assert_eq!(names(&r.step(E::InitDone, held)), ["delete a", "delete b"]);
     }
 
     #[test]

@@ -71,11 +71,11 @@ impl LocalOperator {
         }
     }
 
-    /// Whether it holds the engine Lease of cluster `demo`.
+    /// Whether it holds the engine Lease of cluster `demo` (in the cluster's namespace).
     pub fn holds_the_cluster(&self) -> bool {
         kubectl(&[
             "-n",
-            OP_NS,
+            &self.ns,
             "get",
             "lease",
             &self.cluster_lease(),

@@ -18,10 +18,12 @@ kubectl-etcd-system
 {{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) -}}
 {{- end -}}
 
-{{/* The namespace watched with rbac.scope=namespace; empty with rbac.scope=cluster. */}}
+{{/* The namespaces watched with rbac.scope=namespace, comma-separated (`operate
+--watch-namespace`); empty with rbac.scope=cluster. */}}
 {{- define "kubectl-etcd.watchNamespace" -}}
 {{- if eq .Values.rbac.scope "namespace" -}}
-{{- .Values.rbac.watchNamespace | default .Release.Namespace -}}
+{{- $list := .Values.rbac.watchNamespace | default .Release.Namespace -}}
+{{- if kindIs "slice" $list }}{{ $list | uniq | join "," }}{{ else }}{{ splitList "," $list | uniq | join "," }}{{ end -}}
 {{- else if ne .Values.rbac.scope "cluster" -}}
 {{- fail (printf "rbac.scope is %q: use cluster (every namespace) or namespace (rbac.watchNamespace, default the release namespace)" .Values.rbac.scope) -}}
 {{- end -}}

@@ -19,6 +19,7 @@
 - {"apiGroups":["storage.k8s.io"],"resources":["storageclasses"],"verbs":["get","list"]}
 - {"apiGroups":["events.k8s.io"],"resources":["events"],"verbs":["create","patch"]}
 - {"apiGroups":[""],"resources":["events"],"verbs":["create","patch"]}
+- {"apiGroups":["coordination.k8s.io"],"resources":["leases"],"verbs":["get","create","update","patch","delete"]}
 {{- end -}}
 {{- define "kubectl-etcd.rules.namespaced" -}}
 - {"apiGroups":["etcd.kubectl-etcd.io"],"resources":["etcdclusters"],"verbs":["get","list","watch","patch","update"]}
@@ -38,13 +39,14 @@
 - {"apiGroups":[""],"resources":["secrets"],"verbs":["get","create","patch"]}
 - {"apiGroups":["events.k8s.io"],"resources":["events"],"verbs":["create","patch"]}
 - {"apiGroups":[""],"resources":["events"],"verbs":["create","patch"]}
+- {"apiGroups":["coordination.k8s.io"],"resources":["leases"],"verbs":["get","create","update","patch","delete"]}
 {{- end -}}
 {{- define "kubectl-etcd.rules.nodes" -}}
 - {"apiGroups":[""],"resources":["nodes"],"verbs":["get"]}
 - {"apiGroups":["storage.k8s.io"],"resources":["storageclasses"],"verbs":["get","list"]}
 {{- end -}}
 {{- define "kubectl-etcd.rules.lease" -}}
-- {"apiGroups":["coordination.k8s.io"],"resources":["leases"],"verbs":["get","create","update","patch"]}
+- {"apiGroups":["coordination.k8s.io"],"resources":["leases"],"verbs":["get","create","update","patch","delete"]}
 {{- end -}}
 {{- define "kubectl-etcd.rules.view" -}}
 - {"apiGroups":["etcd.kubectl-etcd.io"],"resources":["etcdclusters","etcdclusters/status","etcdbackups","etcdbackups/status"],"verbs":["get","list","watch"]}

@@ -19,6 +19,18 @@ pub struct Args {
     /// Operator image.
     #[arg(long, default_value = DEFAULT_IMAGE)]
     pub image: String,
+    /// With --operator: the operator watches only these namespaces (comma-separated or
+    /// repeated), with a Role and RoleBinding in each instead of a ClusterRole over every
+    /// namespace; only the read of Nodes and StorageClasses stays cluster-wide (a Role cannot
+    /// grant cluster-scoped objects). Default: every namespace.
+    /// Example: kubectl etcd install --operator --watch-namespace team-a,team-b
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "NAMESPACE",
+        requires = "operator"
+    )]
+    pub watch_namespace: Vec<String>,
     /// Also the monitoring objects: PodMonitors of the members and the operator, the
     /// PrometheusRule with the alerts, the Grafana dashboard ConfigMap (needs
     /// prometheus-operator's CRDs in the cluster).
@@ -31,7 +43,7 @@ pub struct Args {
 
 pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     let mut manifests = if a.operator {
-        install::manifests(&a.image, install::NAMESPACE)
+        install::manifests_watching(&a.image, install::NAMESPACE, &a.watch_namespace)
     } else {
         vec![]
     };

@@ -12,9 +12,12 @@ use crate::operate;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Watch only this namespace (default: all namespaces). -n is ignored here.
-    #[arg(long)]
-    pub watch_namespace: Option<String>,
+    /// Watch only these namespaces, comma-separated or repeated (default: all namespaces): one
+    /// watch per namespace, so the operator needs rights in those alone (`kubectl etcd install
+    /// --operator --watch-namespace` writes them). -n is ignored here.
+    /// Example: --watch-namespace team-a,team-b
+    #[arg(long, value_delimiter = ',', value_name = "NAMESPACE")]
+    pub watch_namespace: Vec<String>,
     /// Address of /metrics, /healthz and /readyz.
     #[arg(long, default_value_t = SocketAddr::from(([0, 0, 0, 0], METRICS_PORT)))]
     pub metrics_addr: SocketAddr,
@@ -64,7 +67,8 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         identity: a.identity.unwrap_or_else(operate::default_identity),
         store_access: Access::operator(a.allow_ambient_credentials, &a.s3_endpoint_allow),
         etcd_options: crate::model::OptionLeave::Tuning(a.allow_etcd_option),
-        ..operate::OperateOptions::new(s.client, a.watch_namespace, a.metrics_addr, dial)
+        namespaces: a.watch_namespace,
+        ..operate::OperateOptions::new(s.client, None, a.metrics_addr, dial)
     })
     .await
 }

@@ -176,7 +176,8 @@ async fn cluster_objects(
     let config: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
     let pdbs: Api<PodDisruptionBudget> = Api::namespaced(client.clone(), ns);
     let events: Api<Event> = Api::namespaced(client.clone(), ns);
-    let leases: Api<Lease> = Api::namespaced(client.clone(), install::NAMESPACE);
+    // The cluster's Lease lives beside it (`lease` module doc).
+    let leases: Api<Lease> = Api::namespaced(client.clone(), ns);
     let lease = crate::lease::cluster_lease(ns, name);
     let every = ListParams::default();
     let (sts_name, config_name, pdb_name) = (
@@ -249,10 +250,9 @@ async fn cluster_objects(
             &to_value(&l),
         ),
         Ok(None) => b.notes.push(format!(
-            "no Lease {}/{lease}: no driver has acted on this cluster under a Lease",
-            install::NAMESPACE
+            "no Lease {ns}/{lease}: no driver has acted on this cluster under a Lease"
         )),
-        Err(e) => b.fail(Error::kube("get", "Lease", install::NAMESPACE, &lease, e))?,
+        Err(e) => b.fail(Error::kube("get", "Lease", ns, &lease, e))?,
     }
     match events_r {
         Ok(l) => events_about(&mut b, name, &names, &l.items),
@@ -612,7 +612,7 @@ async fn operator_objects(
     match leases.list(&ListParams::default()).await {
         Ok(l) => b.yaml(
             "operator/leases.yaml",
-            "the engine Leases (leader election, one per cluster)",
+            "the operator's Leases (leader election; cluster Leases of older versions)",
             &l.items.iter().map(to_value).collect::<Vec<_>>(),
         ),
         Err(e) => b.fail(Error::kube("list", "Lease", install::NAMESPACE, "*", e))?,
