@@ -745,6 +745,20 @@ fn the_tls_secrets_are_each_read_once() {
 }
 
 #[test]
+fn a_cluster_made_with_defaults_has_the_expiry_of_its_managed_certificates_reported() {
+    // No spec.tls and no status: born with managed TLS (`model::unset_tls_mode`). Each leaf
+    // Secret's `ca.crt` is the CA's certificate, so the CA's expiry is reported with them.
+    let d = crate::fixtures::cluster("demo")
+        .spec(|s| s.tls = None)
+        .desired();
+    assert_eq!(
+        certs::tls_secrets(&d.tls),
+        ["demo-tls-server", "demo-tls-client", "demo-tls-peer"]
+    );
+    assert_eq!(certs::KEYS, ["tls.crt", "ca.crt"]);
+}
+
+#[test]
 fn certificates_are_reported_per_secret_and_key_and_dropped_when_gone() {
     let m = Metrics::default();
     let cert = |secret: &str, key: &'static str, not_after| certs::Certificate {
