@@ -70,6 +70,9 @@ _kubectl__etcd() {
             kubectl__etcd,restore)
                 cmd="kubectl__etcd__subcmd__restore"
                 ;;
+            kubectl__etcd,rotate-ca)
+                cmd="kubectl__etcd__subcmd__rotate__subcmd__ca"
+                ;;
             kubectl__etcd,scale)
                 cmd="kubectl__etcd__subcmd__scale"
                 ;;
@@ -150,6 +153,9 @@ _kubectl__etcd() {
                 ;;
             kubectl__etcd__subcmd__help,restore)
                 cmd="kubectl__etcd__subcmd__help__subcmd__restore"
+                ;;
+            kubectl__etcd__subcmd__help,rotate-ca)
+                cmd="kubectl__etcd__subcmd__help__subcmd__rotate__subcmd__ca"
                 ;;
             kubectl__etcd__subcmd__help,scale)
                 cmd="kubectl__etcd__subcmd__help__subcmd__scale"
@@ -299,7 +305,7 @@ _kubectl__etcd() {
 
     case "${cmd}" in
         kubectl__etcd)
-            opts="-n -o -v -h -V --namespace --context --kubeconfig --output --verbose --log-format --help --version create scale upgrade adopt backup restore certificate recover defrag hibernate wake snapshot status logs report reconcile delete operate install crd manifests completions help"
+            opts="-n -o -v -h -V --namespace --context --kubeconfig --output --verbose --log-format --help --version create scale upgrade adopt backup restore certificate rotate-ca recover defrag hibernate wake snapshot status logs report reconcile delete operate install crd manifests completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -925,7 +931,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__help)
-            opts="create scale upgrade adopt backup restore certificate recover defrag hibernate wake snapshot status logs report reconcile delete operate install crd manifests completions help"
+            opts="create scale upgrade adopt backup restore certificate rotate-ca recover defrag hibernate wake snapshot status logs report reconcile delete operate install crd manifests completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1191,6 +1197,20 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__help__subcmd__restore)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__etcd__subcmd__help__subcmd__rotate__subcmd__ca)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1917,6 +1937,52 @@ _kubectl__etcd() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__etcd__subcmd__rotate__subcmd__ca)
+            opts="-n -o -v -h --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 --timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

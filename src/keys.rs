@@ -50,6 +50,11 @@ pub const ENGINE_POD_LABELS: &[&str] = &[
 pub const ANNOTATION_ADOPTED_SELECTOR: &str = "etcd.kubectl-etcd.io/adopted-selector";
 /// On the StatefulSet: the hash of the pod template the engine applied.
 pub const ANNOTATION_TEMPLATE_HASH: &str = "etcd.kubectl-etcd.io/template-hash";
+/// On the managed CA's Secret: the `spec.tls.caGeneration` it answers (a rotation began for it).
+pub const ANNOTATION_CA_GENERATION: &str = "etcd.kubectl-etcd.io/ca-generation";
+/// On the member pod template once a CA rotation began: the CAs the members are to trust (by
+/// fingerprint), so that a change of them restarts the members one at a time.
+pub const ANNOTATION_TRUSTED_CA: &str = "etcd.kubectl-etcd.io/trusted-ca";
 /// On the seed's claim of a restored cluster: `restoring`, then `restored` (`model::RestoreMark`).
 pub const ANNOTATION_RESTORE: &str = "etcd.kubectl-etcd.io/restore";
 /// Annotation the `delete --delete-data` verb sets: the finalizer then deletes member volumes too.

@@ -297,6 +297,15 @@ pub struct TlsSpec {
     /// default, 90 days); at least 5m. Each is renewed at two thirds of its lifetime.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub certificate_lifetime: Option<String>,
+    /// Managed mode: raised by `kubectl etcd rotate-ca` to rotate the cluster's CA. For each new
+    /// value the engine makes a new CA, has every member trust the old and the new one
+    /// (restarting members one at a time, the leader last: etcd reads CA files only at start),
+    /// issues every certificate again from the new CA, then drops the old one (another round of
+    /// restarts). The CA Secret records the value it answers; the `RotatingCA` condition shows
+    /// the progress.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
+    pub ca_generation: Option<i64>,
     /// The members' serving certificate for clients: the client port speaks https and accepts
     /// only clients with a certificate signed by this Secret's `ca.crt`. Its names must cover
     /// `*.<cluster>.<namespace>.svc.cluster.local` (each member) and, for clients of the client

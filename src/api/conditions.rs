@@ -20,6 +20,9 @@ pub mod condition {
     /// True while client traffic is plain http (`spec.tls.mode: none`, or a cluster without
     /// `spec.tls`): anyone who reaches the pods reads and writes every key.
     pub const INSECURE_TRANSPORT: &str = "InsecureTransport";
+    /// True while the engine rotates the managed CA (`kubectl etcd rotate-ca`): the message
+    /// says which part (the trust bundle, a member's restart, a certificate, the old CA dropped).
+    pub const ROTATING_CA: &str = "RotatingCA";
 }
 
 /// Why a cluster is where it is: the `reason` of conditions and Events, and what the planner's
@@ -105,6 +108,8 @@ pub enum Reason {
     IssuingCertificate,
     /// Managed TLS: the CA's Secret is gone or unusable while certificates it issued remain.
     CertificateAuthorityLost,
+    /// Managed TLS: the CA is being rotated (`kubectl etcd rotate-ca`).
+    RotatingCa,
     /// `InsecureTransport`: client traffic is plain http.
     PlainHttp,
     /// `InsecureTransport` false: clients speak https with client certificates.
@@ -160,6 +165,7 @@ impl Reason {
             Reason::Hibernated => "Hibernated",
             Reason::IssuingCertificate => "IssuingCertificate",
             Reason::CertificateAuthorityLost => "CertificateAuthorityLost",
+            Reason::RotatingCa => "RotatingCA",
             Reason::PlainHttp => "PlainHttp",
             Reason::ClientCertificates => "ClientCertificates",
         }

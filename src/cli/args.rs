@@ -10,7 +10,7 @@ use super::flags::Global;
 use super::generate;
 use super::verbs::{
     adopt, backup, certificate, create, defrag, delete, hibernate, install, logs, operate,
-    reconcile, recover, report, restore, scale, status, upgrade,
+    reconcile, recover, report, restore, rotate_ca, scale, status, upgrade,
 };
 
 /// kubectl etcd — create, scale, inspect and operate etcd clusters on Kubernetes.
@@ -70,6 +70,12 @@ pub enum Verb {
     ///
     /// Example: kubectl etcd certificate demo --user app --out ./app-certs
     Certificate(certificate::Args),
+    /// Rotate the CA of a cluster with managed TLS: a new CA trusted beside the old one, the
+    /// members restarted one at a time, every certificate issued again, then the old CA dropped
+    /// (another round of restarts). Clients of `kubectl etcd certificate` need a new one.
+    ///
+    /// Examples: kubectl etcd rotate-ca demo --dry-run; kubectl etcd rotate-ca demo
+    RotateCa(rotate_ca::Args),
     /// Rebuild a cluster that lost quorum from its best surviving member (or a backup).
     ///
     /// Shows what survives and what is at stake; changes nothing without --yes.

@@ -113,6 +113,7 @@ impl SecurityFlags {
             server_secret: self.tls_server_secret.clone(),
             client_secret: self.tls_client_secret.clone(),
             peer_secret: self.tls_peer_secret.clone(),
+            ..Default::default()
         })
     }
 }

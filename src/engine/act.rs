@@ -478,7 +478,7 @@ pub async fn act(ctx: &Context, d: &Desired, o: &Observed, step: &Step) -> Resul
             let url = super::backups::hibernate_snapshot(ctx, (d, o), destination).await?;
             tracing::info!(cluster = %d.name, namespace = %d.namespace, %url, "snapshot before hibernating taken");
         }
-        Step::IssueCertificate { role, .. } => super::pki::issue(ctx, d, *role).await?,
+        Step::IssueCertificate { role, why, .. } => super::pki::issue(ctx, d, *role, *why).await?,
         Step::Hibernated | Step::Wait { .. } | Step::Hold { .. } | Step::Paused | Step::Idle => {}
     }
     Ok(Done::Changed)

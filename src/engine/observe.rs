@@ -285,6 +285,7 @@ pub async fn observe(
         false => None,
     };
     let (last_version, upgrade) = crate::plan::upgrade::from_status(last);
+    let (certificates, trust) = super::pki::observe(ctx, d).await?;
     let observed = Observed {
         statefulset,
         supporting_objects: seen.peer_svc.is_some()
@@ -310,7 +311,8 @@ pub async fn observe(
         backups: Default::default(),
         adoption,
         storage_class,
-        certificates: super::pki::observe(ctx, d).await?,
+        certificates,
+        trust,
     };
     Ok((d.clone(), observed))
 }
@@ -441,6 +443,11 @@ fn pod_view(p: &Pod, now: jiff::Timestamp) -> PodView {
             .labels
             .as_ref()
             .and_then(|l| l.get(objects::LABEL_REVISION).cloned()),
+        trusted_ca: p
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(objects::ANNOTATION_TRUSTED_CA).cloned()),
         ip: status.and_then(|s| s.pod_ip.clone()),
         restarts: cstatus.map_or(0, |c| c.restart_count),
         waiting_reason: cstatus

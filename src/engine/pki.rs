@@ -8,8 +8,12 @@ use kube::api::Api;
 use super::Context;
 use crate::error::Error;
 use crate::model::Desired;
-use crate::model::pki::{CertRole, CertificateView, SecretCert};
-use crate::objects::{self, certs::CA_KEY, tls_key};
+use crate::model::pki::{CertRole, CertificateView, Issue, LeafTrust, SecretCert, TrustView};
+use crate::objects::{
+    self,
+    certs::{CA_KEY, RETIRING_CA},
+    tls_key,
+};
 
 /// The CN of the engine's own client certificate: etcd takes it as the user once its
 /// authentication is on (with `--client-cert-auth`), so the engine, the probe and backups keep
@@ -60,7 +64,12 @@ fn ca_view(s: &Secret) -> SecretCert {
     }
 }
 
-/// What a leaf Secret holds; `ca`: the managed CA's certificate it must carry.
+/// The first certificate of a PEM, DER.
+fn first_der(pem: &[u8]) -> Option<Vec<u8>> {
+    crate::pki::pem_certs(pem).ok()?.into_iter().next()
+}
+
+/// What a leaf Secret holds; `ca`: the managed CA's certificate (DER) that must have signed it.
 fn leaf_view(s: &Secret, ca: Option<&[u8]>) -> SecretCert {
     let files = match objects::tls_files(s) {
         Ok(f) => f,
@@ -70,14 +79,59 @@ fn leaf_view(s: &Secret, ca: Option<&[u8]>) -> SecretCert {
         Ok((not_before, not_after)) => SecretCert::Valid {
             not_before,
             not_after,
-            current_ca: ca.is_none_or(|ca| ca == files.ca.as_slice()),
+            current_ca: ca.is_none_or(|ca| {
+                first_der(&files.cert).is_some_and(|leaf| crate::pki::der::signed_by(&leaf, ca))
+            }),
         },
         Err(why) => SecretCert::Unreadable(format!("{}: {why}", tls_key::CERT)),
     }
 }
 
-/// The certificates of the cluster's TLS Secrets as they are now (empty without TLS).
-pub async fn observe(ctx: &Context, d: &Desired) -> Result<Vec<CertificateView>, Error> {
+/// The `spec.tls.caGeneration` a CA Secret answers (its annotation; 0 without).
+fn generation_of(s: &Secret) -> u64 {
+    s.metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(objects::ANNOTATION_CA_GENERATION))
+        .and_then(|g| g.parse().ok())
+        .unwrap_or_default()
+}
+
+/// A CA rotation's state as the Secrets hold it: the CA Secret's generation, signing and
+/// retiring CA, and the CAs in each leaf's `ca.crt`.
+fn trust_view(found: &[(CertRole, String, Option<Secret>)]) -> TrustView {
+    let fingerprints = |pem: &[u8]| {
+        crate::pki::pem_certs(pem)
+            .map(|certs| certs.iter().map(|c| crate::pki::fingerprint(c)).collect())
+            .unwrap_or_default()
+    };
+    let mut t = TrustView::default();
+    for (role, _, s) in found {
+        let Some(s) = s else { continue };
+        if *role == CertRole::Ca {
+            t.generation = generation_of(s);
+            t.signing = data(s, tls_key::CA)
+                .and_then(|p| first_der(&p))
+                .map(|c| crate::pki::fingerprint(&c));
+            t.retiring = data(s, RETIRING_CA)
+                .and_then(|p| first_der(&p))
+                .map(|c| crate::pki::fingerprint(&c));
+        } else if let Some(ca) = data(s, tls_key::CA) {
+            t.leaves.push(LeafTrust {
+                role: *role,
+                trusts: fingerprints(&ca),
+            });
+        }
+    }
+    t
+}
+
+/// The certificates of the cluster's TLS Secrets as they are now (empty without TLS), and (in
+/// managed mode) what they say of a CA rotation.
+pub async fn observe(
+    ctx: &Context,
+    d: &Desired,
+) -> Result<(Vec<CertificateView>, TrustView), Error> {
     let api: Api<Secret> = Api::namespaced(ctx.client.clone(), &d.namespace);
     let mut found = Vec::new();
     for (role, name) in secrets(d) {
@@ -87,12 +141,21 @@ pub async fn observe(ctx: &Context, d: &Desired) -> Result<Vec<CertificateView>,
             .map_err(|e| Error::kube("get", "Secret", &d.namespace, &name, e))?;
         found.push((role, name, s));
     }
+    let trust = if d.pki.is_some() {
+        trust_view(&found)
+    } else {
+        TrustView::default()
+    };
     let ca = found
         .iter()
         .find(|(r, _, _)| *r == CertRole::Ca)
         .and_then(|(_, _, s)| s.as_ref())
-        .map(|s| data(s, tls_key::CA).unwrap_or_default());
-    Ok(found
+        .map(|s| {
+            data(s, tls_key::CA)
+                .and_then(|p| first_der(&p))
+                .unwrap_or_default()
+        });
+    let certificates = found
         .into_iter()
         .map(|(role, secret, s)| {
             let cert = match (&s, role) {
@@ -102,15 +165,33 @@ pub async fn observe(ctx: &Context, d: &Desired) -> Result<Vec<CertificateView>,
             };
             CertificateView { role, secret, cert }
         })
-        .collect())
+        .collect();
+    Ok((certificates, trust))
 }
 
-/// The CA's certificate and key PEM, read from its Secret now.
+/// The CA's Secret as the act reads it now: the signing CA's certificate and key, and the
+/// retiring CA's certificate during a rotation.
+pub struct CaFiles {
+    pub cert_pem: String,
+    pub key_pem: String,
+    pub retiring_pem: Option<String>,
+    /// The `spec.tls.caGeneration` the Secret answers (its annotation; 0 without).
+    pub generation: u64,
+}
+
+impl CaFiles {
+    /// What every `ca.crt` holds now: the retiring CA (while there is one) and the signing one.
+    pub fn bundle(&self) -> String {
+        objects::certs::trust_bundle(&self.cert_pem, self.retiring_pem.as_deref())
+    }
+}
+
+/// The CA's certificate and key PEM (and a retiring CA's certificate), read from its Secret now.
 pub async fn read_ca(
     client: &kube::Client,
     namespace: &str,
     cluster: &str,
-) -> Result<(String, String), String> {
+) -> Result<CaFiles, String> {
     let api: Api<Secret> = Api::namespaced(client.clone(), namespace);
     let name = objects::tls_secret_name(cluster, CertRole::Ca);
     let s = api
@@ -123,10 +204,12 @@ pub async fn read_ca(
             )
         })?;
     match (data(&s, tls_key::CA), data(&s, CA_KEY)) {
-        (Some(c), Some(k)) => Ok((
-            String::from_utf8_lossy(&c).into_owned(),
-            String::from_utf8_lossy(&k).into_owned(),
-        )),
+        (Some(c), Some(k)) => Ok(CaFiles {
+            cert_pem: String::from_utf8_lossy(&c).into_owned(),
+            key_pem: String::from_utf8_lossy(&k).into_owned(),
+            retiring_pem: data(&s, RETIRING_CA).map(|r| String::from_utf8_lossy(&r).into_owned()),
+            generation: generation_of(&s),
+        }),
         _ => Err(format!(
             "Secret {namespace}/{name} lacks {} or {CA_KEY}",
             tls_key::CA
@@ -134,8 +217,11 @@ pub async fn read_ca(
     }
 }
 
-/// `Step::IssueCertificate`: a new CA, or a new key and leaf for `role` signed by the CA.
-pub async fn issue(ctx: &Context, d: &Desired, role: CertRole) -> Result<(), Error> {
+/// `Step::IssueCertificate`: a new CA (the first, or a rotation's with the old one kept as
+/// retiring), the retiring CA dropped, a leaf's `ca.crt` made the trust bundle, or a new key and
+/// leaf for `role` signed by the CA. Each is one apply of one Secret: a crash leaves either the
+/// Secret as it was or as wanted, and the next pass reads which.
+pub async fn issue(ctx: &Context, d: &Desired, role: CertRole, why: Issue) -> Result<(), Error> {
     let fail = |why: String| Error::Certificate {
         namespace: d.namespace.clone(),
         name: d.name.clone(),
@@ -143,23 +229,69 @@ pub async fn issue(ctx: &Context, d: &Desired, role: CertRole) -> Result<(), Err
         why,
     };
     let now = jiff::Timestamp::now().as_second();
-    let secret = if role == CertRole::Ca {
-        let ca = crate::pki::new_ca(&d.name, &d.namespace, now)
-            .map_err(|e| fail(super::observe::chain(&e)))?;
-        objects::certs::ca_secret(d, &ca.cert_pem, &ca.key_pem)
-    } else {
-        let (ca_pem, ca_key) = read_ca(&ctx.client, &d.namespace, &d.name)
-            .await
-            .map_err(fail)?;
-        let lifetime = d
-            .pki
-            .as_ref()
-            .map(|p| p.leaf_lifetime_seconds)
-            .unwrap_or_default();
-        let leaf = crate::pki::leaf_params(role, &d.name, &d.namespace, ENGINE_USER, now, lifetime)
-            .and_then(|p| crate::pki::sign(&p, &d.name, &d.namespace, &ca_key))
-            .map_err(|e| fail(super::observe::chain(&e)))?;
-        objects::certs::leaf_secret(d, role, &leaf.cert_pem, &leaf.key_pem, &ca_pem)
+    let generation = |d: &Desired| d.pki.as_ref().map(|p| p.ca_generation).unwrap_or_default();
+    let secret = match (role, why) {
+        (CertRole::Ca, Issue::Rotation) => {
+            let old = read_ca(&ctx.client, &d.namespace, &d.name)
+                .await
+                .map_err(fail)?;
+            let ca = crate::pki::new_ca(&d.name, &d.namespace, now)
+                .map_err(|e| fail(super::observe::chain(&e)))?;
+            objects::certs::ca_secret(
+                d,
+                &ca.cert_pem,
+                &ca.key_pem,
+                Some(&old.cert_pem),
+                generation(d),
+            )
+        }
+        (CertRole::Ca, Issue::Retire) => {
+            let ca = read_ca(&ctx.client, &d.namespace, &d.name)
+                .await
+                .map_err(fail)?;
+            objects::certs::ca_secret(d, &ca.cert_pem, &ca.key_pem, None, ca.generation)
+        }
+        (CertRole::Ca, _) => {
+            let ca = crate::pki::new_ca(&d.name, &d.namespace, now)
+                .map_err(|e| fail(super::observe::chain(&e)))?;
+            // A first CA answers the generation the spec has: no rotation for it.
+            objects::certs::ca_secret(d, &ca.cert_pem, &ca.key_pem, None, generation(d))
+        }
+        (_, Issue::Bundle) => {
+            let ca = read_ca(&ctx.client, &d.namespace, &d.name)
+                .await
+                .map_err(fail)?;
+            let name = objects::tls_secret_name(&d.name, role);
+            let api: Api<Secret> = Api::namespaced(ctx.client.clone(), &d.namespace);
+            let s = api
+                .get_opt(&name)
+                .await
+                .map_err(|e| Error::kube("get", "Secret", &d.namespace, &name, e))?
+                .ok_or_else(|| fail(format!("Secret {}/{name} is gone", d.namespace)))?;
+            let files = objects::tls_files(&s).map_err(fail)?;
+            objects::certs::leaf_secret(
+                d,
+                role,
+                &String::from_utf8_lossy(&files.cert),
+                &String::from_utf8_lossy(&files.key),
+                &ca.bundle(),
+            )
+        }
+        _ => {
+            let ca = read_ca(&ctx.client, &d.namespace, &d.name)
+                .await
+                .map_err(fail)?;
+            let lifetime = d
+                .pki
+                .as_ref()
+                .map(|p| p.leaf_lifetime_seconds)
+                .unwrap_or_default();
+            let leaf =
+                crate::pki::leaf_params(role, &d.name, &d.namespace, ENGINE_USER, now, lifetime)
+                    .and_then(|p| crate::pki::sign(&p, &d.name, &d.namespace, &ca.key_pem))
+                    .map_err(|e| fail(super::observe::chain(&e)))?;
+            objects::certs::leaf_secret(d, role, &leaf.cert_pem, &leaf.key_pem, &ca.bundle())
+        }
     };
     super::act::apply(
         Api::namespaced(ctx.client.clone(), &d.namespace),

@@ -64,6 +64,8 @@ pub struct Observed {
     /// The certificates of the cluster's TLS Secrets (managed: the CA and its leaves; secrets:
     /// the Secrets named), read each pass; empty without TLS.
     pub certificates: Vec<super::pki::CertificateView>,
+    /// Managed TLS: the CAs, and what each leaf trusts (a CA rotation's state).
+    pub trust: super::pki::TrustView,
 }
 
 /// What the planner needs of a StorageClass.
@@ -132,6 +134,9 @@ pub struct PodView {
     /// garbage collector is about to delete). An orphan is adopted by the next StatefulSet.
     pub controlled: bool,
     pub revision: Option<String>,
+    /// The CAs its template trusted (annotation, managed TLS after a CA rotation began): what
+    /// its etcd loaded at start.
+    pub trusted_ca: Option<String>,
     pub ip: Option<String>,
     /// Container restarts (a crash-looping member shows here).
     pub restarts: i32,

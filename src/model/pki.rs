@@ -17,18 +17,86 @@ pub const CA_LIFETIME_SECONDS: u64 = 10 * 365 * 24 * 3600;
 /// Certificates start this long before they are issued, for clocks a little behind.
 pub const BACKDATE_SECONDS: i64 = 60;
 
+/// How long the kubelet may take to bring a changed Secret into running pods (its sync period
+/// plus its cache's): the old CA leaves the trust bundle only this long after the last
+/// certificate the new CA issued, so that no member still serves an old-CA certificate from its
+/// files to clients that trust the new CA alone.
+pub const SECRET_PROPAGATION_SECONDS: i64 = 120;
+
 /// What `validate` makes of `spec.tls` in managed mode.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ManagedPki {
     /// Lifetime of the server, peer and client certificates the engine issues.
     pub leaf_lifetime_seconds: u64,
+    /// `spec.tls.caGeneration` (0 without): a value above the CA Secret's asks for a rotation.
+    pub ca_generation: u64,
+    /// The CAs the members are to trust, as their pod template records it (`plan::pki::settle`
+    /// fills it from the CA Secret once a rotation began; `None` before any: templates of
+    /// clusters that never rotated stay as they were).
+    pub trust: Option<String>,
 }
 
 impl Default for ManagedPki {
     fn default() -> Self {
         ManagedPki {
             leaf_lifetime_seconds: DEFAULT_LEAF_LIFETIME_SECONDS,
+            ca_generation: 0,
+            trust: None,
         }
+    }
+}
+
+/// The CAs of managed TLS as observed, by fingerprint (`crate::pki::fingerprint`): the one that
+/// signs, the one being retired, and what each leaf's `ca.crt` holds and which CA signed it.
+/// Everything a rotation's progress is derived from (nothing is kept in memory).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TrustView {
+    /// The rotation generation the CA Secret answers (its annotation; 0 without).
+    pub generation: u64,
+    /// The CA that signs (the CA Secret's `ca.crt`).
+    pub signing: Option<String>,
+    /// The CA being retired: still trusted until every leaf is the new CA's and members
+    /// restarted (the CA Secret's `retiring-ca.crt`).
+    pub retiring: Option<String>,
+    /// Each leaf's `ca.crt`, by role.
+    pub leaves: Vec<LeafTrust>,
+}
+
+/// One leaf Secret as a rotation sees it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LeafTrust {
+    pub role: CertRole,
+    /// Fingerprints of the CAs its `ca.crt` holds, in order.
+    pub trusts: Vec<String>,
+}
+
+impl TrustView {
+    /// The CAs every `ca.crt` is to hold: the retiring one (while it is) and the signing one.
+    pub fn wanted(&self) -> Vec<String> {
+        self.retiring.iter().chain(&self.signing).cloned().collect()
+    }
+
+    /// Whether the leaf of `role` holds exactly the wanted CAs (a leaf not observed does: its
+    /// Secret is written with them when it is issued).
+    pub fn leaf_trusts_wanted(&self, role: CertRole) -> bool {
+        let mut want = self.wanted();
+        want.sort();
+        self.leaves.iter().filter(|l| l.role == role).all(|l| {
+            let mut has = l.trusts.clone();
+            has.sort();
+            has.dedup();
+            has == want
+        })
+    }
+
+    /// The value the pod template records for the wanted CAs: changes (and so restarts the
+    /// members one at a time) whenever the set of trusted CAs does.
+    pub fn template_value(&self) -> String {
+        let mut want = self.wanted();
+        want.sort();
+        want.join(",")
     }
 }
 
@@ -104,6 +172,12 @@ pub enum Issue {
     OtherCa,
     /// Two thirds of its lifetime have passed.
     Renewal,
+    /// CA rotation (`spec.tls.caGeneration` raised): a new CA, the old one kept as retiring.
+    Rotation,
+    /// CA rotation: the leaf's `ca.crt` becomes the trust bundle (its certificate and key kept).
+    Bundle,
+    /// CA rotation done: the retiring CA leaves the CA Secret (and so every trust bundle).
+    Retire,
 }
 
 /// Whether the leaf `cert` is to be issued at `now` (Unix time), and why.

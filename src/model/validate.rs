@@ -903,6 +903,21 @@ pub(super) fn validate_tls_mode(
             ));
         }
     };
+    if mode != TlsMode::Managed && t.ca_generation.is_some() {
+        return Err(invalid(
+            "spec.tls.caGeneration",
+            "rotates the CA of mode managed (the engine has none otherwise); remove it or set mode: managed",
+        ));
+    }
+    let ca_generation = match t.ca_generation {
+        Some(g) if g < 0 => {
+            return Err(invalid(
+                "spec.tls.caGeneration",
+                format!("{g} is negative; `kubectl etcd rotate-ca` raises it by one"),
+            ));
+        }
+        g => g.unwrap_or_default() as u64,
+    };
     if mode != TlsMode::Managed && t.certificate_lifetime.is_some() {
         return Err(invalid(
             "spec.tls.certificateLifetime",
@@ -933,6 +948,8 @@ pub(super) fn validate_tls_mode(
                 crate::objects::managed_tls(name),
                 Some(super::pki::ManagedPki {
                     leaf_lifetime_seconds,
+                    ca_generation,
+                    trust: None,
                 }),
                 false,
                 origin,

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
 
-use super::names::{tls_key, tls_secret_name};
+use super::names::{ANNOTATION_CA_GENERATION, tls_key, tls_secret_name};
 use super::services::meta;
 use crate::model::Desired;
 use crate::model::pki::CertRole;
@@ -23,14 +23,45 @@ fn data(entries: &[(&str, &str)]) -> BTreeMap<String, ByteString> {
         .collect()
 }
 
-/// The CA's Secret: `ca.crt` and `ca.key`.
-pub fn ca_secret(d: &Desired, cert_pem: &str, key_pem: &str) -> Secret {
+/// The key of a CA being retired in the CA Secret (its certificate only: it signs nothing
+/// more, and stays trusted until a rotation is done).
+pub const RETIRING_CA: &str = "retiring-ca.crt";
+
+/// The CA's Secret: `ca.crt` and `ca.key`, and during a rotation the retiring CA's certificate
+/// and the generation (`spec.tls.caGeneration`) the rotation answers.
+pub fn ca_secret(
+    d: &Desired,
+    cert_pem: &str,
+    key_pem: &str,
+    retiring_pem: Option<&str>,
+    generation: u64,
+) -> Secret {
+    let mut metadata = meta(d, tls_secret_name(&d.name, CertRole::Ca));
+    if generation > 0 {
+        metadata.annotations = Some(BTreeMap::from([(
+            ANNOTATION_CA_GENERATION.to_string(),
+            generation.to_string(),
+        )]));
+    }
+    let mut entries = vec![(tls_key::CA, cert_pem), (CA_KEY, key_pem)];
+    entries.extend(retiring_pem.map(|p| (RETIRING_CA, p)));
     Secret {
-        metadata: meta(d, tls_secret_name(&d.name, CertRole::Ca)),
+        metadata,
         type_: Some("Opaque".into()),
-        data: Some(data(&[(tls_key::CA, cert_pem), (CA_KEY, key_pem)])),
+        data: Some(data(&entries)),
         ..Default::default()
     }
+}
+
+/// The trust bundle of a CA Secret's certificates: the retiring CA's (while there is one), then
+/// the signing one's; what every leaf's `ca.crt` holds.
+pub fn trust_bundle(ca_pem: &str, retiring_pem: Option<&str>) -> String {
+    let mut out = String::new();
+    for pem in retiring_pem.into_iter().chain([ca_pem]) {
+        out.push_str(pem.trim_end());
+        out.push('\n');
+    }
+    out
 }
 
 /// A leaf's Secret: `tls.crt`, `tls.key` and the CA's `ca.crt`.

@@ -16,9 +16,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 
 use super::monitoring;
 use super::names::{
-    ANNOTATION_TEMPLATE_HASH, CLIENT_PORT, CLUSTER_DOMAIN, CONTAINER, DATA_DIR, DATA_VOLUME,
-    ENV_POD_NAME, ENV_POD_NAMESPACE, LABEL_HOSTNAME, LABEL_ZONE, PEER_PORT, config_name, data_dir,
-    labels, peer_service_name, selector_labels, statefulset_name, tls_key, tls_mount,
+    ANNOTATION_TEMPLATE_HASH, ANNOTATION_TRUSTED_CA, CLIENT_PORT, CLUSTER_DOMAIN, CONTAINER,
+    DATA_DIR, DATA_VOLUME, ENV_POD_NAME, ENV_POD_NAMESPACE, LABEL_HOSTNAME, LABEL_ZONE, PEER_PORT,
+    config_name, data_dir, labels, peer_service_name, selector_labels, statefulset_name, tls_key,
+    tls_mount,
 };
 use super::services::meta;
 use crate::model::{ClientTls, Desired, Storage, Tls};
@@ -180,10 +181,16 @@ pub fn pod_template(d: &Desired) -> PodTemplateSpec {
     // The user's labels first: validation refuses the engine's keys, and ours win regardless.
     let mut pod_labels = d.pod_labels.clone();
     pod_labels.extend(labels(&d.name));
+    let mut pod_annotations = d.pod_annotations.clone();
+    // The CAs the members trust, once a rotation began: etcd reads its CA files only at start,
+    // so a change of them must restart the members (one at a time, as any template change).
+    if let Some(trust) = d.pki.as_ref().and_then(|p| p.trust.as_ref()) {
+        pod_annotations.insert(ANNOTATION_TRUSTED_CA.to_string(), trust.clone());
+    }
     PodTemplateSpec {
         metadata: Some(ObjectMeta {
             labels: Some(pod_labels),
-            annotations: (!d.pod_annotations.is_empty()).then(|| d.pod_annotations.clone()),
+            annotations: (!pod_annotations.is_empty()).then_some(pod_annotations),
             ..Default::default()
         }),
         spec: Some(PodSpec {

@@ -26,10 +26,8 @@ fn element(input: &[u8]) -> Option<(u8, &[u8], &[u8])> {
     (rest.len() >= len).then(|| (tag, &rest[..len], &rest[len..]))
 }
 
-/// `notBefore` and `notAfter` of a DER certificate (RFC 5280 4.1: Certificate ::= SEQUENCE {
-/// tbsCertificate SEQUENCE { [0] version OPTIONAL, serialNumber, signature, issuer, validity
-/// SEQUENCE { notBefore, notAfter }, … }, … }), as Unix time.
-pub fn validity(der: &[u8]) -> Option<(i64, i64)> {
+/// The TBSCertificate of a DER certificate from its field after the version and `skip` more.
+fn tbs_field(der: &[u8], skip: usize) -> Option<&[u8]> {
     let (SEQUENCE, cert, _) = element(der)? else {
         return None;
     };
@@ -40,16 +38,72 @@ pub fn validity(der: &[u8]) -> Option<(i64, i64)> {
     if element(rest)?.0 == VERSION {
         rest = element(rest)?.2;
     }
-    // serialNumber, signature, issuer
-    for _ in 0..3 {
+    for _ in 0..skip {
         rest = element(rest)?.2;
     }
+    Some(rest)
+}
+
+/// `notBefore` and `notAfter` of a DER certificate (RFC 5280 4.1: Certificate ::= SEQUENCE {
+/// tbsCertificate SEQUENCE { [0] version OPTIONAL, serialNumber, signature, issuer, validity
+/// SEQUENCE { notBefore, notAfter }, … }, … }), as Unix time.
+pub fn validity(der: &[u8]) -> Option<(i64, i64)> {
+    // serialNumber, signature, issuer
+    let rest = tbs_field(der, 3)?;
     let (SEQUENCE, validity, _) = element(rest)? else {
         return None;
     };
     let (nb_tag, nb, after_not_before) = element(validity)?;
     let (na_tag, na, _) = element(after_not_before)?;
     Some((x509_time(nb_tag, nb)?, x509_time(na_tag, na)?))
+}
+
+const BIT_STRING: u8 = 0x03;
+
+/// The raw bytes of the first element of `input` (tag and length included) and what follows.
+fn raw_element(input: &[u8]) -> Option<(&[u8], &[u8])> {
+    let (_, _, rest) = element(input)?;
+    Some((&input[..input.len() - rest.len()], rest))
+}
+
+/// The public key of a DER certificate: the subjectPublicKeyInfo's BIT STRING (RFC 5280 4.1:
+/// after the validity comes the subject, then SubjectPublicKeyInfo ::= SEQUENCE { algorithm,
+/// subjectPublicKey BIT STRING }), without its unused-bits byte.
+fn public_key(der: &[u8]) -> Option<&[u8]> {
+    // serialNumber, signature, issuer, validity, subject
+    let rest = tbs_field(der, 5)?;
+    let (SEQUENCE, spki, _) = element(rest)? else {
+        return None;
+    };
+    let (_, _, after_algorithm) = element(spki)?;
+    let (BIT_STRING, key, _) = element(after_algorithm)? else {
+        return None;
+    };
+    key.strip_prefix(&[0])
+}
+
+/// Whether the CA certificate `ca` signed the certificate `leaf` (both DER): the leaf's
+/// signature over its TBSCertificate checks with the CA's key. ECDSA P-256 with SHA-256 only,
+/// what managed TLS issues (anything else is `false`: not a managed CA's). What a CA rotation
+/// reads to know which CA a leaf is from, with nothing recorded beside the certificate.
+pub fn signed_by(leaf: &[u8], ca: &[u8]) -> bool {
+    let parts = || {
+        let (SEQUENCE, cert, _) = element(leaf)? else {
+            return None;
+        };
+        let (tbs, rest) = raw_element(cert)?;
+        let (_, _, rest) = element(rest)?; // signatureAlgorithm
+        let (BIT_STRING, sig, _) = element(rest)? else {
+            return None;
+        };
+        Some((tbs, sig.strip_prefix(&[0])?, public_key(ca)?))
+    };
+    let Some((tbs, sig, key)) = parts() else {
+        return false;
+    };
+    ring::signature::UnparsedPublicKey::new(&ring::signature::ECDSA_P256_SHA256_ASN1, key)
+        .verify(tbs, sig)
+        .is_ok()
 }
 
 /// `notAfter` of a DER certificate, as Unix time (see `validity`).

@@ -193,5 +193,29 @@ pub fn pem_validity(pem: &[u8]) -> Result<(i64, i64), String> {
     der::validity(&der).ok_or_else(|| "a certificate whose validity cannot be read".into())
 }
 
+/// Every certificate of `pem` (a trust bundle holds several), DER.
+pub fn pem_certs(pem: &[u8]) -> Result<Vec<Vec<u8>>, String> {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject;
+    let certs = CertificateDer::pem_slice_iter(pem)
+        .map(|c| c.map(|c| c.to_vec()).map_err(|e| format!("not PEM: {e}")))
+        .collect::<Result<Vec<_>, _>>()?;
+    if certs.is_empty() {
+        return Err("no PEM certificate".into());
+    }
+    Ok(certs)
+}
+
+/// A certificate's short name: the first 16 hex digits of the SHA-256 of its DER (what status,
+/// the pod template and a rotation's steps call a CA by).
+pub fn fingerprint(der: &[u8]) -> String {
+    ring::digest::digest(&ring::digest::SHA256, der)
+        .as_ref()
+        .iter()
+        .take(8)
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests;

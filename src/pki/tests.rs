@@ -178,3 +178,61 @@ fn times_out_of_range_are_refused() {
         Err(PkiError::Time(_))
     ));
 }
+
+/// A trust bundle: both CAs' certificates, PEM, one after the other.
+fn bundle(cas: &[&Issued]) -> Arc<rustls::RootCertStore> {
+    let mut r = rustls::RootCertStore::empty();
+    for ca in cas {
+        r.add(der(&ca.cert_pem)).unwrap();
+    }
+    Arc::new(r)
+}
+
+#[test]
+fn a_leaf_says_which_ca_signed_it() {
+    let old = new_ca("demo", "team", NOW).unwrap();
+    let new = new_ca("demo", "team", NOW + 10).unwrap();
+    let leaf = issue(&new, CertRole::Peer, DAY);
+    let d = |i: &Issued| der(&i.cert_pem).to_vec();
+    assert!(der::signed_by(&d(&leaf), &d(&new)));
+    assert!(
+        !der::signed_by(&d(&leaf), &d(&old)),
+        "same subject, other key"
+    );
+    assert!(!der::signed_by(&d(&leaf), &d(&leaf)));
+    assert!(!der::signed_by(b"not a certificate", &d(&new)));
+    assert_ne!(fingerprint(&d(&old)), fingerprint(&d(&new)));
+    assert_eq!(fingerprint(&d(&old)).len(), 16);
+}
+
+#[test]
+fn a_bundle_of_two_cas_with_one_subject_trusts_the_leaves_of_both() {
+    // A rotation's trust bundle: the old and the new CA carry the same subject (the issuer the
+    // leaves name); verifiers pick the one whose key checks.
+    let old = new_ca("demo", "team", NOW).unwrap();
+    let new = new_ca("demo", "team", NOW + 10).unwrap();
+    let pem = format!("{}{}", old.cert_pem, new.cert_pem);
+    assert_eq!(pem_certs(pem.as_bytes()).unwrap().len(), 2);
+    for ca in [&old, &new] {
+        let client = issue(ca, CertRole::Client, DAY);
+        let v = WebPkiClientVerifier::builder_with_provider(bundle(&[&old, &new]), provider())
+            .build()
+            .unwrap();
+        assert!(
+            v.verify_client_cert(&der(&client.cert_pem), &[], at(NOW + 60))
+                .is_ok()
+        );
+        let server = issue(ca, CertRole::Server, DAY);
+        let v = WebPkiServerVerifier::builder_with_provider(bundle(&[&old, &new]), provider())
+            .build()
+            .unwrap();
+        let host = ServerName::try_from("localhost").unwrap();
+        assert!(
+            v.verify_server_cert(&der(&server.cert_pem), &[], &host, &[], at(NOW + 60))
+                .is_ok()
+        );
+    }
+    // Once the old CA left the bundle its certificates are refused.
+    let stale = issue(&old, CertRole::Client, DAY);
+    assert!(!authenticates(&new, &stale, NOW + 60));
+}

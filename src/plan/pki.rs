@@ -10,15 +10,40 @@
 //!   that loaded the old one at start)
 //! ```
 //!
+//! CA rotation (`spec.tls.caGeneration` above the CA Secret's, written by `kubectl etcd
+//! rotate-ca`). etcd reads its certificate files at each handshake but its CA files only at
+//! start, so trust changes by restarts, and a certificate of the new CA is issued only once
+//! every member trusts it:
+//!
+//! ```text
+//!   IssueCertificate(ca, Rotation)        new CA signs; the old one stays as retiring (trusted)
+//!   IssueCertificate(leaf, Bundle) ×3     each leaf's ca.crt = old + new (certificate kept)
+//!   (UpdateTemplate, RestartMember…)      the template's trusted-CA annotation changed: the
+//!                                         usual rolling restart, one member at a time, each
+//!                                         Ready and caught up first, the leader last
+//!   IssueCertificate(leaf, OtherCa) ×3    once every pod runs the template: leaves from the new CA
+//!   Wait(RotatingCa)                      until the kubelet can have brought them into the pods
+//!   IssueCertificate(ca, Retire)          the old CA leaves the CA Secret
+//!   IssueCertificate(leaf, Bundle) ×3     each ca.crt = new
+//!   (UpdateTemplate, RestartMember…)      members restart again and trust the new CA alone
+//! ```
+//!
+//! Every stage is read from the Secrets (the CA Secret's generation, signing and retiring CA;
+//! each leaf's `ca.crt` and the CA whose key checks its signature) and the StatefulSet's pods:
+//! a crash anywhere is another observed state, and each step is one apply of one Secret.
+//!
 //! The rule speaks before the workload exists (the members mount the Secrets, and the engine
 //! dials with the client one), and never touches a cluster whose TLS is not its own.
 
 use crate::api::{CertificateStatus, Reason, TlsStatus};
-use crate::model::pki::{CertRole, CertificateView, Issue, SecretCert, leaf_due, renew_at};
+use crate::model::pki::{
+    BACKDATE_SECONDS, CertRole, CertificateView, Issue, SECRET_PROPAGATION_SECONDS, SecretCert,
+    leaf_due, renew_at,
+};
 use crate::model::{Desired, Observed};
 use crate::objects;
 
-use super::{Step, hold};
+use super::{Step, hold, wait};
 
 fn view(o: &Observed, role: CertRole) -> &SecretCert {
     o.certificates
@@ -62,9 +87,102 @@ pub fn certificates(d: &Desired, o: &Observed) -> Option<Step> {
             ));
         }
     }
-    CertRole::LEAVES
+    let pki = d.pki.as_ref()?;
+    let t = &o.trust;
+    if pki.ca_generation > t.generation && t.retiring.is_none() {
+        return issue(CertRole::Ca, Issue::Rotation);
+    }
+    // Every ca.crt holds the CAs to trust before anything else: a member (re)started from now
+    // on loads them.
+    if let Some(role) = CertRole::LEAVES
+        .into_iter()
+        .find(|r| matches!(view(o, *r), SecretCert::Valid { .. }) && !t.leaf_trusts_wanted(*r))
+    {
+        return issue(role, Issue::Bundle);
+    }
+    let rotating = t.retiring.is_some();
+    if rotating && !members_restarted(d, o) {
+        // The template rules restart the members on the trust bundle, one at a time.
+        return None;
+    }
+    if let Some(step) = CertRole::LEAVES
         .into_iter()
         .find_map(|role| leaf_due(view(o, role), now).and_then(|why| issue(role, why)))
+    {
+        return Some(step);
+    }
+    if !rotating {
+        return None;
+    }
+    let newest = CertRole::LEAVES
+        .into_iter()
+        .filter_map(|r| match view(o, r) {
+            SecretCert::Valid { not_before, .. } => Some(not_before + BACKDATE_SECONDS),
+            _ => None,
+        })
+        .max()
+        .unwrap_or_default();
+    let ready_at = newest + SECRET_PROPAGATION_SECONDS;
+    if now < ready_at {
+        return Some(wait(
+            Reason::RotatingCa,
+            format!(
+                "every certificate is the new CA's; the retiring CA is dropped in {} s, once the \
+                 kubelet can have brought the last one into the member pods",
+                ready_at - now
+            ),
+        ));
+    }
+    issue(CertRole::Ca, Issue::Retire)
+}
+
+/// Whether every member pod was started from a template trusting the CAs to trust now (its
+/// `trusted-ca` annotation, which the StatefulSet copies from the template), and is Ready and
+/// not terminating: its etcd loaded them. Nothing runs before the StatefulSet exists.
+fn members_restarted(d: &Desired, o: &Observed) -> bool {
+    let Some(sts) = o.statefulset.as_ref() else {
+        return true;
+    };
+    let want = d.pki.as_ref().and_then(|p| p.trust.as_ref());
+    o.pods.len() >= sts.replicas as usize
+        && o.pods
+            .values()
+            .all(|p| p.trusted_ca.as_ref() == want && p.ready && !p.terminating)
+}
+
+/// Whether some member pod was started trusting other CAs than the ones to trust now.
+fn trust_rolling(d: &Desired, o: &Observed) -> bool {
+    let want = d.pki.as_ref().and_then(|p| p.trust.as_ref());
+    want.is_some() && o.pods.values().any(|p| p.trusted_ca.as_ref() != want)
+}
+
+/// The trust the pod template records (`ManagedPki::trust`), from the CA Secret: once a rotation
+/// began, the CAs to trust; before any, nothing (templates of clusters that never rotated stay
+/// as they were).
+pub fn settle(mut d: Desired, o: &Observed) -> Desired {
+    let t = &o.trust;
+    if let Some(p) = d.pki.as_mut()
+        && (t.generation > 0 || t.retiring.is_some())
+        && t.signing.is_some()
+    {
+        p.trust = Some(t.template_value());
+    }
+    d
+}
+
+/// Whether a CA rotation is under way (the `RotatingCA` condition): asked for and not begun, a
+/// retiring CA, a leaf whose `ca.crt` is not the CAs to trust, or members not yet restarted on
+/// them.
+pub fn rotating(d: &Desired, o: &Observed) -> bool {
+    let Some(p) = d.pki.as_ref() else {
+        return false;
+    };
+    let t = &o.trust;
+    t.signing.is_some()
+        && (p.ca_generation > t.generation
+            || t.retiring.is_some()
+            || CertRole::LEAVES.iter().any(|r| !t.leaf_trusts_wanted(*r))
+            || trust_rolling(d, o))
 }
 
 /// `status.tls`: the mode, and each certificate's expiry and renewal time (managed) as observed.
@@ -335,5 +453,612 @@ mod tests {
         assert!(server.renew_at.is_some());
         let ca = st.certificates.iter().find(|c| c.role == "ca").unwrap();
         assert_eq!(ca.renew_at, None, "the CA is not renewed by the engine");
+    }
+}
+
+/// CA rotation: each stage from the Secrets and pods alone, the full planner around it, and a
+/// simulated world (Secrets, the kubelet's lag in bringing them into pods, what each member
+/// loaded at start) driven through a rotation with a crash at every pass.
+#[cfg(test)]
+mod rotation {
+    use std::collections::{BTreeMap, BTreeSet};
+
+    use super::super::tests::healthy;
+    use super::*;
+    use crate::api::condition;
+    use crate::fixtures::cluster;
+    use crate::model::pki::{LeafTrust, TrustView};
+
+    const NOW: i64 = 1_800_000_000;
+    const DAY: i64 = 86_400;
+    const A: &str = "aaaaaaaaaaaaaaaa";
+    const B: &str = "bbbbbbbbbbbbbbbb";
+
+    fn managed(generation: i64) -> Desired {
+        cluster("demo")
+            .replicas(3)
+            .spec(|s| {
+                s.tls = Some(crate::api::TlsSpec {
+                    mode: Some("managed".into()),
+                    ca_generation: (generation > 0).then_some(generation),
+                    ..Default::default()
+                });
+            })
+            .desired()
+    }
+
+    /// A state of the Secrets: the CA Secret's generation, signing and retiring CA; each leaf's
+    /// signer (`current_ca` against the signing CA) and `ca.crt`; when the leaves were issued.
+    struct Secrets {
+        generation: u64,
+        signing: &'static str,
+        retiring: Option<&'static str>,
+        issuer: [&'static str; 3],
+        trusts: [Vec<&'static str>; 3],
+        issued: [i64; 3],
+    }
+
+    impl Secrets {
+        fn steady(ca: &'static str) -> Self {
+            Secrets {
+                generation: 0,
+                signing: ca,
+                retiring: None,
+                issuer: [ca; 3],
+                trusts: [vec![ca], vec![ca], vec![ca]],
+                issued: [NOW - DAY; 3],
+            }
+        }
+    }
+
+    /// A healthy 3-member cluster of `d` with these Secrets, each pod started trusting `loaded`
+    /// (`None`: before any rotation).
+    fn observed(d: &Desired, s: &Secrets, loaded: Option<&str>, now: i64) -> Observed {
+        let mut o = healthy(d, 3);
+        o.now = jiff::Timestamp::from_second(now).unwrap();
+        o.certificates = std::iter::once(CertificateView {
+            role: CertRole::Ca,
+            secret: objects::tls_secret_name("demo", CertRole::Ca),
+            cert: SecretCert::Valid {
+                not_before: NOW - 100 * DAY,
+                not_after: NOW + 3000 * DAY,
+                current_ca: true,
+            },
+        })
+        .chain(
+            CertRole::LEAVES
+                .iter()
+                .enumerate()
+                .map(|(i, r)| CertificateView {
+                    role: *r,
+                    secret: objects::tls_secret_name("demo", *r),
+                    cert: SecretCert::Valid {
+                        not_before: s.issued[i] - BACKDATE_SECONDS,
+                        not_after: s.issued[i] + 90 * DAY,
+                        current_ca: s.issuer[i] == s.signing,
+                    },
+                }),
+        )
+        .collect();
+        o.trust = TrustView {
+            generation: s.generation,
+            signing: Some(s.signing.into()),
+            retiring: s.retiring.map(Into::into),
+            leaves: CertRole::LEAVES
+                .iter()
+                .enumerate()
+                .map(|(i, r)| LeafTrust {
+                    role: *r,
+                    trusts: s.trusts[i].iter().map(|t| t.to_string()).collect(),
+                })
+                .collect(),
+        };
+        for p in o.pods.values_mut() {
+            p.trusted_ca = loaded.map(Into::into);
+        }
+        o
+    }
+
+    /// The planner's step as the engine takes it: `settle` first.
+    fn next(d: &Desired, o: &Observed) -> Step {
+        super::super::plan(&settle(d.clone(), o), o)
+    }
+
+    fn cert_step(step: Option<Step>) -> Option<(CertRole, Issue)> {
+        match step? {
+            Step::IssueCertificate { role, why, .. } => Some((role, why)),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_raised_generation_starts_with_a_new_ca_kept_beside_the_old() {
+        let d = managed(1);
+        let o = observed(&d, &Secrets::steady(A), None, NOW);
+        assert_eq!(
+            cert_step(certificates(&d, &o)),
+            Some((CertRole::Ca, Issue::Rotation))
+        );
+        let step = next(&d, &o);
+        assert_eq!(step.reason(), Reason::RotatingCa);
+        assert!(step.to_string().contains("retiring"), "{step}");
+        // Without a raised generation nothing happens.
+        let d0 = managed(0);
+        assert_eq!(
+            certificates(&d0, &observed(&d0, &Secrets::steady(A), None, NOW)),
+            None
+        );
+        assert!(!rotating(
+            &d0,
+            &observed(&d0, &Secrets::steady(A), None, NOW)
+        ));
+    }
+
+    #[test]
+    fn every_leaf_trusts_both_cas_before_any_member_restarts() {
+        let d = managed(1);
+        let mut s = Secrets::steady(A);
+        s.generation = 1;
+        s.signing = B;
+        s.retiring = Some(A);
+        let o = observed(&d, &s, None, NOW);
+        // The leaves are the old CA's: not issued again before the members trust the new one.
+        assert_eq!(
+            cert_step(certificates(&d, &o)),
+            Some((CertRole::Server, Issue::Bundle))
+        );
+        s.trusts[0] = vec![A, B];
+        assert_eq!(
+            cert_step(certificates(&d, &observed(&d, &s, None, NOW))),
+            Some((CertRole::Peer, Issue::Bundle))
+        );
+        s.trusts[1] = vec![B, A];
+        s.trusts[2] = vec![A, B];
+        let o = observed(&d, &s, None, NOW);
+        assert_eq!(certificates(&settle(d.clone(), &o), &o), None);
+        // Then the usual rolling restart: the template records the CAs to trust.
+        assert!(matches!(next(&d, &o), Step::UpdateTemplate { .. }));
+        assert!(rotating(&settle(d.clone(), &o), &o));
+    }
+
+    #[test]
+    fn the_members_restart_one_at_a_time_the_leader_last_and_no_leaf_moves_meanwhile() {
+        let d = managed(1);
+        let mut s = Secrets::steady(A);
+        (s.generation, s.signing, s.retiring) = (1, B, Some(A));
+        s.trusts = [vec![A, B], vec![A, B], vec![A, B]];
+        let mut o = observed(&d, &s, None, NOW);
+        let settled = settle(d.clone(), &o);
+        let sts = o.statefulset.as_mut().unwrap();
+        sts.template_hash = Some(objects::template_hash(&settled));
+        sts.update_revision = Some("rev2".into());
+        let leader = match &o.etcd {
+            crate::model::EtcdView::Reached(c) => c.leader_member().and_then(|m| m.ordinal),
+            _ => None,
+        };
+        match next(&d, &o) {
+            Step::RestartMember { ordinal, .. } => assert_ne!(Some(ordinal), leader),
+            other => panic!("{other:?}"),
+        }
+        // One pod restarted on the bundle, the others not yet: still no certificate.
+        let trust = settled.pki.as_ref().unwrap().trust.clone();
+        let first = *o.pods.keys().find(|k| Some(**k) != leader).unwrap();
+        let p = o.pods.get_mut(&first).unwrap();
+        p.trusted_ca = trust.clone();
+        p.revision = Some("rev2".into());
+        assert_eq!(certificates(&settled, &o), None);
+        // Every pod on the bundle but one not Ready yet: still none.
+        for p in o.pods.values_mut() {
+            p.trusted_ca = trust.clone();
+            p.revision = Some("rev2".into());
+        }
+        o.pods.get_mut(&first).unwrap().ready = false;
+        assert_eq!(certificates(&settled, &o), None);
+        o.pods.get_mut(&first).unwrap().ready = true;
+        assert_eq!(
+            cert_step(certificates(&settled, &o)),
+            Some((CertRole::Server, Issue::OtherCa))
+        );
+    }
+
+    #[test]
+    fn the_old_ca_leaves_only_after_every_leaf_is_the_new_cas_and_the_kubelet_had_time() {
+        let d = managed(1);
+        let mut s = Secrets::steady(A);
+        (s.generation, s.signing, s.retiring) = (1, B, Some(A));
+        s.trusts = [vec![A, B], vec![A, B], vec![A, B]];
+        s.issuer = [B, B, A];
+        let o = observed(&d, &s, None, NOW);
+        let loaded = settle(d.clone(), &o).pki.unwrap().trust;
+        let at = |s: &Secrets, now| observed(&d, s, loaded.as_deref(), now);
+        assert_eq!(
+            cert_step(certificates(&settle(d.clone(), &at(&s, NOW)), &at(&s, NOW))),
+            Some((CertRole::Client, Issue::OtherCa))
+        );
+        s.issuer = [B; 3];
+        s.issued = [NOW - 60, NOW - 30, NOW];
+        let o = at(&s, NOW + 30);
+        match certificates(&settle(d.clone(), &o), &o) {
+            Some(Step::Wait { reason, message }) => {
+                assert_eq!(reason, Reason::RotatingCa);
+                assert!(message.contains("90 s"), "{message}");
+            }
+            other => panic!("{other:?}"),
+        }
+        let o = at(&s, NOW + SECRET_PROPAGATION_SECONDS);
+        assert_eq!(
+            cert_step(certificates(&settle(d.clone(), &o), &o)),
+            Some((CertRole::Ca, Issue::Retire))
+        );
+    }
+
+    #[test]
+    fn once_the_old_ca_is_dropped_the_bundles_shrink_then_the_members_restart_again() {
+        let d = managed(1);
+        let mut s = Secrets::steady(B);
+        s.generation = 1;
+        s.trusts = [vec![A, B], vec![A, B], vec![A, B]];
+        let o = observed(&d, &s, Some("aaaaaaaaaaaaaaaa,bbbbbbbbbbbbbbbb"), NOW);
+        let settled = settle(d.clone(), &o);
+        assert_eq!(settled.pki.as_ref().unwrap().trust.as_deref(), Some(B));
+        assert_eq!(
+            cert_step(certificates(&settled, &o)),
+            Some((CertRole::Server, Issue::Bundle))
+        );
+        s.trusts = [vec![B], vec![B], vec![B]];
+        let o = observed(&d, &s, Some("aaaaaaaaaaaaaaaa,bbbbbbbbbbbbbbbb"), NOW);
+        assert!(matches!(next(&d, &o), Step::UpdateTemplate { .. }));
+        assert!(
+            rotating(&settle(d.clone(), &o), &o),
+            "until the members dropped the old CA"
+        );
+        let o = observed(&d, &s, Some(B), NOW);
+        let settled = settle(d.clone(), &o);
+        assert!(!rotating(&settled, &o));
+        assert_eq!(certificates(&settled, &o), None);
+    }
+
+    #[test]
+    fn a_second_request_during_a_rotation_waits_for_it_to_finish() {
+        let d = managed(2);
+        let mut s = Secrets::steady(A);
+        (s.generation, s.signing, s.retiring) = (1, B, Some(A));
+        let o = observed(&d, &s, None, NOW);
+        assert_eq!(
+            cert_step(certificates(&d, &o)),
+            Some((CertRole::Server, Issue::Bundle))
+        );
+    }
+
+    #[test]
+    fn the_rotating_ca_condition_keeps_a_driver_waiting() {
+        let d = managed(1);
+        let o = observed(&d, &Secrets::steady(A), None, NOW);
+        let step = next(&d, &o);
+        let st = super::super::derive_status(&settle(d.clone(), &o), &o, &step, None, o.now);
+        let c = st
+            .conditions
+            .iter()
+            .find(|c| c.type_ == condition::ROTATING_CA)
+            .unwrap();
+        assert_eq!(
+            (c.status.as_str(), c.reason.as_str()),
+            ("True", "RotatingCA")
+        );
+        assert!(!super::super::converged(&st, Some(d.generation)));
+        let d0 = managed(0);
+        let o = observed(&d0, &Secrets::steady(A), None, NOW);
+        let st = super::super::derive_status(&d0, &o, &Step::Idle, None, o.now);
+        let c = st
+            .conditions
+            .iter()
+            .find(|c| c.type_ == condition::ROTATING_CA)
+            .unwrap();
+        assert_eq!(c.status, "False");
+    }
+
+    #[test]
+    fn a_cluster_that_never_rotated_keeps_its_template() {
+        let d = managed(0);
+        let o = observed(&d, &Secrets::steady(A), None, NOW);
+        assert_eq!(settle(d.clone(), &o).pki.unwrap().trust, None);
+        assert_eq!(
+            objects::template_hash(&settle(d.clone(), &o)),
+            objects::template_hash(&d)
+        );
+    }
+
+    /// One certificate as a pod's files hold it: the CA that signed it, the CAs of its `ca.crt`.
+    #[derive(Clone, Debug, PartialEq)]
+    struct Files {
+        issuer: String,
+        trusts: BTreeSet<String>,
+    }
+
+    /// The simulated world of a rotation: the Secrets (with their history, for the kubelet's
+    /// lag), and per member what its etcd loaded as CAs at start and its template annotation.
+    struct World {
+        now: i64,
+        generation: u64,
+        signing: String,
+        retiring: Option<String>,
+        next_ca: u32,
+        /// Per leaf: its history of (written at, files).
+        leaves: BTreeMap<CertRole, Vec<(i64, Files)>>,
+        issued: BTreeMap<CertRole, i64>,
+        /// Per member: CAs loaded at start, template annotation at creation.
+        members: Vec<(BTreeSet<String>, Option<String>)>,
+        restarting: Option<usize>,
+    }
+
+    /// The kubelet brings a changed Secret into running pods within this (< the engine's wait).
+    const KUBELET_LAG: i64 = 90;
+    const PASS_SECONDS: i64 = 20;
+
+    impl World {
+        fn new() -> Self {
+            let files = Files {
+                issuer: "ca0".into(),
+                trusts: BTreeSet::from(["ca0".to_string()]),
+            };
+            World {
+                now: NOW,
+                generation: 0,
+                signing: "ca0".into(),
+                retiring: None,
+                next_ca: 1,
+                leaves: CertRole::LEAVES
+                    .iter()
+                    .map(|r| (*r, vec![(NOW - DAY, files.clone())]))
+                    .collect(),
+                issued: CertRole::LEAVES.iter().map(|r| (*r, NOW - DAY)).collect(),
+                members: vec![(files.trusts.clone(), None); 3],
+                restarting: None,
+            }
+        }
+
+        fn current(&self, r: CertRole) -> &Files {
+            &self.leaves[&r].last().unwrap().1
+        }
+
+        /// What a running pod's files hold: the newest version written `KUBELET_LAG` ago at
+        /// the latest (the worst case: the kubelet as late as it may be).
+        fn mounted(&self, r: CertRole) -> &Files {
+            let h = &self.leaves[&r];
+            &h.iter()
+                .rev()
+                .find(|(at, _)| *at <= self.now - KUBELET_LAG)
+                .unwrap_or(&h[0])
+                .1
+        }
+
+        fn wanted(&self) -> BTreeSet<String> {
+            self.retiring
+                .iter()
+                .chain([&self.signing])
+                .cloned()
+                .collect()
+        }
+
+        fn observed(&self, d: &Desired) -> Observed {
+            let mut o = healthy(d, 3);
+            o.now = jiff::Timestamp::from_second(self.now).unwrap();
+            o.certificates = std::iter::once(CertificateView {
+                role: CertRole::Ca,
+                secret: objects::tls_secret_name("demo", CertRole::Ca),
+                cert: SecretCert::Valid {
+                    not_before: NOW - DAY,
+                    not_after: NOW + 3000 * DAY,
+                    current_ca: true,
+                },
+            })
+            .chain(CertRole::LEAVES.iter().map(|r| CertificateView {
+                role: *r,
+                secret: objects::tls_secret_name("demo", *r),
+                cert: SecretCert::Valid {
+                    not_before: self.issued[r] - BACKDATE_SECONDS,
+                    not_after: self.issued[r] + 90 * DAY,
+                    current_ca: self.current(*r).issuer == self.signing,
+                },
+            }))
+            .collect();
+            o.trust = TrustView {
+                generation: self.generation,
+                signing: Some(self.signing.clone()),
+                retiring: self.retiring.clone(),
+                leaves: CertRole::LEAVES
+                    .iter()
+                    .map(|r| LeafTrust {
+                        role: *r,
+                        trusts: self.current(*r).trusts.iter().cloned().collect(),
+                    })
+                    .collect(),
+            };
+            let settled = settle(d.clone(), &o);
+            let sts = o.statefulset.as_mut().unwrap();
+            sts.template_hash = Some(objects::template_hash(&settled));
+            for (k, p) in &mut o.pods {
+                let (_, annotation) = &self.members[*k as usize];
+                p.trusted_ca = annotation.clone();
+                p.ready = self.restarting != Some(*k as usize);
+            }
+            o
+        }
+
+        fn write(&mut self, r: CertRole, files: Files) {
+            let now = self.now;
+            self.leaves.get_mut(&r).unwrap().push((now, files));
+        }
+
+        /// Acts on the step as the engine would; restarts the next member whose template
+        /// annotation differs (what UpdateTemplate and RestartMember do, one per pass).
+        fn act(&mut self, d: &Desired, step: Option<Step>) {
+            self.restarting = None;
+            match step {
+                Some(Step::IssueCertificate { role, why, .. }) => match (role, why) {
+                    (CertRole::Ca, Issue::Rotation) => {
+                        self.retiring = Some(self.signing.clone());
+                        self.signing = format!("ca{}", self.next_ca);
+                        self.next_ca += 1;
+                        self.generation = d.pki.as_ref().unwrap().ca_generation;
+                    }
+                    (CertRole::Ca, Issue::Retire) => self.retiring = None,
+                    (CertRole::Ca, other) => panic!("{other:?}"),
+                    (r, Issue::Bundle) => {
+                        let files = Files {
+                            issuer: self.current(r).issuer.clone(),
+                            trusts: self.wanted(),
+                        };
+                        self.write(r, files);
+                    }
+                    (r, _) => {
+                        let files = Files {
+                            issuer: self.signing.clone(),
+                            trusts: self.wanted(),
+                        };
+                        self.issued.insert(r, self.now);
+                        self.write(r, files);
+                    }
+                },
+                Some(Step::Wait { .. }) | None => {
+                    let want = settle(d.clone(), &self.observed(d)).pki.unwrap().trust;
+                    if let Some(k) = (0..3).rev().find(|k| self.members[*k].1 != want) {
+                        // A new pod mounts the Secrets as they are now.
+                        let loaded = self.current(CertRole::Peer).trusts.clone();
+                        assert_eq!(
+                            loaded,
+                            self.current(CertRole::Server).trusts,
+                            "a restart loads one trust for both ports"
+                        );
+                        self.members[k] = (loaded, want);
+                        self.restarting = Some(k);
+                    }
+                }
+                Some(other) => panic!("unexpected step {other:?}"),
+            }
+        }
+
+        /// Every member accepts every other's peer certificate (mutual TLS), the engine's
+        /// client and the probe's; the engine accepts every member's server certificate.
+        fn check(&self) {
+            let peer = &self.mounted(CertRole::Peer).issuer;
+            let server = &self.mounted(CertRole::Server).issuer;
+            for (k, (loaded, _)) in self.members.iter().enumerate() {
+                if self.restarting == Some(k) {
+                    continue;
+                }
+                assert!(
+                    loaded.contains(peer),
+                    "member {k} refuses peers (t={})",
+                    self.now
+                );
+                assert!(
+                    loaded.contains(&self.current(CertRole::Client).issuer),
+                    "member {k} refuses the engine's client certificate"
+                );
+                assert!(
+                    loaded.contains(&self.mounted(CertRole::Client).issuer),
+                    "member {k} refuses its probe"
+                );
+            }
+            assert!(
+                self.current(CertRole::Client).trusts.contains(server),
+                "the engine refuses the members' server certificate (t={})",
+                self.now
+            );
+            assert!(
+                self.mounted(CertRole::Client).trusts.contains(server),
+                "the probe refuses the member's server certificate"
+            );
+        }
+    }
+
+    /// Runs a rotation to its end; `crash_at`: a pass after which the engine restarts (a pass
+    /// that decides but never acts), to show every stage is found again from the world alone.
+    fn rotate(crash_at: Option<usize>) -> (World, Vec<Step>) {
+        let d = managed(1);
+        let mut w = World::new();
+        let mut steps = Vec::new();
+        for pass in 0..200 {
+            let o = w.observed(&d);
+            let settled = settle(d.clone(), &o);
+            let step = certificates(&settled, &o);
+            if crash_at == Some(pass) {
+                // Crashed before acting: the next pass decides again from the world.
+                let again = certificates(&settle(d.clone(), &w.observed(&d)), &w.observed(&d));
+                assert_eq!(again, step, "the same world, the same step");
+                w.now += PASS_SECONDS;
+                continue;
+            }
+            let idle = step.is_none()
+                && !rotating(&settled, &o)
+                && w.members
+                    .iter()
+                    .all(|(_, a)| *a == settled.pki.as_ref().unwrap().trust);
+            if idle {
+                return (w, steps);
+            }
+            steps.extend(step.clone());
+            w.act(&d, step);
+            w.now += PASS_SECONDS;
+            w.check();
+        }
+        panic!("the rotation did not finish in 200 passes");
+    }
+
+    #[test]
+    fn a_simulated_rotation_never_breaks_trust_and_ends_on_the_new_ca_alone() {
+        let (w, steps) = rotate(None);
+        assert_eq!(w.signing, "ca1");
+        assert_eq!(w.retiring, None);
+        for r in CertRole::LEAVES {
+            assert_eq!(w.current(r).issuer, "ca1");
+            assert_eq!(w.current(r).trusts, BTreeSet::from(["ca1".to_string()]));
+        }
+        for (loaded, _) in &w.members {
+            assert!(!loaded.contains("ca0"), "the old CA is no longer trusted");
+        }
+        let certs: Vec<(CertRole, Issue)> = steps
+            .iter()
+            .filter_map(|s| match s {
+                Step::IssueCertificate { role, why, .. } => Some((*role, *why)),
+                _ => None,
+            })
+            .collect();
+        use CertRole::*;
+        use Issue::*;
+        assert_eq!(
+            certs,
+            vec![
+                (Ca, Rotation),
+                (Server, Bundle),
+                (Peer, Bundle),
+                (Client, Bundle),
+                (Server, OtherCa),
+                (Peer, OtherCa),
+                (Client, OtherCa),
+                (Ca, Retire),
+                (Server, Bundle),
+                (Peer, Bundle),
+                (Client, Bundle),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_crash_at_any_pass_of_a_rotation_changes_nothing_of_its_course() {
+        let (_, clean) = rotate(None);
+        let passes = clean.len() + 20;
+        for crash in 0..passes {
+            let (w, steps) = rotate(Some(crash));
+            assert_eq!(w.signing, "ca1", "crash at pass {crash}");
+            assert!(w.members.iter().all(|(l, _)| !l.contains("ca0")));
+            let issued = |s: &[Step]| {
+                s.iter()
+                    .filter(|s| matches!(s, Step::IssueCertificate { .. }))
+                    .count()
+            };
+            assert_eq!(issued(&steps), issued(&clean), "crash at pass {crash}");
+        }
     }
 }

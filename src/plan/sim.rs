@@ -505,6 +505,7 @@ impl World {
             clients_fenced: false,
             // The simulated clusters run without managed TLS.
             certificates: Vec::new(),
+            trust: Default::default(),
             maintenance: None,
             nospace: match self.leader {
                 Some(l) if self.alarm() => vec![l],

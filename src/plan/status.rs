@@ -88,6 +88,7 @@ pub fn derive_status(
         c.spec_refused(d),
         c.maintaining(d, step, &doing),
         c.insecure_transport(d),
+        c.rotating_ca(d, o, step),
     ];
     // From the backup records this pass observed (`plan::backup`), never carried over.
     let (backup, healthy) = super::backup::status(d, o, prev_conds);
@@ -454,6 +455,30 @@ impl Conditions<'_> {
         }
     }
 
+    /// True while a CA rotation is under way: the step's sentence while it works on the CAs,
+    /// else what is left (members restarting on the trust bundle).
+    fn rotating_ca(&self, d: &Desired, o: &Observed, step: &Step) -> Condition {
+        if !super::pki::rotating(d, o) {
+            return self.set(
+                condition::ROTATING_CA,
+                false,
+                Reason::AsDesired,
+                "no CA rotation under way".into(),
+            );
+        }
+        let message = if step.reason() == Reason::RotatingCa {
+            self.message.clone()
+        } else {
+            format!(
+                "rotating the CA (signing {}, retiring {}); now: {}",
+                o.trust.signing.as_deref().unwrap_or("?"),
+                o.trust.retiring.as_deref().unwrap_or("none"),
+                self.message
+            )
+        };
+        self.set(condition::ROTATING_CA, true, Reason::RotatingCa, message)
+    }
+
     /// Reason: the step's while it heals a full database, `QuotaRaised` while a raised quota
     /// rolls out.
     fn maintaining(&self, d: &Desired, step: &Step, doing: &Activity) -> Condition {
@@ -517,4 +542,6 @@ pub fn converged(status: &EtcdClusterStatus, generation: Option<i64>) -> bool {
         ]
         .iter()
         .all(|t| is(t, "False"))
+        // Nor a CA rotation (a status written before the condition existed has none).
+        && !is(condition::ROTATING_CA, "True")
 }

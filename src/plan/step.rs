@@ -311,6 +311,10 @@ impl Step {
             Step::RecreateStatefulSet { .. } | Step::GrowVolume { .. } => Reason::ResizingStorage,
             Step::HibernateSnapshot { .. } | Step::Hibernate { .. } => Reason::Hibernating,
             Step::Hibernated => Reason::Hibernated,
+            Step::IssueCertificate {
+                why: Issue::Rotation | Issue::Bundle | Issue::Retire,
+                ..
+            } => Reason::RotatingCa,
             Step::IssueCertificate { .. } => Reason::IssuingCertificate,
             Step::Wait { reason, .. } | Step::Hold { reason, .. } => *reason,
             Step::Paused => Reason::Paused,
@@ -434,11 +438,29 @@ fn wipe(f: &mut fmt::Formatter<'_>, claim: Option<&str>, pod: &str, force: bool)
 }
 
 fn issue(f: &mut fmt::Formatter<'_>, role: CertRole, secret: &str, why: Issue) -> fmt::Result {
-    if role == CertRole::Ca {
-        return write!(
-            f,
-            "create the cluster's certificate authority (Secret {secret})"
-        );
+    match (role, why) {
+        (CertRole::Ca, Issue::Rotation) => {
+            return write!(
+                f,
+                "rotate the CA: create a new one, the old one kept as retiring and trusted \
+                 beside it until every member restarted and every certificate is the new CA's \
+                 (Secret {secret})"
+            );
+        }
+        (CertRole::Ca, Issue::Retire) => {
+            return write!(
+                f,
+                "drop the retiring CA (Secret {secret}): every certificate is the new CA's; the \
+                 members restart once more, one at a time, to stop trusting the old one"
+            );
+        }
+        (CertRole::Ca, _) => {
+            return write!(
+                f,
+                "create the cluster's certificate authority (Secret {secret})"
+            );
+        }
+        _ => {}
     }
     let role = role.as_str();
     match why {
@@ -452,6 +474,12 @@ fn issue(f: &mut fmt::Formatter<'_>, role: CertRole, secret: &str, why: Issue) -
             "issue the {role} certificate again from the cluster's CA (Secret {secret} holds \
              another CA's)"
         ),
+        Issue::Bundle => write!(
+            f,
+            "write the CA rotation's trust bundle into the {role} certificate's ca.crt (Secret \
+             {secret}; the certificate and key kept)"
+        ),
+        Issue::Rotation | Issue::Retire => write!(f, "rotate the CA (Secret {secret})"),
         Issue::Renewal => write!(
             f,
             "renew the {role} certificate (Secret {secret}): two thirds of its lifetime have \

@@ -62,6 +62,7 @@ pub(super) fn healthy(d: &Desired, n: u32) -> Observed {
         supporting_objects: true,
         clients_fenced: false,
         certificates: Vec::new(),
+        trust: Default::default(),
         maintenance: None,
         nospace: Vec::new(),
         revision: 0,

@@ -42,6 +42,36 @@ pub fn start_writer(ns: &str) {
     );
 }
 
+/// `start_writer` for a cluster `demo` with TLS: the pod mounts the client Secret `secret` (as
+/// the kubelet keeps it current) and each put is a new etcdctl, so a new TLS connection that
+/// checks the member's certificate against the Secret's `ca.crt` and presents its certificate.
+pub fn start_tls_writer(ns: &str, secret: &str) {
+    let pod = serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "writer"},
+        "spec": {
+            "restartPolicy": "Never",
+            "containers": [{
+                "name": "writer",
+                "image": "gcr.io/etcd-development/etcd:v3.5.16",
+                "command": ["sh", "-c", "i=0; while true; do if etcdctl --endpoints=https://demo-client:2379 --cacert=/tls/ca.crt --cert=/tls/tls.crt --key=/tls/tls.key --dial-timeout=3s --command-timeout=5s put w/$i v$i >/dev/null 2>&1; then r=ack; else r=fail; fi; read t _ < /proc/uptime; echo $r $i $t; i=$((i+1)); sleep 0.1; done"],
+                "volumeMounts": [{"name": "tls", "mountPath": "/tls", "readOnly": true}],
+            }],
+            "volumes": [{"name": "tls", "secret": {"secretName": secret}}],
+        },
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("writer.json");
+    std::fs::write(&file, pod.to_string()).unwrap();
+    ok(kubectl(&["-n", ns, "apply", "-f", file.to_str().unwrap()]));
+    eventually(
+        "the writer acknowledges writes",
+        Duration::from_secs(90),
+        || (writer_log(ns).acked.len() > 5).then_some(()),
+    );
+}
+
 /// Seconds since the host booted, the writer's clock.
 pub fn uptime() -> f64 {
     std::fs::read_to_string("/proc/uptime")

@@ -115,9 +115,11 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         role: CertRole::Client.as_str(),
         why,
     };
-    let (ca_pem, ca_key) = crate::engine::pki::read_ca(&s.client, &s.namespace, &name)
+    let ca = crate::engine::pki::read_ca(&s.client, &s.namespace, &name)
         .await
         .map_err(fail)?;
+    // During a CA rotation the bundle of both CAs: the members serve certificates of either.
+    let ca_pem = ca.bundle();
     let now = jiff::Timestamp::now().as_second();
     let issued = crate::pki::leaf_params(
         CertRole::Client,
@@ -127,7 +129,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         now,
         a.lifetime.as_secs(),
     )
-    .and_then(|p| crate::pki::sign(&p, &name, &s.namespace, &ca_key))
+    .and_then(|p| crate::pki::sign(&p, &name, &s.namespace, &ca.key_pem))
     .map_err(|e| fail(e.to_string()))?;
     let (_, not_after) = crate::pki::pem_validity(issued.cert_pem.as_bytes()).map_err(fail)?;
     if !a.out.exists() {

@@ -15,6 +15,7 @@ pub mod reconcile;
 pub mod recover;
 pub mod report;
 pub mod restore;
+pub mod rotate_ca;
 pub mod scale;
 pub mod status;
 pub mod upgrade;
