@@ -21,6 +21,9 @@ export KUBECONFIG=${KUBECONFIG:-/tmp/tb/admin.kubeconfig}
 BIN=$(readlink -f "${BIN:-${CARGO_TARGET_DIR:-target}/debug/kubectl-etcd}")
 [ -x "$BIN" ] || { echo "no binary at $BIN: cargo build (or set BIN)" >&2; exit 1; }
 export PATH=$(dirname "$BIN"):$PATH # `kubectl etcd` is this binary
+# CREATE_FLAGS: extra flags of `create`; the default is what a user gets (managed TLS since issue
+# 17); CREATE_FLAGS=--insecure compares like with like against the plain-http StatefulSet.
+CREATE_FLAGS=${CREATE_FLAGS:-}
 ROUNDS=${ROUNDS:-3} STATUS_RUNS=${STATUS_RUNS:-5} SCALE=${SCALE:-1} BACKUP=${BACKUP:-0} UPGRADE=${UPGRADE:-0}
 VERSION=${VERSION:-$("$BIN" create --help | sed -n 's/.*\[default: \(3\.[0-9.]*\)\].*/\1/p' | head -n1)}
 IMAGE=${IMAGE:-gcr.io/etcd-development/etcd:v$VERSION}
@@ -49,7 +52,7 @@ for r in $(seq 1 "$ROUNDS"); do
   kubectl delete namespace "$pns" --wait=true >/dev/null
   kubectl create namespace "$ns" >/dev/null
   t0=$(now)
-  kubectl etcd -n "$ns" create demo --replicas 3 --version "$VERSION" --timeout 5m -v >/dev/null 2>"$WORK/create.err" \
+  kubectl etcd -n "$ns" create demo --replicas 3 --version "$VERSION" $CREATE_FLAGS --timeout 5m -v >/dev/null 2>"$WORK/create.err" \
     || { cat "$WORK/create.err" >&2; exit 1; }
   c_times+=("$(secs "$t0" "$(now)")")
   # status: the cluster as create left it, STATUS_RUNS times (the first one also warms nothing:
@@ -85,8 +88,8 @@ printf '\n%s, %s, %s, etcd %s, median of %d rounds; load average %s\n\n' "$(date
   "$(kubectl version -o json 2>/dev/null | sed -n 's/.*"gitVersion": "\(v[^"]*\)".*/Kubernetes \1/p' | tail -n1)" \
   "$(nproc) cores" "$VERSION" "$ROUNDS" "$(cut -d' ' -f1-3 /proc/loadavg)"
 printf '| measure | ours (s) | by hand (s) | ratio |\n|---|---|---|---|\n'
-printf '| create --replicas 3 until it returns / plain StatefulSet until 3 Ready (target <= 0.6) | %.1f | %.1f | %.2f |\n' \
-  "$c" "$p" "$(echo "$c / $p" | bc -l)"
+printf '| create --replicas 3 %s until it returns / plain StatefulSet until 3 Ready (target <= 0.6) | %.1f | %.1f | %.2f |\n' \
+  "${CREATE_FLAGS:-(managed TLS)}" "$c" "$p" "$(echo "$c / $p" | bc -l)"
 printf '| status of 3 members (target <= 0.5 s) | %.2f | | |\n' "$s"
 if [ "$SCALE" = 1 ]; then
   printf '| scale 3 -> 5 | %.1f | | |\n| scale 5 -> 3 | %.1f | | |\n' \
