@@ -449,7 +449,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__backup)
-            opts="-n -o -v -h --to --compression --credentials-secret --sse --sse-kms-key-id --dry-run --tools-image --namespace --context --kubeconfig --output --verbose --log-format --help list help"
+            opts="-n -o -v -h --to --compression --credentials-secret --sse --sse-kms-key-id --encryption-key-secret --dry-run --tools-image --namespace --context --kubeconfig --output --verbose --log-format --help list help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -472,6 +472,10 @@ _kubectl__etcd() {
                     return 0
                     ;;
                 --sse-kms-key-id)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --encryption-key-secret)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1867,7 +1871,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__restore)
-            opts="-n -o -v -h --from --from-backup --latest-of --replicas --version --storage --storage-class --sha256 --credentials-secret --tools-image --tls --insecure --certificate-lifetime --tls-server-secret --tls-client-secret --tls-peer-secret --auth-secret --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --from --from-backup --latest-of --replicas --version --storage --storage-class --sha256 --credentials-secret --encryption-key-secret --tools-image --tls --insecure --certificate-lifetime --tls-server-secret --tls-client-secret --tls-peer-secret --auth-secret --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1906,6 +1910,10 @@ _kubectl__etcd() {
                     return 0
                     ;;
                 --credentials-secret)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --encryption-key-secret)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2635,7 +2643,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__snapshot__subcmd__fetch)
-            opts="-n -o -v -h --to --sha256 --clean --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --to --sha256 --encryption-key-file --clean --namespace --context --kubeconfig --output --verbose --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2646,6 +2654,10 @@ _kubectl__etcd() {
                     return 0
                     ;;
                 --sha256)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --encryption-key-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -32,6 +32,9 @@ pub mod exit {
     /// `adopt` refused the running cluster (unhealthy, an unsupported version, learners, mixed
     /// cluster ids, names taken): nothing was changed. The message names every reason.
     pub const ADOPT_REFUSED: i32 = 11;
+    /// An encrypted backup's key is missing or wrong (or its Secret holds no key): refused
+    /// before anything was created or written. The message names the backup and the Secret.
+    pub const BACKUP_KEY: i32 = 12;
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -148,6 +151,9 @@ pub enum BackupError {
     Etcd(Box<EtcdError>),
     #[error("the snapshot is unusable: {0}")]
     Corrupt(String),
+    /// The encryption key: its Secret missing or holding no key, or not the backup's.
+    #[error("{0}")]
+    Key(String),
 }
 
 impl From<FetchError> for BackupError {
@@ -156,6 +162,7 @@ impl From<FetchError> for BackupError {
             FetchError::Store(e) => BackupError::Store(e),
             FetchError::Corrupt(m) => BackupError::Corrupt(m),
             FetchError::Local(m) => BackupError::Usage(m),
+            e @ FetchError::Key { .. } => BackupError::Key(e.to_string()),
         }
     }
 }
@@ -176,6 +183,7 @@ impl BackupError {
             | BackupError::Url(_)
             | BackupError::Refused(_)
             | BackupError::NoSource(_)
+            | BackupError::Key(_)
             | BackupError::Corrupt(_) => false,
         }
     }
@@ -186,6 +194,7 @@ impl BackupError {
             BackupError::Usage(_) | BackupError::Url(_) | BackupError::Refused(_) => exit::USAGE,
             BackupError::Store(_) | BackupError::Corrupt(_) => exit::BACKUP_FAILED,
             BackupError::NoSource(_) | BackupError::Etcd(_) => exit::ETCD_UNAVAILABLE,
+            BackupError::Key(_) => exit::BACKUP_KEY,
         }
     }
 }

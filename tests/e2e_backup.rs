@@ -1716,3 +1716,260 @@ fn a_scheduled_backup_to_a_slow_store_runs_beside_the_passes_that_repair_the_clu
     );
     drop(proxy);
 }
+
+/// The first `n` bytes of the S3 object `key` of `bucket` (read with the testbed's credentials).
+fn s3_head_bytes(bucket: &str, key: &str, n: usize) -> Vec<u8> {
+    let (endpoint, _) = s3();
+    let out = Command::new("/var/cache/kubectl-etcd/s3-venv/bin/python")
+        .args([
+            "-c",
+            "import sys,boto3; from botocore.config import Config; r=boto3.client('s3', endpoint_url=sys.argv[1], config=Config(s3={'addressing_style':'path'})).get_object(Bucket=sys.argv[2], Key=sys.argv[3], Range='bytes=0-'+str(int(sys.argv[4])-1)); sys.stdout.buffer.write(r['Body'].read())",
+            &endpoint,
+            bucket,
+            key,
+            &n.to_string(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// Issue 17 item 6: a backup encrypted on the client with a key from a Secret (the object holds
+/// no snapshot in the clear), restored with that key (every key back); with a wrong key, or with
+/// none, the restore is refused before anything exists (exit 12, naming the backup and the
+/// Secret): no cluster, no pod, no claim, no Secret.
+#[test]
+fn an_encrypted_backup_restores_with_its_key_and_a_wrong_or_missing_key_creates_nothing() {
+    install_crd();
+    let ns = Ns::new("backup-enc");
+    let (_, bucket) = s3();
+    let before = small_cluster(&ns.0, "demo", 1_000);
+    let key = "5".repeat(64);
+    let wrong = "6".repeat(64);
+    for (name, k) in [("backup-key", key.as_str()), ("other-key", wrong.as_str())] {
+        ok(kubectl(&[
+            "-n",
+            &ns.0,
+            "create",
+            "secret",
+            "generic",
+            name,
+            &format!("--from-literal=key={k}"),
+        ]));
+    }
+    // A Secret that is not there: refused before any record exists.
+    let missing = etcd_s3(
+        &ns.0,
+        &[
+            "backup",
+            "demo",
+            "--to",
+            &format!("s3://{bucket}/e2e/{}", ns.0),
+            "--encryption-key-secret",
+            "no-such-key",
+        ],
+        &[],
+    );
+    assert_eq!(missing.code, 12, "{}", missing.stderr);
+    assert!(missing.stderr.contains("no-such-key"), "{}", missing.stderr);
+    assert_eq!(backups_in(&ns.0), 0);
+
+    let record = json(&ok(etcd_s3(
+        &ns.0,
+        &[
+            "-o",
+            "json",
+            "backup",
+            "demo",
+            "--to",
+            &format!("s3://{bucket}/e2e/{}", ns.0),
+            "--encryption-key-secret",
+            "backup-key",
+        ],
+        &[],
+    )));
+    let name = record["metadata"]["name"].as_str().unwrap().to_string();
+    let url = record["status"]["url"].as_str().unwrap().to_string();
+    assert!(url.ends_with(".db.zst.enc"), "{url}");
+    assert_eq!(
+        record["spec"]["encryption"]["keySecretRef"]["name"], "backup-key",
+        "{record}"
+    );
+    assert!(
+        !record.to_string().contains(&key),
+        "the key is never written"
+    );
+    let object = url.split_once(&format!("s3://{bucket}/")).unwrap().1;
+    let object = object.split('?').next().unwrap();
+    let head = s3_head_bytes(&bucket, object, 8);
+    assert_eq!(
+        head, b"KEAEAD01",
+        "the stored object is the encrypted stream"
+    );
+
+    // Wrong key: refused, nothing created.
+    let (pods, claims) = (pods_in(&ns.0), claims_in(&ns.0));
+    let refused = etcd_s3(
+        &ns.0,
+        &[
+            "restore",
+            "bad",
+            "--from-backup",
+            &name,
+            "--encryption-key-secret",
+            "other-key",
+            "--replicas",
+            "1",
+        ],
+        &[],
+    );
+    assert_eq!(refused.code, 12, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains(&name)
+            && refused.stderr.contains("other-key")
+            && refused.stderr.contains("not the one"),
+        "{}",
+        refused.stderr
+    );
+    // No key for an encrypted object of unknown origin: refused, nothing created.
+    let keyless = etcd_s3(
+        &ns.0,
+        &["restore", "bad", "--from", &url, "--replicas", "1"],
+        &[],
+    );
+    assert_eq!(keyless.code, 12, "{}", keyless.stderr);
+    assert!(
+        keyless.stderr.contains("--encryption-key-secret"),
+        "{}",
+        keyless.stderr
+    );
+    assert_eq!(clusters_in(&ns.0), 1, "no cluster was created");
+    assert_eq!(pods_in(&ns.0), pods, "no pod was created");
+    assert_eq!(claims_in(&ns.0), claims, "no claim was created");
+    let secrets = ok(kubectl(&["-n", &ns.0, "get", "secrets", "-o", "name"])).stdout;
+    assert!(!secrets.contains("bad-restore"), "{secrets}");
+
+    // The right key (the one the record names): every key and value comes back.
+    ok(etcd_s3(
+        &ns.0,
+        &[
+            "restore",
+            "copy",
+            "--from-backup",
+            &name,
+            "--replicas",
+            "1",
+            "--timeout",
+            "4m",
+        ],
+        &[],
+    ));
+    let copy = cluster_json(&ns.0, "copy");
+    assert_eq!(
+        copy["spec"]["restore"]["encryption"]["keySecretRef"]["name"],
+        "backup-key"
+    );
+    assert_eq!(keyspace_digest(&ns.0, "copy-0"), before);
+}
+
+/// Issue 17 item 6: retention deletes only its own cluster's objects in its destination. Forged
+/// `EtcdBackup` records labelled for the cluster — one naming an object outside the
+/// destination, one naming another cluster's object inside it — are older than what retention
+/// keeps, yet neither they nor their objects are deleted, while the real old backups are.
+#[test]
+fn retention_never_deletes_what_a_forged_record_points_at() {
+    install_crd();
+    let ns = Ns::new("backup-forged");
+    let (endpoint, bucket) = s3();
+    s3_creds_secret(&ns.0);
+    let prefix = format!("e2e/{}/scheduled", ns.0);
+    let outside = format!("e2e/{}/precious/keep-me.db", ns.0);
+    let others = format!("{prefix}/{}-other-20200101T000000.000Z-r1.db", ns.0);
+    let put = |key: &str| {
+        let out = Command::new("/var/cache/kubectl-etcd/s3-venv/bin/python")
+            .args([
+                "-c",
+                "import sys,boto3; from botocore.config import Config; boto3.client('s3', endpoint_url=sys.argv[1], config=Config(s3={'addressing_style':'path'})).put_object(Bucket=sys.argv[2], Key=sys.argv[3], Body=b'not yours')",
+                &endpoint,
+                &bucket,
+                key,
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    put(&outside);
+    put(&others);
+    let _op = LocalOperator::watching(&ns.0, "127.0.0.1:18091");
+    let (uid, _) = scheduled_demo(&ns.0, &bucket, &prefix, 0);
+    // The forged records: scheduled, Succeeded, of this cluster (its uid), dated long ago; one
+    // names an object beside the destination, one another cluster's object inside it.
+    for (name, url) in [
+        ("forged-outside", format!("s3://{bucket}/{outside}")),
+        ("forged-other", format!("s3://{bucket}/{others}")),
+    ] {
+        let record = serde_json::json!({
+            "apiVersion": "etcd.kubectl-etcd.io/v1alpha1",
+            "kind": "EtcdBackup",
+            "metadata": {"name": name, "namespace": ns.0, "labels": {
+                "etcd.kubectl-etcd.io/cluster": "demo",
+                "etcd.kubectl-etcd.io/trigger": "schedule"}},
+            "spec": {"cluster": "demo", "destination": format!("s3://{bucket}/{prefix}"),
+                "trigger": "schedule", "clusterUid": uid},
+        });
+        ok(kubectl_stdin(&["apply", "-f", "-"], &record.to_string()));
+        let status = serde_json::json!({"status": {
+            "phase": "Succeeded", "url": url, "verified": true, "quorum": true,
+            "startTime": "2020-01-01T00:00:00Z", "completionTime": "2020-01-01T00:00:10Z"}});
+        ok(kubectl(&[
+            "-n",
+            &ns.0,
+            "patch",
+            "etcdbackup",
+            name,
+            "--subresource",
+            "status",
+            "--type",
+            "merge",
+            "-p",
+            &status.to_string(),
+        ]));
+    }
+    // Real scheduled backups come and go (keepLast 1): at least two seen, one kept.
+    let seen = std::cell::RefCell::new(std::collections::BTreeSet::new());
+    eventually(
+        "two real scheduled backups, one kept",
+        Duration::from_secs(240),
+        || {
+            let now = scheduled_backups(&ns.0);
+            let real: Vec<_> = now
+                .iter()
+                .filter(|b| !b.0.starts_with("forged-"))
+                .cloned()
+                .collect();
+            seen.borrow_mut().extend(real.iter().map(|b| b.0.clone()));
+            (seen.borrow().len() >= 2 && real.len() == 1).then_some(())
+        },
+    );
+    let names = ok(kubectl(&["-n", &ns.0, "get", "etcdbackups", "-o", "name"])).stdout;
+    assert!(
+        names.contains("forged-outside") && names.contains("forged-other"),
+        "the forged records are left alone: {names}"
+    );
+    for key in [&outside, &others] {
+        assert_eq!(
+            s3_head_bytes(&bucket, key, 9),
+            b"not yours",
+            "{key} is still there"
+        );
+    }
+}

@@ -52,6 +52,10 @@ pub struct EtcdBackupSpec {
     /// existed have none: they are matched by their etcd cluster id, else by name only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster_uid: Option<String>,
+    /// Set when the object is encrypted on the client: the Secret whose key it was encrypted
+    /// with (a restore needs it; the key itself is never written here).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encryption: Option<crate::api::BackupEncryption>,
 }
 
 /// What happened to a backup. Written only by whoever took it, whole, by server-side apply

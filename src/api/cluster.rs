@@ -356,6 +356,56 @@ pub struct BackupSpec {
     /// `backup` uses it too unless `--sse` or `--to` says otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_side_encryption: Option<ServerSideEncryption>,
+    /// Client-side encryption of every backup (any destination): AES-256-GCM, streamed, with
+    /// the key in a Secret of the cluster's namespace; objects get the suffix `.enc` and their
+    /// records name the Secret (never the key). A restore needs that Secret. The CLI's `backup`
+    /// uses it too unless `--encryption-key-secret` or `--to` says otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encryption: Option<BackupEncryption>,
+}
+
+/// Client-side encryption of backups: where the key is.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BackupEncryption {
+    /// The key: 32 bytes, raw or as 64 hex digits, e.g.
+    /// `kubectl create secret generic backup-key --from-literal=key=$(openssl rand -hex 32)`.
+    pub key_secret_ref: SecretKeyRef,
+}
+
+/// One key of a Secret in the same namespace.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SecretKeyRef {
+    pub name: String,
+    /// The key in the Secret's data (default `key`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+}
+
+impl BackupEncryption {
+    /// The reference as the archive uses it.
+    pub fn key_secret(&self) -> crate::archive::crypt::KeySecret {
+        crate::archive::crypt::KeySecret {
+            name: self.key_secret_ref.name.clone(),
+            key: self
+                .key_secret_ref
+                .key
+                .clone()
+                .filter(|k| !k.is_empty())
+                .unwrap_or_else(|| crate::archive::crypt::DEFAULT_SECRET_KEY.into()),
+        }
+    }
+
+    /// The spec form of a reference.
+    pub fn from_key_secret(k: &crate::archive::crypt::KeySecret) -> BackupEncryption {
+        BackupEncryption {
+            key_secret_ref: SecretKeyRef {
+                name: k.name.clone(),
+                key: Some(k.key.clone()),
+            },
+        }
+    }
 }
 
 /// `x-amz-server-side-encryption` of every backup object.
@@ -389,6 +439,10 @@ pub struct RestoreSpec {
     /// Image holding `kubectl-etcd` (fetches and verifies the snapshot into the seed's volume).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools_image: Option<String>,
+    /// The Secret with the key of an encrypted snapshot (an object ending in `.enc`); the
+    /// restore pod mounts it to decrypt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encryption: Option<BackupEncryption>,
     /// Makes this restore a cluster of its own: it goes into etcd's initial-cluster token, from
     /// which etcd derives the cluster id. `kubectl etcd restore` and `recover` write a fresh one
     /// each time, so two restores of the same snapshot into the same cluster (a second `recover

@@ -64,8 +64,10 @@ impl Compression {
         }
     }
 
-    /// The compression of an object, from its key's suffix (anything unknown is uncompressed).
+    /// The compression of an object, from its key's suffix before an encryption suffix
+    /// (`.enc`, `archive::crypt`); anything unknown is uncompressed.
     pub fn from_key(key: &str) -> Compression {
+        let key = key.strip_suffix(super::crypt::SUFFIX).unwrap_or(key);
         if key.ends_with(".zst") {
             Compression::Zstd
         } else if key.ends_with(".gz") {
@@ -349,7 +351,7 @@ impl<R> fmt::Debug for SnapshotVerifier<R> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use tokio::io::AsyncReadExt;
 
@@ -410,6 +412,10 @@ mod tests {
             assert_eq!(c.as_str().parse::<Compression>().unwrap(), c);
             assert_eq!(
                 Compression::from_key(&format!("demo-1.db{}", c.suffix())),
+                c
+            );
+            assert_eq!(
+                Compression::from_key(&format!("demo-1.db{}.enc", c.suffix())),
                 c
             );
             assert_eq!(serde_json::to_value(c).unwrap(), c.as_str());

@@ -41,6 +41,58 @@ const MAX_CHUNK: usize = 16 * 1024 * 1024;
 const INFO_KEY: &[u8] = b"kubectl-etcd backup v1 key";
 const INFO_CHECK: &[u8] = b"kubectl-etcd backup v1 check";
 
+/// The key of a Secret's data that holds a backup key when `NAME/KEY` names none.
+pub const DEFAULT_SECRET_KEY: &str = "key";
+
+/// Whether the object `key` is encrypted (its name ends in [`SUFFIX`]).
+pub fn is_encrypted(key: &str) -> bool {
+    key.ends_with(SUFFIX)
+}
+
+/// Where a backup key is kept: the key `key` of the Secret `name` (in the cluster's namespace).
+/// Only the reference is ever written anywhere (specs, records, pod specs), never the key.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct KeySecret {
+    pub name: String,
+    pub key: String,
+}
+
+impl KeySecret {
+    /// `NAME` or `NAME/KEY` (the form of `--encryption-key-secret`).
+    pub fn parse(s: &str) -> Result<KeySecret, String> {
+        let (name, key) = match s.trim().split_once('/') {
+            Some((n, k)) => (n, k),
+            None => (s.trim(), DEFAULT_SECRET_KEY),
+        };
+        let dns = |n: &str| {
+            !n.is_empty()
+                && n.len() <= 253
+                && n.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
+        };
+        let data_key = |k: &str| {
+            !k.is_empty()
+                && k.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')
+        };
+        if !dns(name) || !data_key(key) {
+            return Err(format!(
+                "{s:?} is not a Secret and key: use NAME or NAME/KEY, e.g. backup-key/key (make it with `kubectl create secret generic backup-key --from-literal=key=$(openssl rand -hex 32)`)"
+            ));
+        }
+        Ok(KeySecret {
+            name: name.into(),
+            key: key.into(),
+        })
+    }
+}
+
+impl fmt::Display for KeySecret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.name, self.key)
+    }
+}
+
 /// A 256-bit backup key. `Debug` shows nothing of it.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Key([u8; 32]);
@@ -107,7 +159,7 @@ pub enum CryptError {
     #[error("the encryption header is damaged: {0}")]
     BadHeader(String),
     #[error(
-        "the encryption key is not the one this backup was encrypted with: use the key of the backup's cluster (spec.backup.encryptionKeySecret at the time it was taken)"
+        "the encryption key is not the one this backup was encrypted with: use the Secret its record names (spec.encryption.keySecretRef of the EtcdBackup, the cluster's spec.backup.encryption when it was taken)"
     )]
     WrongKey,
     #[error(
@@ -535,6 +587,25 @@ mod tests {
             Err(CryptError::NotEncrypted)
         );
         assert_eq!(decrypt(b"", &key(1)).await, Err(CryptError::NotEncrypted));
+    }
+
+    #[test]
+    fn key_secrets_are_a_name_and_a_data_key_defaulting_to_key() {
+        assert_eq!(
+            KeySecret::parse("backup-key").unwrap(),
+            KeySecret {
+                name: "backup-key".into(),
+                key: "key".into()
+            }
+        );
+        let k = KeySecret::parse("backup-key/etcd.key").unwrap();
+        assert_eq!(k.to_string(), "backup-key/etcd.key");
+        for bad in ["", "/key", "Upper", "name/", "a/b/c", "name/k y"] {
+            let err = KeySecret::parse(bad).unwrap_err();
+            assert!(err.contains("NAME/KEY"), "{bad}: {err}");
+        }
+        assert!(is_encrypted("ns-demo-20261201T000000.000Z-r1.db.zst.enc"));
+        assert!(!is_encrypted("ns-demo-20261201T000000.000Z-r1.db.zst"));
     }
 
     #[test]

@@ -8,6 +8,7 @@ use std::path::Path;
 use tokio::io::{AsyncRead, AsyncWriteExt};
 
 use crate::archive::codec::{self, Compression, Sha256Reader, SnapshotVerifier};
+use crate::archive::crypt::{self, CryptError, Key};
 use crate::archive::store::{Store, StoreError};
 
 /// Why a fetch failed (the backup error takes each variant over as its own kind, so the exit
@@ -22,6 +23,21 @@ pub enum FetchError {
     /// This side's files: the target cannot be written, or a data dir must not be overwritten.
     #[error("{0}")]
     Local(String),
+    /// An encrypted backup without its key, or with another key: refused at its header, before
+    /// anything of it is written anywhere.
+    #[error("{what}: {why}")]
+    Key { what: String, why: KeyProblem },
+}
+
+/// Why an encrypted backup cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeyProblem {
+    #[error(
+        "it is encrypted and no key was given: name the Secret holding its key (`--encryption-key-secret NAME[/KEY]`, spec.restore.encryption.keySecretRef)"
+    )]
+    Missing,
+    #[error(transparent)]
+    Wrong(CryptError),
 }
 
 /// What a verified read of a stored snapshot found.
@@ -32,26 +48,56 @@ pub struct Verified {
     pub snapshot_bytes: u64,
 }
 
+/// How the stored bytes of an object are encoded: compressed (by its key's suffix) and, when
+/// its key ends in `.enc`, encrypted with `key`.
+#[derive(Clone, Copy, Debug)]
+pub struct Encoding<'a> {
+    pub compression: Compression,
+    pub encrypted: bool,
+    pub key: Option<&'a Key>,
+}
+
+impl<'a> Encoding<'a> {
+    /// The encoding of the object `object` (by its name), decrypted with `key` if it is encrypted.
+    pub fn of(object: &str, key: Option<&'a Key>) -> Encoding<'a> {
+        Encoding {
+            compression: Compression::from_key(object),
+            encrypted: crypt::is_encrypted(object),
+            key,
+        }
+    }
+}
+
 /// Reads `key` from `store` to the end: the stored bytes' sha256 must equal `expected` (when
-/// known), the bytes must decompress (by the key's suffix), and etcd's own hash inside the snapshot
-/// must check out. Everything read goes to `sink`.
+/// known), the bytes must decrypt with `secret` (when the key says they are encrypted: a missing
+/// or wrong key is refused at the header, before anything reaches `sink`) and decompress (by the
+/// key's suffix), and etcd's own hash inside the snapshot must check out. Everything read goes
+/// to `sink`.
 pub async fn verify_into<W>(
     store: &Store,
     key: &str,
+    secret: Option<&Key>,
     expected: Option<&str>,
     sink: &mut W,
 ) -> Result<Verified, FetchError>
 where
     W: tokio::io::AsyncWrite + Unpin,
 {
+    let encoding = Encoding::of(key, secret);
+    if encoding.encrypted && secret.is_none() {
+        return Err(FetchError::Key {
+            what: key.into(),
+            why: KeyProblem::Missing,
+        });
+    }
     let (body, _) = store.get(key).await?;
-    verify_stream(body, Compression::from_key(key), expected, sink, key).await
+    verify_stream(body, encoding, expected, sink, key).await
 }
 
 /// `verify_into` over any stream of stored bytes (the file-transfer path and tests).
 pub async fn verify_stream<R, W>(
     body: R,
-    compression: Compression,
+    encoding: Encoding<'_>,
     expected: Option<&str>,
     sink: &mut W,
     what: &str,
@@ -62,10 +108,30 @@ where
 {
     let mut stored = Sha256Reader::new(body);
     let (copied, verified, snapshot_bytes) = {
-        let mut snapshot = SnapshotVerifier::new(codec::decompress(compression, &mut stored));
+        let plain: Box<dyn AsyncRead + Unpin + Send + '_> = match (encoding.encrypted, encoding.key)
+        {
+            (false, _) => Box::new(&mut stored),
+            (true, Some(k)) => Box::new(crypt::Decrypt::new(&mut stored, k)),
+            (true, None) => {
+                return Err(FetchError::Key {
+                    what: what.into(),
+                    why: KeyProblem::Missing,
+                });
+            }
+        };
+        let mut snapshot = SnapshotVerifier::new(codec::decompress(encoding.compression, plain));
         let copied = tokio::io::copy(&mut snapshot, sink).await;
         (copied, snapshot.verified(), snapshot.bytes())
     };
+    // A wrong key shows at the header, before a byte went to `sink`: said as such.
+    if let Err(e) = &copied
+        && let Some(c @ (CryptError::WrongKey | CryptError::NotEncrypted)) = crypt::crypt_error(e)
+    {
+        return Err(FetchError::Key {
+            what: what.into(),
+            why: KeyProblem::Wrong(c.clone()),
+        });
+    }
     let (stored_bytes, sha256) = stored.finish();
     if let Some(want) = expected
         && !want.eq_ignore_ascii_case(&sha256)
@@ -101,6 +167,7 @@ where
 pub async fn fetch_to_file(
     store: &Store,
     key: &str,
+    secret: Option<&Key>,
     expected: Option<&str>,
     to: &Path,
     clean: Option<&Path>,
@@ -132,7 +199,7 @@ pub async fn fetch_to_file(
     let mut file = tokio::fs::File::create(&partial)
         .await
         .map_err(|e| io(&format!("create {}", partial.display()), e))?;
-    let verified = verify_into(store, key, expected, &mut file).await;
+    let verified = verify_into(store, key, secret, expected, &mut file).await;
     let verified = match verified {
         Ok(v) => v,
         Err(e) => {
@@ -154,6 +221,99 @@ mod tests {
     use super::*;
     use crate::archive::store::Location;
 
+    /// A snapshot compressed with zstd and encrypted with `key`, as a backup stores it.
+    async fn sealed(snap: &[u8], key: &Key) -> Vec<u8> {
+        use tokio::io::AsyncReadExt;
+        let mut out = Vec::new();
+        crypt::Encrypt::new(codec::compress(Compression::Zstd, snap), key)
+            .unwrap()
+            .read_to_end(&mut out)
+            .await
+            .unwrap();
+        out
+    }
+
+    #[tokio::test]
+    async fn an_encrypted_backup_decrypts_verifies_and_refuses_a_missing_or_wrong_key_first() {
+        let snap = crate::archive::codec::tests::fake_snapshot(40, 5);
+        let key = Key::parse(&[3u8; 32]).unwrap();
+        let stored = sealed(&snap, &key).await;
+        let name = "ns-demo-20261201T000000.000Z-r5.db.zst.enc";
+        let enc = Encoding::of(name, Some(&key));
+        assert!(enc.encrypted && enc.compression == Compression::Zstd);
+        let mut out = Vec::new();
+        let v = verify_stream(&stored[..], enc, None, &mut out, name)
+            .await
+            .unwrap();
+        assert!(out == snap, "the snapshot comes back whole");
+        assert_eq!(v.stored_bytes, stored.len() as u64);
+        assert_eq!(v.snapshot_bytes, snap.len() as u64);
+        // The stored bytes' sha256 is of the ciphertext (what the record holds).
+        let mut sha = codec::Sha256::default();
+        sha.update(&stored);
+        assert_eq!(v.sha256, sha.finish().1);
+
+        let wrong = Key::parse(&[4u8; 32]).unwrap();
+        let mut out = Vec::new();
+        let err = verify_stream(
+            &stored[..],
+            Encoding::of(name, Some(&wrong)),
+            Some(&v.sha256),
+            &mut out,
+            name,
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            matches!(
+                &err,
+                FetchError::Key {
+                    why: KeyProblem::Wrong(CryptError::WrongKey),
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        assert!(out.is_empty(), "nothing written with a wrong key");
+        assert!(err.to_string().contains(name), "{err}");
+        let err = verify_stream(&stored[..], Encoding::of(name, None), None, &mut out, name)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(
+                &err,
+                FetchError::Key {
+                    why: KeyProblem::Missing,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        // Through a store: the missing key is refused before the object is read.
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(&Location::File(tmp.path().into()), None)
+            .await
+            .unwrap();
+        let err = verify_into(&store, name, None, None, &mut tokio::io::sink())
+            .await
+            .unwrap_err();
+        assert!(matches!(err, FetchError::Key { .. }), "{err:?}");
+        // A damaged ciphertext is corrupt, not a key problem.
+        let mut damaged = stored.clone();
+        let last = damaged.len() - 3;
+        damaged[last] ^= 1;
+        let err = verify_stream(&damaged[..], enc, None, &mut Vec::new(), name)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, FetchError::Corrupt(_)), "{err:?}");
+        let e: crate::error::Error = FetchError::Key {
+            what: name.into(),
+            why: KeyProblem::Missing,
+        }
+        .into();
+        assert_eq!(e.exit_code(), crate::error::exit::BACKUP_KEY);
+    }
+
     #[tokio::test]
     async fn a_data_dir_the_restore_did_not_write_is_refused_never_removed() {
         let tmp = tempfile::tempdir().unwrap();
@@ -164,7 +324,7 @@ mod tests {
             .await
             .unwrap();
         // A member's data dir (no restore working dir beside it): refused, untouched.
-        let err = fetch_to_file(&store, "x.db", None, &to, Some(&data))
+        let err = fetch_to_file(&store, "x.db", None, None, &to, Some(&data))
             .await
             .unwrap_err()
             .to_string();
@@ -172,7 +332,7 @@ mod tests {
         assert!(data.join("member/wal").exists());
         // Left by an interrupted restore (its working dir is there): cleaned before the fetch.
         std::fs::create_dir_all(to.parent().unwrap()).unwrap();
-        let _ = fetch_to_file(&store, "x.db", None, &to, Some(&data)).await;
+        let _ = fetch_to_file(&store, "x.db", None, None, &to, Some(&data)).await;
         assert!(!data.exists());
     }
 }

@@ -28,16 +28,19 @@ pub struct Destination {
     pub credentials_secret: Option<String>,
     /// Server-side encryption asked of S3.
     pub sse: Option<store::Sse>,
+    /// Client-side encryption (`crypt`) with the key in this Secret of the cluster's namespace.
+    pub encryption: Option<crypt::KeySecret>,
 }
 
 impl Destination {
-    /// `location` with the default compression, no Secret, no SSE.
+    /// `location` with the default compression, no Secret, no SSE, no encryption.
     pub fn at(location: store::Location) -> Destination {
         Destination {
             location,
             compression: codec::Compression::default(),
             credentials_secret: None,
             sse: None,
+            encryption: None,
         }
     }
 }

@@ -12,19 +12,22 @@ fn stamp(t: Timestamp) -> String {
     t.strftime("%Y%m%dT%H%M%S%.3fZ").to_string()
 }
 
-/// `<namespace>-<cluster>-<UTC time>-r<revision>.db<suffix>` (relative to the destination's prefix):
-/// one cluster's objects sort by time and carry the cluster and the revision.
+/// `<namespace>-<cluster>-<UTC time>-r<revision>.db<suffix>[.enc]` (relative to the
+/// destination's prefix): one cluster's objects sort by time and carry the cluster and the
+/// revision; `.enc` marks one encrypted on the client (`archive::crypt`).
 pub fn object_key(
     namespace: &str,
     cluster: &str,
     time: Timestamp,
     revision: i64,
     compression: Compression,
+    encrypted: bool,
 ) -> String {
     format!(
-        "{namespace}-{cluster}-{}-r{revision}.db{}",
+        "{namespace}-{cluster}-{}-r{revision}.db{}{}",
         stamp(time),
-        compression.suffix()
+        compression.suffix(),
+        if encrypted { super::crypt::SUFFIX } else { "" }
     )
 }
 
@@ -54,6 +57,7 @@ pub fn object_time(namespace: &str, cluster: &str, key: &str) -> Option<Timestam
     let rest = rest.strip_prefix("-r")?;
     let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
     let suffix = rest.get(digits..)?.strip_prefix(".db")?;
+    let suffix = suffix.strip_suffix(super::crypt::SUFFIX).unwrap_or(suffix);
     let known = Compression::ALL.iter().any(|c| suffix == c.suffix());
     if digits == 0 || !known {
         return None;
@@ -86,19 +90,23 @@ mod tests {
     fn object_names_sort_by_time_and_carry_cluster_and_revision() {
         let t1: Timestamp = "2026-12-01T09:05:00Z".parse().unwrap();
         let t2: Timestamp = "2026-12-01T10:00:00Z".parse().unwrap();
-        let a = object_key("ns", "demo", t1, 99, Compression::Zstd);
-        let b = object_key("ns", "demo", t2, 7, Compression::None);
+        let a = object_key("ns", "demo", t1, 99, Compression::Zstd, false);
+        let b = object_key("ns", "demo", t2, 7, Compression::None, false);
         assert_eq!(a, "ns-demo-20261201T090500.000Z-r99.db.zst");
         assert_eq!(b, "ns-demo-20261201T100000.000Z-r7.db");
         assert!(a < b);
         assert_eq!(
-            object_key("ns", "demo", t1, 1, Compression::Gzip),
+            object_key("ns", "demo", t1, 1, Compression::Gzip, false),
             "ns-demo-20261201T090500.000Z-r1.db.gz"
+        );
+        assert_eq!(
+            object_key("ns", "demo", t1, 1, Compression::Zstd, true),
+            "ns-demo-20261201T090500.000Z-r1.db.zst.enc"
         );
         assert_eq!(record_name("demo", t1), "demo-20261201090500");
         let later = t1 + jiff::SignedDuration::from_millis(250);
         assert!(
-            object_key("ns", "demo", later, 5, Compression::Zstd)
+            object_key("ns", "demo", later, 5, Compression::Zstd, false)
                 .starts_with(&object_prefix("ns", "demo", t1))
         );
         assert!(!b.starts_with(&object_prefix("ns", "demo", t1)));
@@ -108,14 +116,18 @@ mod tests {
     fn object_names_read_back_their_time_and_nothing_else_passes_for_one() {
         let t: Timestamp = "2026-12-01T09:05:00.250Z".parse().unwrap();
         for c in Compression::ALL {
-            let key = object_key("ns", "demo", t, 42, c);
-            assert_eq!(object_time("ns", "demo", &key), Some(t), "{key}");
+            for encrypted in [false, true] {
+                let key = object_key("ns", "demo", t, 42, c, encrypted);
+                assert_eq!(object_time("ns", "demo", &key), Some(t), "{key}");
+            }
         }
         for other in [
             "ns-demo2-20261201T090500.250Z-r42.db.zst",
             "ns-dem-20261201T090500.250Z-r42.db.zst",
             "other-demo-20261201T090500.250Z-r42.db.zst",
             "ns-demo-20261201T090500.250Z-r42.db.zst.bak",
+            "ns-demo-20261201T090500.250Z-r42.db.zst.enc.enc",
+            "ns-demo-20261201T090500.250Z-r42.db.enc.zst",
             "ns-demo-20261201T090500.250Z-r.db",
             "ns-demo-20261201T090500Z-r42.db",
             "ns-demo-20261301T090500.250Z-r42.db",

@@ -61,6 +61,43 @@ pub async fn secret_credentials(
     ))
 }
 
+/// The backup key in the Secret `k` of `ns` (`archive::crypt`). Refused with what to do when the
+/// Secret or its key is missing or holds no key; the key itself never appears in a message.
+pub async fn secret_key(
+    client: &kube::Client,
+    ns: &str,
+    k: &crate::archive::crypt::KeySecret,
+) -> Result<crate::archive::crypt::Key, Error> {
+    let api: kube::Api<k8s_openapi::api::core::v1::Secret> =
+        kube::Api::namespaced(client.clone(), ns);
+    let make = format!(
+        "create it with `kubectl -n {ns} create secret generic {} --from-literal={}=$(openssl rand -hex 32)`",
+        k.name, k.key
+    );
+    let s = api
+        .get_opt(&k.name)
+        .await
+        .map_err(|e| Error::kube("get", "Secret", ns, &k.name, e))?
+        .ok_or_else(|| {
+            BackupError::Key(format!(
+                "the encryption key Secret {ns}/{} does not exist; {make} (keep a copy: without it no backup encrypted with it can be restored)",
+                k.name
+            ))
+        })?;
+    let data = s.data.unwrap_or_default();
+    let bytes = data.get(&k.key).ok_or_else(|| {
+        BackupError::Key(format!(
+            "Secret {ns}/{} has no key {:?} (it has: {}); name another with NAME/KEY, or {make}",
+            k.name,
+            k.key,
+            data.keys().cloned().collect::<Vec<_>>().join(", ")
+        ))
+    })?;
+    crate::archive::crypt::Key::parse(&bytes.0).map_err(|why| {
+        BackupError::Key(format!("Secret {ns}/{}, key {:?}: {why}", k.name, k.key)).into()
+    })
+}
+
 /// EtcdBackup records of `cluster`, newest first.
 pub async fn records(
     client: &kube::Client,

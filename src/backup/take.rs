@@ -1,5 +1,6 @@
-//! Taking a backup: pick the member, stream its snapshot through etcd's hash check, compression
-//! and sha256 straight into the store, and record the result in an `EtcdBackup`.
+//! Taking a backup: pick the member, stream its snapshot through etcd's hash check, compression,
+//! encryption (with a key Secret) and sha256 straight into the store, and record the result in an
+//! `EtcdBackup`.
 //!
 //! No temporary file and no fixed deadline: memory is bounded by the codec's buffers and the
 //! store's part buffers whatever the database size, and only a stalled stream fails.
@@ -15,6 +16,7 @@ use super::label;
 use crate::api::{EtcdBackup, EtcdBackupSpec, EtcdBackupStatus, backup_phase};
 use crate::archive::Destination;
 use crate::archive::codec::{self, Compression, SnapshotVerifier};
+use crate::archive::crypt::{Encrypt, Key};
 use crate::archive::store::{Access, Store, Stored};
 use crate::error::{BackupError, Error};
 use crate::etcd::Keyspace;
@@ -107,13 +109,14 @@ pub struct Taken {
 }
 
 /// Streams one snapshot of `source` into `store` under `key`. The pipeline is
-/// etcd stream → etcd hash check → compression → (store: sha256, upload); a snapshot whose own
-/// trailing hash does not check out fails the upload, which the store then aborts.
+/// etcd stream → etcd hash check → compression → encryption (with `secret`) → (store: sha256,
+/// upload); a snapshot whose own trailing hash does not check out fails the upload, which the
+/// store then aborts.
 pub async fn stream_snapshot(
     reach: &Reach,
     (d, o): (&Desired, &Observed),
     source: &Source,
-    (store, key, compression): (&Store, &str, Compression),
+    (store, key, compression, secret): (&Store, &str, Compression, Option<&Key>),
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<(Keyspace, Stored, u64), BackupError> {
     let ip = o.pods.get(&source.ordinal).and_then(|p| p.ip.clone());
@@ -130,8 +133,18 @@ pub async fn stream_snapshot(
         .await
         .map_err(|e| BackupError::Etcd(Box::new(e)))?;
     let mut verifier = SnapshotVerifier::new(stream);
+    let packed = codec::compress(compression, &mut verifier);
+    let body: Box<dyn tokio::io::AsyncRead + Unpin + Send + '_> = match secret {
+        Some(k) => Box::new(Encrypt::new(packed, k).map_err(|e| {
+            BackupError::Key(format!(
+                "cannot encrypt the backup of {}: {e}",
+                source.member
+            ))
+        })?),
+        None => Box::new(packed),
+    };
     let stored = store
-        .put(key, codec::compress(compression, &mut verifier), progress)
+        .put(key, body, progress)
         .await
         .map_err(BackupError::Store)?;
     if !verifier.verified() {
@@ -197,10 +210,11 @@ pub async fn take(
     req: &Request,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<EtcdBackup, Error> {
+    let secret = encryption_key(reach, &of.desired.namespace, req).await?;
     let store = open(reach, &of.desired.namespace, req).await?;
     let taken = async {
         let record = start(reach, of.desired, req, Timestamp::now()).await?;
-        execute(reach, of, &store, req, record, progress).await
+        execute(reach, of, (&store, secret.as_ref()), req, record, progress).await
     }
     .await;
     store.close().await;
@@ -227,8 +241,13 @@ pub async fn finish(
     record: EtcdBackup,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<EtcdBackup, Error> {
-    let store = match open(reach, &of.desired.namespace, req).await {
-        Ok(store) => store,
+    let ns = &of.desired.namespace;
+    let opened = match encryption_key(reach, ns, req).await {
+        Ok(secret) => open(reach, ns, req).await.map(|store| (store, secret)),
+        Err(e) => Err(e),
+    };
+    let (store, secret) = match opened {
+        Ok(opened) => opened,
         Err(e) => {
             let mut st = record.status.clone().unwrap_or_default();
             st.phase = Some(backup_phase::FAILED.into());
@@ -238,9 +257,18 @@ pub async fn finish(
             return Err(e);
         }
     };
-    let taken = execute(reach, of, &store, req, record, progress).await;
+    let taken = execute(reach, of, (&store, secret.as_ref()), req, record, progress).await;
     store.close().await;
     taken
+}
+
+/// The key of the request's client-side encryption, read from its Secret (none without
+/// encryption): a missing Secret or key fails before any record exists.
+pub async fn encryption_key(reach: &Reach, ns: &str, req: &Request) -> Result<Option<Key>, Error> {
+    match &req.to.encryption {
+        Some(k) => super::secret_key(&reach.client, ns, k).await.map(Some),
+        None => Ok(None),
+    }
 }
 
 /// Opens the request's store (its Secret's credentials and endpoint, SSE, the taker's access)
@@ -319,6 +347,11 @@ async fn create_record(
             credentials_secret: req.to.credentials_secret.clone(),
             trigger: Some(req.trigger.into()),
             cluster_uid: Some(d.uid.clone()).filter(|u| !u.is_empty()),
+            encryption: req
+                .to
+                .encryption
+                .as_ref()
+                .map(crate::api::BackupEncryption::from_key_secret),
         },
     );
     record.metadata.namespace = Some(ns.clone());
@@ -379,7 +412,7 @@ pub async fn write_status(
 async fn execute(
     reach: &Reach,
     of: Of<'_>,
-    store: &Store,
+    (store, secret): (&Store, Option<&Key>),
     req: &Request,
     mut record: EtcdBackup,
     progress: &(dyn Fn(u64) + Sync),
@@ -413,12 +446,19 @@ async fn execute(
             .await
             .map_err(|e| BackupError::Etcd(Box::new(e)))?
             .revision;
-        let key = object_key(&d.namespace, &d.name, started, revision, req.to.compression);
+        let key = object_key(
+            &d.namespace,
+            &d.name,
+            started,
+            revision,
+            req.to.compression,
+            secret.is_some(),
+        );
         let (keyspace, stored, snapshot_bytes) = stream_snapshot(
             reach,
             (d, observed),
             &source,
-            (store, &key, req.to.compression),
+            (store, &key, req.to.compression, secret),
             progress,
         )
         .await?;

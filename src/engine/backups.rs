@@ -69,6 +69,7 @@ fn d_namespace(cluster: &EtcdCluster) -> String {
 /// (opened, probed with the request's credentials and SSE, closed) and the member it would be
 /// taken from (observed now). The `backup --dry-run` of a driver.
 pub async fn would_take(ctx: &Context, d: &Desired, req: &Request) -> Result<Source, Error> {
+    take::encryption_key(&ctx.reach, &d.namespace, req).await?;
     take::open(&ctx.reach, &d.namespace, req)
         .await?
         .close()
@@ -108,11 +109,14 @@ pub struct Stored<'a> {
     pub secret: Option<&'a str>,
     /// Image of the agent pod a pvc:// location is read through.
     pub tools_image: &'a str,
+    /// The Secret with the key of an encrypted object (its name ends in `.enc`).
+    pub encryption: Option<&'a crate::archive::crypt::KeySecret>,
 }
 
 /// Reads the whole stored snapshot on this machine and verifies it (the sha256 of the stored
-/// bytes against `expected` when known, decompression, etcd's own hash); `opened` is called once
-/// the store answers (the reading starts). Changes nothing.
+/// bytes against `expected` when known, decryption, decompression, etcd's own hash); `opened` is
+/// called once the store answers (the reading starts). An encrypted one without a key, or with
+/// a wrong key, is refused first (a wrong key at its header). Changes nothing.
 pub async fn verify(
     client: &kube::Client,
     ns: &str,
@@ -120,6 +124,10 @@ pub async fn verify(
     expected: Option<&str>,
     opened: impl FnOnce(),
 ) -> Result<Verified, Error> {
+    let secret = match at.encryption {
+        Some(k) => Some(crate::backup::secret_key(client, ns, k).await?),
+        None => None,
+    };
     let store = crate::backup::open_store(
         client,
         ns,
@@ -130,7 +138,14 @@ pub async fn verify(
     )
     .await?;
     opened();
-    let verified = fetch::verify_into(&store, at.key, expected, &mut tokio::io::sink()).await;
+    let verified = fetch::verify_into(
+        &store,
+        at.key,
+        secret.as_ref(),
+        expected,
+        &mut tokio::io::sink(),
+    )
+    .await;
     store.close().await;
     Ok(verified?)
 }

@@ -109,7 +109,7 @@ async fn take_snapshot(
             served.join(", ")
         )));
     }
-    let mut req = ctx.backup_request(to.clone(), label::TRIGGER_RECOVER);
+    let mut req = ctx.backup_request((**to).clone(), label::TRIGGER_RECOVER);
     req.member = Some(ordinal);
     req.tools_image = r.tools_image.clone();
     req.labels
@@ -191,6 +191,12 @@ async fn read_back(
             .clone()
             .or_else(|| r.restore_credentials_secret.clone()),
     };
+    // An encrypted snapshot: its key first (a missing one fails before the download).
+    let key_secret = rec.spec.encryption.as_ref().map(|e| e.key_secret());
+    let decrypt = match &key_secret {
+        Some(k) => Some(crate::backup::secret_key(&ctx.client, &d.namespace, k).await?),
+        None => None,
+    };
     let store = crate::backup::open_store(
         &ctx.client,
         &d.namespace,
@@ -203,6 +209,7 @@ async fn read_back(
     let verified = crate::archive::fetch::verify_into(
         &store,
         &key,
+        decrypt.as_ref(),
         st.sha256.as_deref(),
         &mut tokio::io::sink(),
     )

@@ -394,6 +394,8 @@ pub struct RestoreSource {
     pub tools_image: String,
     /// `spec.restore.nonce`: part of the initial-cluster token (`objects::bootstrap_config`).
     pub nonce: Option<String>,
+    /// The Secret with the key of an encrypted snapshot (the restore pod mounts it).
+    pub encryption: Option<crate::archive::crypt::KeySecret>,
 }
 
 /// Image with `kubectl-etcd` used by restore pods when the spec names none.

@@ -33,8 +33,9 @@ pub enum RecoverFrom {
     Member {
         ordinal: u32,
         member: String,
+        // Boxed: a destination is many times the size of the other variant.
         #[serde(skip)]
-        to: Destination,
+        to: Box<Destination>,
     },
     /// This EtcdBackup record of the cluster.
     Backup { record: String },
@@ -111,11 +112,11 @@ fn survivor(
     Ok(RecoverFrom::Member {
         ordinal,
         member: member.to_string(),
-        to: Destination {
+        to: Box::new(Destination {
             location,
             credentials_secret: r.credentials_secret.clone(),
             ..base
-        },
+        }),
     })
 }
 

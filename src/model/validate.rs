@@ -65,12 +65,25 @@ pub(super) fn validate_backup(b: &crate::api::BackupSpec) -> Result<BackupPlan, 
             compression,
             credentials_secret: b.credentials_secret.clone().filter(|s| !s.is_empty()),
             sse,
+            encryption: encryption(b.encryption.as_ref(), "spec.backup.encryption.keySecretRef")?,
         },
         schedule,
         suspend: b.suspend,
         run_on_create: b.run_on_create,
         retention: b.retention.clone(),
     })
+}
+
+/// A Secret reference of `spec.backup.encryption` or `spec.restore.encryption`.
+fn encryption(
+    e: Option<&crate::api::BackupEncryption>,
+    field: &'static str,
+) -> Result<Option<crate::archive::crypt::KeySecret>, InvalidSpec> {
+    let Some(e) = e else { return Ok(None) };
+    let k = e.key_secret();
+    crate::archive::crypt::KeySecret::parse(&k.to_string())
+        .map(Some)
+        .map_err(|why| invalid(field, why))
 }
 
 pub(super) fn validate_restore(r: &crate::api::RestoreSpec) -> Result<RestoreSource, InvalidSpec> {
@@ -106,6 +119,10 @@ pub(super) fn validate_restore(r: &crate::api::RestoreSpec) -> Result<RestoreSou
             .filter(|s| !s.is_empty())
             .unwrap_or_else(|| DEFAULT_TOOLS_IMAGE.into()),
         nonce: r.nonce.clone().filter(|s| !s.is_empty()),
+        encryption: encryption(
+            r.encryption.as_ref(),
+            "spec.restore.encryption.keySecretRef",
+        )?,
     })
 }
 

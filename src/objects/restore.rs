@@ -26,6 +26,12 @@ pub const SNAPSHOT_FILE: &str = "/var/lib/etcd/restore/snapshot.db";
 pub const BUMP_REVISION: u64 = 1_000_000_000;
 /// Volume of the restore pod holding a pvc:// source's claim (read-only).
 pub const SOURCE_VOLUME: &str = "source";
+/// Volume of the restore pod holding an encrypted snapshot's key (its Secret, one key, read-only,
+/// mounted into the fetch container only).
+pub const KEY_VOLUME: &str = "backup-key";
+/// Where the fetch container finds that key.
+pub const KEY_DIR: &str = "/var/run/kubectl-etcd/backup-key";
+pub const KEY_FILE: &str = "key";
 pub use crate::keys::LABEL_RESTORE_OF;
 
 /// Name of the seed's restore pod.
@@ -132,7 +138,7 @@ pub fn restore_pod(d: &Desired, r: &RestoreSource, token: &str) -> Pod {
                 "finish",
                 vec!["snapshot".into(), "discard".into(), SNAPSHOT_DIR.into()],
             )],
-            volumes: Some(restore_volumes(d, source_claim)),
+            volumes: Some(restore_volumes(d, source_claim, r.encryption.as_ref())),
             node_selector: d.node_selector.clone(),
             tolerations: d.tolerations.clone(),
             affinity: d.affinity.clone(),
@@ -198,6 +204,12 @@ fn fetch_container(r: &RestoreSource, from_claim: bool) -> Container {
     if let Some(sum) = &r.sha256 {
         fetch.extend(["--sha256".into(), sum.clone()]);
     }
+    if r.encryption.is_some() {
+        fetch.extend([
+            "--encryption-key-file".into(),
+            format!("{KEY_DIR}/{KEY_FILE}"),
+        ]);
+    }
     let mut fetch_container = tools_container(r, "fetch", fetch);
     if from_claim {
         fetch_container
@@ -210,11 +222,27 @@ fn fetch_container(r: &RestoreSource, from_claim: bool) -> Container {
                 ..Default::default()
             });
     }
+    if r.encryption.is_some() {
+        fetch_container
+            .volume_mounts
+            .get_or_insert_with(Vec::new)
+            .push(VolumeMount {
+                name: KEY_VOLUME.into(),
+                mount_path: KEY_DIR.into(),
+                read_only: Some(true),
+                ..Default::default()
+            });
+    }
     fetch_container
 }
 
-/// The seed's claim, and the source's claim (read-only) for a pvc:// source.
-fn restore_volumes(d: &Desired, source_claim: Option<String>) -> Vec<Volume> {
+/// The seed's claim, the source's claim (read-only) for a pvc:// source, and the key Secret
+/// (its one key, owner-readable) of an encrypted snapshot.
+fn restore_volumes(
+    d: &Desired,
+    source_claim: Option<String>,
+    key: Option<&crate::archive::crypt::KeySecret>,
+) -> Vec<Volume> {
     std::iter::once(Volume {
         name: objects::DATA_VOLUME.into(),
         persistent_volume_claim: Some(
@@ -233,6 +261,20 @@ fn restore_volumes(d: &Desired, source_claim: Option<String>) -> Vec<Volume> {
                 read_only: Some(true),
             },
         ),
+        ..Default::default()
+    }))
+    .chain(key.map(|k| Volume {
+        name: KEY_VOLUME.into(),
+        secret: Some(k8s_openapi::api::core::v1::SecretVolumeSource {
+            secret_name: Some(k.name.clone()),
+            items: Some(vec![k8s_openapi::api::core::v1::KeyToPath {
+                key: k.key.clone(),
+                path: KEY_FILE.into(),
+                mode: Some(0o400),
+            }]),
+            default_mode: Some(0o400),
+            optional: Some(false),
+        }),
         ..Default::default()
     }))
     .collect()
@@ -321,6 +363,50 @@ mod tests {
         // An S3 source adds no volume.
         let s3 = restore_pod(&d, d.restore.as_ref().unwrap(), "tok");
         assert_eq!(s3.spec.unwrap().volumes.unwrap().len(), 1);
+    }
+
+    #[test]
+    fn an_encrypted_source_mounts_its_key_secret_into_the_fetch_container_only() {
+        let d = desired("3.5.16");
+        let mut r = d.restore.clone().unwrap();
+        r.url.push_str(".enc");
+        r.encryption = Some(crate::archive::crypt::KeySecret {
+            name: "backup-key".into(),
+            key: "k1".into(),
+        });
+        let spec = restore_pod(&d, &r, "tok").spec.unwrap();
+        let vols = spec.volumes.unwrap();
+        let key = vols.iter().find(|v| v.name == KEY_VOLUME).unwrap();
+        let secret = key.secret.as_ref().unwrap();
+        assert_eq!(secret.secret_name.as_deref(), Some("backup-key"));
+        let item = &secret.items.as_ref().unwrap()[0];
+        assert_eq!((item.key.as_str(), item.path.as_str()), ("k1", KEY_FILE));
+        let inits = spec.init_containers.unwrap();
+        let args = inits[0].args.clone().unwrap();
+        let i = args
+            .iter()
+            .position(|a| a == "--encryption-key-file")
+            .unwrap();
+        assert_eq!(args[i + 1], format!("{KEY_DIR}/{KEY_FILE}"));
+        let mounts = |c: &Container| c.volume_mounts.clone().unwrap_or_default();
+        let m = mounts(&inits[0])
+            .into_iter()
+            .find(|m| m.name == KEY_VOLUME)
+            .unwrap();
+        assert_eq!((m.mount_path.as_str(), m.read_only), (KEY_DIR, Some(true)));
+        assert!(mounts(&inits[1]).iter().all(|m| m.name != KEY_VOLUME));
+        assert!(
+            spec.containers
+                .iter()
+                .all(|c| mounts(c).iter().all(|m| m.name != KEY_VOLUME))
+        );
+        // Without encryption: no key, no flag.
+        let plain = restore_pod(&d, d.restore.as_ref().unwrap(), "tok");
+        let args = plain.spec.unwrap().init_containers.unwrap()[0]
+            .args
+            .clone()
+            .unwrap();
+        assert!(!args.contains(&"--encryption-key-file".to_string()));
     }
 
     #[test]

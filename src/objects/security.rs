@@ -202,6 +202,11 @@ mod tests {
                     credentials_secret: Some("creds".into()),
                     tools_image: "example.org/kubectl-etcd:1".into(),
                     nonce: None,
+                    // An encrypted snapshot's key Secret is mounted too.
+                    encryption: (version == "3.6.15").then(|| crate::archive::crypt::KeySecret {
+                        name: "backup-key".into(),
+                        key: "key".into(),
+                    }),
                 };
                 out.push((
                     format!("restore pod from {url} ({version})"),

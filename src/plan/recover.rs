@@ -216,6 +216,11 @@ pub fn settle(mut d: Desired, o: &Observed) -> Desired {
         credentials_secret: r.restore_credentials_secret,
         tools_image: r.tools_image,
         nonce: Some(r.nonce),
+        encryption: rec
+            .spec
+            .encryption
+            .as_ref()
+            .map(crate::api::BackupEncryption::key_secret),
     });
     d
 }

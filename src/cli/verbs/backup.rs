@@ -12,6 +12,7 @@ use kube::ResourceExt;
 use crate::api::EtcdCluster;
 use crate::archive::Destination;
 use crate::archive::codec::Compression;
+use crate::archive::crypt::KeySecret;
 use crate::archive::naming::{object_key, record_name};
 use crate::archive::store::{Location, Sse};
 use crate::cli::flags::Global;
@@ -49,6 +50,13 @@ pub struct Args {
     /// The KMS key (id, ARN or alias) of --sse aws:kms (default: the account's aws/s3 key).
     #[arg(long, requires = "sse")]
     pub sse_kms_key_id: Option<String>,
+    /// Encrypt the backup on this side (AES-256-GCM, streamed) with the key in this Secret of
+    /// the cluster's namespace (NAME or NAME/KEY, default key `key`; 32 bytes or 64 hex digits,
+    /// e.g. `kubectl create secret generic backup-key --from-literal=key=$(openssl rand -hex 32)`).
+    /// The object ends in `.enc`; its record names the Secret. Default: the cluster's
+    /// spec.backup.encryption when --to is not given.
+    #[arg(long, value_name = "NAME[/KEY]")]
+    pub encryption_key_secret: Option<String>,
     /// Show which member would be snapshotted and where it would go; take nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -104,7 +112,13 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         None if a.to.is_none() => plan.and_then(|p| p.to.sse.clone()),
         None => None,
     };
+    let encryption = match &a.encryption_key_secret {
+        Some(k) => Some(KeySecret::parse(k).map_err(Error::Usage)?),
+        None if a.to.is_none() => plan.and_then(|p| p.to.encryption.clone()),
+        None => None,
+    };
     let to = Destination {
+        encryption,
         location,
         compression: a
             .compression
@@ -191,7 +205,8 @@ async fn dry_run(
                     name,
                     Timestamp::now(),
                     0,
-                    compression
+                    compression,
+                    req.to.encryption.is_some(),
                 ))
                 .replace("-r0.db", "-r<revision>.db")
         ),

@@ -15,6 +15,7 @@ use super::backup::bad_url;
 use crate::api::{
     EtcdBackup, EtcdCluster, EtcdClusterSpec, RestoreSpec, StorageSpec, backup_phase,
 };
+use crate::archive::crypt::{Key, KeySecret};
 use crate::archive::fetch::{self, Verified};
 use crate::archive::store::{Location, Store};
 use crate::cli::flags::{Global, SecurityFlags, TlsMode, WaitFlags};
@@ -60,6 +61,11 @@ pub struct Args {
     /// default: one is made from this machine's AWS_* variables and deleted with the cluster.
     #[arg(long)]
     pub credentials_secret: Option<String>,
+    /// Secret (namespace of the new cluster) with the key of an encrypted backup (NAME or
+    /// NAME/KEY; default: the one its record names). Checked against the backup's header before
+    /// anything is created: a missing or wrong key exits 12.
+    #[arg(long, value_name = "NAME[/KEY]")]
+    pub encryption_key_secret: Option<String>,
     /// Image holding kubectl-etcd, for the restore pod's download and verification.
     #[arg(long, env = "KUBECTL_ETCD_TOOLS_IMAGE", default_value = DEFAULT_TOOLS_IMAGE)]
     pub tools_image: String,
@@ -78,6 +84,9 @@ pub enum SnapshotOp {
         to: PathBuf,
         #[arg(long)]
         sha256: Option<String>,
+        /// A file holding the key of an encrypted snapshot (the restore pod's mounted Secret).
+        #[arg(long)]
+        encryption_key_file: Option<PathBuf>,
         /// A directory to remove first (a data dir left by an interrupted restore).
         #[arg(long)]
         clean: Option<PathBuf>,
@@ -142,6 +151,8 @@ struct Source {
     version: Option<String>,
     secret: Option<String>,
     record: Option<String>,
+    /// The Secret its record says it was encrypted with.
+    encryption: Option<KeySecret>,
 }
 
 async fn resolve_source(s: &Session, a: &Args) -> Result<Source, Error> {
@@ -162,6 +173,7 @@ async fn resolve_source(s: &Session, a: &Args) -> Result<Source, Error> {
             version: st.etcd_version,
             secret: b.spec.credentials_secret.clone(),
             record: Some(b.name_any()),
+            encryption: b.spec.encryption.as_ref().map(|e| e.key_secret()),
         })
     };
     if let Some(url) = &a.from {
@@ -171,6 +183,7 @@ async fn resolve_source(s: &Session, a: &Args) -> Result<Source, Error> {
             version: None,
             secret: None,
             record: None,
+            encryption: None,
         });
     }
     if let Some(name) = &a.from_backup {
@@ -246,9 +259,18 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     let (loc, key) = Location::parse_object(&src.url).map_err(bad_url)?;
     let version = pick_version(&s, &a, &src)?;
     let secret = a.credentials_secret.clone().or(src.secret.clone());
+    let encryption = encryption_of(&s, &a, &src, &key)?;
 
-    // Verify the whole snapshot before anything of the new cluster exists.
-    let (verified, progress) = verify(&s, &a, &src, &loc, &key, secret.as_deref()).await?;
+    // Verify the whole snapshot before anything of the new cluster exists (an encrypted one's key
+    // first, against its header).
+    let at = Stored {
+        location: &loc,
+        key: &key,
+        secret: secret.as_deref(),
+        tools_image: &a.tools_image,
+        encryption: encryption.as_ref(),
+    };
+    let (verified, progress) = verify(&s, &a, &src, at).await?;
     // A file of this machine reaches the cluster through a staging claim the restore pod reads.
     let staging = matches!(loc, Location::File(_)).then(|| pvc_agent::staging_claim_name(&name));
     let source_url = match &staging {
@@ -272,6 +294,9 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         backup_name: src.record.clone(),
         tools_image: Some(a.tools_image.clone()),
         nonce: Some(super::recover::restore_nonce(jiff::Timestamp::now())),
+        encryption: encryption
+            .as_ref()
+            .map(crate::api::BackupEncryption::from_key_secret),
     };
     let mut cluster = new_cluster(&s, &a, replicas, version, restore);
     let d = validated(&s, &cluster)?;
@@ -374,29 +399,68 @@ fn pick_version(s: &Session, a: &Args, src: &Source) -> Result<String, Error> {
     Ok(version)
 }
 
-/// Reads the whole snapshot from this machine and verifies it (sha256, decompression, etcd's
-/// hash); the progress started once the store is open goes on with the rest of the restore.
+/// The Secret with the key of the snapshot `key`: `--encryption-key-secret`, else the one its
+/// record names. An encrypted snapshot (`.enc`) without one is refused, naming the backup and
+/// the flag; a key for a plain one is a usage error (nothing to decrypt).
+fn encryption_of(
+    s: &Session,
+    a: &Args,
+    src: &Source,
+    key: &str,
+) -> Result<Option<KeySecret>, Error> {
+    let asked = a
+        .encryption_key_secret
+        .as_deref()
+        .map(KeySecret::parse)
+        .transpose()
+        .map_err(Error::Usage)?;
+    let what = match &src.record {
+        Some(r) => format!("EtcdBackup {}/{r} ({})", s.namespace, src.url),
+        None => src.url.clone(),
+    };
+    match (crate::archive::crypt::is_encrypted(key), asked.or(src.encryption.clone())) {
+        (true, Some(k)) => Ok(Some(k)),
+        (true, None) => Err(BackupError::Key(format!(
+            "{what} is encrypted and names no key Secret: pass --encryption-key-secret NAME[/KEY] (a Secret of {} holding its key); nothing was created",
+            s.namespace
+        ))
+        .into()),
+        (false, Some(k)) if a.encryption_key_secret.is_some() => Err(Error::Usage(format!(
+            "{what} is not encrypted (its name does not end in .enc): drop --encryption-key-secret {k}"
+        ))),
+        (false, _) => Ok(None),
+    }
+}
+
+/// Reads the whole snapshot from this machine and verifies it (sha256, decryption,
+/// decompression, etcd's hash); the progress started once the store is open goes on with the
+/// rest of the restore. A missing or wrong key is refused naming the backup and the Secret.
 async fn verify(
     s: &Session,
     a: &Args,
     src: &Source,
-    loc: &Location,
-    key: &str,
-    secret: Option<&str>,
+    at: Stored<'_>,
 ) -> Result<(Verified, output::Progress), Error> {
     let expected = a.sha256.clone().or(src.sha256.clone());
-    let at = Stored {
-        location: loc,
-        key,
-        secret,
-        tools_image: &a.tools_image,
-    };
     let progress = output::Progress::new(&format!("{}/{}", s.namespace, a.name));
     let verified = backups::verify(&s.client, &s.namespace, at, expected.as_deref(), || {
         progress.step(&format!("verifying {}", src.url));
     })
     .await;
-    let verified = verified.inspect_err(|_| progress.abandon())?;
+    let verified = verified
+        .map_err(|e| match (e, at.encryption) {
+            (Error::Backup(BackupError::Key(why)), Some(k)) => BackupError::Key(format!(
+                "{} (key from Secret {}/{k}): {why}; nothing was created",
+                src.record.as_ref().map_or_else(
+                    || src.url.clone(),
+                    |r| format!("EtcdBackup {}/{r}", s.namespace)
+                ),
+                s.namespace
+            ))
+            .into(),
+            (e, _) => e,
+        })
+        .inspect_err(|_| progress.abandon())?;
     progress.note(&format!(
         "verified {} ({} stored, {} snapshot, sha256 {})",
         src.url,
@@ -552,6 +616,7 @@ async fn stage(
         key,
         secret: None,
         tools_image,
+        encryption: None,
     };
     let copied = backups::copy_to_claim(&s.client, ns, at, &claim_name, &verified.sha256).await;
     if copied.is_err() {
@@ -575,6 +640,7 @@ pub async fn snapshot(op: SnapshotOp) -> Result<(), Error> {
             url,
             to,
             sha256,
+            encryption_key_file,
             clean,
         } => {
             let (loc, key) = Location::parse_object(&url).map_err(bad_url)?;
@@ -582,9 +648,27 @@ pub async fn snapshot(op: SnapshotOp) -> Result<(), Error> {
             let loc = loc
                 .pvc_as_file(std::path::Path::new(MOUNT_DIR))
                 .unwrap_or(loc);
+            let secret = match &encryption_key_file {
+                Some(f) => {
+                    let bytes = tokio::fs::read(f).await.map_err(|e| {
+                        BackupError::Key(format!("cannot read the key file {}: {e}", f.display()))
+                    })?;
+                    Some(Key::parse(&bytes).map_err(|why| {
+                        BackupError::Key(format!("the key file {}: {why}", f.display()))
+                    })?)
+                }
+                None => None,
+            };
             let store = Store::open(&loc, None).await.map_err(BackupError::from)?;
-            let v = fetch::fetch_to_file(&store, &key, sha256.as_deref(), &to, clean.as_deref())
-                .await?;
+            let v = fetch::fetch_to_file(
+                &store,
+                &key,
+                secret.as_ref(),
+                sha256.as_deref(),
+                &to,
+                clean.as_deref(),
+            )
+            .await?;
             output::progress_line(&format!(
                 "fetched and verified {url}: {} bytes stored, {} bytes of snapshot, sha256 {}",
                 v.stored_bytes, v.snapshot_bytes, v.sha256

@@ -221,7 +221,8 @@ fn dry_run_snapshot(
                 name,
                 Timestamp::now(),
                 0,
-                Compression::default()
+                Compression::default(),
+                false,
             ))
             .replace("-r0.db", "-r<revision>.db")
         ),

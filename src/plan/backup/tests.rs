@@ -492,7 +492,8 @@ fn demo_record(name: &str, trigger: &str, phase: &str, start: &str, by: &str) ->
                 "demo",
                 at,
                 7,
-                crate::archive::codec::Compression::Zstd
+                crate::archive::codec::Compression::Zstd,
+                false,
             )
         ));
     }
