@@ -90,6 +90,9 @@ fast fmt cargo fmt --check
 fast clippy cargo clippy --all-targets --features live,e2e -- -D warnings
 fast "unit tests" cargo test --lib
 fast "generated files" cargo test --test generated
+# Supply chain (deny.toml): licenses, bans (duplicates only warn) and sources. Advisories are not
+# checked: their database is a GitHub repository this machine cannot reach (deny.toml says more).
+fast "cargo deny" "$("$C/cargo-deny.sh")" check licenses bans sources
 printf '[run-all] fast lane passed in %.1f s\n' "$(echo "$(date +%s.%N) - $FAST0" | bc)" >&2
 
 
