@@ -70,6 +70,11 @@ mkdir -p "$ROOT/target"
 ( "$C/build-k8s.sh" && { [ ! -x "$C/etcd-bins.sh" ] || "$C/etcd-bins.sh"; } && "$C/prometheus.sh" >/dev/null &&
   for t in helm krew validate-krew-manifest; do "$C/helm.sh" "$t" >/dev/null || exit 1; done ) >"$GO_LOG" 2>&1 &
 go_pid=$!
+# cargo-deny (the supply-chain check, deny.toml) is built once from crates.io and cached; cold it
+# takes minutes of rustc, so it builds beside the fast lane too and is checked after the builds.
+DENY_LOG=$ROOT/target/run-all-cargo-deny.log
+"$C/cargo-deny.sh" >"$ROOT/target/cargo-deny.path" 2>"$DENY_LOG" &
+deny_pid=$!
 wait_go() {
   local rc=0
   wait "$go_pid" || rc=$?
@@ -90,9 +95,6 @@ fast fmt cargo fmt --check
 fast clippy cargo clippy --all-targets --features live,e2e -- -D warnings
 fast "unit tests" cargo test --lib
 fast "generated files" cargo test --test generated
-# Supply chain (deny.toml): licenses, bans (duplicates only warn) and sources. Advisories are not
-# checked: their database is a GitHub repository this machine cannot reach (deny.toml says more).
-fast "cargo deny" "$("$C/cargo-deny.sh")" check licenses bans sources
 printf '[run-all] fast lane passed in %.1f s\n' "$(echo "$(date +%s.%N) - $FAST0" | bc)" >&2
 
 
@@ -102,6 +104,11 @@ cargo test --no-run --features live,e2e
 phase "cargo test --no-run"
 wait_go
 phase "waited for the Go builds (kubernetes $K8S_VERSION, etcd, prometheus, helm, krew)"
+# Supply chain (deny.toml): licenses, bans (duplicates only warn) and sources. Advisories are not
+# checked: their database is a GitHub repository this machine cannot reach (deny.toml says more).
+wait "$deny_pid" || { cat "$DENY_LOG" >&2; die "building cargo-deny failed (log $DENY_LOG)"; }
+"$(cat "$ROOT/target/cargo-deny.path")" check licenses bans sources || die "cargo deny check failed (deny.toml)"
+phase "cargo deny (licenses, bans, sources)"
 
 # Packaging, no cluster (charts/, plugins/, release.sh; owner: issue 20): helm lint, helm template
 # equal to `kubectl etcd manifests`, krew's validator and an offline krew install, one version
