@@ -24,6 +24,7 @@ use crate::api::EtcdCluster;
 use crate::engine::{self, Context, Dial, Mode, Next, Pace, Pass};
 use crate::error::Error;
 use crate::lease::{self, Acquired, Lock, Renewal};
+use crate::plan::Step;
 
 /// How long a verb waits out an engine hold (e.g. a member restarting during a scale-down)
 /// before it reports it.
@@ -239,11 +240,40 @@ pub(super) async fn dry_run(
     cluster: &EtcdCluster,
     intent: &[String],
 ) -> Result<(), Error> {
+    dry_run_of(s, g, cluster, intent, false).await
+}
+
+/// `create --dry-run`: as [`dry_run`], and when the next step is not yet the bootstrap (a managed
+/// cluster issues its certificates first, one per pass) the objects the bootstrap then writes too,
+/// so the preview shows the StatefulSet, Services and the rest of what `create` makes.
+pub(super) async fn dry_run_create(
+    s: &Session,
+    g: &Global,
+    cluster: &EtcdCluster,
+    intent: &[String],
+) -> Result<(), Error> {
+    dry_run_of(s, g, cluster, intent, true).await
+}
+
+async fn dry_run_of(
+    s: &Session,
+    g: &Global,
+    cluster: &EtcdCluster,
+    intent: &[String],
+    new_cluster: bool,
+) -> Result<(), Error> {
     let ctx = Context::new(s.client.clone(), Dial::PortForward);
     let pass = engine::reconcile_once(&ctx, cluster, Mode::DryRun).await?;
-    let objects = engine::planned_objects(&pass.desired, &pass.step);
+    let mut objects = engine::planned_objects(&pass.desired, &pass.step);
     let mut lines: Vec<String> = intent.to_vec();
     lines.push(format!("next engine step: {}", pass.step));
+    if new_cluster && !matches!(pass.step, Step::Bootstrap { .. }) {
+        let boot = Step::Bootstrap {
+            replicas: pass.desired.replicas,
+        };
+        lines.push(format!("then, once the certificates are issued: {boot}"));
+        objects.extend(engine::planned_objects(&pass.desired, &boot));
+    }
     if pass.desired.replicas as usize != pass.status.members.iter().filter(|m| !m.learner).count()
         && !pass.status.members.is_empty()
     {

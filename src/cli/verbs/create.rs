@@ -127,7 +127,7 @@ async fn create(g: &Global, a: Args) -> Result<(), Error> {
             });
         }
         cluster.metadata.uid = Some("00000000-dry-run".into());
-        return drive::dry_run(
+        return drive::dry_run_create(
             &s,
             g,
             &cluster,
