@@ -382,6 +382,10 @@ fn a_cluster_with_etcd_password_auth_scales_backs_up_and_restores() {
             "3",
             "--auth-secret",
             "demo-user",
+            // Password auth alone: with managed TLS (the default) the pods' client certificate
+            // would authenticate etcdctl by its common name, so the unauthenticated put below
+            // would be taken (etcd's documented client-certificate authentication).
+            "--insecure",
             "--timeout",
             "4m",
             "-o",
@@ -443,6 +447,7 @@ fn a_cluster_with_etcd_password_auth_scales_backs_up_and_restores() {
             "3",
             "--auth-secret",
             "demo-user",
+            "--insecure",
             "--timeout",
             "5m",
         ],
