@@ -460,6 +460,11 @@ fn pod_view(p: &Pod, now: jiff::Timestamp) -> PodView {
         leaving: pod_leaving(p),
         overdue_seconds: seconds_since(p.metadata.deletion_timestamp.as_ref()),
         age_seconds: seconds_since(p.metadata.creation_timestamp.as_ref()),
+        running_seconds: cstatus
+            .and_then(|c| c.state.as_ref())
+            .and_then(|s| s.running.as_ref())
+            .and_then(|r| r.started_at.as_ref())
+            .map(|t| seconds_since(Some(t))),
     }
 }
 

@@ -146,6 +146,9 @@ pub struct PodView {
     pub last_exit_message: Option<String>,
     /// Seconds since the pod was created.
     pub age_seconds: u64,
+    /// Seconds its etcd container has been running this time (`None`: not running, or not
+    /// known).
+    pub running_seconds: Option<u64>,
     /// Its etcd answered the engine this pass, as this member id (whatever the member list says).
     pub answered_as: Option<u64>,
     /// Why the node this pod runs on, or its volume is pinned to (a Pending pod), cannot run it:

@@ -38,6 +38,19 @@ pub fn min_patch_beside_next(minor: u32) -> Option<(Version, &'static str)> {
 /// (Enough for the kubelet's first retries to get past a short registry hiccup.)
 pub const IMAGE_PULL_GRACE_SECONDS: u64 = 60;
 
+/// Seconds a restarted member's container may take to start at all (the kubelet still pulling
+/// its image or setting it up: `ContainerCreating`, `PodInitializing`) before that alone counts
+/// as a failed upgrade, when that is later than `spec.upgradeTimeoutSeconds`. A container that
+/// has not started says nothing of the new version; on a loaded node, or while an image of a
+/// few dozen MiB is pulled, its creation alone took longer than a short timeout, and the
+/// upgrade was rolled back for it (CI, the fault matrix's `upgrade_done_etcd_restarted` row).
+pub const CONTAINER_START_GRACE_SECONDS: u64 = 300;
+
+/// Container waiting reasons that say the kubelet is still bringing the container up.
+pub(super) fn still_starting(reason: Option<&str>) -> bool {
+    matches!(reason, Some("ContainerCreating" | "PodInitializing"))
+}
+
 /// Container waiting reasons that say the image cannot be had.
 pub(super) fn image_unavailable(reason: Option<&str>) -> bool {
     matches!(

@@ -6,7 +6,8 @@ use crate::model::{ClusterView, Desired, EtcdView, MemberView, Observed, Version
 
 use super::Step;
 use super::paths::{
-    CAUGHT_UP_ENTRIES, IMAGE_PULL_GRACE_SECONDS, check_downgrade, image_unavailable,
+    CAUGHT_UP_ENTRIES, CONTAINER_START_GRACE_SECONDS, IMAGE_PULL_GRACE_SECONDS, check_downgrade,
+    image_unavailable, still_starting,
 };
 use super::running;
 
@@ -22,11 +23,14 @@ pub fn lagging(c: &ClusterView) -> Option<&MemberView> {
 }
 
 /// The member this change restarted onto its template that is not healthy on it past its
-/// deadline, and why: the deadline (`upgrade_timeout_seconds`, at most
-/// `IMAGE_PULL_GRACE_SECONDS` for an image that cannot be pulled) counts from when the engine
-/// first saw it restarted by this change (`status.upgrade.restartedAt`), never from its pod's
-/// creation; a member once seen healthy on the new version (`healthyOnTarget`) never counts (a
-/// later container restart is not the upgrade's doing).
+/// deadline, and why: the deadline (`upgrade_timeout_seconds`; at most
+/// `IMAGE_PULL_GRACE_SECONDS` for an image that cannot be pulled; at least
+/// `CONTAINER_START_GRACE_SECONDS` while the kubelet is still creating its container) counts
+/// from when the engine first saw it restarted by this change (`status.upgrade.restartedAt`),
+/// never from its pod's creation, and for a running container from no earlier than that
+/// container's start (a slow start is not the new version failing); a member once seen healthy
+/// on the new version (`healthyOnTarget`) never counts (a later container restart is not the
+/// upgrade's doing).
 pub(super) fn failing_member<'a>(
     d: &Desired,
     o: &'a Observed,
@@ -44,10 +48,23 @@ pub(super) fn failing_member<'a>(
         _ => false,
     };
     let deadline = |p: &crate::model::PodView| {
-        if image_unavailable(p.waiting_reason.as_deref()) {
+        let reason = p.waiting_reason.as_deref();
+        if image_unavailable(reason) {
             d.upgrade_timeout_seconds.min(IMAGE_PULL_GRACE_SECONDS)
+        } else if still_starting(reason) {
+            d.upgrade_timeout_seconds.max(CONTAINER_START_GRACE_SECONDS)
         } else {
             d.upgrade_timeout_seconds
+        }
+    };
+    // Seconds the member has had on the new version: since its restart, and for a running
+    // container no more than it has run.
+    let waited = |p: &crate::model::PodView,
+                  at: &k8s_openapi::apimachinery::pkg::apis::meta::v1::Time| {
+        let since_restart = (o.now.as_second() - at.0.as_second()).max(0) as u64;
+        match p.running_seconds {
+            Some(ran) if p.running => since_restart.min(ran),
+            _ => since_restart,
         }
     };
     let (ord, pod) = o.pods.iter().find(|(ord, p)| {
@@ -58,7 +75,7 @@ pub(super) fn failing_member<'a>(
             && r.status
                 .restarted_at
                 .get(&p.name)
-                .is_some_and(|at| o.now.as_second() - at.0.as_second() >= deadline(p) as i64)
+                .is_some_and(|at| waited(p, at) >= deadline(p))
     })?;
     let how = match pod.waiting_reason.as_deref() {
         Some(r) if image_unavailable(Some(r)) => {

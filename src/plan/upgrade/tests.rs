@@ -1156,3 +1156,44 @@ fn a_new_cluster_is_done_only_once_its_cluster_version_rose() {
         }
     ));
 }
+
+#[test]
+fn a_slow_container_start_is_not_a_failed_upgrade() {
+    // CI: with a 20 s deadline, the kubelet took longer than that to create demo-2's container
+    // on a loaded node, and the upgrade was rolled back for it.
+    let mut d = settle(want("3.5.30"), &running_on("3.5.16"));
+    d.upgrade_timeout_seconds = 20;
+    let mut o = running_on("3.5.16");
+    template_applied(&mut o, &d);
+    restarted(&mut o, 2, "3.5.30", 25);
+    crashing(&mut o, 2);
+    o.pods.get_mut(&2).unwrap().waiting_reason = Some("ContainerCreating".into());
+    let step = plan(&d, &o);
+    assert!(!matches!(step, Step::RollBack { .. }), "{step:?}");
+    // Its container then starts, 5 s ago: the deadline runs from there.
+    let p = o.pods.get_mut(&2).unwrap();
+    p.waiting_reason = None;
+    p.running = true;
+    p.running_seconds = Some(5);
+    assert!(!matches!(plan(&d, &o), Step::RollBack { .. }));
+    // Running for the whole deadline and still not healthy: rolled back.
+    o.pods.get_mut(&2).unwrap().running_seconds = Some(20);
+    assert!(matches!(plan(&d, &o), Step::RollBack { .. }));
+    // A container that never starts still counts, after the start grace.
+    let p = o.pods.get_mut(&2).unwrap();
+    p.running = false;
+    p.running_seconds = None;
+    p.waiting_reason = Some("ContainerCreating".into());
+    restarted_ago(&mut o, 2, CONTAINER_START_GRACE_SECONDS - 1);
+    assert!(!matches!(plan(&d, &o), Step::RollBack { .. }));
+    restarted_ago(&mut o, 2, CONTAINER_START_GRACE_SECONDS);
+    let step = plan(&d, &o);
+    let Step::RollBack { why, .. } = &step else {
+        panic!("{step:?}");
+    };
+    assert!(
+        why.contains(&format!("within {CONTAINER_START_GRACE_SECONDS}s"))
+            && why.contains("ContainerCreating"),
+        "{why}"
+    );
+}
