@@ -317,6 +317,7 @@ async fn run_controller(
         .map(|(ns, name)| ObjectRef::<EtcdCluster>::new(&name).within(&ns));
     let controller = controller_for(&opts.client, &opts.namespaces)
         .reconcile_on(ended)
+        .with_config(queue_config())
         .graceful_shutdown_on(stopped.map(drop))
         .run(reconcile, error_policy, state.clone())
         .for_each(|res| async move {
@@ -440,6 +441,15 @@ fn controller_for(client: &Client, namespaces: &[String]) -> Controller<EtcdClus
         .owns_stream(owned_in::<StatefulSet>(client, namespaces, &owned))
         .owns_stream(owned_in::<Service>(client, namespaces, &owned))
         .owns_stream(owned_in::<ConfigMap>(client, namespaces, &owned))
+}
+
+/// The work queue's settings. kube-runtime runs each pass in a task of its own, and never two
+/// passes of one cluster at once (a cluster's next pass waits for its last); passes of different
+/// clusters are not bounded: a bound would make every cluster wait behind the long steps in the
+/// slots (dials to unreachable members when a node goes, pre-upgrade snapshots,
+/// defragmentations), the very wait this operator promises not to make.
+fn queue_config() -> controller::Config {
+    controller::Config::default().concurrency(0)
 }
 
 /// One namespace's watch events, fed to a store shared with other namespaces' watches. The
@@ -804,6 +814,140 @@ mod tests {
         // The next re-list starts afresh: what the last one saw counts no more.
         assert!(r.step(E::Init, none).is_empty());
         assert_eq!(names(&r.step(E::InitDone, held)), ["delete a", "delete b"]);
+    }
+
+    /// The work queue as `operate` runs it (`queue_config`), over
+    /// clusters listed once (then a quiet watch), with `again` for more passes of a cluster and
+    /// `pass` for the reconcile; its task is aborted when the handle is dropped.
+    fn scripted_queue<Fut>(
+        names: &[&str],
+        again: impl futures::Stream<Item = ObjectRef<EtcdCluster>> + Send + 'static,
+        pass: impl Fn(Arc<EtcdCluster>) -> Fut + Send + 'static,
+    ) -> tokio_util::sync::DropGuard
+    where
+        Fut: std::future::Future<Output = Result<Action, Error>> + Send + 'static,
+    {
+        use watcher::Event as E;
+        let (reader, writer) = reflector::store();
+        let listed: Vec<Result<E<EtcdCluster>, watcher::Error>> = std::iter::once(E::Init)
+            .chain(names.iter().map(|n| E::InitApply(in_ns(n, "ns"))))
+            .chain([E::InitDone])
+            .map(Ok)
+            .collect();
+        let clusters = futures::stream::iter(listed)
+            .chain(futures::stream::pending())
+            .reflect(writer)
+            .applied_objects();
+        let queue = Controller::for_stream(clusters, reader)
+            .reconcile_on(again)
+            .with_config(queue_config())
+            .run(
+                move |c, _: Arc<()>| pass(c),
+                |_, _, _| Action::await_change(),
+                Arc::new(()),
+            )
+            .for_each(|_| async {});
+        let stop = CancellationToken::new();
+        let stopped = stop.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                () = queue => {}
+                () = stopped.cancelled() => {}
+            }
+        });
+        stop.drop_guard()
+    }
+
+    /// How long a test waits for what must happen before calling it stuck (not a measure).
+    const STUCK: Duration = Duration::from_secs(20);
+
+    async fn next(rx: &mut tokio::sync::mpsc::UnboundedReceiver<String>) -> String {
+        // Longer than a scripted step waits: that step's own report says what it saw.
+        tokio::time::timeout(2 * STUCK, rx.recv())
+            .await
+            .expect("the queue is stuck")
+            .expect("the queue is gone")
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_pass_that_holds_its_thread_does_not_hold_another_clusters_pass() {
+        use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+        // Cluster a's long step holds its thread (as compressing and encrypting a pre-upgrade
+        // snapshot does between its reads) until b's pass has ended, and b's pass goes on only
+        // once a's step has begun (looking on a timer, as a dial or a watch wakes). Were the
+        // passes polled by one task, or one at a time, b could not go on before a let go.
+        let (b_ended, b_ended_rx) = std::sync::mpsc::channel::<()>();
+        let b_ended = Arc::new(Mutex::new(b_ended));
+        let b_ended_rx = Arc::new(Mutex::new(b_ended_rx));
+        let a_holds = Arc::new(AtomicBool::new(false));
+        let (report, mut reports) = tokio::sync::mpsc::unbounded_channel::<String>();
+        let _queue = scripted_queue(&["a", "b"], futures::stream::pending(), move |c| {
+            let (b_ended, b_ended_rx) = (b_ended.clone(), b_ended_rx.clone());
+            let (a_holds, report) = (a_holds.clone(), report.clone());
+            async move {
+                if c.name_any() == "a" {
+                    let rx = b_ended_rx.lock().unwrap_or_else(|p| p.into_inner());
+                    a_holds.store(true, SeqCst);
+                    let meanwhile = rx.recv_timeout(STUCK).is_ok();
+                    let _ = report.send(format!(
+                        "a's step ended; b's pass ended meanwhile: {meanwhile}"
+                    ));
+                } else {
+                    while !a_holds.load(SeqCst) {
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                    }
+                    let _ = b_ended.lock().unwrap_or_else(|p| p.into_inner()).send(());
+                }
+                Ok(Action::await_change())
+            }
+        });
+        assert_eq!(
+            next(&mut reports).await,
+            "a's step ended; b's pass ended meanwhile: true"
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_cluster_triggered_during_its_pass_gets_its_next_pass_after_it_never_beside_it() {
+        use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+        let (again, mut triggers) =
+            tokio::sync::mpsc::unbounded_channel::<ObjectRef<EtcdCluster>>();
+        let triggers = futures::stream::poll_fn(move |cx| triggers.poll_recv(cx));
+        let (passes, in_flight, most) = (
+            Arc::new(AtomicUsize::new(0)),
+            Arc::new(AtomicUsize::new(0)),
+            Arc::new(AtomicUsize::new(0)),
+        );
+        let (report, mut reports) = tokio::sync::mpsc::unbounded_channel::<String>();
+        let _queue = scripted_queue(&["a"], triggers, {
+            let most = most.clone();
+            move |c| {
+                let (again, passes, in_flight, most, report) = (
+                    again.clone(),
+                    passes.clone(),
+                    in_flight.clone(),
+                    most.clone(),
+                    report.clone(),
+                );
+                async move {
+                    let n = passes.fetch_add(1, SeqCst) + 1;
+                    most.fetch_max(in_flight.fetch_add(1, SeqCst) + 1, SeqCst);
+                    if n == 1 {
+                        for _ in 0..3 {
+                            let _ = again.send(ObjectRef::from_obj(&*c));
+                        }
+                        // Time for the queue to take the triggers while this pass runs.
+                        tokio::time::sleep(Duration::from_millis(300)).await;
+                    }
+                    in_flight.fetch_sub(1, SeqCst);
+                    let _ = report.send(format!("pass {n} of {} ended", c.name_any()));
+                    Ok(Action::await_change())
+                }
+            }
+        });
+        assert_eq!(next(&mut reports).await, "pass 1 of a ended");
+        assert_eq!(next(&mut reports).await, "pass 2 of a ended");
+        assert_eq!(most.load(SeqCst), 1, "never two passes of a at once");
     }
 
     #[test]
