@@ -119,6 +119,31 @@ pub async fn stream_snapshot(
     (store, key, compression, secret): (&Store, &str, Compression, Option<&Key>),
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<(Keyspace, Stored, u64), BackupError> {
+    let span = crate::phase!("snapshot", member = %source.member);
+    let transfer = transfer(
+        reach,
+        (d, o),
+        source,
+        (store, key, compression, secret),
+        progress,
+        &span,
+    );
+    crate::phase::timed(span.clone(), transfer).await
+}
+
+/// `stream_snapshot` within its phase `span`; when that is enabled, the time of each stage of the
+/// pipeline is logged as a phase of its own once the store has it: `etcd_stream` (waiting for
+/// etcd's bytes, its hash check included), `compress`, `encrypt`, `upload` (the store's time not
+/// spent reading the pipeline). They add up to the transfer's wall time.
+async fn transfer(
+    reach: &Reach,
+    (d, o): (&Desired, &Observed),
+    source: &Source,
+    (store, key, compression, secret): (&Store, &str, Compression, Option<&Key>),
+    progress: &(dyn Fn(u64) + Sync),
+    span: &tracing::Span,
+) -> Result<(Keyspace, Stored, u64), BackupError> {
+    use crate::phase::Clock;
     let ip = o.pods.get(&source.ordinal).and_then(|p| p.ip.clone());
     let mut client = reach
         .connect(d, source.ordinal, ip.as_deref())
@@ -133,20 +158,36 @@ pub async fn stream_snapshot(
         .await
         .map_err(|e| BackupError::Etcd(Box::new(e)))?;
     let mut verifier = SnapshotVerifier::new(stream);
-    let packed = codec::compress(compression, &mut verifier);
+    let clocks: [Clock; 3] = std::array::from_fn(|_| Clock::for_span(span));
+    let packed = clocks[1].time(codec::compress(compression, clocks[0].time(&mut verifier)));
     let body: Box<dyn tokio::io::AsyncRead + Unpin + Send + '_> = match secret {
-        Some(k) => Box::new(Encrypt::new(packed, k).map_err(|e| {
+        Some(k) => Box::new(clocks[2].time(Encrypt::new(packed, k).map_err(|e| {
             BackupError::Key(format!(
                 "cannot encrypt the backup of {}: {e}",
                 source.member
             ))
-        })?),
+        })?)),
         None => Box::new(packed),
     };
+    let started = std::time::Instant::now();
     let stored = store
         .put(key, body, progress)
         .await
         .map_err(BackupError::Store)?;
+    if clocks[0].is_on() {
+        let stages = match secret {
+            Some(_) => &["etcd_stream", "compress", "encrypt", "upload"][..],
+            None => &["etcd_stream", "compress", "upload"][..],
+        };
+        let busy: Vec<_> = clocks[..stages.len() - 1]
+            .iter()
+            .map(Clock::total)
+            .collect();
+        let own = crate::phase::own_times(&busy, started.elapsed());
+        for (stage, took) in stages.iter().zip(own) {
+            crate::phase::ended(span, stage, took);
+        }
+    }
     if !verifier.verified() {
         return Err(BackupError::Corrupt(format!(
             "the snapshot stream of {} ended without etcd's hash",
@@ -210,10 +251,17 @@ pub async fn take(
     req: &Request,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<EtcdBackup, Error> {
-    let secret = encryption_key(reach, &of.desired.namespace, req).await?;
-    let store = open(reach, &of.desired.namespace, req).await?;
+    let ns = &of.desired.namespace;
+    let opening = async {
+        Ok::<_, Error>((
+            encryption_key(reach, ns, req).await?,
+            open(reach, ns, req).await?,
+        ))
+    };
+    let (secret, store) = crate::phase::timed(crate::phase!("open_store"), opening).await?;
     let taken = async {
-        let record = start(reach, of.desired, req, Timestamp::now()).await?;
+        let recording = start(reach, of.desired, req, Timestamp::now());
+        let record = crate::phase::timed(crate::phase!("create_record"), recording).await?;
         execute(reach, of, (&store, secret.as_ref()), req, record, progress).await
     }
     .await;

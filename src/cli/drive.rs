@@ -105,6 +105,7 @@ async fn passes(
     let mut guarded = true;
     // A hold that outlasts HOLD_PATIENCE is reported (exit 7) instead of waited out to --timeout.
     let mut holding_since: Option<Instant> = None;
+    let mut rollout = Rollout::default();
     loop {
         if started.elapsed() > timeout {
             return Err(Error::Timeout {
@@ -159,6 +160,14 @@ async fn passes(
             }
             Err(e) => return Err(e),
         };
+        let acted = pass.outcome == engine::Outcome::Acted;
+        let back = |k| serving(&pass.observed, k);
+        for (phase, member, took) in
+            rollout.saw(&pass.step, acted, pass.converged(), back, Instant::now())
+        {
+            let span = crate::phase!("member", member);
+            crate::phase::ended(&span, phase, took);
+        }
         let note = pass.step.to_string();
         if next != Next::Converged && note != last_note {
             progress.step(&note);
@@ -186,6 +195,59 @@ async fn passes(
         let waiting = crate::phase!("wait", step = %pass.step);
         crate::phase::timed(waiting, tokio::time::sleep(pause)).await;
     }
+}
+
+/// Where a rolling restart's time goes (an upgrade, a template change), per member, for `-v`:
+/// `member_restart` from the pass that restarted it to the first pass that finds it serving again
+/// (its pod's start, etcd's, the readiness probe), then `member_catch_up` until the next pass
+/// that acts or converges (the next restart waits until it has caught up with the leader). To
+/// the pace of the passes. Pure: the time is passed in.
+#[derive(Default)]
+struct Rollout {
+    /// The member restarted last: when, and when it was found serving again.
+    member: Option<(u32, Instant, Option<Instant>)>,
+}
+
+impl Rollout {
+    /// A pass planned `step` (`acted`: and made it); `serving(k)` tells whether the member at
+    /// ordinal `k` serves. Returns the phases that ended with it.
+    fn saw(
+        &mut self,
+        step: &Step,
+        acted: bool,
+        converged: bool,
+        serving: impl Fn(u32) -> bool,
+        now: Instant,
+    ) -> Vec<(&'static str, u32, Duration)> {
+        let mut ended = Vec::new();
+        if let Some((k, restarted, back)) = &mut self.member {
+            if back.is_none() && serving(*k) {
+                *back = Some(now);
+                ended.push(("member_restart", *k, now - *restarted));
+            }
+            if acted || converged {
+                if let Some(b) = back {
+                    ended.push(("member_catch_up", *k, now - *b));
+                }
+                self.member = None;
+            }
+        }
+        if let (true, Step::RestartMember { ordinal, .. }) = (acted, step) {
+            self.member = Some((*ordinal, now, None));
+        }
+        ended
+    }
+}
+
+/// Whether the member at ordinal `k` serves: its pod Ready (not on its way out) and its member
+/// healthy.
+fn serving(o: &crate::model::Observed, k: u32) -> bool {
+    let ready = o.pods.get(&k).is_some_and(|p| p.ready && !p.terminating);
+    let healthy = match &o.etcd {
+        crate::model::EtcdView::Reached(c) => c.member_at(k).is_some_and(|m| m.healthy),
+        _ => false,
+    };
+    ready && healthy
 }
 
 /// One engine pass on the cluster as it is now (`Err`: it could not be read).
@@ -306,4 +368,67 @@ pub(super) fn cluster_lock(s: &Session, name: &str) -> Lock {
         lease::cli_identity(),
         LEASE_DURATION,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::Restart;
+
+    fn restart(k: u32) -> Step {
+        Step::RestartMember {
+            ordinal: k,
+            pod: format!("demo-{k}"),
+            why: Restart::NewTemplate,
+        }
+    }
+
+    fn wait() -> Step {
+        Step::Wait {
+            reason: crate::api::Reason::RollingMembers,
+            message: "a restart waits".into(),
+        }
+    }
+
+    #[test]
+    fn a_rolling_restart_tells_each_members_restart_then_its_catch_up() {
+        let t0 = Instant::now();
+        let at = |s: u64| t0 + Duration::from_secs(s);
+        let mut r = Rollout::default();
+        let (down, up) = (|_| false, |_| true);
+        assert!(r.saw(&restart(2), true, false, up, at(0)).is_empty());
+        assert!(
+            r.saw(&wait(), false, false, down, at(2)).is_empty(),
+            "still starting"
+        );
+        assert_eq!(
+            r.saw(&wait(), false, false, up, at(5)),
+            [("member_restart", 2, Duration::from_secs(5))]
+        );
+        assert!(
+            r.saw(&wait(), false, false, up, at(6)).is_empty(),
+            "catching up"
+        );
+        // The next restart ends the catch-up of the last and starts its own.
+        assert_eq!(
+            r.saw(&restart(1), true, false, up, at(7)),
+            [("member_catch_up", 2, Duration::from_secs(2))]
+        );
+        assert_eq!(
+            r.saw(&Step::Idle, false, true, up, at(10)),
+            [
+                ("member_restart", 1, Duration::from_secs(3)),
+                ("member_catch_up", 1, Duration::ZERO)
+            ]
+        );
+        assert!(r.saw(&Step::Idle, false, true, up, at(11)).is_empty());
+    }
+
+    #[test]
+    fn a_restart_planned_but_not_made_starts_nothing() {
+        let mut r = Rollout::default();
+        let now = Instant::now();
+        assert!(r.saw(&restart(0), false, false, |_| true, now).is_empty());
+        assert!(r.saw(&wait(), false, false, |_| true, now).is_empty());
+    }
 }

@@ -402,6 +402,19 @@ pub enum Done {
     NotYet(String),
 }
 
+/// Where a restore's time went in its pod, as phases (`-v`; `observe::restore_pod_phases`): read
+/// once, only when phases are logged, before the pod goes.
+async fn log_restore_pod_phases(api: &Api<Pod>, pod: &str) {
+    if !tracing::enabled!(target: crate::phase::TARGET, tracing::Level::DEBUG) {
+        return;
+    }
+    if let Ok(Some(p)) = api.get_opt(pod).await {
+        for (phase, took) in super::observe::restore_pod_phases(&p) {
+            crate::phase::ended(&tracing::Span::current(), &phase, took);
+        }
+    }
+}
+
 /// Carries out `step`. At most one change to the world (Bootstrap writes the objects of a new
 /// cluster, each idempotent; a crash between them is repaired by the planner).
 pub async fn act(ctx: &Context, d: &Desired, o: &Observed, step: &Step) -> Result<Done, Error> {
@@ -446,6 +459,7 @@ pub async fn act(ctx: &Context, d: &Desired, o: &Observed, step: &Step) -> Resul
         } => wipe_member(ctx, d, claim.as_deref(), pod, *force).await?,
         Step::DeleteRestorePod { pod } => {
             let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &d.namespace);
+            log_restore_pod_phases(&api, pod).await;
             delete(&api, d, pod).await?;
         }
         // The decision is the change: the status this pass writes records it, and the next

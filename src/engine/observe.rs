@@ -629,20 +629,23 @@ struct FullDatabase {
     revision: i64,
 }
 
+/// The status of every container of `p`, init containers first.
+fn containers(p: &Pod) -> impl Iterator<Item = &k8s_openapi::api::core::v1::ContainerStatus> {
+    p.status.iter().flat_map(|s| {
+        s.init_container_statuses
+            .iter()
+            .flatten()
+            .chain(s.container_statuses.iter().flatten())
+    })
+}
+
 /// Running until the pod has ended; a failure carries the failing container's last words.
 fn restore_pod_view(p: &Pod) -> RestorePodView {
     let status = p.status.as_ref();
     match status.and_then(|s| s.phase.as_deref()) {
         Some("Succeeded") => RestorePodView::Succeeded,
         Some("Failed") => {
-            let why = status
-                .into_iter()
-                .flat_map(|s| {
-                    s.init_container_statuses
-                        .iter()
-                        .flatten()
-                        .chain(s.container_statuses.iter().flatten())
-                })
+            let why = containers(p)
                 .filter_map(|c| {
                     let t = c.state.as_ref()?.terminated.as_ref()?;
                     (t.exit_code != 0).then(|| {
@@ -658,14 +661,7 @@ fn restore_pod_view(p: &Pod) -> RestorePodView {
                 .unwrap_or_else(|| "the pod failed".into());
             RestorePodView::Failed(why)
         }
-        _ => status
-            .into_iter()
-            .flat_map(|s| {
-                s.init_container_statuses
-                    .iter()
-                    .flatten()
-                    .chain(s.container_statuses.iter().flatten())
-            })
+        _ => containers(p)
             .find_map(|c| {
                 let w = c.state.as_ref()?.waiting.as_ref()?;
                 let reason = w.reason.as_deref()?;
@@ -680,6 +676,37 @@ fn restore_pod_view(p: &Pod) -> RestorePodView {
             })
             .map_or(RestorePodView::Running, RestorePodView::Stuck),
     }
+}
+
+/// Pure: where a finished restore pod's time went, as phases (`restore_pod:start` from its
+/// creation to its first container's start: scheduling, image pulls, volume attach; then one per
+/// container that ran: `restore_pod:fetch` the download and verification, `restore_pod:restore`
+/// `etcdutl snapshot restore`, `restore_pod:finish`), to the second the kubelet records.
+pub fn restore_pod_phases(p: &Pod) -> Vec<(String, std::time::Duration)> {
+    let between = |from: &jiff::Timestamp, to: &jiff::Timestamp| {
+        std::time::Duration::try_from(to.duration_since(*from)).unwrap_or_default()
+    };
+    let ran: Vec<(&str, jiff::Timestamp, jiff::Timestamp)> = containers(p)
+        .filter_map(|c| {
+            let t = c.state.as_ref()?.terminated.as_ref()?;
+            Some((
+                c.name.as_str(),
+                t.started_at.as_ref()?.0,
+                t.finished_at.as_ref()?.0,
+            ))
+        })
+        .collect();
+    let created = p.metadata.creation_timestamp.as_ref().map(|t| t.0);
+    let first = ran.iter().map(|(_, started, _)| *started).min();
+    created
+        .zip(first)
+        .map(|(c, f)| ("restore_pod:start".to_string(), between(&c, &f)))
+        .into_iter()
+        .chain(
+            ran.iter()
+                .map(|(name, from, to)| (format!("restore_pod:{name}"), between(from, to))),
+        )
+        .collect()
 }
 
 /// Waiting reasons of a container that does not start until someone fixes its cause.
@@ -1033,6 +1060,50 @@ mod tests {
     };
 
     use super::{exit_message, leader_by_term, node_cordoned, node_down, pod_leaving};
+
+    #[test]
+    fn a_finished_restore_pods_time_is_its_start_then_each_container_that_ran() {
+        use k8s_openapi::api::core::v1::{Pod, PodStatus};
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+        let at = |s: i64| Time(jiff::Timestamp::from_second(1_000_000 + s).unwrap());
+        let ran = |name: &str, from: i64, to: i64| ContainerStatus {
+            name: name.into(),
+            state: Some(ContainerState {
+                terminated: Some(ContainerStateTerminated {
+                    started_at: Some(at(from)),
+                    finished_at: Some(at(to)),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let mut pod = Pod::default();
+        pod.metadata.creation_timestamp = Some(at(0));
+        pod.status = Some(PodStatus {
+            init_container_statuses: Some(vec![ran("fetch", 4, 14), ran("restore", 15, 18)]),
+            container_statuses: Some(vec![ran("finish", 19, 19)]),
+            ..Default::default()
+        });
+        let secs: Vec<(String, u64)> = super::restore_pod_phases(&pod)
+            .into_iter()
+            .map(|(p, d)| (p, d.as_secs()))
+            .collect();
+        let want = [
+            ("restore_pod:start", 4),
+            ("restore_pod:fetch", 10),
+            ("restore_pod:restore", 3),
+            ("restore_pod:finish", 0),
+        ]
+        .map(|(p, s)| (p.to_string(), s));
+        assert_eq!(secs, want);
+        // A container still running (or never started) has no time yet.
+        pod.status.as_mut().unwrap().container_statuses = Some(vec![ContainerStatus {
+            name: "finish".into(),
+            ..Default::default()
+        }]);
+        assert_eq!(super::restore_pod_phases(&pod).len(), 3);
+    }
 
     #[test]
     fn a_node_is_down_when_deleted_shut_down_or_not_ready_for_five_minutes() {

@@ -146,7 +146,8 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
             output::human_bytes((n as f64 / secs) as i64)
         ));
     };
-    match backups::take(&ctx, &cluster, &req, &shown).await {
+    let taking = backups::take(&ctx, &cluster, &req, &shown);
+    match crate::phase::timed(crate::phase!("backup", cluster = %name), taking).await {
         Ok(record) => {
             let st = record.status.clone().unwrap_or_default();
             progress.finish(&format!(

@@ -250,6 +250,11 @@ pub(super) fn env_credentials_secret(ns: &str, name: &str) -> Option<Secret> {
 
 /// `kubectl etcd restore NEW --from URL | --from-backup B | --latest-of C`.
 pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
+    let span = crate::phase!("restore", cluster = %a.name);
+    crate::phase::timed(span, restore(g, a)).await
+}
+
+async fn restore(g: &Global, a: Args) -> Result<(), Error> {
     let name = a.name.clone();
     let replicas = check_flags(&a)?;
     let s = Session::connect(g).await?;
@@ -270,7 +275,9 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         tools_image: &a.tools_image,
         encryption: encryption.as_ref(),
     };
-    let (verified, progress) = verify(&s, &a, &src, at).await?;
+    // The download and verification on this machine (the restore pod downloads it again).
+    let verifying = verify(&s, &a, &src, at);
+    let (verified, progress) = crate::phase::timed(crate::phase!("verify"), verifying).await?;
     // A file of this machine reaches the cluster through a staging claim the restore pod reads.
     let staging = matches!(loc, Location::File(_)).then(|| pvc_agent::staging_claim_name(&name));
     let source_url = match &staging {
@@ -312,7 +319,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
             "copying {} into PersistentVolumeClaim {}/{claim}",
             src.url, s.namespace
         ));
-        stage(
+        let staging = stage(
             &s,
             &name,
             &loc,
@@ -320,13 +327,18 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
             &verified,
             a.storage_class.as_deref(),
             &a.tools_image,
-        )
-        .await
-        .inspect_err(|_| progress.abandon())?;
+        );
+        crate::phase::timed(crate::phase!("stage"), staging)
+            .await
+            .inspect_err(|_| progress.abandon())?;
     }
     progress.abandon();
-    let created = create(&s, &cluster, staging.as_deref()).await?;
-    hand_over(&s, &created, made_secret, staging.as_deref()).await?;
+    let created = crate::phase::timed(crate::phase!("create_cluster"), async {
+        let created = create(&s, &cluster, staging.as_deref()).await?;
+        hand_over(&s, &created, made_secret, staging.as_deref()).await?;
+        Ok::<_, Error>(created)
+    })
+    .await?;
     output::progress_line(&format!(
         "created EtcdCluster {}/{name} from {}",
         s.namespace, src.url

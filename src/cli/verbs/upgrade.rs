@@ -45,6 +45,11 @@ pub struct Args {
 }
 
 pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
+    let span = crate::phase!("upgrade", cluster = %a.name);
+    crate::phase::timed(span, upgrade(g, a)).await
+}
+
+async fn upgrade(g: &Global, a: Args) -> Result<(), Error> {
     let name = a.name.clone();
     let to = check_flags(&a)?;
     let s = Session::connect(g).await?;
@@ -102,13 +107,13 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         None if kind == PathKind::Same => String::new(),
         None => format!("{to} {PRE_UPGRADE_BACKUP_SKIPPED}"),
         Some(destination) => {
-            let url = snapshot(
+            let taking = snapshot(
                 &s,
                 (&ctx, &cluster),
                 (destination, plan),
                 ("pre-upgrade snapshot", "nothing was upgraded"),
-            )
-            .await?;
+            );
+            let url = crate::phase::timed(crate::phase!("pre_upgrade_snapshot"), taking).await?;
             format!("{to} {url}")
         }
     };
