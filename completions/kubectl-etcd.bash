@@ -1489,7 +1489,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__install)
-            opts="-n -o -v -h --operator --image --watch-namespace --monitoring --print --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --operator --image --watch-namespace --operator-namespace --monitoring --print --namespace --context --kubeconfig --output --verbose --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1500,6 +1500,10 @@ _kubectl__etcd() {
                     return 0
                     ;;
                 --watch-namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --operator-namespace)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1589,7 +1593,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__manifests)
-            opts="-n -o -v -h --image --watch-namespace --monitoring --prometheus-rules --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --image --watch-namespace --operator-namespace --monitoring --prometheus-rules --namespace --context --kubeconfig --output --verbose --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1600,6 +1604,10 @@ _kubectl__etcd() {
                     return 0
                     ;;
                 --watch-namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --operator-namespace)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

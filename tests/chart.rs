@@ -418,6 +418,19 @@ fn helm_template_elsewhere_creates_the_lease_namespace_and_keeps_it() {
         )
     });
     assert_same(&off, &want, "release namespace ops");
+    // and `kubectl etcd manifests --operator-namespace ops` prints them (besides the namespaces)
+    let image = format!(
+        "ghcr.io/kubectl-etcd/kubectl-etcd:{}",
+        env!("CARGO_PKG_VERSION")
+    );
+    let mut printed = objects(&manifests(&[
+        "--image",
+        &image,
+        "--operator-namespace",
+        "ops",
+    ]));
+    printed.retain(|o| o["kind"] != "Namespace");
+    assert_same(&off, &printed, "manifests --operator-namespace ops");
 }
 
 #[test]

@@ -128,6 +128,32 @@ fn grant_cli_role(ns: &str, sa_ns: &str) {
     ok(kubectl_stdin(&["apply", "-f", "-"], &objects.to_string()));
 }
 
+/// The peer of cluster `name`'s NetworkPolicy that admits the operator to the client port (the
+/// second of `objects::network_policy::client_peers`).
+fn operator_admitted(ns: &str, name: &str) -> Value {
+    let p: Value = serde_json::from_str(
+        &ok(kubectl(&[
+            "-n",
+            ns,
+            "get",
+            "networkpolicy",
+            name,
+            "-o",
+            "json",
+        ]))
+        .stdout,
+    )
+    .unwrap();
+    let client = p["spec"]["ingress"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["ports"][0]["port"] == 2379)
+        .unwrap_or_else(|| panic!("no client rule in {p}"))
+        .clone();
+    client["from"][1].clone()
+}
+
 #[test]
 fn an_operator_watching_two_namespaces_acts_there_only_and_a_cli_user_needs_no_rights_in_its_namespace()
  {
@@ -221,6 +247,16 @@ fn an_operator_watching_two_namespaces_acts_there_only_and_a_cli_user_needs_no_r
             holder.stdout
         );
     }
+    // The NetworkPolicies it wrote admit it to the client port where it runs, under its name
+    // (not the default install's kubectl-etcd-system; issue 17).
+    for ns in [&a.0, &b.0] {
+        assert_eq!(
+            operator_admitted(ns, "demo"),
+            json!({"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": op.0}},
+                   "podSelector": {"matchLabels": {"app.kubernetes.io/name": name}}}),
+            "the policy of demo in {ns}"
+        );
+    }
     // Long after it acted in A and B, C's cluster has no status, finalizer or member.
     let idle = cluster_json(&c.0, "demo");
     assert!(idle["status"].is_null(), "{idle}");
@@ -285,6 +321,16 @@ fn an_operator_watching_two_namespaces_acts_there_only_and_a_cli_user_needs_no_r
     assert_eq!(
         ready_members(&cluster_json(&a.0, "mine")["status"]),
         (2, 2, 2)
+    );
+    // The CLI, which does not know where an operator runs, wrote the default install's into
+    // C's policy, and took nothing back in A.
+    assert_eq!(
+        operator_admitted(&c.0, "mine")["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"],
+        install::NAMESPACE
+    );
+    assert_eq!(
+        operator_admitted(&a.0, "demo")["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"],
+        op.0
     );
     // Still nothing of C's own `demo` touched by the operator.
     assert!(cluster_json(&c.0, "demo")["status"].is_null());

@@ -7,6 +7,7 @@
 //! puts back. The testbed's network plugin (`bridge`, tests/cluster/up.sh) does not enforce
 //! NetworkPolicy, so the object is checked here, not its effect on traffic.
 //! Item 7: `create` refuses an etcd option off the allow list before writing anything.
+//! The NetworkPolicy admits the operator where it runs.
 #![cfg(feature = "e2e")]
 // A test is one scenario read top to bottom: its length is the scenario's. The size and
 // complexity gates (Cargo.toml's [lints.clippy], clippy.toml) are for the shipped code.
@@ -266,6 +267,49 @@ fn a_cluster_gets_its_network_policy_and_the_spec_switch_takes_it_away_and_back(
     );
     // The metrics listener `create` turns on is open to scrapers.
     assert!(rule(2381).get("from").is_none(), "{p}");
+
+    // An operator in a pod of another namespace, under another name (the downward API's
+    // variables as its Deployment sets them): its first pass applies the policy again, admitting
+    // it there instead of kubectl-etcd-system.
+    let elsewhere = serde_json::json!({
+        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "ops-elsewhere"}},
+        "podSelector": {"matchLabels": {"app.kubernetes.io/name": "etcd-op"}},
+    });
+    let admitted = || {
+        let p = network_policy(&ns.0, "np").expect("the cluster's NetworkPolicy");
+        p["spec"]["ingress"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["ports"][0]["port"] == 2379)
+            .map(|r| r["from"][1].clone())
+            .unwrap_or_default()
+    };
+    {
+        let _op = common::operator::LocalOperator::start_with(
+            &ns.0,
+            "np",
+            &[
+                "--dial",
+                "port-forward",
+                "--metrics-addr",
+                "127.0.0.1:18151",
+            ],
+            &[("POD_NS", "ops-elsewhere"), ("OPERATOR_NAME", "etcd-op")],
+        )
+        .unwrap();
+        eventually(
+            "the operator's pass to admit it in the policy",
+            Duration::from_secs(120),
+            || (admitted() == elsewhere).then_some(()),
+        );
+    }
+    // A CLI pass that applies the supporting objects (the disruption budget is gone) keeps the
+    // operator the policy admits: the CLI does not know where the operator runs.
+    ok(kubectl(&["-n", &ns.0, "delete", "pdb", "np"]));
+    ok(etcd(&ns.0, &["reconcile", "np", "--timeout", "2m"]));
+    ok(kubectl(&["-n", &ns.0, "get", "pdb", "np"]));
+    assert_eq!(admitted(), elsewhere);
 
     // Switched off: the engine deletes it; on again: back.
     for (enabled, present) in [(false, false), (true, true)] {

@@ -149,9 +149,33 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         .map_err(|e| format!("{s:?} is not a duration ({e}); use e.g. 90s, 5m or 1h"))
 }
 
+/// A namespace name (an RFC 1123 label: what Kubernetes accepts for a Namespace).
+pub fn parse_namespace(s: &str) -> Result<String, String> {
+    let ok = !s.is_empty()
+        && s.len() <= 63
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && s.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && s.ends_with(|c: char| c.is_ascii_alphanumeric());
+    match ok {
+        true => Ok(s.to_string()),
+        false => Err(format!(
+            "{s:?} is not a namespace name; use at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit"
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn namespace_names_are_rfc_1123_labels() {
+        assert_eq!(parse_namespace("team-a1").unwrap(), "team-a1");
+        for bad in ["", "Ops", "-ops", "ops-", "a.b", &"x".repeat(64)] {
+            assert!(parse_namespace(bad).is_err(), "{bad:?}");
+        }
+    }
 
     #[test]
     fn durations_parse_with_units() {

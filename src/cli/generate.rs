@@ -20,6 +20,13 @@ pub struct ManifestsArgs {
     /// Example: --watch-namespace team-a,team-b
     #[arg(long, value_delimiter = ',', value_name = "NAMESPACE")]
     pub watch_namespace: Vec<String>,
+    /// The operator's namespace: its ServiceAccount, Deployment and binding go there (created,
+    /// labelled to warn and audit against the `restricted` Pod Security Standard), and the
+    /// NetworkPolicies it writes admit its pods from there. The engine Leases stay in
+    /// kubectl-etcd-system, which is created too.
+    /// Example: --operator-namespace platform-etcd
+    #[arg(long, default_value = install::NAMESPACE, value_name = "NAMESPACE", value_parser = super::flags::parse_namespace)]
+    pub operator_namespace: String,
     /// Also the monitoring objects: PodMonitors of the members and the operator, the
     /// PrometheusRule with the alerts, the Grafana dashboard ConfigMap (prometheus-operator's
     /// CRDs must exist to apply them).
@@ -36,9 +43,10 @@ pub fn manifests_yaml(a: &ManifestsArgs) -> String {
     if a.prometheus_rules {
         return prometheus_rules_yaml();
     }
-    let mut docs = install::manifests_watching(&a.image, install::NAMESPACE, &a.watch_namespace);
+    let ns = &a.operator_namespace;
+    let mut docs = install::manifests_watching(&a.image, ns, &a.watch_namespace);
     if a.monitoring {
-        docs.extend(crate::objects::monitoring::manifests(install::NAMESPACE));
+        docs.extend(crate::objects::monitoring::manifests(ns));
     }
     let docs: Vec<String> = docs.iter().map(output::yaml).collect();
     let regenerate = if a.monitoring {
@@ -99,6 +107,7 @@ pub fn operator_yaml_watching(image: &str, watch: &[String]) -> String {
     manifests_yaml(&ManifestsArgs {
         image: image.into(),
         watch_namespace: watch.to_vec(),
+        operator_namespace: install::NAMESPACE.into(),
         monitoring: false,
         prometheus_rules: false,
     })

@@ -54,6 +54,10 @@ pub struct Context {
     /// Which `spec.etcd.options` this driver writes into member templates: any for a person's
     /// CLI, the tuning flags and `--allow-etcd-option`'s for the operator (`model::keep_options`).
     pub etcd_options: crate::model::OptionLeave,
+    /// The operator's pods, when this driver is an operator in a pod (`operate`, from the
+    /// Deployment's downward API): the NetworkPolicies it writes admit them. `None`: keep whom
+    /// a policy admits already (`model::keep_operator`).
+    pub operator: Option<crate::model::OperatorPods>,
 }
 
 impl Context {
@@ -65,6 +69,7 @@ impl Context {
             identity: crate::lease::cli_identity(),
             scheduled: None,
             etcd_options: crate::model::OptionLeave::Any,
+            operator: None,
         }
     }
 

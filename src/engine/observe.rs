@@ -240,6 +240,13 @@ pub async fn observe(
     // Options off the driver's allow list: kept where the members run them already, else left out.
     let running = seen.sts.as_ref().and_then(etcd_command);
     let d = model::keep_options(d, running.as_deref(), &ctx.etcd_options);
+    // The operator the policy admits: this driver when it is an operator in a pod, else whom
+    // the policy admits already (a CLI pass never locks out an operator installed elsewhere).
+    let admitted = seen
+        .network_policy
+        .as_ref()
+        .and_then(objects::admitted_operator);
+    let d = model::keep_operator(d, ctx.operator.as_ref(), admitted.clone());
     let d = &d;
     let now = jiff::Timestamp::now();
     let mut pods: BTreeMap<u32, PodView> = seen
@@ -291,8 +298,12 @@ pub async fn observe(
         supporting_objects: seen.peer_svc.is_some()
             && seen.client_svc.is_some()
             && seen.pdb.is_some()
-            // `spec.networkPolicy.enabled` switched either way is the supporting objects' step.
-            && seen.network_policy.is_some() == d.network_policy,
+            // `spec.networkPolicy.enabled` switched either way is the supporting objects' step,
+            // and so is a policy that does not admit the operator (one installed elsewhere).
+            && seen.network_policy.is_some() == d.network_policy
+            && (seen.network_policy.is_none()
+                || d.adopt.is_some()
+                || admitted.as_ref() == Some(&d.operator)),
         clients_fenced: seen.client_svc.as_ref().is_some_and(objects::is_fenced),
         config: seen.cm.map(|c| c.data.unwrap_or_default()),
         pods,

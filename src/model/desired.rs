@@ -180,6 +180,9 @@ pub struct Desired {
     /// Whether the engine keeps the cluster's NetworkPolicy (`spec.networkPolicy.enabled`,
     /// default true).
     pub network_policy: bool,
+    /// The operator's pods the NetworkPolicy admits to the client port: not from the spec, but
+    /// from the driver or the policy there is (`model::keep_operator`, applied in `observe`).
+    pub operator: super::OperatorPods,
     /// Labels and annotations the member pods get besides the engine's (`spec.podMetadata`).
     pub pod_labels: BTreeMap<String, String>,
     pub pod_annotations: BTreeMap<String, String>,
@@ -257,6 +260,7 @@ impl Desired {
             priority_class_name: None,
             metrics_port: None,
             network_policy: true,
+            operator: Default::default(),
             pod_labels: BTreeMap::new(),
             pod_annotations: BTreeMap::new(),
             etcd_flags: Vec::new(),

@@ -10,6 +10,7 @@ mod adopt;
 mod desired;
 pub mod maintenance;
 mod observed;
+mod operator;
 pub mod pki;
 pub mod records;
 pub mod recovery;
@@ -19,6 +20,7 @@ mod version;
 pub use adopt::*;
 pub use desired::*;
 pub use observed::*;
+pub use operator::*;
 pub use validate::*;
 pub use version::*;
 

@@ -319,6 +319,7 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
             .as_ref()
             .and_then(|n| n.enabled)
             .unwrap_or(true),
+        operator: Default::default(),
         pod_labels,
         pod_annotations,
         etcd_flags,

@@ -5,7 +5,9 @@
 
 use serde_json::{Value, json};
 
-use crate::objects::{ENV_POD_NAME, FIELD_MANAGER, LABEL_MANAGED_BY, LABEL_NAME};
+use crate::objects::{
+    ENV_OPERATOR_NAME, ENV_POD_NAME, ENV_POD_NAMESPACE, FIELD_MANAGER, LABEL_MANAGED_BY, LABEL_NAME,
+};
 use crate::objects::{access, security};
 
 /// The operator's namespace: the engine Leases live here whatever namespace the operator runs
@@ -196,7 +198,13 @@ fn deployment(image: &str, namespace: &str, watch: &[&str]) -> Value {
                         "image": image,
                         "imagePullPolicy": "IfNotPresent",
                         "args": args,
-                        "env": [{ "name": ENV_POD_NAME, "valueFrom": { "fieldRef": { "fieldPath": "metadata.name" } } }],
+                        // Its Lease identity, and whom the NetworkPolicies it writes admit
+                        // (`model::OperatorPods`): its namespace and name label.
+                        "env": [
+                            { "name": ENV_POD_NAME, "valueFrom": { "fieldRef": { "fieldPath": "metadata.name" } } },
+                            { "name": ENV_POD_NAMESPACE, "valueFrom": { "fieldRef": { "fieldPath": "metadata.namespace" } } },
+                            { "name": ENV_OPERATOR_NAME, "valueFrom": { "fieldRef": { "fieldPath": format!("metadata.labels['{LABEL_NAME}']") } } },
+                        ],
                         "ports": [{ "name": "metrics", "containerPort": METRICS_PORT, "protocol": "TCP" }],
                         "readinessProbe": probe("/readyz", 5),
                         "livenessProbe": probe("/healthz", 10),
@@ -501,6 +509,31 @@ mod tests {
                 "the selector matches the pod labels"
             );
         }
+    }
+
+    #[test]
+    fn the_deployment_tells_the_operator_its_namespace_and_name_for_the_network_policies() {
+        let all = manifests("img", "ops");
+        let d = kind(&all, "Deployment", Some("ops"));
+        let env = &d["spec"]["template"]["spec"]["containers"][0]["env"];
+        let field = |name: &str| {
+            env.as_array()
+                .unwrap()
+                .iter()
+                .find(|e| e["name"] == name)
+                .map(|e| e["valueFrom"]["fieldRef"]["fieldPath"].clone())
+                .unwrap_or_else(|| panic!("no {name} in {env}"))
+        };
+        assert_eq!(field(ENV_POD_NAMESPACE), "metadata.namespace");
+        // The label the downward API reads is one the pod carries, with the operator's name.
+        assert_eq!(
+            field(ENV_OPERATOR_NAME),
+            format!("metadata.labels['{LABEL_NAME}']")
+        );
+        assert_eq!(
+            d["spec"]["template"]["metadata"]["labels"][LABEL_NAME],
+            NAME
+        );
     }
 
     #[test]

@@ -19,7 +19,7 @@ mod workload;
 
 pub use member_config::*;
 pub use names::*;
-pub use network_policy::network_policy;
+pub use network_policy::{admitted_operator, network_policy};
 pub use services::*;
 pub use workload::*;
 

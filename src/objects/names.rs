@@ -10,6 +10,9 @@ pub const CLUSTER_DOMAIN: &str = "cluster.local";
 /// Container variables the kubelet fills in with the pod's own name and namespace.
 pub const ENV_POD_NAME: &str = "POD_NAME";
 pub const ENV_POD_NAMESPACE: &str = "POD_NS";
+/// The operator pod's `app.kubernetes.io/name`, from the downward API like the two above: with
+/// its namespace, whom the NetworkPolicies it writes admit (`model::OperatorPods`).
+pub const ENV_OPERATOR_NAME: &str = "OPERATOR_NAME";
 pub const CLIENT_PORT: u16 = 2379;
 pub const PEER_PORT: u16 = 2380;
 /// Field manager of every server-side apply the engine does (named in `crate::keys`).

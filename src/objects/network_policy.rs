@@ -3,8 +3,9 @@
 //!
 //! - peers (2380): only the cluster's own members (its selector, in its namespace);
 //! - clients (2379): any pod of the cluster's namespace (applications, restore and pvc agent
-//!   pods, a CLI run in a pod there), the operator's pods in `kubectl-etcd-system`, and pods of
-//!   any namespace labelled `etcd.kubectl-etcd.io/client: <cluster>`;
+//!   pods, a CLI run in a pod there), the operator's pods (in `kubectl-etcd-system` by default;
+//!   wherever the operator that writes the policy runs, `model::OperatorPods`), and pods of any
+//!   namespace labelled `etcd.kubectl-etcd.io/client: <cluster>`;
 //! - the metrics listener (`spec.metrics`): from anywhere (plain `/metrics` and `/health`, no key
 //!   data; Prometheus scrapes it from its own namespace);
 //! - while `spec.adopt` is set, both ports from anywhere: the old members (which may run outside
@@ -23,11 +24,10 @@ use k8s_openapi::api::networking::v1::{
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
-use super::install;
 use super::names::{CLIENT_PORT, LABEL_NAME, PEER_PORT, network_policy_name, selector_labels};
 use super::services::meta;
 use crate::keys::{LABEL_CLIENT, LABEL_NAMESPACE_NAME};
-use crate::model::Desired;
+use crate::model::{Desired, OperatorPods};
 
 fn tcp(port: u16) -> NetworkPolicyPort {
     NetworkPolicyPort {
@@ -72,8 +72,8 @@ pub fn client_peers(d: &Desired) -> Vec<NetworkPolicyPeer> {
             ..Default::default()
         },
         NetworkPolicyPeer {
-            namespace_selector: select(one(LABEL_NAMESPACE_NAME, install::NAMESPACE)),
-            pod_selector: select(one(LABEL_NAME, install::NAME)),
+            namespace_selector: select(one(LABEL_NAMESPACE_NAME, &d.operator.namespace)),
+            pod_selector: select(one(LABEL_NAME, &d.operator.name)),
             ..Default::default()
         },
         NetworkPolicyPeer {
@@ -82,6 +82,27 @@ pub fn client_peers(d: &Desired) -> Vec<NetworkPolicyPeer> {
             ..Default::default()
         },
     ]
+}
+
+/// The operator pods `policy` admits to the client port: the peer that selects one namespace by
+/// its name and pods by `app.kubernetes.io/name` (`client_peers`). `None` when it admits none
+/// that way (an adoption's open policy, a policy edited by hand): the engine applies it again.
+pub fn admitted_operator(policy: &NetworkPolicy) -> Option<OperatorPods> {
+    let label = |s: &Option<LabelSelector>, key: &str| -> Option<String> {
+        s.as_ref()?.match_labels.as_ref()?.get(key).cloned()
+    };
+    let client = policy.spec.as_ref()?.ingress.as_ref()?.iter().find(|r| {
+        r.ports.as_ref().is_some_and(|p| {
+            p.iter()
+                .any(|p| p.port == Some(IntOrString::Int(i32::from(CLIENT_PORT))))
+        })
+    })?;
+    client.from.as_ref()?.iter().find_map(|peer| {
+        Some(OperatorPods {
+            namespace: label(&peer.namespace_selector, LABEL_NAMESPACE_NAME)?,
+            name: label(&peer.pod_selector, LABEL_NAME)?,
+        })
+    })
 }
 
 pub fn network_policy(d: &Desired) -> NetworkPolicy {
@@ -117,6 +138,18 @@ mod tests {
 
     fn policy(d: &Desired) -> Value {
         serde_json::to_value(network_policy(d)).unwrap()
+    }
+
+    /// `d` adopting a running cluster (`spec.adopt`).
+    fn adopting(d: &mut Desired) {
+        d.adopt = Some(crate::model::Adoption {
+            statefulset: Some("old".into()),
+            endpoints: vec!["http://old-0.old:2379".into()],
+            cluster_id: 1,
+            tls_secret: None,
+            take_over_service: None,
+            abort: false,
+        });
     }
 
     /// The rule admitting `port`.
@@ -175,7 +208,43 @@ mod tests {
     }
 
     #[test]
+    fn clients_come_from_the_operator_where_it_runs() {
+        let mut d = crate::fixtures::cluster("demo").desired();
+        d.operator = OperatorPods {
+            namespace: "ops".into(),
+            name: "etcd-op".into(),
+        };
+        let p = policy(&d);
+        assert_eq!(
+            rule_of(&p, CLIENT_PORT)["from"][1],
+            json!({"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "ops"}},
+                   "podSelector": {"matchLabels": {"app.kubernetes.io/name": "etcd-op"}}})
+        );
+        assert_eq!(
+            admitted_operator(&network_policy(&d)),
+            Some(d.operator.clone()),
+            "read back as written"
+        );
+    }
+
+    #[test]
+    fn an_open_or_hand_edited_policy_admits_no_operator_so_it_is_applied_again() {
+        let mut d = crate::fixtures::cluster("demo").desired();
+        assert_eq!(
+            admitted_operator(&network_policy(&d)),
+            Some(OperatorPods::default())
+        );
+        let mut edited = network_policy(&d);
+        let ingress = edited.spec.as_mut().unwrap().ingress.as_mut().unwrap();
+        ingress[0].from.as_mut().unwrap().remove(1);
+        assert_eq!(admitted_operator(&edited), None);
+        adopting(&mut d);
+        assert_eq!(admitted_operator(&network_policy(&d)), None);
+    }
+
+    #[test]
     fn the_operator_selector_matches_the_installed_operator_pods() {
+        use crate::objects::install;
         let d = crate::fixtures::cluster("demo").desired();
         let operator = &client_peers(&d)[1];
         let all = install::manifests("img", install::NAMESPACE);
@@ -206,14 +275,7 @@ mod tests {
     #[test]
     fn an_adoption_opens_both_ports_to_the_old_members_wherever_they_run() {
         let mut d = crate::fixtures::cluster("demo").desired();
-        d.adopt = Some(crate::model::Adoption {
-            statefulset: Some("old".into()),
-            endpoints: vec!["http://old-0.old:2379".into()],
-            cluster_id: 1,
-            tls_secret: None,
-            take_over_service: None,
-            abort: false,
-        });
+        adopting(&mut d);
         let p = policy(&d);
         assert!(rule_of(&p, CLIENT_PORT).get("from").is_none());
         assert!(rule_of(&p, PEER_PORT).get("from").is_none());

@@ -83,6 +83,9 @@ pub struct OperateOptions {
     /// Which `spec.etcd.options` member templates get (`--allow-etcd-option`): by default the
     /// tuning flags only (`model::TUNING_OPTIONS`).
     pub etcd_options: crate::model::OptionLeave,
+    /// This operator's pods, when it runs in one (`own_pods`): the NetworkPolicies it writes
+    /// admit them to the members' client port.
+    pub operator: Option<crate::model::OperatorPods>,
 }
 
 impl OperateOptions {
@@ -102,8 +105,23 @@ impl OperateOptions {
             lease_namespace: lease::NAMESPACE.into(),
             store_access: crate::archive::store::Access::operator(false, &[]),
             etcd_options: crate::model::OptionLeave::Tuning(Vec::new()),
+            operator: None,
         }
     }
+}
+
+/// This process's pods as the Deployment describes them through the downward API
+/// (`objects::install`): `$POD_NS`, and `$OPERATOR_NAME` (default: the default install's
+/// name). `None` outside a pod (`operate` from a workstation dials by port-forward, which no
+/// NetworkPolicy stops).
+pub fn own_pods() -> Option<crate::model::OperatorPods> {
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    let namespace = var(crate::objects::ENV_POD_NAMESPACE)?;
+    Some(crate::model::OperatorPods {
+        namespace,
+        name: var(crate::objects::ENV_OPERATOR_NAME)
+            .unwrap_or_else(|| crate::objects::install::NAME.into()),
+    })
 }
 
 /// `operator/$POD_NAME` (the Deployment sets it), else `operator/<hostname>`.
@@ -113,6 +131,17 @@ pub fn default_identity() -> String {
         .filter(|s| !s.is_empty())
         .unwrap_or_else(lease::hostname);
     lease::operator_identity(&who)
+}
+
+/// Says whom the NetworkPolicies this operator writes admit (`own_pods`).
+fn log_admitted(pods: Option<&crate::model::OperatorPods>) {
+    match pods {
+        Some(pods) => tracing::info!("network policies admit this operator's {pods} to 2379"),
+        None => tracing::info!(
+            "not in a pod ({} unset): network policies keep the operator they admit",
+            crate::objects::ENV_POD_NAMESPACE
+        ),
+    }
 }
 
 /// Runs the operator until SIGTERM/SIGINT (`Ok`) or until leadership is lost (`Err`: exit and
@@ -134,6 +163,7 @@ pub async fn run_until(opts: OperateOptions, shutdown: CancellationToken) -> Res
         s3_endpoints = ?opts.store_access.endpoints,
         "backups: ambient cloud identity and custom S3 endpoints (AWS endpoints are always allowed)"
     );
+    log_admitted(opts.operator.as_ref());
 
     let lock = Lock::new(
         opts.client.clone(),
@@ -276,6 +306,7 @@ async fn lead(
     ctx.add_finalizer = true;
     ctx.store_access = opts.store_access.clone();
     ctx.etcd_options = opts.etcd_options.clone();
+    ctx.operator = opts.operator.clone();
     ctx.identity = opts.identity.clone();
     // A scheduled backup that ends starts a pass of its cluster (which reads the outcome).
     let (ended, ended_rx) = tokio::sync::mpsc::unbounded_channel();

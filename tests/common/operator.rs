@@ -11,8 +11,12 @@ use super::*;
 
 pub struct LocalOperator {
     ns: String,
+    /// The cluster it acts on (its finalizer and Lease are cleared on drop).
+    cluster: String,
     /// Flags beside `--watch-namespace` and `--identity` (`--dial`, `--metrics-addr`, …).
     args: Vec<String>,
+    /// Environment besides this process's (e.g. the downward API's `POD_NS`).
+    env: Vec<(String, String)>,
     child: Option<Child>,
     log: PathBuf,
 }
@@ -20,11 +24,26 @@ pub struct LocalOperator {
 impl LocalOperator {
     /// Starts it on `ns` with `args`; the cluster it acts on is `demo`.
     pub fn start(ns: &str, args: &[impl AsRef<str>]) -> Result<LocalOperator, String> {
+        LocalOperator::start_with(ns, "demo", args, &[])
+    }
+
+    /// `start`, acting on `cluster`, with `env` set.
+    pub fn start_with(
+        ns: &str,
+        cluster: &str,
+        args: &[impl AsRef<str>],
+        env: &[(&str, &str)],
+    ) -> Result<LocalOperator, String> {
         // The engine Leases live there; without it an operator cannot lead.
         let _ = kubectl(&["create", "namespace", OP_NS]);
         let mut op = LocalOperator {
             ns: ns.into(),
+            cluster: cluster.into(),
             args: args.iter().map(|a| a.as_ref().to_string()).collect(),
+            env: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
             child: None,
             log: std::env::temp_dir().join(format!("{ns}-operator.log")),
         };
@@ -54,6 +73,7 @@ impl LocalOperator {
         ];
         args.extend(self.args.iter().map(String::as_str));
         let child = kubectl_cmd(&args)
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log)
@@ -71,7 +91,7 @@ impl LocalOperator {
         }
     }
 
-    /// Whether it holds the engine Lease of cluster `demo` (in the cluster's namespace).
+    /// Whether it holds the engine Lease of its cluster (in the cluster's namespace).
     pub fn holds_the_cluster(&self) -> bool {
         kubectl(&[
             "-n",
@@ -87,7 +107,7 @@ impl LocalOperator {
     }
 
     fn cluster_lease(&self) -> String {
-        kubectl_etcd::lease::cluster_lease(&self.ns, "demo")
+        kubectl_etcd::lease::cluster_lease(&self.ns, &self.cluster)
     }
 
     /// The last `n` lines of its log, for a failure message.
@@ -109,7 +129,7 @@ impl Drop for LocalOperator {
             &self.ns,
             "patch",
             "etcdcluster",
-            "demo",
+            &self.cluster,
             "--type",
             "merge",
             "-p",

@@ -31,6 +31,13 @@ pub struct Args {
         requires = "operator"
     )]
     pub watch_namespace: Vec<String>,
+    /// With --operator or --monitoring: the operator's namespace: its ServiceAccount, Deployment and binding go there (created,
+    /// labelled to warn and audit against the `restricted` Pod Security Standard), and the
+    /// NetworkPolicies it writes admit its pods from there. The engine Leases stay in
+    /// kubectl-etcd-system, which is created too.
+    /// Example: --operator-namespace platform-etcd
+    #[arg(long, default_value = install::NAMESPACE, value_name = "NAMESPACE", value_parser = crate::cli::flags::parse_namespace)]
+    pub operator_namespace: String,
     /// Also the monitoring objects: PodMonitors of the members and the operator, the
     /// PrometheusRule with the alerts, the Grafana dashboard ConfigMap (needs
     /// prometheus-operator's CRDs in the cluster).
@@ -42,16 +49,17 @@ pub struct Args {
 }
 
 pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
+    let ns = &a.operator_namespace;
     let mut manifests = if a.operator {
-        install::manifests_watching(&a.image, install::NAMESPACE, &a.watch_namespace)
+        install::manifests_watching(&a.image, ns, &a.watch_namespace)
     } else {
         vec![]
     };
     if a.monitoring {
         if !a.operator {
-            manifests.push(install::namespace_object(install::NAMESPACE));
+            manifests.push(install::namespace_object(ns));
         }
-        manifests.extend(objects::monitoring::manifests(install::NAMESPACE));
+        manifests.extend(objects::monitoring::manifests(ns));
     }
     if a.print {
         let crds: Vec<serde_json::Value> = crate::api::crds()

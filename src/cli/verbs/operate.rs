@@ -68,6 +68,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         store_access: Access::operator(a.allow_ambient_credentials, &a.s3_endpoint_allow),
         etcd_options: crate::model::OptionLeave::Tuning(a.allow_etcd_option),
         namespaces: a.watch_namespace,
+        operator: operate::own_pods(),
         ..operate::OperateOptions::new(s.client, None, a.metrics_addr, dial)
     })
     .await
