@@ -7,7 +7,8 @@
 //! puts back. The testbed's network plugin (`bridge`, tests/cluster/up.sh) does not enforce
 //! NetworkPolicy, so the object is checked here, not its effect on traffic.
 //! Item 7: `create` refuses an etcd option off the allow list before writing anything.
-//! The NetworkPolicy admits the operator where it runs.
+//! The NetworkPolicy admits the operator where it runs, and the TLS switch rule takes the mode a
+//! cluster was born with for the mode its spec writes down.
 #![cfg(feature = "e2e")]
 // A test is one scenario read top to bottom: its length is the scenario's. The size and
 // complexity gates (Cargo.toml's [lints.clippy], clippy.toml) are for the shipped code.
@@ -370,4 +371,79 @@ fn create_refuses_an_etcd_option_off_the_allow_list_before_writing_anything() {
             "--dry-run",
         ],
     ));
+}
+
+/// An EtcdCluster `name` of `ns` (no member is ever made: no driver watches `ns`), with `tls`
+/// as its `spec.tls` when given.
+fn cluster_yaml(ns: &str, name: &str, tls: Option<&str>) -> String {
+    let tls = tls.map(|t| format!("  tls: {t}\n")).unwrap_or_default();
+    format!(
+        "apiVersion: etcd.kubectl-etcd.io/v1alpha1\nkind: EtcdCluster\nmetadata:\n  name: {name}\n  namespace: {ns}\nspec:\n  replicas: 1\n  version: \"3.5.16\"\n{tls}"
+    )
+}
+
+/// Issue 17: a cluster created from YAML without `spec.tls` is born managed (status.tls.mode);
+/// a later apply that writes `mode: managed` down changes nothing and is admitted, while a real
+/// switch (to `none`, or to managed on a cluster born plain) is still refused at admission.
+#[test]
+fn writing_down_the_tls_mode_a_cluster_has_is_admitted_and_a_real_switch_is_not() {
+    install_crd();
+    let ns = Ns::new("tls-mode");
+    let apply = |name: &str, tls: Option<&str>| {
+        kubectl_stdin(&["apply", "-f", "-"], &cluster_yaml(&ns.0, name, tls))
+    };
+    // What the engine records at birth, written here as it writes it (the status subresource).
+    let record = |name: &str, status: &str| {
+        ok(kubectl(&[
+            "-n",
+            &ns.0,
+            "patch",
+            "etcdcluster",
+            name,
+            "--subresource=status",
+            "--type",
+            "merge",
+            "-p",
+            &format!(r#"{{"status":{status}}}"#),
+        ]))
+    };
+    let refused = |r: Run, what: &str| {
+        assert_ne!(r.code, 0, "{what} was admitted: {}", r.stdout);
+        assert!(
+            r.stderr.contains("spec.tls cannot be switched") && r.stderr.contains("spec.tls"),
+            "{what}: {}",
+            r.stderr
+        );
+    };
+    let managed = Some("{mode: managed}");
+    let none = Some("{mode: none}");
+
+    // Born managed from a spec without tls.
+    ok(apply("born", None));
+    record("born", r#"{"clusterId":"1a2b","tls":{"mode":"managed"}}"#);
+    ok(apply("born", managed));
+    refused(apply("born", none), "managed -> none");
+    // Written down, then taken out again: the recorded mode, no switch either way.
+    ok(apply("born", None));
+    refused(
+        apply("born", none),
+        "born managed, spec without tls -> none",
+    );
+    assert_eq!(
+        cluster_json(&ns.0, "born")["spec"]["tls"],
+        serde_json::Value::Null
+    );
+
+    // Born before managed TLS was the default: it ran plain (no mode recorded).
+    ok(apply("plain", None));
+    record("plain", r#"{"clusterId":"3c4d"}"#);
+    refused(apply("plain", managed), "born plain -> managed");
+    ok(apply("plain", none));
+    // The status writes the engine makes pass whatever the spec says.
+    record("plain", r#"{"tls":{"mode":"none"}}"#);
+    record("born", r#"{"tls":{"mode":"managed"}}"#);
+
+    // A cluster no pass has seen yet is being born managed: writing that down is admitted.
+    ok(apply("fresh", None));
+    ok(apply("fresh", managed));
 }

@@ -51,15 +51,46 @@ pub const ADMISSION_RULES: &[(&str, &str, &str)] = &[
         "has(self.serverSecret) == has(self.clientSecret)",
         "spec.tls.serverSecret and spec.tls.clientSecret are set together (the members serve https with the first and the engine, probe and backups present the second)",
     ),
-    (
-        "",
-        "(has(self.tls) && (has(self.tls.serverSecret) || (has(self.tls.mode) && self.tls.mode == 'managed'))) == \
-         (has(oldSelf.tls) && (has(oldSelf.tls.serverSecret) || (has(oldSelf.tls.mode) && oldSelf.tls.mode == 'managed'))) && \
-         (has(self.tls) && (has(self.tls.peerSecret) || (has(self.tls.mode) && self.tls.mode == 'managed'))) == \
-         (has(oldSelf.tls) && (has(oldSelf.tls.peerSecret) || (has(oldSelf.tls.mode) && oldSelf.tls.mode == 'managed')))",
-        "spec.tls cannot be switched on or off on an existing cluster (members advertise their URLs, scheme included): put the old value back, or create a new cluster with the new TLS and move the data with kubectl etcd backup and kubectl etcd restore; other Secrets of the same kind may be set",
-    ),
 ];
+
+/// Message of `tls_switch_rule`.
+pub const TLS_SWITCH_MESSAGE: &str = "spec.tls cannot be switched on or off on an existing cluster (members advertise their URLs, scheme included): put the old value back, or create a new cluster with the new TLS and move the data with kubectl etcd backup and kubectl etcd restore; other Secrets of the same kind may be set, and the mode the cluster has (status.tls.mode) may be written down";
+
+/// The rule refusing a TLS switch, on the whole object (it reads the status): client TLS and
+/// peer TLS each on or off as before. A spec that names a mode or Secrets says it; one that
+/// names neither has the mode the engine decided at the cluster's birth
+/// (`model::unset_tls_mode`): `status.tls.mode`, else managed for a cluster that never ran and
+/// adopts nothing, else none. So writing down the mode a cluster has (`mode: managed` on one
+/// born managed from a spec without `tls`) is no switch. When neither side names anything (a
+/// status write, an edit elsewhere) the rule passes without reading the status.
+pub fn tls_switch_rule() -> String {
+    let decided = |x: &str| {
+        format!(
+            "(has({x}.spec.tls) && (has({x}.spec.tls.mode) || has({x}.spec.tls.serverSecret) || has({x}.spec.tls.clientSecret) || has({x}.spec.tls.peerSecret)))"
+        )
+    };
+    let born_managed = |x: &str| {
+        format!(
+            "((has({x}.status) && has({x}.status.tls)) ? {x}.status.tls.mode == 'managed' : (!has({x}.spec.adopt) && !(has({x}.status) && (has({x}.status.clusterId) || (has({x}.status.members) && size({x}.status.members) > 0)))))"
+        )
+    };
+    let on = |x: &str, secret: &str| {
+        format!(
+            "({} ? (has({x}.spec.tls.{secret}) || (has({x}.spec.tls.mode) && {x}.spec.tls.mode == 'managed')) : {})",
+            decided(x),
+            born_managed(x)
+        )
+    };
+    format!(
+        "(!{} && !{}) || ({} == {} && {} == {})",
+        decided("self"),
+        decided("oldSelf"),
+        on("self", "serverSecret"),
+        on("oldSelf", "serverSecret"),
+        on("self", "peerSecret"),
+        on("oldSelf", "peerSecret"),
+    )
+}
 
 /// The lists of `EtcdCluster.status` that are maps (`x-kubernetes-list-type: map`), by key.
 /// Members by id, not name: etcd's ids are unique, names are not (a member added by hand may
@@ -69,12 +100,23 @@ const STATUS_LIST_KEYS: &[(&str, &str)] = &[("conditions", "type"), ("members", 
 fn add_admission_rules(crd: &mut CustomResourceDefinition) {
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::ValidationRule;
     for v in &mut crd.spec.versions {
-        let Some(root) = v
+        let Some(object) = v
             .schema
             .as_mut()
             .and_then(|s| s.open_api_v3_schema.as_mut())
-            .and_then(|s| s.properties.as_mut())
         else {
+            continue;
+        };
+        object
+            .x_kubernetes_validations
+            .get_or_insert_with(Vec::new)
+            .push(ValidationRule {
+                rule: tls_switch_rule(),
+                message: Some(TLS_SWITCH_MESSAGE.into()),
+                field_path: Some(".spec.tls".into()),
+                ..Default::default()
+            });
+        let Some(root) = object.properties.as_mut() else {
             continue;
         };
         if let Some(spec) = root.get_mut("spec") {
@@ -252,11 +294,27 @@ mod tests {
             tls.iter()
                 .any(|(r, _)| r.contains("has(self.clientSecret)"))
         );
-        assert!(rules(spec).iter().any(
-            |(r, m)| r.contains("oldSelf.tls") && m.starts_with("spec.tls cannot be switched")
-        ));
+        // The TLS switch rule sits on the whole object: it reads the mode recorded in status.
+        let switch = rules(schema);
+        assert_eq!(switch.len(), 1, "{switch:?}");
+        let (rule, message) = &switch[0];
+        assert!(
+            message.starts_with("spec.tls cannot be switched"),
+            "{message}"
+        );
+        assert!(
+            rule.contains("oldSelf.spec.tls") && rule.contains("self.status.tls.mode == 'managed'"),
+            "{rule}"
+        );
+        assert_eq!(
+            schema.x_kubernetes_validations.as_ref().unwrap()[0]
+                .field_path
+                .as_deref(),
+            Some(".spec.tls")
+        );
+        assert!(!rules(spec).iter().any(|(r, _)| r.contains("oldSelf.tls")));
         // Every rule is one line (a folded line would not change its meaning, but reads worse).
-        for (rule, _) in storage.iter().chain(&tls) {
+        for (rule, _) in storage.iter().chain(&tls).chain(&switch) {
             assert!(!rule.contains('\n') && !rule.contains("  "), "{rule}");
         }
         let status = props["status"].properties.as_ref().unwrap();
