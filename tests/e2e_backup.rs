@@ -518,16 +518,39 @@ fn claims_in(ns: &str) -> String {
     ok(kubectl(&["-n", ns, "get", "pvc", "-o", "name"])).stdout
 }
 
+/// The claim `backups` (1Gi) in `ns`, a pvc:// destination.
+fn backups_claim(ns: &str) {
+    ok(kubectl_stdin(
+        &["-n", ns, "apply", "-f", "-"],
+        r#"{"apiVersion":"v1","kind":"PersistentVolumeClaim","metadata":{"name":"backups"},
+            "spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}}}"#,
+    ));
+}
+
+/// The Secrets `backup-key` and `other-key` of `ns`, each with a backup encryption key (64 hex
+/// digits) under `key`; returns backup-key's.
+fn key_secrets(ns: &str) -> String {
+    let key = "5".repeat(64);
+    for (name, k) in [("backup-key", key.clone()), ("other-key", "6".repeat(64))] {
+        ok(kubectl(&[
+            "-n",
+            ns,
+            "create",
+            "secret",
+            "generic",
+            name,
+            &format!("--from-literal=key={k}"),
+        ]));
+    }
+    key
+}
+
 #[test]
 fn a_backup_to_a_pvc_restores_into_a_new_cluster_and_a_missing_claim_changes_nothing() {
     install_crd();
     let ns = Ns::new("backup-pvc");
     let before = small_cluster(&ns.0, "demo", 400);
-    ok(kubectl_stdin(
-        &["-n", &ns.0, "apply", "-f", "-"],
-        r#"{"apiVersion":"v1","kind":"PersistentVolumeClaim","metadata":{"name":"backups"},
-            "spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}}}"#,
-    ));
+    backups_claim(&ns.0);
 
     // Bad input first: a claim that does not exist is a usage error; no record, no pod.
     let (backups, pods) = (backups_in(&ns.0), pods_in(&ns.0));
@@ -747,11 +770,7 @@ fn a_pvc_store_streams_both_ways_and_a_broken_put_leaves_nothing() {
     use kubectl_etcd::archive::store::Location;
     use tokio::io::AsyncReadExt;
     let ns = Ns::new("backup-pvc-stream");
-    ok(kubectl_stdin(
-        &["-n", &ns.0, "apply", "-f", "-"],
-        r#"{"apiVersion":"v1","kind":"PersistentVolumeClaim","metadata":{"name":"backups"},
-            "spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}}}"#,
-    ));
+    backups_claim(&ns.0);
     let image = std::env::var("KE_OPERATOR_IMAGE").expect("KE_OPERATOR_IMAGE is not set");
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
@@ -1749,19 +1768,7 @@ fn an_encrypted_backup_restores_with_its_key_and_a_wrong_or_missing_key_creates_
     let ns = Ns::new("backup-enc");
     let (_, bucket) = s3();
     let before = small_cluster(&ns.0, "demo", 1_000);
-    let key = "5".repeat(64);
-    let wrong = "6".repeat(64);
-    for (name, k) in [("backup-key", key.as_str()), ("other-key", wrong.as_str())] {
-        ok(kubectl(&[
-            "-n",
-            &ns.0,
-            "create",
-            "secret",
-            "generic",
-            name,
-            &format!("--from-literal=key={k}"),
-        ]));
-    }
+    let key = key_secrets(&ns.0);
     // A Secret that is not there: refused before any record exists.
     let missing = etcd_s3(
         &ns.0,
@@ -1875,6 +1882,151 @@ fn an_encrypted_backup_restores_with_its_key_and_a_wrong_or_missing_key_creates_
         "backup-key"
     );
     assert_eq!(keyspace_digest(&ns.0, "copy-0"), before);
+}
+
+/// Issue 17 item 6, on the destinations without S3: a backup encrypted with a key from a Secret
+/// to a claim (pvc://) and to a directory of this machine (file://, restored through a staging
+/// claim) restores with its key, every key back; with a wrong key it is refused before anything
+/// exists (exit 12, no cluster, pod, claim or Secret); and `recover --from-backup` of the
+/// encrypted record rebuilds the cluster from it.
+#[test]
+fn encrypted_backups_on_a_claim_and_in_a_file_restore_and_recover_with_their_key_only() {
+    install_crd();
+    let ns = Ns::new("backup-enc-pvc");
+    let before = small_cluster(&ns.0, "demo", 300);
+    key_secrets(&ns.0);
+    backups_claim(&ns.0);
+    let dir = tempfile::tempdir().unwrap();
+    let file_dest = format!("file://{}", dir.path().display());
+    let mut records = Vec::new();
+    for to in ["pvc://backups/etcd", file_dest.as_str()] {
+        let record = json(&ok(etcd_tools(
+            &ns.0,
+            &[
+                "-o",
+                "json",
+                "backup",
+                "demo",
+                "--to",
+                to,
+                "--encryption-key-secret",
+                "backup-key",
+            ],
+        )));
+        let url = record["status"]["url"].as_str().unwrap().to_string();
+        assert!(
+            url.starts_with(to) && url.ends_with(".db.zst.enc"),
+            "{to}: {url}"
+        );
+        assert_eq!(
+            record["spec"]["encryption"]["keySecretRef"]["name"],
+            "backup-key"
+        );
+        let name = record["metadata"]["name"].as_str().unwrap().to_string();
+        records.push((name, url));
+    }
+    // The file holds the encrypted stream, readable by its owner only.
+    let file = records[1].1.strip_prefix("file://").unwrap();
+    let head = std::fs::read(file).unwrap();
+    assert_eq!(&head[..8], b"KEAEAD01", "{file}");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(file).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{file}");
+    }
+
+    // A wrong key: refused before anything exists, naming the backup and the Secret.
+    let (pods, claims) = (pods_in(&ns.0), claims_in(&ns.0));
+    for (from, source) in [
+        ("--from-backup", records[0].0.as_str()),
+        ("--from", records[1].1.as_str()),
+    ] {
+        let r = etcd_tools(
+            &ns.0,
+            &[
+                "restore",
+                "bad",
+                from,
+                source,
+                "--encryption-key-secret",
+                "other-key",
+                "--replicas",
+                "1",
+            ],
+        );
+        assert_eq!(r.code, 12, "{source}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("other-key") && r.stderr.contains("not the one"),
+            "{source}: {}",
+            r.stderr
+        );
+    }
+    assert_eq!(clusters_in(&ns.0), 1, "no cluster was created");
+    eventually("the agent pods gone", Duration::from_secs(60), || {
+        (pods_in(&ns.0) == pods).then_some(())
+    });
+    assert_eq!(claims_in(&ns.0), claims, "no claim was created");
+    let secrets = ok(kubectl(&["-n", &ns.0, "get", "secrets", "-o", "name"])).stdout;
+    assert!(!secrets.contains("bad-restore"), "{secrets}");
+
+    // The right key: from the claim (the record names it), and from the file (through a
+    // staging claim), every key and value comes back.
+    for (copy, from, source) in [
+        ("copy", "--from-backup", records[0].0.as_str()),
+        ("fcopy", "--from", records[1].1.as_str()),
+    ] {
+        ok(etcd_tools(
+            &ns.0,
+            &[
+                "restore",
+                copy,
+                from,
+                source,
+                "--encryption-key-secret",
+                "backup-key",
+                "--replicas",
+                "1",
+                "--timeout",
+                "4m",
+            ],
+        ));
+        assert_eq!(
+            keyspace_digest(&ns.0, &format!("{copy}-0")),
+            before,
+            "{copy} from {source}"
+        );
+        assert_eq!(
+            cluster_json(&ns.0, copy)["spec"]["restore"]["encryption"]["keySecretRef"]["name"],
+            "backup-key"
+        );
+    }
+    eventually("the staging claim deleted", Duration::from_secs(60), || {
+        (!claims_in(&ns.0).contains("fcopy-restore-source")).then_some(())
+    });
+
+    // recover from the encrypted record on the claim: what was written since is gone.
+    ok(etcdctl(&ns.0, "demo-0", &["put", "after-backup", "yes"]));
+    ok(etcd_tools(
+        &ns.0,
+        &[
+            "recover",
+            "demo",
+            "--from-backup",
+            &records[0].0,
+            "--yes",
+            "--force",
+            "--timeout",
+            "5m",
+        ],
+    ));
+    assert_eq!(
+        keyspace_digest(&ns.0, "demo-0"),
+        before,
+        "{}'s keys",
+        records[0].0
+    );
+    let after = ok(etcdctl(&ns.0, "demo-0", &["get", "after-backup"])).stdout;
+    assert!(after.trim().is_empty(), "{after}");
 }
 
 /// Issue 17 item 6: retention deletes only its own cluster's objects in its destination. Forged
