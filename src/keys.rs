@@ -55,6 +55,9 @@ pub const ANNOTATION_CA_GENERATION: &str = "etcd.kubectl-etcd.io/ca-generation";
 /// On the member pod template once a CA rotation began: the CAs the members are to trust (by
 /// fingerprint), so that a change of them restarts the members one at a time.
 pub const ANNOTATION_TRUSTED_CA: &str = "etcd.kubectl-etcd.io/trusted-ca";
+/// On the member pod template while TLS is switched on or off: the way and stage
+/// (`model::TlsSwitch::marker`); the pods carry it too, so observe knows where each one listens.
+pub const ANNOTATION_TLS_SWITCH: &str = "etcd.kubectl-etcd.io/tls-switch";
 /// On the seed's claim of a restored cluster: `restoring`, then `restored` (`model::RestoreMark`).
 pub const ANNOTATION_RESTORE: &str = "etcd.kubectl-etcd.io/restore";
 /// Annotation the `delete --delete-data` verb sets: the finalizer then deletes member volumes too.

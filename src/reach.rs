@@ -96,7 +96,9 @@ impl Reach {
         d: &Desired,
         ordinal: u32,
     ) -> Option<Result<crate::etcd::Versions, EtcdError>> {
-        if self.dial != Dial::PortForward {
+        // While TLS is switched the scheme is found by dialing (`dial_member`): the client's
+        // own call asks then.
+        if self.dial != Dial::PortForward || d.tls_switch.is_some() {
             return None;
         }
         let asked = async {
@@ -114,7 +116,39 @@ impl Reach {
         Some(asked.await)
     }
 
+    /// A client for the member at `ordinal`. While TLS is switched on or off a member serves the
+    /// old scheme, both, or the new one, whichever template its pod started from
+    /// (`plan::tls_switch`): https is tried first, then http. In that order whichever way the
+    /// switch goes: a TLS handshake against a plain listener fails at once, while a plain
+    /// HTTP/2 connection to a TLS listener opens and fails only at its first call.
     async fn dial_member(
+        &self,
+        d: &Desired,
+        ordinal: u32,
+        pod_ip: Option<&str>,
+    ) -> Result<EtcdClient, EtcdError> {
+        let Some(s) = &d.tls_switch else {
+            return self.dial_scheme(d, ordinal, pod_ip).await;
+        };
+        let with = |tls: crate::model::Tls| Desired {
+            tls,
+            tls_switch: None,
+            ..d.clone()
+        };
+        match self
+            .dial_scheme(&with(s.secrets.clone()), ordinal, pod_ip)
+            .await
+        {
+            Ok(c) => Ok(c),
+            Err(e) => self
+                .dial_scheme(&with(Default::default()), ordinal, pod_ip)
+                .await
+                .map_err(|_| e),
+        }
+    }
+
+    /// A client for the member at `ordinal`, with the client scheme of `d.tls`.
+    async fn dial_scheme(
         &self,
         d: &Desired,
         ordinal: u32,

@@ -383,10 +383,11 @@ fn cluster_yaml(ns: &str, name: &str, tls: Option<&str>) -> String {
 }
 
 /// Issue 17: a cluster created from YAML without `spec.tls` is born managed (status.tls.mode);
-/// a later apply that writes `mode: managed` down changes nothing and is admitted, while a real
-/// switch (to `none`, or to managed on a cluster born plain) is still refused at admission.
+/// a later apply that writes `mode: managed` down changes nothing and is admitted; client and
+/// peer TLS switched together is admitted (the engine carries it out), one of them alone is
+/// refused at admission.
 #[test]
-fn writing_down_the_tls_mode_a_cluster_has_is_admitted_and_a_real_switch_is_not() {
+fn writing_down_the_tls_mode_a_cluster_has_is_admitted_and_a_partial_switch_is_not() {
     install_crd();
     let ns = Ns::new("tls-mode");
     let apply = |name: &str, tls: Option<&str>| {
@@ -417,28 +418,30 @@ fn writing_down_the_tls_mode_a_cluster_has_is_admitted_and_a_real_switch_is_not(
     };
     let managed = Some("{mode: managed}");
     let none = Some("{mode: none}");
+    let client_only = Some("{serverSecret: s, clientSecret: c}");
+    let peer_only = Some("{peerSecret: p}");
 
     // Born managed from a spec without tls.
     ok(apply("born", None));
     record("born", r#"{"clusterId":"1a2b","tls":{"mode":"managed"}}"#);
     ok(apply("born", managed));
-    refused(apply("born", none), "managed -> none");
+    refused(
+        apply("born", client_only),
+        "managed -> client TLS without peer TLS",
+    );
     // Written down, then taken out again: the recorded mode, no switch either way.
     ok(apply("born", None));
-    refused(
-        apply("born", none),
-        "born managed, spec without tls -> none",
-    );
-    assert_eq!(
-        cluster_json(&ns.0, "born")["spec"]["tls"],
-        serde_json::Value::Null
-    );
+    refused(apply("born", peer_only), "born managed -> peer TLS alone");
+    // Client and peer TLS switched off together is admitted: the engine carries it out
+    // (`kubectl etcd tls NAME --off`, `plan::tls_switch`).
+    ok(apply("born", none));
 
     // Born before managed TLS was the default: it ran plain (no mode recorded).
     ok(apply("plain", None));
     record("plain", r#"{"clusterId":"3c4d"}"#);
-    refused(apply("plain", managed), "born plain -> managed");
+    refused(apply("plain", peer_only), "born plain -> peer TLS alone");
     ok(apply("plain", none));
+    ok(apply("plain", managed));
     // The status writes the engine makes pass whatever the spec says.
     record("plain", r#"{"tls":{"mode":"none"}}"#);
     record("born", r#"{"tls":{"mode":"managed"}}"#);

@@ -12,7 +12,9 @@ mod common;
 
 use std::time::Duration;
 
-use common::writer::{assert_no_acknowledged_write_lost, start_tls_writer, writer_log};
+use common::writer::{
+    assert_no_acknowledged_write_lost, start_switching_writer, start_tls_writer, writer_log,
+};
 use common::*;
 
 fn tls_flags(name: &str) -> Vec<String> {
@@ -205,7 +207,9 @@ fn a_cluster_with_client_and_peer_tls_creates_scales_backs_up_and_restores() {
     let scaled = scale(&ns.0, "demo", 3);
     assert_eq!(ready_members(&scaled["status"]), (3, 3, 3), "{scaled}");
 
-    // Switching TLS off on the running cluster is refused; the members keep TLS.
+    // Peer TLS dropped alone (client TLS without peer TLS) is refused on the running cluster:
+    // TLS is switched on or off for clients and peers together (`kubectl etcd tls`, tested in
+    // tls_switched_on_and_off_under_a_writer…). The members keep TLS.
     let hash = |ns: &str| {
         json(&ok(kubectl(&[
             "-n",
@@ -219,7 +223,7 @@ fn a_cluster_with_client_and_peer_tls_creates_scales_backs_up_and_restores() {
             .clone()
     };
     let before = hash(&ns.0);
-    let off = kubectl(&[
+    ok(kubectl(&[
         "-n",
         &ns.0,
         "patch",
@@ -227,22 +231,9 @@ fn a_cluster_with_client_and_peer_tls_creates_scales_backs_up_and_restores() {
         "demo",
         "--type=merge",
         "-p",
-        r#"{"spec":{"tls":null}}"#,
-    ]);
-    if cel_admission() {
-        // The API server refuses the switch itself (the CRD's CEL rules): nothing to revert.
-        assert_ne!(off.code, 0, "the API server took TLS switched off");
-        assert!(
-            off.stderr.contains("spec.tls cannot be switched"),
-            "{}",
-            off.stderr
-        );
-        assert_eq!(hash(&ns.0), before, "the member template did not change");
-        assert_all_https(&ns.0, "demo-0", 6);
-    } else {
-        ok(off);
-        engine_refuses_tls_off(&ns.0, &before, &hash);
-    }
+        r#"{"spec":{"tls":{"peerSecret":null}}}"#,
+    ]));
+    engine_refuses_a_partial_tls_change(&ns.0, &before, &hash);
 
     // Backup over TLS, restored into a new TLS cluster: the same keys.
     let _copy_certs = tls_secrets(&ns.0, "copy", None);
@@ -471,9 +462,9 @@ fn a_cluster_with_etcd_password_auth_scales_backs_up_and_restores() {
     );
 }
 
-/// An API server without CEL takes TLS switched off: the engine refuses it (`SpecRefused`), keeps
-/// the members on TLS and dials them with it, and the refusal ends once the spec is put back.
-fn engine_refuses_tls_off(
+/// Peer TLS dropped alone: the engine refuses it (`SpecRefused`), keeps the members on TLS and
+/// dials them with it, and the refusal ends once the spec is put back.
+fn engine_refuses_a_partial_tls_change(
     ns: &str,
     before: &serde_json::Value,
     hash: &dyn Fn(&str) -> serde_json::Value,
@@ -1152,4 +1143,138 @@ fn rotate_ca_under_a_writer_keeps_quorum_and_every_write_and_ends_trusting_the_n
     );
     let served = ok(verified_put(&ns.0, "demo-1", "new/1"));
     assert!(served.stdout.contains("OK"), "{}", served.stdout);
+}
+
+/// The `SwitchingTLS` condition of `st` (a cluster's JSON).
+fn switching_tls(st: &serde_json::Value) -> serde_json::Value {
+    st["status"]["conditions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .into_iter()
+        .find(|c| c["type"] == "SwitchingTLS")
+        .unwrap_or_else(|| panic!("no SwitchingTLS condition: {st}"))
+}
+
+/// `kubectl etcd tls demo --on` and then `--off` on a running 3-member cluster under a writer
+/// (a pod that puts through the client Service, https with the managed client certificate when
+/// it can, else http): never fewer than 2 Ready members, no acknowledged write lost either way;
+/// switched on, every URL is https and a client without a certificate is refused; switched off,
+/// every URL is http again. `--dry-run` changes nothing.
+#[test]
+fn tls_switched_on_and_off_under_a_writer_loses_no_acknowledged_write() {
+    install_crd();
+    let ns = Ns::new("tls-switch");
+    let n = "demo";
+    let created = json(&ok(etcd(
+        &ns.0,
+        &[
+            "create",
+            n,
+            "--replicas",
+            "3",
+            "--insecure",
+            "--timeout",
+            "5m",
+            "-o",
+            "json",
+        ],
+    )));
+    assert_eq!(ready_members(&created["status"]), (3, 3, 3), "{created}");
+    assert!(
+        member_urls(&ns.0, "demo-0")
+            .iter()
+            .all(|u| u.starts_with("http://")),
+        "created plain"
+    );
+
+    // Neither way given: a usage error; the dry run prints the plan and changes nothing.
+    let r = etcd(&ns.0, &["tls", n]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    let dry = ok(etcd(&ns.0, &["tls", n, "--on", "--dry-run"]));
+    assert!(
+        format!("{}{}", dry.stdout, dry.stderr).contains("mode: managed"),
+        "{} {}",
+        dry.stdout,
+        dry.stderr
+    );
+    assert_eq!(cluster_json(&ns.0, n)["spec"]["tls"]["mode"], "none");
+
+    // On, with the writer started as soon as the client certificate exists (the engine issues
+    // the certificates before any member restarts).
+    let sampler = ReadySampler::start(&ns.0, n);
+    let started = std::time::Instant::now();
+    let on = {
+        let ns = ns.0.clone();
+        std::thread::spawn(move || etcd(&ns, &["tls", "demo", "--on", "--timeout", "20m"]))
+    };
+    eventually(
+        "the client certificate is issued",
+        Duration::from_secs(120),
+        || (kubectl(&["-n", &ns.0, "get", "secret", "demo-tls-client"]).code == 0).then_some(()),
+    );
+    start_switching_writer(&ns.0);
+    let on = ok(on.join().expect("the tls verb panicked"));
+    eprintln!(
+        "tls --on took {} s: {}",
+        started.elapsed().as_secs(),
+        on.stderr
+    );
+    let samples = sampler
+        .stop()
+        .unwrap_or_else(|bad| panic!("fewer than 2 members Ready: {bad:?}"));
+    assert!(samples > 30, "only {samples} samples");
+    let acked = assert_no_acknowledged_write_lost(&ns.0);
+    assert!(acked > 50, "the writer acknowledged only {acked}");
+    assert_all_https(&ns.0, "demo-0", 6);
+    assert_refused_without_certificate_or_over_http(&ns.0, "demo-1");
+    let st = cluster_json(&ns.0, n);
+    assert_eq!(st["status"]["tls"]["mode"], "managed", "{st}");
+    assert_eq!(switching_tls(&st)["status"], "False", "{st}");
+    assert_eq!(ready_members(&st["status"]), (3, 3, 3), "{st}");
+    let sts = json(&ok(kubectl(&[
+        "-n",
+        &ns.0,
+        "get",
+        "statefulset",
+        n,
+        "-o",
+        "json",
+    ])));
+    let env = sts["spec"]["template"]["spec"]["containers"][0]["env"].to_string();
+    assert!(!env.contains("2382"), "the switch port is gone: {env}");
+
+    // Off again, under a new writer (the first one's pod gone first: same name).
+    ok(kubectl(&[
+        "-n",
+        &ns.0,
+        "delete",
+        "pod",
+        "writer",
+        "--ignore-not-found",
+        "--wait=true",
+    ]));
+    let sampler = ReadySampler::start(&ns.0, n);
+    start_switching_writer(&ns.0);
+    let started = std::time::Instant::now();
+    let off = ok(etcd(&ns.0, &["tls", n, "--off", "--timeout", "20m"]));
+    eprintln!(
+        "tls --off took {} s: {}",
+        started.elapsed().as_secs(),
+        off.stderr
+    );
+    let samples = sampler
+        .stop()
+        .unwrap_or_else(|bad| panic!("fewer than 2 members Ready: {bad:?}"));
+    assert!(samples > 30, "only {samples} samples");
+    let acked_off = assert_no_acknowledged_write_lost(&ns.0);
+    assert!(acked_off > 50, "the writer acknowledged only {acked_off}");
+    let urls = member_urls(&ns.0, "demo-0");
+    assert!(
+        urls.len() >= 6 && urls.iter().all(|u| u.starts_with("http://")),
+        "{urls:?}"
+    );
+    let st = cluster_json(&ns.0, n);
+    assert_eq!(st["status"]["tls"]["mode"], "none", "{st}");
+    assert_eq!(switching_tls(&st)["status"], "False", "{st}");
 }

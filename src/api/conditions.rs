@@ -23,6 +23,9 @@ pub mod condition {
     /// True while the engine rotates the managed CA (`kubectl etcd rotate-ca`): the message
     /// says which part (the trust bundle, a member's restart, a certificate, the old CA dropped).
     pub const ROTATING_CA: &str = "RotatingCA";
+    /// True while TLS is switched on or off for the running cluster (`plan::tls_switch`); the
+    /// message names the phase.
+    pub const SWITCHING_TLS: &str = "SwitchingTLS";
 }
 
 /// Why a cluster is where it is: the `reason` of conditions and Events, and what the planner's
@@ -110,6 +113,8 @@ pub enum Reason {
     CertificateAuthorityLost,
     /// Managed TLS: the CA is being rotated (`kubectl etcd rotate-ca`).
     RotatingCa,
+    /// TLS is switched on or off for a running cluster (`kubectl etcd tls`).
+    SwitchingTls,
     /// `InsecureTransport`: client traffic is plain http.
     PlainHttp,
     /// `InsecureTransport` false: clients speak https with client certificates.
@@ -166,6 +171,7 @@ impl Reason {
             Reason::IssuingCertificate => "IssuingCertificate",
             Reason::CertificateAuthorityLost => "CertificateAuthorityLost",
             Reason::RotatingCa => "RotatingCA",
+            Reason::SwitchingTls => "SwitchingTLS",
             Reason::PlainHttp => "PlainHttp",
             Reason::ClientCertificates => "ClientCertificates",
         }

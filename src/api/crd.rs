@@ -54,10 +54,11 @@ pub const ADMISSION_RULES: &[(&str, &str, &str)] = &[
 ];
 
 /// Message of `tls_switch_rule`.
-pub const TLS_SWITCH_MESSAGE: &str = "spec.tls cannot be switched on or off on an existing cluster (members advertise their URLs, scheme included): put the old value back, or create a new cluster with the new TLS and move the data with kubectl etcd backup and kubectl etcd restore; other Secrets of the same kind may be set, and the mode the cluster has (status.tls.mode) may be written down";
+pub const TLS_SWITCH_MESSAGE: &str = "spec.tls cannot be switched to client TLS without peer TLS, or peer TLS alone, on an existing cluster: TLS is switched on or off for clients and peers together (kubectl etcd tls NAME --on|--off, or mode managed, none, or secrets with all three Secrets); other Secrets of the same kind may be set, and the mode the cluster has (status.tls.mode) may be written down";
 
-/// The rule refusing a TLS switch, on the whole object (it reads the status): client TLS and
-/// peer TLS each on or off as before. A spec that names a mode or Secrets says it; one that
+/// The rule refusing a partial TLS switch, on the whole object (it reads the status): client TLS
+/// and peer TLS each on or off as before, unless both are switched together (the engine carries
+/// that out one member at a time, `plan::tls_switch`). A spec that names a mode or Secrets says it; one that
 /// names neither has the mode the engine decided at the cluster's birth
 /// (`model::unset_tls_mode`): `status.tls.mode`, else managed for a cluster that never ran and
 /// adopts nothing, else none. So writing down the mode a cluster has (`mode: managed` on one
@@ -82,13 +83,15 @@ pub fn tls_switch_rule() -> String {
         )
     };
     format!(
-        "(!{} && !{}) || ({} == {} && {} == {})",
+        "(!{} && !{}) || ({} == {} && {} == {}) || {} == {}",
         decided("self"),
         decided("oldSelf"),
         on("self", "serverSecret"),
         on("oldSelf", "serverSecret"),
         on("self", "peerSecret"),
         on("oldSelf", "peerSecret"),
+        on("self", "serverSecret"),
+        on("self", "peerSecret"),
     )
 }
 

@@ -10,7 +10,7 @@ use super::flags::Global;
 use super::generate;
 use super::verbs::{
     adopt, backup, certificate, create, defrag, delete, hibernate, install, logs, operate,
-    reconcile, recover, report, restore, rotate_ca, scale, status, upgrade,
+    reconcile, recover, report, restore, rotate_ca, scale, status, tls, upgrade,
 };
 
 /// kubectl etcd — create, scale, inspect and operate etcd clusters on Kubernetes.
@@ -76,6 +76,12 @@ pub enum Verb {
     ///
     /// Examples: kubectl etcd rotate-ca demo --dry-run; kubectl etcd rotate-ca demo
     RotateCa(rotate_ca::Args),
+    /// Switch TLS on (managed TLS: client certificates, mutual peer TLS) or off (plain http) for
+    /// a running cluster: the members restart one at a time (three rounds) and move their peer
+    /// URLs by etcd member updates; no acknowledged write is lost, quorum is kept throughout.
+    ///
+    /// Examples: kubectl etcd tls demo --on --dry-run; kubectl etcd tls demo --on; kubectl etcd tls demo --off
+    Tls(tls::Args),
     /// Rebuild a cluster that lost quorum from its best surviving member (or a backup).
     ///
     /// Shows what survives and what is at stake; changes nothing without --yes.

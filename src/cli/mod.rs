@@ -49,6 +49,7 @@ pub async fn run(cli: Cli) -> Result<(), Error> {
         Verb::Backup(a) => verbs::backup::run(g, a).await,
         Verb::Certificate(a) => verbs::certificate::run(g, a).await,
         Verb::RotateCa(a) => verbs::rotate_ca::run(g, a).await,
+        Verb::Tls(a) => verbs::tls::run(g, a).await,
         Verb::Adopt(a) => verbs::adopt::run(g, a).await,
         Verb::Restore(a) => verbs::restore::run(g, a).await,
         Verb::Recover(a) => verbs::recover::run(g, a).await,

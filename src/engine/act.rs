@@ -120,6 +120,7 @@ pub fn step_objects(d: &Desired, step: &Step) -> Vec<Object> {
         | Step::PromoteLearner { .. }
         | Step::MoveLeader { .. }
         | Step::RemoveMember { .. }
+        | Step::UpdatePeerUrl { .. }
         | Step::DeleteVolume { .. }
         | Step::RestartMember { .. }
         | Step::WipeMember { .. }
@@ -449,6 +450,9 @@ pub async fn act(ctx: &Context, d: &Desired, o: &Observed, step: &Step) -> Resul
         Step::PromoteLearner { id, .. } => return call(LeaderCall::Promote(*id)).await,
         Step::MoveLeader { to_id, .. } => return call(LeaderCall::MoveLeader(*to_id)).await,
         Step::RemoveMember { id, .. } => return call(LeaderCall::Remove(*id)).await,
+        Step::UpdatePeerUrl { id, to, .. } => {
+            return call(LeaderCall::UpdatePeerUrl(*id, to)).await;
+        }
         Step::DeleteVolume { claim, .. } => {
             let api: Api<PersistentVolumeClaim> = Api::namespaced(ctx.client.clone(), &d.namespace);
             delete(&api, d, claim).await?;
@@ -560,6 +564,7 @@ enum LeaderCall<'a> {
     Promote(u64),
     MoveLeader(u64),
     Remove(u64),
+    UpdatePeerUrl(u64, &'a str),
     Downgrade(crate::plan::DowngradeStep, crate::model::Version),
 }
 
@@ -580,6 +585,7 @@ async fn on_leader(
         LeaderCall::Promote(id) => c.promote(id).await,
         LeaderCall::MoveLeader(id) => c.move_leader(id).await,
         LeaderCall::Remove(id) => c.remove(id).await,
+        LeaderCall::UpdatePeerUrl(id, url) => c.update_peer_url(id, url).await,
         LeaderCall::Downgrade(action, target) => {
             let minor = format!("{}.{}", target.major, target.minor);
             match action {

@@ -185,6 +185,7 @@ pub async fn reconcile_once(
     let desired = plan::upgrade::settle(desired, &observed);
     let desired = plan::nospace::settle(desired, &observed);
     let desired = plan::pki::settle(desired, &observed);
+    let desired = plan::tls_switch::settle(desired, &observed);
     let desired = plan::recover::settle(desired, &observed);
     let mut step = plan::plan(&desired, &observed);
     let mut outcome = Outcome::Unchanged;

@@ -407,6 +407,11 @@ fn workload_view(s: &StatefulSet) -> WorkloadView {
             .spec
             .as_ref()
             .map(|spec| objects::template_tls(&spec.template)),
+        tls_switch: s
+            .spec
+            .as_ref()
+            .and_then(|spec| spec.template.metadata.as_ref()?.annotations.as_ref())
+            .and_then(|a| a.get(objects::ANNOTATION_TLS_SWITCH).cloned()),
         terminating: s.metadata.deletion_timestamp.is_some(),
     }
 }
@@ -459,6 +464,11 @@ fn pod_view(p: &Pod, now: jiff::Timestamp) -> PodView {
             .annotations
             .as_ref()
             .and_then(|a| a.get(objects::ANNOTATION_TRUSTED_CA).cloned()),
+        tls_switch: p
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(objects::ANNOTATION_TLS_SWITCH).cloned()),
         ip: status.and_then(|s| s.pod_ip.clone()),
         restarts: cstatus.map_or(0, |c| c.restart_count),
         waiting_reason: cstatus

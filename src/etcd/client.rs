@@ -318,6 +318,22 @@ impl EtcdClient {
         Ok(())
     }
 
+    /// Moves member `id`'s peer URL to `peer_url` (etcd's member update).
+    pub async fn update_peer_url(&mut self, id: u64, peer_url: &str) -> Result<(), EtcdError> {
+        Self::call(
+            self.rpc_timeout,
+            self.client.member_update(id, [peer_url.to_string()]),
+        )
+        .await
+        .map_err(|source| EtcdError::UpdatePeerUrl {
+            endpoint: self.endpoint.clone(),
+            member: fmt_id(id),
+            peer_url: peer_url.to_owned(),
+            source,
+        })?;
+        Ok(())
+    }
+
     /// The member's server version and the cluster version it sees (etcd's `/version`; the
     /// cluster version is empty until the leader has decided it, a few seconds after start).
     pub async fn versions(&self) -> Result<Versions, EtcdError> {

@@ -122,6 +122,14 @@ pub enum EtcdError {
         #[source]
         source: Cause,
     },
+    #[error("failed to move the peer URL of member {member} to {peer_url} via {endpoint}")]
+    UpdatePeerUrl {
+        endpoint: String,
+        member: String,
+        peer_url: String,
+        #[source]
+        source: Cause,
+    },
     #[error("failed to move leadership to member {to} via {endpoint}")]
     MoveLeader {
         endpoint: String,
@@ -306,6 +314,7 @@ impl EtcdError {
             | EtcdError::AddLearner { endpoint, .. }
             | EtcdError::Promote { endpoint, .. }
             | EtcdError::Remove { endpoint, .. }
+            | EtcdError::UpdatePeerUrl { endpoint, .. }
             | EtcdError::MoveLeader { endpoint, .. }
             | EtcdError::Put { endpoint, .. }
             | EtcdError::Get { endpoint, .. }
@@ -330,6 +339,7 @@ impl EtcdError {
             | EtcdError::AddLearner { source, .. }
             | EtcdError::Promote { source, .. }
             | EtcdError::Remove { source, .. }
+            | EtcdError::UpdatePeerUrl { source, .. }
             | EtcdError::MoveLeader { source, .. }
             | EtcdError::Put { source, .. }
             | EtcdError::Get { source, .. }

@@ -102,6 +102,66 @@ impl Tls {
     }
 }
 
+/// TLS switched on or off for a running cluster (`plan::tls_switch`): which way, the Secrets of
+/// the TLS side, and the stage the member template is at. Read back from the template's
+/// `tls-switch` annotation (`keep_tls`), then from the member list (`plan::tls_switch::settle`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TlsSwitch {
+    /// http → https (false: https → http).
+    pub on: bool,
+    /// The client and peer Secrets of the TLS side: the target when on, what the members ran
+    /// when off.
+    pub secrets: Tls,
+    pub stage: SwitchStage,
+}
+
+/// The template a TLS switch runs (see `plan::tls_switch` for the whole path).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum SwitchStage {
+    /// Members serve both schemes on the client port, the old scheme on the peer port and the
+    /// new one on the switch port, and advertise the old client scheme.
+    Both,
+    /// Members serve the new scheme only: client port, peer port and switch port.
+    Moved,
+}
+
+impl TlsSwitch {
+    /// The scheme the members spoke before the switch.
+    pub fn from_scheme(&self) -> &'static str {
+        if self.on { "http" } else { "https" }
+    }
+    /// The scheme they speak after it.
+    pub fn to_scheme(&self) -> &'static str {
+        if self.on { "https" } else { "http" }
+    }
+    /// The template annotation recording the switch: `on/both`, `off/moved`, …
+    pub fn marker(&self) -> String {
+        format!(
+            "{}/{}",
+            if self.on { "on" } else { "off" },
+            match self.stage {
+                SwitchStage::Both => "both",
+                SwitchStage::Moved => "moved",
+            }
+        )
+    }
+    /// The way and stage of a `marker`.
+    pub fn parse_marker(s: &str) -> Option<(bool, SwitchStage)> {
+        let (way, stage) = s.split_once('/')?;
+        let on = match way {
+            "on" => true,
+            "off" => false,
+            _ => return None,
+        };
+        let stage = match stage {
+            "both" => SwitchStage::Both,
+            "moved" => SwitchStage::Moved,
+            _ => return None,
+        };
+        Some((on, stage))
+    }
+}
+
 /// Where the TLS mode of `Desired.tls` comes from (see `unset_tls_mode`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub enum TlsOrigin {
@@ -213,6 +273,8 @@ pub struct Desired {
     pub insecure_asked: bool,
     /// Where the mode of `tls` comes from: the spec, or the default decided at birth.
     pub tls_origin: TlsOrigin,
+    /// TLS being switched on or off (`tls` is the target); `None` normally.
+    pub tls_switch: Option<TlsSwitch>,
     /// The Secret of the etcd user to authenticate as while etcd's authentication is on
     /// (`spec.auth.userSecret`).
     pub auth_secret: Option<String>,
@@ -275,6 +337,7 @@ impl Desired {
             pki: None,
             insecure_asked: false,
             tls_origin: TlsOrigin::Spec,
+            tls_switch: None,
             auth_secret: None,
             maintenance: super::maintenance::Maintenance::default(),
             adopt: None,
@@ -292,29 +355,83 @@ pub fn keep_immutable(d: Desired, workload: Option<&WorkloadView>) -> Desired {
     keep_storage(keep_tls(d, workload), workload)
 }
 
-/// Whether TLS is on, for clients and for peers, is fixed once the StatefulSet exists: every
-/// member advertises its URLs, scheme included, in the membership, and a member switched alone
-/// could not talk to the others. Such a change is refused and the engine goes on with the TLS
-/// the members run; other Secrets of the same kind are taken (a rolling restart).
+/// Whether TLS is on, for clients and for peers, changes on a running cluster only between plain
+/// http and full TLS (client and peer): a switch (`TlsSwitch`, carried out by `plan::tls_switch`)
+/// that starts when the spec asks for the other one and runs to its end once begun (the
+/// template's `tls-switch` annotation says it is under way). Any other change of kind is refused
+/// and the engine goes on with the TLS the members run; other Secrets of the same kind are taken
+/// (a rolling restart).
 ///
 /// A default decided at birth (`TlsOrigin::Birth`) meeting a StatefulSet that exists all the
 /// same follows the StatefulSet without a refusal: nobody asked for the change.
 pub(super) fn keep_tls(mut d: Desired, workload: Option<&WorkloadView>) -> Desired {
-    let Some(have) = workload.and_then(|s| s.tls.clone()) else {
+    let Some(w) = workload else {
         return d;
     };
-    // Other Secrets of the same kind (a new certificate) roll out like any template change.
-    if (have.client.is_some(), have.peer_secret.is_some())
-        == (d.tls.client.is_some(), d.tls.peer_secret.is_some())
-    {
+    let Some(have) = w.tls.clone() else {
+        return d;
+    };
+    let kind = |t: &Tls| (t.client.is_some(), t.peer_secret.is_some());
+    let full = |t: &Tls| kind(t) == (true, true);
+    let plain = |t: &Tls| kind(t) == (false, false);
+    let managed = crate::objects::managed_tls(&d.name);
+    if let Some((on, stage)) = w.tls_switch.as_deref().and_then(TlsSwitch::parse_marker) {
+        // A switch under way runs to its end: the members' URLs are half moved.
+        let asked = if on { full(&d.tls) } else { plain(&d.tls) };
+        if !asked {
+            d.refused.push(invalid(
+                "spec.tls",
+                format!(
+                    "TLS is being switched {} (members are moving their URLs); the switch ends \
+                     first, then switch again",
+                    if on { "on" } else { "off" }
+                ),
+            ));
+            if on {
+                d.tls = if full(&have) {
+                    have.clone()
+                } else {
+                    managed.clone()
+                };
+                if d.tls == managed {
+                    d.pki.get_or_insert_with(Default::default);
+                }
+            } else {
+                d.tls = Tls::default();
+                d.pki = None;
+            }
+        }
+        // Switching off, the template mounts the old Secrets until the members serve http only.
+        let secrets = match (on, full(&have)) {
+            (true, _) => d.tls.clone(),
+            (false, true) => have,
+            (false, false) => managed,
+        };
+        d.tls_switch = Some(TlsSwitch { on, secrets, stage });
         return d;
     }
-    if d.tls_origin != TlsOrigin::Birth {
+    // Other Secrets of the same kind (a new certificate) roll out like any template change.
+    if kind(&have) == kind(&d.tls) {
+        return d;
+    }
+    // A default nobody asked for is no switch (see the doc above).
+    let asked = d.tls_origin != TlsOrigin::Birth;
+    if asked && ((plain(&have) && full(&d.tls)) || (full(&have) && plain(&d.tls))) {
+        let on = plain(&have);
+        d.tls_switch = Some(TlsSwitch {
+            on,
+            secrets: if on { d.tls.clone() } else { have },
+            stage: SwitchStage::Both,
+        });
+        return d;
+    }
+    if asked {
         d.refused.push(invalid(
         "spec.tls",
         format!(
-            "cannot change from {} to {} on an existing cluster (members advertise their URLs, scheme included); \
-             put the old value back, or create a new cluster with the new TLS and move the data with \
+            "cannot change from {} to {} on an existing cluster: TLS is switched on or off for client and \
+             peer traffic together (mode managed or secrets with all three Secrets, or none); put the old \
+             value back, or create a new cluster with the new TLS and move the data with \
              `kubectl etcd backup` and `kubectl etcd restore`",
                 describe_tls(&have),
                 describe_tls(&d.tls)
@@ -323,7 +440,6 @@ pub(super) fn keep_tls(mut d: Desired, workload: Option<&WorkloadView>) -> Desir
     }
     // The engine manages the certificates of the TLS the members keep only when those are its
     // own Secrets.
-    let managed = crate::objects::managed_tls(&d.name);
     if have == managed {
         d.pki.get_or_insert_with(Default::default);
     } else {

@@ -118,8 +118,10 @@ pub struct WorkloadView {
     pub update_revision: Option<String>,
     /// Storage of its volume claim template (immutable once created); `None`: not observed.
     pub storage: Option<Storage>,
-    /// TLS of its pod template (fixed once created); `None`: not observed.
+    /// TLS of its pod template (Secrets mounted); `None`: not observed.
     pub tls: Option<Tls>,
+    /// Its pod template's `tls-switch` annotation (`TlsSwitch::marker`): a TLS switch is under way.
+    pub tls_switch: Option<String>,
     /// It is being deleted (orphaning its pods, to be re-created with a new claim template).
     pub terminating: bool,
 }
@@ -137,6 +139,9 @@ pub struct PodView {
     /// The CAs its template trusted (annotation, managed TLS after a CA rotation began): what
     /// its etcd loaded at start.
     pub trusted_ca: Option<String>,
+    /// The TLS switch stage its template ran (`TlsSwitch::marker`; `None`: no switch): where
+    /// its etcd listens.
+    pub tls_switch: Option<String>,
     pub ip: Option<String>,
     /// Container restarts (a crash-looping member shows here).
     pub restarts: i32,

@@ -459,7 +459,7 @@ fn a_birth_default_meeting_a_statefulset_follows_it_without_a_refusal() {
 }
 
 #[test]
-fn managed_tls_switched_on_for_a_running_plain_cluster_is_refused_and_issues_nothing() {
+fn managed_tls_asked_for_a_running_plain_cluster_starts_a_switch_that_issues_certificates() {
     let have = WorkloadView {
         tls: Some(Tls::default()),
         ..Default::default()
@@ -467,8 +467,9 @@ fn managed_tls_switched_on_for_a_running_plain_cluster_is_refused_and_issues_not
     let mut s = spec(3, "3.6.15");
     s.tls = Some(mode(Some("managed"), None));
     let d = keep_immutable(validate(&cluster(s)).unwrap(), Some(&have));
-    assert_eq!(d.refused.len(), 1);
-    assert_eq!((d.tls, d.pki), (Tls::default(), None));
+    assert!(d.refused.is_empty(), "{:?}", d.refused);
+    assert_eq!(d.tls, crate::objects::managed_tls("demo"));
+    assert!(d.pki.is_some() && d.tls_switch.as_ref().is_some_and(|s| s.on));
     // A managed cluster whose spec names Secrets of the same kind keeps them: no CA work then.
     let managed = WorkloadView {
         tls: Some(crate::objects::managed_tls("demo")),

@@ -334,6 +334,7 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
         pki,
         insecure_asked,
         tls_origin,
+        tls_switch: None,
         auth_secret,
         maintenance: super::maintenance::validate(spec.maintenance.as_ref())?,
         adopt: spec
@@ -1030,14 +1031,14 @@ pub(super) fn validate_tls(t: &crate::api::TlsSpec) -> Result<Tls, InvalidSpec> 
 /// `spec.metrics`: the listener's port, 2381 unless set; never the client's or the peers'.
 fn validate_metrics(m: &crate::api::MetricsSpec) -> Result<u16, InvalidSpec> {
     use crate::objects::monitoring::MEMBER_METRICS_PORT;
-    use crate::objects::{CLIENT_PORT, PEER_PORT};
+    use crate::objects::{CLIENT_PORT, PEER_PORT, SWITCH_PEER_PORT};
     let port = m.port.unwrap_or(i32::from(MEMBER_METRICS_PORT));
     match u16::try_from(port) {
-        Ok(p) if p != 0 && p != CLIENT_PORT && p != PEER_PORT => Ok(p),
+        Ok(p) if p != 0 && ![CLIENT_PORT, PEER_PORT, SWITCH_PEER_PORT].contains(&p) => Ok(p),
         _ => Err(invalid(
             "spec.metrics.port",
             format!(
-                "{port} is not a free port of the member: give one of 1-65535 other than {CLIENT_PORT} (client) and {PEER_PORT} (peers), e.g. {MEMBER_METRICS_PORT}"
+                "{port} is not a free port of the member: give one of 1-65535 other than {CLIENT_PORT} (client), {PEER_PORT} (peers) and {SWITCH_PEER_PORT} (peers while TLS is switched), e.g. {MEMBER_METRICS_PORT}"
             ),
         )),
     }

@@ -15,13 +15,17 @@ pub const ENV_POD_NAMESPACE: &str = "POD_NS";
 pub const ENV_OPERATOR_NAME: &str = "OPERATOR_NAME";
 pub const CLIENT_PORT: u16 = 2379;
 pub const PEER_PORT: u16 = 2380;
+/// The second peer port members listen on while TLS is switched on or off (`plan::tls_switch`):
+/// etcd binds one listener per peer URL, so the old and the new scheme cannot share 2380 (the
+/// client port can: etcd serves http and https on one listener).
+pub const SWITCH_PEER_PORT: u16 = 2382;
 /// Field manager of every server-side apply the engine does (named in `crate::keys`).
 pub const FIELD_MANAGER: &str = crate::keys::MANAGER_ENGINE;
 /// Label and annotation keys are named in `crate::keys` (below `model` and `objects`).
 pub use crate::keys::{
-    ANNOTATION_CA_GENERATION, ANNOTATION_RESTORE, ANNOTATION_TEMPLATE_HASH, ANNOTATION_TRUSTED_CA,
-    LABEL_FENCED, LABEL_HOSTNAME, LABEL_INSTANCE, LABEL_MANAGED_BY, LABEL_NAME, LABEL_REVISION,
-    LABEL_ZONE,
+    ANNOTATION_CA_GENERATION, ANNOTATION_RESTORE, ANNOTATION_TEMPLATE_HASH, ANNOTATION_TLS_SWITCH,
+    ANNOTATION_TRUSTED_CA, LABEL_FENCED, LABEL_HOSTNAME, LABEL_INSTANCE, LABEL_MANAGED_BY,
+    LABEL_NAME, LABEL_REVISION, LABEL_ZONE,
 };
 pub const DATA_VOLUME: &str = "data";
 pub const DATA_DIR: &str = "/var/lib/etcd";
@@ -103,10 +107,22 @@ pub fn member_host(cluster: &str, namespace: &str, ordinal: u32) -> String {
         peer_service_name(cluster)
     )
 }
+/// The peer URL a member started from `d`'s template is reached at: while TLS is switched, the
+/// old scheme on the peer port, then the new one on the switch port (`plan::tls_switch`).
 pub fn peer_url(d: &Desired, ordinal: u32) -> String {
+    use crate::model::SwitchStage;
+    match &d.tls_switch {
+        None => peer_url_at(d, ordinal, d.tls.peer_scheme(), PEER_PORT),
+        Some(s) if s.stage == SwitchStage::Both => {
+            peer_url_at(d, ordinal, s.from_scheme(), PEER_PORT)
+        }
+        Some(s) => peer_url_at(d, ordinal, s.to_scheme(), SWITCH_PEER_PORT),
+    }
+}
+/// The peer URL of member `ordinal` with this scheme and port.
+pub fn peer_url_at(d: &Desired, ordinal: u32, scheme: &str, port: u16) -> String {
     format!(
-        "{}://{}:{PEER_PORT}",
-        d.tls.peer_scheme(),
+        "{scheme}://{}:{port}",
         member_host(&d.name, &d.namespace, ordinal)
     )
 }
@@ -133,8 +149,10 @@ pub fn ordinal_of_volume(cluster: &str, pvc: &str) -> Option<u32> {
 pub fn ordinal_of_peer_url(cluster: &str, namespace: &str, url: &str) -> Option<u32> {
     let host = url
         .strip_prefix("http://")
-        .or_else(|| url.strip_prefix("https://"))?
-        .strip_suffix(&format!(":{PEER_PORT}"))?;
+        .or_else(|| url.strip_prefix("https://"))?;
+    let host = host
+        .strip_suffix(&format!(":{PEER_PORT}"))
+        .or_else(|| host.strip_suffix(&format!(":{SWITCH_PEER_PORT}")))?;
     let pod = host.strip_suffix(&format!(
         ".{}.{namespace}.svc.{CLUSTER_DOMAIN}",
         peer_service_name(cluster)

@@ -63,6 +63,18 @@ fn rule(port: u16, from: Option<Vec<NetworkPolicyPeer>>) -> NetworkPolicyIngress
     }
 }
 
+/// The peer ports: 2380, and the switch port while TLS is switched (`plan::tls_switch`; the
+/// template's change applies the policy beside it).
+fn peer_rule(d: &Desired, from: Option<Vec<NetworkPolicyPeer>>) -> NetworkPolicyIngressRule {
+    let mut r = rule(PEER_PORT, from);
+    if d.tls_switch.is_some() {
+        r.ports
+            .get_or_insert_with(Vec::new)
+            .push(tcp(super::names::SWITCH_PEER_PORT));
+    }
+    r
+}
+
 /// Who may reach the client port (see the module doc).
 pub fn client_peers(d: &Desired) -> Vec<NetworkPolicyPeer> {
     vec![
@@ -115,7 +127,7 @@ pub fn network_policy(d: &Desired) -> NetworkPolicy {
             Some(vec![here(selector_labels(&d.name))]),
         )
     };
-    let ingress = [rule(CLIENT_PORT, client_from), rule(PEER_PORT, peer_from)]
+    let ingress = [rule(CLIENT_PORT, client_from), peer_rule(d, peer_from)]
         .into_iter()
         .chain(d.metrics_port.map(|p| rule(p, None)))
         .collect();

@@ -16,10 +16,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 
 use super::monitoring;
 use super::names::{
-    ANNOTATION_TEMPLATE_HASH, ANNOTATION_TRUSTED_CA, CLIENT_PORT, CLUSTER_DOMAIN, CONTAINER,
-    DATA_DIR, DATA_VOLUME, ENV_POD_NAME, ENV_POD_NAMESPACE, LABEL_HOSTNAME, LABEL_ZONE, PEER_PORT,
-    config_name, data_dir, labels, peer_service_name, selector_labels, statefulset_name, tls_key,
-    tls_mount,
+    ANNOTATION_TEMPLATE_HASH, ANNOTATION_TLS_SWITCH, ANNOTATION_TRUSTED_CA, CLIENT_PORT,
+    CLUSTER_DOMAIN, CONTAINER, DATA_DIR, DATA_VOLUME, ENV_POD_NAME, ENV_POD_NAMESPACE,
+    LABEL_HOSTNAME, LABEL_ZONE, PEER_PORT, config_name, data_dir, labels, peer_service_name,
+    selector_labels, statefulset_name, tls_key, tls_mount,
 };
 use super::services::meta;
 use crate::model::{ClientTls, Desired, Storage, Tls};
@@ -166,7 +166,7 @@ fn lifecycle() -> Lifecycle {
 }
 
 pub fn pod_template(d: &Desired) -> PodTemplateSpec {
-    let (tls_env, tls_volumes, tls_mounts) = tls_parts(&d.tls, d.version);
+    let (tls_env, tls_volumes, tls_mounts) = tls_parts(template_tls_of(d), d.version);
     let container = member_container(d, tls_env, tls_mounts);
     let mut volumes = match d.storage {
         Storage::Ephemeral => vec![Volume {
@@ -186,6 +186,10 @@ pub fn pod_template(d: &Desired) -> PodTemplateSpec {
     // so a change of them must restart the members (one at a time, as any template change).
     if let Some(trust) = d.pki.as_ref().and_then(|p| p.trust.as_ref()) {
         pod_annotations.insert(ANNOTATION_TRUSTED_CA.to_string(), trust.clone());
+    }
+    // The stage of a TLS switch: the pods carry it, so the planner knows where each listens.
+    if let Some(s) = &d.tls_switch {
+        pod_annotations.insert(ANNOTATION_TLS_SWITCH.to_string(), s.marker());
     }
     PodTemplateSpec {
         metadata: Some(ObjectMeta {
@@ -264,27 +268,24 @@ fn member_env(d: &Desired, tls_env: Vec<EnvVar>) -> Vec<EnvVar> {
         "$({ENV_POD_NAME}).{}.$({ENV_POD_NAMESPACE}).svc.{CLUSTER_DOMAIN}",
         peer_service_name(&d.name)
     );
-    let (cs, ps) = (d.tls.client_scheme(), d.tls.peer_scheme());
+    let urls = member_urls(d);
     vec![
         env_field(ENV_POD_NAME, "metadata.name"),
         env_field(ENV_POD_NAMESPACE, "metadata.namespace"),
         env_value("ETCD_NAME", format!("$({ENV_POD_NAME})")),
         env_value("ETCD_DATA_DIR", data_dir()),
-        env_value(
-            "ETCD_LISTEN_CLIENT_URLS",
-            format!("{cs}://0.0.0.0:{CLIENT_PORT}"),
-        ),
+        env_value("ETCD_LISTEN_CLIENT_URLS", urls.listen_client),
         env_value(
             "ETCD_ADVERTISE_CLIENT_URLS",
-            format!("{cs}://{host}:{CLIENT_PORT}"),
+            format!("{}://{host}:{CLIENT_PORT}", urls.advertise_client),
         ),
-        env_value(
-            "ETCD_LISTEN_PEER_URLS",
-            format!("{ps}://0.0.0.0:{PEER_PORT}"),
-        ),
+        env_value("ETCD_LISTEN_PEER_URLS", urls.listen_peer),
         env_value(
             "ETCD_INITIAL_ADVERTISE_PEER_URLS",
-            format!("{ps}://{host}:{PEER_PORT}"),
+            format!(
+                "{}://{host}:{}",
+                urls.advertise_peer.0, urls.advertise_peer.1
+            ),
         ),
     ]
     .into_iter()
@@ -297,6 +298,63 @@ fn member_env(d: &Desired, tls_env: Vec<EnvVar>) -> Vec<EnvVar> {
     .chain(tls_env)
     .chain(auth_env(d))
     .collect()
+}
+
+/// Where a member listens and what it advertises (schemes, and the port of its peer URL).
+struct MemberUrls {
+    listen_client: String,
+    advertise_client: &'static str,
+    listen_peer: String,
+    advertise_peer: (&'static str, u16),
+}
+
+/// The listeners of `d`'s template. While TLS is switched (`plan::tls_switch`) the client port
+/// serves both schemes (etcd serves http and https on one listener), then the new one only;
+/// the peer port keeps the old scheme and the switch port serves the new one, then both serve
+/// the new one. Without a switch: the scheme of `d.tls` on each port.
+fn member_urls(d: &Desired) -> MemberUrls {
+    use super::names::SWITCH_PEER_PORT;
+    use crate::model::SwitchStage;
+    let any = "0.0.0.0";
+    match &d.tls_switch {
+        None => {
+            let (cs, ps) = (d.tls.client_scheme(), d.tls.peer_scheme());
+            MemberUrls {
+                listen_client: format!("{cs}://{any}:{CLIENT_PORT}"),
+                advertise_client: cs,
+                listen_peer: format!("{ps}://{any}:{PEER_PORT}"),
+                advertise_peer: (ps, PEER_PORT),
+            }
+        }
+        Some(s) if s.stage == SwitchStage::Both => MemberUrls {
+            listen_client: format!("http://{any}:{CLIENT_PORT},https://{any}:{CLIENT_PORT}"),
+            advertise_client: s.from_scheme(),
+            listen_peer: format!(
+                "{}://{any}:{PEER_PORT},{}://{any}:{SWITCH_PEER_PORT}",
+                s.from_scheme(),
+                s.to_scheme()
+            ),
+            advertise_peer: (s.from_scheme(), PEER_PORT),
+        },
+        Some(s) => {
+            let to = s.to_scheme();
+            MemberUrls {
+                listen_client: format!("{to}://{any}:{CLIENT_PORT}"),
+                advertise_client: to,
+                listen_peer: format!("{to}://{any}:{PEER_PORT},{to}://{any}:{SWITCH_PEER_PORT}"),
+                advertise_peer: (to, SWITCH_PEER_PORT),
+            }
+        }
+    }
+}
+
+/// The TLS Secrets `d`'s template mounts: those of the TLS side while a switch serves both
+/// schemes, else `d.tls`.
+fn template_tls_of(d: &Desired) -> &Tls {
+    match &d.tls_switch {
+        Some(s) if s.stage == crate::model::SwitchStage::Both => &s.secrets,
+        _ => &d.tls,
+    }
 }
 
 /// The client and peer ports, and the metrics port when `spec.metrics` asks for one.

@@ -141,6 +141,7 @@ pub const RULES: &[Rule] = &[
     upgrade::cluster_version_follows,
     unhealthy_voters,
     voters_not_ready,
+    tls_switch::move_peer_urls,
     maintenance::requested_defrag,
     maintenance::policy_defrag,
 ];
@@ -207,6 +208,7 @@ pub mod pki;
 pub mod recover;
 mod status;
 pub mod storage;
+pub mod tls_switch;
 pub mod upgrade;
 pub use status::{converged, derive_status};
 

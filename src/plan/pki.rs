@@ -189,7 +189,15 @@ pub fn rotating(d: &Desired, o: &Observed) -> bool {
 /// Written for every cluster, `none` included: it is the record a spec without a mode reads
 /// (`model::unset_tls_mode`).
 pub fn status(d: &Desired, o: &Observed) -> Option<TlsStatus> {
-    let mode = if d.pki.is_some() {
+    // A TLS switch records its new mode once it is over (`tls_switch`): until then the members
+    // speak the old one.
+    let mode = if let Some(s) = d.tls_switch.as_ref() {
+        match (s.on, s.secrets == objects::managed_tls(&d.name)) {
+            (true, _) => "none",
+            (false, true) => "managed",
+            (false, false) => "secrets",
+        }
+    } else if d.pki.is_some() {
         "managed"
     } else if d.tls.client.is_some() || d.tls.peer_secret.is_some() {
         "secrets"

@@ -57,6 +57,8 @@ struct SimMember {
     started: bool,
     /// Entries in its log (kept on its volume).
     raft_index: u64,
+    /// Its peer URL in the membership (moved by member updates while TLS is switched).
+    peer_url: String,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -134,6 +136,30 @@ pub(crate) struct World {
     cordoned: BTreeSet<u32>,
     /// Leaders lost to a stopped pod (each costs an election) since the world was made.
     elections: usize,
+    /// The spec each template (revision) was made from: where its members listen, its TLS.
+    templates: BTreeMap<String, Desired>,
+}
+
+/// `scheme:port` of each peer listener of `d`'s template (`ETCD_LISTEN_PEER_URLS`).
+fn peer_listeners(d: &Desired) -> Vec<String> {
+    let t = objects::pod_template(d);
+    let env = t.spec.unwrap_or_default().containers[0]
+        .env
+        .clone()
+        .unwrap_or_default();
+    env.iter()
+        .find(|e| e.name == "ETCD_LISTEN_PEER_URLS")
+        .and_then(|e| e.value.clone())
+        .unwrap_or_default()
+        .split(',')
+        .map(scheme_port)
+        .collect()
+}
+
+/// `https://host:2380` → `https:2380`.
+fn scheme_port(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    format!("{scheme}:{}", rest.rsplit(':').next().unwrap_or_default())
 }
 
 /// The revision a StatefulSet gives the pods of `d`'s template (its pod template alone).
@@ -203,8 +229,15 @@ impl World {
             })
     }
 
+    /// Its etcd runs and its peers reach it: its pod listens where its peer URL points.
     fn is_up(&self, m: &SimMember) -> bool {
-        m.started && self.pods.get(&m.ordinal).is_some_and(|p| p.up)
+        m.started
+            && self.pods.get(&m.ordinal).is_some_and(|p| {
+                p.up && self
+                    .templates
+                    .get(&p.template)
+                    .is_none_or(|t| peer_listeners(t).contains(&scheme_port(&m.peer_url)))
+            })
     }
 
     fn alarm(&self) -> bool {
@@ -309,6 +342,7 @@ impl World {
                         learner: false,
                         started: false,
                         raft_index: 0,
+                        peer_url: objects::peer_url(d, o),
                     });
                 }
             }
@@ -448,7 +482,7 @@ impl World {
                                 String::new()
                             },
                             ordinal: Some(m.ordinal),
-                            peer_url: objects::peer_url(d, m.ordinal),
+                            peer_url: m.peer_url.clone(),
                             learner: m.learner,
                             started: m.started,
                             status: up.then(|| MemberStatusView {
@@ -491,7 +525,14 @@ impl World {
                 template_hash: Some(self.sts_annotation.clone()),
                 update_revision: Some(h.clone()),
                 storage: self.sts_storage.clone(),
-                tls: None,
+                tls: self
+                    .templates
+                    .get(h)
+                    .map(|t| objects::template_tls(&objects::pod_template(t))),
+                tls_switch: self
+                    .templates
+                    .get(h)
+                    .and_then(|t| t.tls_switch.as_ref().map(|s| s.marker())),
                 terminating: false,
             }),
             storage_class: match &d.storage {
@@ -535,9 +576,21 @@ impl World {
                         *o,
                         PodView {
                             name: objects::pod_name(&d.name, *o),
-                            ready: p.up && quorum_up,
+                            // A member its peers cannot reach fails the probe's
+                            // linearizable read.
+                            ready: p.up
+                                && quorum_up
+                                && self
+                                    .members
+                                    .iter()
+                                    .find(|m| m.ordinal == *o && m.started)
+                                    .is_none_or(|m| self.is_up(m)),
                             running: p.up,
                             revision: Some(p.template.clone()),
+                            tls_switch: self
+                                .templates
+                                .get(&p.template)
+                                .and_then(|t| t.tls_switch.as_ref().map(|s| s.marker())),
                             restarts: p.restarts,
                             waiting_reason: waiting,
                             last_exit_message: p.last_exit.clone(),
@@ -589,6 +642,7 @@ impl World {
         let hash = revision(d);
         let d_for_disarm = d.clone();
         self.versions.insert(hash.clone(), d.version);
+        self.templates.insert(hash.clone(), d.clone());
         let mut actions: Vec<SubAction> = Vec::new();
         match step.clone() {
             Step::Bootstrap { replicas } => {
@@ -631,7 +685,9 @@ impl World {
                     other => panic!("grew volume {ordinal} of {other:?}"),
                 }
             })),
-            Step::AddLearner { ordinal, .. } => actions.push(Box::new(move |w| {
+            Step::AddLearner {
+                ordinal, peer_url, ..
+            } => actions.push(Box::new(move |w| {
                 assert!(
                     w.members.iter().all(|m| !m.learner),
                     "a second learner was added"
@@ -649,6 +705,7 @@ impl World {
                     learner: true,
                     started: false,
                     raft_index: 0,
+                    peer_url,
                 });
                 w.changes_this_pass += 1;
             })),
@@ -697,6 +754,14 @@ impl World {
                 );
                 w.volumes.remove(&ordinal);
                 w.volume_storage.remove(&ordinal);
+            })),
+            Step::UpdatePeerUrl { id, to, .. } => actions.push(Box::new(move |w| {
+                let m = w.members.iter_mut().find(|m| m.id == id);
+                let m = m.unwrap_or_else(|| panic!("updated member {id}, which does not exist"));
+                assert_ne!(m.peer_url, to, "an update already done was repeated");
+                m.peer_url = to;
+                w.index += 1;
+                w.changes_this_pass += 1;
             })),
             Step::RestartMember { ordinal, why, .. } => actions.push(Box::new(move |w| {
                 let serving = w
@@ -1766,5 +1831,94 @@ fn a_storage_swap_during_a_drain_never_hands_leadership_to_the_cordoned_member()
         if let Step::MoveLeader { to, .. } = s {
             assert_ne!(to, "demo-1", "{steps:#?}");
         }
+    }
+}
+
+/// Passes as the engine makes them while TLS may be switched: the template's TLS kept or a
+/// switch begun (`model::keep_immutable`), its stage settled from the member list
+/// (`tls_switch::settle`), then the plan. Until Idle; a crash as in `converge`.
+fn switch_converge(
+    w: &mut World,
+    spec: &Desired,
+    crash_at: Option<(usize, usize)>,
+    max: usize,
+) -> Vec<Step> {
+    let mut steps = Vec::new();
+    for pass in 0..max {
+        w.tick(spec);
+        w.check_invariants();
+        let seen = w.observe(spec);
+        let d = crate::model::keep_immutable(spec.clone(), seen.statefulset.as_ref());
+        let o = w.observe(&d);
+        let d = super::tls_switch::settle(d, &o);
+        let step = plan(&d, &o);
+        w.lost_since = super::lost_since(&o);
+        if step == Step::Idle {
+            check_converged(w, &d);
+            return steps;
+        }
+        w.changes_this_pass = 0;
+        let parts = match crash_at {
+            Some((p, k)) if p == pass => k,
+            _ => usize::MAX,
+        };
+        w.act(&d, &step, parts);
+        w.check_invariants();
+        steps.push(step);
+    }
+    panic!(
+        "no convergence after {max} passes; last steps: {:#?}\nworld: {w:#?}",
+        &steps[steps.len().saturating_sub(6)..]
+    );
+}
+
+/// A formed 3-member world that must keep a quorum of reachable voters at every tick.
+fn formed_keeping_quorum() -> World {
+    let mut w = formed(3);
+    w.keeps_quorum = true;
+    w
+}
+
+/// Client and peer TLS with the cluster's Secrets (mode `secrets`: no certificate to issue).
+fn with_tls(mut d: Desired) -> Desired {
+    d.tls = objects::managed_tls(&d.name);
+    d
+}
+
+/// Every member's peer URL is the one `d`'s own template gives it, and every pod runs it.
+fn check_switched(w: &World, d: &Desired) {
+    for m in &w.members {
+        assert_eq!(m.peer_url, objects::peer_url(d, m.ordinal), "{m:?}");
+    }
+    assert!(w.pods.values().all(|p| p.template == revision(d)));
+    assert!(w.templates[&revision(d)].tls_switch.is_none());
+}
+
+#[test]
+fn tls_switched_on_and_off_keeps_quorum_with_a_crash_before_every_step() {
+    let (plain, on) = (desired(3), with_tls(desired(3)));
+    let mut w = formed_keeping_quorum();
+    let clean = switch_converge(&mut w, &on, None, 200);
+    check_switched(&w, &on);
+    let updates = |steps: &[Step]| {
+        steps
+            .iter()
+            .filter(|s| matches!(s, Step::UpdatePeerUrl { .. }))
+            .count()
+    };
+    // Each member moves twice: to the switch port, then back to 2380; three rolling restarts.
+    assert_eq!(updates(&clean), 6, "{clean:#?}");
+    let restarts = clean
+        .iter()
+        .filter(|s| matches!(s, Step::RestartMember { .. }))
+        .count();
+    assert_eq!(restarts, 9, "{clean:#?}");
+    let off = switch_converge(&mut w, &plain, None, 200);
+    check_switched(&w, &plain);
+    assert_eq!(updates(&off), 6, "{off:#?}");
+    for pass in 0..clean.len() {
+        let mut w = formed_keeping_quorum();
+        switch_converge(&mut w, &on, Some((pass, 0)), 250);
+        check_switched(&w, &on);
     }
 }

@@ -89,6 +89,7 @@ pub fn derive_status(
         c.maintaining(d, step, &doing),
         c.insecure_transport(d),
         c.rotating_ca(d, o, step),
+        c.switching_tls(d, o, step),
     ];
     // From the backup records this pass observed (`plan::backup`), never carried over.
     let (backup, healthy) = super::backup::status(d, o, prev_conds);
@@ -479,6 +480,35 @@ impl Conditions<'_> {
         self.set(condition::ROTATING_CA, true, Reason::RotatingCa, message)
     }
 
+    /// True while TLS is switched on or off (`tls_switch`): the phase, and the step's sentence.
+    fn switching_tls(&self, d: &Desired, o: &Observed, step: &Step) -> Condition {
+        if !super::tls_switch::switching(d, o) {
+            return self.set(
+                condition::SWITCHING_TLS,
+                false,
+                Reason::AsDesired,
+                "no TLS switch under way".into(),
+            );
+        }
+        let phase = super::tls_switch::phase(d).unwrap_or_else(|| {
+            format!(
+                "switching TLS to {}, phase 3 of 3: members restart on the final template",
+                d.tls.describe()
+            )
+        });
+        let message = if step.reason() == Reason::SwitchingTls {
+            self.message.clone()
+        } else {
+            format!("{phase}; now: {}", self.message)
+        };
+        self.set(
+            condition::SWITCHING_TLS,
+            true,
+            Reason::SwitchingTls,
+            message,
+        )
+    }
+
     /// Reason: the step's while it heals a full database, `QuotaRaised` while a raised quota
     /// rolls out.
     fn maintaining(&self, d: &Desired, step: &Step, doing: &Activity) -> Condition {
@@ -542,6 +572,8 @@ pub fn converged(status: &EtcdClusterStatus, generation: Option<i64>) -> bool {
         ]
         .iter()
         .all(|t| is(t, "False"))
-        // Nor a CA rotation (a status written before the condition existed has none).
+        // Nor a CA rotation or a TLS switch (a status written before the condition existed
+        // has none).
         && !is(condition::ROTATING_CA, "True")
+        && !is(condition::SWITCHING_TLS, "True")
 }

@@ -35,6 +35,9 @@ use crate::model::pki::{CertRole, Issue};
 ///   hibernate (see `hibernate`): [HibernateSnapshot] ─▶ Hibernate ─▶ Hibernated;
 ///               wake: ResizeStatefulSet(0 → members) ─▶ Idle
 ///   drain (the leader's pod about to be evicted, see `drain`): MoveLeader ─▶ Idle
+///   TLS on/off (see `tls_switch`): UpdateTemplate(both schemes) ─▶ RestartMember… ─▶
+///               UpdatePeerUrl (each, to the switch port) ─▶ UpdateTemplate(new scheme) ─▶
+///               RestartMember… ─▶ UpdatePeerUrl (each, back to 2380) ─▶ UpdateTemplate ─▶ RestartMember…
 ///   anything not ready yet: Wait;  anything unsafe or ambiguous: Hold (no action, Degraded);
 ///   quorum lost: Hold(QuorumLost) until `kubectl etcd recover` writes spec.recovery:
 ///               FenceClients ─▶ TakeRecoverySnapshot ─▶ VerifyRecoverySnapshot ─▶ DeleteLostMembers
@@ -200,6 +203,14 @@ pub enum Step {
         secret: String,
         why: Issue,
     },
+    /// TLS switched on or off (see `tls_switch`): move one member's peer URL (etcd's member
+    /// update), once every member listens on both the old and the new URL.
+    UpdatePeerUrl {
+        id: u64,
+        name: String,
+        from: String,
+        to: String,
+    },
     /// Nothing to do until the world moves on.
     Wait { reason: Reason, message: String },
     /// Acting would be unsafe or ambiguous: report and change nothing until a human or the
@@ -316,6 +327,7 @@ impl Step {
                 ..
             } => Reason::RotatingCa,
             Step::IssueCertificate { .. } => Reason::IssuingCertificate,
+            Step::UpdatePeerUrl { .. } => Reason::SwitchingTls,
             Step::Wait { reason, .. } | Step::Hold { reason, .. } => *reason,
             Step::Paused => Reason::Paused,
             Step::Idle => Reason::AsDesired,
@@ -416,6 +428,9 @@ impl fmt::Display for Step {
             | Step::Hibernate { .. }
             | Step::Hibernated => self.fmt_storage(f),
             Step::IssueCertificate { role, secret, why } => issue(f, *role, secret, *why),
+            Step::UpdatePeerUrl { name, from, to, .. } => {
+                write!(f, "move member {name}'s peer URL from {from} to {to}")
+            }
             Step::Wait { message, .. } => write!(f, "waiting: {message}"),
             Step::Hold { message, .. } => write!(f, "holding: {message}"),
             Step::Paused => write!(f, "paused: observing only"),

@@ -57,6 +57,7 @@ pub(super) fn healthy(d: &Desired, n: u32) -> Observed {
             update_revision: Some("rev1".into()),
             storage: Some(d.storage.clone()),
             tls: Some(d.tls.clone()),
+            tls_switch: None,
             terminating: false,
         }),
         supporting_objects: true,

@@ -72,6 +72,44 @@ pub fn start_tls_writer(ns: &str, secret: &str) {
     );
 }
 
+/// `start_writer` for a cluster `demo` whose TLS is switched on or off meanwhile: each put tries
+/// https with the managed client certificate (`demo-tls-client`, mounted when it exists), then
+/// plain http, so the writer follows whatever the member behind the client Service serves.
+/// Either way a key is acknowledged only when etcd acknowledged its put.
+pub fn start_switching_writer(ns: &str) {
+    let put = "etcdctl --dial-timeout=3s --command-timeout=5s";
+    let script = format!(
+        "i=0; while true; do r=fail; \
+         if [ -f /tls/tls.crt ] && {put} --endpoints=https://demo-client:2379 --cacert=/tls/ca.crt --cert=/tls/tls.crt --key=/tls/tls.key put w/$i v$i >/dev/null 2>&1; then r=ack; \
+         elif {put} --endpoints=http://demo-client:2379 put w/$i v$i >/dev/null 2>&1; then r=ack; fi; \
+         read t _ < /proc/uptime; echo $r $i $t; i=$((i+1)); sleep 0.1; done"
+    );
+    let pod = serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "writer"},
+        "spec": {
+            "restartPolicy": "Never",
+            "containers": [{
+                "name": "writer",
+                "image": "gcr.io/etcd-development/etcd:v3.5.16",
+                "command": ["sh", "-c", script],
+                "volumeMounts": [{"name": "tls", "mountPath": "/tls", "readOnly": true}],
+            }],
+            "volumes": [{"name": "tls", "secret": {"secretName": "demo-tls-client", "optional": true}}],
+        },
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("writer.json");
+    std::fs::write(&file, pod.to_string()).unwrap();
+    ok(kubectl(&["-n", ns, "apply", "-f", file.to_str().unwrap()]));
+    eventually(
+        "the writer acknowledges writes",
+        Duration::from_secs(90),
+        || (writer_log(ns).acked.len() > 5).then_some(()),
+    );
+}
+
 /// Seconds since the host booted, the writer's clock.
 pub fn uptime() -> f64 {
     std::fs::read_to_string("/proc/uptime")

@@ -18,6 +18,7 @@ pub mod restore;
 pub mod rotate_ca;
 pub mod scale;
 pub mod status;
+pub mod tls;
 pub mod upgrade;
 
 /// How a verb writes what it asks for (spec, request annotations): as the CLI's field manager,
