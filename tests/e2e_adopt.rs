@@ -38,7 +38,7 @@ fn apply_manifest(ns: &str, file: &str, image: &str) {
     ]));
 }
 
-/// A pod that puts `w/<i>` through `endpoint` every 100 ms and prints `ack <i>` or `fail <i>`;
+/// A pod that puts `w/<i>` through `endpoint` about three times a second and prints `ack <i>` or `fail <i>`;
 /// with `tls`, presenting the client certificate of that Secret (tls.crt, tls.key, ca.crt).
 fn start_writer(ns: &str, endpoint: &str, tls: Option<&str>) {
     let certs = if tls.is_some() {
@@ -47,7 +47,7 @@ fn start_writer(ns: &str, endpoint: &str, tls: Option<&str>) {
         ""
     };
     let script = format!(
-        "i=0; while true; do if etcdctl --endpoints={endpoint}{certs} --command-timeout=5s put w/$i v$i >/dev/null 2>&1; then r=ack; else r=fail; fi; echo $r $i; i=$((i+1)); sleep 0.1; done"
+        "i=0; while true; do if etcdctl --endpoints={endpoint}{certs} --command-timeout=5s put w/$i v$i >/dev/null 2>&1; then r=ack; else r=fail; fi; echo $r $i; i=$((i+1)); sleep 0.25; done"
     );
     let mut pod = serde_json::json!({
         "apiVersion": "v1",

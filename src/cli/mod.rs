@@ -2,13 +2,15 @@
 //!
 //! The only room that parses flags or prints. Rooms: `args` (the command line), `verbs` (one
 //! file per verb), `drive` (the loop that runs engine passes until the engine's policy says
-//! done), `generate` (CRD, manifests, completions) and `output` (stdout and stderr).
+//! done), `generate` (CRD, manifests, completions), `output` (stdout and stderr) and `retry` (reads
+//! of the Kubernetes API tried again when the API server fails them in passing).
 
 mod args;
 mod drive;
 mod flags;
 mod generate;
 mod output;
+mod retry;
 mod verbs;
 
 use std::io::IsTerminal;
@@ -104,7 +106,12 @@ impl Session {
             .clone()
             .unwrap_or_else(|| config.default_namespace.clone());
         config.connect_timeout = Some(Duration::from_secs(5));
-        let client = Client::try_from(config).map_err(|e| Error::Config(Box::new(e)))?;
+        // Retry (a tower Retry needs a service it can clone: a Buffer's handle is one).
+        let client = kube::client::ClientBuilder::try_from(config)
+            .map_err(|e| Error::Config(Box::new(e)))?
+            .with_layer(&tower::buffer::BufferLayer::new(1024))
+            .with_layer(&tower::retry::RetryLayer::new(retry::Transient::default()))
+            .build();
         Ok(Session { client, namespace })
     }
 

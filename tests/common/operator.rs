@@ -1,8 +1,8 @@
 //! `kubectl etcd operate --watch-namespace NS` as a child process of a test: its own identity,
-//! leader Lease and cluster Lease (in the engine Lease namespace, where the CLI looks, so a verb
-//! defers to it), its log in a temporary file. Dropping it SIGKILLs it, takes the operator's
-//! finalizer off the test's cluster (so that the namespace can go without it) and deletes its
-//! Leases (nobody else would).
+//! leader Lease (in the operator's namespace) and cluster Lease (in the cluster's, where the CLI
+//! looks, so a verb defers to it), its log in a temporary file. Dropping it SIGKILLs it, takes
+//! the operator's finalizer off the test's cluster (so that the namespace can go without it) and
+//! deletes its Leases (nobody else would).
 
 use std::path::PathBuf;
 use std::process::{Child, Stdio};
@@ -135,6 +135,8 @@ impl Drop for LocalOperator {
             "-p",
             r#"{"metadata":{"finalizers":null}}"#,
         ]);
+        // The leader Lease lives in the operator's namespace, the cluster's in the cluster's own
+        // (issue 17): left there, a verb would defer to the killed operator until it expired.
         let _ = kubectl(&[
             "-n",
             OP_NS,
@@ -142,6 +144,13 @@ impl Drop for LocalOperator {
             "lease",
             "--ignore-not-found",
             &kubectl_etcd::lease::leader_lease(Some(&self.ns)),
+        ]);
+        let _ = kubectl(&[
+            "-n",
+            &self.ns,
+            "delete",
+            "lease",
+            "--ignore-not-found",
             &self.cluster_lease(),
         ]);
         let _ = std::fs::remove_file(&self.log);

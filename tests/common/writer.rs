@@ -9,14 +9,15 @@ use std::time::Duration;
 
 use super::*;
 
-/// A pod that puts `w/<i>` through the client Service every 100 ms and prints `ack <i> <t>` or
-/// `fail <i> <t>` per write, `t` the host's uptime in seconds (`/proc/uptime` is not namespaced,
+/// A pod that puts `w/<i>` through the client Service about twice a second (each put is a new
+/// etcdctl process, ~65 ms of CPU: at 10 puts/s a writer took a third of the 2-core testbed) and
+/// prints `ack <i> <t>` or `fail <i> <t>` per write, `t` the host's uptime in seconds (`/proc/uptime` is not namespaced,
 /// so the test reads the same clock). Over https with the cluster's managed client certificate
 /// (`demo-tls-client`, mounted where it exists: the kubelet brings renewals in), else plain http.
 pub fn start_writer(ns: &str) {
     const IMAGE: &str = "gcr.io/etcd-development/etcd:v3.5.16";
     let script = "if [ -f /tls/tls.crt ]; then set -- --endpoints=https://demo-client:2379 --cacert=/tls/ca.crt --cert=/tls/tls.crt --key=/tls/tls.key; else set -- --endpoints=http://demo-client:2379; fi; \
-        i=0; while true; do if etcdctl \"$@\" --command-timeout=5s put w/$i v$i >/dev/null 2>&1; then r=ack; else r=fail; fi; read t _ < /proc/uptime; echo $r $i $t; i=$((i+1)); sleep 0.1; done";
+        i=0; while true; do if etcdctl \"$@\" --command-timeout=5s put w/$i v$i >/dev/null 2>&1; then r=ack; else r=fail; fi; read t _ < /proc/uptime; echo $r $i $t; i=$((i+1)); sleep 0.4; done";
     let overrides = serde_json::json!({"spec": {
         "volumes": [{"name": "tls", "secret": {"secretName": "demo-tls-client", "optional": true}}],
         "containers": [{
@@ -55,7 +56,7 @@ pub fn start_tls_writer(ns: &str, secret: &str) {
             "containers": [{
                 "name": "writer",
                 "image": "gcr.io/etcd-development/etcd:v3.5.16",
-                "command": ["sh", "-c", "i=0; while true; do if etcdctl --endpoints=https://demo-client:2379 --cacert=/tls/ca.crt --cert=/tls/tls.crt --key=/tls/tls.key --dial-timeout=3s --command-timeout=5s put w/$i v$i >/dev/null 2>&1; then r=ack; else r=fail; fi; read t _ < /proc/uptime; echo $r $i $t; i=$((i+1)); sleep 0.1; done"],
+                "command": ["sh", "-c", "i=0; while true; do if etcdctl --endpoints=https://demo-client:2379 --cacert=/tls/ca.crt --cert=/tls/tls.crt --key=/tls/tls.key --dial-timeout=3s --command-timeout=5s put w/$i v$i >/dev/null 2>&1; then r=ack; else r=fail; fi; read t _ < /proc/uptime; echo $r $i $t; i=$((i+1)); sleep 0.4; done"],
                 "volumeMounts": [{"name": "tls", "mountPath": "/tls", "readOnly": true}],
             }],
             "volumes": [{"name": "tls", "secret": {"secretName": secret}}],
@@ -82,7 +83,7 @@ pub fn start_switching_writer(ns: &str) {
         "i=0; while true; do r=fail; \
          if [ -f /tls/tls.crt ] && {put} --endpoints=https://demo-client:2379 --cacert=/tls/ca.crt --cert=/tls/tls.crt --key=/tls/tls.key put w/$i v$i >/dev/null 2>&1; then r=ack; \
          elif {put} --endpoints=http://demo-client:2379 put w/$i v$i >/dev/null 2>&1; then r=ack; fi; \
-         read t _ < /proc/uptime; echo $r $i $t; i=$((i+1)); sleep 0.1; done"
+         read t _ < /proc/uptime; echo $r $i $t; i=$((i+1)); sleep 0.4; done"
     );
     let pod = serde_json::json!({
         "apiVersion": "v1",
