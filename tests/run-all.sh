@@ -51,6 +51,11 @@ cleanup() {
     if [ $started_testbed = 1 ]; then "$C/down.sh" --clean --net; else log "leaving the testbed this run reused"; fi
   fi
   if [ "$rc" != 0 ]; then digest; fi
+  # each test file's exit code and seconds (tests/lanes.sh), so a CI log's last lines say where
+  # the time went
+  for f in "$ROOT"/target/test-logs/*.rc; do
+    [ -e "$f" ] && printf '%s %s\n' "$(basename "$f" .rc)" "$(cat "$f")"
+  done | sort -k3 -rn | awk '{printf "%s %s (exit %s, %s s)", (NR==1 ? "[run-all] files:" : ","), $1, $2, $3} END {if (NR) print ""}' >&2
   printf '[run-all] total %.1f s, exit %d\n' "$(echo "$(date +%s.%N) - $T0" | bc)" "$rc" >&2
   exit $rc
 }
