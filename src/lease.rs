@@ -566,17 +566,31 @@ impl Lock {
     /// Renews the Lease every `every` (a third of the duration is usual) until dropped. The
     /// Lease counts as lost when someone else holds it or when no renewal succeeded for two
     /// thirds of the duration — before anyone else may take it over, since they wait the whole
-    /// duration after they last saw it change.
+    /// duration after they last saw it change. A failed or slow renewal is tried again within
+    /// that time ([`renewal_try`]): one API call lost under load is not a lost Lease.
     pub fn keep_renewed(&self, every: Duration) -> Renewal {
         let (tx, rx) = tokio::sync::watch::channel(None);
         let lock = self.clone();
         let give_up = self.duration * 2 / 3;
         let task = tokio::spawn(async move {
             let mut renewed = tokio::time::Instant::now();
+            let mut failed = false;
             loop {
-                tokio::time::sleep(every).await;
-                match tokio::time::timeout(every, lock.try_acquire_or_renew()).await {
-                    Ok(Ok(Acquired::Held)) => renewed = tokio::time::Instant::now(),
+                let Some((pause, within)) = renewal_try(every, give_up, renewed.elapsed(), failed)
+                else {
+                    let _ = tx.send(Some(format!(
+                        "could not renew the engine lease for {} s",
+                        give_up.as_secs()
+                    )));
+                    return;
+                };
+                tokio::time::sleep(pause).await;
+                failed = true;
+                match tokio::time::timeout(within, lock.try_acquire_or_renew()).await {
+                    Ok(Ok(Acquired::Held)) => {
+                        renewed = tokio::time::Instant::now();
+                        failed = false;
+                    }
                     Ok(Ok(Acquired::HeldBy { holder })) => {
                         let _ = tx.send(Some(format!("lost the engine lease to {holder}")));
                         return;
@@ -593,17 +607,32 @@ impl Lock {
                     }
                     Err(_) => tracing::warn!("renewing the engine lease timed out"),
                 }
-                if renewed.elapsed() >= give_up {
-                    let _ = tx.send(Some(format!(
-                        "could not renew the engine lease for {} s",
-                        give_up.as_secs()
-                    )));
-                    return;
-                }
             }
         });
         Renewal { task, lost: rx }
     }
+}
+
+/// The pause before a renewal that stops being worth waiting for. A failed one is tried again
+/// after a second, within whatever is left of the time allowed.
+const RENEWAL_RETRY: Duration = Duration::from_secs(1);
+
+/// Pure: the next renewal of a Lease renewed every `every` and given up `give_up` after its last
+/// renewal, `since` ago (`failed`: the last try failed): the pause before it and how long it may
+/// take, or `None` when there is no time left to try.
+pub fn renewal_try(
+    every: Duration,
+    give_up: Duration,
+    since: Duration,
+    failed: bool,
+) -> Option<(Duration, Duration)> {
+    let pause = if failed {
+        RENEWAL_RETRY.min(every)
+    } else {
+        every
+    };
+    let left = give_up.checked_sub(since + pause)?;
+    (!left.is_zero()).then_some((pause, left))
 }
 
 /// A background task that keeps a held Lease renewed. Dropping it stops renewing; call
@@ -641,6 +670,26 @@ impl Drop for Renewal {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failed_renewal_is_tried_again_within_the_time_left() {
+        let (every, give_up) = (Duration::from_secs(5), Duration::from_secs(10));
+        let s = Duration::from_secs;
+        // Renewed just now: the next try in 5 s, allowed up to the 10 s mark.
+        assert_eq!(renewal_try(every, give_up, s(0), false), Some((s(5), s(5))));
+        // The try at 5 s failed fast: again a second later, and again, while time is left.
+        assert_eq!(renewal_try(every, give_up, s(5), true), Some((s(1), s(4))));
+        assert_eq!(renewal_try(every, give_up, s(8), true), Some((s(1), s(1))));
+        // No time left: the Lease is given up before anyone else may take it.
+        assert_eq!(renewal_try(every, give_up, s(9), true), None);
+        assert_eq!(renewal_try(every, give_up, s(10), true), None);
+        // A short period (tests) retries no slower than it renews.
+        let ms = Duration::from_millis;
+        assert_eq!(
+            renewal_try(ms(500), ms(1000), ms(0), true),
+            Some((ms(500), ms(500)))
+        );
+    }
 
     fn record(holder: Option<&str>, renew_s: i64, duration: i32) -> LeaseSpec {
         LeaseSpec {
