@@ -87,6 +87,7 @@ complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l log
 json\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l ephemeral -d 'Keep data in emptyDir volumes (lost when a pod is deleted): for tests only'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l insecure -d 'Plain http for clients and peers (`spec.tls.mode: none`): anyone who reaches the pods reads and writes every key. Warned about; the `InsecureTransport` condition says so'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l plain-peers -d 'Client TLS without peer TLS: raft between the members in the clear (`spec.tls.plainPeers`); a new cluster with --tls-server-secret and --tls-client-secret but no --tls-peer-secret is refused without it'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l no-wait -d 'Return once the intent is written, without waiting for convergence'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l dry-run -d 'Print the steps the engine would take and the objects it would write; change nothing'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
@@ -150,6 +151,7 @@ yaml\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand adopt" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
 json\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand adopt" -l insecure -d 'Plain http for clients and peers (`spec.tls.mode: none`): anyone who reaches the pods reads and writes every key. Warned about; the `InsecureTransport` condition says so'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand adopt" -l plain-peers -d 'Client TLS without peer TLS: raft between the members in the clear (`spec.tls.plainPeers`); a new cluster with --tls-server-secret and --tls-client-secret but no --tls-peer-secret is refused without it'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand adopt" -l abort -d 'Put the old cluster back: remove the new members one at a time and delete the EtcdCluster (possible while no old member was retired)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand adopt" -l yes -d 'Adopt after the survey (without it: survey and plan only, nothing changed)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand adopt" -l no-wait -d 'Return once the intent is written, without waiting for convergence'
@@ -217,6 +219,7 @@ yaml\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
 json\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l insecure -d 'Plain http for clients and peers (`spec.tls.mode: none`): anyone who reaches the pods reads and writes every key. Warned about; the `InsecureTransport` condition says so'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l plain-peers -d 'Client TLS without peer TLS: raft between the members in the clear (`spec.tls.plainPeers`); a new cluster with --tls-server-secret and --tls-client-secret but no --tls-peer-secret is refused without it'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l no-wait -d 'Return once the intent is written, without waiting for convergence'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l dry-run -d 'Print the steps the engine would take and the objects it would write; change nothing'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'

@@ -185,6 +185,24 @@ fn a_cluster_with_client_and_peer_tls_creates_scales_backs_up_and_restores() {
     );
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("lacks ca.crt, tls.key"), "{}", r.stderr);
+    // Client TLS without peer TLS (raft in the clear) only when asked for.
+    let r = etcd(
+        &ns.0,
+        &[
+            "create",
+            "demo",
+            "--tls-server-secret",
+            "demo-server",
+            "--tls-client-secret",
+            "demo-client",
+        ],
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("spec.tls.peerSecret") && r.stderr.contains("--plain-peers"),
+        "{}",
+        r.stderr
+    );
     let none = kubectl(&["-n", &ns.0, "get", "etcdclusters", "-o", "name"]);
     assert_eq!(none.stdout.trim(), "", "bad input created something");
 

@@ -320,6 +320,12 @@ pub struct TlsSpec {
     /// members; its names must cover `*.<cluster>.<namespace>.svc.cluster.local`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peer_secret: Option<String>,
+    /// Mode `secrets` with client TLS but no `peerSecret`: raft between the members runs in the
+    /// clear, so any pod that reaches port 2380 reads every write as it is replicated. A new
+    /// cluster asking for that is refused unless this says it is meant; a cluster that ran
+    /// before this field existed keeps running.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub plain_peers: bool,
 }
 
 /// Backups of one cluster: the destination `kubectl etcd backup` uses when given none, and the

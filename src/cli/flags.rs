@@ -77,6 +77,15 @@ pub struct SecurityFlags {
     /// Secret with the members' peer certificate (mutual TLS between members).
     #[arg(long)]
     pub tls_peer_secret: Option<String>,
+    /// Client TLS without peer TLS: raft between the members in the clear
+    /// (`spec.tls.plainPeers`); a new cluster with --tls-server-secret and --tls-client-secret
+    /// but no --tls-peer-secret is refused without it.
+    #[arg(
+        long,
+        requires = "tls_client_secret",
+        conflicts_with = "tls_peer_secret"
+    )]
+    pub plain_peers: bool,
     /// Secret with the username and password (keys `username`, `password`) of an etcd user with
     /// the root role: the engine, the readiness probe and backups authenticate as it once etcd's
     /// authentication is enabled.
@@ -113,6 +122,7 @@ impl SecurityFlags {
             server_secret: self.tls_server_secret.clone(),
             client_secret: self.tls_client_secret.clone(),
             peer_secret: self.tls_peer_secret.clone(),
+            plain_peers: self.plain_peers,
             ..Default::default()
         })
     }

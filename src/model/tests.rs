@@ -170,6 +170,63 @@ fn tls(server: Option<&str>, client: Option<&str>, peer: Option<&str>) -> crate:
     }
 }
 
+fn plain_peers(t: crate::api::TlsSpec) -> crate::api::TlsSpec {
+    crate::api::TlsSpec {
+        plain_peers: true,
+        ..t
+    }
+}
+
+#[test]
+fn a_new_cluster_with_client_tls_but_plain_peers_is_refused_unless_asked_for() {
+    let validated = |t: crate::api::TlsSpec, st: Option<crate::api::EtcdClusterStatus>| {
+        let mut s = spec(3, "3.6.15");
+        s.tls = Some(t);
+        let mut c = cluster(s);
+        c.status = st;
+        validate(&c)
+    };
+    // New: refused, naming the field, the risk and the three ways out.
+    let e = validated(tls(Some("srv"), Some("cli"), None), None).unwrap_err();
+    assert_eq!(e.field, "spec.tls.peerSecret");
+    for said in [
+        "raft in the clear",
+        "peerSecret",
+        "mode: managed",
+        "plainPeers: true",
+    ] {
+        assert!(e.message.contains(said), "{said}: {}", e.message);
+    }
+    // Asked for: taken, client TLS only.
+    let d = validated(plain_peers(tls(Some("srv"), Some("cli"), None)), None).unwrap();
+    assert_eq!(
+        (d.tls.client_scheme(), d.tls.peer_secret.clone()),
+        ("https", None)
+    );
+    // A cluster that ran before the field existed keeps running.
+    let ran = crate::api::EtcdClusterStatus {
+        cluster_id: Some("1a2b".into()),
+        ..Default::default()
+    };
+    assert!(validated(tls(Some("srv"), Some("cli"), None), Some(ran)).is_ok());
+    // Contradictions and misplaced opt-ins.
+    let e = validated(plain_peers(tls(Some("srv"), Some("cli"), Some("p"))), None).unwrap_err();
+    assert_eq!(e.field, "spec.tls.plainPeers");
+    for m in ["managed", "none"] {
+        let t = plain_peers(crate::api::TlsSpec {
+            mode: Some(m.into()),
+            ..Default::default()
+        });
+        assert_eq!(
+            validated(t, None).unwrap_err().field,
+            "spec.tls.plainPeers",
+            "{m}"
+        );
+    }
+    // Peer TLS alone (clients plain) is no secret kept from the peers: taken as before.
+    assert!(validated(tls(None, None, Some("p")), None).is_ok());
+}
+
 #[test]
 fn tls_needs_server_and_client_secrets_together_and_secret_names() {
     let mut s = spec(3, "3.6.15");
@@ -248,7 +305,7 @@ fn tls_modes_managed_secrets_and_none_and_a_new_cluster_without_one_is_managed()
     // ... with the lifetime it names.
     let d = with(Some(mode(None, Some("1h")))).unwrap();
     assert_eq!(d.pki.unwrap().leaf_lifetime_seconds, 3600);
-    let d = with(Some(tls(Some("srv"), Some("cli"), None))).unwrap();
+    let d = with(Some(tls(Some("srv"), Some("cli"), Some("peer")))).unwrap();
     assert_eq!((d.tls.client_scheme(), d.pki.clone()), ("https", None));
     assert_eq!(d.tls_origin, TlsOrigin::Spec);
     // Managed: client and peer TLS with the engine's own Secrets.
@@ -489,7 +546,7 @@ fn switching_tls_on_an_existing_cluster_is_refused_but_new_secrets_are_taken() {
         s.tls = Some(t);
         validate(&cluster(s)).unwrap()
     };
-    let running = on(tls(Some("srv"), Some("cli"), None));
+    let running = on(plain_peers(tls(Some("srv"), Some("cli"), None)));
     let have = Observed {
         statefulset: Some(WorkloadView {
             tls: Some(running.tls.clone()),
@@ -521,7 +578,7 @@ fn switching_tls_on_an_existing_cluster_is_refused_but_new_secrets_are_taken() {
     assert_eq!(d.refused.len(), 1);
     // Another server certificate: taken.
     let d = keep_immutable(
-        on(tls(Some("srv2"), Some("cli"), None)),
+        on(plain_peers(tls(Some("srv2"), Some("cli"), None))),
         have.statefulset.as_ref(),
     );
     assert!(d.refused.is_empty());

@@ -943,6 +943,12 @@ pub(super) fn validate_tls_mode(
             "applies only to mode managed (the engine issues no certificate otherwise); remove it or set mode: managed",
         ));
     }
+    if t.plain_peers && mode != TlsMode::Secrets {
+        return Err(invalid(
+            "spec.tls.plainPeers",
+            "applies only to mode secrets without peerSecret (managed runs peer TLS, none runs no TLS at all); remove it",
+        ));
+    }
     match mode {
         TlsMode::Managed if names_secrets => Err(invalid(
             "spec.tls.mode",
@@ -974,8 +980,40 @@ pub(super) fn validate_tls_mode(
                 origin,
             ))
         }
-        TlsMode::Secrets => Ok((validate_tls(t)?, None, false, origin)),
+        TlsMode::Secrets => {
+            let tls = validate_tls(t)?;
+            plain_peers_asked(name, t, &tls, unset.1 == TlsOrigin::Birth)?;
+            Ok((tls, None, false, origin))
+        }
         TlsMode::None => Ok((Tls::default(), None, t.mode.is_some(), origin)),
+    }
+}
+
+/// Client TLS without peer TLS (`tls`, from `t`) leaves raft in the clear: refused for a `new`
+/// cluster unless `spec.tls.plainPeers` says it is meant (clusters that ran before the field
+/// existed keep running); `plainPeers` beside a peer Secret contradicts itself.
+fn plain_peers_asked(
+    name: &str,
+    t: &crate::api::TlsSpec,
+    tls: &Tls,
+    new: bool,
+) -> Result<(), InvalidSpec> {
+    match (
+        tls.client.is_some(),
+        tls.peer_secret.is_some(),
+        t.plain_peers,
+    ) {
+        (_, true, true) => Err(invalid(
+            "spec.tls.plainPeers",
+            "says raft runs in the clear, but peerSecret gives the members peer TLS: remove one of them",
+        )),
+        (true, false, false) if new => Err(invalid(
+            "spec.tls.peerSecret",
+            format!(
+                "is missing: client TLS without peer TLS leaves raft in the clear, and any pod that reaches port 2380 reads every write as it is replicated; add peerSecret (a certificate for *.{name}.<namespace>.svc.cluster.local, as server and client; --tls-peer-secret), use mode: managed, or set plainPeers: true (--plain-peers) if that is meant"
+            ),
+        )),
+        _ => Ok(()),
     }
 }
 

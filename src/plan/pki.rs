@@ -426,6 +426,7 @@ mod tests {
                 s.tls = Some(crate::api::TlsSpec {
                     server_secret: Some("srv".into()),
                     client_secret: Some("cli".into()),
+                    peer_secret: Some("peer".into()),
                     ..Default::default()
                 });
             })

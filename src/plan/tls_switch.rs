@@ -389,6 +389,7 @@ mod tests {
                 s.tls = Some(crate::api::TlsSpec {
                     server_secret: Some("srv".into()),
                     client_secret: Some("cli".into()),
+                    plain_peers: true,
                     ..Default::default()
                 })
             })
