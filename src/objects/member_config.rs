@@ -68,19 +68,34 @@ pub fn join_list(
     members: impl IntoIterator<Item = u32>,
     may_join: impl Fn(u32) -> bool,
 ) -> String {
-    let mut ordinals: Vec<u32> = members.into_iter().collect();
-    ordinals.sort_unstable();
-    ordinals.dedup();
-    ordinals
+    join_list_at(
+        d,
+        members.into_iter().map(|o| (o, peer_url(d, o))),
+        may_join,
+    )
+}
+
+/// `join_list` with each member's peer URL as etcd has it (its member list): etcd refuses a
+/// join whose list names any member at another URL, and while TLS is switched some members
+/// have moved and some not (`plan::tls_switch`).
+pub fn join_list_at(
+    d: &Desired,
+    members: impl IntoIterator<Item = (u32, String)>,
+    may_join: impl Fn(u32) -> bool,
+) -> String {
+    let mut members: Vec<(u32, String)> = members.into_iter().collect();
+    members.sort_unstable();
+    members.dedup_by_key(|(o, _)| *o);
+    members
         .into_iter()
-        .map(|o| {
+        .map(|(o, url)| {
             let pod = pod_name(&d.name, o);
             let name = if may_join(o) {
                 pod
             } else {
                 started_member_alias(&pod)
             };
-            format!("{name}={}", peer_url(d, o))
+            format!("{name}={url}")
         })
         .collect::<Vec<_>>()
         .join(",")

@@ -88,10 +88,20 @@ pub fn wanted_config(d: &Desired, o: &Observed, c: &ClusterView) -> BTreeMap<Str
         })
     });
     if objects::is_bootstrapped(&data) && (pending || names_a_started_member) {
-        let ordinals = c.members.iter().filter_map(|m| m.ordinal);
+        // Each at the URL etcd has for it, which differs from the template's while TLS is
+        // switched (`objects::join_list_at`).
+        let members = c.members.iter().filter_map(|m| {
+            let o = m.ordinal?;
+            let url = if m.peer_url.is_empty() {
+                objects::peer_url(d, o)
+            } else {
+                m.peer_url.clone()
+            };
+            Some((o, url))
+        });
         data.insert(
             config_key::INITIAL_CLUSTER.into(),
-            objects::join_list(d, ordinals, |o| c.member_at(o).is_some_and(|m| !m.started)),
+            objects::join_list_at(d, members, |o| c.member_at(o).is_some_and(|m| !m.started)),
         );
     }
     data

@@ -296,6 +296,18 @@ impl World {
         if list.len() != self.members.len() {
             return Err(Some("member count is unequal".into()));
         }
+        // etcd's ValidateClusterAndAssignIDs: each existing member's peer URLs must be listed.
+        for em in &self.members {
+            if !list
+                .iter()
+                .any(|e| e.split_once('=').map(|(_, url)| url) == Some(em.peer_url.as_str()))
+            {
+                return Err(Some(format!(
+                    "PeerURLs: no match found for existing member ({}, [{}])",
+                    em.id, em.peer_url
+                )));
+            }
+        }
         assert!(
             m.learner,
             "{}: voter {me} (member {}) started on an empty volume",
@@ -1843,8 +1855,21 @@ fn switch_converge(
     crash_at: Option<(usize, usize)>,
     max: usize,
 ) -> Vec<Step> {
+    switch_converge_with(w, spec, crash_at, max, |_, _| {})
+}
+
+/// `switch_converge`, with `fault` done to the world before each pass's tick (it sees the
+/// steps so far).
+fn switch_converge_with(
+    w: &mut World,
+    spec: &Desired,
+    crash_at: Option<(usize, usize)>,
+    max: usize,
+    mut fault: impl FnMut(&mut World, &[Step]),
+) -> Vec<Step> {
     let mut steps = Vec::new();
     for pass in 0..max {
+        fault(w, &steps);
         w.tick(spec);
         w.check_invariants();
         let seen = w.observe(spec);
@@ -1920,5 +1945,40 @@ fn tls_switched_on_and_off_keeps_quorum_with_a_crash_before_every_step() {
         let mut w = formed_keeping_quorum();
         switch_converge(&mut w, &on, Some((pass, 0)), 250);
         check_switched(&w, &on);
+    }
+}
+
+/// A member lost in the middle of a switch, at every point where the members' peer URLs differ
+/// (some moved, some not): its replacement joins with every member listed at the URL etcd has
+/// for it (etcd refuses a join list that names another), and the switch then ends.
+#[test]
+fn a_member_lost_in_the_middle_of_a_tls_switch_is_replaced_and_the_switch_ends() {
+    let on = with_tls(desired(3));
+    let updates = |steps: &[Step]| {
+        steps
+            .iter()
+            .filter(|s| matches!(s, Step::UpdatePeerUrl { .. }))
+            .count()
+    };
+    for after in [1, 2, 4, 5] {
+        for ord in [0, 2] {
+            let mut w = formed_keeping_quorum();
+            w.keeps_quorum = false;
+            let mut wiped = false;
+            let steps = switch_converge_with(&mut w, &on, None, 400, |w, steps| {
+                if !wiped && updates(steps) == after {
+                    wipe(w, ord);
+                    wiped = true;
+                }
+            });
+            assert!(wiped, "after {after} updates: {steps:#?}");
+            check_switched(&w, &on);
+            assert!(
+                steps
+                    .iter()
+                    .any(|s| matches!(s, Step::AddLearner { ordinal, .. } if *ordinal == ord)),
+                "member {ord} lost after {after} updates was never replaced: {steps:#?}"
+            );
+        }
     }
 }
