@@ -96,17 +96,21 @@ fast() {
   "$@" || die "the fast lane failed at $what after $(printf '%.1f' "$(echo "$(date +%s.%N) - $FAST0" | bc)") s: $*"
   phase "fast: $what"
 }
+# Every cargo command below builds with the same features (the test files' `live`, `e2e`; src/
+# has no feature gates) and through `cargo test`, so the crate is compiled once for all: another
+# feature set, or `cargo build` (dev-dependencies' features unified differently), rebuilt the
+# crate and some dependencies again, minutes on 2 cores. `cargo test --no-run` builds
+# target/debug/kubectl-etcd too (the integration tests' CARGO_BIN_EXE).
+FEATURES=(--features live,e2e)
 fast fmt cargo fmt --check
-fast clippy cargo clippy --all-targets --features live,e2e -- -D warnings
-fast "unit tests" cargo test --lib
-fast "generated files" cargo test --test generated
+fast clippy cargo clippy --all-targets "${FEATURES[@]}" -- -D warnings
+fast "unit tests" cargo test "${FEATURES[@]}" --lib
+fast "generated files" cargo test "${FEATURES[@]}" --test generated
 printf '[run-all] fast lane passed in %.1f s\n' "$(echo "$(date +%s.%N) - $FAST0" | bc)" >&2
 
-
-cargo build --bins
-phase "cargo build --bins"
-cargo test --no-run --features live,e2e
-phase "cargo test --no-run"
+cargo test "${FEATURES[@]}" --no-run
+[ -x target/debug/kubectl-etcd ] || die "cargo test --no-run built no target/debug/kubectl-etcd"
+phase "cargo test --no-run (test binaries, kubectl-etcd)"
 wait_go
 phase "waited for the Go builds (kubernetes $K8S_VERSION, etcd, prometheus, helm, krew)"
 # Supply chain (deny.toml): licenses, bans (duplicates only warn) and sources. Advisories are not
@@ -119,7 +123,7 @@ phase "cargo deny (licenses, bans, sources)"
 # equal to `kubectl etcd manifests`, krew's validator and an offline krew install, one version
 # everywhere. Run here, before the testbed, so a drifted chart fails within minutes; the whole test
 # run below skips these three files (they ran here).
-cargo test --test chart --test krew --test versions || die "the packaging phase failed (tests/chart.rs, krew.rs, versions.rs)"
+cargo test "${FEATURES[@]}" --test chart --test krew --test versions || die "the packaging phase failed (tests/chart.rs, krew.rs, versions.rs)"
 phase "packaging (helm, krew)"
 
 # --- monitoring rules: promtool (tests/cluster/prometheus.sh, built beside the others) checks the
