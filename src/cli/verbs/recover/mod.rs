@@ -349,11 +349,13 @@ async fn check_restore(
         } => (destination.clone(), member.version.clone()),
     };
     let secret_check = match secret {
+        // An API server that does not answer is said as such, not blamed on the Secret.
         Some(n) => Some((
             n,
-            crate::engine::backups::check_credentials(&s.client, ns, n)
-                .await
-                .map_err(|e| e.to_string()),
+            match crate::engine::backups::check_credentials(&s.client, ns, n).await {
+                Err(e @ Error::ApiUnreachable(_)) => return Err(e),
+                r => r.map_err(|e| e.to_string()),
+            },
         )),
         None => None,
     };
