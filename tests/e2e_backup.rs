@@ -1325,7 +1325,8 @@ fn with_the_operator_running_recover_records_the_decision_and_the_operator_rebui
     );
     assert!(
         held_by_another.iter().all(|h| !h.starts_with("cli/")),
-        "the CLI never held the Lease: {held_by_another:?}"
+        "the CLI never held the Lease: {held_by_another:?}\noperator log:\n{}",
+        op.log_tail(40)
     );
     assert!(op.holds_the_cluster(), "{}", op.log_tail(30));
 
