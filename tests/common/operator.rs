@@ -136,7 +136,8 @@ impl Drop for LocalOperator {
             r#"{"metadata":{"finalizers":null}}"#,
         ]);
         // The leader Lease lives in the operator's namespace, the cluster's in the cluster's own
-        // (issue 17): left there, a verb would defer to the killed operator until it expired.
+        // and, while Leases move there, in the operator's too (`kubectl_etcd::lease`): left in
+        // either place, a verb would defer to the killed operator until it expired.
         let _ = kubectl(&[
             "-n",
             OP_NS,
@@ -144,6 +145,7 @@ impl Drop for LocalOperator {
             "lease",
             "--ignore-not-found",
             &kubectl_etcd::lease::leader_lease(Some(&self.ns)),
+            &self.cluster_lease(),
         ]);
         let _ = kubectl(&[
             "-n",
