@@ -20,9 +20,9 @@ LANES=${KE_TEST_LANES:-2}
 EXCLUSIVE=" e2e_operator e2e_defrag e2e_helm "
 # seconds on the last full run (a new file without a line starts early: 600)
 declare -A WEIGHT=(
-  [e2e_faults]=800 [e2e_backup]=560 [e2e_upgrade]=380 [e2e_adopt]=340 [e2e_storage]=300
-  [e2e]=130 [e2e_tls]=115 [e2e_monitoring]=140 [e2e_status]=120 [etcd_live]=66 [e2e_security]=40
-  [e2e_namespaced]=300 [e2e_controller]=25 [s3_live]=11 [e2e_support]=9 [e2e_lease]=7 [generated]=1 [kubectl_etcd]=3
+  [e2e_backup]=1660 [e2e_faults]=940 [e2e_upgrade]=650 [e2e_tls]=620 [e2e_adopt]=380 [e2e_storage]=280
+  [e2e]=165 [e2e_monitoring]=145 [e2e_security]=110 [etcd_live]=75 [e2e_namespaced]=55 [e2e_status]=52
+  [e2e_controller]=35 [e2e_lease]=33 [s3_live]=21 [kubectl_etcd]=21 [e2e_support]=10 [generated]=1
   [kubectl-etcd]=1
 )
 OUT=target/test-logs
