@@ -31,11 +31,19 @@ fn init_tracing(cli: &Cli) {
     }
 }
 
+/// The stack of every runtime thread (see `main`).
+const STACK_BYTES: usize = 8 << 20;
+
 fn main() {
     let cli = Cli::parse();
     init_tracing(&cli);
+    // Worker threads get the main thread's 8 MiB of stack, not tokio's 2 MiB: an engine pass is
+    // one deep future (the recovery's above all, in a debug build), which the CLI polls on the
+    // main thread but `operate` on a worker, where it overflowed the stack and aborted the
+    // operator mid-recovery. Untouched stack costs no memory.
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        .thread_stack_size(STACK_BYTES)
         .enable_all()
         .build()
     {
