@@ -148,6 +148,8 @@ fn a_cluster_with_client_and_peer_tls_creates_scales_backs_up_and_restores() {
             "nope",
             "--tls-client-secret",
             "demo-client",
+            "--tls-peer-secret",
+            "demo-peer",
         ],
     );
     assert_eq!(r.code, 2, "{}", r.stderr);
@@ -181,6 +183,8 @@ fn a_cluster_with_client_and_peer_tls_creates_scales_backs_up_and_restores() {
             "demo-server",
             "--tls-client-secret",
             "half",
+            "--tls-peer-secret",
+            "demo-peer",
         ],
     );
     assert_eq!(r.code, 2, "{}", r.stderr);
