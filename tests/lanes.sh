@@ -20,9 +20,9 @@ LANES=${KE_TEST_LANES:-2}
 EXCLUSIVE=" e2e_operator e2e_defrag e2e_helm "
 # seconds on the last full run (a new file without a line starts early: 600)
 declare -A WEIGHT=(
-  [e2e_backup]=1660 [e2e_faults]=940 [e2e_upgrade]=650 [e2e_tls]=620 [e2e_adopt]=380 [e2e_storage]=280
-  [e2e]=165 [e2e_monitoring]=145 [e2e_security]=110 [etcd_live]=75 [e2e_namespaced]=55 [e2e_status]=52
-  [e2e_controller]=35 [e2e_lease]=33 [s3_live]=21 [kubectl_etcd]=21 [e2e_support]=10 [generated]=1
+  [e2e_backup]=1160 [e2e_faults]=710 [e2e_tls]=670 [e2e_upgrade]=430 [e2e_adopt]=390 [e2e_storage]=230
+  [e2e]=175 [e2e_monitoring]=145 [e2e_security]=80 [etcd_live]=76 [e2e_namespaced]=60 [e2e_status]=45
+  [e2e_lease]=36 [e2e_controller]=35 [kubectl_etcd]=20 [s3_live]=19 [e2e_support]=14 [generated]=1
   [kubectl-etcd]=1
 )
 OUT=target/test-logs
