@@ -613,8 +613,8 @@ impl Lock {
     }
 }
 
-/// The pause before a renewal that stops being worth waiting for. A failed one is tried again
-/// after a second, within whatever is left of the time allowed.
+/// The pause before a failed (or timed-out) renewal is tried again, within whatever is left of
+/// the time allowed (`renewal_try`).
 const RENEWAL_RETRY: Duration = Duration::from_secs(1);
 
 /// Pure: the next renewal of a Lease renewed every `every` and given up `give_up` after its last
