@@ -104,7 +104,9 @@ fast() {
 FEATURES=(--features live,e2e)
 fast fmt cargo fmt --check
 fast clippy cargo clippy --all-targets "${FEATURES[@]}" -- -D warnings
-fast "unit tests" cargo test "${FEATURES[@]}" --lib
+# The lib's live module (objects::install::live, the API server's dry run of the manifests) needs
+# the testbed, which is not up yet: it runs with the other test binaries in tests/lanes.sh.
+fast "unit tests" cargo test "${FEATURES[@]}" --lib -- --skip objects::install::live::
 fast "generated files" cargo test "${FEATURES[@]}" --test generated
 printf '[run-all] fast lane passed in %.1f s\n' "$(echo "$(date +%s.%N) - $FAST0" | bc)" >&2
 
