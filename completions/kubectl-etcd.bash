@@ -353,7 +353,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__adopt)
-            opts="-n -o -v -h --from --endpoints --tls-secret --tls --insecure --certificate-lifetime --tls-server-secret --tls-client-secret --tls-peer-secret --plain-peers --auth-secret --take-over-service --abort --yes --storage --storage-class --image-repository --quota-backend-bytes --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --from --endpoints --tls-secret --tls --insecure --certificate-lifetime --tls-issuer --tls-issuer-kind --tls-server-secret --tls-client-secret --tls-peer-secret --plain-peers --auth-secret --take-over-service --abort --yes --storage --storage-class --image-repository --quota-backend-bytes --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -372,11 +372,19 @@ _kubectl__etcd() {
                     return 0
                     ;;
                 --tls)
-                    COMPREPLY=($(compgen -W "managed secrets none" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "managed cert-manager secrets none" -- "${cur}"))
                     return 0
                     ;;
                 --certificate-lifetime)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-issuer)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-issuer-kind)
+                    COMPREPLY=($(compgen -W "Issuer ClusterIssuer" -- "${cur}"))
                     return 0
                     ;;
                 --tls-server-secret)
@@ -747,7 +755,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__create)
-            opts="-n -o -v -h --replicas --version --storage --storage-class --ephemeral --image-repository --etcd-option --allow-etcd-option --priority-class --tls --insecure --certificate-lifetime --tls-server-secret --tls-client-secret --tls-peer-secret --plain-peers --auth-secret --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --replicas --version --storage --storage-class --ephemeral --image-repository --etcd-option --allow-etcd-option --priority-class --tls --insecure --certificate-lifetime --tls-issuer --tls-issuer-kind --tls-server-secret --tls-client-secret --tls-peer-secret --plain-peers --auth-secret --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -786,11 +794,19 @@ _kubectl__etcd() {
                     return 0
                     ;;
                 --tls)
-                    COMPREPLY=($(compgen -W "managed secrets none" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "managed cert-manager secrets none" -- "${cur}"))
                     return 0
                     ;;
                 --certificate-lifetime)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-issuer)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-issuer-kind)
+                    COMPREPLY=($(compgen -W "Issuer ClusterIssuer" -- "${cur}"))
                     return 0
                     ;;
                 --tls-server-secret)
@@ -1899,7 +1915,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__restore)
-            opts="-n -o -v -h --from --from-backup --latest-of --replicas --version --storage --storage-class --sha256 --credentials-secret --encryption-key-secret --tools-image --tls --insecure --certificate-lifetime --tls-server-secret --tls-client-secret --tls-peer-secret --plain-peers --auth-secret --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --from --from-backup --latest-of --replicas --version --storage --storage-class --sha256 --credentials-secret --encryption-key-secret --tools-image --tls --insecure --certificate-lifetime --tls-issuer --tls-issuer-kind --tls-server-secret --tls-client-secret --tls-peer-secret --plain-peers --auth-secret --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1950,11 +1966,19 @@ _kubectl__etcd() {
                     return 0
                     ;;
                 --tls)
-                    COMPREPLY=($(compgen -W "managed secrets none" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "managed cert-manager secrets none" -- "${cur}"))
                     return 0
                     ;;
                 --certificate-lifetime)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-issuer)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-issuer-kind)
+                    COMPREPLY=($(compgen -W "Issuer ClusterIssuer" -- "${cur}"))
                     return 0
                     ;;
                 --tls-server-secret)

@@ -1316,3 +1316,231 @@ fn tls_switched_on_and_off_under_a_writer_loses_no_acknowledged_write() {
     assert_eq!(st["status"]["tls"]["mode"], "none", "{st}");
     assert_eq!(switching_tls(&st)["status"], "False", "{st}");
 }
+
+/// A CA issuer of cert-manager in `ns`: a SelfSigned Issuer signs a CA Certificate (Secret
+/// `etcd-ca`), which the Issuer `etcd-ca` signs with.
+fn cert_manager_ca_issuer(ns: &str) {
+    ok(kubectl_stdin(
+        &["-n", ns, "apply", "-f", "-"],
+        r#"apiVersion: cert-manager.io/v1
+kind: Issuer
+metadata: {name: selfsigned}
+spec: {selfSigned: {}}
+---
+apiVersion: cert-manager.io/v1
+kind: Certificate
+metadata: {name: etcd-ca}
+spec:
+  isCA: true
+  commonName: etcd-ca
+  secretName: etcd-ca
+  privateKey: {algorithm: ECDSA, size: 256}
+  issuerRef: {name: selfsigned, kind: Issuer}
+---
+apiVersion: cert-manager.io/v1
+kind: Issuer
+metadata: {name: etcd-ca}
+spec: {ca: {secretName: etcd-ca}}
+"#,
+    ));
+    ok(kubectl(&[
+        "-n",
+        ns,
+        "wait",
+        "--for=condition=Ready",
+        "certificate/etcd-ca",
+        "issuer/etcd-ca",
+        "--timeout=120s",
+    ]));
+}
+
+/// `cmctl renew`'s way: the `Issuing` condition added to the Certificate's status.
+fn renew(ns: &str, certificate: &str) {
+    let now = jiff::Timestamp::now().to_string();
+    let patch = format!(
+        r#"[{{"op":"add","path":"/status/conditions/-","value":{{"type":"Issuing","status":"True","reason":"ManuallyTriggered","message":"renewed by the e2e test","lastTransitionTime":"{now}"}}}}]"#
+    );
+    ok(kubectl(&[
+        "-n",
+        ns,
+        "patch",
+        "certificate",
+        certificate,
+        "--subresource=status",
+        "--type=json",
+        "-p",
+        &patch,
+    ]));
+}
+
+/// Mode certManager (issue 17): real cert-manager controllers (tests/cluster/cert-manager.sh)
+/// issue the server, peer and client certificates from a CA Issuer; the members serve only
+/// https with client certificates of that CA; a renewal of every certificate by cert-manager
+/// under a writer whose every put is a new, fully checked TLS connection loses no write and
+/// restarts no member. Bad input (no such issuer, `certificate` in this mode) is refused with
+/// nothing created.
+#[test]
+fn a_cert_manager_cluster_serves_what_cert_manager_issued_and_renews_under_a_writer() {
+    let up = std::process::Command::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/cluster/cert-manager.sh"
+    ))
+    .arg("up")
+    .status()
+    .expect("tests/cluster/cert-manager.sh up");
+    assert!(up.success(), "cert-manager did not start");
+    install_crd();
+    let ns = Ns::new("tls-cm");
+    let n = "c";
+    // No such issuer: refused before anything is written.
+    let refused = etcd(&ns.0, &["create", n, "--tls-issuer", "etcd-ca"]);
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(
+        refused
+            .stderr
+            .contains(&format!("Issuer {}/etcd-ca does not exist", ns.0)),
+        "{}",
+        refused.stderr
+    );
+    let none = kubectl(&[
+        "-n",
+        &ns.0,
+        "get",
+        "etcdclusters.etcd.kubectl-etcd.io",
+        "-o",
+        "name",
+    ]);
+    assert_eq!(none.stdout.trim(), "", "something was created");
+
+    cert_manager_ca_issuer(&ns.0);
+    let created = json(&ok(etcd(
+        &ns.0,
+        &[
+            "create",
+            n,
+            "--replicas",
+            "3",
+            "--tls-issuer",
+            "etcd-ca",
+            "--certificate-lifetime",
+            "1h",
+            "--timeout",
+            "4m",
+            "-o",
+            "json",
+        ],
+    )));
+    assert_eq!(ready_members(&created["status"]), (3, 3, 3), "{created}");
+    assert_eq!(created["spec"]["tls"]["mode"], "certManager", "{created}");
+    assert_eq!(created["status"]["tls"]["mode"], "certManager", "{created}");
+    assert_all_https(&ns.0, "c-0", 6);
+    assert_refused_without_certificate_or_over_http(&ns.0, "c-1");
+    // Each leaf is a Certificate of the cluster's, Ready, its Secret signed by the issuer's CA.
+    let ca = secret_pem(&ns.0, "etcd-ca", "tls.crt");
+    for role in ["server", "peer", "client"] {
+        let name = format!("c-tls-{role}");
+        let c = json(&ok(kubectl(&[
+            "-n",
+            &ns.0,
+            "get",
+            "certificates.cert-manager.io",
+            &name,
+            "-o",
+            "json",
+        ])));
+        assert_eq!(
+            c["metadata"]["ownerReferences"][0]["kind"], "EtcdCluster",
+            "{c}"
+        );
+        assert_eq!(c["spec"]["issuerRef"]["name"], "etcd-ca", "{c}");
+        assert_eq!(c["spec"]["duration"], "3600s", "{c}");
+        assert_eq!(secret_pem(&ns.0, &name, "ca.crt"), ca, "{name}'s ca.crt");
+    }
+    let times = cert_times(&ns.0, n);
+    assert_eq!(times.len(), 3, "{times:?}");
+    // A client certificate comes from cert-manager in this mode, not from the CLI.
+    let cert = etcd(&ns.0, &["certificate", n, "--user", "app"]);
+    assert_eq!(cert.code, 2, "{}", cert.stderr);
+    assert!(cert.stderr.contains("certManager"), "{}", cert.stderr);
+
+    // cert-manager renews every certificate under a writer.
+    let lives = pod_lives(&ns.0, n);
+    assert_eq!(lives.len(), 3, "{lives:?}");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let (ns, stop) = (ns.0.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut failed = Vec::new();
+            let mut written = 0u32;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let key = format!("w/{written:05}");
+                let r = verified_put(&ns, &format!("c-{}", written % 3), &key);
+                if r.code != 0 || !r.stdout.contains("OK") {
+                    failed.push(format!("{key}: {}", r.stderr.trim()));
+                }
+                written += 1;
+                std::thread::sleep(Duration::from_millis(500));
+            }
+            (written, failed)
+        })
+    };
+    std::thread::sleep(Duration::from_secs(5));
+    let old: Vec<String> = ["server", "peer", "client"]
+        .iter()
+        .map(|r| secret_pem(&ns.0, &format!("c-tls-{r}"), "tls.crt"))
+        .collect();
+    for role in ["server", "peer", "client"] {
+        renew(&ns.0, &format!("c-tls-{role}"));
+    }
+    for (i, role) in ["server", "peer", "client"].iter().enumerate() {
+        eventually(
+            &format!("cert-manager renews Secret c-tls-{role}"),
+            Duration::from_secs(120),
+            || {
+                let now = secret_pem(&ns.0, &format!("c-tls-{role}"), "tls.crt");
+                (!now.is_empty() && now != old[i]).then_some(())
+            },
+        );
+    }
+    let renewed_at = std::time::Instant::now();
+    let new_server = secret_pem(&ns.0, "c-tls-server", "tls.crt");
+    for pod in ["c-0", "c-1", "c-2"] {
+        eventually(
+            &format!("the renewed server certificate in {pod}'s volume"),
+            Duration::from_secs(180),
+            || {
+                let have = sh(&ns.0, pod, "cat /etc/etcd/tls/server/tls.crt");
+                (have.stdout == new_server).then_some(())
+            },
+        );
+    }
+    eprintln!(
+        "the kubelet brought the renewed Secrets into every member after {} s",
+        renewed_at.elapsed().as_secs()
+    );
+    // The writer goes on over the renewed certificates (new connections each put).
+    std::thread::sleep(Duration::from_secs(15));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let (written, failed) = writer.join().unwrap();
+    eprintln!("writer: {written} puts, {} failed", failed.len());
+    assert!(written > 20, "the writer wrote only {written}");
+    assert_eq!(
+        failed,
+        Vec::<String>::new(),
+        "writes failed during the renewal"
+    );
+    assert_eq!(pod_lives(&ns.0, n), lives, "a member restarted");
+    install_crd();
+    let st = json(&ok(etcd(
+        &ns.0,
+        &["reconcile", n, "--timeout", "2m", "-o", "json"],
+    )));
+    assert_eq!(ready_members(&st["status"]), (3, 3, 3), "{st}");
+    let renewed = cert_times(&ns.0, n);
+    for role in ["server", "peer", "client"] {
+        assert_ne!(
+            renewed[role].0, times[role].0,
+            "{role} not renewed in status: {renewed:?}"
+        );
+    }
+}

@@ -454,7 +454,16 @@ async fn learner_lifecycle(minor: &str, base_port: u16) {
     .await;
     assert!(learner.is_learner && !learner.started());
     assert_eq!(learner.peer_urls, vec![peer_url.clone()]);
-    let list = c1.member_list().await.unwrap();
+    // The member that answered the add applied it; another one may apply it a moment later
+    // (its member list is its own state), so it is asked until it has (seen once: 3 on 3.7).
+    let mut list = c1.member_list().await.unwrap();
+    for _ in 0..50 {
+        if list.members.len() == 4 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        list = c1.member_list().await.unwrap();
+    }
     assert_eq!(list.members.len(), 4);
     let listed = list
         .members

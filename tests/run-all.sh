@@ -30,7 +30,7 @@ export KUBECONFIG=$TB/admin.kubeconfig
 T0=$(date +%s.%N); TP=$T0
 phase() { local now; now=$(date +%s.%N); printf '[run-all] phase %-26s %7.1f s\n' "$1" "$(echo "$now - $TP" | bc)" >&2; TP=$now; }
 
-started_testbed=0 started_s3=0
+started_testbed=0 started_s3=0 started_cm=0
 TEST_LOG=$ROOT/target/run-all-tests.log
 rm -f "$TEST_LOG"
 # The end of a failed run: each failed test's panic message (no backtrace frames) and the fault
@@ -48,6 +48,7 @@ cleanup() {
     log "KEEP_TESTBED=1: leaving the testbed and S3 up (export KUBECONFIG=$TB/admin.kubeconfig; . $TB/s3.env)"
   else
     if [ $started_s3 = 1 ]; then "$C/s3.sh" down; fi
+    if [ $started_cm = 1 ]; then "$C/cert-manager.sh" down; fi
     if [ $started_testbed = 1 ]; then "$C/down.sh" --clean --net; else log "leaving the testbed this run reused"; fi
   fi
   if [ "$rc" != 0 ]; then digest; fi
@@ -71,8 +72,10 @@ GO_LOG=$ROOT/target/run-all-go-builds.log
 mkdir -p "$ROOT/target"
 # helm, krew and krew's validator (tests/cluster/helm.sh; the chart/krew/versions tests) come last:
 # cold they take about 10 min, beside the fast lane and the Rust build instead of after them.
-# prometheus and promtool (tests/cluster/prometheus.sh) too: the monitoring rules' tests.
+# prometheus and promtool (tests/cluster/prometheus.sh) too: the monitoring rules' tests; and
+# cert-manager's controllers (tests/cluster/cert-manager.sh): e2e_tls's certManager mode.
 ( "$C/build-k8s.sh" && { [ ! -x "$C/etcd-bins.sh" ] || "$C/etcd-bins.sh"; } && "$C/prometheus.sh" >/dev/null &&
+  "$C/cert-manager.sh" build >/dev/null &&
   for t in helm krew validate-krew-manifest; do "$C/helm.sh" "$t" >/dev/null || exit 1; done ) >"$GO_LOG" 2>&1 &
 go_pid=$!
 # cargo-deny (the supply-chain check, deny.toml) is built once from crates.io and cached; cold it
@@ -114,7 +117,7 @@ cargo test "${FEATURES[@]}" --no-run
 [ -x target/debug/kubectl-etcd ] || die "cargo test --no-run built no target/debug/kubectl-etcd"
 phase "cargo test --no-run (test binaries, kubectl-etcd)"
 wait_go
-phase "waited for the Go builds (kubernetes $K8S_VERSION, etcd, prometheus, helm, krew)"
+phase "waited for the Go builds (kubernetes $K8S_VERSION, etcd, prometheus, cert-manager, helm, krew)"
 # Supply chain (deny.toml): licenses, bans (duplicates only warn) and sources. Advisories are not
 # checked: their database is a GitHub repository this machine cannot reach (deny.toml says more).
 wait "$deny_pid" || { cat "$DENY_LOG" >&2; die "building cargo-deny failed (log $DENY_LOG)"; }
@@ -156,6 +159,11 @@ phase "operator image"
 "$C/s3.sh" up
 . "$TB/s3.env"
 phase "s3 up"
+
+# cert-manager's controllers (built beside the Rust build), for spec.tls.mode certManager
+"$C/cert-manager.sh" status >/dev/null 2>&1 || started_cm=1
+"$C/cert-manager.sh" up
+phase "cert-manager up"
 
 export KE_E2E_KUBECONFIG=$KUBECONFIG
 export KE_OPERATOR_IMAGE=testbed.local/kubectl-etcd:dev

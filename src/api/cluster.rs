@@ -280,21 +280,30 @@ pub struct AuthSpec {
 /// and issues and renews every certificate. `mode: secrets` (what a spec naming Secrets gets
 /// when it names no mode): TLS Secrets in the cluster's namespace, each with the keys `tls.crt`,
 /// `tls.key` and `ca.crt` (e.g. `kubectl create secret generic NAME --from-file=tls.crt
-/// --from-file=tls.key --from-file=ca.crt`, or what cert-manager writes). `mode: none`: plain
+/// --from-file=tls.key --from-file=ca.crt`, or what cert-manager writes). `mode: certManager`:
+/// the engine writes cert-manager `Certificate` objects (server, peer, client) for the issuer
+/// `issuerRef` names and mounts the Secrets cert-manager issues and renews. `mode: none`: plain
 /// http (the `InsecureTransport` condition says so).
 #[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TlsSpec {
-    /// `managed`, `secrets` or `none`. No server-side default (it would switch clusters stored
+    /// `managed`, `certManager`, `secrets` or `none`. No server-side default (it would switch clusters stored
     /// before the modes existed): absent, a spec naming Secrets is `secrets`; one naming none
     /// gets `managed` when the cluster is new, and keeps what it runs when the cluster existed
     /// before (the engine decides once, at the cluster's birth, and records it in
     /// `status.tls.mode`). `kubectl etcd create` writes the mode it chose.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(regex(pattern = r"^(managed|secrets|none)$"))]
+    #[schemars(regex(pattern = r"^(managed|certManager|secrets|none)$"))]
     pub mode: Option<String>,
-    /// Managed mode: lifetime of the server, peer and client certificates, e.g. `2160h` (the
-    /// default, 90 days); at least 5m. Each is renewed at two thirds of its lifetime.
+    /// Mode `certManager`: the cert-manager issuer of the cluster's certificates. It must be a
+    /// CA issuer (`spec.ca`, or one that writes `ca.crt` likewise, e.g. Vault): the members
+    /// trust the `ca.crt` of their Secrets, so the server, peer and client certificates must
+    /// share one CA.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issuer_ref: Option<IssuerRef>,
+    /// Modes managed and certManager: lifetime of the server, peer and client certificates, e.g.
+    /// `2160h` (the default, 90 days); at least 5m (cert-manager: at least 1h). Each is renewed
+    /// at two thirds of its lifetime.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub certificate_lifetime: Option<String>,
     /// Managed mode: raised by `kubectl etcd rotate-ca` to rotate the cluster's CA. For each new
@@ -326,6 +335,21 @@ pub struct TlsSpec {
     /// before this field existed keeps running.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub plain_peers: bool,
+}
+
+/// A cert-manager issuer (`spec.tls.issuerRef`), as cert-manager's own `issuerRef` names it.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct IssuerRef {
+    /// The issuer's name.
+    pub name: String,
+    /// `Issuer` (in the cluster's namespace; the default) or `ClusterIssuer`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^(Issuer|ClusterIssuer)$"))]
+    pub kind: Option<String>,
+    /// The issuer's API group (default `cert-manager.io`; another one for external issuers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
 }
 
 /// Backups of one cluster: the destination `kubectl etcd backup` uses when given none, and the

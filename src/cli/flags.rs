@@ -53,19 +53,29 @@ pub struct WaitFlags {
 pub struct SecurityFlags {
     /// TLS of client and peer traffic: `managed` (the engine runs a CA of the cluster's own and
     /// issues and renews every certificate; `kubectl etcd certificate` issues clients theirs),
-    /// `secrets` (the --tls-*-secret flags), or `none` (plain http, as --insecure). Default:
-    /// secrets when a --tls-*-secret flag is given, else managed (adopt: plain http, what the
-    /// old members speak).
+    /// `cert-manager` (cert-manager issues and renews them: --tls-issuer), `secrets` (the
+    /// --tls-*-secret flags), or `none` (plain http, as --insecure). Default: secrets when a
+    /// --tls-*-secret flag is given, cert-manager with --tls-issuer, else managed (adopt: plain
+    /// http, what the old members speak).
     #[arg(long, value_enum, conflicts_with = "insecure")]
     pub tls: Option<TlsMode>,
     /// Plain http for clients and peers (`spec.tls.mode: none`): anyone who reaches the pods
     /// reads and writes every key. Warned about; the `InsecureTransport` condition says so.
     #[arg(long, conflicts_with_all = ["tls_server_secret", "tls_client_secret", "tls_peer_secret"])]
     pub insecure: bool,
-    /// With --tls managed: lifetime of the server, peer and client certificates (default 90
-    /// days, at least 5m); each is renewed at two thirds of it.
+    /// With --tls managed or cert-manager: lifetime of the server, peer and client
+    /// certificates (default 90 days, at least 5m; cert-manager: 1h); each is renewed at two
+    /// thirds of it.
     #[arg(long, value_name = "DURATION")]
     pub certificate_lifetime: Option<String>,
+    /// cert-manager issues the certificates (`--tls cert-manager`): the name of a CA Issuer in
+    /// the cluster's namespace (or a ClusterIssuer, --tls-issuer-kind) that signs the server,
+    /// peer and client certificates alike.
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["insecure", "tls_server_secret", "tls_client_secret", "tls_peer_secret"])]
+    pub tls_issuer: Option<String>,
+    /// The kind of --tls-issuer: Issuer (default) or ClusterIssuer.
+    #[arg(long, value_name = "KIND", requires = "tls_issuer", value_parser = ["Issuer", "ClusterIssuer"])]
+    pub tls_issuer_kind: Option<String>,
     /// Secret with the members' serving certificate: the client port speaks https and takes
     /// only client certificates signed by its ca.crt (needs --tls-client-secret).
     #[arg(long, requires = "tls_client_secret")]
@@ -113,6 +123,7 @@ impl SecurityFlags {
             (Some(m), _) => m,
             (None, true) => TlsMode::None,
             (None, false) if names_secrets => TlsMode::Secrets,
+            (None, false) if self.tls_issuer.is_some() => TlsMode::CertManager,
             (None, false) if self.certificate_lifetime.is_some() => TlsMode::Managed,
             (None, false) => unset?,
         };
@@ -123,6 +134,11 @@ impl SecurityFlags {
             client_secret: self.tls_client_secret.clone(),
             peer_secret: self.tls_peer_secret.clone(),
             plain_peers: self.plain_peers,
+            issuer_ref: self.tls_issuer.clone().map(|name| crate::api::IssuerRef {
+                name,
+                kind: self.tls_issuer_kind.clone(),
+                group: None,
+            }),
             ..Default::default()
         })
     }
@@ -132,6 +148,7 @@ impl SecurityFlags {
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TlsMode {
     Managed,
+    CertManager,
     Secrets,
     None,
 }
@@ -140,6 +157,7 @@ impl TlsMode {
     pub fn as_str(self) -> &'static str {
         match self {
             TlsMode::Managed => "managed",
+            TlsMode::CertManager => "certManager",
             TlsMode::Secrets => "secrets",
             TlsMode::None => "none",
         }

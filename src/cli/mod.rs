@@ -181,12 +181,16 @@ async fn check_secrets(s: &Session, name: &str, d: &model::Desired) -> Result<()
     let secrets: Api<k8s_openapi::api::core::v1::Secret> =
         Api::namespaced(s.client.clone(), &s.namespace);
     let mut named: Vec<(&str, &str)> = Vec::new();
-    // Managed TLS's Secrets are the engine's to write.
-    if let Some(c) = d.tls.client.as_ref().filter(|_| d.pki.is_none()) {
+    // Managed TLS's Secrets are the engine's to write, certManager's cert-manager's.
+    let byo = d.pki.is_none() && d.cert_manager.is_none();
+    if let Some(cm) = &d.cert_manager {
+        check_issuer(s, name, cm).await?;
+    }
+    if let Some(c) = d.tls.client.as_ref().filter(|_| byo) {
         named.push(("spec.tls.serverSecret", &c.server_secret));
         named.push(("spec.tls.clientSecret", &c.client_secret));
     }
-    if let Some(p) = d.tls.peer_secret.as_ref().filter(|_| d.pki.is_none()) {
+    if let Some(p) = d.tls.peer_secret.as_ref().filter(|_| byo) {
         named.push(("spec.tls.peerSecret", p));
     }
     if let Some(a) = &d.auth_secret {
@@ -231,6 +235,69 @@ async fn check_secrets(s: &Session, name: &str, d: &model::Desired) -> Result<()
         }
     }
     Ok(())
+}
+
+/// Mode certManager: the cluster serves cert-manager's Certificate, and the issuer of
+/// `spec.tls.issuerRef` exists (a cert-manager.io one; not checked where the user may not read
+/// issuers, or for an external issuer's group).
+async fn check_issuer(
+    s: &Session,
+    name: &str,
+    cm: &model::pki::CertManagerTls,
+) -> Result<(), Error> {
+    use kube::api::{ApiResource, DynamicObject, GroupVersionKind, ListParams};
+    let bad = |field, message: String| usage(name, model::InvalidSpec { field, message });
+    let certs: Api<crate::objects::cert_manager::Certificate> =
+        Api::namespaced(s.client.clone(), &s.namespace);
+    match certs.list_metadata(&ListParams::default().limit(1)).await {
+        Err(kube::Error::Api(e)) if e.code == 404 => {
+            return Err(bad(
+                "spec.tls.mode",
+                "certManager needs cert-manager, and this cluster serves no Certificate \
+                 (cert-manager.io/v1): install cert-manager first, or use --tls managed (the \
+                 engine's own CA)"
+                    .into(),
+            ));
+        }
+        Err(kube::Error::Api(e)) if e.code == 403 => return Ok(()),
+        Err(e) => return Err(Error::kube("list", "Certificate", &s.namespace, "", e)),
+        Ok(_) => {}
+    }
+    if cm.issuer_group != "cert-manager.io" {
+        return Ok(());
+    }
+    let ar = ApiResource::from_gvk(&GroupVersionKind::gvk(
+        "cert-manager.io",
+        "v1",
+        &cm.issuer_kind,
+    ));
+    let (api, place): (Api<DynamicObject>, String) = if cm.issuer_kind == "ClusterIssuer" {
+        (Api::all_with(s.client.clone(), &ar), cm.issuer_name.clone())
+    } else {
+        (
+            Api::namespaced_with(s.client.clone(), &s.namespace, &ar),
+            format!("{}/{}", s.namespace, cm.issuer_name),
+        )
+    };
+    match api.get_opt(&cm.issuer_name).await {
+        Ok(Some(_)) => Ok(()),
+        Ok(None) => Err(bad(
+            "spec.tls.issuerRef",
+            format!(
+                "{} {place} does not exist; create a CA issuer first (cert-manager's `spec.ca` \
+                 with the CA's Secret), or name another one with --tls-issuer",
+                cm.issuer_kind
+            ),
+        )),
+        Err(kube::Error::Api(e)) if e.code == 403 => Ok(()),
+        Err(e) => Err(Error::kube(
+            "get",
+            "Issuer",
+            &s.namespace,
+            &cm.issuer_name,
+            e,
+        )),
+    }
 }
 
 fn usage(name: &str, e: model::InvalidSpec) -> Error {

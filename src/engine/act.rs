@@ -36,6 +36,8 @@ pub enum Object {
     Volume(PersistentVolumeClaim),
     /// The one-shot restore pod.
     Pod(Pod),
+    /// Mode certManager: a leaf's cert-manager Certificate.
+    Certificate(objects::cert_manager::Certificate),
 }
 
 impl Object {
@@ -50,6 +52,7 @@ impl Object {
             Object::StatefulSet(_) => resource_of::<StatefulSet>(),
             Object::Volume(_) => resource_of::<PersistentVolumeClaim>(),
             Object::Pod(_) => resource_of::<Pod>(),
+            Object::Certificate(_) => resource_of::<objects::cert_manager::Certificate>(),
         }
     }
 
@@ -63,6 +66,7 @@ impl Object {
             Object::StatefulSet(o) => serde_json::to_value(o),
             Object::Volume(o) => serde_json::to_value(o),
             Object::Pod(o) => serde_json::to_value(o),
+            Object::Certificate(o) => serde_json::to_value(o),
         };
         // Serializing typed Kubernetes objects cannot fail (string keys only).
         v.unwrap_or_default()
@@ -116,6 +120,11 @@ pub fn step_objects(d: &Desired, step: &Step) -> Vec<Object> {
         Step::RecreateStatefulSet { replicas, .. } => vec![sts(*replicas)],
         Step::Hibernate { .. } => vec![sts(0)],
         Step::RestoreSeed { .. } => restore_objects(d),
+        Step::RequestCertificate { role, .. } => d
+            .cert_manager
+            .iter()
+            .map(|cm| Object::Certificate(objects::cert_manager::certificate(d, cm, *role)))
+            .collect(),
         Step::AddLearner { .. }
         | Step::PromoteLearner { .. }
         | Step::MoveLeader { .. }
@@ -250,7 +259,23 @@ async fn apply_object(ctx: &Context, d: &Desired, obj: &Object) -> Result<(), Er
             )
             .await
         }
+        Object::Certificate(o) => apply(Api::namespaced(client, ns), d, "Certificate", o)
+            .await
+            .map_err(|e| match e {
+                Error::Kube { ref source, .. } if is_not_served(source) => Error::Usage(format!(
+                    "EtcdCluster {ns}/{}: spec.tls.mode certManager needs cert-manager, and this \
+                     cluster serves no Certificate (cert-manager.io/v1): install cert-manager, \
+                     or use mode managed (the engine's own CA)",
+                    d.name
+                )),
+                e => e,
+            }),
     }
+}
+
+/// A 404 on a write: the resource itself is not served (its CRD is not installed).
+fn is_not_served(e: &kube::Error) -> bool {
+    matches!(e, kube::Error::Api(s) if s.code == 404)
 }
 
 async fn delete<K>(api: &Api<K>, d: &Desired, name: &str) -> Result<(), Error>
@@ -497,6 +522,8 @@ pub async fn act(ctx: &Context, d: &Desired, o: &Observed, step: &Step) -> Resul
             tracing::info!(cluster = %d.name, namespace = %d.namespace, %url, "snapshot before hibernating taken");
         }
         Step::IssueCertificate { role, why, .. } => super::pki::issue(ctx, d, *role, *why).await?,
+        // Applied above (`step_objects`).
+        Step::RequestCertificate { .. } => {}
         Step::Hibernated | Step::Wait { .. } | Step::Hold { .. } | Step::Paused | Step::Idle => {}
     }
     Ok(Done::Changed)
@@ -903,6 +930,26 @@ mod tests {
                 url: "s3://b/p".into(),
             },
         ));
+        let cm = crate::fixtures::cluster("demo")
+            .spec(|s| {
+                s.tls = Some(crate::api::TlsSpec {
+                    mode: Some("certManager".into()),
+                    issuer_ref: Some(crate::api::IssuerRef {
+                        name: "etcd-ca".into(),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                })
+            })
+            .desired();
+        objs.extend(step_objects(
+            &cm,
+            &Step::RequestCertificate {
+                role: crate::model::pki::CertRole::Peer,
+                certificate: "demo-tls-peer".into(),
+                issuer: "Issuer etcd-ca".into(),
+            },
+        ));
         // Adding a kind to `Object` fails to compile here until it is counted (and so checked).
         let variant = |o: &Object| match o {
             Object::ConfigMap(_) => 0,
@@ -912,11 +959,12 @@ mod tests {
             Object::Volume(_) => 4,
             Object::Pod(_) => 5,
             Object::NetworkPolicy(_) => 6,
+            Object::Certificate(_) => 7,
         };
         let seen: std::collections::BTreeSet<i32> = objs.iter().map(variant).collect();
         assert_eq!(
             seen.len(),
-            7,
+            8,
             "every kind of Object is written by some step"
         );
         let table = crate::objects::access::watched_namespaces();

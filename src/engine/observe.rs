@@ -293,6 +293,7 @@ pub async fn observe(
     };
     let (last_version, upgrade) = crate::plan::upgrade::from_status(last);
     let (certificates, trust) = super::pki::observe(ctx, d).await?;
+    let cert_manager = super::pki::observe_cert_manager(ctx, d).await?;
     let observed = Observed {
         statefulset,
         supporting_objects: seen.peer_svc.is_some()
@@ -324,6 +325,7 @@ pub async fn observe(
         storage_class,
         certificates,
         trust,
+        cert_manager,
     };
     Ok((d.clone(), observed))
 }

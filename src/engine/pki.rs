@@ -146,9 +146,16 @@ pub async fn observe(
     } else {
         TrustView::default()
     };
+    // Managed: the CA Secret's CA signs every leaf. certManager: the server Secret's `ca.crt`,
+    // the CA every member trusts, must have signed each leaf.
+    let signer = if d.cert_manager.is_some() {
+        CertRole::Server
+    } else {
+        CertRole::Ca
+    };
     let ca = found
         .iter()
-        .find(|(r, _, _)| *r == CertRole::Ca)
+        .find(|(r, _, _)| *r == signer)
         .and_then(|(_, _, s)| s.as_ref())
         .map(|s| {
             data(s, tls_key::CA)
@@ -167,6 +174,34 @@ pub async fn observe(
         })
         .collect();
     Ok((certificates, trust))
+}
+
+/// Mode certManager: the cert-manager `Certificate` of each leaf (empty in other modes). A
+/// cluster that does not serve the kind reads as no Certificate: the act that writes one says
+/// that cert-manager is missing.
+pub async fn observe_cert_manager(
+    ctx: &Context,
+    d: &Desired,
+) -> Result<Vec<crate::model::pki::CertManagerView>, Error> {
+    use objects::cert_manager::{Certificate, not_ready};
+    if d.cert_manager.is_none() {
+        return Ok(Vec::new());
+    }
+    let api: Api<Certificate> = Api::namespaced(ctx.client.clone(), &d.namespace);
+    let mut out = Vec::new();
+    for role in CertRole::LEAVES {
+        let name = objects::tls_secret_name(&d.name, role);
+        let c = api
+            .get_opt(&name)
+            .await
+            .map_err(|e| Error::kube("get", "Certificate", &d.namespace, &name, e))?;
+        out.push(crate::model::pki::CertManagerView {
+            role,
+            condition: c.as_ref().map(not_ready).unwrap_or_default(),
+            spec: c.map(|c| c.spec),
+        });
+    }
+    Ok(out)
 }
 
 /// The CA's Secret as the act reads it now: the signing CA's certificate and key, and the

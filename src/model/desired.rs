@@ -268,6 +268,9 @@ pub struct Desired {
     pub tls: Tls,
     /// `spec.tls.mode: managed`: the engine issues and renews the certificates of `tls`.
     pub pki: Option<super::pki::ManagedPki>,
+    /// `spec.tls.mode: certManager`: cert-manager issues and renews the certificates of `tls`
+    /// (the same Secret names as managed mode's), for the issuer named here.
+    pub cert_manager: Option<super::pki::CertManagerTls>,
     /// `spec.tls.mode: none` was asked for explicitly (`--insecure`); a spec without `spec.tls`
     /// runs without TLS too (what a cluster created before the modes existed keeps).
     pub insecure_asked: bool,
@@ -335,6 +338,7 @@ impl Desired {
             restore: None,
             tls: Tls::default(),
             pki: None,
+            cert_manager: None,
             insecure_asked: false,
             tls_origin: TlsOrigin::Spec,
             tls_switch: None,

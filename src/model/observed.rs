@@ -66,6 +66,8 @@ pub struct Observed {
     pub certificates: Vec<super::pki::CertificateView>,
     /// Managed TLS: the CAs, and what each leaf trusts (a CA rotation's state).
     pub trust: super::pki::TrustView,
+    /// Mode certManager: the cert-manager `Certificate` of each leaf (empty otherwise).
+    pub cert_manager: Vec<super::pki::CertManagerView>,
 }
 
 /// What the planner needs of a StorageClass.

@@ -46,6 +46,22 @@ impl Default for ManagedPki {
     }
 }
 
+/// What `validate` makes of `spec.tls` in mode `certManager`: the issuer cert-manager signs the
+/// cluster's server, peer and client certificates with (`objects::certs::cert_manager_certificate`
+/// writes the `Certificate` objects; the members mount the Secrets cert-manager writes).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CertManagerTls {
+    pub issuer_name: String,
+    /// `Issuer` or `ClusterIssuer`.
+    pub issuer_kind: String,
+    pub issuer_group: String,
+    /// `spec.tls.certificateLifetime`; `None`: cert-manager's default (90 days).
+    pub lifetime_seconds: Option<u64>,
+}
+
+/// cert-manager refuses a certificate duration under an hour.
+pub const MIN_CERT_MANAGER_LIFETIME_SECONDS: u64 = 3600;
+
 /// The CAs of managed TLS as observed, by fingerprint (`crate::pki::fingerprint`): the one that
 /// signs, the one being retired, and what each leaf's `ca.crt` holds and which CA signed it.
 /// Everything a rotation's progress is derived from (nothing is kept in memory).
@@ -152,6 +168,16 @@ pub struct CertificateView {
     pub role: CertRole,
     pub secret: String,
     pub cert: SecretCert,
+}
+
+/// A cert-manager `Certificate` of mode certManager as a pass read it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CertManagerView {
+    pub role: CertRole,
+    /// Its spec (`None`: the object does not exist).
+    pub spec: Option<crate::objects::cert_manager::CertificateSpec>,
+    /// What cert-manager says of it (`objects::cert_manager::not_ready`).
+    pub condition: String,
 }
 
 /// When a certificate valid from `not_before` to `not_after` is renewed: at two thirds of its

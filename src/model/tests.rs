@@ -351,7 +351,7 @@ fn tls_modes_managed_secrets_and_none_and_a_new_cluster_without_one_is_managed()
         (
             mode(Some("auto"), None),
             "spec.tls.mode",
-            "managed, secrets or none",
+            "managed, certManager, secrets or none",
         ),
         (
             mode(Some("managed"), Some("4m")),
@@ -369,13 +369,125 @@ fn tls_modes_managed_secrets_and_none_and_a_new_cluster_without_one_is_managed()
                 ..secrets.clone()
             },
             "spec.tls.certificateLifetime",
-            "only to mode managed",
+            "only to modes managed and certManager",
         ),
     ] {
         let e = with(Some(t.clone())).unwrap_err();
         assert_eq!(e.field, field, "{t:?}: {e:?}");
         assert!(e.message.contains(says), "{t:?}: {e:?}");
     }
+}
+
+#[test]
+fn cert_manager_mode_names_a_ca_issuer_and_keeps_to_it() {
+    let issuer = |name: &str, kind: Option<&str>| crate::api::IssuerRef {
+        name: name.into(),
+        kind: kind.map(Into::into),
+        group: None,
+    };
+    let with = |t: crate::api::TlsSpec, status: Option<crate::api::EtcdClusterStatus>| {
+        let mut c = cluster({
+            let mut s = spec(3, "3.6.15");
+            s.tls = Some(t);
+            s
+        });
+        c.status = status;
+        validate(&c)
+    };
+    let cm = |r: Option<crate::api::IssuerRef>, lifetime: Option<&str>| crate::api::TlsSpec {
+        mode: Some("certManager".into()),
+        issuer_ref: r,
+        certificate_lifetime: lifetime.map(Into::into),
+        ..Default::default()
+    };
+    // managed mode's Secret names, cert-manager's issuer, no CA of the engine's
+    let d = with(cm(Some(issuer("etcd-ca", None)), None), None).unwrap();
+    assert_eq!(d.tls, crate::objects::managed_tls("demo"));
+    assert_eq!(d.pki, None);
+    let m = d.cert_manager.unwrap();
+    assert_eq!(
+        (
+            m.issuer_name.as_str(),
+            m.issuer_kind.as_str(),
+            m.issuer_group.as_str()
+        ),
+        ("etcd-ca", "Issuer", "cert-manager.io")
+    );
+    assert_eq!(m.lifetime_seconds, None);
+    // an issuerRef alone means certManager; a ClusterIssuer and a lifetime are kept
+    let alone = crate::api::TlsSpec {
+        issuer_ref: Some(issuer("ca", Some("ClusterIssuer"))),
+        certificate_lifetime: Some("24h".into()),
+        ..Default::default()
+    };
+    let m = with(alone, None).unwrap().cert_manager.unwrap();
+    assert_eq!(
+        (m.issuer_kind.as_str(), m.lifetime_seconds),
+        ("ClusterIssuer", Some(86_400))
+    );
+    // refused, naming the field
+    let mut secrets = cm(Some(issuer("ca", None)), None);
+    secrets.server_secret = Some("srv".into());
+    let managed_with_issuer = crate::api::TlsSpec {
+        mode: Some("managed".into()),
+        issuer_ref: Some(issuer("ca", None)),
+        ..Default::default()
+    };
+    for (t, field, says) in [
+        (cm(None, None), "spec.tls.issuerRef", "is missing"),
+        (
+            cm(Some(issuer("Bad_Name", None)), None),
+            "spec.tls.issuerRef.name",
+            "not an object name",
+        ),
+        (
+            cm(Some(issuer("ca", Some("Vault"))), None),
+            "spec.tls.issuerRef.kind",
+            "Issuer or ClusterIssuer",
+        ),
+        (
+            cm(Some(issuer("ca", None)), Some("30m")),
+            "spec.tls.certificateLifetime",
+            "at least 1h",
+        ),
+        (
+            secrets,
+            "spec.tls.mode",
+            "certManager issues its own certificates",
+        ),
+        (
+            managed_with_issuer,
+            "spec.tls.issuerRef",
+            "set mode: certManager",
+        ),
+    ] {
+        let e = with(t.clone(), None).unwrap_err();
+        assert_eq!(e.field, field, "{t:?}: {e:?}");
+        assert!(e.message.contains(says), "{t:?}: {e:?}");
+    }
+    // A running cluster does not move between managed and certManager: the members trust the
+    // CA they started with.
+    let e = with(
+        cm(Some(issuer("ca", None)), None),
+        Some(recorded("managed")),
+    )
+    .unwrap_err();
+    assert_eq!(e.field, "spec.tls.mode");
+    assert!(e.message.contains("runs TLS mode managed"), "{e:?}");
+    let back = crate::api::TlsSpec {
+        mode: Some("managed".into()),
+        ..Default::default()
+    };
+    let e = with(back, Some(recorded("certManager"))).unwrap_err();
+    assert!(e.message.contains("set mode: certManager again"), "{e:?}");
+    // ... and one that records certManager keeps it
+    assert!(
+        with(
+            cm(Some(issuer("ca", None)), None),
+            Some(recorded("certManager"))
+        )
+        .is_ok()
+    );
 }
 
 fn status_with(

@@ -278,11 +278,7 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
         .map(|c| validate_topology_spread(c))
         .transpose()?;
     let lost_member_grace_seconds = validate_lost_member_grace(spec.lost_member_grace_seconds)?;
-    let (tls, pki, insecure_asked, tls_origin) = validate_tls_mode(
-        &name,
-        spec.tls.as_ref(),
-        unset_tls_mode(cluster.status.as_ref(), spec.adopt.is_some()),
-    )?;
+    let tls = tls_of(&name, cluster)?;
     let auth_secret = spec
         .auth
         .as_ref()
@@ -330,10 +326,11 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
         refused: Vec::new(),
         lost_member_grace_seconds,
         restore,
-        tls,
-        pki,
-        insecure_asked,
-        tls_origin,
+        pki: tls.pki,
+        cert_manager: tls.cert_manager,
+        insecure_asked: tls.insecure_asked,
+        tls_origin: tls.origin,
+        tls: tls.tls,
         tls_switch: None,
         auth_secret,
         maintenance: super::maintenance::validate(spec.maintenance.as_ref())?,
@@ -854,8 +851,57 @@ pub(super) fn validate_pod_metadata(m: &crate::api::PodMetadata) -> Result<PodMe
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TlsMode {
     Managed,
+    CertManager,
     Secrets,
     None,
+}
+
+/// What `validate_tls_mode` makes of `spec.tls`.
+#[derive(Debug)]
+pub(super) struct TlsChoice {
+    /// The Secrets the members run with.
+    pub tls: Tls,
+    /// Mode managed: the engine's CA and what it issues.
+    pub pki: Option<super::pki::ManagedPki>,
+    /// Mode certManager: the issuer.
+    pub cert_manager: Option<super::pki::CertManagerTls>,
+    /// Plain http asked for explicitly.
+    pub insecure_asked: bool,
+    pub origin: TlsOrigin,
+}
+
+/// `spec.tls` of `cluster` (named `name`), the default of a spec naming no mode decided from its
+/// status (`unset_tls_mode`), and no move between managed and certManager (`issuer_kept`).
+fn tls_of(name: &str, cluster: &EtcdCluster) -> Result<TlsChoice, InvalidSpec> {
+    let status = cluster.status.as_ref();
+    let unset = unset_tls_mode(status, cluster.spec.adopt.is_some());
+    let tls = validate_tls_mode(name, cluster.spec.tls.as_ref(), unset)?;
+    issuer_kept(status, &tls)?;
+    Ok(tls)
+}
+
+/// managed and certManager run the same Secrets, each signed by a CA the members loaded at
+/// start: a running cluster moved from one to the other would have its certificates rewritten
+/// by another CA, which the members do not trust, and lose quorum. Refused once the cluster
+/// recorded its mode (`status.tls.mode`).
+fn issuer_kept(
+    status: Option<&crate::api::EtcdClusterStatus>,
+    tls: &TlsChoice,
+) -> Result<(), InvalidSpec> {
+    let recorded = status.and_then(|s| s.tls.as_ref()).map(|t| t.mode.as_str());
+    let (from, to) = match recorded {
+        Some("managed") if tls.cert_manager.is_some() => ("managed", "certManager"),
+        Some("certManager") if tls.pki.is_some() => ("certManager", "managed"),
+        _ => return Ok(()),
+    };
+    Err(invalid(
+        "spec.tls.mode",
+        format!(
+            "the cluster runs TLS mode {from}; moving it to {to} would rewrite every certificate \
+             from a CA the members do not trust: set mode: {from} again (a new cluster restored \
+             from a backup can use {to})"
+        ),
+    ))
 }
 
 /// The mode a spec that names neither a mode nor Secrets gets, and why (`TlsOrigin`).
@@ -904,55 +950,45 @@ pub(super) fn validate_tls_mode(
     name: &str,
     t: Option<&crate::api::TlsSpec>,
     unset: (TlsMode, TlsOrigin),
-) -> Result<(Tls, Option<super::pki::ManagedPki>, bool, TlsOrigin), InvalidSpec> {
+) -> Result<TlsChoice, InvalidSpec> {
     let empty = crate::api::TlsSpec::default();
     let t = t.unwrap_or(&empty);
     let names_secrets =
         t.server_secret.is_some() || t.client_secret.is_some() || t.peer_secret.is_some();
     let (mode, origin) = match t.mode.as_deref() {
         None if names_secrets => (TlsMode::Secrets, TlsOrigin::Spec),
+        None if t.issuer_ref.is_some() => (TlsMode::CertManager, TlsOrigin::Spec),
         None => unset,
         Some("managed") => (TlsMode::Managed, TlsOrigin::Spec),
+        Some("certManager") => (TlsMode::CertManager, TlsOrigin::Spec),
         Some("secrets") => (TlsMode::Secrets, TlsOrigin::Spec),
         Some("none") => (TlsMode::None, TlsOrigin::Spec),
         Some(other) => {
             return Err(invalid(
                 "spec.tls.mode",
-                format!("{other:?} is not a TLS mode; use managed, secrets or none"),
+                format!("{other:?} is not a TLS mode; use managed, certManager, secrets or none"),
             ));
         }
     };
-    if mode != TlsMode::Managed && t.ca_generation.is_some() {
-        return Err(invalid(
-            "spec.tls.caGeneration",
-            "rotates the CA of mode managed (the engine has none otherwise); remove it or set mode: managed",
-        ));
-    }
-    let ca_generation = match t.ca_generation {
-        Some(g) if g < 0 => {
-            return Err(invalid(
-                "spec.tls.caGeneration",
-                format!("{g} is negative; `kubectl etcd rotate-ca` raises it by one"),
-            ));
-        }
-        g => g.unwrap_or_default() as u64,
+    let ca_generation = fields_of_mode(mode, t)?;
+    let choice = |tls, pki, cert_manager, insecure_asked| TlsChoice {
+        tls,
+        pki,
+        cert_manager,
+        insecure_asked,
+        origin,
     };
-    if mode != TlsMode::Managed && t.certificate_lifetime.is_some() {
-        return Err(invalid(
-            "spec.tls.certificateLifetime",
-            "applies only to mode managed (the engine issues no certificate otherwise); remove it or set mode: managed",
-        ));
-    }
-    if t.plain_peers && mode != TlsMode::Secrets {
-        return Err(invalid(
-            "spec.tls.plainPeers",
-            "applies only to mode secrets without peerSecret (managed runs peer TLS, none runs no TLS at all); remove it",
-        ));
-    }
     match mode {
-        TlsMode::Managed if names_secrets => Err(invalid(
+        TlsMode::Managed | TlsMode::CertManager if names_secrets => Err(invalid(
             "spec.tls.mode",
-            "managed issues its own certificates: remove serverSecret, clientSecret and peerSecret, or use mode: secrets",
+            format!(
+                "{} issues its own certificates: remove serverSecret, clientSecret and peerSecret, or use mode: secrets",
+                if mode == TlsMode::Managed {
+                    "managed"
+                } else {
+                    "certManager"
+                }
+            ),
         )),
         TlsMode::None if names_secrets => Err(invalid(
             "spec.tls.mode",
@@ -969,24 +1005,122 @@ pub(super) fn validate_tls_mode(
                 .map(validate_certificate_lifetime)
                 .transpose()?
                 .unwrap_or(super::pki::DEFAULT_LEAF_LIFETIME_SECONDS);
-            Ok((
+            let pki = super::pki::ManagedPki {
+                leaf_lifetime_seconds,
+                ca_generation,
+                trust: None,
+            };
+            Ok(choice(
                 crate::objects::managed_tls(name),
-                Some(super::pki::ManagedPki {
-                    leaf_lifetime_seconds,
-                    ca_generation,
-                    trust: None,
-                }),
+                Some(pki),
+                None,
                 false,
-                origin,
+            ))
+        }
+        TlsMode::CertManager => {
+            let issuer = validate_issuer_ref(t)?;
+            Ok(choice(
+                crate::objects::managed_tls(name),
+                None,
+                Some(issuer),
+                false,
             ))
         }
         TlsMode::Secrets => {
             let tls = validate_tls(t)?;
             plain_peers_asked(name, t, &tls, unset.1 == TlsOrigin::Birth)?;
-            Ok((tls, None, false, origin))
+            Ok(choice(tls, None, None, false))
         }
-        TlsMode::None => Ok((Tls::default(), None, t.mode.is_some(), origin)),
+        TlsMode::None => Ok(choice(Tls::default(), None, None, t.mode.is_some())),
     }
+}
+
+/// The fields of `spec.tls` that belong to one mode, refused in another; the CA generation of
+/// mode managed.
+fn fields_of_mode(mode: TlsMode, t: &crate::api::TlsSpec) -> Result<u64, InvalidSpec> {
+    if mode != TlsMode::Managed && t.ca_generation.is_some() {
+        return Err(invalid(
+            "spec.tls.caGeneration",
+            "rotates the CA of mode managed (the engine has none otherwise); remove it or set mode: managed",
+        ));
+    }
+    if !matches!(mode, TlsMode::Managed | TlsMode::CertManager) && t.certificate_lifetime.is_some()
+    {
+        return Err(invalid(
+            "spec.tls.certificateLifetime",
+            "applies only to modes managed and certManager (nobody issues a certificate otherwise); remove it or set one of them",
+        ));
+    }
+    if mode != TlsMode::CertManager && t.issuer_ref.is_some() {
+        return Err(invalid(
+            "spec.tls.issuerRef",
+            "names the cert-manager issuer of mode certManager; remove it or set mode: certManager",
+        ));
+    }
+    if t.plain_peers && mode != TlsMode::Secrets {
+        return Err(invalid(
+            "spec.tls.plainPeers",
+            "applies only to mode secrets without peerSecret (managed and certManager run peer TLS, none runs no TLS at all); remove it",
+        ));
+    }
+    match t.ca_generation {
+        Some(g) if g < 0 => Err(invalid(
+            "spec.tls.caGeneration",
+            format!("{g} is negative; `kubectl etcd rotate-ca` raises it by one"),
+        )),
+        g => Ok(g.unwrap_or_default() as u64),
+    }
+}
+
+/// `spec.tls.issuerRef` and `certificateLifetime` of mode certManager.
+fn validate_issuer_ref(t: &crate::api::TlsSpec) -> Result<super::pki::CertManagerTls, InvalidSpec> {
+    let Some(r) = &t.issuer_ref else {
+        return Err(invalid(
+            "spec.tls.issuerRef",
+            "is missing: mode certManager needs the cert-manager issuer that signs the cluster's certificates, e.g. issuerRef: {name: etcd-ca} (a CA Issuer in the cluster's namespace) or {name: etcd-ca, kind: ClusterIssuer}",
+        ));
+    };
+    if !is_dns_subdomain(&r.name) {
+        return Err(invalid(
+            "spec.tls.issuerRef.name",
+            format!(
+                "{:?} is not an object name; use the name of a cert-manager Issuer or ClusterIssuer",
+                r.name
+            ),
+        ));
+    }
+    let kind = r.kind.clone().unwrap_or_else(|| "Issuer".into());
+    let group = r.group.clone().unwrap_or_else(|| "cert-manager.io".into());
+    if group == "cert-manager.io" && !matches!(kind.as_str(), "Issuer" | "ClusterIssuer") {
+        return Err(invalid(
+            "spec.tls.issuerRef.kind",
+            format!("{kind:?} is not a cert-manager issuer kind; use Issuer or ClusterIssuer"),
+        ));
+    }
+    if !is_dns_subdomain(&group) {
+        return Err(invalid(
+            "spec.tls.issuerRef.group",
+            format!("{group:?} is not an API group; leave it out for cert-manager.io"),
+        ));
+    }
+    let lifetime_seconds = t
+        .certificate_lifetime
+        .as_deref()
+        .map(validate_certificate_lifetime)
+        .transpose()?;
+    if let Some(s) = lifetime_seconds.filter(|s| *s < super::pki::MIN_CERT_MANAGER_LIFETIME_SECONDS)
+    {
+        return Err(invalid(
+            "spec.tls.certificateLifetime",
+            format!("{s}s is shorter than cert-manager accepts; use at least 1h"),
+        ));
+    }
+    Ok(super::pki::CertManagerTls {
+        issuer_name: r.name.clone(),
+        issuer_kind: kind,
+        issuer_group: group,
+        lifetime_seconds,
+    })
 }
 
 /// Client TLS without peer TLS (`tls`, from `t`) leaves raft in the clear: refused for a `new`

@@ -100,6 +100,9 @@ pub fn watched_namespaces() -> Vec<Access> {
         // spec.tls.clientSecret: read by name, never listed. Managed TLS's CA and certificates
         // (`engine::pki`): written by server-side apply.
         of::<Secret>(&[GET, CREATE, PATCH]),
+        // Mode certManager: cert-manager's Certificate of each leaf (cert-manager.io; the role
+        // grants it whether or not cert-manager is installed).
+        of::<crate::objects::cert_manager::Certificate>(OWNED),
         // The nodes of member pods (cluster-scoped; the ClusterRoleBinding grants it): a member
         // on a node that is deleted, shut down or long NotReady is replaced. Read by name only.
         of::<Node>(&[GET]),

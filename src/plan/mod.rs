@@ -121,6 +121,7 @@ pub const RULES: &[Rule] = &[
     hibernate::hibernation,
     restore_seed,
     pki::certificates,
+    pki::cert_manager_certificates,
     workload_missing,
     supporting_objects_missing,
     member_config_lost,

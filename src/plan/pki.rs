@@ -136,6 +136,67 @@ pub fn certificates(d: &Desired, o: &Observed) -> Option<Step> {
     issue(CertRole::Ca, Issue::Retire)
 }
 
+/// Mode certManager: the cert-manager `Certificate` the engine writes next (missing, or its
+/// spec not the one wanted: one per pass), else a wait while cert-manager has not issued a leaf
+/// the members mount and the engine dials with, else a hold while the leaves do not share the
+/// CA in the server Secret's `ca.crt` (an issuer that is no CA issuer: members would refuse
+/// each other). Renewal is cert-manager's; etcd reads its certificate files at each handshake.
+pub fn cert_manager_certificates(d: &Desired, o: &Observed) -> Option<Step> {
+    let cm = d.cert_manager.as_ref()?;
+    let issuer = format!("{} {}", cm.issuer_kind, cm.issuer_name);
+    for role in CertRole::LEAVES {
+        let want = objects::cert_manager::certificate(d, cm, role).spec;
+        let have = o.cert_manager.iter().find(|c| c.role == role);
+        if have.and_then(|c| c.spec.as_ref()) != Some(&want) {
+            return Some(Step::RequestCertificate {
+                role,
+                certificate: objects::tls_secret_name(&d.name, role),
+                issuer,
+            });
+        }
+    }
+    let condition = |role: CertRole| {
+        o.cert_manager
+            .iter()
+            .find(|c| c.role == role)
+            .map(|c| c.condition.clone())
+            .unwrap_or_default()
+    };
+    for role in CertRole::LEAVES {
+        let secret = objects::tls_secret_name(&d.name, role);
+        match view(o, role) {
+            SecretCert::Valid {
+                current_ca: true, ..
+            } => {}
+            SecretCert::Valid { .. } => {
+                return Some(hold(
+                    Reason::CertificateAuthorityLost,
+                    format!(
+                        "the {} certificate in Secret {}/{secret} is not signed by the CA in the                          server Secret's ca.crt: the members trust that CA alone; {issuer} must                          be a CA issuer (spec.ca) that signs the server, peer and client                          certificates alike",
+                        role.as_str(),
+                        d.namespace
+                    ),
+                ));
+            }
+            SecretCert::Missing | SecretCert::Unreadable(_) => {
+                let why = match view(o, role) {
+                    SecretCert::Unreadable(why) => format!(" ({why})"),
+                    _ => String::new(),
+                };
+                return Some(wait(
+                    Reason::IssuingCertificate,
+                    format!(
+                        "cert-manager has not issued Secret {}/{secret}{why} yet (Certificate                          {secret}, {issuer}: {})",
+                        d.namespace,
+                        condition(role)
+                    ),
+                ));
+            }
+        }
+    }
+    None
+}
+
 /// Whether every member pod was started from a template trusting the CAs to trust now (its
 /// `trusted-ca` annotation, which the StatefulSet copies from the template), and is Ready and
 /// not terminating: its etcd loaded them. Nothing runs before the StatefulSet exists.
@@ -199,6 +260,8 @@ pub fn status(d: &Desired, o: &Observed) -> Option<TlsStatus> {
         }
     } else if d.pki.is_some() {
         "managed"
+    } else if d.cert_manager.is_some() {
+        "certManager"
     } else if d.tls.client.is_some() || d.tls.peer_secret.is_some() {
         "secrets"
     } else {
@@ -293,6 +356,104 @@ mod tests {
             (CertRole::Peer, valid(NOW - DAY, 90 * DAY)),
             (CertRole::Client, valid(NOW - DAY, 90 * DAY)),
         ]
+    }
+
+    fn cert_manager() -> Desired {
+        cluster("demo")
+            .spec(|s| {
+                s.tls = Some(crate::api::TlsSpec {
+                    mode: Some("certManager".into()),
+                    issuer_ref: Some(crate::api::IssuerRef {
+                        name: "etcd-ca".into(),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                });
+            })
+            .desired()
+    }
+
+    /// What cert-manager holds for `d`: each leaf's Certificate as the engine writes it.
+    fn requested(d: &Desired) -> Vec<crate::model::pki::CertManagerView> {
+        CertRole::LEAVES
+            .into_iter()
+            .map(|role| crate::model::pki::CertManagerView {
+                role,
+                spec: Some(
+                    objects::cert_manager::certificate(d, d.cert_manager.as_ref().unwrap(), role)
+                        .spec,
+                ),
+                condition: "Ready=False Pending: Issuing certificate".into(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn cert_manager_mode_writes_each_certificate_then_waits_for_its_secret() {
+        let d = cert_manager();
+        assert_eq!(d.pki, None);
+        assert_eq!(d.tls, objects::managed_tls("demo"));
+        // nothing yet: the server's Certificate first, and the engine issues nothing itself
+        let o = observed(&[]);
+        assert_eq!(certificates(&d, &o), None);
+        match cert_manager_certificates(&d, &o) {
+            Some(Step::RequestCertificate {
+                role: CertRole::Server,
+                certificate,
+                issuer,
+            }) => {
+                assert_eq!(certificate, "demo-tls-server");
+                assert_eq!(issuer, "Issuer etcd-ca");
+            }
+            other => panic!("{other:?}"),
+        }
+        // a Certificate edited by hand (another issuer) is written again
+        let mut o = observed(&[]);
+        o.cert_manager = requested(&d);
+        o.cert_manager[1].spec.as_mut().unwrap().issuer_ref.name = "other".into();
+        assert!(matches!(
+            cert_manager_certificates(&d, &o),
+            Some(Step::RequestCertificate {
+                role: CertRole::Peer,
+                ..
+            })
+        ));
+        // every Certificate as wanted, no Secret yet: a wait that says what cert-manager says
+        o.cert_manager = requested(&d);
+        match cert_manager_certificates(&d, &o) {
+            Some(Step::Wait { reason, message }) => {
+                assert_eq!(reason, Reason::IssuingCertificate);
+                assert!(message.contains("Secret ns/demo-tls-server"), "{message}");
+                assert!(
+                    message.contains("Pending: Issuing certificate"),
+                    "{message}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        // issued, all by the server's CA: nothing to say (renewal is cert-manager's)
+        let mut o = observed(&all_fresh()[1..]);
+        o.cert_manager = requested(&d);
+        assert_eq!(cert_manager_certificates(&d, &o), None);
+        assert_eq!(status(&d, &o).unwrap().mode, "certManager");
+        // a leaf another CA signed (the issuer is no CA issuer): held, naming the fix
+        let mut certs = all_fresh()[1..].to_vec();
+        certs[2].1 = SecretCert::Valid {
+            not_before: NOW - DAY,
+            not_after: NOW + DAY,
+            current_ca: false,
+        };
+        let mut o = observed(&certs);
+        o.cert_manager = requested(&d);
+        match cert_manager_certificates(&d, &o) {
+            Some(Step::Hold { message, .. }) => {
+                assert!(message.contains("client certificate"), "{message}");
+                assert!(message.contains("CA issuer"), "{message}");
+            }
+            other => panic!("{other:?}"),
+        }
+        // other modes: silent
+        assert_eq!(cert_manager_certificates(&managed(), &observed(&[])), None);
     }
 
     fn issues(step: Option<Step>) -> Option<(CertRole, Issue)> {

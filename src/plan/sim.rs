@@ -559,6 +559,7 @@ impl World {
             // The simulated clusters run without managed TLS.
             certificates: Vec::new(),
             trust: Default::default(),
+            cert_manager: Vec::new(),
             maintenance: None,
             nospace: match self.leader {
                 Some(l) if self.alarm() => vec![l],
@@ -883,6 +884,7 @@ impl World {
             | Step::HibernateSnapshot { .. }
             | Step::Hibernated
             | Step::IssueCertificate { .. }
+            | Step::RequestCertificate { .. }
             | Step::Paused
             | Step::Idle => {}
             Step::Hold { message, .. } => {

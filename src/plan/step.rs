@@ -203,6 +203,13 @@ pub enum Step {
         secret: String,
         why: Issue,
     },
+    /// Mode certManager: write cert-manager's `Certificate` of `role` (see
+    /// `pki::cert_manager_certificates`); cert-manager issues its Secret.
+    RequestCertificate {
+        role: CertRole,
+        certificate: String,
+        issuer: String,
+    },
     /// TLS switched on or off (see `tls_switch`): move one member's peer URL (etcd's member
     /// update), once every member listens on both the old and the new URL.
     UpdatePeerUrl {
@@ -326,7 +333,9 @@ impl Step {
                 why: Issue::Rotation | Issue::Bundle | Issue::Retire,
                 ..
             } => Reason::RotatingCa,
-            Step::IssueCertificate { .. } => Reason::IssuingCertificate,
+            Step::IssueCertificate { .. } | Step::RequestCertificate { .. } => {
+                Reason::IssuingCertificate
+            }
             Step::UpdatePeerUrl { .. } => Reason::SwitchingTls,
             Step::Wait { reason, .. } | Step::Hold { reason, .. } => *reason,
             Step::Paused => Reason::Paused,
@@ -428,6 +437,7 @@ impl fmt::Display for Step {
             | Step::Hibernate { .. }
             | Step::Hibernated => self.fmt_storage(f),
             Step::IssueCertificate { role, secret, why } => issue(f, *role, secret, *why),
+            Step::RequestCertificate { .. } => self.fmt_request(f),
             Step::UpdatePeerUrl { name, from, to, .. } => {
                 write!(f, "move member {name}'s peer URL from {from} to {to}")
             }
@@ -595,6 +605,23 @@ impl Step {
             ),
             _ => Ok(()),
         }
+    }
+
+    /// The sentence of `RequestCertificate` (mode certManager).
+    fn fmt_request(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Step::RequestCertificate {
+            role,
+            certificate,
+            issuer,
+        } = self
+        else {
+            return Ok(());
+        };
+        write!(
+            f,
+            "ask cert-manager for the {} certificate (Certificate {certificate}, {issuer})",
+            role.as_str()
+        )
     }
 
     /// The sentences of an adoption's own steps (`adopt`).

@@ -64,6 +64,7 @@ pub(super) fn healthy(d: &Desired, n: u32) -> Observed {
         clients_fenced: false,
         certificates: Vec::new(),
         trust: Default::default(),
+        cert_manager: Vec::new(),
         maintenance: None,
         nospace: Vec::new(),
         revision: 0,

@@ -67,6 +67,7 @@ fi
 
 if [ $clean = 1 ]; then
   if [ -x "$here/s3.sh" ] && alive s3; then "$here/s3.sh" down || true; fi
+  if [ -x "$here/cert-manager.sh" ] && alive cert-manager; then "$here/cert-manager.sh" down || true; fi
   rm -rf "$TB" /var/lib/kubelet /tmp/hostpath_pv
   log "wiped $TB, /var/lib/kubelet, /tmp/hostpath_pv (kept: $KE_CACHE, containerd images)"
 fi

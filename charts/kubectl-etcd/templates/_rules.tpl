@@ -15,6 +15,7 @@
 - {"apiGroups":["etcd.kubectl-etcd.io"],"resources":["etcdbackups"],"verbs":["get","list","watch","create","patch","update","delete"]}
 - {"apiGroups":["etcd.kubectl-etcd.io"],"resources":["etcdbackups/status"],"verbs":["get","patch","update"]}
 - {"apiGroups":[""],"resources":["secrets"],"verbs":["get","create","patch"]}
+- {"apiGroups":["cert-manager.io"],"resources":["certificates"],"verbs":["get","list","watch","create","patch","update","delete"]}
 - {"apiGroups":[""],"resources":["nodes"],"verbs":["get"]}
 - {"apiGroups":["storage.k8s.io"],"resources":["storageclasses"],"verbs":["get","list"]}
 - {"apiGroups":["events.k8s.io"],"resources":["events"],"verbs":["create","patch"]}
@@ -37,6 +38,7 @@
 - {"apiGroups":["etcd.kubectl-etcd.io"],"resources":["etcdbackups"],"verbs":["get","list","watch","create","patch","update","delete"]}
 - {"apiGroups":["etcd.kubectl-etcd.io"],"resources":["etcdbackups/status"],"verbs":["get","patch","update"]}
 - {"apiGroups":[""],"resources":["secrets"],"verbs":["get","create","patch"]}
+- {"apiGroups":["cert-manager.io"],"resources":["certificates"],"verbs":["get","list","watch","create","patch","update","delete"]}
 - {"apiGroups":["events.k8s.io"],"resources":["events"],"verbs":["create","patch"]}
 - {"apiGroups":[""],"resources":["events"],"verbs":["create","patch"]}
 - {"apiGroups":["coordination.k8s.io"],"resources":["leases"],"verbs":["get","create","update","patch","delete"]}

@@ -98,17 +98,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         name: name.clone(),
         source,
     })?;
-    if d.pki.is_none() {
-        return Err(usage(
-            &name,
-            InvalidSpec {
-                field: "spec.tls.mode",
-                message: "is not managed: the cluster has no CA of its own to issue from (with \
-                          mode secrets, issue client certificates from the CA of your Secrets)"
-                    .into(),
-            },
-        ));
-    }
+    issues_from_its_own_ca(&name, &d)?;
     let fail = |why: String| Error::Certificate {
         namespace: s.namespace.clone(),
         name: name.clone(),
@@ -166,6 +156,36 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         )),
         f => output::print_value(f, &written),
     }
+}
+
+/// `certificate` issues from the cluster's own CA: mode managed alone.
+fn issues_from_its_own_ca(name: &str, d: &model::Desired) -> Result<(), Error> {
+    if let Some(cm) = &d.cert_manager {
+        return Err(usage(
+            name,
+            InvalidSpec {
+                field: "spec.tls.mode",
+                message: format!(
+                    "is certManager: client certificates come from cert-manager; write a \
+                     Certificate with issuerRef {} {}, `usages: [client auth]` and the user \
+                     as commonName, and use its Secret",
+                    cm.issuer_kind, cm.issuer_name
+                ),
+            },
+        ));
+    }
+    if d.pki.is_none() {
+        return Err(usage(
+            name,
+            InvalidSpec {
+                field: "spec.tls.mode",
+                message: "is not managed: the cluster has no CA of its own to issue from (with \
+                          mode secrets, issue client certificates from the CA of your Secrets)"
+                    .into(),
+            },
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -38,9 +38,9 @@ pub struct Args {
 /// of mode `secrets` removed (and, switching off, the managed CA's settings).
 pub fn request_patch(on: bool) -> serde_json::Value {
     if on {
-        json!({"spec": {"tls": {"mode": "managed", "serverSecret": null, "clientSecret": null, "peerSecret": null}}})
+        json!({"spec": {"tls": {"mode": "managed", "serverSecret": null, "clientSecret": null, "peerSecret": null, "issuerRef": null}}})
     } else {
-        json!({"spec": {"tls": {"mode": "none", "serverSecret": null, "clientSecret": null, "peerSecret": null, "caGeneration": null, "certificateLifetime": null}}})
+        json!({"spec": {"tls": {"mode": "none", "serverSecret": null, "clientSecret": null, "peerSecret": null, "caGeneration": null, "certificateLifetime": null, "issuerRef": null}}})
     }
 }
 

@@ -1,0 +1,258 @@
+//! cert-manager's `Certificate` (cert-manager.io/v1), as far as mode `certManager` writes and
+//! reads it: one per leaf (server, peer, client) with the names, usages and Secret of managed
+//! mode's leaves (`crate::pki::leaf_params`), signed by the issuer `spec.tls.issuerRef` names.
+//! cert-manager writes and renews the Secrets (`tls.crt`, `tls.key`, `ca.crt`: the layout the
+//! members mount); the Certificates are owned by the EtcdCluster and deleted with it. Pure.
+
+use kube::CustomResource;
+use serde::{Deserialize, Serialize};
+
+use super::names::tls_secret_name;
+use super::services::meta;
+use crate::model::Desired;
+use crate::model::pki::{CertManagerTls, CertRole};
+
+/// The fields of cert-manager's `CertificateSpec` the engine sets (the rest keep cert-manager's
+/// defaults; unknown fields of an observed object are dropped when it is read back, so the
+/// comparison in `plan::pki` is of these fields alone).
+#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq)]
+#[kube(
+    group = "cert-manager.io",
+    version = "v1",
+    kind = "Certificate",
+    namespaced,
+    status = "CertificateStatus",
+    schema = "disabled"
+)]
+#[serde(rename_all = "camelCase")]
+pub struct CertificateSpec {
+    pub secret_name: String,
+    pub issuer_ref: IssuerRef,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub common_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dns_names: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ip_addresses: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub usages: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub renew_before: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub private_key: Option<PrivateKey>,
+    /// The cluster's labels on the Secret cert-manager writes (it outlives the Certificate:
+    /// cert-manager sets no owner on it), so that it can be found and deleted with the rest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret_template: Option<SecretTemplate>,
+}
+
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct SecretTemplate {
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub labels: std::collections::BTreeMap<String, String>,
+}
+
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct IssuerRef {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+}
+
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct PrivateKey {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub algorithm: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rotation_policy: Option<String>,
+}
+
+/// What cert-manager reports of a Certificate: its conditions (`Ready`, `Issuing`).
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct CertificateStatus {
+    #[serde(default)]
+    pub conditions: Vec<CertificateCondition>,
+}
+
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct CertificateCondition {
+    #[serde(rename = "type")]
+    pub type_: String,
+    pub status: String,
+    #[serde(default)]
+    pub reason: Option<String>,
+    #[serde(default)]
+    pub message: Option<String>,
+}
+
+/// The Certificate of `role` (a leaf) for cluster `d`: the name and Secret of managed mode's
+/// leaf, its names and usages, a new ECDSA P-256 key at every renewal, renewed at two thirds of
+/// its lifetime.
+pub fn certificate(d: &Desired, cm: &CertManagerTls, role: CertRole) -> Certificate {
+    let name = tls_secret_name(&d.name, role);
+    let (dns_names, ip_addresses) = match role {
+        CertRole::Server | CertRole::Peer => crate::pki::member_names(&d.name, &d.namespace)
+            .into_iter()
+            .partition(|n| n.parse::<std::net::IpAddr>().is_err()),
+        _ => (vec![], vec![]),
+    };
+    let usages = match role {
+        CertRole::Client => vec!["digital signature", "key encipherment", "client auth"],
+        _ => vec![
+            "digital signature",
+            "key encipherment",
+            "server auth",
+            "client auth",
+        ],
+    };
+    let common_name = match role {
+        // etcd takes a client certificate's CN as its user once authentication is on.
+        CertRole::Client => crate::engine::pki::ENGINE_USER.to_string(),
+        other => format!("{} {}", d.name, other.as_str()),
+    };
+    let spec = CertificateSpec {
+        secret_name: name.clone(),
+        issuer_ref: IssuerRef {
+            name: cm.issuer_name.clone(),
+            kind: Some(cm.issuer_kind.clone()),
+            group: Some(cm.issuer_group.clone()),
+        },
+        common_name: Some(common_name),
+        dns_names,
+        ip_addresses,
+        usages: usages.into_iter().map(String::from).collect(),
+        // cert-manager's own default (2160h) unless the spec names one; renewal at two thirds
+        // of it as in managed mode (cert-manager's default renewBefore is a third).
+        duration: cm.lifetime_seconds.map(|s| format!("{s}s")),
+        renew_before: cm.lifetime_seconds.map(|s| format!("{}s", s / 3)),
+        private_key: Some(PrivateKey {
+            algorithm: Some("ECDSA".into()),
+            size: Some(256),
+            rotation_policy: Some("Always".into()),
+        }),
+        secret_template: Some(SecretTemplate {
+            labels: super::names::labels(&d.name),
+        }),
+    };
+    let mut c = Certificate::new(&name, spec);
+    c.metadata = meta(d, name);
+    c
+}
+
+/// Why a Certificate is not ready, from cert-manager's `Ready` condition ("" when it says
+/// nothing yet).
+pub fn not_ready(c: &Certificate) -> String {
+    let Some(ready) = c
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.iter().find(|c| c.type_ == "Ready"))
+    else {
+        return "cert-manager has not looked at it yet".into();
+    };
+    match (&ready.reason, &ready.message) {
+        (Some(r), Some(m)) => format!("Ready={} {r}: {m}", ready.status),
+        (Some(r), None) => format!("Ready={} {r}", ready.status),
+        (None, Some(m)) => format!("Ready={}: {m}", ready.status),
+        (None, None) => format!("Ready={}", ready.status),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cm() -> CertManagerTls {
+        CertManagerTls {
+            issuer_name: "etcd-ca".into(),
+            issuer_kind: "Issuer".into(),
+            issuer_group: "cert-manager.io".into(),
+            lifetime_seconds: Some(3 * 3600),
+        }
+    }
+
+    #[test]
+    fn each_leaf_asks_for_managed_modes_secret_names_and_usages() {
+        let d = crate::fixtures::cluster("demo").desired();
+        let server = certificate(&d, &cm(), CertRole::Server);
+        assert_eq!(server.metadata.name.as_deref(), Some("demo-tls-server"));
+        assert_eq!(server.spec.secret_name, "demo-tls-server");
+        assert!(
+            server
+                .spec
+                .dns_names
+                .contains(&"*.demo.ns.svc.cluster.local".to_string())
+        );
+        assert!(
+            server
+                .spec
+                .dns_names
+                .contains(&"demo-client.ns.svc".to_string())
+        );
+        // cert-manager refuses an IP among dnsNames
+        assert_eq!(server.spec.ip_addresses, vec!["127.0.0.1".to_string()]);
+        assert!(server.spec.usages.contains(&"server auth".to_string()));
+        let client = certificate(&d, &cm(), CertRole::Client);
+        assert_eq!(client.spec.common_name.as_deref(), Some("root"));
+        assert!(client.spec.dns_names.is_empty());
+        assert!(!client.spec.usages.contains(&"server auth".to_string()));
+        let peer = certificate(&d, &cm(), CertRole::Peer);
+        assert!(peer.spec.usages.contains(&"client auth".to_string()));
+        assert_eq!(peer.spec.duration.as_deref(), Some("10800s"));
+        assert_eq!(peer.spec.renew_before.as_deref(), Some("3600s"));
+        assert_eq!(peer.spec.issuer_ref.name, "etcd-ca");
+        // owned by the cluster: deleted with it
+        assert_eq!(
+            peer.metadata
+                .owner_references
+                .as_ref()
+                .map(|o| o[0].kind.as_str()),
+            Some("EtcdCluster")
+        );
+    }
+
+    #[test]
+    fn the_manifest_is_cert_managers_shape() {
+        let d = crate::fixtures::cluster("demo").desired();
+        let mut no_lifetime = cm();
+        no_lifetime.lifetime_seconds = None;
+        let v = serde_json::to_value(certificate(&d, &no_lifetime, CertRole::Peer)).unwrap();
+        assert_eq!(v["apiVersion"], "cert-manager.io/v1");
+        assert_eq!(v["kind"], "Certificate");
+        assert_eq!(v["spec"]["secretName"], "demo-tls-peer");
+        assert_eq!(v["spec"]["issuerRef"]["kind"], "Issuer");
+        assert_eq!(v["spec"]["privateKey"]["rotationPolicy"], "Always");
+        // cert-manager's defaults where the spec names no lifetime
+        assert!(v["spec"].get("duration").is_none());
+        assert!(v["spec"].get("renewBefore").is_none());
+    }
+
+    #[test]
+    fn not_ready_says_cert_managers_reason() {
+        let d = crate::fixtures::cluster("demo").desired();
+        let mut c = certificate(&d, &cm(), CertRole::Server);
+        assert_eq!(not_ready(&c), "cert-manager has not looked at it yet");
+        c.status = Some(CertificateStatus {
+            conditions: vec![CertificateCondition {
+                type_: "Ready".into(),
+                status: "False".into(),
+                reason: Some("IssuerNotReady".into()),
+                message: Some("Issuer etcd-ca not found".into()),
+            }],
+        });
+        assert_eq!(
+            not_ready(&c),
+            "Ready=False IssuerNotReady: Issuer etcd-ca not found"
+        );
+    }
+}
