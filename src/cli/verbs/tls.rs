@@ -102,6 +102,9 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     tls.server_secret = None;
     tls.client_secret = None;
     tls.peer_secret = None;
+    // certManager: switched off like any TLS; switched "on" to managed it is refused by
+    // validation (a running cluster does not move between managed and certManager).
+    tls.issuer_ref = None;
     if a.off {
         tls.ca_generation = None;
         tls.certificate_lifetime = None;
@@ -143,6 +146,7 @@ mod tests {
             "peerSecret",
             "caGeneration",
             "certificateLifetime",
+            "issuerRef",
         ] {
             assert!(off["spec"]["tls"][key].is_null(), "{key}");
         }
