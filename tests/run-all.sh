@@ -118,11 +118,13 @@ cargo test "${FEATURES[@]}" --no-run
 phase "cargo test --no-run (test binaries, kubectl-etcd)"
 wait_go
 phase "waited for the Go builds (kubernetes $K8S_VERSION, etcd, prometheus, cert-manager, helm, krew)"
-# Supply chain (deny.toml): licenses, bans (duplicates only warn) and sources. Advisories are not
-# checked: their database is a GitHub repository this machine cannot reach (deny.toml says more).
+# Supply chain (deny.toml): licenses, bans (duplicates only warn), sources, and advisories against
+# the dated RustSec snapshot in tests/advisory-db (tests/advisories.sh; deny.toml says why).
 wait "$deny_pid" || { cat "$DENY_LOG" >&2; die "building cargo-deny failed (log $DENY_LOG)"; }
 "$(cat "$ROOT/target/cargo-deny.path")" check licenses bans sources || die "cargo deny check failed (deny.toml)"
-phase "cargo deny (licenses, bans, sources)"
+tests/advisories.sh "$(cat "$ROOT/target/cargo-deny.path")" ||
+  die "cargo deny check advisories failed (against the RustSec snapshot in tests/advisory-db: tests/advisories.sh)"
+phase "cargo deny (licenses, bans, sources, advisories)"
 
 # Packaging, no cluster (charts/, plugins/, release.sh; owner: issue 20): helm lint, helm template
 # equal to `kubectl etcd manifests`, krew's validator and an offline krew install, one version
