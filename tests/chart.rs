@@ -367,6 +367,23 @@ fn helm_template_image_and_name_values_are_manifests_image_and_a_renamed_operato
     let mut want = objects(&renamed);
     want.retain(|o| !(o["kind"] == "Namespace" && o["metadata"]["name"] == NAMESPACE));
     assert_same(&chart, &want, "image and name");
+    // pinned by digest: the digest replaces the tag, as `manifests --image repo@digest` writes it
+    let digest = "sha256:4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945";
+    let pinned = objects(&must(
+        "helm template",
+        template(
+            NAMESPACE,
+            &[
+                "image.repository=registry.example/ops/kubectl-etcd",
+                "image.tag=1.2.3",
+                &format!("image.digest={digest}"),
+            ],
+        ),
+    ));
+    let by_digest = format!("registry.example/ops/kubectl-etcd@{digest}");
+    let mut want = objects(&manifests(&["--image", &by_digest]));
+    want.retain(|o| !(o["kind"] == "Namespace" && o["metadata"]["name"] == NAMESPACE));
+    assert_same(&pinned, &want, "image pinned by digest");
 }
 
 #[test]

@@ -15,7 +15,11 @@ kubectl-etcd-system
 {{- end -}}
 
 {{- define "kubectl-etcd.image" -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- else -}}
 {{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) -}}
+{{- end -}}
 {{- end -}}
 
 {{/* The namespaces watched with rbac.scope=namespace, comma-separated (`operate
