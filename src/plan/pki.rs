@@ -172,7 +172,10 @@ pub fn cert_manager_certificates(d: &Desired, o: &Observed) -> Option<Step> {
                 return Some(hold(
                     Reason::CertificateAuthorityLost,
                     format!(
-                        "the {} certificate in Secret {}/{secret} is not signed by the CA in the                          server Secret's ca.crt: the members trust that CA alone; {issuer} must                          be a CA issuer (spec.ca) that signs the server, peer and client                          certificates alike",
+                        "the {} certificate in Secret {}/{secret} is not signed by the CA in the \
+                         server Secret's ca.crt: the members trust that CA alone; {issuer} must \
+                         be a CA issuer (spec.ca) that signs the server, peer and client \
+                         certificates alike",
                         role.as_str(),
                         d.namespace
                     ),
@@ -186,7 +189,8 @@ pub fn cert_manager_certificates(d: &Desired, o: &Observed) -> Option<Step> {
                 return Some(wait(
                     Reason::IssuingCertificate,
                     format!(
-                        "cert-manager has not issued Secret {}/{secret}{why} yet (Certificate                          {secret}, {issuer}: {})",
+                        "cert-manager has not issued Secret {}/{secret}{why} yet (Certificate \
+                         {secret}, {issuer}: {})",
                         d.namespace,
                         condition(role)
                     ),
