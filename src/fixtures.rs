@@ -72,6 +72,19 @@ impl ClusterFixture {
         });
         self
     }
+    /// `spec.tls.mode: certManager` with the Issuer `etcd-ca` of the cluster's namespace.
+    pub fn cert_manager(self) -> Self {
+        self.spec(|s| {
+            s.tls = Some(crate::api::TlsSpec {
+                mode: Some("certManager".into()),
+                issuer_ref: Some(crate::api::IssuerRef {
+                    name: "etcd-ca".into(),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            })
+        })
+    }
     pub fn build(self) -> EtcdCluster {
         self.0
     }

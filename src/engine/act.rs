@@ -930,18 +930,7 @@ mod tests {
                 url: "s3://b/p".into(),
             },
         ));
-        let cm = crate::fixtures::cluster("demo")
-            .spec(|s| {
-                s.tls = Some(crate::api::TlsSpec {
-                    mode: Some("certManager".into()),
-                    issuer_ref: Some(crate::api::IssuerRef {
-                        name: "etcd-ca".into(),
-                        ..Default::default()
-                    }),
-                    ..Default::default()
-                })
-            })
-            .desired();
+        let cm = crate::fixtures::cluster("demo").cert_manager().desired();
         objs.extend(step_objects(
             &cm,
             &Step::RequestCertificate {

@@ -363,18 +363,7 @@ mod tests {
     }
 
     fn cert_manager() -> Desired {
-        cluster("demo")
-            .spec(|s| {
-                s.tls = Some(crate::api::TlsSpec {
-                    mode: Some("certManager".into()),
-                    issuer_ref: Some(crate::api::IssuerRef {
-                        name: "etcd-ca".into(),
-                        ..Default::default()
-                    }),
-                    ..Default::default()
-                });
-            })
-            .desired()
+        cluster("demo").cert_manager().desired()
     }
 
     /// What cert-manager holds for `d`: each leaf's Certificate as the engine writes it.
