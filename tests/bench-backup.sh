@@ -35,6 +35,9 @@ WORK=$(mktemp -d /tmp/bench-backup.XXXXXX)
 # shellcheck disable=SC2329 # run by the EXIT trap
 cleanup() {
   if [ -n "${PF:-}" ]; then kill "$PF" 2>/dev/null || true; fi
+  # the processes' outputs (their -v phase lines and progress) stay for a look afterwards
+  rm -rf /tmp/bench-backup-last && mkdir -p /tmp/bench-backup-last
+  cp "$WORK"/*.err "$WORK"/*.res /tmp/bench-backup-last/ 2>/dev/null || true
   rm -rf "$WORK"
   s3_rm "$PREFIX/" || log "could not delete s3://$KE_S3_BUCKET/$PREFIX/: delete it by hand"
   # SeaweedFS keeps deleted bytes on disk until a vacuum (gigabytes here); its filer frees the
@@ -91,6 +94,7 @@ spec:
   version: 3.5.16
   storage: { size: 8Gi }
   etcd: { quotaBackendBytes: 8589934592 }
+  tls: { mode: none } # plain http: etcdctl and the port-forward below speak it
 YAML
 fi
 kubectl etcd -n $NS reconcile big --timeout 5m >/dev/null
@@ -121,7 +125,7 @@ measure() {
   printf '%.2f %s %.1f\n' "$(echo "$e - $s" | bc)" "$rss" "$(echo "$u + $sy" | bc)" > "$WORK/$name.res"
   log "$name: $(cat "$WORK/$name.res") (seconds, peak RSS KiB, CPU seconds)"
 }
-ours=(env AWS_ENDPOINT_URL="$S3_LOCAL" "$BIN" -n $NS backup big --to "s3://$KE_S3_BUCKET/$PREFIX/ours" --compression)
+ours=(env AWS_ENDPOINT_URL="$S3_LOCAL" "$BIN" -v -n $NS backup big --to "s3://$KE_S3_BUCKET/$PREFIX/ours" --compression)
 theirs_upload=(env AWS_ENDPOINT_URL="$S3_LOCAL" "$PY" -c "import sys,boto3; from botocore.config import Config; boto3.client('s3', config=Config(s3={'addressing_style':'path'})).upload_file(sys.argv[1], sys.argv[2], sys.argv[3])"
   "$WORK/snap.db" "$KE_S3_BUCKET" "$PREFIX/theirs/snap.db")
 row() { # row LABEL SECONDS RSS_KiB CPU
@@ -161,7 +165,7 @@ done
 
 # Restore the newest backup of big (a zstd one) into 3 members; the pods reach S3 on the node IP.
 export AWS_ENDPOINT_URL=$KE_S3_POD_ENDPOINT
-measure restore "$BIN" -n $NS restore big2 --latest-of big --replicas 3 --storage 8Gi --timeout 20m
+measure restore "$BIN" -v -n $NS restore big2 --latest-of big --replicas 3 --storage 8Gi --timeout 20m
 read -r r_s _ _ < "$WORK/restore.res"
 # The CLI returns on etcd's own health answer (3 healthy voters); the pods' readiness probes follow.
 ready_pods() { kubectl -n $NS get pods -l app.kubernetes.io/instance=big2 -o jsonpath='{range .items[*]}{.status.containerStatuses[0].ready}{"\n"}{end}' | grep -c true || true; }
@@ -169,3 +173,12 @@ for _ in $(seq 600); do [ "$(ready_pods)" -ge 3 ] && break; sleep 0.5; done
 [ "$(ready_pods)" -ge 3 ] || die "big2 has $(ready_pods) Ready pods 5 min after the restore returned"
 r_ready=$(echo "$(date +%s.%N) - $(cat "$WORK/restore.start")" | bc)
 printf '%s\n| restore of the newest zstd backup (%s MiB) into 3 members: the CLI returns (3 healthy voters) | %.1f s |\n| … and 3 pods Ready | %.1f s |\n' "$table" "$mib" "$r_s" "$r_ready"
+# Where the time went (the `-v` phase lines, src/phase.rs; ms summed per name; phases nest).
+phases() {
+  sed 's/\x1b\[[0-9;]*m//g' "$1" | sed -n 's/.*phase ended phase="\([a-z_:]*\)" ms=\([0-9.]*\).*/\1 \2/p' |
+    awk '{t[$1]+=$2; n[$1]++} END {for (k in t) printf "  %-22s %9.0f ms  (%d)\n", k, t[k], n[k]}' | sort -k2 -nr
+}
+for f in ours-none ours-zstd restore; do
+  printf '\nwhere the last %s went:\n' "$f"
+  phases "$WORK/$f.err"
+done

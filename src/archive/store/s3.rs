@@ -13,6 +13,7 @@
 //! alone is 213 s (generated code for every S3 operation), aws-smithy-http-client 43 s, zstd's C
 //! build 33 s, aws-sdk-sts 30 s, aws-config 23 s, croner's proc macros ~35 s.
 
+use std::future::Future;
 use std::io;
 use std::time::Duration;
 
@@ -25,6 +26,8 @@ use aws_sdk_s3::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart, ServerSideEncryption};
 use bytes::{Bytes, BytesMut};
+use futures::StreamExt;
+use futures::stream::FuturesOrdered;
 use jiff::Timestamp;
 use tokio::io::{AsyncRead, AsyncReadExt};
 
@@ -41,6 +44,9 @@ const MAX_PARTS: u32 = 10_000;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Per request: time from sending it (a part of at most 8 MiB) to the response starting.
 const READ_TIMEOUT: Duration = Duration::from_secs(120);
+/// Parts uploading at once (each holds a `PART_SIZE` buffer, one more is being read): S3 servers
+/// take parts in parallel, and one at a time bound the backup to one request's round trips.
+const PARTS_IN_FLIGHT: usize = 3;
 /// Extra rounds for a part whose upload failed transiently (after the SDK's own retries).
 const PART_RETRIES: u32 = 3;
 
@@ -470,9 +476,8 @@ impl S3Backend {
         Ok(())
     }
 
-    /// Uploads `first` and then the rest of `body` part by part, reading the next part while the
-    /// current one uploads: two part buffers, allocated once and taken in turns (fresh 8 MiB
-    /// allocations per part leave the allocator holding several of them: +9 MiB peak RSS measured).
+    /// Uploads `first` and then the rest of `body` part by part, up to [`PARTS_IN_FLIGHT`] parts
+    /// at once while the next one is read ([`send_parts`]).
     #[allow(clippy::too_many_arguments)] // one private step of `put`; a struct would only rename them
     async fn upload_parts<R: AsyncRead + Unpin + Send>(
         &self,
@@ -485,44 +490,40 @@ impl S3Backend {
         progress: &(impl Fn(u64) + Send + Sync),
         read_err: impl Fn(io::Error) -> StoreError,
     ) -> Result<Vec<CompletedPart>, StoreError> {
-        let mut parts = Vec::new();
-        let mut current = first;
-        let mut spare = BytesMut::new();
-        let mut number: u32 = 1;
-        let mut stored: u64 = 0;
-        loop {
-            if number > MAX_PARTS {
-                return Err(StoreError::other(
-                    format!("cannot upload {}", self.object_url(key)),
-                    format!(
-                        "it is larger than S3's limit of {MAX_PARTS} parts of {} MiB",
-                        PART_SIZE >> 20
-                    ),
-                ));
-            }
-            sha.update(&current);
-            let len = current.len() as u64;
-            let part = current.freeze();
-            let (etag, next) = tokio::try_join!(
-                self.upload_part(key, full, upload_id, number, &part),
-                async { read_part(body, spare).await.map_err(&read_err) },
-            )?;
-            // The SDK has dropped its copies of the handle once the part is stored.
-            spare = part.try_into_mut().unwrap_or_default();
-            stored += len;
-            progress(stored);
-            parts.push(
+        let too_many = || {
+            StoreError::other(
+                format!("cannot upload {}", self.object_url(key)),
+                format!(
+                    "it is larger than S3's limit of {MAX_PARTS} parts of {} MiB",
+                    PART_SIZE >> 20
+                ),
+            )
+        };
+        let upload = |number: u32, part: Bytes| async move {
+            self.upload_part(key, full, upload_id, number, &part)
+                .await
+                .map(|etag| (etag, part))
+        };
+        let sent = send_parts(
+            first,
+            body,
+            PARTS_IN_FLIGHT,
+            sha,
+            progress,
+            read_err,
+            too_many,
+            upload,
+        )
+        .await?;
+        Ok(sent
+            .into_iter()
+            .map(|(number, etag)| {
                 CompletedPart::builder()
                     .e_tag(etag)
                     .part_number(number as i32)
-                    .build(),
-            );
-            if next.is_empty() {
-                return Ok(parts);
-            }
-            current = next;
-            number += 1;
-        }
+                    .build()
+            })
+            .collect())
     }
 
     /// One part, retried with backoff while the failure is transient.
@@ -764,6 +765,93 @@ impl S3Backend {
     }
 }
 
+/// The multipart pipeline, apart from S3: hashes `first` and every following part of `body` into
+/// `sha` in order, hands each to `upload` (numbered from 1; it gives the part back with its
+/// etag), at most `window` of them uploading at once while the next part is read, and returns the
+/// etags in part order. Memory: `window + 1` part buffers, allocated once and reused in turns
+/// (fresh 8 MiB allocations per part leave the allocator holding several: +9 MiB peak RSS
+/// measured). The first error ends it: the uploads still in flight are dropped with it.
+#[allow(clippy::too_many_arguments)] // the pipeline's inputs; a struct would only rename them
+async fn send_parts<R, U, F>(
+    first: BytesMut,
+    body: &mut R,
+    window: usize,
+    sha: &mut Sha256,
+    progress: &(impl Fn(u64) + Send + Sync),
+    read_err: impl Fn(io::Error) -> StoreError,
+    too_many: impl Fn() -> StoreError,
+    upload: U,
+) -> Result<Vec<(u32, String)>, StoreError>
+where
+    R: AsyncRead + Unpin + Send,
+    U: Fn(u32, Bytes) -> F,
+    F: Future<Output = Result<(String, Bytes), StoreError>>,
+{
+    let mut in_flight = FuturesOrdered::new();
+    let mut done = Landed::default();
+    let mut next = first;
+    let mut number: u32 = 0;
+    loop {
+        let last = next.len() < PART_SIZE;
+        if !next.is_empty() {
+            number += 1;
+            if number > MAX_PARTS {
+                return Err(too_many());
+            }
+            sha.update(&next);
+            let part = next.freeze();
+            let upload = &upload;
+            in_flight.push_back(async move { (number, upload(number, part).await) });
+        }
+        if last {
+            while let Some((n, got)) = in_flight.next().await {
+                done.land(n, got, progress)?;
+            }
+            return Ok(done.sent);
+        }
+        while in_flight.len() >= window.max(1) {
+            if let Some((n, got)) = in_flight.next().await {
+                done.land(n, got, progress)?;
+            }
+        }
+        // Read the next part while the uploads go on (the read is never cancelled: a part read
+        // half-way would lose bytes).
+        let read = read_part(body, done.spares.pop().unwrap_or_default());
+        tokio::pin!(read);
+        next = loop {
+            tokio::select! {
+                r = &mut read => break r.map_err(&read_err)?,
+                Some((n, got)) = in_flight.next(), if !in_flight.is_empty() => done.land(n, got, progress)?,
+            }
+        };
+    }
+}
+
+/// The parts [`send_parts`] has stored so far, and their buffers back for the next reads.
+#[derive(Default)]
+struct Landed {
+    sent: Vec<(u32, String)>,
+    spares: Vec<BytesMut>,
+    stored: u64,
+}
+
+impl Landed {
+    fn land(
+        &mut self,
+        number: u32,
+        got: Result<(String, Bytes), StoreError>,
+        progress: &impl Fn(u64),
+    ) -> Result<(), StoreError> {
+        let (etag, part) = got?;
+        self.stored += part.len() as u64;
+        progress(self.stored);
+        self.sent.push((number, etag));
+        // The SDK has dropped its copies of the handle once the part is stored.
+        self.spares.push(part.try_into_mut().unwrap_or_default());
+        Ok(())
+    }
+}
+
 /// Reads up to `PART_SIZE` bytes into `buf` (emptied first, its allocation kept): fewer only at
 /// the end of `body`.
 async fn read_part<R: AsyncRead + Unpin>(body: &mut R, mut buf: BytesMut) -> io::Result<BytesMut> {
@@ -891,6 +979,123 @@ mod tests {
         }
         assert_eq!(ServerSideEncryption::Aes256.as_str(), "AES256");
         assert_eq!(ServerSideEncryption::AwsKms.as_str(), "aws:kms");
+    }
+
+    /// A fake upload: counts the parts uploading at once, yields a few times (the others run
+    /// meanwhile), fails part `fail_at`.
+    fn fake_upload<'a>(
+        now: &'a std::sync::atomic::AtomicUsize,
+        most: &'a std::sync::atomic::AtomicUsize,
+        fail_at: u32,
+    ) -> impl Fn(u32, Bytes) -> futures::future::BoxFuture<'a, Result<(String, Bytes), StoreError>>
+    {
+        use std::sync::atomic::Ordering::SeqCst;
+        move |n, part| {
+            Box::pin(async move {
+                let at = now.fetch_add(1, SeqCst) + 1;
+                most.fetch_max(at, SeqCst);
+                for _ in 0..(4 - n % 3) {
+                    tokio::task::yield_now().await;
+                }
+                now.fetch_sub(1, SeqCst);
+                match n == fail_at {
+                    true => Err(StoreError::other("upload part", "refused")),
+                    false => Ok((format!("etag-{n}-{}", part[0]), part)),
+                }
+            })
+        }
+    }
+
+    /// Parts numbered from 1, each filled with its number (mod 256), the last one short.
+    fn numbered_parts(whole: usize, tail: usize) -> Vec<u8> {
+        let mut data = Vec::new();
+        for i in 0..whole {
+            data.extend(std::iter::repeat_n((i + 1) as u8, PART_SIZE));
+        }
+        data.extend(std::iter::repeat_n((whole + 1) as u8, tail));
+        data
+    }
+
+    #[tokio::test]
+    async fn parts_upload_a_few_at_once_and_come_back_in_order() {
+        use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::SeqCst};
+        let data = numbered_parts(6, 100);
+        let mut body = &data[..];
+        let first = read_part(&mut body, BytesMut::new()).await.unwrap();
+        let (now, most, seen) = (AtomicUsize::new(0), AtomicUsize::new(0), AtomicU64::new(0));
+        let mut sha = Sha256::default();
+        let progress = |b: u64| assert!(seen.fetch_max(b, SeqCst) <= b, "progress goes back");
+        let sent = send_parts(
+            first,
+            &mut body,
+            3,
+            &mut sha,
+            &progress,
+            |e| StoreError::other("read", e.to_string()),
+            || StoreError::other("upload", "too many parts"),
+            fake_upload(&now, &most, 0),
+        )
+        .await
+        .unwrap();
+        let want: Vec<_> = (1..=7u32).map(|n| (n, format!("etag-{n}-{n}"))).collect();
+        assert_eq!(sent, want);
+        assert_eq!(
+            most.load(SeqCst),
+            3,
+            "three parts upload at once, never more"
+        );
+        assert_eq!(seen.load(SeqCst), data.len() as u64);
+        let mut whole = Sha256::default();
+        whole.update(&data);
+        assert_eq!(
+            sha.finish(),
+            whole.finish(),
+            "hashed in the order of the data"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_whole_last_part_ends_the_upload_and_one_at_a_time_still_works() {
+        use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+        let data = numbered_parts(3, 0);
+        let mut body = &data[..];
+        let first = read_part(&mut body, BytesMut::new()).await.unwrap();
+        let (now, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        let sent = send_parts(
+            first,
+            &mut body,
+            1,
+            &mut Sha256::default(),
+            &|_| {},
+            |e| StoreError::other("read", e.to_string()),
+            || StoreError::other("upload", "too many parts"),
+            fake_upload(&now, &most, 0),
+        )
+        .await
+        .unwrap();
+        assert_eq!(sent.iter().map(|p| p.0).collect::<Vec<_>>(), [1, 2, 3]);
+        assert_eq!(most.load(SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn a_failed_part_ends_the_upload_with_its_error() {
+        let data = numbered_parts(5, 1);
+        let mut body = &data[..];
+        let first = read_part(&mut body, BytesMut::new()).await.unwrap();
+        let (now, most) = Default::default();
+        let err = send_parts(
+            first,
+            &mut body,
+            3,
+            &mut Sha256::default(),
+            &|_| {},
+            |e| StoreError::other("read", e.to_string()),
+            || StoreError::other("upload", "too many parts"),
+            fake_upload(&now, &most, 2),
+        )
+        .await
+        .unwrap_err();
+        assert!(err.to_string().contains("refused"), "{err}");
     }
 
     #[tokio::test]
