@@ -156,6 +156,9 @@ where
     })
 }
 
+/// Bytes gathered before each write of [`fetch_to_file`].
+const WRITE_BUF: usize = 1 << 20;
+
 /// Downloads, verifies and writes the snapshot to `to` (through `<to>.partial`, renamed only once
 /// verified), first removing `clean` (a data dir left by an earlier, interrupted restore: the
 /// seed never ran as a member before its restore finished).
@@ -196,10 +199,14 @@ pub async fn fetch_to_file(
             .map_err(|e| io(&format!("create {}", parent.display()), e))?;
     }
     let partial = to.with_extension("partial");
-    let mut file = tokio::fs::File::create(&partial)
+    let file = tokio::fs::File::create(&partial)
         .await
         .map_err(|e| io(&format!("create {}", partial.display()), e))?;
-    let verified = verify_into(store, key, secret, expected, &mut file).await;
+    // tokio's File runs every write on the blocking pool, one at a time: unbuffered, the copy's
+    // 8 KiB writes made the restore pod's fetch 3× slower than the same download and
+    // verification into nothing (14 s against 4.7 s for 1.1 GiB, measured).
+    let mut out = tokio::io::BufWriter::with_capacity(WRITE_BUF, file);
+    let verified = verify_into(store, key, secret, expected, &mut out).await;
     let verified = match verified {
         Ok(v) => v,
         Err(e) => {
@@ -207,6 +214,8 @@ pub async fn fetch_to_file(
             return Err(e);
         }
     };
+    // verify_into flushed it.
+    let file = out.into_inner();
     file.sync_all()
         .await
         .map_err(|e| io(&format!("sync {}", partial.display()), e))?;

@@ -46,7 +46,7 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 const READ_TIMEOUT: Duration = Duration::from_secs(120);
 /// Parts uploading at once (each holds a `PART_SIZE` buffer, one more is being read): S3 servers
 /// take parts in parallel, and one at a time bound the backup to one request's round trips.
-const PARTS_IN_FLIGHT: usize = 3;
+const PARTS_IN_FLIGHT: usize = 2;
 /// Extra rounds for a part whose upload failed transiently (after the SDK's own retries).
 const PART_RETRIES: u32 = 3;
 
