@@ -1016,34 +1016,45 @@ mod tests {
         data
     }
 
-    #[tokio::test]
-    async fn parts_upload_a_few_at_once_and_come_back_in_order() {
-        use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::SeqCst};
-        let data = numbered_parts(6, 100);
-        let mut body = &data[..];
+    /// Runs `send_parts` over `data` with the fake upload: what it returned and the most parts
+    /// that uploaded at once.
+    async fn upload_all(
+        data: &[u8],
+        window: usize,
+        fail_at: u32,
+        sha: &mut Sha256,
+        progress: &(impl Fn(u64) + Send + Sync),
+    ) -> (Result<Vec<(u32, String)>, StoreError>, usize) {
+        use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+        let mut body = data;
         let first = read_part(&mut body, BytesMut::new()).await.unwrap();
-        let (now, most, seen) = (AtomicUsize::new(0), AtomicUsize::new(0), AtomicU64::new(0));
-        let mut sha = Sha256::default();
-        let progress = |b: u64| assert!(seen.fetch_max(b, SeqCst) <= b, "progress goes back");
+        let (now, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
         let sent = send_parts(
             first,
             &mut body,
-            3,
-            &mut sha,
-            &progress,
+            window,
+            sha,
+            progress,
             |e| StoreError::other("read", e.to_string()),
             || StoreError::other("upload", "too many parts"),
-            fake_upload(&now, &most, 0),
+            fake_upload(&now, &most, fail_at),
         )
-        .await
-        .unwrap();
+        .await;
+        (sent, most.load(SeqCst))
+    }
+
+    #[tokio::test]
+    async fn parts_upload_a_few_at_once_and_come_back_in_order() {
+        use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
+        let data = numbered_parts(6, 100);
+        let seen = AtomicU64::new(0);
+        let mut sha = Sha256::default();
+        let progress = |b: u64| assert!(seen.fetch_max(b, SeqCst) <= b, "progress goes back");
+        let (sent, most) = upload_all(&data, 3, 0, &mut sha, &progress).await;
+        let sent = sent.unwrap();
         let want: Vec<_> = (1..=7u32).map(|n| (n, format!("etag-{n}-{n}"))).collect();
         assert_eq!(sent, want);
-        assert_eq!(
-            most.load(SeqCst),
-            3,
-            "three parts upload at once, never more"
-        );
+        assert_eq!(most, 3, "three parts upload at once, never more");
         assert_eq!(seen.load(SeqCst), data.len() as u64);
         let mut whole = Sha256::default();
         whole.update(&data);
@@ -1056,45 +1067,18 @@ mod tests {
 
     #[tokio::test]
     async fn a_whole_last_part_ends_the_upload_and_one_at_a_time_still_works() {
-        use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
         let data = numbered_parts(3, 0);
-        let mut body = &data[..];
-        let first = read_part(&mut body, BytesMut::new()).await.unwrap();
-        let (now, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
-        let sent = send_parts(
-            first,
-            &mut body,
-            1,
-            &mut Sha256::default(),
-            &|_| {},
-            |e| StoreError::other("read", e.to_string()),
-            || StoreError::other("upload", "too many parts"),
-            fake_upload(&now, &most, 0),
-        )
-        .await
-        .unwrap();
+        let (sent, most) = upload_all(&data, 1, 0, &mut Sha256::default(), &|_| {}).await;
+        let sent = sent.unwrap();
         assert_eq!(sent.iter().map(|p| p.0).collect::<Vec<_>>(), [1, 2, 3]);
-        assert_eq!(most.load(SeqCst), 1);
+        assert_eq!(most, 1);
     }
 
     #[tokio::test]
     async fn a_failed_part_ends_the_upload_with_its_error() {
         let data = numbered_parts(5, 1);
-        let mut body = &data[..];
-        let first = read_part(&mut body, BytesMut::new()).await.unwrap();
-        let (now, most) = Default::default();
-        let err = send_parts(
-            first,
-            &mut body,
-            3,
-            &mut Sha256::default(),
-            &|_| {},
-            |e| StoreError::other("read", e.to_string()),
-            || StoreError::other("upload", "too many parts"),
-            fake_upload(&now, &most, 2),
-        )
-        .await
-        .unwrap_err();
+        let (sent, _) = upload_all(&data, 3, 2, &mut Sha256::default(), &|_| {}).await;
+        let err = sent.unwrap_err();
         assert!(err.to_string().contains("refused"), "{err}");
     }
 
