@@ -415,6 +415,19 @@ fn workload_view(s: &StatefulSet) -> WorkloadView {
             .and_then(|spec| spec.template.metadata.as_ref()?.annotations.as_ref())
             .and_then(|a| a.get(objects::ANNOTATION_TLS_SWITCH).cloned()),
         terminating: s.metadata.deletion_timestamp.is_some(),
+        controller_behind: controller_behind(s),
+    }
+}
+
+/// Whether the StatefulSet controller has not yet taken in the StatefulSet's latest spec: until
+/// it has, its update revision names an older template (a rollout read from it would find
+/// nothing to restart).
+fn controller_behind(s: &StatefulSet) -> bool {
+    let observed = s.status.as_ref().and_then(|st| st.observed_generation);
+    match (s.metadata.generation, observed) {
+        (Some(generation), Some(observed)) => observed < generation,
+        (Some(_), None) => true,
+        (None, _) => false,
     }
 }
 
@@ -1082,7 +1095,29 @@ mod tests {
         ContainerStatus,
     };
 
-    use super::{exit_message, leader_by_term, node_cordoned, node_down, pod_leaving};
+    use super::{
+        controller_behind, exit_message, leader_by_term, node_cordoned, node_down, pod_leaving,
+    };
+
+    #[test]
+    fn a_statefulset_is_behind_until_its_controller_observed_its_generation() {
+        use k8s_openapi::api::apps::v1::{StatefulSet, StatefulSetStatus};
+        let sts = |generation: Option<i64>, observed: Option<i64>| StatefulSet {
+            metadata: kube::api::ObjectMeta {
+                generation,
+                ..Default::default()
+            },
+            status: Some(StatefulSetStatus {
+                observed_generation: observed,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        assert!(controller_behind(&sts(Some(3), Some(2))));
+        assert!(controller_behind(&sts(Some(1), None)));
+        assert!(!controller_behind(&sts(Some(3), Some(3))));
+        assert!(!controller_behind(&sts(None, None)));
+    }
 
     #[test]
     fn a_finished_restore_pods_time_is_its_start_then_each_container_that_ran() {

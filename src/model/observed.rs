@@ -126,6 +126,9 @@ pub struct WorkloadView {
     pub tls_switch: Option<String>,
     /// It is being deleted (orphaning its pods, to be re-created with a new claim template).
     pub terminating: bool,
+    /// Its controller has not yet taken in its latest spec (`status.observedGeneration` below
+    /// `metadata.generation`): `update_revision` is still the one of an older template.
+    pub controller_behind: bool,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]

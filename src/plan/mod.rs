@@ -128,6 +128,7 @@ pub const RULES: &[Rule] = &[
     restore_pod_left,
     storage::claim_template_outdated,
     template_changed,
+    workload_catching_up,
     upgrade::failed_upgrade,
     etcd_unanswered,
     foreign_members,

@@ -261,6 +261,23 @@ pub(super) fn template_changed(d: &Desired, o: &Observed) -> Option<Step> {
     )
 }
 
+/// The StatefulSet controller has not yet taken in the template (or replicas) written last:
+/// its update revision is still the old template's, so every pod would look current and a
+/// rollout (an upgrade) would end before it began. Waits, for seconds, until it has. Not for a
+/// StatefulSet being deleted (its controller no longer acts on it).
+pub(super) fn workload_catching_up(d: &Desired, o: &Observed) -> Option<Step> {
+    let sts = o.statefulset.as_ref()?;
+    (sts.controller_behind && !sts.terminating).then(|| {
+        wait(
+            Reason::RollingMembers,
+            format!(
+                "StatefulSet {}: its controller has not yet taken in the spec written last",
+                objects::statefulset_name(&d.name)
+            ),
+        )
+    })
+}
+
 /// etcd did not answer as one cluster: hold on a split, wait while members start, bring back
 /// members whose volumes lie beyond a StatefulSet scaled down by hand.
 pub(super) fn etcd_unanswered(_: &Desired, o: &Observed) -> Option<Step> {

@@ -132,6 +132,13 @@ pub(crate) struct World {
     keeps_quorum: bool,
     /// The StatefulSet's template hash annotation (pod and claim template).
     sts_annotation: String,
+    /// The StatefulSet controller takes in an applied StatefulSet only two ticks later (a
+    /// loaded controller-manager): until then its status names the older revision.
+    controller_lag: bool,
+    /// The revision the controller's status names, and the ticks until it takes in the last
+    /// applied one.
+    seen_revision: String,
+    unseen_ticks: u64,
     /// Ordinals whose pods are about to be evicted (their node cordoned for a drain).
     cordoned: BTreeSet<u32>,
     /// Leaders lost to a stopped pod (each costs an election) since the world was made.
@@ -321,6 +328,14 @@ impl World {
         self.clock += TICK_SECONDS;
         if let Some(f) = &mut self.full {
             f.defragmenting = None;
+        }
+        self.unseen_ticks = self.unseen_ticks.saturating_sub(1);
+        if self.unseen_ticks == 0 {
+            self.seen_revision = self
+                .sts
+                .as_ref()
+                .map(|(_, h)| h.clone())
+                .unwrap_or_default();
         }
         let (replicas, template) = self.sts.clone().unwrap_or((0, String::new()));
         if self.sts.is_some() || !self.orphaned {
@@ -535,7 +550,12 @@ impl World {
             statefulset: self.sts.as_ref().map(|(r, h)| WorkloadView {
                 replicas: *r,
                 template_hash: Some(self.sts_annotation.clone()),
-                update_revision: Some(h.clone()),
+                update_revision: Some(if self.controller_lag {
+                    self.seen_revision.clone()
+                } else {
+                    h.clone()
+                }),
+                controller_behind: self.controller_lag && self.seen_revision != *h,
                 storage: self.sts_storage.clone(),
                 tls: self
                     .templates
@@ -906,6 +926,9 @@ impl World {
                 Some(&storage),
                 "applied a changed claim template to an existing StatefulSet (the API server refuses it)"
             );
+        }
+        if self.controller_lag && self.sts.as_ref().is_none_or(|(_, h)| *h != hash) {
+            self.unseen_ticks = 2;
         }
         self.sts = Some((replicas, hash));
         self.sts_storage = Some(storage);
@@ -1345,6 +1368,15 @@ fn version_pass(
         );
     }
     status.upgrade = upgrade::record(&d, &o, &step, status.upgrade.as_ref());
+    // A converged pass (where `upgrade` returns) never leaves the change it finished in progress.
+    if step == Step::Idle
+        && let Some(u) = &status.upgrade
+    {
+        assert!(
+            u.state != crate::api::upgrade_state::UPGRADING,
+            "converged with status.upgrade {u:?}: {d:?} {o:?}"
+        );
+    }
     if let EtcdView::Reached(c) = &o.etcd {
         status.version = c.versions().min().map(|v| v.to_string());
     }
@@ -1469,6 +1501,24 @@ fn a_member_that_never_comes_back_from_its_upgrade_is_rolled_back_and_costs_no_q
             }
         }
     }
+}
+
+#[test]
+fn an_upgrade_waits_for_the_statefulset_controller_to_take_in_the_new_template() {
+    // CI: the controller-manager under load took in the new template after the next pass had
+    // read the StatefulSet; its update revision still named the old template, every pod looked
+    // current, and `upgrade` returned with no member upgraded (status.upgrade still Upgrading).
+    let (mut w, mut st) = formed_on("3.5.16");
+    w.controller_lag = true;
+    let steps = converge_versions(&mut w, &on("3.5.30", 3), &mut st, None, 80);
+    assert!(all_run(&w, "3.5.30"), "{steps:#?}");
+    assert_eq!(st.upgrade.as_ref().unwrap().state, "Upgraded");
+    assert!(
+        steps
+            .iter()
+            .any(|s| s.to_string().contains("has not yet taken in")),
+        "{steps:#?}"
+    );
 }
 
 #[test]

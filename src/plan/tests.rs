@@ -59,6 +59,7 @@ pub(super) fn healthy(d: &Desired, n: u32) -> Observed {
             tls: Some(d.tls.clone()),
             tls_switch: None,
             terminating: false,
+            controller_behind: false,
         }),
         supporting_objects: true,
         clients_fenced: false,
