@@ -497,6 +497,65 @@ mod tests {
     }
 
     #[test]
+    fn a_restores_certificates_are_made_while_its_restore_pod_runs() {
+        let d = cluster("demo")
+            .spec(|s| {
+                s.tls = Some(crate::api::TlsSpec {
+                    mode: Some("managed".into()),
+                    ..Default::default()
+                });
+                s.restore = Some(crate::api::RestoreSpec {
+                    source: "s3://backups/demo.db.zst".into(),
+                    ..Default::default()
+                });
+            })
+            .desired();
+        let running = |certs: &[(CertRole, SecretCert)]| Observed {
+            restore_pod: Some(crate::model::RestorePodView::Running),
+            ..observed(certs)
+        };
+        // The restore pod first: the snapshot is the long part.
+        assert!(matches!(
+            super::super::plan(&d, &observed(&[])),
+            Step::RestoreSeed { .. }
+        ));
+        // Then, while it runs, one certificate per pass.
+        assert!(matches!(
+            super::super::plan(&d, &running(&[])),
+            Step::IssueCertificate {
+                role: CertRole::Ca,
+                ..
+            }
+        ));
+        let ca = [(CertRole::Ca, valid(NOW, 10 * 365 * DAY))];
+        assert!(matches!(
+            super::super::plan(&d, &running(&ca)),
+            Step::IssueCertificate {
+                role: CertRole::Server,
+                ..
+            }
+        ));
+        // All made: the restore is waited for.
+        assert!(matches!(
+            super::super::plan(&d, &running(&all_fresh())),
+            Step::Wait {
+                reason: Reason::RestoringSnapshot,
+                ..
+            }
+        ));
+        // A PKI that needs a person (the CA gone under its leaves) does not hide the restore's
+        // progress: it speaks once the restore is done.
+        let lost = [(CertRole::Server, valid(NOW, 90 * DAY))];
+        assert!(matches!(
+            super::super::plan(&d, &running(&lost)),
+            Step::Wait {
+                reason: Reason::RestoringSnapshot,
+                ..
+            }
+        ));
+    }
+
+    #[test]
     fn a_leaf_is_renewed_at_two_thirds_of_its_lifetime_one_per_pass() {
         let d = managed();
         let mut certs = all_fresh();

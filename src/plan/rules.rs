@@ -775,7 +775,8 @@ pub(super) fn voters_not_ready(d: &Desired, o: &Observed) -> Option<Step> {
 }
 
 /// A cluster restored from a snapshot, before its StatefulSet exists: the seed's volume is filled by
-/// the restore pod, then the seed alone is bootstrapped on it (the others join as learners).
+/// the restore pod (its certificates are made meanwhile), then the seed alone is bootstrapped on it
+/// (the others join as learners).
 ///
 /// The restore runs once: its claim carries `RestoreMark::Restoring` from the moment the restore
 /// makes it, and `Restored` from the seed's bootstrap on. `None` once the seed was bootstrapped (the
@@ -830,14 +831,18 @@ pub(super) fn restore_seed(d: &Desired, o: &Observed) -> Option<Step> {
     let restore_pod = crate::objects::restore::pod_name(&d.name);
     Some(match &o.restore_pod {
         None => Step::RestoreSeed { url: r.url.clone() },
-        Some(RestorePodView::Running) => wait(
-            Reason::RestoringSnapshot,
-            format!(
-                "restoring {} into the volume of {}",
-                r.url,
-                objects::pod_name(&d.name, 0)
-            ),
-        ),
+        // The TLS material the members need is made meanwhile (it does not depend on the
+        // snapshot): the seed starts as soon as its volume is filled.
+        Some(RestorePodView::Running) => certificate_to_make(d, o).unwrap_or_else(|| {
+            wait(
+                Reason::RestoringSnapshot,
+                format!(
+                    "restoring {} into the volume of {}",
+                    r.url,
+                    objects::pod_name(&d.name, 0)
+                ),
+            )
+        }),
         Some(RestorePodView::Stuck(why)) => hold(
             Reason::RestoreFailed,
             format!(
@@ -855,6 +860,19 @@ pub(super) fn restore_seed(d: &Desired, o: &Observed) -> Option<Step> {
         ),
         Some(RestorePodView::Succeeded) => Step::Bootstrap { replicas: 1 },
     })
+}
+
+/// A certificate the PKI rules would issue or request now (not their waits or holds, which speak
+/// in their turn once the restore is done).
+fn certificate_to_make(d: &Desired, o: &Observed) -> Option<Step> {
+    super::pki::certificates(d, o)
+        .or_else(|| super::pki::cert_manager_certificates(d, o))
+        .filter(|s| {
+            matches!(
+                s,
+                Step::IssueCertificate { .. } | Step::RequestCertificate { .. }
+            )
+        })
 }
 
 /// The restore pod has done its work once the seed runs from the StatefulSet.
