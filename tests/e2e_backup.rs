@@ -223,6 +223,75 @@ fn ten_thousand_keys_go_to_s3_and_come_back_in_a_new_cluster_that_scales_and_tak
     assert!(!pods.contains("copy-restore"), "{pods}");
 
     a_restore_never_runs_again_over_what_was_written_since(&ns.0, &b);
+    a_backup_damaged_in_its_bucket_is_found_by_the_restore_pod_and_nothing_is_left(
+        &ns.0,
+        &bucket,
+        record["metadata"]["name"].as_str().unwrap(),
+        url,
+    );
+}
+
+/// The object of a recorded backup damaged in its bucket (one bit flipped): `restore
+/// --from-backup` does not download it to this machine (its sha256 is recorded); the restore pod
+/// finds it unusable before restoring a byte, and the command deletes the cluster it created
+/// with its volume and exits 10.
+fn a_backup_damaged_in_its_bucket_is_found_by_the_restore_pod_and_nothing_is_left(
+    ns: &str,
+    bucket: &str,
+    record: &str,
+    url: &str,
+) {
+    let key = url
+        .strip_prefix(&format!("s3://{bucket}/"))
+        .expect("the record's URL is in the bucket");
+    let (endpoint, _) = s3();
+    let flip = Command::new("/var/cache/kubectl-etcd/s3-venv/bin/python")
+        .args([
+            "-c",
+            "import sys,boto3; from botocore.config import Config\n\
+             c = boto3.client('s3', endpoint_url=sys.argv[1], config=Config(s3={'addressing_style':'path'}))\n\
+             b = bytearray(c.get_object(Bucket=sys.argv[2], Key=sys.argv[3])['Body'].read())\n\
+             b[len(b) // 2] ^= 0x10\n\
+             c.put_object(Bucket=sys.argv[2], Key=sys.argv[3], Body=bytes(b))",
+            &endpoint,
+            bucket,
+            key,
+        ])
+        .status()
+        .unwrap();
+    assert!(flip.success());
+    let r = etcd_s3(
+        ns,
+        &[
+            "restore",
+            "broken",
+            "--from-backup",
+            record,
+            "--replicas",
+            "1",
+            "--timeout",
+            "3m",
+        ],
+        &[],
+    );
+    assert_eq!(r.code, 10, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("the restore pod verifies it whole"),
+        "checked here, not downloaded: {}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("unusable") && r.stderr.contains("sha256"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("nothing is left"), "{}", r.stderr);
+    let cluster = kubectl(&["-n", ns, "get", "etcdcluster", "broken"]);
+    assert_ne!(cluster.code, 0, "the cluster is gone: {}", cluster.stdout);
+    let claims = claims_in(ns);
+    assert!(!claims.contains("broken"), "{claims}");
+    let pods = pods_in(ns);
+    assert!(!pods.contains("broken"), "{pods}");
 }
 
 /// Issue 15 item 1: the restored cluster `copy` is deleted with its volumes kept; a second

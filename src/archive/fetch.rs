@@ -94,6 +94,49 @@ where
     verify_stream(body, encoding, expected, sink, key).await
 }
 
+/// How a corrupt snapshot's error begins wherever it is said (`FetchError::Corrupt`, the backup
+/// error it becomes, the restore pod's last words): the restore verb tells an unusable snapshot
+/// from a storage failure by it.
+pub const UNUSABLE: &str = "the snapshot is unusable";
+
+/// Checks `key` in `store` without reading it whole: it exists (its stored size is returned),
+/// and an encrypted one opens with `secret` at its header (a missing or wrong key is refused as
+/// by [`verify_into`]). Its content is left to whoever reads it whole (the restore pod verifies
+/// it before a byte is restored).
+pub async fn check_object(
+    store: &Store,
+    key: &str,
+    secret: Option<&Key>,
+) -> Result<u64, FetchError> {
+    let encoding = Encoding::of(key, secret);
+    if encoding.encrypted && secret.is_none() {
+        return Err(FetchError::Key {
+            what: key.into(),
+            why: KeyProblem::Missing,
+        });
+    }
+    let info = store
+        .head(key)
+        .await?
+        .ok_or_else(|| StoreError::NotFound(store.url(key)))?;
+    if let (true, Some(k)) = (encoding.encrypted, secret) {
+        use tokio::io::AsyncReadExt;
+        let (body, _) = store.get(key).await?;
+        let mut first = [0u8; 1];
+        // The header and the first chunk: a wrong key fails here; damage is the reader's to find.
+        if let Err(e) = crypt::Decrypt::new(body, k).read(&mut first).await
+            && let Some(c @ (CryptError::WrongKey | CryptError::NotEncrypted)) =
+                crypt::crypt_error(&e)
+        {
+            return Err(FetchError::Key {
+                what: key.into(),
+                why: KeyProblem::Wrong(c.clone()),
+            });
+        }
+    }
+    Ok(info.size)
+}
+
 /// `verify_into` over any stream of stored bytes (the file-transfer path and tests).
 pub async fn verify_stream<R, W>(
     body: R,
@@ -321,6 +364,59 @@ mod tests {
         }
         .into();
         assert_eq!(e.exit_code(), crate::error::exit::BACKUP_KEY);
+    }
+
+    #[tokio::test]
+    async fn a_check_finds_the_object_and_a_wrong_key_without_reading_the_content() {
+        let snap = crate::archive::codec::tests::fake_snapshot(4000, 5);
+        let key = Key::parse(&[3u8; 32]).unwrap();
+        let mut stored = sealed(&snap, &key).await;
+        // Damage far past the first chunk: a check does not read that far (the restore pod's
+        // verification finds it).
+        let last = stored.len() - 3;
+        stored[last] ^= 1;
+        let tmp = tempfile::tempdir().unwrap();
+        let name = "ns-demo-20261201T000000.000Z-r5.db.zst.enc";
+        std::fs::write(tmp.path().join(name), &stored).unwrap();
+        let store = Store::open(&Location::File(tmp.path().into()), None)
+            .await
+            .unwrap();
+        assert_eq!(
+            check_object(&store, name, Some(&key)).await.unwrap(),
+            stored.len() as u64
+        );
+        let wrong = Key::parse(&[4u8; 32]).unwrap();
+        let err = check_object(&store, name, Some(&wrong)).await.unwrap_err();
+        assert!(
+            matches!(
+                &err,
+                FetchError::Key {
+                    why: KeyProblem::Wrong(CryptError::WrongKey),
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        let err = check_object(&store, name, None).await.unwrap_err();
+        assert!(
+            matches!(
+                &err,
+                FetchError::Key {
+                    why: KeyProblem::Missing,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        let err = check_object(&store, "ns-demo-20261201T000000.000Z-r6.db", None)
+            .await
+            .unwrap_err();
+        assert!(err.to_string().ends_with("does not exist"), "{err}");
+        // How an unusable snapshot is said, wherever it is.
+        let corrupt = FetchError::Corrupt("x".into());
+        assert!(corrupt.to_string().starts_with(UNUSABLE), "{corrupt}");
+        let e: crate::error::Error = corrupt.into();
+        assert!(e.to_string().starts_with(UNUSABLE), "{e}");
     }
 
     #[tokio::test]

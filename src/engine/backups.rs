@@ -124,6 +124,36 @@ pub async fn verify(
     expected: Option<&str>,
     opened: impl FnOnce(),
 ) -> Result<Verified, Error> {
+    let (store, secret) = open_with_key(client, ns, at).await?;
+    opened();
+    let verified = fetch::verify_into(
+        &store,
+        at.key,
+        secret.as_ref(),
+        expected,
+        &mut tokio::io::sink(),
+    )
+    .await;
+    store.close().await;
+    Ok(verified?)
+}
+
+/// Checks the stored snapshot without reading it whole (`fetch::check_object`): it exists, and an
+/// encrypted one opens with its key. Returns its stored size. Changes nothing.
+pub async fn check(client: &kube::Client, ns: &str, at: Stored<'_>) -> Result<u64, Error> {
+    let (store, secret) = open_with_key(client, ns, at).await?;
+    let checked = fetch::check_object(&store, at.key, secret.as_ref()).await;
+    store.close().await;
+    Ok(checked?)
+}
+
+/// The store `at` is in, opened for reading, and the key of an encrypted snapshot (read from its
+/// Secret first: a missing Secret is refused before the store is reached).
+async fn open_with_key(
+    client: &kube::Client,
+    ns: &str,
+    at: Stored<'_>,
+) -> Result<(Store, Option<crate::archive::crypt::Key>), Error> {
     let secret = match at.encryption {
         Some(k) => Some(crate::backup::secret_key(client, ns, k).await?),
         None => None,
@@ -137,17 +167,7 @@ pub async fn verify(
         &Access::ANY,
     )
     .await?;
-    opened();
-    let verified = fetch::verify_into(
-        &store,
-        at.key,
-        secret.as_ref(),
-        expected,
-        &mut tokio::io::sink(),
-    )
-    .await;
-    store.close().await;
-    Ok(verified?)
+    Ok((store, secret))
 }
 
 /// Copies the snapshot `at` (a directory of this machine) into the claim `claim` of `ns`, under

@@ -850,6 +850,17 @@ pub(super) fn restore_seed(d: &Desired, o: &Observed) -> Option<Step> {
                  Secret or image), the restore then goes on by itself"
             ),
         ),
+        // Verified whole before a byte was restored, and found unusable: no retry can help.
+        Some(RestorePodView::Failed(why)) if why.contains(crate::archive::fetch::UNUSABLE) => hold(
+            Reason::RestoreFailed,
+            format!(
+                "the restore pod {restore_pod} found {} unusable ({why}); nothing was \
+                     restored: for a damaged backup, delete this cluster (kubectl etcd -n {} \
+                     delete {} --delete-data --yes) and restore another; else fix the cause, then \
+                     delete pod {restore_pod} to retry",
+                r.url, d.namespace, d.name
+            ),
+        ),
         Some(RestorePodView::Failed(why)) => hold(
             Reason::RestoreFailed,
             format!(

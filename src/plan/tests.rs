@@ -1151,6 +1151,26 @@ fn a_running_restore_is_waited_for_and_a_failed_one_held_with_its_cause() {
         } => assert!(message.contains("sha256 mismatch") && message.contains("demo-restore")),
         other => panic!("expected a hold, got {other:?}"),
     }
+    // Found unusable by the pod's verification: retrying cannot help, the message says what can.
+    o.restore_pod = Some(RestorePodView::Failed(
+        "fetch exited 10: error: the snapshot is unusable: x.db.zst: its sha256 is 1, the backup \
+         record says 2"
+            .into(),
+    ));
+    match plan(&d, &o) {
+        Step::Hold {
+            reason: Reason::RestoreFailed,
+            message,
+        } => {
+            assert!(
+                message.contains(crate::archive::fetch::UNUSABLE),
+                "{message}"
+            );
+            assert!(message.contains("delete demo --delete-data"), "{message}");
+            assert!(message.contains("damaged backup"), "{message}");
+        }
+        other => panic!("expected a hold, got {other:?}"),
+    }
 }
 
 fn volumes(marks: &[Option<RestoreMark>]) -> BTreeMap<u32, VolumeView> {

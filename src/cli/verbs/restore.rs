@@ -1,8 +1,13 @@
 //! `kubectl etcd restore NEW --from URL | --from-backup B | --latest-of C`, and the `snapshot`
 //! tools the restore pods run inside the cluster.
 //!
-//! The whole snapshot is downloaded and verified (sha256 of the stored object, decompression,
-//! etcd's own hash) before any object of the new cluster is created.
+//! Nothing of the new cluster is created before the snapshot is known good. A backup whose sha256
+//! is known (its EtcdBackup record, `--sha256`) and which the cluster reads itself (s3://, pvc://)
+//! is checked here without being downloaded (it exists; an encrypted one opens with its key) and
+//! verified whole by the restore pod before a byte is restored: a snapshot the pod finds unusable
+//! makes this command delete the cluster it created and exit 10. Any other (a URL without a
+//! sha256, a file of this machine) is downloaded and verified here first (sha256 of the stored
+//! object, decompression, etcd's own hash).
 
 use std::path::PathBuf;
 
@@ -54,7 +59,8 @@ pub struct Args {
     /// StorageClass of the member volumes.
     #[arg(long)]
     pub storage_class: Option<String>,
-    /// Expected sha256 of the stored object (default: the one the backup record holds).
+    /// Expected sha256 of the stored object (default: the one the backup record holds). When
+    /// known, an s3:// or pvc:// object is verified by the restore pod, not downloaded here.
     #[arg(long)]
     pub sha256: Option<String>,
     /// Secret (namespace of the new cluster) with S3 credentials for the in-cluster download;
@@ -266,8 +272,8 @@ async fn restore(g: &Global, a: Args) -> Result<(), Error> {
     let secret = a.credentials_secret.clone().or(src.secret.clone());
     let encryption = encryption_of(&s, &a, &src, &key)?;
 
-    // Verify the whole snapshot before anything of the new cluster exists (an encrypted one's key
-    // first, against its header).
+    // Check the snapshot before anything of the new cluster exists (an encrypted one's key first,
+    // against its header).
     let at = Stored {
         location: &loc,
         key: &key,
@@ -275,9 +281,7 @@ async fn restore(g: &Global, a: Args) -> Result<(), Error> {
         tools_image: &a.tools_image,
         encryption: encryption.as_ref(),
     };
-    // The download and verification on this machine (the restore pod downloads it again).
-    let verifying = verify(&s, &a, &src, at);
-    let (verified, progress) = crate::phase::timed(crate::phase!("verify"), verifying).await?;
+    let (verified, progress, in_cluster) = know_the_snapshot(&s, &a, &src, at).await?;
     // A file of this machine reaches the cluster through a staging claim the restore pod reads.
     let staging = matches!(loc, Location::File(_)).then(|| pvc_agent::staging_claim_name(&name));
     let source_url = match &staging {
@@ -343,7 +347,11 @@ async fn restore(g: &Global, a: Args) -> Result<(), Error> {
         "created EtcdCluster {}/{name} from {}",
         s.namespace, src.url
     ));
-    drive::drive(&s, g, created, &a.wait).await?;
+    if in_cluster {
+        drive_verified_in_cluster(g, &s, &a, created).await?;
+    } else {
+        drive::drive(&s, g, created, &a.wait).await?;
+    }
     if let Some(claim) = &staging
         && !a.wait.no_wait
     {
@@ -452,26 +460,15 @@ async fn verify(
     a: &Args,
     src: &Source,
     at: Stored<'_>,
+    expected: Option<&str>,
 ) -> Result<(Verified, output::Progress), Error> {
-    let expected = a.sha256.clone().or(src.sha256.clone());
     let progress = output::Progress::new(&format!("{}/{}", s.namespace, a.name));
-    let verified = backups::verify(&s.client, &s.namespace, at, expected.as_deref(), || {
+    let verified = backups::verify(&s.client, &s.namespace, at, expected, || {
         progress.step(&format!("verifying {}", src.url));
     })
     .await;
     let verified = verified
-        .map_err(|e| match (e, at.encryption) {
-            (Error::Backup(BackupError::Key(why)), Some(k)) => BackupError::Key(format!(
-                "{} (key from Secret {}/{k}): {why}; nothing was created",
-                src.record.as_ref().map_or_else(
-                    || src.url.clone(),
-                    |r| format!("EtcdBackup {}/{r}", s.namespace)
-                ),
-                s.namespace
-            ))
-            .into(),
-            (e, _) => e,
-        })
+        .map_err(|e| name_the_key(s, src, at, e))
         .inspect_err(|_| progress.abandon())?;
     progress.note(&format!(
         "verified {} ({} stored, {} snapshot, sha256 {})",
@@ -481,6 +478,140 @@ async fn verify(
         verified.sha256
     ));
     Ok((verified, progress))
+}
+
+/// Checks the snapshot without downloading it (it exists; an encrypted one opens with its key),
+/// for one whose sha256 is known and which the restore pod verifies whole before restoring it.
+async fn check(
+    s: &Session,
+    a: &Args,
+    src: &Source,
+    at: Stored<'_>,
+    sha256: &str,
+) -> Result<(Verified, output::Progress), Error> {
+    let progress = output::Progress::new(&format!("{}/{}", s.namespace, a.name));
+    progress.step(&format!("checking {}", src.url));
+    let stored_bytes = backups::check(&s.client, &s.namespace, at)
+        .await
+        .map_err(|e| name_the_key(s, src, at, e))
+        .inspect_err(|_| progress.abandon())?;
+    progress.note(&format!(
+        "found {} ({} stored, sha256 {sha256}); the restore pod verifies it whole before restoring it",
+        src.url,
+        output::human_bytes(stored_bytes as i64),
+    ));
+    let verified = Verified {
+        stored_bytes,
+        sha256: sha256.to_string(),
+        // Known once the restore pod has read it.
+        snapshot_bytes: 0,
+    };
+    Ok((verified, progress))
+}
+
+/// A key error names the backup and the Secret the key came from.
+fn name_the_key(s: &Session, src: &Source, at: Stored<'_>, e: Error) -> Error {
+    match (e, at.encryption) {
+        (Error::Backup(BackupError::Key(why)), Some(k)) => BackupError::Key(format!(
+            "{} (key from Secret {}/{k}): {why}; nothing was created",
+            src.record.as_ref().map_or_else(
+                || src.url.clone(),
+                |r| format!("EtcdBackup {}/{r}", s.namespace)
+            ),
+            s.namespace
+        ))
+        .into(),
+        (e, _) => e,
+    }
+}
+
+/// Checks or verifies the snapshot before anything of the new cluster exists (an encrypted one's
+/// key first, against its header); `true`: only checked here, the restore pod verifies it whole.
+async fn know_the_snapshot(
+    s: &Session,
+    a: &Args,
+    src: &Source,
+    at: Stored<'_>,
+) -> Result<(Verified, output::Progress, bool), Error> {
+    let expected = a.sha256.clone().or(src.sha256.clone());
+    let in_cluster = expected.is_some() && !matches!(at.location, Location::File(_));
+    let (verified, progress) = match expected.as_deref().filter(|_| in_cluster) {
+        // Verified whole where it is read anyway: in the restore pod, before a byte is restored.
+        Some(sha256) => {
+            let checking = check(s, a, src, at, sha256);
+            crate::phase::timed(crate::phase!("check"), checking).await?
+        }
+        // The download and verification on this machine (the restore pod downloads it again).
+        None => {
+            let verifying = verify(s, a, src, at, expected.as_deref());
+            crate::phase::timed(crate::phase!("verify"), verifying).await?
+        }
+    };
+    Ok((verified, progress, in_cluster))
+}
+
+/// Drives the created cluster like any other, until the status says the restore pod found the
+/// snapshot unusable, whoever drives it (this command, or an operator whose status this command
+/// follows): then the cluster goes (`undo_unusable`).
+async fn drive_verified_in_cluster(
+    g: &Global,
+    s: &Session,
+    a: &Args,
+    created: EtcdCluster,
+) -> Result<(), Error> {
+    let driven = tokio::select! {
+        driven = drive::drive(s, g, created, &a.wait) => driven,
+        message = until_unusable(s, &a.name) => Err(Error::Held {
+            namespace: s.namespace.clone(),
+            name: a.name.clone(),
+            message,
+        }),
+    };
+    match driven {
+        Err(Error::Held { message, .. }) if message.contains(fetch::UNUSABLE) => {
+            Err(undo_unusable(g, s, a, &message).await)
+        }
+        driven => driven.map(|_| ()),
+    }
+}
+
+/// Returns the status message once it says the restore pod found the snapshot unusable.
+async fn until_unusable(s: &Session, name: &str) -> String {
+    loop {
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        if let Ok(c) = s.get_cluster(name).await
+            && let Some(message) = c.status.and_then(|st| st.message)
+            && message.contains(fetch::UNUSABLE)
+        {
+            return message;
+        }
+    }
+}
+
+/// The restore pod found the snapshot unusable (`message`, the engine's hold): nothing of it was
+/// restored. The cluster this command created goes with its volume, as if never created, and the
+/// error (exit 10) says why.
+async fn undo_unusable(g: &Global, s: &Session, a: &Args, message: &str) -> Error {
+    let (ns, name) = (&s.namespace, &a.name);
+    let undo = super::delete::Args {
+        name: name.clone(),
+        delete_data: true,
+        yes: true,
+        wait: WaitFlags {
+            no_wait: false,
+            timeout: a.wait.timeout,
+            dry_run: false,
+        },
+    };
+    let left = match super::delete::run(g, undo).await {
+        Ok(()) => format!("EtcdCluster {ns}/{name} was deleted with its volume: nothing is left"),
+        Err(e) => format!(
+            "deleting EtcdCluster {ns}/{name} failed ({}): delete it with `kubectl etcd -n {ns} \
+             delete {name} --delete-data --yes`",
+            e.report()
+        ),
+    };
+    BackupError::Corrupt(format!("{message}; {left}")).into()
 }
 
 /// The EtcdCluster to create: the flags' shape, restored from `restore`.
