@@ -48,9 +48,13 @@ pub struct Pace {
 }
 
 impl Pace {
-    /// An interactive command: nobody else tells it that the world moved, so it polls.
+    /// An interactive command: nobody else tells it that the world moved, so it polls. After a
+    /// change it looks again almost at once: every pass observes the world afresh (consistent
+    /// reads), as an operator's pass that its own change's watch event starts does, so nothing
+    /// waits on the pause; a restore's 13 changes after its pod cost 0.2 s each less than with
+    /// 300 ms (README, Benchmarks).
     pub const CLI: Pace = Pace {
-        acted: Duration::from_millis(300),
+        acted: Duration::from_millis(100),
         waiting: Duration::from_millis(500),
         holding: Duration::from_secs(5),
         paused: Duration::from_millis(500),
