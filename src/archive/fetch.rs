@@ -108,8 +108,8 @@ pub async fn check_object(
     key: &str,
     secret: Option<&Key>,
 ) -> Result<u64, FetchError> {
-    let encoding = Encoding::of(key, secret);
-    if encoding.encrypted && secret.is_none() {
+    let encrypted = crypt::is_encrypted(key);
+    if encrypted && secret.is_none() {
         return Err(FetchError::Key {
             what: key.into(),
             why: KeyProblem::Missing,
@@ -119,7 +119,7 @@ pub async fn check_object(
         .head(key)
         .await?
         .ok_or_else(|| StoreError::NotFound(store.url(key)))?;
-    if let (true, Some(k)) = (encoding.encrypted, secret) {
+    if let (true, Some(k)) = (encrypted, secret) {
         use tokio::io::AsyncReadExt;
         let (body, _) = store.get(key).await?;
         let mut first = [0u8; 1];

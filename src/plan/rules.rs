@@ -850,7 +850,8 @@ pub(super) fn restore_seed(d: &Desired, o: &Observed) -> Option<Step> {
                  Secret or image), the restore then goes on by itself"
             ),
         ),
-        // Verified whole before a byte was restored, and found unusable: no retry can help.
+        // Found unusable while verified whole, before a byte was restored: most likely a damaged
+        // backup, which no retry mends (the same error also covers a copy cut short).
         Some(RestorePodView::Failed(why)) if why.contains(crate::archive::fetch::UNUSABLE) => hold(
             Reason::RestoreFailed,
             format!(
