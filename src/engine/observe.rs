@@ -908,7 +908,7 @@ async fn observe_etcd(
     if running.is_empty() && old_endpoints.is_empty() {
         return EtcdView::NotQueried;
     }
-    let (mut answers, early_list) = ask_running(ctx, d, &running).await;
+    let mut answers: Vec<Answer> = join_all(running.iter().map(|(o, p)| ask(ctx, d, *o, p))).await;
     // The old members of a cluster being adopted, through their client URLs.
     answers.extend(
         join_all(
@@ -939,16 +939,11 @@ async fn observe_etcd(
         .iter()
         .filter_map(|a| a.health.as_ref().err().filter(|e| !e.is_empty()).cloned())
         .collect();
-    let listed = match early_list {
-        Some(list) => Some(list),
-        None => {
-            crate::phase::timed(
-                crate::phase!("member_list"),
-                member_list(&answers, leader, &mut errors),
-            )
-            .await
-        }
-    };
+    let listed = crate::phase::timed(
+        crate::phase!("member_list"),
+        member_list(&answers, leader, &mut errors),
+    )
+    .await;
     let Some((list, list_unconfirmed)) = listed else {
         if errors.is_empty() {
             errors.push("no member answered".into());
@@ -969,84 +964,6 @@ async fn observe_etcd(
         auth_enabled: answers
             .iter()
             .any(|a| a.client.as_ref().is_some_and(|c| c.authenticated())),
-    })
-}
-
-/// Asks every running member ([`ask`]), all at once. When some pods are Ready and others not,
-/// the member list is asked as soon as the Ready ones answered (`Some`: confirmed by a
-/// linearizable read, as [`member_list`] would give it after every answer), and a member it
-/// shows not started is not waited for: a learner still receiving the leader's snapshot, whose
-/// etcd accepts connections but serves them only once it has caught up and published itself,
-/// so its dial would hang until the connect timeout (5 s of every pass while a big snapshot is
-/// sent, during which the learner may have caught up unseen). The answers are in ordinal order.
-async fn ask_running(
-    ctx: &Context,
-    d: &Desired,
-    running: &[(u32, &PodView)],
-) -> (Vec<Answer>, Option<(crate::etcd::MemberList, bool)>) {
-    let (ready, starting): (Vec<_>, Vec<_>) = running.iter().partition(|(_, p)| p.ready);
-    if ready.is_empty() || starting.is_empty() {
-        return (
-            join_all(running.iter().map(|(o, p)| ask(ctx, d, *o, p))).await,
-            None,
-        );
-    }
-    let (asks, cuts): (Vec<_>, Vec<_>) = starting
-        .iter()
-        .map(|(o, p)| {
-            let (asked, cut) = futures::future::abortable(ask(ctx, d, *o, p));
-            (asked, (*o, cut))
-        })
-        .unzip();
-    let early = async {
-        let answers = join_all(ready.iter().map(|(o, p)| ask(ctx, d, *o, p))).await;
-        let leader = leader_by_term(answers.iter().filter_map(|a| a.status.as_ref()));
-        let list = crate::phase::timed(
-            crate::phase!("member_list"),
-            member_list(&answers, leader, &mut Vec::new()),
-        )
-        .await
-        .filter(|(_, unconfirmed)| !unconfirmed);
-        if let Some((list, _)) = &list {
-            for (ordinal, cut) in &cuts {
-                if not_started(d, list, *ordinal) {
-                    cut.abort();
-                }
-            }
-        }
-        (answers, list)
-    };
-    let ((mut answers, list), rest) = tokio::join!(early, join_all(asks));
-    answers.extend(
-        rest.into_iter()
-            .zip(&starting)
-            .map(|(asked, (ordinal, _))| {
-                asked.unwrap_or_else(|_| Answer {
-                    ordinal: Some(*ordinal),
-                    client: None,
-                    status: None,
-                    cluster_version: None,
-                    health: Err(NOT_STARTED.into()),
-                    alarmed: false,
-                })
-            }),
-    );
-    answers.sort_by_key(|a| a.ordinal);
-    (answers, list)
-}
-
-/// Why a member not started was not asked.
-const NOT_STARTED: &str =
-    "not started yet: its etcd serves clients once it has caught up with the leader";
-
-/// The member list shows the member of the pod at `ordinal` not started (it has not published
-/// its name and client URLs, which etcd does once it caught up, before it serves clients).
-fn not_started(d: &Desired, list: &crate::etcd::MemberList, ordinal: u32) -> bool {
-    list.members.iter().any(|m| {
-        !m.started()
-            && m.peer_urls
-                .iter()
-                .any(|u| objects::ordinal_of_peer_url(&d.name, &d.namespace, u) == Some(ordinal))
     })
 }
 
@@ -1181,42 +1098,6 @@ mod tests {
     use super::{
         controller_behind, exit_message, leader_by_term, node_cordoned, node_down, pod_leaving,
     };
-
-    #[test]
-    fn a_member_listed_without_client_urls_at_a_pods_ordinal_is_not_started() {
-        let d = crate::fixtures::cluster("demo").desired();
-        let member = |id, ordinal, started: bool| crate::etcd::Member {
-            id,
-            name: if started {
-                format!("demo-{ordinal}")
-            } else {
-                String::new()
-            },
-            peer_urls: vec![crate::objects::peer_url(&d, ordinal)],
-            client_urls: if started {
-                vec![crate::objects::client_url(&d, ordinal)]
-            } else {
-                vec![]
-            },
-            is_learner: !started,
-        };
-        let list = crate::etcd::MemberList {
-            cluster_id: 1,
-            members: vec![member(1, 0, true), member(2, 1, false)],
-        };
-        assert!(!super::not_started(&d, &list, 0), "a started voter");
-        assert!(
-            super::not_started(&d, &list, 1),
-            "a learner that never started"
-        );
-        // A pod whose member is not listed (not added yet, or another cluster's) is asked.
-        assert!(!super::not_started(&d, &list, 2));
-        let other = crate::fixtures::cluster("other").desired();
-        assert!(
-            !super::not_started(&other, &list, 1),
-            "another cluster's peer URL"
-        );
-    }
 
     #[test]
     fn a_statefulset_is_behind_until_its_controller_observed_its_generation() {
