@@ -137,7 +137,14 @@ pub async fn check_object(
     Ok(info.size)
 }
 
+/// Stored bytes in flight between the download and the rest of the verification.
+const PIPE: usize = 4 << 20;
+
 /// `verify_into` over any stream of stored bytes (the file-transfer path and tests).
+///
+/// Two tasks, so that they run on both cores: one reads the stored bytes and hashes them, the
+/// other decrypts, decompresses, checks etcd's hash and writes to `sink` (one task doing it all
+/// kept a restore pod's fetch on one core while the other waited for the network).
 pub async fn verify_stream<R, W>(
     body: R,
     encoding: Encoding<'_>,
@@ -146,26 +153,35 @@ pub async fn verify_stream<R, W>(
     what: &str,
 ) -> Result<Verified, FetchError>
 where
-    R: AsyncRead + Unpin + Send,
+    R: AsyncRead + Unpin + Send + 'static,
     W: tokio::io::AsyncWrite + Unpin,
 {
-    let mut stored = Sha256Reader::new(body);
+    if encoding.encrypted && encoding.key.is_none() {
+        return Err(FetchError::Key {
+            what: what.into(),
+            why: KeyProblem::Missing,
+        });
+    }
+    let (mut to_rest, from_download) = tokio::io::duplex(PIPE);
+    let download = tokio::spawn(async move {
+        let mut stored = Sha256Reader::new(body);
+        let copied = tokio::io::copy(&mut stored, &mut to_rest).await;
+        (copied, stored.finish())
+    });
     let (copied, verified, snapshot_bytes) = {
-        let plain: Box<dyn AsyncRead + Unpin + Send + '_> = match (encoding.encrypted, encoding.key)
-        {
-            (false, _) => Box::new(&mut stored),
-            (true, Some(k)) => Box::new(crypt::Decrypt::new(&mut stored, k)),
-            (true, None) => {
-                return Err(FetchError::Key {
-                    what: what.into(),
-                    why: KeyProblem::Missing,
-                });
-            }
+        let plain: Box<dyn AsyncRead + Unpin + Send> = match encoding.key {
+            Some(k) if encoding.encrypted => Box::new(crypt::Decrypt::new(from_download, k)),
+            _ => Box::new(from_download),
         };
         let mut snapshot = SnapshotVerifier::new(codec::decompress(encoding.compression, plain));
         let copied = tokio::io::copy(&mut snapshot, sink).await;
         (copied, snapshot.verified(), snapshot.bytes())
+        // The reading end is dropped here: a download still going (the rest stopped early) ends
+        // with a broken pipe.
     };
+    let (downloaded, (stored_bytes, sha256)) = download
+        .await
+        .map_err(|e| FetchError::Corrupt(format!("{what}: {e}")))?;
     // A wrong key shows at the header, before a byte went to `sink`: said as such.
     if let Err(e) = &copied
         && let Some(c @ (CryptError::WrongKey | CryptError::NotEncrypted)) = crypt::crypt_error(e)
@@ -175,7 +191,13 @@ where
             why: KeyProblem::Wrong(c.clone()),
         });
     }
-    let (stored_bytes, sha256) = stored.finish();
+    // The download's own failure (the network, the store) is what the rest saw as a short
+    // stream; a broken pipe only means the rest stopped reading (its own error follows).
+    if let Err(e) = &downloaded
+        && e.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        return Err(FetchError::Corrupt(format!("{what}: {e}")));
+    }
     if let Some(want) = expected
         && !want.eq_ignore_ascii_case(&sha256)
     {
@@ -285,6 +307,84 @@ mod tests {
         out
     }
 
+    /// Stored bytes that end in a failure of the download (a connection reset midway).
+    struct CutOff(std::io::Cursor<Vec<u8>>);
+
+    impl AsyncRead for CutOff {
+        fn poll_read(
+            mut self: std::pin::Pin<&mut Self>,
+            cx: &mut std::task::Context<'_>,
+            buf: &mut tokio::io::ReadBuf<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            let before = buf.filled().len();
+            match std::pin::Pin::new(&mut self.0).poll_read(cx, buf) {
+                std::task::Poll::Ready(Ok(())) if buf.filled().len() == before => {
+                    std::task::Poll::Ready(Err(std::io::ErrorKind::ConnectionReset.into()))
+                }
+                other => other,
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_download_cut_off_midway_is_said_as_such_and_bytes_past_the_snapshot_do_not_hang_it()
+    {
+        let snap = crate::archive::codec::tests::fake_snapshot(2000, 7);
+        let name = "ns-demo-20261201T000000.000Z-r5.db";
+        let half = snap[..snap.len() / 2].to_vec();
+        let err = verify_stream(
+            CutOff(std::io::Cursor::new(half)),
+            Encoding::of(name, None),
+            None,
+            &mut Vec::new(),
+            name,
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            matches!(&err, FetchError::Corrupt(m) if m.contains("reset")),
+            "the download's own error, not a short snapshot: {err:?}"
+        );
+
+        // A zstd stream followed by more than the pipe holds: the rest stops at the frame's
+        // end, the download's broken pipe ends it, and a known sha256 refuses the object.
+        use tokio::io::AsyncReadExt;
+        let mut stored = Vec::new();
+        codec::compress(Compression::Zstd, &snap[..])
+            .read_to_end(&mut stored)
+            .await
+            .unwrap();
+        let mut sha = codec::Sha256::default();
+        sha.update(&stored);
+        let whole = sha.finish().1;
+        let zst = "ns-demo-20261201T000000.000Z-r5.db.zst";
+        let mut out = Vec::new();
+        let v = verify_stream(
+            std::io::Cursor::new(stored.clone()),
+            Encoding::of(zst, None),
+            Some(&whole),
+            &mut out,
+            zst,
+        )
+        .await
+        .unwrap();
+        assert!(out == snap && v.sha256 == whole);
+        stored.extend(std::iter::repeat_n(7u8, 2 * PIPE));
+        let err = verify_stream(
+            std::io::Cursor::new(stored),
+            Encoding::of(zst, None),
+            Some(&whole),
+            &mut Vec::new(),
+            zst,
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            matches!(&err, FetchError::Corrupt(m) if m.contains("sha256")),
+            "{err:?}"
+        );
+    }
+
     #[tokio::test]
     async fn an_encrypted_backup_decrypts_verifies_and_refuses_a_missing_or_wrong_key_first() {
         let snap = crate::archive::codec::tests::fake_snapshot(40, 5);
@@ -294,9 +394,15 @@ mod tests {
         let enc = Encoding::of(name, Some(&key));
         assert!(enc.encrypted && enc.compression == Compression::Zstd);
         let mut out = Vec::new();
-        let v = verify_stream(&stored[..], enc, None, &mut out, name)
-            .await
-            .unwrap();
+        let v = verify_stream(
+            std::io::Cursor::new(stored.clone()),
+            enc,
+            None,
+            &mut out,
+            name,
+        )
+        .await
+        .unwrap();
         assert!(out == snap, "the snapshot comes back whole");
         assert_eq!(v.stored_bytes, stored.len() as u64);
         assert_eq!(v.snapshot_bytes, snap.len() as u64);
@@ -308,7 +414,7 @@ mod tests {
         let wrong = Key::parse(&[4u8; 32]).unwrap();
         let mut out = Vec::new();
         let err = verify_stream(
-            &stored[..],
+            std::io::Cursor::new(stored.clone()),
             Encoding::of(name, Some(&wrong)),
             Some(&v.sha256),
             &mut out,
@@ -328,9 +434,15 @@ mod tests {
         );
         assert!(out.is_empty(), "nothing written with a wrong key");
         assert!(err.to_string().contains(name), "{err}");
-        let err = verify_stream(&stored[..], Encoding::of(name, None), None, &mut out, name)
-            .await
-            .unwrap_err();
+        let err = verify_stream(
+            std::io::Cursor::new(stored.clone()),
+            Encoding::of(name, None),
+            None,
+            &mut out,
+            name,
+        )
+        .await
+        .unwrap_err();
         assert!(
             matches!(
                 &err,
@@ -354,9 +466,15 @@ mod tests {
         let mut damaged = stored.clone();
         let last = damaged.len() - 3;
         damaged[last] ^= 1;
-        let err = verify_stream(&damaged[..], enc, None, &mut Vec::new(), name)
-            .await
-            .unwrap_err();
+        let err = verify_stream(
+            std::io::Cursor::new(damaged),
+            enc,
+            None,
+            &mut Vec::new(),
+            name,
+        )
+        .await
+        .unwrap_err();
         assert!(matches!(err, FetchError::Corrupt(_)), "{err:?}");
         let e: crate::error::Error = FetchError::Key {
             what: name.into(),

@@ -81,7 +81,9 @@ case "${1:-}" in
     wait_for s3 60 answers
     wait_for s3 30 bucket_ok
     if node_ip_here; then
-      start s3-node socat "TCP-LISTEN:$S3_PORT,bind=$NODE_IP,reuseaddr,fork,backlog=128" "TCP:127.0.0.1:$S3_PORT"
+      # 1 MiB a read: with socat's 8 KiB default the forwarder, not weed, bounded what pods
+      # download (1.3 GiB: 3.3 s against 1.6 s on loopback; 2.0 s with this).
+      start s3-node socat -b 1048576 "TCP-LISTEN:$S3_PORT,bind=$NODE_IP,reuseaddr,fork,backlog=128" "TCP:127.0.0.1:$S3_PORT"
       wait_for s3-node 20 answers "$NODE_IP"
     else
       log "node IP $NODE_IP not configured (run tests/cluster/net.sh): S3 not reachable from pods"
