@@ -5,6 +5,7 @@
 //! ```text
 //!  loop until --timeout:
 //!    hold the cluster's Lease? ── held by an operator ─▶ read its status: converged? done
+//!         │                  │                        held past HOLD_PATIENCE? exit 7
 //!         │                  └─ held by another CLI ─▶ wait for it
 //!         ▼ held (renewed in the background), or no operator namespace at all
 //!    reconcile_once ─▶ Pace::CLI.next(result): Converged ─▶ print, exit 0
@@ -133,8 +134,12 @@ async fn passes(
                     guarded = false;
                 }
                 Ok(Acquired::HeldBy { holder }) => {
-                    let (deferred, note) = (&mut deferred_to, &mut last_note);
-                    if let Some(done) = defer_to(s, name, holder, deferred, note, progress).await? {
+                    let waits = Waits {
+                        deferred_to: &mut deferred_to,
+                        last_note: &mut last_note,
+                        holding_since: &mut holding_since,
+                    };
+                    if let Some(done) = defer_to(s, name, holder, waits, progress).await? {
                         return Ok(done);
                     }
                     tokio::time::sleep(DEFER_POLL).await;
@@ -259,14 +264,28 @@ async fn pass(s: &Session, ctx: &Context, name: &str) -> Result<Result<Pass, Err
 
 /// While `holder` holds the cluster's Lease: says so (once per holder) and, when it is an
 /// operator, follows the status it writes; `Some` once that status says converged.
+/// What a drive remembers across its waits on another driver.
+struct Waits<'a> {
+    /// The holder last said to be acting.
+    deferred_to: &'a mut Option<String>,
+    /// The status message last printed.
+    last_note: &'a mut String,
+    /// Since when the status has said held (the same patience as for the verb's own holds).
+    holding_since: &'a mut Option<Instant>,
+}
+
 async fn defer_to(
     s: &Session,
     name: &str,
     holder: String,
-    deferred_to: &mut Option<String>,
-    last_note: &mut String,
+    waits: Waits<'_>,
     progress: &output::Progress,
 ) -> Result<Option<Converged>, Error> {
+    let Waits {
+        deferred_to,
+        last_note,
+        holding_since,
+    } = waits;
     let ns = &s.namespace;
     if deferred_to.as_ref() != Some(&holder) {
         progress.note(&if lease::is_operator(&holder) {
@@ -290,6 +309,20 @@ async fn defer_to(
         }
         if crate::plan::converged(st, c.metadata.generation) {
             return Ok(Some(Converged::Status(Box::new(c))));
+        }
+        // A hold the operator reports is reported as the verb's own would be (exit 7), not
+        // waited out to --timeout.
+        match crate::plan::held(st, c.metadata.generation) {
+            Some(message) => {
+                if holding_since.get_or_insert_with(Instant::now).elapsed() > HOLD_PATIENCE {
+                    return Err(Error::Held {
+                        namespace: ns.clone(),
+                        name: name.into(),
+                        message: message.into(),
+                    });
+                }
+            }
+            None => *holding_since = None,
         }
     }
     Ok(None)

@@ -222,7 +222,7 @@ mod status;
 pub mod storage;
 pub mod tls_switch;
 pub mod upgrade;
-pub use status::{converged, derive_status};
+pub use status::{converged, derive_status, held};
 
 #[cfg(test)]
 mod sim;

@@ -546,6 +546,19 @@ fn phase(o: &Observed, step: &Step, doing: &Activity) -> Phase {
     }
 }
 
+/// The hold `status` reports on `generation` (its message; `None`: not held, or the status is
+/// of an earlier generation): what a verb waiting on an operator reports after the patience it
+/// gives its own holds.
+pub fn held(status: &EtcdClusterStatus, generation: Option<i64>) -> Option<&str> {
+    if status.observed_generation != generation {
+        return None;
+    }
+    status
+        .message
+        .as_deref()?
+        .strip_prefix(super::step::HOLDING)
+}
+
 /// Whether `status` says the engine converged on `generation`: it observed that generation, the
 /// cluster is Ready, and nothing is scaling, upgrading, recovering or degraded. What a driver
 /// waiting on another driver's status reads (typed conditions, not the message text).

@@ -12,6 +12,10 @@ use crate::api::Reason;
 use crate::model::Version;
 use crate::model::pki::{CertRole, Issue};
 
+/// How a hold begins when said (the status message is the step said): a driver waiting on
+/// another's status tells a hold by it ([`super::held`]).
+pub const HOLDING: &str = "holding: ";
+
 /// The next thing the engine does for one cluster: at most one change to the world.
 ///
 /// ```text
@@ -442,7 +446,7 @@ impl fmt::Display for Step {
                 write!(f, "move member {name}'s peer URL from {from} to {to}")
             }
             Step::Wait { message, .. } => write!(f, "waiting: {message}"),
-            Step::Hold { message, .. } => write!(f, "holding: {message}"),
+            Step::Hold { message, .. } => write!(f, "{HOLDING}{message}"),
             Step::Paused => write!(f, "paused: observing only"),
             Step::Idle => write!(f, "converged"),
         }

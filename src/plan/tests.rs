@@ -1037,6 +1037,37 @@ fn a_status_says_converged_only_for_its_generation_and_when_nothing_moves() {
 }
 
 #[test]
+fn a_status_says_held_with_the_holds_message_for_its_generation_only() {
+    let d = desired(3);
+    let now = jiff::Timestamp::from_second(1_000_000).unwrap();
+    let o = healthy(&d, 3);
+    let hold = Step::Hold {
+        reason: Reason::RestoreFailed,
+        message: "the restore from s3://b/x failed (boom); fix the cause".into(),
+    };
+    let held_status = derive_status(&d, &o, &hold, None, now);
+    assert_eq!(
+        held(&held_status, Some(7)),
+        Some("the restore from s3://b/x failed (boom); fix the cause")
+    );
+    assert_eq!(
+        held(&held_status, Some(8)),
+        None,
+        "a newer spec is not held yet"
+    );
+    let waiting = Step::Wait {
+        reason: Reason::RestoringSnapshot,
+        message: "holding: not a hold".into(),
+    };
+    assert_eq!(
+        held(&derive_status(&d, &o, &waiting, None, now), Some(7)),
+        None
+    );
+    let idle = derive_status(&d, &o, &Step::Idle, None, now);
+    assert_eq!(held(&idle, Some(7)), None);
+}
+
+#[test]
 fn status_while_scaling_and_when_split() {
     let d = desired(5);
     let o = healthy(&d, 3);
