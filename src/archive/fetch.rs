@@ -346,8 +346,8 @@ mod tests {
             "the download's own error, not a short snapshot: {err:?}"
         );
 
-        // A zstd stream followed by more than the pipe holds: the rest stops at the frame's
-        // end, the download's broken pipe ends it, and a known sha256 refuses the object.
+        // A zstd stream followed by more than the pipe holds: however far the rest reads, the
+        // download ends (a broken pipe once the rest stops), and a known sha256 refuses it.
         use tokio::io::AsyncReadExt;
         let mut stored = Vec::new();
         codec::compress(Compression::Zstd, &snap[..])

@@ -134,12 +134,11 @@ async fn passes(
                     guarded = false;
                 }
                 Ok(Acquired::HeldBy { holder }) => {
-                    let waits = Waits {
-                        deferred_to: &mut deferred_to,
-                        last_note: &mut last_note,
-                        holding_since: &mut holding_since,
-                    };
-                    if let Some(done) = defer_to(s, name, holder, waits, progress).await? {
+                    let (deferred, note) = (&mut deferred_to, &mut last_note);
+                    let held = &mut holding_since;
+                    if let Some(done) =
+                        defer_to(s, name, holder, deferred, note, held, progress).await?
+                    {
                         return Ok(done);
                     }
                     tokio::time::sleep(DEFER_POLL).await;
@@ -181,13 +180,7 @@ async fn passes(
         let pause = match next {
             Next::Converged | Next::Released => return Ok(Converged::Pass(Box::new(pass))),
             Next::Held { message, again } => {
-                if holding_since.get_or_insert_with(Instant::now).elapsed() > HOLD_PATIENCE {
-                    return Err(Error::Held {
-                        namespace: ns.clone(),
-                        name: name.into(),
-                        message,
-                    });
-                }
+                out_of_patience(&mut holding_since, ns, name, &message)?;
                 again
             }
             Next::Again(d) => {
@@ -262,30 +255,36 @@ async fn pass(s: &Session, ctx: &Context, name: &str) -> Result<Result<Pass, Err
     Ok(crate::phase::timed(span, engine::reconcile_once(ctx, &current, Mode::Act)).await)
 }
 
-/// While `holder` holds the cluster's Lease: says so (once per holder) and, when it is an
-/// operator, follows the status it writes; `Some` once that status says converged.
-/// What a drive remembers across its waits on another driver.
-struct Waits<'a> {
-    /// The holder last said to be acting.
-    deferred_to: &'a mut Option<String>,
-    /// The status message last printed.
-    last_note: &'a mut String,
-    /// Since when the status has said held (the same patience as for the verb's own holds).
-    holding_since: &'a mut Option<Instant>,
+/// A hold seen now, held since `holding_since` (set to now if it was not): an error once that is
+/// longer than [`HOLD_PATIENCE`].
+fn out_of_patience(
+    holding_since: &mut Option<Instant>,
+    namespace: &str,
+    name: &str,
+    message: &str,
+) -> Result<(), Error> {
+    if holding_since.get_or_insert_with(Instant::now).elapsed() > HOLD_PATIENCE {
+        return Err(Error::Held {
+            namespace: namespace.into(),
+            name: name.into(),
+            message: message.into(),
+        });
+    }
+    Ok(())
 }
 
+/// While `holder` holds the cluster's Lease: says so (once per holder) and, when it is an
+/// operator, follows the status it writes; `Some` once that status says converged, an error once
+/// it has said held for longer than [`HOLD_PATIENCE`] (as the verb's own holds).
 async fn defer_to(
     s: &Session,
     name: &str,
     holder: String,
-    waits: Waits<'_>,
+    deferred_to: &mut Option<String>,
+    last_note: &mut String,
+    holding_since: &mut Option<Instant>,
     progress: &output::Progress,
 ) -> Result<Option<Converged>, Error> {
-    let Waits {
-        deferred_to,
-        last_note,
-        holding_since,
-    } = waits;
     let ns = &s.namespace;
     if deferred_to.as_ref() != Some(&holder) {
         progress.note(&if lease::is_operator(&holder) {
@@ -313,15 +312,7 @@ async fn defer_to(
         // A hold the operator reports is reported as the verb's own would be (exit 7), not
         // waited out to --timeout.
         match crate::plan::held(st, c.metadata.generation) {
-            Some(message) => {
-                if holding_since.get_or_insert_with(Instant::now).elapsed() > HOLD_PATIENCE {
-                    return Err(Error::Held {
-                        namespace: ns.clone(),
-                        name: name.into(),
-                        message: message.into(),
-                    });
-                }
-            }
+            Some(message) => out_of_patience(holding_since, ns, name, message)?,
             None => *holding_since = None,
         }
     }
