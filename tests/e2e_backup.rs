@@ -223,12 +223,62 @@ fn ten_thousand_keys_go_to_s3_and_come_back_in_a_new_cluster_that_scales_and_tak
     assert!(!pods.contains("copy-restore"), "{pods}");
 
     a_restore_never_runs_again_over_what_was_written_since(&ns.0, &b);
+    a_restore_whose_download_is_cut_midway_goes_on_and_brings_every_key_back(
+        &ns.0,
+        record["metadata"]["name"].as_str().unwrap(),
+        st["size"].as_u64().unwrap(),
+        &before,
+    );
     a_backup_damaged_in_its_bucket_is_found_by_the_restore_pod_and_nothing_is_left(
         &ns.0,
         &bucket,
         record["metadata"]["name"].as_str().unwrap(),
         url,
     );
+}
+
+/// The restore pod's download of the backup (`stored` bytes) is cut halfway by a proxy between
+/// the pod and S3: the pod asks for the rest from the byte it reached (of the same object), the
+/// restore completes with every key, where it used to fail with "unusable" and delete the
+/// cluster.
+fn a_restore_whose_download_is_cut_midway_goes_on_and_brings_every_key_back(
+    ns: &str,
+    record: &str,
+    stored: u64,
+    before: &(usize, String),
+) {
+    let (endpoint, _) = s3();
+    let upstream = endpoint.trim_start_matches("http://").to_string();
+    let node = upstream.rsplit_once(':').unwrap().0.to_string();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let (proxy, cuts) = rt.block_on(proxy::cutting_proxy(
+        &format!("{node}:0"),
+        upstream,
+        proxy::Cut::Answers(stored / 2),
+    ));
+    let r = etcd_s3(
+        ns,
+        &[
+            "restore",
+            "resumed",
+            "--from-backup",
+            record,
+            "--replicas",
+            "1",
+            "--timeout",
+            "3m",
+        ],
+        &[("AWS_ENDPOINT_URL", &format!("http://{proxy}"))],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        cuts.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "the proxy cut the restore pod's download"
+    );
+    assert_eq!(&keyspace_digest(ns, "resumed-0"), before);
+    ok(etcd(ns, &["delete", "resumed", "--delete-data", "--yes"]));
+    drop(rt);
 }
 
 /// The object of a recorded backup damaged in its bucket (one bit flipped): `restore

@@ -9,6 +9,9 @@
 // complexity gates (Cargo.toml's [lints.clippy], clippy.toml) are for the shipped code.
 #![allow(clippy::too_many_lines, clippy::cognitive_complexity)]
 
+#[path = "common/proxy.rs"]
+mod proxy;
+
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -499,68 +502,12 @@ async fn a_cancelled_upload_is_aborted_in_the_background() {
     assert_eq!(store.head("cancelled.db").await.unwrap(), None);
 }
 
-/// A TCP proxy to the S3 server that cuts the connection once, after `cut_at` bytes went upstream
-/// in total (in the middle of a part), and then forwards faithfully. Returns its address and the
-/// number of cuts made.
-async fn flaky_proxy(
-    upstream: String,
-    cut_at: u64,
-) -> (
-    std::net::SocketAddr,
-    std::sync::Arc<std::sync::atomic::AtomicU32>,
-) {
-    use std::sync::Arc;
-    use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-    use tokio::io::AsyncWriteExt;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let sent = Arc::new(AtomicU64::new(0));
-    let cuts = Arc::new(AtomicU32::new(0));
-    let cuts_out = cuts.clone();
-    tokio::spawn(async move {
-        loop {
-            let Ok((client, _)) = listener.accept().await else {
-                return;
-            };
-            let server = tokio::net::TcpStream::connect(&upstream).await.unwrap();
-            let (sent, cuts) = (sent.clone(), cuts.clone());
-            tokio::spawn(async move {
-                let (mut cr, mut cw) = client.into_split();
-                let (mut sr, mut sw) = server.into_split();
-                let up = async {
-                    let mut buf = vec![0u8; 64 * 1024];
-                    loop {
-                        let n = cr.read(&mut buf).await.unwrap_or(0);
-                        if n == 0 {
-                            return;
-                        }
-                        let total = sent.fetch_add(n as u64, Ordering::SeqCst) + n as u64;
-                        if total >= cut_at && cuts.fetch_add(1, Ordering::SeqCst) == 0 {
-                            return; // drop the connection mid-request
-                        }
-                        if total >= cut_at {
-                            cuts.fetch_sub(1, Ordering::SeqCst);
-                        }
-                        if sw.write_all(&buf[..n]).await.is_err() {
-                            return;
-                        }
-                    }
-                };
-                let down = async {
-                    let _ = tokio::io::copy(&mut sr, &mut cw).await;
-                };
-                tokio::select! { _ = up => {}, _ = down => {} }
-            });
-        }
-    });
-    (addr, cuts_out)
-}
-
 #[tokio::test]
 async fn a_connection_dropped_in_the_middle_of_a_part_is_retried_and_the_object_is_whole() {
     let e = env();
     let upstream = e.endpoint.trim_start_matches("http://").to_string();
-    let (proxy, cuts) = flaky_proxy(upstream, 12 * 1024 * 1024).await;
+    let (proxy, cuts) =
+        proxy::cutting_proxy("127.0.0.1:0", upstream, proxy::Cut::Requests(12 << 20)).await;
     let loc = Location::parse(&format!(
         "s3://{}/live/{}-flaky?endpoint=http://{proxy}",
         e.bucket,
@@ -584,6 +531,76 @@ async fn a_connection_dropped_in_the_middle_of_a_part_is_retried_and_the_object_
         .unwrap();
     assert_eq!(sha_of(reader).await, want);
     store.delete("flaky.db").await.unwrap();
+}
+
+/// The location `name` of this test run, reached through `proxy`.
+fn through(proxy: std::net::SocketAddr, name: &str) -> Location {
+    Location::parse(&format!(
+        "s3://{}/live/{}-{name}?endpoint=http://{proxy}",
+        env().bucket,
+        std::process::id()
+    ))
+    .unwrap()
+}
+
+#[tokio::test]
+async fn a_download_cut_midway_goes_on_from_where_it_stopped_and_is_whole() {
+    let upstream = env().endpoint.trim_start_matches("http://").to_string();
+    let (proxy, cuts) =
+        proxy::cutting_proxy("127.0.0.1:0", upstream, proxy::Cut::Answers(5 << 20)).await;
+    let direct = open(&location("cutdown")).await;
+    let size = 3 * PART_SIZE as u64;
+    let want = sha_of(noise(size, 11)).await;
+    direct.put("cut.db", noise(size, 11), |_| {}).await.unwrap();
+    let (reader, len) = open(&through(proxy, "cutdown"))
+        .await
+        .get("cut.db")
+        .await
+        .unwrap();
+    assert_eq!(len, Some(size));
+    assert_eq!(
+        sha_of(reader).await,
+        want,
+        "the bytes joined across the cut"
+    );
+    assert_eq!(
+        cuts.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "the proxy never cut"
+    );
+    direct.delete("cut.db").await.unwrap();
+}
+
+#[tokio::test]
+async fn an_object_replaced_while_its_download_was_cut_is_refused_not_joined() {
+    let upstream = env().endpoint.trim_start_matches("http://").to_string();
+    let (proxy, cuts) =
+        proxy::cutting_proxy("127.0.0.1:0", upstream, proxy::Cut::Answers(5 << 20)).await;
+    let direct = open(&location("replaced")).await;
+    let size = 3 * PART_SIZE as u64;
+    direct.put("r.db", noise(size, 12), |_| {}).await.unwrap();
+    let (mut reader, _) = open(&through(proxy, "replaced"))
+        .await
+        .get("r.db")
+        .await
+        .unwrap();
+    let mut first = vec![0u8; 64 * 1024];
+    reader.read_exact(&mut first).await.unwrap();
+    // Replaced (other bytes: `noise` seeds are made odd) before the reader reaches the cut, so
+    // before it asks for the rest.
+    direct.put("r.db", noise(size, 14), |_| {}).await.unwrap();
+    let err = tokio::io::copy(&mut reader, &mut tokio::io::sink())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert_eq!(cuts.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert!(
+        err.contains("broke off at byte")
+            && err.contains("cannot go on")
+            && err.contains("replaced while it was read"),
+        "{err}"
+    );
+    direct.delete("r.db").await.unwrap();
 }
 
 #[tokio::test]

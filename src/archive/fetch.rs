@@ -191,12 +191,16 @@ where
             why: KeyProblem::Wrong(c.clone()),
         });
     }
-    // The download's own failure (the network, the store) is what the rest saw as a short
-    // stream; a broken pipe only means the rest stopped reading (its own error follows).
-    if let Err(e) = &downloaded
+    // The download's own failure (the network, the store, after the store's own resumes) is
+    // what the rest saw as a short stream: a storage failure, not a verdict on the backup. A
+    // broken pipe only means the rest stopped reading (its own error follows).
+    if let Err(e) = downloaded
         && e.kind() != std::io::ErrorKind::BrokenPipe
     {
-        return Err(FetchError::Corrupt(format!("{what}: {e}")));
+        return Err(FetchError::Store(StoreError::Io {
+            what: format!("cannot download {what}"),
+            source: e,
+        }));
     }
     if let Some(want) = expected
         && !want.eq_ignore_ascii_case(&sha256)
@@ -342,8 +346,10 @@ mod tests {
         .await
         .unwrap_err();
         assert!(
-            matches!(&err, FetchError::Corrupt(m) if m.contains("reset")),
-            "the download's own error, not a short snapshot: {err:?}"
+            matches!(&err, FetchError::Store(StoreError::Io { what, source })
+                if what.contains(name) && source.kind() == std::io::ErrorKind::ConnectionReset)
+                && !err.to_string().contains(UNUSABLE),
+            "the download's own error, a storage failure, not an unusable snapshot: {err:?}"
         );
 
         // A zstd stream followed by more than the pipe holds: however far the rest reads, the

@@ -6,6 +6,7 @@
 #![allow(dead_code)] // each test binary uses a different part of the harness
 
 pub mod operator;
+pub mod proxy;
 pub mod writer;
 
 use std::path::PathBuf;

@@ -13,17 +13,20 @@
 //! Keys are relative to the location (`s3://b/p` + `demo.db` is object `p/demo.db` in bucket `b`).
 //!
 //! Memory stays bounded whatever the size: `put` holds at most two 8 MiB parts (one uploading, one
-//! being read), `get` streams. There are no deadlines on whole transfers (they would have to scale
-//! with the size); each HTTP request has a connect timeout and a read timeout instead.
+//! being read), `get` streams (from S3, going on from where a connection broke off). There are no
+//! deadlines on whole transfers (they would have to scale with the size); each HTTP request has a
+//! connect timeout and a read timeout instead.
 //!
 //! Seams: `location` parses and prints the URLs (pure); `access` says what opening may use beyond
 //! explicit credentials (the operator's limits, pure); this module holds the opened [`Store`], its
 //! errors and the dispatch to the backends: `file` (a local directory), `s3` (the S3 client,
-//! multipart uploads, error mapping) and a [`Remote`] (carried out outside this room).
+//! multipart uploads, error mapping, downloads that `resume` where a connection broke off) and
+//! a [`Remote`] (carried out outside this room).
 
 mod access;
 mod file;
 mod location;
+mod resume;
 mod s3;
 
 pub use access::{Access, FLAG_AMBIENT, FLAG_ENDPOINTS, Refused};

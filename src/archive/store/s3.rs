@@ -26,11 +26,12 @@ use aws_sdk_s3::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart, ServerSideEncryption};
 use bytes::{Bytes, BytesMut};
-use futures::StreamExt;
 use futures::stream::FuturesOrdered;
+use futures::{FutureExt, StreamExt};
 use jiff::Timestamp;
 use tokio::io::{AsyncRead, AsyncReadExt};
 
+use super::resume::{Body, Reopen, Resuming};
 use super::{
     Credentials, ObjectInfo, S3Location, Sse, Store, StoreError, Stored, implies_path_style,
 };
@@ -600,7 +601,66 @@ impl S3Backend {
             .await
             .map_err(|e| self.error(format!("cannot download {}", store.url(key)), Some(key), e))?;
         let size = out.content_length().and_then(|n| u64::try_from(n).ok());
-        Ok((Box::new(out.body.into_async_read()), size))
+        let etag = out.e_tag().map(str::to_string);
+        let body: Body = Box::new(out.body.into_async_read());
+        // Resumable when the rest can be asked for of this very version: by its ETag.
+        let (Some(size), Some(etag)) = (size, etag) else {
+            return Ok((body, size));
+        };
+        let url = store.url(key);
+        let (s3, key) = (self.clone(), key.to_string());
+        let reopen: Reopen = {
+            let url = url.clone();
+            Box::new(move |from| {
+                let (s3, key, etag, url) = (s3.clone(), key.clone(), etag.clone(), url.clone());
+                async move { s3.get_rest(&url, &key, &etag, from, size).await }.boxed()
+            })
+        };
+        Ok((Box::new(Resuming::new(url, size, body, reopen)), Some(size)))
+    }
+
+    /// The bytes of `key` (at `url`) from `from` to its end, of the version `etag` only.
+    async fn get_rest(
+        &self,
+        url: &str,
+        key: &str,
+        etag: &str,
+        from: u64,
+        size: u64,
+    ) -> Result<Body, StoreError> {
+        let what = format!("cannot download {url} from byte {from}");
+        let out = self
+            .client
+            .get_object()
+            .bucket(&self.bucket)
+            .key(self.full_key(key))
+            .range(format!("bytes={from}-"))
+            .if_match(etag)
+            .send()
+            .await
+            .map_err(|e| match &e {
+                SdkError::ServiceError(s) if s.raw().status().as_u16() == 412 => replaced(&what),
+                _ => self.error(what.clone(), Some(key), e),
+            })?;
+        // A store that ignores If-Match is caught here.
+        if out.e_tag() != Some(etag) {
+            return Err(replaced(&what));
+        }
+        // Only the exact rest will do: a store that ignores the range sends the whole object.
+        let want = format!("bytes {from}-{}/{size}", size - 1);
+        if out.content_range() != Some(want.as_str()) {
+            return Err(StoreError::Other {
+                what,
+                detail: format!(
+                    "the store answered with {} instead of {want}",
+                    out.content_range()
+                        .map_or_else(|| "the whole object".to_string(), |r| format!("range {r}"))
+                ),
+                transient: false,
+                source: None,
+            });
+        }
+        Ok(Box::new(out.body.into_async_read()))
     }
 
     pub(super) async fn abort_uploads(&self, prefix: &str) -> Result<usize, StoreError> {
@@ -918,6 +978,16 @@ struct Answer {
     code: String,
     message: String,
     region: Option<String>,
+}
+
+/// The object read changed between two requests of one download: its bytes cannot be joined.
+fn replaced(what: &str) -> StoreError {
+    StoreError::Other {
+        what: what.into(),
+        detail: "it was replaced while it was read (its ETag changed); start again".into(),
+        transient: false,
+        source: None,
+    }
 }
 
 /// Whether an S3 error answer is worth retrying: throttling, timeouts, server errors.

@@ -1,0 +1,87 @@
+//! A TCP proxy in front of the S3 server that cuts one connection midway, once, and forwards
+//! everything else faithfully. Shared by the S3 store's live tests (uploads and downloads cut)
+//! and the restore e2e (the restore pod downloads through it).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+
+/// Where the one cut falls.
+#[derive(Clone, Copy)]
+pub enum Cut {
+    /// Once this many bytes went to the server, counted over every connection (mid-upload).
+    Requests(u64),
+    /// In the first connection whose answers reach this many bytes (mid-download).
+    Answers(u64),
+}
+
+/// Listens on `listen` (port 0: any) and forwards to `upstream` (host:port). Returns its
+/// address and the number of cuts made (0 or 1).
+pub async fn cutting_proxy(
+    listen: &str,
+    upstream: String,
+    cut: Cut,
+) -> (SocketAddr, Arc<AtomicU32>) {
+    let listener = tokio::net::TcpListener::bind(listen).await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let cuts = Arc::new(AtomicU32::new(0));
+    let requested = Arc::new(AtomicU64::new(0));
+    let cuts_out = cuts.clone();
+    tokio::spawn(async move {
+        loop {
+            let Ok((client, _)) = listener.accept().await else {
+                return;
+            };
+            let server = tokio::net::TcpStream::connect(&upstream).await.unwrap();
+            let (cr, cw) = client.into_split();
+            let (sr, sw) = server.into_split();
+            let answered = Arc::new(AtomicU64::new(0));
+            let (up, down) = match cut {
+                Cut::Requests(n) => (Some((requested.clone(), n)), None),
+                Cut::Answers(n) => (None, Some((answered, n))),
+            };
+            let cuts = cuts.clone();
+            tokio::spawn(async move {
+                tokio::select! {
+                    () = pump(cr, sw, up, &cuts) => {},
+                    () = pump(sr, cw, down, &cuts) => {},
+                }
+            });
+        }
+    });
+    (addr, cuts_out)
+}
+
+/// Copies `from` to `to`; with a `(counter, n)`, the first pump whose counter reaches `n` writes
+/// up to that byte and drops the connection.
+async fn pump(
+    mut from: OwnedReadHalf,
+    mut to: OwnedWriteHalf,
+    limit: Option<(Arc<AtomicU64>, u64)>,
+    cuts: &AtomicU32,
+) {
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = from.read(&mut buf).await.unwrap_or(0);
+        if n == 0 {
+            return;
+        }
+        if let Some((counter, cut_at)) = &limit {
+            let before = counter.fetch_add(n as u64, Ordering::SeqCst);
+            if before + n as u64 >= *cut_at && cuts.fetch_add(1, Ordering::SeqCst) == 0 {
+                let keep = usize::try_from(cut_at.saturating_sub(before)).unwrap();
+                let _ = to.write_all(&buf[..keep]).await;
+                return;
+            }
+            if before + n as u64 >= *cut_at {
+                cuts.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+        if to.write_all(&buf[..n]).await.is_err() {
+            return;
+        }
+    }
+}
