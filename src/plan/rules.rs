@@ -850,8 +850,9 @@ pub(super) fn restore_seed(d: &Desired, o: &Observed) -> Option<Step> {
                  Secret or image), the restore then goes on by itself"
             ),
         ),
-        // Found unusable while verified whole, before a byte was restored: most likely a damaged
-        // backup, which no retry mends (the same error also covers a copy cut short).
+        // Found unusable while verified whole, before a byte was restored: a damaged backup,
+        // which no retry mends. (A download that broke off and could not go on is a storage
+        // failure, held below with the advice to retry.)
         Some(RestorePodView::Failed(why)) if why.contains(crate::archive::fetch::UNUSABLE) => hold(
             Reason::RestoreFailed,
             format!(
