@@ -62,7 +62,7 @@ complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -f -a "completio
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l replicas -d 'Voting members (1-9; odd numbers tolerate the most failures)' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l version -d 'etcd release (default: the newest patch of the newest minor the project tests; 3.4 is past etcd\'s end of support and warned about)' -r
-complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l storage -d 'Volume size per member' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l storage -d 'Volume size per member (default 1Gi, at least 512Mi). The quota (`--quota-backend-bytes`) is etcd\'s 2 GiB, or less where the volume holds no more: 320 MiB on 1Gi, 832 MiB on 2Gi; 4480Mi holds etcd\'s default' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l storage-class -d 'StorageClass of the member volumes (default: the cluster\'s default class)' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l image-repository -d 'Image repository (tag is v<version>)' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l etcd-option -d 'Another etcd server flag, NAME=VALUE without the dashes (repeatable), e.g. `--etcd-option heartbeat-interval=250 --etcd-option election-timeout=2500`' -r
@@ -203,7 +203,7 @@ complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l fr
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l latest-of -d 'The newest successful backup of this cluster' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l replicas -d 'Voting members of the new cluster (the others join the restored seed as learners)' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l version -d 'etcd release of the new cluster (default: the version the backup was taken from; for a URL of unknown origin, the default of `create`)' -r
-complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l storage -d 'Volume size per member' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l storage -d 'Volume size per member (default: 1Gi, or the smallest whole Gi whose quota holds the snapshot\'s database twice over; refused when its quota would be 90 % full at once)' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l storage-class -d 'StorageClass of the member volumes' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l sha256 -d 'Expected sha256 of the stored object (default: the one the backup record holds). When known, an s3:// or pvc:// object is verified by the restore pod, not downloaded here' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l credentials-secret -d 'Secret (namespace of the new cluster) with S3 credentials for the in-cluster download; default: one is made from this machine\'s AWS_* variables and deleted with the cluster' -r

@@ -36,6 +36,37 @@ fn create_builds_a_healthy_three_member_cluster_seen_from_inside_a_pod() {
         "the default is the newest tested patch of the newest minor: {doc}"
     );
     assert!(!r.stderr.contains("end of support"), "{}", r.stderr);
+    // A quota the default 1Gi volume holds, written into the spec and run by the members.
+    assert_eq!(
+        doc["spec"]["etcd"]["quotaBackendBytes"], 335_544_320,
+        "{doc}"
+    );
+    let too_small = |doc: &serde_json::Value| {
+        let c = doc["status"]["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["type"] == "VolumeTooSmall")
+            .cloned()
+            .unwrap_or_else(|| panic!("no VolumeTooSmall condition: {doc}"));
+        (
+            c["status"].as_str().unwrap().to_string(),
+            c["message"].as_str().unwrap().to_string(),
+        )
+    };
+    assert_eq!(too_small(&doc).0, "False", "{doc}");
+    let objects = ok(kubectl(&[
+        "-n",
+        &ns.0,
+        "get",
+        "statefulset,configmap",
+        "-o",
+        "yaml",
+    ]));
+    assert!(
+        objects.stdout.contains("quota-backend-bytes=335544320"),
+        "the members run the quota"
+    );
     // From inside a member pod, with the image's own etcdctl.
     let names: Vec<String> = members(&ns.0, "demo-0")
         .into_iter()
@@ -70,6 +101,19 @@ fn create_builds_a_healthy_three_member_cluster_seen_from_inside_a_pod() {
     // Someone scales the StatefulSet to 0 by hand: status says etcd is unreachable (exit 7),
     // and the engine brings every member back on its own volume, data intact.
     ok(etcdctl(&ns.0, "demo-0", &["put", "survivor", "yes"]));
+    // The quota taken out of the spec (etcd's 2 GiB on 1Gi volumes): said by the status once the
+    // members come back below.
+    ok(kubectl(&[
+        "-n",
+        &ns.0,
+        "patch",
+        "etcdcluster",
+        "demo",
+        "--type",
+        "json",
+        "-p",
+        r#"[{"op":"remove","path":"/spec/etcd/quotaBackendBytes"}]"#,
+    ]));
     ok(kubectl(&[
         "-n",
         &ns.0,
@@ -99,6 +143,13 @@ fn create_builds_a_healthy_three_member_cluster_seen_from_inside_a_pod() {
         &["reconcile", "demo", "--timeout", "3m", "-o", "json"],
     )));
     assert_eq!(ready_members(&back["status"]), (3, 3, 3), "{back}");
+    let (status, message) = too_small(&back);
+    assert_eq!(status, "True", "{back}");
+    assert!(
+        message.contains("2048.0 MiB (etcd's default), does not fit volumes of 1Gi")
+            && message.contains("at most 320.0 MiB"),
+        "{message}"
+    );
     let v = ok(etcdctl(
         &ns.0,
         "demo-2",
@@ -295,6 +346,13 @@ fn bad_input_is_refused_with_a_clear_line_and_no_change() {
     assert!(r.stderr.contains("spec.version"), "{}", r.stderr);
     let r = etcd(&ns.0, &["create", "Demo"]);
     assert_eq!(r.code, 2, "{}", r.stderr);
+    let r = etcd(&ns.0, &["create", "demo", "--storage", "256Mi"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("volumes of 256Mi are too small") && r.stderr.contains("512Mi"),
+        "{}",
+        r.stderr
+    );
     let none = ok(kubectl(&["-n", &ns.0, "get", "etcdclusters", "-o", "name"]));
     assert_eq!(
         none.stdout.trim(),

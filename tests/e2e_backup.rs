@@ -256,6 +256,22 @@ fn a_restore_whose_download_is_cut_midway_goes_on_and_brings_every_key_back(
         upstream,
         proxy::Cut::Answers(stored / 2),
     ));
+    // Volumes too small for etcd: refused before anything is made.
+    let r = etcd_s3(
+        ns,
+        &[
+            "restore",
+            "tiny",
+            "--from-backup",
+            record,
+            "--storage",
+            "256Mi",
+        ],
+        &[],
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("too small"), "{}", r.stderr);
+    assert_ne!(kubectl(&["-n", ns, "get", "etcdcluster", "tiny"]).code, 0);
     let r = etcd_s3(
         ns,
         &[

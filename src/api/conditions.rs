@@ -26,6 +26,10 @@ pub mod condition {
     /// True while TLS is switched on or off for the running cluster (`plan::tls_switch`); the
     /// message names the phase.
     pub const SWITCHING_TLS: &str = "SwitchingTLS";
+    /// True while the members' quota does not fit their volumes (`model::quota_fitting`): a
+    /// volume would fill before etcd refuses writes, on every member at once. The message says
+    /// the quota or the size that fits.
+    pub const VOLUME_TOO_SMALL: &str = "VolumeTooSmall";
 }
 
 /// Why a cluster is where it is: the `reason` of conditions and Events, and what the planner's
@@ -119,6 +123,10 @@ pub enum Reason {
     PlainHttp,
     /// `InsecureTransport` false: clients speak https with client certificates.
     ClientCertificates,
+    /// `VolumeTooSmall` false: the volumes hold the quota (or there are none).
+    QuotaFitsVolume,
+    /// `VolumeTooSmall` true.
+    QuotaExceedsVolume,
 }
 
 impl Reason {
@@ -174,6 +182,8 @@ impl Reason {
             Reason::SwitchingTls => "SwitchingTLS",
             Reason::PlainHttp => "PlainHttp",
             Reason::ClientCertificates => "ClientCertificates",
+            Reason::QuotaFitsVolume => "QuotaFitsVolume",
+            Reason::QuotaExceedsVolume => "QuotaExceedsVolume",
         }
     }
 }

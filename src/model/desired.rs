@@ -21,13 +21,89 @@ pub const DEFAULT_LOST_MEMBER_GRACE_SECONDS: u64 = 180;
 pub const DEFAULT_UPGRADE_TIMEOUT_SECONDS: u64 = 300;
 /// Volume size when the spec names none.
 pub const DEFAULT_STORAGE_SIZE: &str = "1Gi";
+/// Room a member's volume keeps beside the database for etcd's write-ahead log: the five WAL
+/// files etcd retains (`--max-wals`, 64 MiB each) and the one it preallocates.
+pub const WAL_RESERVE_BYTES: i64 = (6 * 64) << 20;
+
+/// The largest quota (`--quota-backend-bytes`) a volume of `volume_bytes` holds safely: besides
+/// the WAL, room for a second copy of the database, which etcd writes beside the first while it
+/// defragments (`db.tmp`) and while a lagging member or a new learner receives the leader's
+/// snapshot (`<index>.snap.db`). With a bigger quota the volume fills before etcd refuses
+/// writes, and on every member at once (they hold the same data): etcd then stops, where a full
+/// quota only makes it read-only until space is freed. Whole MiB, at least 0.
+pub fn quota_fitting(volume_bytes: i64) -> i64 {
+    ((volume_bytes - WAL_RESERVE_BYTES) / 2).max(0) >> 20 << 20
+}
+
+/// The smallest volume [`quota_fitting`] a quota of `quota` bytes: whole MiB, rounded up.
+pub fn volume_fitting(quota: i64) -> i64 {
+    let bytes = quota.saturating_mul(2).saturating_add(WAL_RESERVE_BYTES);
+    (bytes.saturating_add((1 << 20) - 1) >> 20) << 20
+}
+
+/// The smallest volume a new cluster gets: a 64 MiB quota beside the WAL's room.
+pub const MIN_NEW_VOLUME: &str = "512Mi";
+
+/// Refuses a volume size too small for a new cluster (below [`MIN_NEW_VOLUME`]): etcd
+/// preallocates its WAL in 64 MiB files and keeps up to six. Existing clusters are never refused
+/// for it (their volumes exist).
+pub fn check_new_volume(size: &str) -> Result<(), String> {
+    let bytes = super::quantity_bytes(size).unwrap_or(0.0);
+    if bytes < super::quantity_bytes(MIN_NEW_VOLUME).unwrap_or(0.0) {
+        return Err(format!(
+            "volumes of {size} are too small for etcd: it preallocates its write-ahead log in \
+             64 MiB files and keeps up to six beside the database; give --storage \
+             {MIN_NEW_VOLUME} or more"
+        ));
+    }
+    Ok(())
+}
+
+/// The quota a new cluster's volumes of `volume_bytes` get (`new_cluster_defaults`): etcd's
+/// default, or less where the volume holds no more.
+pub fn new_cluster_quota(volume_bytes: i64) -> i64 {
+    quota_fitting(volume_bytes).min(DEFAULT_QUOTA_BYTES)
+}
+
+/// The member volume size of a cluster restored from a database of `snapshot_bytes`: `given`
+/// (`--storage`) unless the quota its volumes get would be 90 % full or more at once (etcd's
+/// NOSPACE, the engine's `FULL_PERCENT`) where a bigger volume gets a bigger quota: refused
+/// with the size to give instead; with none
+/// given, the smallest whole GiB, the default at least, whose quota is at least twice the
+/// database (or etcd's default). `None`: the default size.
+pub fn restore_storage(given: Option<&str>, snapshot_bytes: u64) -> Result<Option<String>, String> {
+    const GIB: i64 = 1 << 30;
+    let db = i64::try_from(snapshot_bytes).unwrap_or(i64::MAX);
+    let wanted = db.saturating_mul(2).min(DEFAULT_QUOTA_BYTES);
+    let fitting_gib = (volume_fitting(wanted).saturating_add(GIB - 1) / GIB).max(1);
+    let Some(given) = given else {
+        let default = super::quantity_bytes(DEFAULT_STORAGE_SIZE).unwrap_or(0.0) as i64;
+        return Ok((new_cluster_quota(default) < wanted).then(|| format!("{fitting_gib}Gi")));
+    };
+    check_new_volume(given)?;
+    let quota = super::quantity_bytes(given).map_or(0, |b| new_cluster_quota(b as i64));
+    // (A database that fills etcd's default quota needs a bigger quota, not a bigger volume.)
+    if quota < DEFAULT_QUOTA_BYTES && db >= quota / 100 * 90 {
+        return Err(format!(
+            "the snapshot's database ({} MiB) would fill {}% of the quota volumes of {given} \
+             hold ({} MiB: etcd keeps room for its WAL and a second copy of the database), and \
+             etcd would refuse writes at once; give --storage {fitting_gib}Gi or more",
+            db >> 20,
+            if quota > 0 { db * 100 / quota } else { 100 },
+            quota >> 20,
+        ));
+    }
+    Ok(Some(given.to_string()))
+}
+
 /// Auto-compaction `create` and `restore` write into a new cluster's spec (`new_cluster_defaults`):
 /// keep one hour of history, as KubeBlocks does (etcd-druid keeps 30 minutes).
 pub const DEFAULT_AUTO_COMPACTION_MODE: &str = "periodic";
 pub const DEFAULT_AUTO_COMPACTION_RETENTION: &str = "1h";
 
 /// Fills in what a cluster created by `kubectl etcd create` or `restore` gets unless its spec
-/// says otherwise: periodic auto-compaction (`DEFAULT_AUTO_COMPACTION_*`) and a preference to
+/// says otherwise: a quota that fits its volume ([`quota_fitting`], when that is below etcd's
+/// default), periodic auto-compaction (`DEFAULT_AUTO_COMPACTION_*`) and a preference to
 /// spread the members over zones and nodes (`objects::default_topology_spread`), and a metrics
 /// listener (`spec.metrics`, port 2381).
 ///
@@ -47,6 +123,16 @@ pub fn new_cluster_defaults(spec: &mut crate::api::EtcdClusterSpec) {
     }
     if spec.metrics.is_none() {
         spec.metrics = Some(crate::api::MetricsSpec::default());
+    }
+    // etcd's default quota (2 GiB) does not fit the default volume (1 GiB): a quota that does.
+    if spec.etcd.quota_backend_bytes.is_none() && !spec.storage.ephemeral {
+        let size = spec.storage.size.as_deref().unwrap_or(DEFAULT_STORAGE_SIZE);
+        if let Some(bytes) = super::quantity_bytes(size) {
+            let quota = new_cluster_quota(bytes as i64);
+            if quota < DEFAULT_QUOTA_BYTES {
+                spec.etcd.quota_backend_bytes = Some(quota);
+            }
+        }
     }
 }
 /// Where members keep their data.

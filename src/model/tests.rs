@@ -56,6 +56,122 @@ fn a_new_cluster_gets_compaction_and_spreading_unless_its_spec_says_otherwise() 
 }
 
 #[test]
+fn a_new_cluster_gets_a_quota_its_volume_holds_twice_over_beside_the_wal() {
+    const MIB: i64 = 1 << 20;
+    // 1 GiB: (1024 - 384) / 2 MiB; 4.4 GiB is what etcd's default 2 GiB needs.
+    assert_eq!(quota_fitting(1 << 30), 320 * MIB);
+    assert_eq!(volume_fitting(2 << 30), 4480 * MIB);
+    assert_eq!(quota_fitting(volume_fitting(2 << 30)), 2 << 30);
+    assert_eq!(
+        quota_fitting(100 * MIB),
+        0,
+        "a volume smaller than the WAL's room"
+    );
+    let quota_of = |size: Option<&str>, quota: Option<i64>, ephemeral: bool| {
+        let mut s = spec(3, "3.6.15");
+        s.storage.size = size.map(str::to_string);
+        s.storage.ephemeral = ephemeral;
+        s.etcd.quota_backend_bytes = quota;
+        new_cluster_defaults(&mut s);
+        let d = validate(&cluster(s.clone())).unwrap();
+        let flag = d
+            .etcd_flags
+            .iter()
+            .find_map(|f| f.strip_prefix("--quota-backend-bytes="))
+            .map(|q| q.parse::<i64>().unwrap());
+        assert_eq!(
+            flag, s.etcd.quota_backend_bytes,
+            "the spec's quota is the flag"
+        );
+        flag
+    };
+    // The default volume and a small one: the quota they hold.
+    assert_eq!(quota_of(None, None, false), Some(320 * MIB));
+    assert_eq!(quota_of(Some("2Gi"), None, false), Some(832 * MIB));
+    // A volume that holds etcd's default: none written (etcd's own default).
+    assert_eq!(quota_of(Some("8Gi"), None, false), None);
+    assert_eq!(quota_of(Some("4480Mi"), None, false), None);
+    // The user's quota stays, fitting or not (the status says when it does not); no volume,
+    // no quota.
+    assert_eq!(quota_of(None, Some(64 * MIB), false), Some(64 * MIB));
+    assert_eq!(quota_of(None, Some(4 << 30), false), Some(4 << 30));
+    assert_eq!(quota_of(None, None, true), None);
+    // A spec that says nothing (a cluster created before the default) keeps etcd's.
+    let d = validate(&cluster(spec(3, "3.6.15"))).unwrap();
+    assert!(!d.etcd_flags.iter().any(|f| f.contains("quota")));
+}
+
+#[test]
+fn a_restore_gets_volumes_whose_quota_holds_its_database_or_is_refused_with_the_size_that_does() {
+    const MIB: u64 = 1 << 20;
+    // Small databases (or none known): the default size.
+    assert_eq!(restore_storage(None, 0), Ok(None));
+    assert_eq!(
+        restore_storage(None, 100 * MIB),
+        Ok(None),
+        "320 MiB holds 100 twice"
+    );
+    // Bigger: the smallest whole GiB whose quota is twice the database, etcd's default at most.
+    assert_eq!(restore_storage(None, 300 * MIB), Ok(Some("2Gi".into())));
+    assert_eq!(restore_storage(None, 1300 * MIB), Ok(Some("5Gi".into())));
+    assert_eq!(restore_storage(None, 5000 * MIB), Ok(Some("5Gi".into())));
+    // Given: kept while the quota it gets is below 90 % full, else refused with a size.
+    assert_eq!(
+        restore_storage(Some("1Gi"), 280 * MIB),
+        Ok(Some("1Gi".into()))
+    );
+    let err = restore_storage(Some("1Gi"), 300 * MIB).unwrap_err();
+    assert!(
+        err.contains("(300 MiB) would fill 93% of the quota volumes of 1Gi hold (320 MiB")
+            && err.ends_with("give --storage 2Gi or more"),
+        "{err}"
+    );
+    assert_eq!(
+        restore_storage(Some("8Gi"), 1300 * MIB),
+        Ok(Some("8Gi".into()))
+    );
+    assert!(
+        restore_storage(Some("2Gi"), 1300 * MIB)
+            .unwrap_err()
+            .contains("--storage 5Gi")
+    );
+    // Too small for any database.
+    let err = restore_storage(Some("256Mi"), 0).unwrap_err();
+    assert!(
+        err.contains("too small") && err.contains("--storage 512Mi"),
+        "{err}"
+    );
+    assert_eq!(check_new_volume("512Mi"), Ok(()));
+    assert_eq!(
+        quota_fitting(quantity_bytes(MIN_NEW_VOLUME).unwrap() as i64),
+        64 << 20
+    );
+    assert!(check_new_volume("500M").is_err());
+    // Past 90 % of etcd's default quota, a bigger volume gets no bigger quota: not refused here.
+    assert_eq!(
+        restore_storage(Some("8Gi"), 1900 * MIB),
+        Ok(Some("8Gi".into()))
+    );
+    // Every size picked holds its database below half its quota, or at etcd's default.
+    for mib in [1, 50, 159, 161, 500, 700, 1023, 1024, 1500, 1900] {
+        let db = mib * MIB;
+        let size = restore_storage(None, db)
+            .unwrap()
+            .unwrap_or(DEFAULT_STORAGE_SIZE.into());
+        let quota = new_cluster_quota(quantity_bytes(&size).unwrap() as i64);
+        assert!(
+            db as i64 <= quota / 2 || quota == DEFAULT_QUOTA_BYTES,
+            "{mib} MiB: {size} holds {quota}"
+        );
+        assert_eq!(
+            restore_storage(Some(&size), db),
+            Ok(Some(size.clone())),
+            "{mib} MiB"
+        );
+    }
+}
+
+#[test]
 fn a_spread_constraint_the_api_server_would_refuse_is_refused_by_name() {
     for (skew, key, when, says) in [
         (0, "kubernetes.io/hostname", "ScheduleAnyway", "maxSkew"),

@@ -7,7 +7,8 @@
 //! ```text
 //!   NOSPACE ─▶ Compact(revision) ─▶ Defragment(each member: learners, followers, the leader last;
 //!              each only while every voter answers) ─▶ DisarmNospace (every member < 90 % of quota)
-//!     still ≥ 90 % ─▶ RaiseQuota(+50 %, once per spec quota) ─▶ UpdateTemplate ─▶ RestartMember…
+//!     still ≥ 90 % ─▶ RaiseQuota(+50 %, at most what the volumes hold, once per spec quota)
+//!                     ─▶ UpdateTemplate ─▶ RestartMember…
 //!                     ─▶ DisarmNospace
 //!     still ≥ 90 % at the raised quota ─▶ Hold(DatabaseFull): the numbers and the choices
 //!   keys deleted meanwhile (the revision moved past the compaction) ─▶ Compact again
@@ -40,11 +41,19 @@ fn spec_quota(d: &Desired) -> i64 {
     d.quota_raised_from.unwrap_or_else(|| quota(d))
 }
 
+/// The biggest quota the members' volumes hold (`model::quota_fitting`); none without volumes.
+fn volume_room(d: &Desired) -> Option<i64> {
+    let crate::model::Storage::Volume { size, .. } = &d.storage else {
+        return None;
+    };
+    crate::model::quantity_bytes(size).map(|b| crate::model::quota_fitting(b as i64))
+}
+
 fn full(d: &Desired, db_size: i64) -> bool {
     db_size >= quota(d) / 100 * FULL_PERCENT
 }
 
-fn mib(bytes: i64) -> String {
+pub(super) fn mib(bytes: i64) -> String {
     format!("{:.1} MiB", bytes as f64 / (1u64 << 20) as f64)
 }
 
@@ -150,28 +159,41 @@ pub fn full_database(d: &Desired, o: &Observed) -> Option<Step> {
             .quota_raised
             .as_ref()
             .is_some_and(|r| r.from_bytes == spec);
-    if !raised_once {
-        let q = quota(d);
-        return Some(Step::RaiseQuota {
-            from: q,
-            to: raised(q),
-        });
+    let q = quota(d);
+    // Never past what the volumes hold: a full quota makes etcd read-only, a full volume stops
+    // it on every member at once.
+    let room = volume_room(d);
+    let to = raised(q).min(room.unwrap_or(i64::MAX));
+    if !raised_once && to > q {
+        return Some(Step::RaiseQuota { from: q, to });
     }
+    let then = match (&d.storage, room) {
+        (crate::model::Storage::Volume { size, .. }, Some(room)) if !raised_once => format!(
+            "volumes of {size} hold no bigger quota (up to {}: etcd needs room for its WAL and a \
+             second copy of the database); etcd refuses writes until spec.storage.size grows (to \
+             at least {}Mi for a {} quota) and spec.etcd.quotaBackendBytes with it",
+            mib(room),
+            crate::model::volume_fitting(raised(q)) >> 20,
+            mib(raised(q)),
+        ),
+        _ => format!(
+            "the engine already raised the quota once (spec.etcd.quotaBackendBytes {}); etcd \
+             refuses writes until spec.etcd.quotaBackendBytes is raised (the members restart one \
+             at a time)",
+            mib(spec)
+        ),
+    };
     Some(hold(
         Reason::DatabaseFull,
         format!(
             "the database is full of live data: {} holds {} ({} in use) of its {} quota after \
-             compaction to revision {} and defragmentation of every member, and the engine \
-             already raised the quota once (spec.etcd.quotaBackendBytes {}); etcd refuses writes \
-             until spec.etcd.quotaBackendBytes is raised (the members restart one at a time) or \
-             keys are deleted (etcd accepts deletes; the engine then compacts and defragments \
-             again)",
+             compaction to revision {} and defragmentation of every member, and {then}, or keys \
+             are deleted (etcd accepts deletes; the engine then compacts and defragments again)",
             super::member_name(d, m),
             mib(s.db_size),
             mib(s.db_size_in_use),
-            mib(quota(d)),
+            mib(q),
             rec.compacted_to.unwrap_or_default(),
-            mib(spec),
         ),
     ))
 }
@@ -421,6 +443,52 @@ mod tests {
                 why: Trigger::Nospace
             }
         );
+    }
+
+    #[test]
+    fn a_quota_is_raised_only_as_far_as_the_volumes_hold_it() {
+        // 1 GiB volumes hold a 320 MiB quota: 256 MiB is raised to 320, not 384.
+        let d = crate::fixtures::cluster("demo")
+            .replicas(3)
+            .spec(|s| s.etcd.quota_backend_bytes = Some(256 * MIB))
+            .desired();
+        let mut o = full(&d, 250 * MIB, 250 * MIB);
+        while !matches!(
+            pass(&d, &mut o),
+            Step::RaiseQuota { .. } | Step::Hold { .. }
+        ) {}
+        assert_eq!(
+            o.maintenance
+                .as_ref()
+                .and_then(|m| m.quota_raised.as_ref())
+                .map(|r| r.to_bytes),
+            Some(320 * MIB)
+        );
+        // 320 MiB on 1 GiB volumes (what a new cluster gets): no room to raise, held with the
+        // size that would hold more.
+        let d = crate::fixtures::cluster("demo")
+            .replicas(3)
+            .spec(crate::model::new_cluster_defaults)
+            .desired();
+        let mut o = full(&d, 315 * MIB, 315 * MIB);
+        let step = loop {
+            if let s @ (Step::RaiseQuota { .. } | Step::Hold { .. }) = pass(&d, &mut o) {
+                break s;
+            }
+        };
+        let Step::Hold {
+            reason: Reason::DatabaseFull,
+            message,
+        } = &step
+        else {
+            panic!("{step:?}")
+        };
+        assert!(
+            message.contains("volumes of 1Gi hold no bigger quota (up to 320.0 MiB")
+                && message.contains("at least 1344Mi for a 480.0 MiB quota"),
+            "{message}"
+        );
+        assert_eq!(pass(&d, &mut o), step, "the hold stays a hold");
     }
 
     #[test]

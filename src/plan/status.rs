@@ -88,6 +88,7 @@ pub fn derive_status(
         c.spec_refused(d),
         c.maintaining(d, step, &doing),
         c.insecure_transport(d),
+        c.volume_too_small(d),
         c.rotating_ca(d, o, step),
         c.switching_tls(d, o, step),
     ];
@@ -454,6 +455,56 @@ impl Conditions<'_> {
                 ),
             )
         }
+    }
+
+    /// True while the quota the members run with does not fit their volumes.
+    fn volume_too_small(&self, d: &Desired) -> Condition {
+        let set = |too_small, reason, message| {
+            self.set(condition::VOLUME_TOO_SMALL, too_small, reason, message)
+        };
+        let crate::model::Storage::Volume { size, .. } = &d.storage else {
+            return set(
+                false,
+                Reason::QuotaFitsVolume,
+                "no volumes: the members keep their data in emptyDir".into(),
+            );
+        };
+        let Some(bytes) = crate::model::quantity_bytes(size) else {
+            return set(false, Reason::QuotaFitsVolume, format!("volumes of {size}"));
+        };
+        let quota = super::nospace::quota(d);
+        let fits = crate::model::quota_fitting(bytes as i64);
+        let said = match d.quota_backend_bytes {
+            _ if d.quota_raised_from.is_some() => "raised for a full database",
+            Some(q) if q > 0 => "spec.etcd.quotaBackendBytes",
+            _ => "etcd's default",
+        };
+        if quota <= fits {
+            return set(
+                false,
+                Reason::QuotaFitsVolume,
+                format!(
+                    "the quota, {} ({said}), fits volumes of {size} (up to {} does)",
+                    super::nospace::mib(quota),
+                    super::nospace::mib(fits)
+                ),
+            );
+        }
+        set(
+            true,
+            Reason::QuotaExceedsVolume,
+            format!(
+                "the quota, {} ({said}), does not fit volumes of {size}: etcd writes its WAL \
+                 beside the database and a second copy of it while it defragments or a member \
+                 receives a snapshot, so a volume fills before etcd refuses writes, on every \
+                 member at once, and etcd stops; set spec.etcd.quotaBackendBytes to at most \
+                 {} ({}), or grow spec.storage.size to at least {}Mi",
+                super::nospace::mib(quota),
+                super::nospace::mib(fits),
+                fits,
+                crate::model::volume_fitting(quota) >> 20
+            ),
+        )
     }
 
     /// True while a CA rotation is under way: the step's sentence while it works on the CAs,

@@ -968,6 +968,60 @@ fn status_of_a_healthy_cluster_is_ready_and_running() {
 }
 
 #[test]
+fn a_quota_the_volumes_cannot_hold_is_said_with_the_quota_and_the_size_that_fit() {
+    let now = jiff::Timestamp::from_second(1).unwrap();
+    let volume_too_small = |spec: fn(&mut crate::api::EtcdClusterSpec)| {
+        let d = crate::fixtures::cluster("demo").spec(spec).desired();
+        let o = healthy(&d, 3);
+        cond(
+            &derive_status(&d, &o, &Step::Idle, None, now),
+            condition::VOLUME_TOO_SMALL,
+        )
+        .clone()
+    };
+    // A spec of old: etcd's default 2 GiB on the default 1 GiB volumes.
+    let c = volume_too_small(|_| {});
+    assert_eq!(
+        (c.status.as_str(), c.reason.as_str()),
+        ("True", "QuotaExceedsVolume")
+    );
+    assert!(
+        c.message
+            .contains("2048.0 MiB (etcd's default), does not fit volumes of 1Gi")
+            && c.message.contains("at most 320.0 MiB (335544320)")
+            && c.message.contains("at least 4480Mi"),
+        "{}",
+        c.message
+    );
+    // What a new cluster gets, and a big enough volume.
+    let c = volume_too_small(crate::model::new_cluster_defaults);
+    assert_eq!(
+        (c.status.as_str(), c.reason.as_str()),
+        ("False", "QuotaFitsVolume")
+    );
+    assert!(
+        c.message
+            .contains("320.0 MiB (spec.etcd.quotaBackendBytes)"),
+        "{}",
+        c.message
+    );
+    let c = volume_too_small(|s| s.storage.size = Some("8Gi".into()));
+    assert_eq!(c.status, "False", "{}", c.message);
+    // An explicit quota too big for its volume, and no volumes at all.
+    let c = volume_too_small(|s| {
+        s.storage.size = Some("8Gi".into());
+        s.etcd.quota_backend_bytes = Some(8 << 30);
+    });
+    assert_eq!(c.status, "True");
+    assert!(c.message.contains("at least 16768Mi"), "{}", c.message);
+    let c = volume_too_small(|s| s.storage.ephemeral = true);
+    assert_eq!(
+        (c.status.as_str(), c.reason.as_str()),
+        ("False", "QuotaFitsVolume")
+    );
+}
+
+#[test]
 fn a_foreign_member_with_an_engine_members_name_is_listed_by_its_own_id_and_says_so() {
     // Added by hand with etcdctl under demo-1's name, with another peer URL: the planner holds
     // (`foreign_members_are_held`), and the status that says so must still apply: members are

@@ -19,7 +19,9 @@ pub struct Args {
     /// past etcd's end of support and warned about).
     #[arg(long, default_value = DEFAULT_VERSION)]
     pub version: String,
-    /// Volume size per member.
+    /// Volume size per member (default 1Gi, at least 512Mi). The quota (`--quota-backend-bytes`) is etcd's
+    /// 2 GiB, or less where the volume holds no more: 320 MiB on 1Gi, 832 MiB on 2Gi; 4480Mi
+    /// holds etcd's default.
     #[arg(long)]
     pub storage: Option<String>,
     /// StorageClass of the member volumes (default: the cluster's default class).
@@ -72,6 +74,10 @@ async fn create(g: &Global, a: Args) -> Result<(), Error> {
              its members reads and writes every key; leave out --insecure and --tls none for \
              managed TLS (the default)"
         ));
+    }
+    if let Some(size) = &a.storage {
+        model::check_new_volume(size)
+            .map_err(|why| Error::Usage(format!("EtcdCluster {name}: {why}")))?;
     }
     let mut options = std::collections::BTreeMap::new();
     for o in &a.etcd_options {

@@ -53,7 +53,8 @@ pub struct Args {
     /// URL of unknown origin, the default of `create`).
     #[arg(long)]
     pub version: Option<String>,
-    /// Volume size per member.
+    /// Volume size per member (default: 1Gi, or the smallest whole Gi whose quota holds the
+    /// snapshot's database twice over; refused when its quota would be 90 % full at once).
     #[arg(long)]
     pub storage: Option<String>,
     /// StorageClass of the member volumes.
@@ -159,6 +160,8 @@ struct Source {
     record: Option<String>,
     /// The Secret its record says it was encrypted with.
     encryption: Option<KeySecret>,
+    /// The database's size its record says.
+    snapshot_bytes: Option<u64>,
 }
 
 async fn resolve_source(s: &Session, a: &Args) -> Result<Source, Error> {
@@ -180,6 +183,7 @@ async fn resolve_source(s: &Session, a: &Args) -> Result<Source, Error> {
             secret: b.spec.credentials_secret.clone(),
             record: Some(b.name_any()),
             encryption: b.spec.encryption.as_ref().map(|e| e.key_secret()),
+            snapshot_bytes: st.snapshot_size.and_then(|n| u64::try_from(n).ok()),
         })
     };
     if let Some(url) = &a.from {
@@ -190,6 +194,7 @@ async fn resolve_source(s: &Session, a: &Args) -> Result<Source, Error> {
             secret: None,
             record: None,
             encryption: None,
+            snapshot_bytes: None,
         });
     }
     if let Some(name) = &a.from_backup {
@@ -282,6 +287,7 @@ async fn restore(g: &Global, a: Args) -> Result<(), Error> {
         encryption: encryption.as_ref(),
     };
     let (verified, progress, in_cluster) = know_the_snapshot(&s, &a, &src, at).await?;
+    let storage = storage_for(&s, &a, &src, &verified).inspect_err(|_| progress.abandon())?;
     // A file of this machine reaches the cluster through a staging claim the restore pod reads.
     let staging = matches!(loc, Location::File(_)).then(|| pvc_agent::staging_claim_name(&name));
     let source_url = match &staging {
@@ -309,7 +315,7 @@ async fn restore(g: &Global, a: Args) -> Result<(), Error> {
             .as_ref()
             .map(crate::api::BackupEncryption::from_key_secret),
     };
-    let mut cluster = new_cluster(&s, &a, replicas, version, restore);
+    let mut cluster = new_cluster(&s, &a, replicas, version, restore, storage);
     let d = validated(&s, &cluster)?;
     check_secrets(&s, &name, &d).await?;
     if a.wait.dry_run {
@@ -363,6 +369,22 @@ async fn restore(g: &Global, a: Args) -> Result<(), Error> {
         ));
     }
     Ok(())
+}
+
+/// The member volume size: one whose quota holds the database (`model::restore_storage`; its
+/// size is known when it was verified here or recorded).
+fn storage_for(
+    s: &Session,
+    a: &Args,
+    src: &Source,
+    verified: &Verified,
+) -> Result<Option<String>, Error> {
+    let db = Some(verified.snapshot_bytes)
+        .filter(|b| *b > 0)
+        .or(src.snapshot_bytes)
+        .unwrap_or(0);
+    model::restore_storage(a.storage.as_deref(), db)
+        .map_err(|why| Error::Usage(format!("EtcdCluster {}/{}: {why}", s.namespace, a.name)))
 }
 
 /// The flags that need no cluster: the new name, the replica count, the version.
@@ -621,12 +643,13 @@ fn new_cluster(
     replicas: u32,
     version: String,
     restore: RestoreSpec,
+    size: Option<String>,
 ) -> EtcdCluster {
     let mut spec = EtcdClusterSpec {
         replicas: replicas as i32,
         version,
         storage: StorageSpec {
-            size: a.storage.clone(),
+            size,
             storage_class_name: a.storage_class.clone(),
             ephemeral: false,
         },
