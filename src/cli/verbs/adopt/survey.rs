@@ -138,10 +138,20 @@ pub(super) fn capacity_refusals(c: &ClusterView, d: &model::Desired) -> Vec<Stri
         .filter(|q| *q > 0)
         .unwrap_or(model::DEFAULT_QUOTA_BYTES);
     if db >= quota {
+        // Volumes whose own quota holds it (a new cluster's quota follows its volume).
+        let bigger = model::restore_storage(None, u64::try_from(db).unwrap_or(0))
+            .ok()
+            .flatten()
+            .filter(|size| {
+                model::quantity_bytes(size)
+                    .is_some_and(|b| model::new_cluster_quota(b as i64) > db.saturating_mul(2))
+            })
+            .map(|size| format!("--storage {size} (volumes whose quota holds it twice over) or "))
+            .unwrap_or_default();
         why.push(format!(
             "{name}'s database is {}, not below the new members' quota of {}: pass \
-             --quota-backend-bytes above it (the old members' own quota), or compact and \
-             defragment the old cluster first",
+             {bigger}--quota-backend-bytes above it (the old members' own quota), or compact \
+             and defragment the old cluster first",
             human(db),
             human(quota)
         ));
@@ -237,6 +247,24 @@ mod tests {
         assert_eq!(why.len(), 1, "{why:?}");
         assert!(why[0].contains("etcd-1's database is 3.0 GiB"), "{why:?}");
         assert!(why[0].contains("--quota-backend-bytes"), "{why:?}");
+        assert!(
+            !why[0].contains("--storage"),
+            "no volume gets a quota above 2 GiB: {why:?}"
+        );
+        // A database of 400 MiB on the default volumes (their quota 320 MiB): a size that holds it.
+        let mut m = three();
+        m[1].status.as_mut().unwrap().db_size = 400 << 20;
+        let o400 = old_cluster(m);
+        let mut spec = crate::fixtures::cluster("demo").build().spec;
+        crate::model::new_cluster_defaults(&mut spec);
+        let new = crate::fixtures::cluster("demo")
+            .spec(|s| *s = spec)
+            .desired();
+        let why = capacity_refusals(reached(&o400), &new);
+        assert!(
+            why.len() == 1 && why[0].contains("quota of 320.0 MiB: pass --storage 2Gi"),
+            "{why:?}"
+        );
         let raised = crate::fixtures::cluster("demo")
             .spec(|s| {
                 s.storage.size = Some("2Gi".into());
