@@ -98,7 +98,34 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     for line in &intent {
         output::progress_line(line);
     }
+    if let Some(hint) = model::validate(&patched)
+        .ok()
+        .and_then(|after| quota_hint(&before, &after))
+    {
+        output::progress_line(&hint);
+    }
     drive::drive(&s, g, patched, &a.wait).await
+}
+
+/// Bigger volumes keep the quota the members run (changing it restarts every member): says how
+/// much more the new volumes hold, when they hold more than the quota.
+fn quota_hint(before: &model::Desired, after: &model::Desired) -> Option<String> {
+    let (model::Storage::Volume { size: old, .. }, model::Storage::Volume { size: new, .. }) =
+        (&before.storage, &after.storage)
+    else {
+        return None;
+    };
+    let bytes = |s: &str| model::quantity_bytes(s).map(|b| b as i64);
+    let quota = crate::plan::nospace::quota(after);
+    let fits = model::new_cluster_quota(bytes(new)?);
+    (bytes(new)? > bytes(old)? && fits > quota).then(|| {
+        format!(
+            "the quota stays {} MiB (changing it restarts every member, one at a time); volumes \
+             of {new} hold up to {} MiB: set spec.etcd.quotaBackendBytes to {fits} to use them",
+            quota >> 20,
+            fits >> 20
+        )
+    })
 }
 
 /// A smaller size, or volumes switched to or from ephemeral storage, is refused before anything
@@ -145,6 +172,27 @@ mod tests {
         assert_eq!(e.field, "spec.storage.size");
         assert!(e.message.contains("kubectl etcd backup"), "{e}");
         assert!(refuse_shrink(&Storage::Ephemeral, &volume("1Gi", None)).is_err());
+    }
+
+    #[test]
+    fn bigger_volumes_say_the_quota_they_would_hold() {
+        let at = |size: &str, quota: Option<i64>| {
+            crate::fixtures::cluster("demo")
+                .spec(|s| {
+                    s.storage.size = Some(size.into());
+                    s.etcd.quota_backend_bytes = quota;
+                })
+                .desired()
+        };
+        let q = Some(320 << 20);
+        let hint = quota_hint(&at("1Gi", q), &at("2Gi", q)).unwrap();
+        assert!(
+            hint.contains("stays 320 MiB") && hint.contains("quotaBackendBytes to 872415232"),
+            "{hint}"
+        );
+        // Already at etcd's default, or volumes not bigger: nothing to say.
+        assert_eq!(quota_hint(&at("1Gi", None), &at("8Gi", None)), None);
+        assert_eq!(quota_hint(&at("2Gi", q), &at("2048Mi", q)), None);
     }
 
     #[test]
