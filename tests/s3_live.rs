@@ -572,6 +572,32 @@ async fn a_download_cut_midway_goes_on_from_where_it_stopped_and_is_whole() {
 }
 
 #[tokio::test]
+async fn a_store_refusing_downloads_for_a_while_is_waited_out_by_the_restore_pods_fetch() {
+    let upstream = env().endpoint.trim_start_matches("http://").to_string();
+    // The SDK tries a request three times: the first fetch fails whole, the second gets it.
+    let (proxy, refused) = proxy::cutting_proxy("127.0.0.1:0", upstream, proxy::Cut::Gets(3)).await;
+    let direct = open(&location("patient")).await;
+    let snap = fake_snapshot(64);
+    let stored = direct.put("p.db", &snap[..], |_| {}).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let to = dir.path().join("restore").join("snapshot.db");
+    let v = kubectl_etcd::archive::fetch::fetch_to_file_patiently(
+        &open(&through(proxy, "patient")).await,
+        "p.db",
+        None,
+        Some(&stored.sha256_hex),
+        &to,
+        None,
+    )
+    .await
+    .unwrap();
+    assert_eq!(refused.load(std::sync::atomic::Ordering::SeqCst), 3);
+    assert_eq!(v.sha256, stored.sha256_hex);
+    assert_eq!(std::fs::read(&to).unwrap(), snap);
+    direct.delete("p.db").await.unwrap();
+}
+
+#[tokio::test]
 async fn an_object_replaced_while_its_download_was_cut_is_refused_not_joined() {
     let upstream = env().endpoint.trim_start_matches("http://").to_string();
     let (proxy, cuts) =

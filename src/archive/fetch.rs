@@ -197,9 +197,11 @@ where
     if let Err(e) = downloaded
         && e.kind() != std::io::ErrorKind::BrokenPipe
     {
-        return Err(FetchError::Store(StoreError::Io {
+        return Err(FetchError::Store(StoreError::Other {
             what: format!("cannot download {what}"),
-            source: e,
+            detail: e.to_string(),
+            transient: true,
+            source: Some(Box::new(e)),
         }));
     }
     if let Some(want) = expected
@@ -223,6 +225,67 @@ where
         sha256,
         snapshot_bytes,
     })
+}
+
+/// The pauses between attempts of [`fetch_to_file_patiently`]: about five minutes in all.
+pub const FETCH_RETRY_WAITS: [std::time::Duration; 9] = {
+    use std::time::Duration;
+    [
+        Duration::from_secs(2),
+        Duration::from_secs(4),
+        Duration::from_secs(8),
+        Duration::from_secs(16),
+        Duration::from_secs(30),
+        Duration::from_secs(60),
+        Duration::from_secs(60),
+        Duration::from_secs(60),
+        Duration::from_secs(60),
+    ]
+};
+
+/// Runs `attempt` again after each of `waits` while it fails in a way that may pass (the store
+/// unreachable, throttling, a download that broke off past its resumes); any other failure, or
+/// the last one, is returned. `attempt` gets the attempt's number (1 first).
+pub async fn patiently<T, F, Fut>(
+    waits: &[std::time::Duration],
+    mut attempt: F,
+) -> Result<T, FetchError>
+where
+    F: FnMut(usize) -> Fut,
+    Fut: std::future::Future<Output = Result<T, FetchError>>,
+{
+    let mut waits = waits.iter();
+    let mut n = 1;
+    loop {
+        match attempt(n).await {
+            Err(FetchError::Store(e)) if e.is_transient() => {
+                let Some(wait) = waits.next() else {
+                    return Err(FetchError::Store(e));
+                };
+                tracing::warn!(attempt = n, error = %e, "the fetch failed; trying again in {wait:?}");
+                tokio::time::sleep(*wait).await;
+                n += 1;
+            }
+            done => return done,
+        }
+    }
+}
+
+/// [`fetch_to_file`], tried again on a failure that may pass ([`patiently`],
+/// [`FETCH_RETRY_WAITS`]): the restore pod's fetch, which a store down for a few minutes should
+/// not fail (a failed restore pod holds the cluster until someone deletes it).
+pub async fn fetch_to_file_patiently(
+    store: &Store,
+    key: &str,
+    secret: Option<&Key>,
+    expected: Option<&str>,
+    to: &Path,
+    clean: Option<&Path>,
+) -> Result<Verified, FetchError> {
+    patiently(&FETCH_RETRY_WAITS, |_| {
+        fetch_to_file(store, key, secret, expected, to, clean)
+    })
+    .await
 }
 
 /// Bytes gathered before each write of [`fetch_to_file`].
@@ -331,6 +394,58 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_failure_that_may_pass_is_tried_again_and_any_other_or_the_last_is_returned() {
+        use std::time::Duration;
+        let waits = [Duration::from_millis(1); 3];
+        let unreachable = || {
+            FetchError::Store(StoreError::Unreachable {
+                endpoint: "http://s3".into(),
+                bucket: "b".into(),
+                what: "connection failed".into(),
+                source: None,
+            })
+        };
+        // Down twice, then up.
+        let got = patiently(&waits, |n| async move {
+            if n < 3 { Err(unreachable()) } else { Ok(n) }
+        })
+        .await;
+        assert_eq!(got.unwrap(), 3);
+        // Down for longer than the waits: the last failure, after one attempt per wait and one.
+        let mut tries = 0;
+        let err = patiently(&waits, |_| {
+            tries += 1;
+            async { Err::<(), _>(unreachable()) }
+        })
+        .await
+        .unwrap_err();
+        assert!(
+            matches!(err, FetchError::Store(StoreError::Unreachable { .. })),
+            "{err:?}"
+        );
+        assert_eq!(tries, 4);
+        // Damage, a refusal, a missing object: at once.
+        for (fail, name) in [
+            (FetchError::Corrupt("x".into()), "corrupt"),
+            (FetchError::Local("x".into()), "local"),
+            (
+                FetchError::Store(StoreError::NotFound("s3://b/x".into())),
+                "missing",
+            ),
+        ] {
+            let mut fail = Some(fail);
+            let mut tries = 0;
+            let err = patiently(&waits, |_| {
+                tries += 1;
+                let e = fail.take();
+                async move { Err::<(), _>(e.unwrap()) }
+            })
+            .await;
+            assert!(err.is_err() && tries == 1, "{name}");
+        }
+    }
+
+    #[tokio::test]
     async fn a_download_cut_off_midway_is_said_as_such_and_bytes_past_the_snapshot_do_not_hang_it()
     {
         let snap = crate::archive::codec::tests::fake_snapshot(2000, 7);
@@ -346,8 +461,8 @@ mod tests {
         .await
         .unwrap_err();
         assert!(
-            matches!(&err, FetchError::Store(StoreError::Io { what, source })
-                if what.contains(name) && source.kind() == std::io::ErrorKind::ConnectionReset)
+            matches!(&err, FetchError::Store(e @ StoreError::Other { what, detail, .. })
+                if what.contains(name) && detail.contains("reset") && e.is_transient())
                 && !err.to_string().contains(UNUSABLE),
             "the download's own error, a storage failure, not an unusable snapshot: {err:?}"
         );

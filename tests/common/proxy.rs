@@ -1,5 +1,5 @@
-//! A TCP proxy in front of the S3 server that cuts one connection midway, once, and forwards
-//! everything else faithfully. Shared by the S3 store's live tests (uploads and downloads cut)
+//! A TCP proxy in front of the S3 server that cuts one connection midway, once (or refuses the
+//! first downloads), and forwards everything else faithfully. Shared by the S3 store's live tests (uploads and downloads cut)
 //! and the restore e2e (the restore pod downloads through it).
 
 use std::net::SocketAddr;
@@ -16,10 +16,13 @@ pub enum Cut {
     Requests(u64),
     /// In the first connection whose answers reach this many bytes (mid-download).
     Answers(u64),
+    /// Each of the first this many connections that ask for an object (`GET`), before an answer:
+    /// a store unreachable for a while (`HEAD`s and listings pass).
+    Gets(u32),
 }
 
 /// Listens on `listen` (port 0: any) and forwards to `upstream` (host:port). Returns its
-/// address and the number of cuts made (0 or 1).
+/// address and the number of cuts made (0 or 1; for `Gets`, the downloads refused).
 pub async fn cutting_proxy(
     listen: &str,
     upstream: String,
@@ -42,9 +45,24 @@ pub async fn cutting_proxy(
             let (up, down) = match cut {
                 Cut::Requests(n) => (Some((requested.clone(), n)), None),
                 Cut::Answers(n) => (None, Some((answered, n))),
+                Cut::Gets(_) => (None, None),
             };
             let cuts = cuts.clone();
             tokio::spawn(async move {
+                let (mut cr, mut sw) = (cr, sw);
+                if let Cut::Gets(n) = cut {
+                    let mut first = vec![0u8; 64 * 1024];
+                    let got = cr.read(&mut first).await.unwrap_or(0);
+                    if first[..got].starts_with(b"GET ") {
+                        if cuts.fetch_add(1, Ordering::SeqCst) < n {
+                            return; // dropped before any answer
+                        }
+                        cuts.fetch_sub(1, Ordering::SeqCst);
+                    }
+                    if sw.write_all(&first[..got]).await.is_err() {
+                        return;
+                    }
+                }
                 tokio::select! {
                     () = pump(cr, sw, up, &cuts) => {},
                     () = pump(sr, cw, down, &cuts) => {},

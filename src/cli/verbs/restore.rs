@@ -826,7 +826,7 @@ pub async fn snapshot(op: SnapshotOp) -> Result<(), Error> {
                 None => None,
             };
             let store = Store::open(&loc, None).await.map_err(BackupError::from)?;
-            let v = fetch::fetch_to_file(
+            let v = fetch::fetch_to_file_patiently(
                 &store,
                 &key,
                 secret.as_ref(),
