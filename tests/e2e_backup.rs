@@ -237,25 +237,17 @@ fn ten_thousand_keys_go_to_s3_and_come_back_in_a_new_cluster_that_scales_and_tak
     );
 }
 
-/// The restore pod's download of the backup (`stored` bytes) is cut halfway by a proxy between
-/// the pod and S3: the pod asks for the rest from the byte it reached (of the same object), the
-/// restore completes with every key, where it used to fail with "unusable" and delete the
-/// cluster.
+/// The restore pod reaches S3 through a proxy that gets in its way: (1) the download of the
+/// backup (`stored` bytes) is cut halfway: the pod asks for the rest from the byte it reached (of
+/// the same object), where it used to fail with "unusable" and delete the cluster; (2) the first
+/// three downloads are refused (the store unreachable: the SDK's three tries of the first fetch):
+/// the pod tries again a few seconds later. Each restore completes with every key.
 fn a_restore_whose_download_is_cut_midway_goes_on_and_brings_every_key_back(
     ns: &str,
     record: &str,
     stored: u64,
     before: &(usize, String),
 ) {
-    let (endpoint, _) = s3();
-    let upstream = endpoint.trim_start_matches("http://").to_string();
-    let node = upstream.rsplit_once(':').unwrap().0.to_string();
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let (proxy, cuts) = rt.block_on(proxy::cutting_proxy(
-        &format!("{node}:0"),
-        upstream,
-        proxy::Cut::Answers(stored / 2),
-    ));
     // Volumes too small for etcd: refused before anything is made.
     let r = etcd_s3(
         ns,
@@ -272,28 +264,48 @@ fn a_restore_whose_download_is_cut_midway_goes_on_and_brings_every_key_back(
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("too small"), "{}", r.stderr);
     assert_ne!(kubectl(&["-n", ns, "get", "etcdcluster", "tiny"]).code, 0);
-    let r = etcd_s3(
-        ns,
-        &[
-            "restore",
+
+    let (endpoint, _) = s3();
+    let upstream = endpoint.trim_start_matches("http://").to_string();
+    let node = upstream.rsplit_once(':').unwrap().0.to_string();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    for (name, cut, what) in [
+        (
             "resumed",
-            "--from-backup",
-            record,
-            "--replicas",
-            "1",
-            "--timeout",
-            "3m",
-        ],
-        &[("AWS_ENDPOINT_URL", &format!("http://{proxy}"))],
-    );
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    assert_eq!(
-        cuts.load(std::sync::atomic::Ordering::SeqCst),
-        1,
-        "the proxy cut the restore pod's download"
-    );
-    assert_eq!(&keyspace_digest(ns, "resumed-0"), before);
-    ok(etcd(ns, &["delete", "resumed", "--delete-data", "--yes"]));
+            proxy::Cut::Answers(stored / 2),
+            "cut the download",
+        ),
+        ("waited", proxy::Cut::Gets(3), "refused the first downloads"),
+    ] {
+        let (proxy, cuts) = rt.block_on(proxy::cutting_proxy(
+            &format!("{node}:0"),
+            upstream.clone(),
+            cut,
+        ));
+        let r = etcd_s3(
+            ns,
+            &[
+                "restore",
+                name,
+                "--from-backup",
+                record,
+                "--replicas",
+                "1",
+                "--timeout",
+                "3m",
+            ],
+            &[("AWS_ENDPOINT_URL", &format!("http://{proxy}"))],
+        );
+        assert_eq!(r.code, 0, "{name}: {}", r.stderr);
+        let want = if name == "waited" { 3 } else { 1 };
+        assert_eq!(
+            cuts.load(std::sync::atomic::Ordering::SeqCst),
+            want,
+            "the proxy {what}"
+        );
+        assert_eq!(&keyspace_digest(ns, &format!("{name}-0")), before, "{name}");
+        ok(etcd(ns, &["delete", name, "--delete-data", "--yes"]));
+    }
     drop(rt);
 }
 
