@@ -35,7 +35,7 @@ pub fn quota_fitting(volume_bytes: i64) -> i64 {
     ((volume_bytes - WAL_RESERVE_BYTES) / 2).max(0) >> 20 << 20
 }
 
-/// The smallest volume [`quota_fitting`] a quota of `quota` bytes: whole MiB, rounded up.
+/// The smallest volume whose [`quota_fitting`] is `quota` bytes: whole MiB, rounded up.
 pub fn volume_fitting(quota: i64) -> i64 {
     let bytes = quota.saturating_mul(2).saturating_add(WAL_RESERVE_BYTES);
     (bytes.saturating_add((1 << 20) - 1) >> 20) << 20
@@ -68,9 +68,9 @@ pub fn new_cluster_quota(volume_bytes: i64) -> i64 {
 /// The member volume size of a cluster restored from a database of `snapshot_bytes`: `given`
 /// (`--storage`) unless the quota its volumes get would be 90 % full or more at once (etcd's
 /// NOSPACE, the engine's `FULL_PERCENT`) where a bigger volume gets a bigger quota: refused
-/// with the size to give instead; with none
-/// given, the smallest whole GiB, the default at least, whose quota is at least twice the
-/// database (or etcd's default). `None`: the default size.
+/// with the size to give instead. With none given, the smallest whole GiB, the default at
+/// least, whose quota is at least twice the database (or etcd's default). `None`: the default
+/// size.
 pub fn restore_storage(given: Option<&str>, snapshot_bytes: u64) -> Result<Option<String>, String> {
     const GIB: i64 = 1 << 30;
     let db = i64::try_from(snapshot_bytes).unwrap_or(i64::MAX);
