@@ -42,7 +42,7 @@ fn spec_quota(d: &Desired) -> i64 {
 }
 
 /// The biggest quota the members' volumes hold (`model::quota_fitting`); none without volumes.
-fn volume_room(d: &Desired) -> Option<i64> {
+pub(super) fn volume_room(d: &Desired) -> Option<i64> {
     let crate::model::Storage::Volume { size, .. } = &d.storage else {
         return None;
     };

@@ -469,11 +469,10 @@ impl Conditions<'_> {
                 "no volumes: the members keep their data in emptyDir".into(),
             );
         };
-        let Some(bytes) = crate::model::quantity_bytes(size) else {
+        let Some(fits) = super::nospace::volume_room(d) else {
             return set(false, Reason::QuotaFitsVolume, format!("volumes of {size}"));
         };
         let quota = super::nospace::quota(d);
-        let fits = crate::model::quota_fitting(bytes as i64);
         let said = match d.quota_backend_bytes {
             _ if d.quota_raised_from.is_some() => "raised for a full database",
             Some(q) if q > 0 => "spec.etcd.quotaBackendBytes",
