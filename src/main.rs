@@ -4,24 +4,12 @@ use clap::Parser;
 use kubectl_etcd::cli::{Cli, LogFormat};
 
 fn init_tracing(cli: &Cli) {
-    let operate = cli.verb.is_long_running();
-    // CLI default `warn` (stderr is for people), operate default `info`; RUST_LOG wins.
-    let level = match (cli.global.verbose, operate) {
-        (0, false) => "warn",
-        (0, true) | (1, _) => "info",
-        _ => "debug",
-    };
-    // `-v` on a verb also shows how long each phase took (`kubectl_etcd::phase`).
-    let phases = if cli.global.verbose > 0 && !operate {
-        ",phase=debug"
-    } else {
-        ""
-    };
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
-        tracing_subscriber::EnvFilter::new(format!(
-            "{level},kube=warn,tower=warn,hyper=warn,h2=warn{phases}"
-        ))
-    });
+    // RUST_LOG wins; an empty one counts as unset (as a filter it would let only errors through).
+    let filter = std::env::var("RUST_LOG")
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+        .and_then(|v| tracing_subscriber::EnvFilter::try_new(v).ok())
+        .unwrap_or_else(|| tracing_subscriber::EnvFilter::new(cli.log_filter()));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);

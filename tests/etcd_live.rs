@@ -561,6 +561,22 @@ async fn leadership_moves_then_old_leader_is_removed(minor: &str, base_port: u16
         .find(|&i| i != old && i != follower)
         .unwrap();
     let target_id = member_id(&cluster, target).await;
+    let follower_id = member_id(&cluster, follower).await;
+
+    // The leader's own count of connected peers (its `/metrics`), which etcd checks before a
+    // removal: both followers, once their streams are up.
+    eventually("the leader counts both followers as connected", || {
+        let cluster = &cluster;
+        async move {
+            let view = cluster.client(old).await.peer_view().await;
+            view.is_ok_and(|v| {
+                v.member_id == leader_id
+                    && v.counts_connected(follower_id)
+                    && v.counts_connected(target_id)
+            })
+        }
+    })
+    .await;
 
     let mut from_follower = cluster.client(follower).await;
     let refused = from_follower
@@ -619,6 +635,11 @@ async fn leadership_moves_then_old_leader_is_removed(minor: &str, base_port: u16
     for &i in &rest {
         cluster.wait_healthy(i).await;
     }
+    // The new leader's count: the follower connected, the removed member not.
+    let view = c.peer_view().await.map_err(|e| report(&e)).unwrap();
+    assert_eq!(view.member_id, target_id);
+    assert!(view.counts_connected(follower_id), "{view:?}");
+    assert!(!view.counts_connected(old_id), "{view:?}");
     c.put("/live/k", "v").await.map_err(|e| report(&e)).unwrap();
     let mut other = cluster.client(follower).await;
     assert_eq!(other.get("/live/k").await.unwrap().as_deref(), Some("v"));

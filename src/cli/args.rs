@@ -164,11 +164,57 @@ impl Verb {
     }
 }
 
+impl Cli {
+    /// The log filter when `RUST_LOG` is unset or empty: a verb `warn` (stderr is for people),
+    /// `operate` `info`, `-v` info, `-vv` debug; `-v` on a verb also shows how long each phase
+    /// took (`crate::phase`). The chatty client crates stay at `warn`, each named in full: a
+    /// directive matches every target it is a prefix of (`kube=warn` would silence
+    /// `kubectl_etcd` too).
+    pub fn log_filter(&self) -> String {
+        let operate = self.verb.is_long_running();
+        let level = match (self.global.verbose, operate) {
+            (0, false) => "warn",
+            (0, true) | (1, _) => "info",
+            _ => "debug",
+        };
+        let phases = if self.global.verbose > 0 && !operate {
+            ",phase=debug"
+        } else {
+            ""
+        };
+        format!(
+            "{level},kube_client=warn,kube_runtime=warn,kube_core=warn,tower=warn,hyper=warn,\
+             hyper_util=warn,h2=warn{phases}"
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::cli::Format;
     use clap::CommandFactory;
+
+    #[test]
+    fn the_log_filter_quiets_other_crates_never_this_one() {
+        let filter = |args: &[&str]| {
+            let mut all = vec!["kubectl-etcd"];
+            all.extend_from_slice(args);
+            Cli::try_parse_from(all).unwrap().log_filter()
+        };
+        let operate = filter(&["operate"]);
+        assert!(operate.starts_with("info,"), "{operate}");
+        assert!(filter(&["status"]).starts_with("warn,"));
+        assert!(filter(&["-v", "status"]).contains("phase=debug"));
+        assert!(filter(&["-vv", "status"]).starts_with("debug,"));
+        for directive in operate.split(',').skip(1) {
+            let (target, _) = directive.split_once('=').unwrap();
+            assert!(
+                !"kubectl_etcd".starts_with(target),
+                "{directive} would set this crate's own level"
+            );
+        }
+    }
 
     #[test]
     fn the_command_line_is_well_formed() {

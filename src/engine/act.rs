@@ -311,6 +311,44 @@ where
 
 /// A client to the current leader (membership changes and leader moves go there), or failing
 /// that to any healthy voter.
+/// The peers the leader counts as connected (`Observed::leader_peers`); `None` when no leader is
+/// known or its `/metrics` cannot be read (the removal is then asked as it is, and etcd checks).
+pub(super) async fn leader_peers(
+    ctx: &Context,
+    d: &Desired,
+    o: &Observed,
+) -> Option<crate::model::LeaderPeers> {
+    let EtcdView::Reached(c) = &o.etcd else {
+        return None;
+    };
+    let leader = c.leader_member()?;
+    let ordinal = leader.ordinal?;
+    let ip = o.pods.get(&ordinal).and_then(|p| p.ip.as_deref());
+    let read = async {
+        let client = ctx.connect(d, ordinal, ip).await?;
+        client.peer_view().await
+    };
+    match read.await {
+        Ok(view) if view.member_id == leader.id => {
+            let connected: std::collections::BTreeSet<u64> = view
+                .active
+                .into_iter()
+                .filter_map(|(id, active)| active.then_some(id))
+                .collect();
+            tracing::debug!(cluster = %d.name, namespace = %d.namespace, leader = %leader.name, connected = ?connected, "the leader's peer count");
+            Some(crate::model::LeaderPeers {
+                leader: leader.id,
+                connected,
+            })
+        }
+        Ok(_) => None,
+        Err(e) => {
+            tracing::debug!(cluster = %d.name, namespace = %d.namespace, error = %e, "the leader's peer count was not read");
+            None
+        }
+    }
+}
+
 async fn leader_client(ctx: &Context, d: &Desired, o: &Observed) -> Result<EtcdClient, String> {
     let EtcdView::Reached(c) = &o.etcd else {
         return Err(format!("no member of {}/{} answered", d.namespace, d.name));

@@ -169,25 +169,8 @@ pub async fn reconcile_once(
         finalizer::add(&api, cluster).await?;
     }
 
-    // The backup records (with the cluster's creation time, and this process's running
-    // backups) are read beside the rest: they depend on no field `observe` settles.
-    let ((desired, mut observed), backups) = tokio::try_join!(
-        crate::phase::timed(
-            crate::phase!("observe"),
-            observe::observe(ctx, &desired, cluster.status.as_ref()),
-        ),
-        crate::phase::timed(
-            crate::phase!("read_backups"),
-            backups::observe(ctx, &desired, cluster),
-        ),
-    )?;
-    observed.backups = backups;
-    let desired = plan::upgrade::settle(desired, &observed);
-    let desired = plan::nospace::settle(desired, &observed);
-    let desired = plan::pki::settle(desired, &observed);
-    let desired = plan::tls_switch::settle(desired, &observed);
-    let desired = plan::recover::settle(desired, &observed);
-    let mut step = plan::plan(&desired, &observed);
+    let (desired, mut observed) = observed(ctx, &desired, cluster).await?;
+    let (desired, mut step) = planned(ctx, desired, &mut observed).await;
     let mut outcome = Outcome::Unchanged;
     let mut defragmented = None;
     if mode == Mode::Act && step.is_change() {
@@ -221,6 +204,47 @@ pub async fn reconcile_once(
         outcome,
         defragmented,
     })
+}
+
+/// The cluster and its backup records. The records (with the cluster's creation time, and this
+/// process's running backups) are read beside the rest: they depend on no field `observe`
+/// settles.
+async fn observed(
+    ctx: &Context,
+    desired: &Desired,
+    cluster: &EtcdCluster,
+) -> Result<(Desired, Observed), Error> {
+    let ((desired, mut observed), backups) = tokio::try_join!(
+        crate::phase::timed(
+            crate::phase!("observe"),
+            observe::observe(ctx, desired, cluster.status.as_ref()),
+        ),
+        crate::phase::timed(
+            crate::phase!("read_backups"),
+            backups::observe(ctx, desired, cluster),
+        ),
+    )?;
+    observed.backups = backups;
+    Ok((desired, observed))
+}
+
+/// The spec as what is under way settles it, and the plan's step; a removal is planned again
+/// once the leader's count of connected peers, which etcd checks before it removes a voter, is
+/// read (`plan::needs_leader_peers`).
+async fn planned(ctx: &Context, desired: Desired, observed: &mut Observed) -> (Desired, Step) {
+    let desired = plan::upgrade::settle(desired, observed);
+    let desired = plan::nospace::settle(desired, observed);
+    let desired = plan::pki::settle(desired, observed);
+    let desired = plan::tls_switch::settle(desired, observed);
+    let desired = plan::recover::settle(desired, observed);
+    let step = plan::plan(&desired, observed);
+    if !plan::needs_leader_peers(&step) {
+        return (desired, step);
+    }
+    let reading = act::leader_peers(ctx, &desired, observed);
+    observed.leader_peers = crate::phase::timed(crate::phase!("leader_peers"), reading).await;
+    let step = plan::plan(&desired, observed);
+    (desired, step)
 }
 
 /// The pass over a cluster being deleted: its finalizer released (when acting), and the status

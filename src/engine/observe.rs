@@ -326,6 +326,8 @@ pub async fn observe(
         certificates,
         trust,
         cert_manager,
+        // Read by the engine when the plan removes a voter (`plan::needs_leader_peers`).
+        leader_peers: None,
     };
     Ok((d.clone(), observed))
 }

@@ -365,6 +365,25 @@ impl EtcdClient {
         Self::versions_at(&raw, &endpoint, timeout).await
     }
 
+    /// Which peers this member counts as connected (etcd's `/metrics`,
+    /// `etcd_network_active_peers`): the count etcd's leader checks before it removes a voter.
+    pub async fn peer_view(&self) -> Result<super::PeerView, EtcdError> {
+        let err = |source| EtcdError::Metrics {
+            endpoint: self.endpoint.clone(),
+            source,
+        };
+        let body = dial::http_get(
+            &self.raw,
+            "/metrics",
+            dial::MAX_METRICS_ANSWER,
+            self.rpc_timeout,
+        )
+        .await
+        .map_err(err)?;
+        let text = std::str::from_utf8(&body).map_err(|e| err(Cause::NotUtf8(e)))?;
+        Ok(super::PeerView::from_metrics(text))
+    }
+
     async fn versions_at(
         raw: &dial::Raw,
         endpoint: &str,
@@ -374,7 +393,7 @@ impl EtcdClient {
             endpoint: endpoint.to_owned(),
             source,
         };
-        let body = dial::http_get(raw, "/version", timeout)
+        let body = dial::http_get(raw, "/version", dial::MAX_VERSION_ANSWER, timeout)
             .await
             .map_err(err)?;
         let v: VersionAnswer = serde_json::from_slice(&body).map_err(|e| err(Cause::Json(e)))?;

@@ -276,14 +276,22 @@ impl Raw {
     }
 }
 
-/// The largest HTTP answer read (`/version` is about 50 bytes).
-const MAX_HTTP_ANSWER: u64 = 64 * 1024;
+/// The largest HTTP answer read of `/version` (about 50 bytes).
+pub(super) const MAX_VERSION_ANSWER: u64 = 64 * 1024;
 
-/// `GET path` over HTTP/1.0 on a fresh connection: the body of a 200 answer. etcd serves HTTP/1
-/// and gRPC on the same client port.
-pub(super) async fn http_get(raw: &Raw, path: &str, timeout: Duration) -> Result<Vec<u8>, Cause> {
+/// The largest HTTP answer read of `/metrics` (about 200 KiB on a member of three).
+pub(super) const MAX_METRICS_ANSWER: u64 = 8 << 20;
+
+/// `GET path` over HTTP/1.0 on a fresh connection: the body of a 200 answer, read up to `max`
+/// bytes. etcd serves HTTP/1 and gRPC on the same client port.
+pub(super) async fn http_get(
+    raw: &Raw,
+    path: &str,
+    max: u64,
+    timeout: Duration,
+) -> Result<Vec<u8>, Cause> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let request = format!("GET {path} HTTP/1.0\r\nHost: etcd\r\nAccept: application/json\r\n\r\n");
+    let request = format!("GET {path} HTTP/1.0\r\nHost: etcd\r\n\r\n");
     let exchange = async {
         let mut answer = Vec::new();
         let stream: BoxIo = match &raw.path {
@@ -299,8 +307,8 @@ pub(super) async fn http_get(raw: &Raw, path: &str, timeout: Duration) -> Result
         s.write_all(request.as_bytes()).await?;
         // Read up to the end of the body its Content-Length announces, not up to the close: a
         // port-forward passes the close on about a second after etcd closed.
-        let mut chunk = [0u8; 4096];
-        while !http_complete(&answer) && (answer.len() as u64) < MAX_HTTP_ANSWER {
+        let mut chunk = [0u8; 16384];
+        while !http_complete(&answer) && (answer.len() as u64) < max {
             match s.read(&mut chunk).await {
                 Ok(0) => break,
                 Ok(n) => answer.extend_from_slice(&chunk[..n]),
@@ -311,6 +319,9 @@ pub(super) async fn http_get(raw: &Raw, path: &str, timeout: Duration) -> Result
                 }
                 Err(e) => return Err(e.into()),
             }
+        }
+        if answer.len() as u64 >= max && !http_complete(&answer) {
+            return Err(Cause::Incomplete("its end within the bytes it may take"));
         }
         Ok::<_, Cause>(answer)
     };

@@ -155,6 +155,12 @@ pub enum EtcdError {
         #[source]
         source: Cause,
     },
+    #[error("failed to read the peer connections of {endpoint} (/metrics)")]
+    Metrics {
+        endpoint: String,
+        #[source]
+        source: Cause,
+    },
     #[error("etcd at {endpoint} refused to {action} a downgrade to {target}")]
     Downgrade {
         endpoint: String,
@@ -321,6 +327,7 @@ impl EtcdError {
             | EtcdError::Snapshot { endpoint, .. }
             | EtcdError::Keyspace { endpoint, .. }
             | EtcdError::Version { endpoint, .. }
+            | EtcdError::Metrics { endpoint, .. }
             | EtcdError::Defragment { endpoint, .. }
             | EtcdError::Compact { endpoint, .. }
             | EtcdError::Disarm { endpoint, .. }
@@ -346,6 +353,7 @@ impl EtcdError {
             | EtcdError::Snapshot { source, .. }
             | EtcdError::Keyspace { source, .. }
             | EtcdError::Version { source, .. }
+            | EtcdError::Metrics { source, .. }
             | EtcdError::Defragment { source, .. }
             | EtcdError::Compact { source, .. }
             | EtcdError::Disarm { source, .. }

@@ -108,6 +108,57 @@ pub struct Versions {
     pub cluster: String,
 }
 
+/// Which peers one member counts as connected, as its `/metrics` say
+/// (`etcd_network_active_peers{Local,Remote}`). etcd's leader refuses to remove a voter when,
+/// without it, fewer than a quorum of the voters would be peers it counts as connected for the
+/// last five seconds ("unhealthy cluster"). That count can go stale: a failed send on the
+/// pipeline (a dial of a replaced pod's old address) marks a peer inactive after its streams
+/// connected, and nothing marks it active again while those streams hold.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct PeerView {
+    /// The member whose view this is (the metrics' `Local`; 0 when none was named).
+    pub member_id: u64,
+    /// Peers it knows, and whether it counts each as connected. A peer it never connected to
+    /// has no line, and counts as not connected.
+    pub active: std::collections::BTreeMap<u64, bool>,
+}
+
+impl PeerView {
+    /// Reads the `etcd_network_active_peers` lines of a Prometheus text exposition.
+    pub fn from_metrics(text: &str) -> PeerView {
+        let mut view = PeerView::default();
+        for line in text.lines() {
+            let Some(rest) = line.strip_prefix("etcd_network_active_peers{") else {
+                continue;
+            };
+            let Some((labels, value)) = rest.split_once('}') else {
+                continue;
+            };
+            let label = |name: &str| {
+                labels.split(',').find_map(|kv| {
+                    let (k, v) = kv.split_once('=')?;
+                    (k.trim() == name).then(|| v.trim().trim_matches('"'))
+                })
+            };
+            let id = |v: Option<&str>| v.and_then(|v| u64::from_str_radix(v, 16).ok());
+            let (Some(local), Some(remote)) = (id(label("Local")), id(label("Remote"))) else {
+                continue;
+            };
+            let Ok(value) = value.trim().parse::<f64>() else {
+                continue;
+            };
+            view.member_id = local;
+            view.active.insert(remote, value > 0.0);
+        }
+        view
+    }
+
+    /// Whether this member counts peer `id` as connected.
+    pub fn counts_connected(&self, id: u64) -> bool {
+        self.active.get(&id).copied().unwrap_or(false)
+    }
+}
+
 /// The three actions of etcd's downgrade API.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DowngradeAction {
@@ -153,5 +204,37 @@ mod tests {
         assert!(!member.started());
         member.client_urls = vec!["http://127.0.0.1:2379".into()];
         assert!(member.started());
+    }
+
+    /// The lines a leader of three wrote while it counted a replaced member (fc5e…) as
+    /// disconnected though its streams were up; a removed member's line stays at 0.
+    const LEADER_METRICS: &str = "\
+# HELP etcd_network_active_peers The current number of active peer connections.
+# TYPE etcd_network_active_peers gauge
+etcd_network_active_peers{Local=\"4ae6a216b8ed2c9f\",Remote=\"2eb3f5faec75e1d5\"} 0
+etcd_network_active_peers{Local=\"4ae6a216b8ed2c9f\",Remote=\"70be669f0a0b239f\"} 1
+etcd_network_active_peers{Local=\"4ae6a216b8ed2c9f\",Remote=\"fc5eab0e01e7f2bb\"} 0
+# HELP etcd_network_disconnected_peers_total The total number of disconnected peers.
+etcd_network_disconnected_peers_total{Local=\"4ae6a216b8ed2c9f\",Remote=\"fc5eab0e01e7f2bb\"} 2
+etcd_network_active_peers_total{Local=\"1\",Remote=\"2\"} 1
+";
+
+    #[test]
+    fn a_peer_view_reads_the_active_peers_gauge_and_nothing_else() {
+        let v = PeerView::from_metrics(LEADER_METRICS);
+        assert_eq!(v.member_id, 0x4ae6a216b8ed2c9f);
+        assert!(v.counts_connected(0x70be669f0a0b239f));
+        assert!(!v.counts_connected(0xfc5eab0e01e7f2bb));
+        assert!(!v.counts_connected(0x2eb3f5faec75e1d5));
+        // A peer without a line was never connected.
+        assert!(!v.counts_connected(0x1234));
+        assert_eq!(v.active.len(), 3);
+        // Labels in another order, and a value written as a float.
+        let v = PeerView::from_metrics("etcd_network_active_peers{Remote=\"b\",Local=\"a\"} 1.0\n");
+        assert_eq!((v.member_id, v.counts_connected(0xb)), (0xa, true));
+        assert_eq!(
+            PeerView::from_metrics("no metrics here"),
+            PeerView::default()
+        );
     }
 }

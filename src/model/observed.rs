@@ -68,6 +68,18 @@ pub struct Observed {
     pub trust: super::pki::TrustView,
     /// Mode certManager: the cert-manager `Certificate` of each leaf (empty otherwise).
     pub cert_manager: Vec<super::pki::CertManagerView>,
+    /// The peers the leader counts as connected (its own `/metrics`), read only when the plan
+    /// removes a voter (`plan::needs_leader_peers`); `None` when not read or not readable.
+    pub leader_peers: Option<LeaderPeers>,
+}
+
+/// The peers etcd's leader counts as connected: whom its quorum check before a removal counts.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct LeaderPeers {
+    /// The leader whose count this is.
+    pub leader: u64,
+    /// The members it counts as connected (itself not among them).
+    pub connected: std::collections::BTreeSet<u64>,
 }
 
 /// What the planner needs of a StorageClass.

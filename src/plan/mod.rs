@@ -167,7 +167,53 @@ pub fn plan(d: &Desired, o: &Observed) -> Step {
         // Backups only when the cluster itself needs nothing: they never pre-empt a repair.
         .or_else(|| backup::next(d, o))
         .unwrap_or(Step::Idle);
-    on_a_confirmed_list(o, step)
+    past_a_stale_peer_count(d, o, on_a_confirmed_list(o, step))
+}
+
+/// Whether the step needs the leader's count of connected peers (`Observed::leader_peers`),
+/// which observe does not read on its own: a removal, which etcd's leader checks against it.
+pub fn needs_leader_peers(step: &Step) -> bool {
+    matches!(step, Step::RemoveMember { .. })
+}
+
+/// etcd's leader removes a voter that it counts as connected only while, without it, a quorum
+/// of the voters would still be peers it counts as connected (itself included); else it answers
+/// "unhealthy cluster", every time. That count can go stale (a replaced member's old address
+/// dialed after its streams connected: `crate::etcd::PeerView`) and then never mends while the
+/// streams hold, so the removal would wait forever on a cluster whose every voter answers.
+/// When the leader would refuse for want of a voter that is healthy (a linearizable read through
+/// it passed, so it hears the leader), leadership goes to that voter first: its own count is
+/// fresh, and the removal is asked of it.
+fn past_a_stale_peer_count(d: &Desired, o: &Observed, step: Step) -> Step {
+    let Step::RemoveMember { id, .. } = &step else {
+        return step;
+    };
+    let (Some(c), Some(peers)) = (reached(o), o.leader_peers.as_ref()) else {
+        return step;
+    };
+    let Some(leader) = c.leader_member().filter(|l| l.id == peers.leader) else {
+        return step;
+    };
+    let counted = |m: &MemberView| m.id == leader.id || peers.connected.contains(&m.id);
+    let voters: Vec<&MemberView> = c.voters().collect();
+    let target_counted = voters.iter().any(|m| m.id == *id && counted(m));
+    let active = voters.iter().filter(|m| counted(m)).count();
+    let refused = target_counted && active.saturating_sub(1) < 1 + (voters.len() - 1) / 2;
+    if !refused || leader.id == *id {
+        return step;
+    }
+    let fresh = voters
+        .iter()
+        .filter(|m| m.id != *id && !counted(m) && m.healthy && !drain::leaving(o, m))
+        .min_by_key(|m| m.ordinal);
+    match fresh {
+        Some(to) => Step::MoveLeader {
+            from: member_name(d, leader),
+            to_id: to.id,
+            to: member_name(d, to),
+        },
+        None => step,
+    }
 }
 
 /// A step that destroys a member (removes it, or wipes its pod and volume) acts only on a member

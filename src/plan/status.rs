@@ -261,6 +261,9 @@ fn is_scaling(d: &Desired, step: &Step, voters: usize) -> bool {
         &[
             Reason::AddingLearner,
             Reason::PromotingLearner,
+            // etcd said not yet to a removal or a leadership move (`engine::acted`).
+            Reason::RemovingMember,
+            Reason::MovingLeader,
             Reason::ResizingWorkload,
             Reason::CleaningUp,
             Reason::ResizingStorage,

@@ -66,6 +66,7 @@ pub(super) fn healthy(d: &Desired, n: u32) -> Observed {
         certificates: Vec::new(),
         trust: Default::default(),
         cert_manager: Vec::new(),
+        leader_peers: None,
         maintenance: None,
         nospace: Vec::new(),
         revision: 0,
@@ -1787,4 +1788,101 @@ fn a_member_on_a_gone_node_is_replaced_and_its_pod_deleted_at_once() {
         !matches!(s, Step::RemoveMember { .. } | Step::WipeMember { .. }),
         "{s:?}"
     );
+}
+
+/// The leader (demo-0) counts as connected only `connected` of its peers.
+fn leader_counts(o: &mut Observed, connected: &[u64]) {
+    o.leader_peers = Some(crate::model::LeaderPeers {
+        leader: 100,
+        connected: connected.iter().copied().collect(),
+    });
+}
+
+#[test]
+fn a_removal_the_leader_would_refuse_on_a_stale_peer_count_moves_leadership_to_that_peer() {
+    let d = desired(2);
+    let mut o = healthy(&d, 3);
+    let remove = Step::RemoveMember {
+        id: 102,
+        name: "demo-2".into(),
+    };
+    assert_eq!(plan(&d, &o), remove);
+    assert!(needs_leader_peers(&remove));
+    // demo-1 answers (a linearizable read through it passed) but the leader counts it as
+    // disconnected: without demo-2, one of three voters would be connected, and etcd refuses.
+    leader_counts(&mut o, &[102]);
+    assert_eq!(
+        plan(&d, &o),
+        Step::MoveLeader {
+            from: "demo-0".into(),
+            to_id: 101,
+            to: "demo-1".into()
+        }
+    );
+    // A count that holds, or one that misses only the member removed (etcd removes a member it
+    // counts as disconnected): the removal as planned.
+    leader_counts(&mut o, &[101, 102]);
+    assert_eq!(plan(&d, &o), remove);
+    leader_counts(&mut o, &[101]);
+    assert_eq!(plan(&d, &o), remove);
+    // The peer really unreachable (no read through it passes): nobody to hand leadership to;
+    // the removal is asked, and etcd's refusal is a wait.
+    leader_counts(&mut o, &[102]);
+    cluster(&mut o).members[1].healthy = false;
+    assert!(!matches!(plan(&d, &o), Step::MoveLeader { .. }));
+    // A count read from a member that no longer leads says nothing of the leader's.
+    let mut o = healthy(&d, 3);
+    o.leader_peers = Some(crate::model::LeaderPeers {
+        leader: 101,
+        connected: Default::default(),
+    });
+    assert_eq!(plan(&d, &o), remove);
+}
+
+#[test]
+fn a_stale_peer_count_that_still_leaves_a_quorum_changes_nothing() {
+    // Five voters to four: the leader, demo-2 and demo-3 stay counted, a quorum of five.
+    let d = desired(4);
+    let mut o = healthy(&d, 5);
+    let step = plan(&d, &o);
+    assert!(
+        matches!(step, Step::RemoveMember { id: 104, .. }),
+        "{step:?}"
+    );
+    leader_counts(&mut o, &[102, 103, 104]);
+    assert_eq!(plan(&d, &o), step);
+    // Two stale: etcd would refuse; leadership to the lowest such voter.
+    leader_counts(&mut o, &[103, 104]);
+    assert!(
+        matches!(plan(&d, &o), Step::MoveLeader { to_id: 101, .. }),
+        "{:?}",
+        plan(&d, &o)
+    );
+    assert!(!needs_leader_peers(&Step::Idle));
+}
+
+#[test]
+fn a_removal_etcd_said_not_yet_to_still_reads_as_scaling() {
+    // A storage swap's removal on a cluster of three at three: only the step says it scales.
+    let d = desired(3);
+    let o = healthy(&d, 3);
+    let now = jiff::Timestamp::from_second(1).unwrap();
+    for (reason, what) in [
+        (Reason::RemovingMember, "remove member demo-0"),
+        (
+            Reason::MovingLeader,
+            "move leadership from demo-0 to demo-1",
+        ),
+    ] {
+        let waiting = Step::Wait {
+            reason,
+            message: format!("{what} (etcd: not yet: etcdserver: unhealthy cluster)"),
+        };
+        let st = derive_status(&d, &o, &waiting, None, now);
+        let scaling = cond(&st, condition::SCALING);
+        assert_eq!(scaling.status, "True", "{what}");
+        assert_eq!(scaling.reason, reason.as_str());
+        assert!(scaling.message.contains("not yet"), "{}", scaling.message);
+        assert_eq!(st.phase, Some(crate::api::Phase::Scaling));
+    }
 }
