@@ -243,7 +243,11 @@ async fn planned(ctx: &Context, desired: Desired, observed: &mut Observed) -> (D
     }
     let reading = act::leader_peers(ctx, &desired, observed);
     observed.leader_peers = crate::phase::timed(crate::phase!("leader_peers"), reading).await;
+    let removal = step;
     let step = plan::plan(&desired, observed);
+    if let Step::MoveLeader { from, to, .. } = &step {
+        tracing::info!(cluster = %desired.name, namespace = %desired.namespace, "etcd's leader {from} counts {to} as disconnected though {to} answers, so it would refuse to {removal}: leadership moves to {to} first");
+    }
     (desired, step)
 }
 
