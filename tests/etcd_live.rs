@@ -97,7 +97,17 @@ struct Node {
     name: String,
     client_url: String,
     peer_url: String,
+    /// The peer URL the others dial, when not `peer_url` (a proxy in front of it).
+    advertised_peer_url: Option<String>,
     child: Option<Child>,
+}
+
+impl Node {
+    fn advertised(&self) -> &str {
+        self.advertised_peer_url
+            .as_deref()
+            .unwrap_or(&self.peer_url)
+    }
 }
 
 struct Cluster {
@@ -150,6 +160,7 @@ impl Cluster {
             name: format!("m{i}"),
             client_url: format!("http://127.0.0.1:{client}"),
             peer_url: format!("http://127.0.0.1:{}", client + 1),
+            advertised_peer_url: None,
             child: None,
         }
     }
@@ -158,7 +169,7 @@ impl Cluster {
     fn initial_cluster(&self, n: usize) -> String {
         self.nodes[..n]
             .iter()
-            .map(|n| format!("{}={}", n.name, n.peer_url))
+            .map(|n| format!("{}={}", n.name, n.advertised()))
             .collect::<Vec<_>>()
             .join(",")
     }
@@ -213,7 +224,7 @@ impl Cluster {
             .arg("--listen-peer-urls")
             .arg(&node.peer_url)
             .arg("--initial-advertise-peer-urls")
-            .arg(&node.peer_url)
+            .arg(node.advertised())
             .arg("--initial-cluster")
             .arg(initial_cluster)
             .arg("--initial-cluster-state")
@@ -803,6 +814,200 @@ async fn learner_is_added_caught_up_promoted_and_removed_on_3_5() {
 #[tokio::test]
 async fn learner_is_added_caught_up_promoted_and_removed_on_3_6() {
     learner_lifecycle("3.6", 26100).await;
+}
+
+/// A TCP proxy in front of a member's peer port that holds, unanswered, every connection made
+/// while it does not forward (as a replaced pod's old address holds a dial), then forwards.
+/// Held connections stay open until `drop_held` closes those whose request starts with a method.
+struct HoldingProxy {
+    forwarding: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    held: std::sync::Arc<std::sync::Mutex<Vec<(Vec<u8>, tokio::net::TcpStream)>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl HoldingProxy {
+    async fn start(listen: u16, upstream: u16) -> HoldingProxy {
+        use std::sync::atomic::Ordering::SeqCst;
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", listen))
+            .await
+            .expect("the proxy's port");
+        let forwarding: std::sync::Arc<std::sync::atomic::AtomicBool> = Default::default();
+        let held: std::sync::Arc<std::sync::Mutex<Vec<(Vec<u8>, tokio::net::TcpStream)>>> =
+            Default::default();
+        let proxy = (forwarding.clone(), held.clone());
+        let task = tokio::spawn(async move {
+            while let Ok((mut conn, _)) = listener.accept().await {
+                if forwarding.load(SeqCst) {
+                    tokio::spawn(async move {
+                        if let Ok(mut up) =
+                            tokio::net::TcpStream::connect(("127.0.0.1", upstream)).await
+                        {
+                            let _ = tokio::io::copy_bidirectional(&mut conn, &mut up).await;
+                        }
+                    });
+                    continue;
+                }
+                let held = held.clone();
+                tokio::spawn(async move {
+                    let mut first = vec![0u8; 8];
+                    let n = conn.peek(&mut first).await.unwrap_or(0);
+                    first.truncate(n);
+                    held.lock().unwrap().push((first, conn));
+                });
+            }
+        });
+        HoldingProxy {
+            forwarding: proxy.0,
+            held: proxy.1,
+            task,
+        }
+    }
+
+    fn forward(&self) {
+        self.forwarding
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    fn held(&self, method: &str) -> usize {
+        let held = self.held.lock().unwrap();
+        held.iter()
+            .filter(|(first, _)| first.starts_with(method.as_bytes()))
+            .count()
+    }
+
+    /// Closes the held connections whose request starts with `method`.
+    fn drop_held(&self, method: &str) -> usize {
+        let mut held = self.held.lock().unwrap();
+        let before = held.len();
+        held.retain(|(first, _)| !first.starts_with(method.as_bytes()));
+        before - held.len()
+    }
+}
+
+impl Drop for HoldingProxy {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// etcd's leader counts a member as disconnected for good when a send to its old address fails
+/// after its streams connected (met on the testbed mid storage swap: every removal was refused
+/// "unhealthy cluster" for minutes). The new member's address is a proxy that first holds every
+/// connection (the old address), then forwards. Its `/metrics` show the stale count, a removal
+/// of the other voter is refused however long it is asked, and once leadership moves to the
+/// miscounted member (whose own count is fresh) the same removal goes through: what the engine
+/// does (`plan::past_a_stale_peer_count`).
+async fn a_stale_peer_count_refuses_removals_until_leadership_moves(minor: &str, base_port: u16) {
+    let mut cluster = Cluster::start(minor, base_port, 2).await;
+    let leader = leader_index(&cluster, &[0, 1]).await;
+    let other = 1 - leader;
+    let leader_id = member_id(&cluster, leader).await;
+    let other_id = member_id(&cluster, other).await;
+    let new = cluster.plan_node();
+    let proxy_port = base_port + 50;
+    let proxy = HoldingProxy::start(proxy_port, base_port + 2 * new as u16 + 1).await;
+    let proxied = format!("http://127.0.0.1:{proxy_port}");
+    cluster.nodes[new].advertised_peer_url = Some(proxied.clone());
+    let from_leader = cluster.client(leader).await;
+    let added = retry("add learner", || {
+        let mut c = from_leader.clone();
+        let url = proxied.clone();
+        async move { c.add_learner(&url).await }
+    })
+    .await;
+    let new_id = added.id;
+    // Before the learner runs, the leader sends it entries over its pipeline (POST), which the
+    // old address holds.
+    eventually("the leader's pipeline sends are held", || async {
+        proxy.held("POST") > 0
+    })
+    .await;
+    proxy.forward();
+    let initial = cluster.initial_cluster(3);
+    cluster.spawn(new, &initial, "existing");
+    // The leader's stream reader had dialled the old address too: closed, it dials again, now
+    // forwarded, and the leader counts the new member as connected.
+    proxy.drop_held("GET");
+    eventually("the leader counts the new member as connected", || async {
+        from_leader
+            .peer_view()
+            .await
+            .is_ok_and(|v| v.member_id == leader_id && v.counts_connected(new_id))
+    })
+    .await;
+    retry("promote the learner", || {
+        let mut c = from_leader.clone();
+        async move { c.promote(new_id).await }
+    })
+    .await;
+    // The held sends fail now, after the streams connected: the count goes stale.
+    assert!(proxy.drop_held("POST") > 0);
+    eventually(
+        "the leader counts the new member as disconnected",
+        || async {
+            from_leader
+                .peer_view()
+                .await
+                .is_ok_and(|v| !v.counts_connected(new_id) && v.counts_connected(other_id))
+        },
+    )
+    .await;
+    cluster.wait_healthy(new).await;
+    // Refused however long it is asked (etcd counts only peers connected for 5 s: 8 s pass).
+    for _ in 0..4 {
+        let mut c = from_leader.clone();
+        let refused = c
+            .remove(other_id)
+            .await
+            .expect_err("the leader removes a voter on a stale count");
+        assert!(
+            report(&refused).contains("unhealthy cluster") && refused.is_transient(),
+            "{}",
+            report(&refused)
+        );
+        tokio::time::sleep(Duration::from_secs(2)).await;
+    }
+    let view = from_leader.peer_view().await.unwrap();
+    assert!(!view.counts_connected(new_id), "mended by itself: {view:?}");
+
+    let mut c = from_leader.clone();
+    c.move_leader(new_id)
+        .await
+        .map_err(|e| report(&e))
+        .expect("move leadership to the miscounted member");
+    let from_new = cluster.client(new).await;
+    retry("remove the other voter, asked of the new leader", || {
+        let mut c = from_new.clone();
+        async move { c.remove(other_id).await }
+    })
+    .await;
+    let list = from_new.clone().member_list().await.unwrap();
+    assert_eq!(list.members.len(), 2);
+    assert!(list.members.iter().all(|m| m.id != other_id));
+    cluster.kill(other);
+    for i in [leader, new] {
+        cluster.wait_healthy(i).await;
+    }
+}
+
+#[tokio::test]
+async fn a_stale_peer_count_refuses_removals_until_leadership_moves_on_3_4() {
+    a_stale_peer_count_refuses_removals_until_leadership_moves("3.4", 24300).await;
+}
+
+#[tokio::test]
+async fn a_stale_peer_count_refuses_removals_until_leadership_moves_on_3_5() {
+    a_stale_peer_count_refuses_removals_until_leadership_moves("3.5", 25300).await;
+}
+
+#[tokio::test]
+async fn a_stale_peer_count_refuses_removals_until_leadership_moves_on_3_6() {
+    a_stale_peer_count_refuses_removals_until_leadership_moves("3.6", 26300).await;
+}
+
+#[tokio::test]
+async fn a_stale_peer_count_refuses_removals_until_leadership_moves_on_3_7() {
+    a_stale_peer_count_refuses_removals_until_leadership_moves("3.7", 28300).await;
 }
 
 #[tokio::test]
