@@ -816,12 +816,15 @@ async fn learner_is_added_caught_up_promoted_and_removed_on_3_6() {
     learner_lifecycle("3.6", 26100).await;
 }
 
+/// Connections a [`HoldingProxy`] holds, each with the first bytes its client sent.
+type Held = std::sync::Arc<std::sync::Mutex<Vec<(Vec<u8>, tokio::net::TcpStream)>>>;
+
 /// A TCP proxy in front of a member's peer port that holds, unanswered, every connection made
 /// while it does not forward (as a replaced pod's old address holds a dial), then forwards.
 /// Held connections stay open until `drop_held` closes those whose request starts with a method.
 struct HoldingProxy {
     forwarding: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    held: std::sync::Arc<std::sync::Mutex<Vec<(Vec<u8>, tokio::net::TcpStream)>>>,
+    held: Held,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -832,8 +835,7 @@ impl HoldingProxy {
             .await
             .expect("the proxy's port");
         let forwarding: std::sync::Arc<std::sync::atomic::AtomicBool> = Default::default();
-        let held: std::sync::Arc<std::sync::Mutex<Vec<(Vec<u8>, tokio::net::TcpStream)>>> =
-            Default::default();
+        let held: Held = Default::default();
         let proxy = (forwarding.clone(), held.clone());
         let task = tokio::spawn(async move {
             while let Ok((mut conn, _)) = listener.accept().await {
