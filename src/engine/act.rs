@@ -309,8 +309,6 @@ where
     }
 }
 
-/// A client to the current leader (membership changes and leader moves go there), or failing
-/// that to any healthy voter.
 /// The peers the leader counts as connected (`Observed::leader_peers`); `None` when no leader is
 /// known or its `/metrics` cannot be read (the removal is then asked as it is, and etcd checks).
 pub(super) async fn leader_peers(
@@ -349,6 +347,8 @@ pub(super) async fn leader_peers(
     }
 }
 
+/// A client to the current leader (membership changes and leader moves go there), or failing
+/// that to any healthy voter.
 async fn leader_client(ctx: &Context, d: &Desired, o: &Observed) -> Result<EtcdClient, String> {
     let EtcdView::Reached(c) = &o.etcd else {
         return Err(format!("no member of {}/{} answered", d.namespace, d.name));
