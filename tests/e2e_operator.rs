@@ -143,6 +143,22 @@ fn the_in_cluster_operator_converges_kubectl_apply_and_kubectl_scale_and_the_cli
         );
     }
 
+    // ... and a line of its log, at the default level (a `kube=warn` directive once silenced
+    // every `kubectl_etcd` line below warn, so its log said nothing of what it did).
+    let log = ok(kubectl(&[
+        "-n",
+        OP_NS,
+        "logs",
+        "deployment/kubectl-etcd-operator",
+    ]));
+    for want in ["acting", "promote learner", "remove member"] {
+        assert!(
+            log.stdout.contains(want),
+            "no {want:?} in the operator's log:\n{}",
+            log.stdout
+        );
+    }
+
     // Metrics and health endpoints, straight to the operator pod.
     let ip = ok(kubectl(&[
         "-n",
