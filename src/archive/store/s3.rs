@@ -568,23 +568,65 @@ impl S3Backend {
         }
     }
 
+    /// Aborts a multipart upload, and again until `ListParts` no longer finds it: a part whose
+    /// upload was under way (a cancelled put's, its connection just dropped) may land after the
+    /// abort and keep the upload, and its storage, alive (S3's documentation says to abort again
+    /// until the upload is gone), and an abort refused by a busy store is worth asking again.
     async fn abort(&self, full: &str, upload_id: &str) {
-        let aborted = self
-            .client
-            .abort_multipart_upload()
-            .bucket(&self.bucket)
-            .key(full)
-            .upload_id(upload_id)
-            .send()
-            .await;
-        if let Err(e) = aborted {
-            let err = self.error(
-                format!("cannot abort the upload of s3://{}/{full}", self.bucket),
-                None,
-                e,
-            );
-            tracing::warn!(key = full, upload_id, error = %err, "abandoned multipart upload; a bucket lifecycle rule (AbortIncompleteMultipartUpload) removes its parts");
+        use aws_sdk_s3::operation::abort_multipart_upload::AbortMultipartUploadError;
+        let (mut last, mut still_listed) = (None, false);
+        for wait in ABORT_CHECKS {
+            let aborted = self
+                .client
+                .abort_multipart_upload()
+                .bucket(&self.bucket)
+                .key(full)
+                .upload_id(upload_id)
+                .send()
+                .await;
+            match aborted {
+                Err(e)
+                    if !e
+                        .as_service_error()
+                        .is_some_and(AbortMultipartUploadError::is_no_such_upload) =>
+                {
+                    last = Some(self.error(
+                        format!("cannot abort the upload of s3://{}/{full}", self.bucket),
+                        None,
+                        e,
+                    ));
+                }
+                _ => last = None,
+            }
+            tokio::time::sleep(wait).await;
+            let listed = self
+                .client
+                .list_parts()
+                .bucket(&self.bucket)
+                .key(full)
+                .upload_id(upload_id)
+                .send()
+                .await;
+            match listed {
+                // Still there: abort it again.
+                Ok(_) => still_listed = true,
+                // Gone. (`ListParts` has no typed "no such upload": its code says it.)
+                Err(e) if e.as_service_error().and_then(|e| e.code()) == Some("NoSuchUpload") => {
+                    return;
+                }
+                // Cannot tell (no right to list parts, say): the abort's own answer stands.
+                Err(_) => {
+                    still_listed = false;
+                    break;
+                }
+            }
         }
+        let why = match last {
+            Some(e) => e.to_string(),
+            None if still_listed => "still listed after its aborts".to_string(),
+            None => return,
+        };
+        tracing::warn!(key = full, upload_id, error = %why, "abandoned multipart upload; a bucket lifecycle rule (AbortIncompleteMultipartUpload) removes its parts");
     }
 
     pub(super) async fn get(
@@ -926,6 +968,15 @@ async fn read_part<R: AsyncRead + Unpin>(body: &mut R, mut buf: BytesMut) -> io:
     }
     Ok(buf)
 }
+
+/// The pauses after each abort before `ListParts` checks that the upload is gone (a part under
+/// way may land after an abort; `S3Backend::abort`).
+const ABORT_CHECKS: [std::time::Duration; 4] = [
+    std::time::Duration::from_millis(500),
+    std::time::Duration::from_secs(1),
+    std::time::Duration::from_secs(2),
+    std::time::Duration::from_secs(4),
+];
 
 /// Aborts a multipart upload when dropped armed (the `put` future was cancelled mid-upload).
 struct AbortGuard {
