@@ -39,6 +39,8 @@ pub mod condition {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 pub enum Reason {
     AllMembersHealthy,
+    /// Ready, but not every voter is healthy: a quorum serves.
+    QuorumHealthy,
     MembersUnhealthy,
     Bootstrapping,
     AddingLearner,
@@ -134,6 +136,7 @@ impl Reason {
     pub const fn as_str(self) -> &'static str {
         match self {
             Reason::AllMembersHealthy => "AllMembersHealthy",
+            Reason::QuorumHealthy => "QuorumHealthy",
             Reason::MembersUnhealthy => "MembersUnhealthy",
             Reason::Bootstrapping => "Bootstrapping",
             Reason::AddingLearner => "AddingLearner",
@@ -198,6 +201,7 @@ impl std::fmt::Display for Reason {
 pub mod reason {
     use super::Reason;
     pub const ALL_MEMBERS_HEALTHY: &str = Reason::AllMembersHealthy.as_str();
+    pub const QUORUM_HEALTHY: &str = Reason::QuorumHealthy.as_str();
     pub const MEMBERS_UNHEALTHY: &str = Reason::MembersUnhealthy.as_str();
     pub const BOOTSTRAPPING: &str = Reason::Bootstrapping.as_str();
     pub const ADDING_LEARNER: &str = Reason::AddingLearner.as_str();

@@ -375,10 +375,15 @@ impl Conditions<'_> {
     fn ready(&self, doing: &Activity, votes: Votes) -> Condition {
         let Votes { voters, healthy } = votes;
         if doing.ready {
+            let reason = if healthy < voters {
+                Reason::QuorumHealthy
+            } else {
+                Reason::AllMembersHealthy
+            };
             self.set(
                 condition::READY,
                 true,
-                Reason::AllMembersHealthy,
+                reason,
                 format!(
                     "{healthy} of {voters} voting members healthy; quorum {}",
                     super::quorum(voters.max(1))

@@ -969,6 +969,45 @@ fn status_of_a_healthy_cluster_is_ready_and_running() {
 }
 
 #[test]
+fn a_cluster_with_an_unhealthy_voter_is_ready_on_its_quorum_and_degraded() {
+    let d = desired(3);
+    let mut o = healthy(&d, 3);
+    cluster(&mut o).members[2].healthy = false;
+    let step = plan(&d, &o);
+    let s = derive_status(
+        &d,
+        &o,
+        &step,
+        None,
+        jiff::Timestamp::from_second(1).unwrap(),
+    );
+    let (ready, degraded) = (cond(&s, condition::READY), cond(&s, condition::DEGRADED));
+    assert_eq!(
+        (ready.status.as_str(), ready.reason.as_str()),
+        ("True", reason::QUORUM_HEALTHY),
+        "{step:?}"
+    );
+    assert_eq!(ready.message, "2 of 3 voting members healthy; quorum 2");
+    assert_eq!(
+        (degraded.status.as_str(), degraded.reason.as_str()),
+        ("True", reason::MEMBERS_UNHEALTHY)
+    );
+    // All healthy again: the reason says so.
+    let o = healthy(&d, 3);
+    let s = derive_status(
+        &d,
+        &o,
+        &Step::Idle,
+        Some(&s),
+        jiff::Timestamp::from_second(2).unwrap(),
+    );
+    assert_eq!(
+        cond(&s, condition::READY).reason,
+        reason::ALL_MEMBERS_HEALTHY
+    );
+}
+
+#[test]
 fn a_quota_the_volumes_cannot_hold_is_said_with_the_quota_and_the_size_that_fit() {
     let now = jiff::Timestamp::from_second(1).unwrap();
     let volume_too_small = |spec: fn(&mut crate::api::EtcdClusterSpec)| {
