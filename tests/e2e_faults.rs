@@ -1098,11 +1098,8 @@ fn lease_holder(ns: &str) -> String {
     .stdout
 }
 
-/// The operator SIGKILLed between two membership steps of a scale-down 3→1 (after it removed the
-/// first member, before the next one), then started again: the new process picks up the
-/// half-done scale-down from what it observes and finishes it.
-fn operator_killed_mid_scale_down(ns: &str) -> Check {
-    let mut op = LocalOperator::start(ns, &operator_flags(18131))?;
+/// Waits (90 s at most) until `op` holds the cluster's engine Lease.
+fn takes_the_lease(ns: &str, op: &LocalOperator) -> Check {
     ensure(
         within(Duration::from_secs(90), || {
             lease_holder(ns) == op.identity()
@@ -1111,7 +1108,15 @@ fn operator_killed_mid_scale_down(ns: &str) -> Check {
             "the operator never took the cluster's lease; {}",
             op.log_tail(4)
         ),
-    )?;
+    )
+}
+
+/// The operator SIGKILLed between two membership steps of a scale-down 3→1 (after it removed the
+/// first member, before the next one), then started again: the new process picks up the
+/// half-done scale-down from what it observes and finishes it.
+fn operator_killed_mid_scale_down(ns: &str) -> Check {
+    let mut op = LocalOperator::start(ns, &operator_flags(18131))?;
+    takes_the_lease(ns, &op)?;
     merge_patch(ns, r#"{"spec":{"replicas":1}}"#);
     let first_removed = within(Duration::from_secs(180), || {
         kubectl_within(
@@ -1162,15 +1167,7 @@ fn operator_killed_mid_policy_defrag(ns: &str) -> Check {
     const BIG: i64 = 6 << 20;
     const SMALL: i64 = 4 << 20;
     let mut op = LocalOperator::start(ns, &operator_flags(18133))?;
-    ensure(
-        within(Duration::from_secs(90), || {
-            lease_holder(ns) == op.identity()
-        }),
-        format!(
-            "the operator never took the cluster's lease; {}",
-            op.log_tail(4)
-        ),
-    )?;
+    takes_the_lease(ns, &op)?;
     fragment(ns, 16)?;
     ensure(
         within(Duration::from_secs(60), || {
@@ -1241,15 +1238,7 @@ fn operator_killed_mid_storage_swap(ns: &str) -> Check {
         format!("StorageClass: {}", last_lines(&r.stderr)),
     )?;
     let mut op = LocalOperator::start(ns, &operator_flags(18134))?;
-    ensure(
-        within(Duration::from_secs(90), || {
-            lease_holder(ns) == op.identity()
-        }),
-        format!(
-            "the operator never took the cluster's lease; {}",
-            op.log_tail(4)
-        ),
-    )?;
+    takes_the_lease(ns, &op)?;
     let quorum = QuorumSampler::start(ns);
     patch_spec(
         ns,
@@ -1322,15 +1311,7 @@ fn leader_cut_off_the_network(ns: &str) -> Check {
         ns,
         &["--metrics-addr", "127.0.0.1:18135", "--dial", "direct"],
     )?;
-    ensure(
-        within(Duration::from_secs(90), || {
-            lease_holder(ns) == op.identity()
-        }),
-        format!(
-            "the operator never took the cluster's lease; {}",
-            op.log_tail(4)
-        ),
-    )?;
+    takes_the_lease(ns, &op)?;
     network_cut(ns, &leader, true)?;
     let cut_at = Instant::now();
     let mut last = serde_json::Value::Null;
