@@ -353,7 +353,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__adopt)
-            opts="-n -o -v -h --from --endpoints --tls-secret --tls --insecure --certificate-lifetime --tls-issuer --tls-issuer-kind --tls-server-secret --tls-client-secret --tls-peer-secret --plain-peers --auth-secret --take-over-service --abort --yes --storage --storage-class --image-repository --quota-backend-bytes --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --from --endpoints --tls-secret --tls --insecure --certificate-lifetime --tls-issuer --tls-issuer-kind --tls-server-secret --tls-client-secret --tls-peer-secret --plain-peers --auth-secret --take-over-service --abort --yes --storage --storage-class --image-repository --quota-backend-bytes --cluster-domain --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -420,6 +420,10 @@ _kubectl__etcd() {
                     return 0
                     ;;
                 --quota-backend-bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster-domain)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -755,7 +759,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__create)
-            opts="-n -o -v -h --replicas --version --storage --storage-class --ephemeral --image-repository --etcd-option --allow-etcd-option --priority-class --tls --insecure --certificate-lifetime --tls-issuer --tls-issuer-kind --tls-server-secret --tls-client-secret --tls-peer-secret --plain-peers --auth-secret --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --replicas --version --storage --storage-class --ephemeral --image-repository --etcd-option --allow-etcd-option --priority-class --cluster-domain --tls --insecure --certificate-lifetime --tls-issuer --tls-issuer-kind --tls-server-secret --tls-client-secret --tls-peer-secret --plain-peers --auth-secret --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -790,6 +794,10 @@ _kubectl__etcd() {
                     return 0
                     ;;
                 --priority-class)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster-domain)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1915,7 +1923,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__restore)
-            opts="-n -o -v -h --from --from-backup --latest-of --replicas --version --storage --storage-class --sha256 --credentials-secret --encryption-key-secret --tools-image --tls --insecure --certificate-lifetime --tls-issuer --tls-issuer-kind --tls-server-secret --tls-client-secret --tls-peer-secret --plain-peers --auth-secret --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --from --from-backup --latest-of --replicas --version --storage --storage-class --sha256 --credentials-secret --encryption-key-secret --tools-image --cluster-domain --tls --insecure --certificate-lifetime --tls-issuer --tls-issuer-kind --tls-server-secret --tls-client-secret --tls-peer-secret --plain-peers --auth-secret --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1962,6 +1970,10 @@ _kubectl__etcd() {
                     return 0
                     ;;
                 --tools-image)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster-domain)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -284,7 +284,7 @@ impl Reach {
             &files.ca,
             &files.cert,
             &files.key,
-            &objects::member_host(&d.name, &d.namespace, ordinal),
+            &objects::member_host(&d.name, &d.namespace, &d.cluster_domain, ordinal),
         )
         .map(Some)
         .map_err(|source| EtcdError::Connect { endpoint, source })

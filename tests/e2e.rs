@@ -596,3 +596,124 @@ fn a_full_database_is_reported_and_defrag_compact_gives_the_space_back() {
         (etcd(&ns.0, &["status", "demo"]).code == 0).then_some(())
     });
 }
+
+/// A Kubernetes cluster whose DNS domain is not `cluster.local` (the testbed's DNS also serves
+/// every record under `cluster.example`, tests/cluster/env.sh `ALT_DOMAIN`): `create
+/// --cluster-domain` names the members there, in etcd's membership and their certificates (peer
+/// TLS verifies them), the seed's bootstrap and the learners' joins alike; the domain cannot be
+/// changed afterwards, and a bad one is refused before anything is written.
+#[test]
+fn a_cluster_in_another_dns_domain_names_its_members_there_from_bootstrap_to_joins() {
+    install_crd();
+    let ns = Ns::new("domain");
+    let bad = etcd(
+        &ns.0,
+        &["create", "demo", "--cluster-domain", "Cluster_Example"],
+    );
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    assert!(
+        bad.stderr.contains("spec.clusterDomain") && bad.stderr.contains("is not a DNS domain"),
+        "{}",
+        bad.stderr
+    );
+    let none = kubectl(&["-n", &ns.0, "get", "etcdcluster", "-o", "name"]);
+    assert!(none.stdout.trim().is_empty(), "{}", none.stdout);
+
+    ok(etcd(
+        &ns.0,
+        &[
+            "create",
+            "demo",
+            "--replicas",
+            "1",
+            "--cluster-domain",
+            "cluster.example",
+            "--timeout",
+            "4m",
+        ],
+    ));
+    let up = json(&ok(etcd(
+        &ns.0,
+        &[
+            "scale",
+            "demo",
+            "--replicas",
+            "3",
+            "--timeout",
+            "5m",
+            "-o",
+            "json",
+        ],
+    )));
+    assert_eq!(up["spec"]["clusterDomain"], "cluster.example", "{up}");
+    assert_eq!(ready_members(&up["status"]), (3, 3, 3), "{up}");
+    let list = json(&ok(etcdctl(
+        &ns.0,
+        "demo-0",
+        &["member", "list", "-w", "json"],
+    )));
+    let urls: Vec<String> = list["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| {
+            ["peerURLs", "clientURLs"]
+                .into_iter()
+                .flat_map(move |k| m[k].as_array().cloned().unwrap_or_default())
+        })
+        .filter_map(|u| u.as_str().map(String::from))
+        .collect();
+    assert_eq!(urls.len(), 6, "{list}");
+    for (k, u) in urls.iter().enumerate() {
+        assert!(
+            u.starts_with("https://demo-")
+                && u.ends_with(&format!(
+                    ".demo.{}.svc.cluster.example:{}",
+                    ns.0,
+                    if k % 2 == 0 { 2380 } else { 2379 }
+                )),
+            "{u} in {urls:?}"
+        );
+    }
+    let put = ok(etcdctl(&ns.0, "demo-2", &["put", "k", "v"]));
+    assert!(put.stdout.contains("OK"), "{}", put.stdout);
+
+    // Fixed once the cluster exists: the API server refuses the change (CEL), or, without CEL,
+    // the engine does and keeps the members' domain.
+    let patch = kubectl(&[
+        "-n",
+        &ns.0,
+        "patch",
+        "etcdcluster",
+        "demo",
+        "--type",
+        "merge",
+        "-p",
+        r#"{"spec":{"clusterDomain":"cluster.local"}}"#,
+    ]);
+    if cel_admission() {
+        assert_ne!(patch.code, 0, "{}", patch.stdout);
+        assert!(
+            patch
+                .stderr
+                .contains("spec.clusterDomain cannot change on an existing cluster"),
+            "{}",
+            patch.stderr
+        );
+    } else {
+        let st = json(&etcd(
+            &ns.0,
+            &["reconcile", "demo", "--timeout", "1m", "-o", "json"],
+        ));
+        let refused = st["status"]["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["type"] == "SpecRefused")
+            .cloned()
+            .unwrap();
+        assert_eq!(refused["status"], "True", "{refused}");
+    }
+    let after = cluster_json(&ns.0, "demo");
+    assert_eq!(after["spec"]["clusterDomain"], "cluster.example", "{after}");
+}

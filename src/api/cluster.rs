@@ -69,6 +69,17 @@ pub struct EtcdClusterSpec {
     /// PriorityClass of the member pods (e.g. `system-cluster-critical`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority_class_name: Option<String>,
+    /// The Kubernetes cluster's DNS domain (the kubelet's `clusterDomain`), which the members'
+    /// names end in: `<pod>.<cluster>.<namespace>.svc.<clusterDomain>` in their URLs, in etcd's
+    /// membership and in their certificates. Absent: `cluster.local`. Set it (`kubectl etcd
+    /// create --cluster-domain`) where the cluster DNS serves another domain. Fixed once the
+    /// cluster exists: the members' URLs are in etcd's membership.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(
+        length(max = 200),
+        regex(pattern = r"^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$")
+    )]
+    pub cluster_domain: Option<String>,
     /// Member metrics: each member serves etcd's `/metrics` and `/health` over plain HTTP on a
     /// listener of its own (`--listen-metrics-urls`), the port named `metrics` of the member pods
     /// and of the peer Service, which Prometheus scrapes without a client certificate.

@@ -47,6 +47,12 @@ pub const ADMISSION_RULES: &[(&str, &str, &str)] = &[
         "spec.storage.ephemeral cannot change on an existing cluster: put the old value back, or move the data to a new cluster with kubectl etcd backup and kubectl etcd restore",
     ),
     (
+        "",
+        "(has(self.clusterDomain) ? self.clusterDomain : 'cluster.local') == \
+         (has(oldSelf.clusterDomain) ? oldSelf.clusterDomain : 'cluster.local')",
+        "spec.clusterDomain cannot change on an existing cluster (the members' URLs in etcd's membership end in it): put the old value back",
+    ),
+    (
         "tls",
         "has(self.serverSecret) == has(self.clientSecret)",
         "spec.tls.serverSecret and spec.tls.clientSecret are set together (the members serve https with the first and the engine, probe and backups present the second)",

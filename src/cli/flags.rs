@@ -34,6 +34,25 @@ pub enum LogFormat {
     Json,
 }
 
+/// The cluster DNS domain of a new cluster's members (`spec.clusterDomain`).
+#[derive(Args, Debug, Clone, Default)]
+pub struct DomainFlag {
+    /// The Kubernetes cluster's DNS domain (the kubelet's clusterDomain), which the members'
+    /// names end in (default cluster.local); fixed once the cluster exists.
+    #[arg(long, env = "KUBECTL_ETCD_CLUSTER_DOMAIN", value_name = "DOMAIN")]
+    pub cluster_domain: Option<String>,
+}
+
+impl DomainFlag {
+    /// The domain checked (a usage error naming the cluster when it is no DNS domain), and
+    /// what the spec says: `None` for the default.
+    pub fn spec(&self, cluster: &str) -> Result<Option<String>, crate::error::Error> {
+        let domain = crate::model::validate_cluster_domain(self.cluster_domain.as_deref())
+            .map_err(|e| super::usage(cluster, e))?;
+        Ok((domain != crate::objects::DEFAULT_CLUSTER_DOMAIN).then_some(domain))
+    }
+}
+
 #[derive(Args, Debug, Clone)]
 pub struct WaitFlags {
     /// Return once the intent is written, without waiting for convergence.

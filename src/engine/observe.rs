@@ -416,6 +416,10 @@ fn workload_view(s: &StatefulSet) -> WorkloadView {
             .as_ref()
             .and_then(|spec| spec.template.metadata.as_ref()?.annotations.as_ref())
             .and_then(|a| a.get(objects::ANNOTATION_TLS_SWITCH).cloned()),
+        cluster_domain: s
+            .spec
+            .as_ref()
+            .and_then(|spec| objects::template_domain(&spec.template)),
         terminating: s.metadata.deletion_timestamp.is_some(),
         controller_behind: controller_behind(s),
     }

@@ -321,10 +321,17 @@ pub async fn issue(ctx: &Context, d: &Desired, role: CertRole, why: Issue) -> Re
                 .as_ref()
                 .map(|p| p.leaf_lifetime_seconds)
                 .unwrap_or_default();
-            let leaf =
-                crate::pki::leaf_params(role, &d.name, &d.namespace, ENGINE_USER, now, lifetime)
-                    .and_then(|p| crate::pki::sign(&p, &d.name, &d.namespace, &ca.key_pem))
-                    .map_err(|e| fail(super::observe::chain(&e)))?;
+            let leaf = crate::pki::leaf_params(
+                role,
+                &d.name,
+                &d.namespace,
+                &d.cluster_domain,
+                ENGINE_USER,
+                now,
+                lifetime,
+            )
+            .and_then(|p| crate::pki::sign(&p, &d.name, &d.namespace, &ca.key_pem))
+            .map_err(|e| fail(super::observe::chain(&e)))?;
             objects::certs::leaf_secret(d, role, &leaf.cert_pem, &leaf.key_pem, &ca.bundle())
         }
     };

@@ -321,6 +321,9 @@ pub struct Desired {
     /// in `objects::pod_template`).
     pub topology_spread: Option<Vec<k8s_openapi::api::core::v1::TopologySpreadConstraint>>,
     pub priority_class_name: Option<String>,
+    /// The cluster DNS domain the members' names end in (`spec.clusterDomain`, default
+    /// `cluster.local`).
+    pub cluster_domain: String,
     /// Port of the members' plaintext metrics listener (`spec.metrics`); `None`: no listener.
     pub metrics_port: Option<u16>,
     /// Whether the engine keeps the cluster's NetworkPolicy (`spec.networkPolicy.enabled`,
@@ -409,6 +412,7 @@ impl Desired {
             node_selector: None,
             topology_spread: None,
             priority_class_name: None,
+            cluster_domain: crate::objects::DEFAULT_CLUSTER_DOMAIN.into(),
             metrics_port: None,
             network_policy: true,
             operator: Default::default(),
@@ -442,7 +446,27 @@ impl Desired {
 ///
 /// Called once per pass, by `observe` (what the members are dialed with is this `Desired`).
 pub fn keep_immutable(d: Desired, workload: Option<&WorkloadView>) -> Desired {
-    keep_storage(keep_tls(d, workload), workload)
+    keep_domain(keep_storage(keep_tls(d, workload), workload), workload)
+}
+
+/// The cluster domain is fixed once members exist: their URLs in etcd's membership end in it. A
+/// spec that changes it is refused and the engine goes on with the domain the members have.
+pub(super) fn keep_domain(mut d: Desired, workload: Option<&WorkloadView>) -> Desired {
+    let Some(have) = workload.and_then(|w| w.cluster_domain.clone()) else {
+        return d;
+    };
+    if have != d.cluster_domain {
+        d.refused.push(invalid(
+            "spec.clusterDomain",
+            format!(
+                "cannot change from {have} to {} on an existing cluster (the members' URLs in \
+                 etcd's membership end in it); put the old value back",
+                d.cluster_domain
+            ),
+        ));
+        d.cluster_domain = have;
+    }
+    d
 }
 
 /// Whether TLS is on, for clients and for peers, changes on a running cluster only between plain

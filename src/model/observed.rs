@@ -136,6 +136,9 @@ pub struct WorkloadView {
     pub tls: Option<Tls>,
     /// Its pod template's `tls-switch` annotation (`TlsSwitch::marker`): a TLS switch is under way.
     pub tls_switch: Option<String>,
+    /// The cluster domain its members advertise their names in (`objects::template_domain`);
+    /// `None`: not observed.
+    pub cluster_domain: Option<String>,
     /// It is being deleted (orphaning its pods, to be re-created with a new claim template).
     pub terminating: bool,
     /// Its controller has not yet taken in its latest spec (`status.observedGeneration` below

@@ -1240,3 +1240,75 @@ fn an_option_off_the_list_is_left_out_of_new_templates_and_kept_where_members_ru
         assert_eq!(d.etcd_flags, spec_flags);
     }
 }
+
+#[test]
+fn the_cluster_domain_is_a_dns_domain_and_cluster_local_by_default() {
+    for (given, want) in [
+        (None, "cluster.local"),
+        (Some(""), "cluster.local"),
+        (Some("cluster.local"), "cluster.local"),
+        (Some("k8s.example.com."), "k8s.example.com"),
+        (Some("corp"), "corp"),
+    ] {
+        assert_eq!(validate_cluster_domain(given).unwrap(), want, "{given:?}");
+    }
+    for bad in [
+        "Cluster.Local",
+        "a..b",
+        "-a.b",
+        "a-.b",
+        "a_b.c",
+        ".",
+        &"x".repeat(64),
+    ] {
+        let e = validate_cluster_domain(Some(bad)).unwrap_err();
+        assert_eq!(e.field, "spec.clusterDomain", "{bad:?}");
+        assert!(e.message.contains("is not a DNS domain"), "{}", e.message);
+    }
+    let mut s = spec(3, "3.6.15");
+    assert_eq!(
+        validate(&cluster(s.clone())).unwrap().cluster_domain,
+        "cluster.local"
+    );
+    s.cluster_domain = Some("k8s.example.com".into());
+    assert_eq!(
+        validate(&cluster(s.clone())).unwrap().cluster_domain,
+        "k8s.example.com"
+    );
+    s.cluster_domain = Some("bad_domain".into());
+    assert_eq!(
+        validate(&cluster(s)).unwrap_err().field,
+        "spec.clusterDomain"
+    );
+}
+
+#[test]
+fn a_cluster_domain_changed_on_an_existing_cluster_is_refused_and_the_members_keep_theirs() {
+    let mut s = spec(3, "3.6.15");
+    s.cluster_domain = Some("k8s.example.com".into());
+    let have = WorkloadView {
+        cluster_domain: Some("cluster.local".into()),
+        ..Default::default()
+    };
+    let d = keep_immutable(validate(&cluster(s.clone())).unwrap(), Some(&have));
+    assert_eq!(d.cluster_domain, "cluster.local");
+    assert_eq!(d.refused.len(), 1, "{:?}", d.refused);
+    assert_eq!(d.refused[0].field, "spec.clusterDomain");
+    assert!(
+        d.refused[0]
+            .message
+            .contains("cannot change from cluster.local to k8s.example.com"),
+        "{}",
+        d.refused[0].message
+    );
+    // The same domain, or a StatefulSet that does not say (none yet): nothing refused.
+    let same = WorkloadView {
+        cluster_domain: Some("k8s.example.com".into()),
+        ..Default::default()
+    };
+    for w in [Some(&same), Some(&WorkloadView::default()), None] {
+        let d = keep_immutable(validate(&cluster(s.clone())).unwrap(), w);
+        assert!(d.refused.is_empty(), "{:?}", d.refused);
+        assert_eq!(d.cluster_domain, "k8s.example.com");
+    }
+}

@@ -267,6 +267,7 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
         .filter(|p| !p.is_empty())
         .map(|p| validate_dns_subdomain("spec.priorityClassName", "PriorityClass", p))
         .transpose()?;
+    let cluster_domain = validate_cluster_domain(spec.cluster_domain.as_deref())?;
     let metrics_port = spec.metrics.as_ref().map(validate_metrics).transpose()?;
     let restore = spec.restore.as_ref().map(validate_restore).transpose()?;
     let backup = spec.backup.as_ref().map(validate_backup).transpose()?;
@@ -309,6 +310,7 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
         node_selector: spec.node_selector.clone(),
         topology_spread,
         priority_class_name,
+        cluster_domain,
         metrics_port,
         network_policy: spec
             .network_policy
@@ -550,6 +552,32 @@ pub(super) fn validate_dns_subdomain(
         ));
     }
     Ok(name.to_string())
+}
+
+/// Checks `spec.clusterDomain` (absent or empty: `cluster.local`): dot-separated DNS labels
+/// (1-63 lowercase letters, digits and '-', neither first nor last), a trailing dot dropped.
+pub fn validate_cluster_domain(domain: Option<&str>) -> Result<String, InvalidSpec> {
+    let Some(given) = domain.filter(|d| !d.is_empty()) else {
+        return Ok(crate::objects::DEFAULT_CLUSTER_DOMAIN.into());
+    };
+    let domain = given.strip_suffix('.').unwrap_or(given);
+    let label_ok = |l: &str| {
+        (1..=63).contains(&l.len())
+            && l.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+    };
+    if domain.len() > 200 || !domain.split('.').all(label_ok) {
+        return Err(invalid(
+            "spec.clusterDomain",
+            format!(
+                "{domain:?} is not a DNS domain; use the kubelet's clusterDomain, e.g. cluster.local \
+                 (lowercase letters, digits, '-' and '.')"
+            ),
+        ));
+    }
+    Ok(domain.to_string())
 }
 
 pub(super) fn is_dns_subdomain(name: &str) -> bool {

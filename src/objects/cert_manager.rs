@@ -102,9 +102,11 @@ pub struct CertificateCondition {
 pub fn certificate(d: &Desired, cm: &CertManagerTls, role: CertRole) -> Certificate {
     let name = tls_secret_name(&d.name, role);
     let (dns_names, ip_addresses) = match role {
-        CertRole::Server | CertRole::Peer => crate::pki::member_names(&d.name, &d.namespace)
-            .into_iter()
-            .partition(|n| n.parse::<std::net::IpAddr>().is_err()),
+        CertRole::Server | CertRole::Peer => {
+            crate::pki::member_names(&d.name, &d.namespace, &d.cluster_domain)
+                .into_iter()
+                .partition(|n| n.parse::<std::net::IpAddr>().is_err())
+        }
         _ => (vec![], vec![]),
     };
     let usages = match role {

@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use crate::model::Desired;
 
 /// DNS domain of the Kubernetes cluster the members live in.
-pub const CLUSTER_DOMAIN: &str = "cluster.local";
+/// The cluster DNS domain of a spec without `clusterDomain` (the kubelet's default).
+pub const DEFAULT_CLUSTER_DOMAIN: &str = "cluster.local";
 /// Container variables the kubelet fills in with the pod's own name and namespace.
 pub const ENV_POD_NAME: &str = "POD_NAME";
 pub const ENV_POD_NAMESPACE: &str = "POD_NS";
@@ -100,9 +101,9 @@ pub fn volume_name(cluster: &str, ordinal: u32) -> String {
 }
 /// The member's DNS name (the peer Service's record): what its URLs name, and the name its TLS
 /// certificates are checked against (whatever address the engine dials).
-pub fn member_host(cluster: &str, namespace: &str, ordinal: u32) -> String {
+pub fn member_host(cluster: &str, namespace: &str, domain: &str, ordinal: u32) -> String {
     format!(
-        "{}.{}.{namespace}.svc.{CLUSTER_DOMAIN}",
+        "{}.{}.{namespace}.svc.{domain}",
         pod_name(cluster, ordinal),
         peer_service_name(cluster)
     )
@@ -123,14 +124,14 @@ pub fn peer_url(d: &Desired, ordinal: u32) -> String {
 pub fn peer_url_at(d: &Desired, ordinal: u32, scheme: &str, port: u16) -> String {
     format!(
         "{scheme}://{}:{port}",
-        member_host(&d.name, &d.namespace, ordinal)
+        member_host(&d.name, &d.namespace, &d.cluster_domain, ordinal)
     )
 }
 pub fn client_url(d: &Desired, ordinal: u32) -> String {
     format!(
         "{}://{}:{CLIENT_PORT}",
         d.tls.client_scheme(),
-        member_host(&d.name, &d.namespace, ordinal)
+        member_host(&d.name, &d.namespace, &d.cluster_domain, ordinal)
     )
 }
 
@@ -145,19 +146,23 @@ pub fn ordinal_of_pod(cluster: &str, pod: &str) -> Option<u32> {
 pub fn ordinal_of_volume(cluster: &str, pvc: &str) -> Option<u32> {
     ordinal_of_pod(cluster, pvc.strip_prefix(DATA_VOLUME)?.strip_prefix('-')?)
 }
-/// The ordinal of a member from the peer URL the engine built for it; `None` for foreign members.
+/// The ordinal of a member from the peer URL the engine built for it, whatever cluster domain
+/// it ends in; `None` for foreign members.
 pub fn ordinal_of_peer_url(cluster: &str, namespace: &str, url: &str) -> Option<u32> {
+    let (pod, domain) = peer_url_parts(cluster, namespace, url)?;
+    (!domain.is_empty()).then(|| ordinal_of_pod(cluster, pod))?
+}
+/// `(pod, domain)` of `<scheme>://<pod>.<peer service>.<namespace>.svc.<domain>:<peer port>`.
+fn peer_url_parts<'u>(cluster: &str, namespace: &str, url: &'u str) -> Option<(&'u str, &'u str)> {
     let host = url
         .strip_prefix("http://")
         .or_else(|| url.strip_prefix("https://"))?;
     let host = host
         .strip_suffix(&format!(":{PEER_PORT}"))
         .or_else(|| host.strip_suffix(&format!(":{SWITCH_PEER_PORT}")))?;
-    let pod = host.strip_suffix(&format!(
-        ".{}.{namespace}.svc.{CLUSTER_DOMAIN}",
-        peer_service_name(cluster)
-    ))?;
-    ordinal_of_pod(cluster, pod)
+    let middle = format!(".{}.{namespace}.svc.", peer_service_name(cluster));
+    let at = host.find(&middle)?;
+    Some((&host[..at], &host[at + middle.len()..]))
 }
 
 pub fn selector_labels(cluster: &str) -> BTreeMap<String, String> {

@@ -32,6 +32,71 @@ fn ordinals_are_parsed_from_names_and_urls() {
 }
 
 #[test]
+fn a_cluster_domain_ends_every_member_name_url_and_certificate_name() {
+    let mut d = desired();
+    assert_eq!(
+        template_domain(&pod_template(&d)).as_deref(),
+        Some("cluster.local")
+    );
+    d.cluster_domain = "k8s.example.com".into();
+    let url = peer_url(&d, 2);
+    assert_eq!(url, "http://demo-2.demo.ns.svc.k8s.example.com:2380");
+    assert_eq!(
+        client_url(&d, 2),
+        "http://demo-2.demo.ns.svc.k8s.example.com:2379"
+    );
+    // Members are found by their URLs whatever the domain.
+    assert_eq!(ordinal_of_peer_url("demo", "ns", &url), Some(2));
+    assert_eq!(
+        ordinal_of_peer_url("demo", "ns", "http://demo-2.demo.ns.svc.:2380"),
+        None
+    );
+    assert_eq!(
+        ordinal_of_peer_url("demo", "ns", "http://other-2.demo.ns.svc.x:2380"),
+        None
+    );
+    let t = pod_template(&d);
+    assert_eq!(template_domain(&t).as_deref(), Some("k8s.example.com"));
+    let env = t.spec.unwrap().containers[0].env.clone().unwrap();
+    let var = |n: &str| {
+        env.iter()
+            .find(|e| e.name == n)
+            .unwrap()
+            .value
+            .clone()
+            .unwrap()
+    };
+    assert_eq!(
+        var("ETCD_ADVERTISE_CLIENT_URLS"),
+        "http://$(POD_NAME).demo.$(POD_NS).svc.k8s.example.com:2379"
+    );
+    assert!(
+        var("ETCD_INITIAL_ADVERTISE_PEER_URLS").ends_with(".svc.k8s.example.com:2380"),
+        "{}",
+        var("ETCD_INITIAL_ADVERTISE_PEER_URLS")
+    );
+    let names = crate::pki::member_names("demo", "ns", &d.cluster_domain);
+    assert!(
+        names.contains(&"*.demo.ns.svc.k8s.example.com".to_string()),
+        "{names:?}"
+    );
+    assert!(
+        names.contains(&"demo-client.ns.svc.k8s.example.com".to_string()),
+        "{names:?}"
+    );
+    assert!(
+        !names.iter().any(|n| n.contains("cluster.local")),
+        "{names:?}"
+    );
+    // The seed's restore names the same URL.
+    let (cmd, _) = restore::restore_command(&d, "t");
+    assert!(
+        cmd.contains(&"demo-0=http://demo-0.demo.ns.svc.k8s.example.com:2380".to_string()),
+        "{cmd:?}"
+    );
+}
+
+#[test]
 fn the_auth_user_reaches_etcdctl_from_its_secret_and_only_with_spec_auth() {
     let env = |d: &Desired| -> Vec<EnvVar> {
         pod_template(d).spec.unwrap().containers[0]

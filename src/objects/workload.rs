@@ -16,10 +16,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 
 use super::monitoring;
 use super::names::{
-    ANNOTATION_TEMPLATE_HASH, ANNOTATION_TLS_SWITCH, ANNOTATION_TRUSTED_CA, CLIENT_PORT,
-    CLUSTER_DOMAIN, CONTAINER, DATA_DIR, DATA_VOLUME, ENV_POD_NAME, ENV_POD_NAMESPACE,
-    LABEL_HOSTNAME, LABEL_ZONE, PEER_PORT, config_name, data_dir, labels, peer_service_name,
-    selector_labels, statefulset_name, tls_key, tls_mount,
+    ANNOTATION_TEMPLATE_HASH, ANNOTATION_TLS_SWITCH, ANNOTATION_TRUSTED_CA, CLIENT_PORT, CONTAINER,
+    DATA_DIR, DATA_VOLUME, ENV_POD_NAME, ENV_POD_NAMESPACE, LABEL_HOSTNAME, LABEL_ZONE, PEER_PORT,
+    config_name, data_dir, labels, peer_service_name, selector_labels, statefulset_name, tls_key,
+    tls_mount,
 };
 use super::services::meta;
 use crate::model::{ClientTls, Desired, Storage, Tls};
@@ -265,8 +265,9 @@ fn member_container(d: &Desired, tls_env: Vec<EnvVar>, tls_mounts: Vec<VolumeMou
 fn member_env(d: &Desired, tls_env: Vec<EnvVar>) -> Vec<EnvVar> {
     // `$(POD_NAME)`/`$(POD_NS)` are expanded by the kubelet from the variables defined before.
     let host = format!(
-        "$({ENV_POD_NAME}).{}.$({ENV_POD_NAMESPACE}).svc.{CLUSTER_DOMAIN}",
-        peer_service_name(&d.name)
+        "$({ENV_POD_NAME}).{}.$({ENV_POD_NAMESPACE}).svc.{}",
+        peer_service_name(&d.name),
+        d.cluster_domain
     );
     let urls = member_urls(d);
     vec![
@@ -551,6 +552,27 @@ pub fn template_tls(t: &PodTemplateSpec) -> Tls {
             }),
         peer_secret: secret(tls_mount::PEER_VOLUME),
     }
+}
+
+/// The cluster domain the members of a template advertise their names in (`member_env`'s
+/// `ETCD_INITIAL_ADVERTISE_PEER_URLS`, `<scheme>://$(POD_NAME).<peers>.$(POD_NS).svc.<domain>:<port>`);
+/// `None` for a template that does not say.
+pub fn template_domain(t: &PodTemplateSpec) -> Option<String> {
+    let url = t
+        .spec
+        .as_ref()?
+        .containers
+        .iter()
+        .find(|c| c.name == CONTAINER)?
+        .env
+        .as_ref()?
+        .iter()
+        .find(|e| e.name == "ETCD_INITIAL_ADVERTISE_PEER_URLS")?
+        .value
+        .as_deref()?;
+    let after = url.split_once(&format!(".$({ENV_POD_NAMESPACE}).svc."))?.1;
+    let domain = after.rsplit_once(':').map_or(after, |(d, _)| d);
+    (!domain.is_empty()).then(|| domain.to_string())
 }
 
 /// The spread `create` writes into a new cluster's spec (`model::new_cluster_defaults`): at most

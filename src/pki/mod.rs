@@ -13,7 +13,7 @@ use rcgen::{
 };
 
 use crate::model::pki::{BACKDATE_SECONDS, CA_LIFETIME_SECONDS, CertRole};
-use crate::objects::{CLUSTER_DOMAIN, client_service_name, peer_service_name};
+use crate::objects::{client_service_name, peer_service_name};
 
 /// A certificate and its key, PEM.
 #[derive(Clone, Debug)]
@@ -44,16 +44,16 @@ fn fail(what: impl Into<String>) -> impl FnOnce(rcgen::Error) -> PkiError {
 /// Service (a wildcard, so that a member added by a scale-up needs no new certificate), the
 /// client Service in each of its forms, and the loopback (`localhost`, `127.0.0.1`) for
 /// clients inside a member's pod.
-pub fn member_names(cluster: &str, namespace: &str) -> Vec<String> {
+pub fn member_names(cluster: &str, namespace: &str, domain: &str) -> Vec<String> {
     let peers = peer_service_name(cluster);
     let client = client_service_name(cluster);
     vec![
-        format!("*.{peers}.{namespace}.svc.{CLUSTER_DOMAIN}"),
+        format!("*.{peers}.{namespace}.svc.{domain}"),
         format!("*.{peers}.{namespace}.svc"),
         client.clone(),
         format!("{client}.{namespace}"),
         format!("{client}.{namespace}.svc"),
-        format!("{client}.{namespace}.svc.{CLUSTER_DOMAIN}"),
+        format!("{client}.{namespace}.svc.{domain}"),
         "localhost".into(),
         "127.0.0.1".into(),
     ]
@@ -103,13 +103,14 @@ pub fn leaf_params(
     role: CertRole,
     cluster: &str,
     namespace: &str,
+    domain: &str,
     user: &str,
     now: i64,
     lifetime_seconds: u64,
 ) -> Result<CertificateParams, PkiError> {
     let mut p = match role {
         CertRole::Server | CertRole::Peer => {
-            CertificateParams::new(member_names(cluster, namespace))
+            CertificateParams::new(member_names(cluster, namespace, domain))
                 .map_err(fail(format!("names of {namespace}/{cluster}")))?
         }
         CertRole::Client | CertRole::Ca => CertificateParams::default(),

@@ -55,7 +55,16 @@ fn authenticates(ca: &Issued, leaf: &Issued, t: i64) -> bool {
 }
 
 fn issue(ca: &Issued, role: CertRole, lifetime: u64) -> Issued {
-    let p = leaf_params(role, "demo", "team", "alice", NOW, lifetime).unwrap();
+    let p = leaf_params(
+        role,
+        "demo",
+        "team",
+        "cluster.local",
+        "alice",
+        NOW,
+        lifetime,
+    )
+    .unwrap();
     sign(&p, "demo", "team", &ca.key_pem).unwrap()
 }
 
@@ -154,7 +163,16 @@ fn the_ca_is_a_ca_and_a_leaf_is_not() {
 
 #[test]
 fn a_client_certificate_names_its_user() {
-    let p = leaf_params(CertRole::Client, "demo", "team", "alice", NOW, DAY).unwrap();
+    let p = leaf_params(
+        CertRole::Client,
+        "demo",
+        "team",
+        "cluster.local",
+        "alice",
+        NOW,
+        DAY,
+    )
+    .unwrap();
     assert!(p.subject_alt_names.is_empty());
     let cn = p.distinguished_name.get(&DnType::CommonName).unwrap();
     assert_eq!(
@@ -170,11 +188,27 @@ fn a_client_certificate_names_its_user() {
 #[test]
 fn times_out_of_range_are_refused() {
     assert!(matches!(
-        leaf_params(CertRole::Client, "demo", "team", "u", -5, DAY),
+        leaf_params(
+            CertRole::Client,
+            "demo",
+            "team",
+            "cluster.local",
+            "u",
+            -5,
+            DAY
+        ),
         Err(PkiError::Time(_))
     ));
     assert!(matches!(
-        leaf_params(CertRole::Client, "demo", "team", "u", NOW, u64::MAX),
+        leaf_params(
+            CertRole::Client,
+            "demo",
+            "team",
+            "cluster.local",
+            "u",
+            NOW,
+            u64::MAX
+        ),
         Err(PkiError::Time(_))
     ));
 }

@@ -580,6 +580,10 @@ impl World {
                     .templates
                     .get(h)
                     .map(|t| objects::template_tls(&objects::pod_template(t))),
+                cluster_domain: self
+                    .templates
+                    .get(h)
+                    .and_then(|t| objects::template_domain(&objects::pod_template(t))),
                 tls_switch: self
                     .templates
                     .get(h)

@@ -58,6 +58,7 @@ pub(super) fn healthy(d: &Desired, n: u32) -> Observed {
             storage: Some(d.storage.clone()),
             tls: Some(d.tls.clone()),
             tls_switch: None,
+            cluster_domain: Some(d.cluster_domain.clone()),
             terminating: false,
             controller_behind: false,
         }),

@@ -5,6 +5,8 @@
 #   headless service:   <svc>.<ns>.svc.cluster.local           -> every ready endpoint address
 #                       <hostname>.<svc>.<ns>.svc.cluster.local -> that address (StatefulSet pods)
 # (with publishNotReadyAddresses: true the endpoints controller lists not-ready pods as ready addresses.)
+# Every record also under $ALT_DOMAIN (env.sh) instead of cluster.local: a second cluster domain, for
+# clusters whose members are named in it (--cluster-domain).
 # Not provided: SRV, PTR, pod A records (a-b-c-d.<ns>.pod), ExternalName CNAMEs.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd); . "$here/env.sh"
@@ -31,7 +33,8 @@ while :; do
             | "\(.ip) \($m.name).\($m.namespace).svc.cluster.local",
               (select(.hostname != null and .hostname != "")
                | "\(.ip) \(.hostname).\($m.name).\($m.namespace).svc.cluster.local") )
-      ' 2>/dev/null | sort -u > "$t/hosts.new"; then
+      ' 2>/dev/null | awk -v alt="$ALT_DOMAIN" '{ print; line = $0; if (sub(/\.svc\.cluster\.local$/, ".svc." alt, line)) print line }' \
+        | sort -u > "$t/hosts.new"; then
       if ! cmp -s "$t/hosts.new" "$out"; then
         chmod 644 "$t/hosts.new"
         # same filesystem as $dir? no: write next to it, then rename (atomic for dnsmasq's inotify)

@@ -12,6 +12,9 @@ K8S_MINOR=${K8S_VERSION#*.}; K8S_MINOR=${K8S_MINOR%%.*}
 K8S_BIN=$KE_CACHE/k8s-$K8S_VERSION/bin
 ETCD_BIN_DIR=$KE_CACHE/etcd
 NODE_IP=10.250.0.1
+# A second cluster DNS domain the testbed's DNS serves besides the kubelet's cluster.local, for
+# clusters created with --cluster-domain (tests/e2e.rs).
+ALT_DOMAIN=${ALT_DOMAIN:-cluster.example}
 NODE_NAME=$(hostname)
 export KUBECONFIG_ADMIN=$TB/admin.kubeconfig
 # The testbed's own kubectl (built with the server, same version) comes first.

@@ -198,7 +198,7 @@ start dns-feeder "$here/dns-feeder.sh"
 mkdir -p "$TB/dns/hosts"; chmod 755 "$TB/dns" "$TB/dns/hosts"
 start dnsmasq /usr/sbin/dnsmasq --keep-in-foreground --log-facility=- --no-resolv --no-hosts --no-poll \
   --listen-address="$NODE_IP" --bind-interfaces --port=53 --user=nobody --group=nogroup \
-  --local=/cluster.local/ --domain-needed --bogus-priv --hostsdir="$TB/dns/hosts" --local-ttl=1 --cache-size=0
+  --local=/cluster.local/ --local="/$ALT_DOMAIN/" --domain-needed --bogus-priv --hostsdir="$TB/dns/hosts" --local-ttl=1 --cache-size=0
 wait_for kubelet 60 curl -sf --max-time 2 http://127.0.0.1:10248/healthz
 phase kubelet
 wait_for kube-proxy 60 curl -s --max-time 2 -o /dev/null http://127.0.0.1:10256/healthz

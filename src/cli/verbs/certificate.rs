@@ -115,6 +115,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         CertRole::Client,
         &name,
         &s.namespace,
+        &d.cluster_domain,
         &a.user,
         now,
         a.lifetime.as_secs(),

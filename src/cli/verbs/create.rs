@@ -3,7 +3,7 @@
 use kube::api::Api;
 
 use crate::api::{EtcdCluster, EtcdClusterSpec, EtcdTuning, KIND, StorageSpec};
-use crate::cli::flags::{Global, SecurityFlags, TlsMode, WaitFlags};
+use crate::cli::flags::{DomainFlag, Global, SecurityFlags, TlsMode, WaitFlags};
 use crate::cli::{Session, check_secrets, drive, output, usage};
 use crate::error::Error;
 use crate::model::{self, DEFAULT_VERSION};
@@ -45,6 +45,8 @@ pub struct Args {
     #[arg(long)]
     pub priority_class: Option<String>,
     #[command(flatten)]
+    pub domain: DomainFlag,
+    #[command(flatten)]
     pub security: SecurityFlags,
     #[command(flatten)]
     pub wait: WaitFlags,
@@ -75,6 +77,7 @@ async fn create(g: &Global, a: Args) -> Result<(), Error> {
              managed TLS (the default)"
         ));
     }
+    let cluster_domain = a.domain.spec(&name)?;
     if let Some(size) = &a.storage {
         model::check_new_volume(size)
             .map_err(|why| Error::Usage(format!("EtcdCluster {name}: {why}")))?;
@@ -104,6 +107,7 @@ async fn create(g: &Global, a: Args) -> Result<(), Error> {
             ..Default::default()
         },
         priority_class_name: a.priority_class,
+        cluster_domain,
         ..Default::default()
     };
     model::new_cluster_defaults(&mut spec);

@@ -23,7 +23,7 @@ use crate::api::{
 use crate::archive::crypt::{Key, KeySecret};
 use crate::archive::fetch::{self, Verified};
 use crate::archive::store::{Location, Store};
-use crate::cli::flags::{Global, SecurityFlags, TlsMode, WaitFlags};
+use crate::cli::flags::{DomainFlag, Global, SecurityFlags, TlsMode, WaitFlags};
 use crate::cli::{Session, check_secrets, drive, output, usage};
 use crate::engine::backups::{self, AgentOp, Stored};
 use crate::error::BackupError;
@@ -76,6 +76,8 @@ pub struct Args {
     /// Image holding kubectl-etcd, for the restore pod's download and verification.
     #[arg(long, env = "KUBECTL_ETCD_TOOLS_IMAGE", default_value = DEFAULT_TOOLS_IMAGE)]
     pub tools_image: String,
+    #[command(flatten)]
+    pub domain: DomainFlag,
     #[command(flatten)]
     pub security: SecurityFlags,
     #[command(flatten)]
@@ -395,6 +397,7 @@ fn check_flags(a: &Args) -> Result<u32, Error> {
     if let Some(v) = &a.version {
         model::validate_version(v).map_err(|e| usage(name, e))?;
     }
+    a.domain.spec(name)?;
     Ok(replicas)
 }
 
@@ -656,6 +659,8 @@ fn new_cluster(
         restore: Some(restore),
         tls: a.security.spec(Some(TlsMode::Managed)),
         auth: a.security.auth(),
+        // Checked before anything is written (`run`).
+        cluster_domain: a.domain.spec(&a.name).ok().flatten(),
         ..Default::default()
     };
     model::new_cluster_defaults(&mut spec);

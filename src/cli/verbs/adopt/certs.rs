@@ -261,12 +261,12 @@ pub(super) fn client_refusals(
 }
 
 /// The names a client may dial Service `svc` of namespace `ns` by.
-pub(super) fn service_hosts(svc: &str, ns: &str) -> Vec<String> {
+pub(super) fn service_hosts(svc: &str, ns: &str, domain: &str) -> Vec<String> {
     vec![
         svc.to_string(),
         format!("{svc}.{ns}"),
         format!("{svc}.{ns}.svc"),
-        format!("{svc}.{ns}.svc.{}", crate::objects::CLUSTER_DOMAIN),
+        format!("{svc}.{ns}.svc.{domain}"),
     ]
 }
 
@@ -484,7 +484,7 @@ mod tests {
 
     fn new_hosts() -> Vec<String> {
         (0..3)
-            .map(|k| crate::objects::member_host("main", "ns", k))
+            .map(|k| crate::objects::member_host("main", "ns", "cluster.local", k))
             .collect()
     }
 
@@ -618,7 +618,7 @@ mod tests {
 
     #[test]
     fn a_serving_certificate_of_the_old_ca_covering_the_taken_over_service_is_accepted() {
-        let svc = service_hosts("etcd", "ns");
+        let svc = service_hosts("etcd", "ns", "cluster.local");
         assert_eq!(
             client_check(OLD_CA, GOOD_SERVER, &svc),
             Vec::<String>::new()
@@ -629,7 +629,11 @@ mod tests {
     fn a_serving_certificate_missing_a_service_name_the_old_one_had_is_refused() {
         // GOOD_PEER covers the members but not `etcd` nor `etcd.ns.svc`, which OLD_SERVER has;
         // `etcd.ns` the old one lacked too, so it is not asked for.
-        let why = client_check(OLD_CA, GOOD_PEER, &service_hosts("etcd", "ns"));
+        let why = client_check(
+            OLD_CA,
+            GOOD_PEER,
+            &service_hosts("etcd", "ns", "cluster.local"),
+        );
         assert_eq!(why.len(), 1, "{why:?}");
         assert!(
             why[0].contains("does not cover etcd, etcd.ns.svc:"),

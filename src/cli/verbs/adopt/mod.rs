@@ -14,7 +14,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Service};
 use kube::api::{Api, DeleteParams, ListParams, Patch};
 
 use crate::api::{AdoptSpec, EtcdCluster, EtcdClusterSpec, KIND, StorageSpec};
-use crate::cli::flags::{Global, SecurityFlags, WaitFlags};
+use crate::cli::flags::{DomainFlag, Global, SecurityFlags, WaitFlags};
 use crate::cli::{Session, drive, output, usage};
 use crate::engine::{self, Context, Dial, Mode};
 use crate::error::Error;
@@ -66,11 +66,20 @@ pub struct Args {
     #[arg(long, value_name = "BYTES")]
     pub quota_backend_bytes: Option<i64>,
     #[command(flatten)]
+    pub domain: DomainFlag,
+    #[command(flatten)]
     pub wait: WaitFlags,
+}
+
+/// The cluster domain of the old members' names and the new members' (checked in `run`).
+fn cluster_domain(a: &Args) -> String {
+    model::validate_cluster_domain(a.domain.cluster_domain.as_deref())
+        .unwrap_or_else(|_| objects::DEFAULT_CLUSTER_DOMAIN.into())
 }
 
 pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     model::validate_name(&a.name).map_err(|e| usage(&a.name, e))?;
+    a.domain.spec(&a.name)?;
     let s = Session::connect(g).await?;
     s.ensure_crd_current().await?;
     let existing = s
@@ -189,6 +198,7 @@ struct FirstContact {
 /// A `Desired` to dial the old members with before the EtcdCluster exists.
 fn probe(s: &Session, a: &Args) -> Desired {
     let mut d = Desired::named(&a.name, &s.namespace);
+    d.cluster_domain = cluster_domain(a);
     d.auth_secret = a.security.auth_secret.clone();
     d.adopt = Some(model::Adoption {
         statefulset: None,
@@ -247,7 +257,7 @@ async fn old_statefulset(
     // A pod's stable name under its StatefulSet's Service: what members advertise, and what
     // their serving certificates cover (the first label names the pod to port-forward to).
     let domain = match spec.service_name.as_deref().filter(|s| !s.is_empty()) {
-        Some(svc) => format!(".{svc}.{}.svc.{}", s.namespace, objects::CLUSTER_DOMAIN),
+        Some(svc) => format!(".{svc}.{}.svc.{}", s.namespace, cluster_domain(a)),
         None => String::new(),
     };
     let urls = (0..spec.replicas.unwrap_or(0).max(0))
@@ -493,6 +503,7 @@ fn adopting_cluster(
                 quota_backend_bytes: a.quota_backend_bytes,
                 ..Default::default()
             },
+            cluster_domain: a.domain.spec(&a.name).ok().flatten(),
             adopt: Some(AdoptSpec {
                 stateful_set: first.statefulset.as_ref().map(|(n, _)| n.clone()),
                 endpoints: first.endpoints.clone(),
@@ -619,7 +630,7 @@ async fn tls_refusals(
     let pattern = format!(
         "*.{}.{ns}.svc.{}",
         objects::peer_service_name(&a.name),
-        objects::CLUSTER_DOMAIN
+        cluster_domain(a)
     );
     let why = certs::scheme_refusals(
         c,
@@ -633,7 +644,7 @@ async fn tls_refusals(
         return Ok(why);
     }
     let new_hosts: Vec<String> = (0..endpoints.len() as u32)
-        .map(|k| objects::member_host(&a.name, ns, k))
+        .map(|k| objects::member_host(&a.name, ns, &cluster_domain(a), k))
         .collect();
     let now = rustls::pki_types::UnixTime::now();
     let mut why = Vec::new();
@@ -680,7 +691,7 @@ async fn tls_refusals(
                     &old,
                     &new_hosts,
                     &service
-                        .map(|svc| certs::service_hosts(svc, ns))
+                        .map(|svc| certs::service_hosts(svc, ns, &cluster_domain(a)))
                         .unwrap_or_default(),
                     now,
                 ));
