@@ -326,6 +326,49 @@ fn member_volume_deleted(ordinal: u32) -> impl Fn(&str) -> Check {
     }
 }
 
+/// demo-1's data directory overwritten by garbage: the first 4 KiB of every file in it (write-ahead
+/// log, database) replaced with random bytes through its volume's directory on the node, then
+/// its pod deleted, as a disk that returns garbage would leave it. etcd cannot start on it (it
+/// truncates the log as torn and finds no member id, or the database will not open): the member
+/// looks lost, and after the grace it is removed, its volume wiped and it joins again as a
+/// learner under a new id.
+fn member_data_overwritten(ns: &str) -> Check {
+    let pod = format!("{CLUSTER}-1");
+    let before = member_id(ns, &pod).ok_or("no member id before")?;
+    let pv = kc(
+        ns,
+        &[
+            "get",
+            "pvc",
+            &format!("data-{pod}"),
+            "-o",
+            "jsonpath={.spec.volumeName}",
+        ],
+    )
+    .stdout;
+    let dir = kubectl(&["get", "pv", &pv, "-o", "jsonpath={.spec.hostPath.path}"]).stdout;
+    ensure(
+        !dir.is_empty(),
+        format!("no node directory for volume {pv:?}"),
+    )?;
+    let r = host_sh(&format!(
+        "n=$(find '{dir}' -type f | wc -l) && [ \"$n\" -ge 2 ] && \
+         find '{dir}' -type f -exec dd if=/dev/urandom of={{}} bs=4096 count=1 conv=notrunc status=none \\; \
+         && sync && echo \"$n\""
+    ));
+    ensure(
+        r.code == 0,
+        format!("overwriting {dir}: {} {}", r.stdout, last_lines(&r.stderr)),
+    )?;
+    kc(ns, &["delete", "pod", &pod, "--wait=false"]);
+    converges_to(ns, 3, "8m")?;
+    let after = member_id(ns, &pod).ok_or("no member id after")?;
+    ensure(
+        after != before,
+        format!("{pod} came back under its old member id {before}"),
+    )
+}
+
 /// Scales 3→4 (`kubectl etcd scale` as a child) and, once `etcdctl member list` through demo-0
 /// shows what `when` looks for and demo-3's pod exists, deletes `objects` (e.g. `pod/demo-3`);
 /// then waits for the scale to end. Whether the moment came.
@@ -1532,6 +1575,7 @@ fn rows() -> Vec<(&'static str, Fault)> {
         ("volume_lost_ordinal_0", fault(member_volume_deleted(0))),
         ("volume_lost_ordinal_1", fault(member_volume_deleted(1))),
         ("volume_lost_top_ordinal", fault(member_volume_deleted(2))),
+        ("member_data_overwritten", fault(member_data_overwritten)),
         (
             "learner_pod_killed_in_scale_up",
             fault(learner_pod_killed_during_scale_up),

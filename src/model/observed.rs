@@ -283,6 +283,23 @@ pub(super) const DATA_LOSS_SIGNS: &[(&str, &str)] = &[
         "its data directory is damaged",
     ),
     ("wal: file not found", "its data directory is damaged"),
+    // A write-ahead log whose head is destroyed: etcd truncates it as a torn write ("repaired
+    // WAL"), finds no member id in what is left and panics (3.5, 3.6), or restarts as member 0
+    // and dereferences nil (3.7); 3.4 stops at the record it cannot read.
+    (
+        "cannot use none as id",
+        "its write-ahead log is damaged (no member id left in it)",
+    ),
+    (
+        "\"local-member-id\":\"0\"",
+        "its write-ahead log is damaged (no member id left in it)",
+    ),
+    (
+        "etcdmain: wal: max entry size limit exceeded",
+        "its write-ahead log is damaged",
+    ),
+    // bbolt's meta pages both destroyed (a permission error opening it is no damage).
+    ("invalid database", "its database file is damaged"),
     (
         "has already been bootstrapped",
         "its volume holds no data but the cluster remembers it",

@@ -1129,6 +1129,49 @@ fn the_exit_reason_is_the_line_that_says_why_not_the_usage_after_it() {
     assert_eq!(PodView::default().exit_reason(), None);
 }
 
+/// etcd's last words on a data directory whose files had their first 4 KiB overwritten (the
+/// tails of real runs, as the kubelet keeps them in the termination message).
+#[test]
+fn a_data_directory_overwritten_by_garbage_is_a_sign_of_data_loss_on_every_version() {
+    let pod = |msg: &str| PodView {
+        last_exit_message: Some(msg.into()),
+        ..Default::default()
+    };
+    let wal_3_6 = r#"{"level":"info","ts":"2026-12-05T07:23:35.109038Z","caller":"membership/cluster.go:297","msg":"recovered/added member from store","cluster-id":"0","local-member-id":"0","recovered-remote-peer-id":"bdae9bbc11dd390d"}
+{"level":"info","ts":"2026-12-05T07:23:35.109061Z","caller":"etcdserver/server.go:312","msg":"bootstrap successfully"}
+panic: cannot use none as id
+
+goroutine 1 [running]:
+go.etcd.io/raft/v3.newRaft(0x3a5c0b48f540)"#;
+    let wal_3_7 = r#"{"level":"info","ts":"2026-12-05T07:23:35.135973Z","caller":"etcdserver/bootstrap.go:615","msg":"restarting local member","cluster-id":"0","local-member-id":"0","commit-index":0}
+panic: runtime error: invalid memory address or nil pointer dereference
+[signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0xc71510]"#;
+    let wal_3_4 = "2026-12-05 07:23:54.539506 I | embed: initial cluster = 
+                   2026-12-05 07:23:54.540444 C | etcdmain: wal: max entry size limit exceeded
+";
+    let db = r#"{"level":"panic","ts":"2026-12-05T07:24:03.425277Z","caller":"backend/backend.go:205","msg":"failed to open database","path":"/var/lib/etcd/data/member/snap/db","error":"invalid database"}
+panic: failed to open database"#;
+    for msg in [wal_3_6, wal_3_7, wal_3_4] {
+        assert!(
+            pod(msg)
+                .data_loss()
+                .is_some_and(|w| w.contains("write-ahead log is damaged")),
+            "{msg}"
+        );
+        assert!(!pod(msg).proven_empty(), "{msg}");
+    }
+    assert_eq!(pod(db).data_loss(), Some("its database file is damaged"));
+    // Not damage: a torn last record etcd repaired and started past, a database it may not
+    // open, a member id that merely begins with 0.
+    for msg in [
+        r#"{"level":"info","msg":"repaired WAL","error":"unexpected EOF: [wal] max entry size limit exceeded"}"#,
+        r#"{"level":"panic","msg":"failed to open database","error":"open /var/lib/etcd/data/member/snap/db: permission denied"}"#,
+        r#"{"level":"info","msg":"restarting local member","local-member-id":"0aa8a8a62741ab48"}"#,
+    ] {
+        assert_eq!(pod(msg).data_loss(), None, "{msg}");
+    }
+}
+
 fn with_options(options: &[(&str, &str)]) -> Desired {
     let mut s = spec(3, "3.6.15");
     s.etcd.options = options
