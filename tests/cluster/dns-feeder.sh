@@ -6,7 +6,11 @@
 #                       <hostname>.<svc>.<ns>.svc.cluster.local -> that address (StatefulSet pods)
 # (with publishNotReadyAddresses: true the endpoints controller lists not-ready pods as ready addresses.)
 # Every record also under $ALT_DOMAIN (env.sh) instead of cluster.local: a second cluster domain, for
-# clusters whose members are named in it (--cluster-domain).
+# clusters whose members are named in it (--cluster-domain). Reverse lookups answer with an address's
+# first name in the file, and etcd's peer TLS checks a client certificate's wildcard names against
+# that (the reverse lookup of the dialling peer's IP): so the records of namespaces labelled
+# testbed.kubectl-etcd.io/dns-domain=alt come first under $ALT_DOMAIN (their PTR answers there, as a
+# cluster whose DNS domain it is would), every other address's under cluster.local.
 # Not provided: SRV, PTR, pod A records (a-b-c-d.<ns>.pod), ExternalName CNAMEs.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd); . "$here/env.sh"
@@ -19,7 +23,9 @@ api="https://$NODE_IP:6443"
 c=(curl -sf --max-time 5 --cacert "$P/ca.crt" --cert "$P/admin.crt" --key "$P/admin.key")
 t=$TB/dns/tmp
 while :; do
-  if "${c[@]}" "$api/api/v1/services" -o "$t/svc.json" && "${c[@]}" "$api/api/v1/endpoints" -o "$t/ep.json"; then
+  if "${c[@]}" "$api/api/v1/services" -o "$t/svc.json" && "${c[@]}" "$api/api/v1/endpoints" -o "$t/ep.json" &&
+    "${c[@]}" "$api/api/v1/namespaces?labelSelector=testbed.kubectl-etcd.io%2Fdns-domain%3Dalt" -o "$t/ns.json"; then
+    alt_ns=$(jq -r '[.items[].metadata.name] | join(" ")' "$t/ns.json" 2>/dev/null)
     if jq -r -n --slurpfile s "$t/svc.json" --slurpfile e "$t/ep.json" '
         ($s[0].items) as $svcs
         | ([ $svcs[] | select(.spec.clusterIP == "None") | "\(.metadata.namespace)/\(.metadata.name)" ]) as $headless
@@ -33,8 +39,13 @@ while :; do
             | "\(.ip) \($m.name).\($m.namespace).svc.cluster.local",
               (select(.hostname != null and .hostname != "")
                | "\(.ip) \(.hostname).\($m.name).\($m.namespace).svc.cluster.local") )
-      ' 2>/dev/null | awk -v alt="$ALT_DOMAIN" '{ print; line = $0; if (sub(/\.svc\.cluster\.local$/, ".svc." alt, line)) print line }' \
-        | sort -u > "$t/hosts.new"; then
+      ' 2>/dev/null | sort -u | awk -v alt="$ALT_DOMAIN" -v altns="$alt_ns" '
+        BEGIN { n = split(altns, a, " "); for (i = 1; i <= n; i++) isalt[a[i]] = 1 }
+        { k = split($2, part, "."); other = $0; sub(/\.svc\.cluster\.local$/, ".svc." alt, other)
+          if (part[k - 3] in isalt) first[++f] = other; else last[++l] = other
+          mid[++m] = $0 }
+        END { for (i = 1; i <= f; i++) print first[i]; for (i = 1; i <= m; i++) print mid[i]
+              for (i = 1; i <= l; i++) print last[i] }' > "$t/hosts.new"; then
       if ! cmp -s "$t/hosts.new" "$out"; then
         chmod 644 "$t/hosts.new"
         # same filesystem as $dir? no: write next to it, then rename (atomic for dnsmasq's inotify)
