@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 
 use crate::model::Desired;
 
-/// DNS domain of the Kubernetes cluster the members live in.
 /// The cluster DNS domain of a spec without `clusterDomain` (the kubelet's default).
 pub const DEFAULT_CLUSTER_DOMAIN: &str = "cluster.local";
 /// Container variables the kubelet fills in with the pod's own name and namespace.
@@ -146,14 +145,10 @@ pub fn ordinal_of_pod(cluster: &str, pod: &str) -> Option<u32> {
 pub fn ordinal_of_volume(cluster: &str, pvc: &str) -> Option<u32> {
     ordinal_of_pod(cluster, pvc.strip_prefix(DATA_VOLUME)?.strip_prefix('-')?)
 }
-/// The ordinal of a member from the peer URL the engine built for it, whatever cluster domain
-/// it ends in; `None` for foreign members.
+/// The ordinal of a member from the peer URL the engine built for it
+/// (`<scheme>://<pod>.<peer service>.<namespace>.svc.<domain>:<peer port>`), whatever cluster
+/// domain it ends in; `None` for foreign members.
 pub fn ordinal_of_peer_url(cluster: &str, namespace: &str, url: &str) -> Option<u32> {
-    let (pod, domain) = peer_url_parts(cluster, namespace, url)?;
-    (!domain.is_empty()).then(|| ordinal_of_pod(cluster, pod))?
-}
-/// `(pod, domain)` of `<scheme>://<pod>.<peer service>.<namespace>.svc.<domain>:<peer port>`.
-fn peer_url_parts<'u>(cluster: &str, namespace: &str, url: &'u str) -> Option<(&'u str, &'u str)> {
     let host = url
         .strip_prefix("http://")
         .or_else(|| url.strip_prefix("https://"))?;
@@ -161,8 +156,8 @@ fn peer_url_parts<'u>(cluster: &str, namespace: &str, url: &'u str) -> Option<(&
         .strip_suffix(&format!(":{PEER_PORT}"))
         .or_else(|| host.strip_suffix(&format!(":{SWITCH_PEER_PORT}")))?;
     let middle = format!(".{}.{namespace}.svc.", peer_service_name(cluster));
-    let at = host.find(&middle)?;
-    Some((&host[..at], &host[at + middle.len()..]))
+    let (pod, domain) = host.split_once(&middle)?;
+    (!domain.is_empty()).then(|| ordinal_of_pod(cluster, pod))?
 }
 
 pub fn selector_labels(cluster: &str) -> BTreeMap<String, String> {
