@@ -317,13 +317,18 @@ fn member_volume_deleted(ordinal: u32) -> impl Fn(&str) -> Check {
             &["delete", "pvc", &format!("data-{pod}"), "--wait=false"],
         );
         kc(ns, &["delete", "pod", &pod, "--wait=false"]);
-        converges_to(ns, 3, "8m")?;
-        let after = member_id(ns, &pod).ok_or("no member id after")?;
-        ensure(
-            after != before,
-            format!("{pod} came back under its old member id {before}"),
-        )
+        replaced_under_a_new_id(ns, &pod, &before)
     }
+}
+
+/// `reconcile` until 3 healthy voters, `pod`'s member among them under an id other than `before`.
+fn replaced_under_a_new_id(ns: &str, pod: &str, before: &str) -> Check {
+    converges_to(ns, 3, "8m")?;
+    let after = member_id(ns, pod).ok_or("no member id after")?;
+    ensure(
+        after != before,
+        format!("{pod} came back under its old member id {before}"),
+    )
 }
 
 /// demo-1's data directory overwritten by garbage: the first 4 KiB of every file in it (write-ahead
@@ -361,12 +366,7 @@ fn member_data_overwritten(ns: &str) -> Check {
         format!("overwriting {dir}: {} {}", r.stdout, last_lines(&r.stderr)),
     )?;
     kc(ns, &["delete", "pod", &pod, "--wait=false"]);
-    converges_to(ns, 3, "8m")?;
-    let after = member_id(ns, &pod).ok_or("no member id after")?;
-    ensure(
-        after != before,
-        format!("{pod} came back under its old member id {before}"),
-    )
+    replaced_under_a_new_id(ns, &pod, &before)
 }
 
 /// Scales 3→4 (`kubectl etcd scale` as a child) and, once `etcdctl member list` through demo-0

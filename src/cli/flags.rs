@@ -44,6 +44,12 @@ pub struct DomainFlag {
 }
 
 impl DomainFlag {
+    /// The domain, once `spec` has checked it (`cluster.local` when not given).
+    pub fn domain(&self) -> String {
+        crate::model::validate_cluster_domain(self.cluster_domain.as_deref())
+            .unwrap_or_else(|_| crate::objects::DEFAULT_CLUSTER_DOMAIN.into())
+    }
+
     /// The domain checked (a usage error naming the cluster when it is no DNS domain), and
     /// what the spec says: `None` for the default.
     pub fn spec(&self, cluster: &str) -> Result<Option<String>, crate::error::Error> {

@@ -71,12 +71,6 @@ pub struct Args {
     pub wait: WaitFlags,
 }
 
-/// The cluster domain of the old members' names and the new members' (checked in `run`).
-fn cluster_domain(a: &Args) -> String {
-    model::validate_cluster_domain(a.domain.cluster_domain.as_deref())
-        .unwrap_or_else(|_| objects::DEFAULT_CLUSTER_DOMAIN.into())
-}
-
 pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     model::validate_name(&a.name).map_err(|e| usage(&a.name, e))?;
     a.domain.spec(&a.name)?;
@@ -198,7 +192,7 @@ struct FirstContact {
 /// A `Desired` to dial the old members with before the EtcdCluster exists.
 fn probe(s: &Session, a: &Args) -> Desired {
     let mut d = Desired::named(&a.name, &s.namespace);
-    d.cluster_domain = cluster_domain(a);
+    d.cluster_domain = a.domain.domain();
     d.auth_secret = a.security.auth_secret.clone();
     d.adopt = Some(model::Adoption {
         statefulset: None,
@@ -257,7 +251,7 @@ async fn old_statefulset(
     // A pod's stable name under its StatefulSet's Service: what members advertise, and what
     // their serving certificates cover (the first label names the pod to port-forward to).
     let domain = match spec.service_name.as_deref().filter(|s| !s.is_empty()) {
-        Some(svc) => format!(".{svc}.{}.svc.{}", s.namespace, cluster_domain(a)),
+        Some(svc) => format!(".{svc}.{}.svc.{}", s.namespace, a.domain.domain()),
         None => String::new(),
     };
     let urls = (0..spec.replicas.unwrap_or(0).max(0))
@@ -627,10 +621,10 @@ async fn tls_refusals(
 ) -> Result<Vec<String>, Error> {
     let ns = &s.namespace;
     let f = &a.security;
+    let domain = a.domain.domain();
     let pattern = format!(
-        "*.{}.{ns}.svc.{}",
+        "*.{}.{ns}.svc.{domain}",
         objects::peer_service_name(&a.name),
-        cluster_domain(a)
     );
     let why = certs::scheme_refusals(
         c,
@@ -644,7 +638,7 @@ async fn tls_refusals(
         return Ok(why);
     }
     let new_hosts: Vec<String> = (0..endpoints.len() as u32)
-        .map(|k| objects::member_host(&a.name, ns, &cluster_domain(a), k))
+        .map(|k| objects::member_host(&a.name, ns, &domain, k))
         .collect();
     let now = rustls::pki_types::UnixTime::now();
     let mut why = Vec::new();
@@ -691,7 +685,7 @@ async fn tls_refusals(
                     &old,
                     &new_hosts,
                     &service
-                        .map(|svc| certs::service_hosts(svc, ns, &cluster_domain(a)))
+                        .map(|svc| certs::service_hosts(svc, ns, &domain))
                         .unwrap_or_default(),
                     now,
                 ));
