@@ -559,6 +559,61 @@ fn bad_template_then_reverted(ns: &str) -> Check {
     converges_to(ns, 3, "5m")
 }
 
+/// `spec.resources` sized below what etcd needs (a memory limit its etcd is killed at as it
+/// starts): the first member restarted onto it is OOMKilled again and again, and the rollout
+/// stops there with the others serving. The member's error and `Degraded` name the kill and the
+/// limit, and what to raise; raising it finishes the rollout. (Before, the member's error said
+/// only "no running pod answered for this member", the rollout's wait quoted some line of etcd's
+/// log, and `Degraded` said "2 of 3 voting members healthy".)
+fn memory_limit_too_low_then_raised(ns: &str) -> Check {
+    patch_spec(
+        ns,
+        r#"{"spec":{"resources":{"requests":{"memory":"12Mi"},"limits":{"memory":"12Mi"}}}}"#,
+    )?;
+    let r = etcd_in(ns, &["reconcile", CLUSTER, "--timeout", "75s"]);
+    ensure(
+        r.code != 0,
+        "a template whose memory limit kills etcd converged",
+    )?;
+    let said = |m: &str| {
+        m.contains("OOMKilled at its memory limit 12Mi")
+            && m.contains("spec.resources.limits.memory")
+    };
+    let err = status_member(ns, "error", |m| m["error"].as_str().is_some_and(said));
+    let doc = cluster_json(ns, CLUSTER);
+    let degraded = doc["status"]["conditions"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["type"] == "Degraded").cloned())
+        .unwrap_or_default();
+    ensure(
+        err.is_some()
+            && degraded["status"] == "True"
+            && degraded["message"].as_str().is_some_and(said),
+        format!(
+            "no member's error nor Degraded names the kill and the limit: {}; reconcile said: {}",
+            doc["status"],
+            last_lines(&r.stderr)
+        ),
+    )?;
+    ensure(
+        r.stderr.contains("OOMKilled"),
+        format!(
+            "reconcile's wait did not name the kill: {}",
+            last_lines(&r.stderr)
+        ),
+    )?;
+    let down = members_down(ns).ok_or("pods not read")?;
+    ensure(
+        down <= 1,
+        format!("the memory limit took down {down} members"),
+    )?;
+    patch_spec(
+        ns,
+        r#"{"spec":{"resources":{"requests":{"memory":"64Mi"},"limits":{"memory":"512Mi"}}}}"#,
+    )?;
+    converges_to(ns, 3, "5m")
+}
+
 // ---------------------------------------------------------------------------------------------
 // issue 15's rows: each failed on the engine before its fix (the comment says what that engine did)
 
@@ -1598,6 +1653,10 @@ fn rows() -> Vec<(&'static str, Fault)> {
             fault(storage_edit_refused_and_scaling_works),
         ),
         ("bad_template_reverted", fault(bad_template_then_reverted)),
+        (
+            "memory_limit_too_low_raised",
+            fault(memory_limit_too_low_then_raised),
+        ),
         (
             "operator_killed_mid_scale_down",
             fault(operator_killed_mid_scale_down),

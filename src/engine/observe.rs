@@ -223,6 +223,33 @@ fn exit_message(c: &k8s_openapi::api::core::v1::ContainerStatus) -> Option<Strin
         .filter(|m| !m.trim().is_empty())
 }
 
+/// The kubelet's reason for the last end of a container (`OOMKilled`, `Error`, …): of the
+/// container that ended now, else of the one before (also while one runs again: a member
+/// killed for memory runs a few seconds between kills; `PodView::trouble` reads it only while
+/// the pod is not ready).
+fn exit_reason(c: &k8s_openapi::api::core::v1::ContainerStatus) -> Option<String> {
+    let ended = |s: Option<&k8s_openapi::api::core::v1::ContainerState>| {
+        s.and_then(|s| s.terminated.as_ref())
+            .and_then(|t| t.reason.clone())
+    };
+    ended(c.state.as_ref()).or_else(|| ended(c.last_state.as_ref()))
+}
+
+/// The memory limit of a pod's etcd container, as written (`512Mi`).
+fn memory_limit(p: &Pod) -> Option<String> {
+    p.spec
+        .as_ref()?
+        .containers
+        .iter()
+        .find(|c| c.name == objects::CONTAINER)?
+        .resources
+        .as_ref()?
+        .limits
+        .as_ref()?
+        .get("memory")
+        .map(|q| q.0.clone())
+}
+
 /// Reads the cluster's objects, asks its members, and reads back what the engine recorded last
 /// (`last`: the status read with the spec; `None` where none was read). Returns the spec as the
 /// world lets it apply (`model::keep_immutable`, computed here once per pass) and the complete
@@ -497,6 +524,8 @@ fn pod_view(p: &Pod, now: jiff::Timestamp) -> PodView {
             .and_then(|s| s.waiting.as_ref())
             .and_then(|w| w.reason.clone()),
         last_exit_message: cstatus.and_then(exit_message),
+        last_exit_reason: cstatus.and_then(exit_reason),
+        memory_limit: memory_limit(p),
         answered_as: None,
         node_down: None,
         leaving: pod_leaving(p),
@@ -707,7 +736,7 @@ fn restore_pod_view(p: &Pod) -> RestorePodView {
             .find_map(|c| {
                 let w = c.state.as_ref()?.waiting.as_ref()?;
                 let reason = w.reason.as_deref()?;
-                STUCK_REASONS.contains(&reason).then(|| {
+                crate::model::STUCK_REASONS.contains(&reason).then(|| {
                     let message = w.message.as_deref().unwrap_or("").trim();
                     if message.is_empty() {
                         format!("{}: {reason}", c.name)
@@ -750,15 +779,6 @@ pub fn restore_pod_phases(p: &Pod) -> Vec<(String, std::time::Duration)> {
         )
         .collect()
 }
-
-/// Waiting reasons of a container that does not start until someone fixes its cause.
-const STUCK_REASONS: &[&str] = &[
-    "CreateContainerConfigError",
-    "CreateContainerError",
-    "ErrImagePull",
-    "ImagePullBackOff",
-    "InvalidImageName",
-];
 
 /// What one running member said about itself.
 struct Answer {
@@ -1102,7 +1122,8 @@ mod tests {
     };
 
     use super::{
-        controller_behind, exit_message, leader_by_term, node_cordoned, node_down, pod_leaving,
+        Pod, controller_behind, exit_message, exit_reason, leader_by_term, memory_limit,
+        node_cordoned, node_down, pod_leaving, pod_view,
     };
 
     #[test]
@@ -1343,6 +1364,54 @@ mod tests {
             exit_message(&crash_looping)
                 .unwrap()
                 .contains("couldn't find local name")
+        );
+    }
+
+    #[test]
+    fn a_kill_for_memory_is_read_with_the_containers_limit_also_while_it_runs_again() {
+        let killed = |state: ContainerState| ContainerStatus {
+            name: "etcd".into(),
+            state: Some(state),
+            last_state: Some(ContainerState {
+                terminated: Some(ContainerStateTerminated {
+                    reason: Some("OOMKilled".into()),
+                    exit_code: 137,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let running = killed(ContainerState {
+            running: Some(ContainerStateRunning::default()),
+            ..Default::default()
+        });
+        assert_eq!(exit_reason(&running).as_deref(), Some("OOMKilled"));
+        let now_ended = ContainerStatus {
+            state: Some(ContainerState {
+                terminated: Some(ContainerStateTerminated {
+                    reason: Some("Error".into()),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }),
+            ..running.clone()
+        };
+        assert_eq!(exit_reason(&now_ended).as_deref(), Some("Error"));
+        let pod: Pod = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "demo-1"},
+            "spec": {"containers": [
+                {"name": "other", "resources": {"limits": {"memory": "1Gi"}}},
+                {"name": "etcd", "resources": {"limits": {"memory": "48Mi", "cpu": "1"}}}
+            ]},
+            "status": {"containerStatuses": [serde_json::to_value(&running).unwrap()]}
+        }))
+        .unwrap();
+        assert_eq!(memory_limit(&pod).as_deref(), Some("48Mi"));
+        let v = pod_view(&pod, jiff::Timestamp::from_second(1).unwrap());
+        assert_eq!(
+            (v.last_exit_reason.as_deref(), v.memory_limit.as_deref()),
+            (Some("OOMKilled"), Some("48Mi"))
         );
     }
 }

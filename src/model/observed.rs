@@ -169,6 +169,11 @@ pub struct PodView {
     pub waiting_reason: Option<String>,
     /// The last lines etcd wrote before its container last stopped (termination message).
     pub last_exit_message: Option<String>,
+    /// The kubelet's reason for the container's last end (`OOMKilled`, `Error`, …), also while
+    /// it runs again.
+    pub last_exit_reason: Option<String>,
+    /// The memory limit of its etcd container, as written (`None`: no limit).
+    pub memory_limit: Option<String>,
     /// Seconds since the pod was created.
     pub age_seconds: u64,
     /// Seconds its etcd container has been running this time (`None`: not running, or not
@@ -246,6 +251,46 @@ impl PodView {
         })
     }
 
+    /// Why this pod's etcd does not serve, in words that say what to do: the image or the
+    /// container cannot start, the kernel killed etcd at its memory limit, or etcd's own last
+    /// words; `None` while it is ready, or starting with nothing said yet. Restart counts are
+    /// left out so that the status it goes into changes only when the trouble does.
+    pub fn trouble(&self) -> Option<String> {
+        if self.ready {
+            return None;
+        }
+        if let Some(w) = self
+            .waiting_reason
+            .as_deref()
+            .filter(|w| STUCK_REASONS.contains(w))
+        {
+            return Some(format!("its container cannot start: {w}"));
+        }
+        if self.last_exit_reason.as_deref() == Some("OOMKilled") {
+            let at = self
+                .memory_limit
+                .as_deref()
+                .map(|l| format!(" at its memory limit {l}"))
+                .unwrap_or_default();
+            return Some(format!(
+                "its etcd was OOMKilled{at}: raise spec.resources.limits.memory (and requests) above \
+                 what the member needs"
+            ));
+        }
+        if self.running || (self.restarts == 0 && self.last_exit_message.is_none()) {
+            return None;
+        }
+        match (self.data_loss(), self.exit_reason()) {
+            (Some(what), _) => Some(what.to_string()),
+            (None, Some(line)) => Some(format!("its etcd exits: {line}")),
+            (None, None) => self
+                .waiting_reason
+                .as_ref()
+                .filter(|r| *r != "ContainerCreating")
+                .map(|r| format!("its container is waiting: {r}")),
+        }
+    }
+
     /// etcd refused to start this member for lack of any data (no write-ahead log): its volume
     /// is empty, so the member may be added back on it as a learner without wiping.
     pub fn proven_empty(&self) -> bool {
@@ -254,6 +299,15 @@ impl PodView {
             .is_some_and(|m| EMPTY_VOLUME_SIGNS.iter().any(|s| m.contains(s)))
     }
 }
+
+/// Waiting reasons of a container that does not start until someone fixes its cause.
+pub const STUCK_REASONS: &[&str] = &[
+    "CreateContainerConfigError",
+    "CreateContainerError",
+    "ErrImagePull",
+    "ImagePullBackOff",
+    "InvalidImageName",
+];
 
 /// Signs that etcd found no write-ahead log and exited before writing anything.
 pub(super) const EMPTY_VOLUME_SIGNS: &[&str] =

@@ -1129,6 +1129,80 @@ fn the_exit_reason_is_the_line_that_says_why_not_the_usage_after_it() {
     assert_eq!(PodView::default().exit_reason(), None);
 }
 
+#[test]
+fn a_pods_trouble_names_a_kill_for_memory_with_its_limit_and_says_what_to_raise() {
+    let oom = PodView {
+        name: "demo-1".into(),
+        restarts: 4,
+        waiting_reason: Some("CrashLoopBackOff".into()),
+        last_exit_reason: Some("OOMKilled".into()),
+        last_exit_message: Some("{\"level\":\"info\",\"msg\":\"opened backend db\"}".into()),
+        memory_limit: Some("24Mi".into()),
+        ..Default::default()
+    };
+    let t = oom.trouble().unwrap();
+    assert!(
+        t.contains("OOMKilled at its memory limit 24Mi")
+            && t.contains("raise spec.resources.limits.memory"),
+        "{t}"
+    );
+    // Between two kills it runs for a moment, not ready: still the same trouble (the status
+    // it goes into does not flip with every restart).
+    let between = PodView {
+        running: true,
+        waiting_reason: None,
+        ..oom.clone()
+    };
+    assert_eq!(between.trouble(), Some(t));
+    // Ready again: nothing to say, whatever happened before.
+    assert_eq!(
+        PodView {
+            ready: true,
+            ..between
+        }
+        .trouble(),
+        None
+    );
+    let image = PodView {
+        waiting_reason: Some("ImagePullBackOff".into()),
+        ..Default::default()
+    };
+    assert_eq!(
+        image.trouble().as_deref(),
+        Some("its container cannot start: ImagePullBackOff")
+    );
+    let flag = PodView {
+        restarts: 2,
+        waiting_reason: Some("CrashLoopBackOff".into()),
+        last_exit_reason: Some("Error".into()),
+        last_exit_message: Some("flag provided but not defined: -x\nUsage:\n".into()),
+        ..Default::default()
+    };
+    assert_eq!(
+        flag.trouble().as_deref(),
+        Some("its etcd exits: flag provided but not defined: -x")
+    );
+    let lost = PodView {
+        restarts: 1,
+        last_exit_message: Some("panic: cannot use none as id".into()),
+        ..Default::default()
+    };
+    assert_eq!(
+        lost.trouble().as_deref(),
+        Some("its write-ahead log is damaged (no member id left in it)")
+    );
+    // A pod starting for the first time, or pulling its image: nothing yet.
+    assert_eq!(PodView::default().trouble(), None);
+    assert_eq!(
+        PodView {
+            waiting_reason: Some("ContainerCreating".into()),
+            ..Default::default()
+        }
+        .trouble(),
+        None
+    );
+}
+
 /// etcd's last words on a data directory whose files had their first 4 KiB overwritten (the
 /// tails of real runs, as the kubelet keeps them in the termination message).
 #[test]

@@ -683,10 +683,7 @@ pub(super) fn stale_members(d: &Desired, o: &Observed) -> Option<Step> {
             .filter(|p| p.revision.as_ref() == Some(rev) && !p.ready && !p.terminating)
             .find(|p| p.restarts > 0 || p.waiting_reason.as_deref() == Some("CrashLoopBackOff"));
         if let Some(p) = failing {
-            let why = p
-                .exit_reason()
-                .map(|l| format!(": {l}"))
-                .unwrap_or_default();
+            let why = p.trouble().map(|t| format!(": {t}")).unwrap_or_default();
             return Some(wait(
                 Reason::RollingMembers,
                 format!(
@@ -896,23 +893,25 @@ pub(super) fn restore_pod_left(d: &Desired, o: &Observed) -> Option<Step> {
     })
 }
 
-/// ` (demo-0: ImagePullBackOff, …)` for pods whose container waits for a reason, else empty.
+/// ` (demo-0, demo-1: its etcd was OOMKilled …; demo-2: …)` for the pods in trouble
+/// (`PodView::trouble`, pods of one trouble named together), else empty.
 pub(super) fn pod_trouble(o: &Observed) -> String {
-    let trouble: Vec<String> = o
-        .pods
-        .values()
-        .filter_map(|p| {
-            p.waiting_reason
-                .as_ref()
-                .filter(|r| *r != "ContainerCreating")
-                .map(|r| format!("{}: {r}", p.name))
-        })
-        .collect();
-    if trouble.is_empty() {
-        String::new()
-    } else {
-        format!(" ({})", trouble.join(", "))
+    let mut troubles: Vec<(String, Vec<&str>)> = Vec::new();
+    for p in o.pods.values() {
+        let Some(t) = p.trouble() else { continue };
+        match troubles.iter_mut().find(|(seen, _)| *seen == t) {
+            Some((_, names)) => names.push(&p.name),
+            None => troubles.push((t, vec![&p.name])),
+        }
     }
+    if troubles.is_empty() {
+        return String::new();
+    }
+    let parts: Vec<String> = troubles
+        .iter()
+        .map(|(t, names)| format!("{}: {t}", names.join(", ")))
+        .collect();
+    format!(" ({})", parts.join("; "))
 }
 
 /// Leadership off `from` before a step takes it down: to the lowest healthy voter whose pod

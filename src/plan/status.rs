@@ -84,7 +84,7 @@ pub fn derive_status(
             doing.recovering,
             "nothing to recover".into(),
         ),
-        c.degraded(step, &doing, votes),
+        c.degraded(step, &doing, votes, &st.members),
         c.spec_refused(d),
         c.maintaining(d, step, &doing),
         c.insecure_transport(d),
@@ -125,7 +125,7 @@ fn membership(
         let mut members: Vec<MemberStatus> = c
             .members
             .iter()
-            .map(|m| member_status(d, c, m, &lost_since))
+            .map(|m| member_status(d, o, c, m, &lost_since))
             .collect();
         members.sort_by_key(|m| objects::ordinal_of_pod(&d.name, &m.name).unwrap_or(u32::MAX));
         let votes = Votes {
@@ -168,6 +168,7 @@ fn membership(
 /// One member as the status lists it.
 fn member_status(
     d: &Desired,
+    o: &Observed,
     c: &ClusterView,
     m: &MemberView,
     lost_since: &BTreeMap<u32, jiff::Timestamp>,
@@ -189,7 +190,14 @@ fn member_status(
         // reader acts on changes, not with every write to etcd.
         db_size: m.status.as_ref().map(|s| s.db_size >> 20 << 20),
         raft_index: None,
-        error: m.error.clone(),
+        // A member whose pod does not run says why the pod does not (its etcd was killed for
+        // memory, its image cannot be pulled) rather than that nobody answered.
+        error: m
+            .ordinal
+            .and_then(|k| o.pods.get(&k))
+            .filter(|p| !m.healthy && !p.running)
+            .and_then(|p| Some(format!("pod {}: {}", p.name, p.trouble()?)))
+            .or_else(|| m.error.clone()),
         lost_since: m.ordinal.and_then(|k| lost_since.get(&k)).map(|t| Time(*t)),
     }
 }
@@ -394,7 +402,13 @@ impl Conditions<'_> {
         }
     }
 
-    fn degraded(&self, step: &Step, doing: &Activity, votes: Votes) -> Condition {
+    fn degraded(
+        &self,
+        step: &Step,
+        doing: &Activity,
+        votes: Votes,
+        members: &[MemberStatus],
+    ) -> Condition {
         let Votes { voters, healthy } = votes;
         let reason = match step {
             Step::Hold { reason, .. } => *reason,
@@ -405,7 +419,25 @@ impl Conditions<'_> {
         };
         let message = match step {
             Step::Hold { .. } if doing.degraded => self.message.clone(),
-            _ => format!("{healthy} of {voters} voting members healthy"),
+            _ => {
+                // Who is not healthy, and why, so that the condition alone says what to look at.
+                let unhealthy: Vec<String> = members
+                    .iter()
+                    .filter(|m| !m.healthy && !m.learner)
+                    .map(|m| match &m.error {
+                        Some(e) => format!("{}: {}", m.name, short(e)),
+                        None => m.name.clone(),
+                    })
+                    .collect();
+                if unhealthy.is_empty() || healthy >= voters {
+                    format!("{healthy} of {voters} voting members healthy")
+                } else {
+                    format!(
+                        "{healthy} of {voters} voting members healthy; unhealthy: {}",
+                        unhealthy.join("; ")
+                    )
+                }
+            }
         };
         self.set(condition::DEGRADED, doing.degraded, reason, message)
     }
@@ -647,4 +679,12 @@ pub fn converged(status: &EtcdClusterStatus, generation: Option<i64>) -> bool {
         // has none).
         && !is(condition::ROTATING_CA, "True")
         && !is(condition::SWITCHING_TLS, "True")
+}
+
+/// At most 160 characters of `s` (a member's error in a condition's message).
+fn short(s: &str) -> String {
+    match s.char_indices().nth(160) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
 }

@@ -837,7 +837,7 @@ fn a_member_that_does_not_start_on_the_new_template_stops_the_rollout_and_says_w
     let s = plan(&d, &o);
     assert!(
         matches!(&s, Step::Wait { reason, message } if *reason == Reason::RollingMembers
-            && message.contains("demo-2 does not start on the new template (3 restarts: flag provided but not defined: -hearbeat-interval)")),
+            && message.contains("demo-2 does not start on the new template (3 restarts: its etcd exits: flag provided but not defined: -hearbeat-interval)")),
         "{s:?}"
     );
 }
@@ -992,6 +992,13 @@ fn a_cluster_with_an_unhealthy_voter_is_ready_on_its_quorum_and_degraded() {
     assert_eq!(
         (degraded.status.as_str(), degraded.reason.as_str()),
         ("True", reason::MEMBERS_UNHEALTHY)
+    );
+    assert!(
+        degraded
+            .message
+            .starts_with("2 of 3 voting members healthy; unhealthy: demo-2"),
+        "{}",
+        degraded.message
     );
     // All healthy again: the reason says so.
     let o = healthy(&d, 3);
@@ -1191,11 +1198,67 @@ fn a_bootstrap_stuck_on_its_image_says_so() {
         objects::STATE_NEW.into(),
     );
     o.etcd = EtcdView::NotQueried;
-    o.pods.get_mut(&0).unwrap().waiting_reason = Some("ImagePullBackOff".into());
+    let p = o.pods.get_mut(&0).unwrap();
+    (p.ready, p.running) = (false, false);
+    p.waiting_reason = Some("ImagePullBackOff".into());
     let s = plan(&d, &o);
     assert!(
-        matches!(&s, Step::Wait { message, .. } if message.contains("demo-0: ImagePullBackOff")),
+        matches!(&s, Step::Wait { message, .. } if message.contains("demo-0: its container cannot start: ImagePullBackOff")),
         "{s:?}"
+    );
+}
+
+/// A member killed for memory is named as such everywhere a user looks: the wait while the
+/// cluster starts (members of one trouble together), the member's error and `Degraded`.
+#[test]
+fn members_killed_for_memory_are_named_with_their_limit_in_the_wait_the_member_and_degraded() {
+    let d = desired(3);
+    let oom = |p: &mut PodView| {
+        (p.ready, p.running, p.restarts) = (false, false, 3);
+        p.waiting_reason = Some("CrashLoopBackOff".into());
+        p.last_exit_reason = Some("OOMKilled".into());
+        p.memory_limit = Some("32Mi".into());
+    };
+    let mut o = healthy(&d, 3);
+    o.config.as_mut().unwrap().insert(
+        config_key::INITIAL_CLUSTER_STATE.into(),
+        objects::STATE_NEW.into(),
+    );
+    o.etcd = EtcdView::NotQueried;
+    oom(o.pods.get_mut(&0).unwrap());
+    oom(o.pods.get_mut(&2).unwrap());
+    let s = plan(&d, &o);
+    assert!(
+        matches!(&s, Step::Wait { message, .. } if message.contains(
+            "(demo-0, demo-2: its etcd was OOMKilled at its memory limit 32Mi: raise spec.resources.limits.memory")),
+        "{s:?}"
+    );
+    // Running: the member of the killed pod says why its pod does not run.
+    let mut o = healthy(&d, 3);
+    cluster(&mut o).members[1].healthy = false;
+    cluster(&mut o).members[1].error = Some("no running pod answered for this member".into());
+    oom(o.pods.get_mut(&1).unwrap());
+    let step = plan(&d, &o);
+    let st = derive_status(
+        &d,
+        &o,
+        &step,
+        None,
+        jiff::Timestamp::from_second(1).unwrap(),
+    );
+    let m = st.members.iter().find(|m| m.name == "demo-1").unwrap();
+    assert_eq!(
+        m.error.as_deref().unwrap_or_default(),
+        "pod demo-1: its etcd was OOMKilled at its memory limit 32Mi: raise \
+         spec.resources.limits.memory (and requests) above what the member needs"
+    );
+    let degraded = cond(&st, condition::DEGRADED);
+    assert!(
+        degraded.message.starts_with(
+            "2 of 3 voting members healthy; unhealthy: demo-1: pod demo-1: its etcd was OOMKilled"
+        ),
+        "{}",
+        degraded.message
     );
 }
 
