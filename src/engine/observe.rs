@@ -260,7 +260,12 @@ pub async fn observe(
     last: Option<&EtcdClusterStatus>,
 ) -> Result<(Desired, Observed), Error> {
     let seen = crate::phase::timed(crate::phase!("read_objects"), read_objects(ctx, d)).await?;
-    let statefulset = seen.sts.as_ref().map(workload_view);
+    let mut statefulset = seen.sts.as_ref().map(workload_view);
+    if let Some(w) = statefulset.as_mut()
+        && pods_missing(d, w.replicas, &seen.pods)
+    {
+        w.cannot_create = cannot_create(ctx, d, jiff::Timestamp::now()).await;
+    }
     // The spec as the world lets it apply (storage and TLS stay what the StatefulSet has): the
     // members are dialed with it, and the pass decides with it.
     let d = model::keep_immutable(d.clone(), statefulset.as_ref());
@@ -424,6 +429,64 @@ async fn read_objects(ctx: &Context, d: &Desired) -> Result<Objects, Error> {
     })
 }
 
+/// Some ordinal below the StatefulSet's replicas has no pod: its controller has not created
+/// it yet, or cannot.
+fn pods_missing(d: &Desired, replicas: u32, pods: &[Pod]) -> bool {
+    let have: std::collections::BTreeSet<u32> = pods
+        .iter()
+        .filter_map(|p| objects::ordinal_of_pod(&d.name, p.metadata.name.as_deref()?))
+        .collect();
+    (0..replicas).any(|k| !have.contains(&k))
+}
+
+/// A failed create within this long is taken to be why a pod is still missing (the
+/// StatefulSet controller retries with a backoff of up to about 17 minutes).
+const CREATE_FAILURE_SECONDS: i64 = 20 * 60;
+
+/// Why the StatefulSet's controller could not create a member pod or its claim, from its
+/// newest `FailedCreate` event (a ResourceQuota, a LimitRange, an admission webhook or policy,
+/// a missing PriorityClass or ServiceAccount); `None` when there is none of late or the
+/// events may not be read.
+async fn cannot_create(ctx: &Context, d: &Desired, now: jiff::Timestamp) -> Option<String> {
+    let api: Api<k8s_openapi::api::core::v1::Event> =
+        Api::namespaced(ctx.client.clone(), &d.namespace);
+    let lp = ListParams::default().fields(&format!(
+        "involvedObject.kind=StatefulSet,involvedObject.name={},reason=FailedCreate",
+        objects::statefulset_name(&d.name)
+    ));
+    let events = match api.list(&lp).await {
+        Ok(l) => l.items,
+        Err(e) => {
+            tracing::debug!(cluster = %d.name, error = %e, "events not read");
+            return None;
+        }
+    };
+    newest_create_failure(&events, now)
+}
+
+/// The message of the newest of these events, when it is recent (`CREATE_FAILURE_SECONDS`).
+fn newest_create_failure(
+    events: &[k8s_openapi::api::core::v1::Event],
+    now: jiff::Timestamp,
+) -> Option<String> {
+    let when = |e: &k8s_openapi::api::core::v1::Event| {
+        e.last_timestamp
+            .as_ref()
+            .map(|t| t.0)
+            .or_else(|| e.event_time.as_ref().map(|t| t.0))
+            .or_else(|| e.metadata.creation_timestamp.as_ref().map(|t| t.0))
+    };
+    let (at, e) = events
+        .iter()
+        .filter_map(|e| Some((when(e)?, e)))
+        .max_by_key(|(at, _)| *at)?;
+    (now.as_second() - at.as_second() <= CREATE_FAILURE_SECONDS)
+        .then(|| e.message.clone())
+        .flatten()
+        .map(|m| m.trim().to_string())
+        .filter(|m| !m.is_empty())
+}
+
 fn workload_view(s: &StatefulSet) -> WorkloadView {
     WorkloadView {
         replicas: s.spec.as_ref().and_then(|s| s.replicas).unwrap_or(0).max(0) as u32,
@@ -449,6 +512,7 @@ fn workload_view(s: &StatefulSet) -> WorkloadView {
             .and_then(|spec| objects::template_domain(&spec.template)),
         terminating: s.metadata.deletion_timestamp.is_some(),
         controller_behind: controller_behind(s),
+        cannot_create: None,
     }
 }
 
@@ -1123,7 +1187,7 @@ mod tests {
 
     use super::{
         Pod, controller_behind, exit_message, exit_reason, leader_by_term, memory_limit,
-        node_cordoned, node_down, pod_leaving, pod_view,
+        newest_create_failure, node_cordoned, node_down, pod_leaving, pod_view, pods_missing,
     };
 
     #[test]
@@ -1365,6 +1429,44 @@ mod tests {
                 .unwrap()
                 .contains("couldn't find local name")
         );
+    }
+
+    #[test]
+    fn the_newest_recent_failed_create_says_why_a_pod_is_missing() {
+        let event = |at: i64, message: &str| {
+            serde_json::from_value::<k8s_openapi::api::core::v1::Event>(serde_json::json!({
+                "metadata": {"name": format!("demo.{at}")},
+                "involvedObject": {"kind": "StatefulSet", "name": "demo"},
+                "reason": "FailedCreate",
+                "message": message,
+                "lastTimestamp": jiff::Timestamp::from_second(at).unwrap().to_string(),
+            }))
+            .unwrap()
+        };
+        let now = jiff::Timestamp::from_second(10_000).unwrap();
+        let quota = "create Pod demo-2 in StatefulSet demo failed error: pods \"demo-2\" is forbidden: \
+                     exceeded quota: tight, requested: pods=1, used: pods=2, limited: pods=2";
+        assert_eq!(
+            newest_create_failure(
+                &[event(9_000, "an older refusal"), event(9_900, quota)],
+                now
+            )
+            .as_deref(),
+            Some(quota)
+        );
+        // One from long ago says nothing about a pod missing now.
+        assert_eq!(newest_create_failure(&[event(1_000, quota)], now), None);
+        assert_eq!(newest_create_failure(&[], now), None);
+        let d = crate::fixtures::cluster("demo").desired();
+        let pod = |name: &str| Pod {
+            metadata: kube::api::ObjectMeta {
+                name: Some(name.into()),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        assert!(pods_missing(&d, 3, &[pod("demo-0"), pod("demo-1")]));
+        assert!(!pods_missing(&d, 2, &[pod("demo-0"), pod("demo-1")]));
     }
 
     #[test]

@@ -144,6 +144,9 @@ pub struct WorkloadView {
     /// Its controller has not yet taken in its latest spec (`status.observedGeneration` below
     /// `metadata.generation`): `update_revision` is still the one of an older template.
     pub controller_behind: bool,
+    /// Why its controller cannot create a member pod or claim (its newest `FailedCreate`
+    /// event, read only while a pod is missing): e.g. a ResourceQuota refuses it.
+    pub cannot_create: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]

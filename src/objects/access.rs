@@ -110,8 +110,10 @@ pub fn watched_namespaces() -> Vec<Access> {
         // volumes may grow in place (`allowVolumeExpansion`), and which class is the default.
         of::<StorageClass>(&[GET, LIST]),
         // The Events of every step (kube's recorder writes events.k8s.io; core for old readers).
+        // Core events are also listed while a member pod is missing: the StatefulSet
+        // controller's `FailedCreate` says why (optional: without it the waits do not say).
         of::<k8s_openapi::api::events::v1::Event>(&[CREATE, PATCH]),
-        of::<k8s_openapi::api::core::v1::Event>(&[CREATE, PATCH]),
+        of::<k8s_openapi::api::core::v1::Event>(&[CREATE, PATCH, LIST]),
         // The clusters' Leases live beside them (`lease`): taken, renewed, released, and
         // deleted with their cluster.
         of::<Lease>(LEASES),

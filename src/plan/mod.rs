@@ -167,7 +167,35 @@ pub fn plan(d: &Desired, o: &Observed) -> Step {
         // Backups only when the cluster itself needs nothing: they never pre-empt a repair.
         .or_else(|| backup::next(d, o))
         .unwrap_or(Step::Idle);
-    past_a_stale_peer_count(d, o, on_a_confirmed_list(o, step))
+    saying_what_cannot_be_created(
+        o,
+        past_a_stale_peer_count(d, o, on_a_confirmed_list(o, step)),
+    )
+}
+
+/// A wait or hold while the StatefulSet's controller cannot create a member pod (a quota, a
+/// policy, a missing PriorityClass refuses it) says so: whatever it waits for, that pod will
+/// not come until someone fixes its cause.
+fn saying_what_cannot_be_created(o: &Observed, step: Step) -> Step {
+    let Some(why) = o
+        .statefulset
+        .as_ref()
+        .and_then(|s| s.cannot_create.as_ref())
+    else {
+        return step;
+    };
+    let tell = |message: String| format!("{message}; the StatefulSet cannot create a pod: {why}");
+    match step {
+        Step::Wait { reason, message } => Step::Wait {
+            reason,
+            message: tell(message),
+        },
+        Step::Hold { reason, message } => Step::Hold {
+            reason,
+            message: tell(message),
+        },
+        step => step,
+    }
 }
 
 /// Whether the step needs the leader's count of connected peers (`Observed::leader_peers`),

@@ -575,6 +575,7 @@ impl World {
                     h.clone()
                 }),
                 controller_behind: self.controller_lag && self.seen_revision != *h,
+                cannot_create: None,
                 storage: self.sts_storage.clone(),
                 tls: self
                     .templates

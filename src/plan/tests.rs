@@ -61,6 +61,7 @@ pub(super) fn healthy(d: &Desired, n: u32) -> Observed {
             cluster_domain: Some(d.cluster_domain.clone()),
             terminating: false,
             controller_behind: false,
+            cannot_create: None,
         }),
         supporting_objects: true,
         clients_fenced: false,
@@ -1206,6 +1207,44 @@ fn a_bootstrap_stuck_on_its_image_says_so() {
         matches!(&s, Step::Wait { message, .. } if message.contains("demo-0: its container cannot start: ImagePullBackOff")),
         "{s:?}"
     );
+}
+
+/// A pod its StatefulSet cannot create (a ResourceQuota refuses it) is named in every wait,
+/// whatever the wait is for, and nothing else changes: the step is the same.
+#[test]
+fn a_wait_says_why_the_statefulset_cannot_create_a_pod() {
+    let d = desired(3);
+    let mut o = healthy(&d, 3);
+    o.config.as_mut().unwrap().insert(
+        config_key::INITIAL_CLUSTER_STATE.into(),
+        objects::STATE_NEW.into(),
+    );
+    o.etcd = EtcdView::NotQueried;
+    o.pods.remove(&2);
+    let before = plan(&d, &o);
+    let why = "create Pod demo-2 in StatefulSet demo failed error: pods \"demo-2\" is forbidden: exceeded quota: tight";
+    o.statefulset.as_mut().unwrap().cannot_create = Some(why.into());
+    let after = plan(&d, &o);
+    match (&before, &after) {
+        (
+            Step::Wait { reason, message },
+            Step::Wait {
+                reason: r2,
+                message: m2,
+            },
+        ) => {
+            assert_eq!(reason, r2);
+            assert_eq!(
+                *m2,
+                format!("{message}; the StatefulSet cannot create a pod: {why}")
+            );
+        }
+        _ => panic!("{before:?} / {after:?}"),
+    }
+    // A step that acts is left as it is.
+    let mut o = healthy(&d, 3);
+    o.statefulset.as_mut().unwrap().cannot_create = Some(why.into());
+    assert_eq!(plan(&d, &o), plan(&d, &healthy(&d, 3)));
 }
 
 /// A member killed for memory is named as such everywhere a user looks: the wait while the

@@ -19,7 +19,7 @@
 - {"apiGroups":[""],"resources":["nodes"],"verbs":["get"]}
 - {"apiGroups":["storage.k8s.io"],"resources":["storageclasses"],"verbs":["get","list"]}
 - {"apiGroups":["events.k8s.io"],"resources":["events"],"verbs":["create","patch"]}
-- {"apiGroups":[""],"resources":["events"],"verbs":["create","patch"]}
+- {"apiGroups":[""],"resources":["events"],"verbs":["create","patch","list"]}
 - {"apiGroups":["coordination.k8s.io"],"resources":["leases"],"verbs":["get","create","update","patch","delete"]}
 {{- end -}}
 {{- define "kubectl-etcd.rules.namespaced" -}}
@@ -40,7 +40,7 @@
 - {"apiGroups":[""],"resources":["secrets"],"verbs":["get","create","patch"]}
 - {"apiGroups":["cert-manager.io"],"resources":["certificates"],"verbs":["get","list","watch","create","patch","update","delete"]}
 - {"apiGroups":["events.k8s.io"],"resources":["events"],"verbs":["create","patch"]}
-- {"apiGroups":[""],"resources":["events"],"verbs":["create","patch"]}
+- {"apiGroups":[""],"resources":["events"],"verbs":["create","patch","list"]}
 - {"apiGroups":["coordination.k8s.io"],"resources":["leases"],"verbs":["get","create","update","patch","delete"]}
 {{- end -}}
 {{- define "kubectl-etcd.rules.nodes" -}}
