@@ -726,3 +726,65 @@ fn a_cluster_in_another_dns_domain_names_its_members_there_from_bootstrap_to_joi
     let after = cluster_json(&ns.0, "demo");
     assert_eq!(after["spec"]["clusterDomain"], "cluster.example", "{after}");
 }
+
+/// A namespace whose ResourceQuota wants a memory limit on every container (as multi-tenant
+/// clusters set up): the StatefulSet cannot create a single member pod. `create` waits saying
+/// the quota's own words, not only "members are starting", exits 4 at its timeout (nothing to
+/// undo), and once the spec gives the members a memory limit the cluster comes up.
+#[test]
+fn a_quota_that_refuses_the_member_pods_is_named_and_a_memory_limit_brings_the_cluster_up() {
+    install_crd();
+    let ns = Ns::new("quota");
+    let quota = serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "ResourceQuota",
+        "metadata": {"name": "tenant"},
+        "spec": {"hard": {"limits.memory": "4Gi"}},
+    });
+    ok(kubectl_stdin(
+        &["-n", &ns.0, "apply", "-f", "-"],
+        &quota.to_string(),
+    ));
+    let r = etcd(
+        &ns.0,
+        &["create", "demo", "--replicas", "3", "--timeout", "45s"],
+    );
+    assert_eq!(r.code, 4, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("the StatefulSet cannot create a pod")
+            && r.stderr.contains("limits.memory"),
+        "{}",
+        r.stderr
+    );
+    let doc = cluster_json(&ns.0, "demo");
+    assert!(
+        doc["status"]["message"].as_str().is_some_and(
+            |m| m.contains("exceeded quota") || m.contains("must specify limits.memory")
+        ),
+        "{}",
+        doc["status"]
+    );
+    ok(kubectl(&[
+        "-n",
+        &ns.0,
+        "patch",
+        "etcdcluster",
+        "demo",
+        "--type",
+        "merge",
+        "-p",
+        r#"{"spec":{"resources":{"requests":{"memory":"64Mi"},"limits":{"memory":"512Mi"}}}}"#,
+    ]));
+    let up = json(&ok(etcd(
+        &ns.0,
+        &["reconcile", "demo", "--timeout", "5m", "-o", "json"],
+    )));
+    assert_eq!(ready_members(&up["status"]), (3, 3, 3), "{up}");
+    assert!(
+        !up["status"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("cannot create"),
+        "{up}"
+    );
+}
