@@ -870,6 +870,80 @@ fn members_down(ns: &str) -> Option<usize> {
     Some(3 - up)
 }
 
+/// The most member pods seen down at once (`members_down`, every 0.5 s) while it runs.
+struct DownSampler {
+    on: Arc<AtomicBool>,
+    handle: std::thread::JoinHandle<usize>,
+}
+
+impl DownSampler {
+    fn start(ns: &str) -> DownSampler {
+        let on = Arc::new(AtomicBool::new(true));
+        let (ns, flag) = (ns.to_string(), on.clone());
+        let handle = std::thread::spawn(move || {
+            let mut worst = 0;
+            while flag.load(Ordering::Relaxed) {
+                worst = worst.max(members_down(&ns).unwrap_or(0));
+                std::thread::sleep(Duration::from_millis(500));
+            }
+            worst
+        });
+        DownSampler { on, handle }
+    }
+
+    fn stop(self) -> usize {
+        self.on.store(false, Ordering::Relaxed);
+        self.handle.join().expect("the sampler")
+    }
+}
+
+/// `kubectl rollout restart statefulset/demo`, what users run to restart a workload: its new
+/// revision rolls through the engine like a template change, one member at a time (each
+/// healthy and ready first, the leader last). Every pod is replaced, no member id changes,
+/// never two members are down at once.
+fn statefulset_rollout_restarted(ns: &str) -> Check {
+    let before = member_ids(ns);
+    let uids = || {
+        kc(
+            ns,
+            &[
+                "get",
+                "pods",
+                "-o",
+                "jsonpath={range .items[*]}{.metadata.uid} {end}",
+            ],
+        )
+        .stdout
+        .split_whitespace()
+        .map(String::from)
+        .collect::<Vec<_>>()
+    };
+    let old_uids = uids();
+    let sampler = DownSampler::start(ns);
+    let r = kc(
+        ns,
+        &["rollout", "restart", &format!("statefulset/{CLUSTER}")],
+    );
+    ensure(
+        r.code == 0,
+        format!("rollout restart: {}", last_lines(&r.stderr)),
+    )?;
+    let converged = converges_to(ns, 3, "5m");
+    let worst = sampler.stop();
+    converged?;
+    ensure(worst <= 1, format!("{worst} members were down at once"))?;
+    let new_uids = uids();
+    ensure(
+        new_uids.len() == 3 && new_uids.iter().all(|u| !old_uids.contains(u)),
+        format!("pods before {old_uids:?}, after {new_uids:?}: not every member restarted"),
+    )?;
+    let after = member_ids(ns);
+    ensure(
+        after == before,
+        format!("members were {before:?}, now {after:?}"),
+    )
+}
+
 /// Item 7. demo-1's etcd answers but its pod is not ready (its readiness probe fails: an
 /// `etcdctl` that refuses the probe's read is put before the image's own), then a template
 /// change (`--heartbeat-interval`) that restarts every member. While demo-1 is not ready nothing
@@ -927,18 +1001,7 @@ fn template_change_while_a_member_is_not_ready(ns: &str) -> Check {
         .stdout
     };
     let before = uids();
-    let sampling = Arc::new(AtomicBool::new(true));
-    let sampler = {
-        let (ns, on) = (ns.to_string(), sampling.clone());
-        std::thread::spawn(move || {
-            let mut worst = 0;
-            while on.load(Ordering::Relaxed) {
-                worst = worst.max(members_down(&ns).unwrap_or(0));
-                std::thread::sleep(Duration::from_millis(500));
-            }
-            worst
-        })
-    };
+    let sampler = DownSampler::start(ns);
     patch_spec(
         ns,
         r#"{"spec":{"etcd":{"options":{"heartbeat-interval":"150"}}}}"#,
@@ -947,8 +1010,7 @@ fn template_change_while_a_member_is_not_ready(ns: &str) -> Check {
     let untouched = uids() == before;
     let shadow_gone = host_sh(&format!("mv {image_bin} {host_bin}"));
     let converged = converges_to(ns, 3, "5m");
-    sampling.store(false, Ordering::Relaxed);
-    let worst = sampler.join().expect("the sampler");
+    let worst = sampler.stop();
     ensure(
         r.code != 0 && untouched,
         format!(
@@ -1653,6 +1715,10 @@ fn rows() -> Vec<(&'static str, Fault)> {
             fault(storage_edit_refused_and_scaling_works),
         ),
         ("bad_template_reverted", fault(bad_template_then_reverted)),
+        (
+            "statefulset_rollout_restarted",
+            fault(statefulset_rollout_restarted),
+        ),
         (
             "memory_limit_too_low_raised",
             fault(memory_limit_too_low_then_raised),
