@@ -788,3 +788,73 @@ fn a_quota_that_refuses_the_member_pods_is_named_and_a_memory_limit_brings_the_c
         "{up}"
     );
 }
+
+/// An ephemeral cluster whose pods all restart at once (a node reboot): every member's data went
+/// with its pod. The engine holds, saying so and what is left (a backup into a new cluster, or
+/// an empty start), instead of waiting for members that can never answer; `status` exits 7;
+/// `delete` and `create` start it again empty.
+#[test]
+fn an_ephemeral_cluster_whose_pods_all_restarted_holds_and_says_what_is_left() {
+    install_crd();
+    let ns = Ns::new("ephemeral-lost");
+    let create = [
+        "create",
+        "demo",
+        "--replicas",
+        "3",
+        "--ephemeral",
+        "--timeout",
+        "4m",
+    ];
+    ok(etcd(&ns.0, &create));
+    ok(etcdctl(&ns.0, "demo-0", &["put", "k", "v"]));
+    ok(kubectl(&[
+        "-n",
+        &ns.0,
+        "delete",
+        "pod",
+        "--all",
+        "--wait=false",
+    ]));
+    let said = eventually(
+        "the hold on every member's lost data",
+        Duration::from_secs(180),
+        || {
+            let r = etcd(&ns.0, &["reconcile", "demo", "--timeout", "40s"]);
+            (r.code == 7 && r.stderr.contains("every member lost its data")).then_some(r.stderr)
+        },
+    );
+    assert!(
+        said.contains("its storage is ephemeral")
+            && said.contains("restore NEW --from-backup")
+            && said.contains(&format!("kubectl etcd -n {} delete demo --yes", ns.0)),
+        "{said}"
+    );
+    let status = etcd(&ns.0, &["status", "demo"]);
+    assert_eq!(status.code, 7, "{}", status.stderr);
+    let doc = cluster_json(&ns.0, "demo");
+    let degraded = doc["status"]["conditions"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["type"] == "Degraded").cloned())
+        .unwrap_or_default();
+    assert_eq!(
+        (degraded["status"].as_str(), degraded["reason"].as_str()),
+        (Some("True"), Some("QuorumLost")),
+        "{}",
+        doc["status"]
+    );
+    ok(etcd(&ns.0, &["delete", "demo", "--yes"]));
+    let again = json(&ok(etcd(&ns.0, &[&create[..], &["-o", "json"]].concat())));
+    assert_eq!(ready_members(&again["status"]), (3, 3, 3), "{again}");
+    let get = ok(etcdctl(
+        &ns.0,
+        "demo-0",
+        &["get", "k", "--print-value-only"],
+    ));
+    assert_eq!(
+        get.stdout.trim(),
+        "",
+        "an empty start holds no key: {}",
+        get.stdout
+    );
+}

@@ -280,7 +280,7 @@ pub(super) fn workload_catching_up(d: &Desired, o: &Observed) -> Option<Step> {
 
 /// etcd did not answer as one cluster: hold on a split, wait while members start, bring back
 /// members whose volumes lie beyond a StatefulSet scaled down by hand.
-pub(super) fn etcd_unanswered(_: &Desired, o: &Observed) -> Option<Step> {
+pub(super) fn etcd_unanswered(d: &Desired, o: &Observed) -> Option<Step> {
     let s = slots(o)?;
     match &o.etcd {
         EtcdView::Reached(_) => None,
@@ -306,6 +306,9 @@ pub(super) fn etcd_unanswered(_: &Desired, o: &Observed) -> Option<Step> {
             let to = o.volumes.keys().max().map_or(s, |m| m + 1);
             Some(Step::ResizeStatefulSet { from: s, to })
         }
+        EtcdView::NotQueried if every_member_lost_its_data(o, s) => {
+            Some(hold(Reason::QuorumLost, all_data_lost(d, o)))
+        }
         EtcdView::NotQueried => Some(wait(
             Reason::EtcdUnreachable,
             format!("no member pod is running{}", pod_trouble(o)),
@@ -318,6 +321,71 @@ pub(super) fn etcd_unanswered(_: &Desired, o: &Observed) -> Option<Step> {
             ),
         )),
     }
+}
+
+/// Every member of a formed cluster has its pod, and etcd refused to start each one for lack
+/// of any data (their volumes were emptied, or the pods of an ephemeral cluster all restarted):
+/// no member can ever answer again, so waiting for one is pointless.
+fn every_member_lost_its_data(o: &Observed, slots: u32) -> bool {
+    slots > 0
+        && (0..slots).all(|k| {
+            o.pods
+                .get(&k)
+                .is_some_and(|p| !p.running && !p.terminating && p.proven_empty())
+        })
+}
+
+/// What is left to do once every member lost its data: a backup, or an empty start. A recovery
+/// from a backup restores onto the seed's volume, so an ephemeral cluster's backup goes into a
+/// new cluster instead.
+fn all_data_lost(d: &Desired, o: &Observed) -> String {
+    let (ns, name) = (&d.namespace, &d.name);
+    let trouble = pod_trouble(o);
+    let who = trouble
+        .strip_prefix(" (")
+        .and_then(|t| t.strip_suffix(')'))
+        .unwrap_or(&trouble);
+    let backup = newest_good_backup(o);
+    let list = match backup {
+        Some(_) => String::new(),
+        None => format!(" (`kubectl etcd -n {ns} backup list {name}`)"),
+    };
+    let backup = backup.unwrap_or("BACKUP");
+    let (why, restore) = if d.storage == crate::model::Storage::Ephemeral {
+        (
+            " (its storage is ephemeral: a member's data goes with its pod)",
+            format!(
+                "restore a backup into a new cluster with volumes: `kubectl etcd -n {ns} restore NEW \
+                 --from-backup {backup}`{list}"
+            ),
+        )
+    } else {
+        (
+            "",
+            format!(
+                "restore a backup: `kubectl etcd -n {ns} recover {name} --from-backup {backup} \
+                 --yes`{list}"
+            ),
+        )
+    };
+    format!(
+        "every member lost its data ({who}): nothing survives to rebuild from{why}. To go on, \
+         {restore}; or start the cluster again empty: `kubectl etcd -n {ns} delete {name} --yes`, \
+         then create it again"
+    )
+}
+
+/// The newest succeeded backup record of the cluster, if the pass read them.
+fn newest_good_backup(o: &Observed) -> Option<&str> {
+    o.backups
+        .records
+        .iter()
+        .find(|b| {
+            b.status
+                .as_ref()
+                .is_some_and(|s| s.phase.as_deref() == Some(crate::api::backup_phase::SUCCEEDED))
+        })
+        .and_then(|b| b.metadata.name.as_deref())
 }
 
 pub(super) fn foreign_members(_: &Desired, o: &Observed) -> Option<Step> {

@@ -1209,6 +1209,64 @@ fn a_bootstrap_stuck_on_its_image_says_so() {
     );
 }
 
+/// Every member's pod refused by etcd for lack of data (all volumes emptied, or an ephemeral
+/// cluster's pods all restarted): a hold that says what is left (a backup, or an empty start),
+/// not a wait for members that can never answer. One pod merely starting keeps it a wait.
+#[test]
+fn a_cluster_whose_every_member_lost_its_data_holds_and_says_what_is_left() {
+    let d = desired(3);
+    let mut o = healthy(&d, 3);
+    o.etcd = EtcdView::NotQueried;
+    for p in o.pods.values_mut() {
+        (p.ready, p.running, p.restarts) = (false, false, 2);
+        p.waiting_reason = Some("CrashLoopBackOff".into());
+        p.last_exit_message = Some(
+            r#"{"level":"fatal","msg":"discovery failed","error":"couldn't find local name \"demo-0\" in the initial cluster configuration"}"#.into(),
+        );
+    }
+    let step = plan(&d, &o);
+    let Step::Hold { reason, message } = &step else {
+        panic!("{step:?}")
+    };
+    assert_eq!(*reason, Reason::QuorumLost);
+    assert!(
+        message.starts_with("every member lost its data (demo-0, demo-1, demo-2: its volume holds no data")
+            && message.contains("`kubectl etcd -n ns recover demo --from-backup BACKUP --yes` (`kubectl etcd -n ns backup list demo`)")
+            && message.contains("`kubectl etcd -n ns delete demo --yes`"),
+        "{message}"
+    );
+    // Ephemeral: a recovery cannot restore into it; a new cluster can.
+    let mut e = d.clone();
+    e.storage = crate::model::Storage::Ephemeral;
+    let mut oe = o.clone();
+    let sts = oe.statefulset.as_mut().unwrap();
+    sts.storage = Some(e.storage.clone());
+    sts.template_hash = Some(objects::template_hash(&e));
+    oe.volumes.clear();
+    let step = plan(&e, &oe);
+    let Step::Hold { message, .. } = step else {
+        panic!("{step:?}")
+    };
+    assert!(
+        message.contains("ephemeral") && message.contains("restore NEW --from-backup BACKUP"),
+        "{message}"
+    );
+    // One member's pod still starting: it may yet answer.
+    let p = o.pods.get_mut(&1).unwrap();
+    (p.restarts, p.last_exit_message, p.waiting_reason) = (0, None, None);
+    assert!(
+        matches!(
+            plan(&d, &o),
+            Step::Wait {
+                reason: Reason::EtcdUnreachable,
+                ..
+            }
+        ),
+        "{:?}",
+        plan(&d, &o)
+    );
+}
+
 /// A pod its StatefulSet cannot create (a ResourceQuota refuses it) is named in every wait,
 /// whatever the wait is for, and nothing else changes: the step is the same.
 #[test]
