@@ -9,9 +9,11 @@
 //!    weeks that have one. With no keep rule set, every backup is kept (only `maxAge` prunes).
 //! 4. `maxAge` caps everything: a backup older than that is deleted even when a keep rule selects it
 //!    (rule 1 still wins).
-//! 5. A failed backup holds nothing to restore: it is kept while it is newer than the newest
-//!    successful one (it tells why the schedule is failing) and otherwise deleted once any rule is
-//!    set (a keep rule or `maxAge`). A backup taken without a healthy quorum counts as a failed
+//! 5. A failed backup holds nothing to restore: the `FAILURES_KEPT` newest failures newer than
+//!    the newest successful backup are kept (they tell why the schedule is failing; a schedule
+//!    failing every minute for a day would otherwise leave 1 440 records, as a CronJob's
+//!    `failedJobsHistoryLimit` prevents), every other failure is deleted once any rule is set (a
+//!    keep rule or `maxAge`). A backup taken without a healthy quorum counts as a failed
 //!    one here (the caller passes it as not `succeeded`): it never pushes a good backup out.
 //! 6. A pinned backup (a restore names it) is never deleted, whatever the rules above say.
 
@@ -90,6 +92,9 @@ impl fmt::Display for Retention {
     }
 }
 
+/// Failed backups newer than the newest successful one that a retention policy keeps (rule 5).
+pub const FAILURES_KEPT: usize = 3;
+
 /// One backup as retention sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Candidate {
@@ -130,11 +135,12 @@ pub fn to_delete(list: &[Candidate], policy: &Retention, now: Timestamp) -> Vec<
     } else {
         keep.extend(successes.iter().map(|c| c.name.as_str()));
     }
-    // Failures newer than every success stay (rule 5).
+    // The newest failures newer than every success stay (rule 5).
     keep.extend(
         sorted
             .iter()
             .take_while(|c| !c.succeeded)
+            .take(FAILURES_KEPT)
             .map(|c| c.name.as_str()),
     );
     if let Some(max_age) = policy.max_age {
@@ -338,6 +344,21 @@ mod tests {
         ];
         // The failing runs are newer than every success: all kept, and both successes too.
         assert!(to_delete(&list, &policy(r#"{"keepLast":2}"#), at(NOW)).is_empty());
+    }
+
+    #[test]
+    fn a_long_run_of_failures_keeps_only_its_newest_few() {
+        let mut list = vec![ok("a", "2026-11-30T00:00:00Z")];
+        for m in 0..10 {
+            list.push(failed(&format!("f{m}"), &format!("2026-11-30T01:0{m}:00Z")));
+        }
+        // The newest three failures say why; the seven before them and nothing else go.
+        assert_eq!(
+            to_delete(&list, &policy(r#"{"keepLast":2}"#), at(NOW)),
+            ["f0", "f1", "f2", "f3", "f4", "f5", "f6"]
+        );
+        // Without a policy nothing is deleted, failures included.
+        assert!(to_delete(&list, &Retention::default(), at(NOW)).is_empty());
     }
 
     #[test]
@@ -637,13 +658,25 @@ mod tests {
                 again.is_empty(),
                 "not a fixed point: then deletes {again:?}; {ctx}"
             );
-            // Failures newer than the newest success are never deleted unless too old.
-            for c in list.iter().filter(|c| !c.succeeded) {
-                let newer = newest_ok.is_none_or(|n| c.time > n.time);
+            // The newest `FAILURES_KEPT` failures newer than the newest success are never
+            // deleted unless too old; older failures than those go.
+            let mut recent: Vec<&Candidate> = list
+                .iter()
+                .filter(|c| !c.succeeded && newest_ok.is_none_or(|n| c.time > n.time))
+                .collect();
+            recent.sort_by(|a, b| b.time.cmp(&a.time).then_with(|| b.name.cmp(&a.name)));
+            for c in recent.iter().skip(FAILURES_KEPT).filter(|c| !c.pinned) {
+                assert!(
+                    p.is_empty() || gone.contains(&c.name),
+                    "failure {} kept; {ctx}",
+                    c.name
+                );
+            }
+            for c in recent.iter().take(FAILURES_KEPT) {
                 let old = p
                     .max_age
                     .is_some_and(|m| (now.duration_since(c.time)).as_secs() as u64 > m.as_secs());
-                if newer && !old {
+                if !old {
                     assert!(
                         !gone.contains(&c.name),
                         "recent failure {} deleted; {ctx}",

@@ -11,9 +11,11 @@
 //!   abandoned Running record (its taker gone) ─▶ AbandonBackup (Failed, its upload aborted)
 //!   schedule due, none in progress            ─▶ TakeScheduledBackup ─▶ (Running … Succeeded|Failed)
 //!   newest scheduled backup succeeded, some expired ─▶ PruneBackups
+//!   newest scheduled backup failed, old failures     ─▶ PruneBackups (failures only)
 //! ```
 //!
-//! Retention runs only after a successful backup, only over scheduled backups of that cluster
+//! Retention runs after a scheduled backup ended — after a failed one it deletes failures only
+//! (the oldest of a run of them, past `retention::FAILURES_KEPT`) —, only over scheduled backups of that cluster
 //! (the same uid: a cluster re-created under the same name is another one), never deletes the
 //! newest good one (succeeded, with quorum), nor one an EtcdCluster's `spec.restore.backupName`
 //! names: a failing backup, or one taken without quorum, never costs an older one.
@@ -129,16 +131,20 @@ fn last_run(scheduled: &[&EtcdBackup]) -> Option<Timestamp> {
     scheduled.iter().filter_map(|b| select::taken_at(b)).max()
 }
 
-/// After a successful scheduled backup: the records retention lets go.
+/// After a scheduled backup ended: the records retention lets go. After a failed one only
+/// failures go (the oldest of a run of them, past the few newest that say why): a failing
+/// schedule never costs a good backup, nor piles up a record a run.
 fn expired_backups(d: &Desired, plan: &BackupPlan, o: &Observed) -> Option<Step> {
     let policy = plan.retention.as_ref()?;
     let newest = mine(d, o)
         .into_iter()
         .filter(|b| scheduled(b))
         .max_by_key(|b| select::taken_at(b))?;
-    if phase(newest) != Some(backup_phase::SUCCEEDED) {
-        return None;
-    }
+    let failing = match phase(newest) {
+        Some(backup_phase::SUCCEEDED) => false,
+        Some(backup_phase::FAILED) => true,
+        _ => return None,
+    };
     let id = cluster_id(o);
     let owner = Owner {
         who: &identity(d, &id),
@@ -146,7 +152,16 @@ fn expired_backups(d: &Desired, plan: &BackupPlan, o: &Observed) -> Option<Step>
         cluster: &d.name,
         destination: &plan.to.location,
     };
-    let expiry = expired(&o.backups.records, policy, o.now, owner, &o.backups.pinned);
+    let mut expiry = expired(&o.backups.records, policy, o.now, owner, &o.backups.pinned);
+    if failing {
+        let good = |name: &str| {
+            o.backups
+                .records
+                .iter()
+                .any(|b| b.name_any() == name && select::good(b))
+        };
+        expiry.delete.retain(|(name, _)| !good(name));
+    }
     (!expiry.delete.is_empty()).then_some(Step::PruneBackups {
         delete: expiry.delete,
         foreign: expiry.foreign,

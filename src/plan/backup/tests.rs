@@ -580,7 +580,7 @@ fn a_running_record_of_mine_that_i_am_not_taking_was_abandoned() {
 }
 
 #[test]
-fn retention_prunes_after_a_success_and_never_after_a_failure() {
+fn retention_prunes_after_a_success_and_only_old_failures_after_a_failure() {
     let d = scheduled_demo(Some(1));
     let old = demo_record("s1", "schedule", "Succeeded", "2026-12-01T09:00:00Z", ME);
     let new = demo_record("s2", "schedule", "Succeeded", "2026-12-01T10:00:00Z", ME);
@@ -596,10 +596,39 @@ fn retention_prunes_after_a_success_and_never_after_a_failure() {
         )]
     );
     assert!(foreign.is_empty());
-    // The newest scheduled run failed: nothing is pruned.
+    // The newest scheduled run failed: no good backup is pruned.
     let failed = demo_record("s3", "schedule", "Failed", "2026-12-01T10:05:00Z", ME);
-    let o = seen(&d, "2026-12-01T10:10:00Z", vec![failed, new, old]);
+    let o = seen(
+        &d,
+        "2026-12-01T10:10:00Z",
+        vec![failed, new.clone(), old.clone()],
+    );
     assert_eq!(crate::plan::plan(&d, &o), Step::Idle);
+    // A schedule failing run after run: the newest few failures stay (they say why), the older
+    // ones go, and still no good backup.
+    let mut records: Vec<EtcdBackup> = (0..5)
+        .rev()
+        .map(|k| {
+            demo_record(
+                &format!("f{k}"),
+                "schedule",
+                "Failed",
+                &format!("2026-12-01T1{}:00:00Z", k + 1),
+                ME,
+            )
+        })
+        .collect();
+    records.extend([new, old]);
+    let o = seen(&d, "2026-12-01T15:10:00Z", records);
+    let Step::PruneBackups { delete, .. } = crate::plan::plan(&d, &o) else {
+        panic!("{:?}", crate::plan::plan(&d, &o));
+    };
+    assert_eq!(
+        delete,
+        vec![("f0".to_string(), None), ("f1".to_string(), None)],
+        "{} failures kept",
+        crate::archive::retention::FAILURES_KEPT
+    );
 }
 
 #[test]
