@@ -283,6 +283,25 @@ impl PodView {
         if self.running || (self.restarts == 0 && self.last_exit_message.is_none()) {
             return None;
         }
+        let said = |sign: &str| {
+            self.last_exit_message
+                .as_deref()
+                .is_some_and(|m| m.contains(sign))
+        };
+        if said("no space left on device") {
+            return Some(
+                "its volume is full (no space left on device): grow spec.storage.size (in place \
+                 where the StorageClass allows expansion)"
+                    .into(),
+            );
+        }
+        if said("permission denied") && said("data dir") {
+            return Some(
+                "etcd may not write its data directory (permission denied): the volume's driver \
+                 must apply the pod's fsGroup (65532), as the kubelet does for most drivers"
+                    .into(),
+            );
+        }
         match (self.data_loss(), self.exit_reason()) {
             (Some(what), _) => Some(what.to_string()),
             (None, Some(line)) => Some(format!("its etcd exits: {line}")),

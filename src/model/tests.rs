@@ -1191,6 +1191,21 @@ fn a_pods_trouble_names_a_kill_for_memory_with_its_limit_and_says_what_to_raise(
         lost.trouble().as_deref(),
         Some("its write-ahead log is damaged (no member id left in it)")
     );
+    // A full volume and an unwritable one: what to change (etcd 3.6's words).
+    let ended = |msg: &str| PodView {
+        restarts: 3,
+        waiting_reason: Some("CrashLoopBackOff".into()),
+        last_exit_message: Some(msg.into()),
+        ..Default::default()
+    };
+    let full = ended(
+        r#"{"level":"fatal","msg":"failed to create WAL","error":"write /var/lib/etcd/member/wal/0.tmp: no space left on device"}"#,
+    );
+    assert!(full.trouble().unwrap().contains("grow spec.storage.size"));
+    let denied = ended(
+        r#"{"level":"fatal","msg":"cannot access data directory","error":"open /var/lib/etcd/.touch: permission denied"}"#,
+    );
+    assert!(denied.trouble().unwrap().contains("fsGroup"));
     // A pod starting for the first time, or pulling its image: nothing yet.
     assert_eq!(PodView::default().trouble(), None);
     assert_eq!(
