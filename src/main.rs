@@ -10,8 +10,13 @@ fn init_tracing(cli: &Cli) {
         .filter(|v| !v.trim().is_empty())
         .and_then(|v| tracing_subscriber::EnvFilter::try_new(v).ok())
         .unwrap_or_else(|| tracing_subscriber::EnvFilter::new(cli.log_filter()));
+    // Colours only for a person at a terminal: a pod's log, a CI job's or a pipe gets plain
+    // text (`NO_COLOR` turns them off at a terminal too).
+    let colour = std::io::IsTerminal::is_terminal(&std::io::stderr())
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(colour)
         .with_writer(std::io::stderr);
     match cli.global.log_format {
         LogFormat::Json => builder.json().init(),

@@ -20,10 +20,10 @@ LANES=${KE_TEST_LANES:-2}
 EXCLUSIVE=" e2e_operator e2e_defrag e2e_helm "
 # seconds on the last full run (a new file without a line starts early: 600)
 declare -A WEIGHT=(
-  [e2e_backup]=1160 [e2e_faults]=710 [e2e_tls]=780 [e2e_upgrade]=430 [e2e_adopt]=390 [e2e_storage]=230
-  [e2e]=175 [e2e_monitoring]=145 [e2e_security]=80 [etcd_live]=76 [e2e_namespaced]=60 [e2e_status]=45
-  [e2e_lease]=36 [e2e_controller]=35 [kubectl_etcd]=20 [s3_live]=19 [e2e_support]=14 [generated]=1
-  [kubectl-etcd]=1
+  [e2e_faults]=620 [e2e_backup]=550 [e2e_tls]=550 [e2e_upgrade]=430 [e2e]=240 [e2e_adopt]=215
+  [e2e_storage]=180 [e2e_monitoring]=140 [etcd_live]=92 [e2e_security]=45 [e2e_status]=35
+  [e2e_lease]=30 [e2e_namespaced]=30 [e2e_controller]=25 [s3_live]=15 [kubectl_etcd]=15
+  [e2e_support]=5 [generated]=1 [output]=1 [kubectl-etcd]=1
 )
 OUT=target/test-logs
 rm -rf "$OUT"
