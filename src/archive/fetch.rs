@@ -243,6 +243,10 @@ pub const FETCH_RETRY_WAITS: [std::time::Duration; 9] = {
     ]
 };
 
+/// What the log line of a failed attempt of [`patiently`] starts with (the engine reads the
+/// restore pod's last line for it, to say why the restore waits).
+pub const ATTEMPT_FAILED: &str = "the fetch failed";
+
 /// Runs `attempt` again after each of `waits` while it fails in a way that may pass (the store
 /// unreachable, throttling, a download that broke off past its resumes); any other failure, or
 /// the last one, is returned. `attempt` gets the attempt's number (1 first).
@@ -262,7 +266,7 @@ where
                 let Some(wait) = waits.next() else {
                     return Err(FetchError::Store(e));
                 };
-                tracing::warn!(attempt = n, error = %e, "the fetch failed; trying again in {wait:?}");
+                tracing::warn!(attempt = n, error = %e, "{ATTEMPT_FAILED}; trying again in {wait:?}");
                 tokio::time::sleep(*wait).await;
                 n += 1;
             }

@@ -306,14 +306,17 @@ pub async fn observe(
     };
     // A recovery restores the seed too (`plan::recover::settle` names the snapshot after this).
     let restore_pod = if d.restore.is_some() || d.recovery.is_some() {
-        get_opt(
-            &Api::<Pod>::namespaced(ctx.client.clone(), &d.namespace),
-            "Pod",
-            &d.namespace,
-            &crate::objects::restore::pod_name(&d.name),
-        )
-        .await?
-        .map(|p| restore_pod_view(&p))
+        let api = Api::<Pod>::namespaced(ctx.client.clone(), &d.namespace);
+        let name = crate::objects::restore::pod_name(&d.name);
+        match get_opt(&api, "Pod", &d.namespace, &name).await? {
+            Some(p) => Some(match restore_pod_view(&p) {
+                RestorePodView::Running => fetch_retrying(&api, &p, now)
+                    .await
+                    .map_or(RestorePodView::Running, RestorePodView::Retrying),
+                view => view,
+            }),
+            None => None,
+        }
     } else {
         None
     };
@@ -775,6 +778,54 @@ fn containers(p: &Pod) -> impl Iterator<Item = &k8s_openapi::api::core::v1::Cont
 }
 
 /// Running until the pod has ended; a failure carries the failing container's last words.
+/// Seconds the restore pod's download runs before its log is read for failed attempts.
+const FETCH_LOG_AFTER_SECONDS: u64 = 10;
+
+/// Why the restore pod's download keeps failing, while it tries again (its last log line says
+/// so): the store unreachable from the pod, refused credentials, a missing bucket. `None` when
+/// its fetch runs without a failure said, or its log may not be read.
+async fn fetch_retrying(api: &Api<Pod>, p: &Pod, now: jiff::Timestamp) -> Option<String> {
+    let fetching = containers(p).find(|c| c.name == crate::objects::restore::FETCH_CONTAINER)?;
+    let started = fetching
+        .state
+        .as_ref()?
+        .running
+        .as_ref()?
+        .started_at
+        .as_ref()?;
+    if now.as_second() - started.0.as_second() < FETCH_LOG_AFTER_SECONDS as i64 {
+        return None;
+    }
+    let params = kube::api::LogParams {
+        container: Some(crate::objects::restore::FETCH_CONTAINER.into()),
+        tail_lines: Some(1),
+        ..Default::default()
+    };
+    match api.logs(p.metadata.name.as_deref()?, &params).await {
+        Ok(log) => failed_attempt(&log),
+        Err(e) => {
+            tracing::debug!(error = %e, "the restore pod's log was not read");
+            None
+        }
+    }
+}
+
+/// The error of a log line that says an attempt of the fetch failed (text or JSON format).
+fn failed_attempt(log: &str) -> Option<String> {
+    let line = log.lines().rev().find(|l| !l.trim().is_empty())?.trim();
+    if !line.contains(crate::archive::fetch::ATTEMPT_FAILED) {
+        return None;
+    }
+    let error = match serde_json::from_str::<serde_json::Value>(line) {
+        Ok(v) => v["fields"]["error"].as_str().map(String::from),
+        Err(_) => line.split_once(" error=").map(|(_, e)| e.to_string()),
+    }?;
+    Some(match error.char_indices().nth(300) {
+        Some((i, _)) => format!("{}…", &error[..i]),
+        None => error,
+    })
+}
+
 fn restore_pod_view(p: &Pod) -> RestorePodView {
     let status = p.status.as_ref();
     match status.and_then(|s| s.phase.as_deref()) {
@@ -1186,8 +1237,9 @@ mod tests {
     };
 
     use super::{
-        Pod, controller_behind, exit_message, exit_reason, leader_by_term, memory_limit,
-        newest_create_failure, node_cordoned, node_down, pod_leaving, pod_view, pods_missing,
+        Pod, controller_behind, exit_message, exit_reason, failed_attempt, leader_by_term,
+        memory_limit, newest_create_failure, node_cordoned, node_down, pod_leaving, pod_view,
+        pods_missing,
     };
 
     #[test]
@@ -1429,6 +1481,31 @@ mod tests {
                 .unwrap()
                 .contains("couldn't find local name")
         );
+    }
+
+    #[test]
+    fn a_failed_fetch_attempt_is_read_from_the_restore_pods_last_line_in_either_format() {
+        let text = "2026-12-05T21:57:52.011174Z  WARN the fetch failed; trying again in 2s \
+                    attempt=1 error=cannot reach S3 at http://127.0.0.1:18333 (connection failed) \
+                    for bucket etcd-backups: check the endpoint URL, DNS, proxy and network policies\n";
+        assert_eq!(
+            failed_attempt(text).as_deref(),
+            Some(
+                "cannot reach S3 at http://127.0.0.1:18333 (connection failed) for bucket \
+                 etcd-backups: check the endpoint URL, DNS, proxy and network policies"
+            )
+        );
+        let json = r#"{"timestamp":"2026-12-05T21:57:52Z","level":"WARN","fields":{"message":"the fetch failed; trying again in 4s","attempt":2,"error":"access denied by the store"}}"#;
+        assert_eq!(
+            failed_attempt(json).as_deref(),
+            Some("access denied by the store")
+        );
+        // A download going on, or nothing logged yet: nothing to say.
+        assert_eq!(
+            failed_attempt("2026-12-05T21:57:52Z  INFO fetching s3://b/k\n"),
+            None
+        );
+        assert_eq!(failed_attempt(""), None);
     }
 
     #[test]

@@ -115,6 +115,9 @@ pub struct BackupsView {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub enum RestorePodView {
     Running,
+    /// It runs, and its download failed and is being tried again: the last failure (the store
+    /// unreachable from the pod, refused credentials, a missing bucket).
+    Retrying(String),
     /// A container cannot start and will not by itself (a missing Secret, an image that cannot
     /// be pulled): the reason and message the kubelet gives.
     Stuck(String),

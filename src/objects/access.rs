@@ -88,6 +88,9 @@ pub fn watched_namespaces() -> Vec<Access> {
         // or evicts members to restart them.
         of::<Pod>(&[GET, LIST, WATCH, CREATE, PATCH, DELETE]),
         sub::<Pod>("eviction", &[CREATE]),
+        // The restore pod's last log line while its download is tried again: why the restore
+        // waits (optional: without it the wait does not say).
+        sub::<Pod>("log", &[GET]),
         // A recovery's fence: the client Service's endpoints must be gone before the survivor's
         // snapshot (`engine::recover`).
         of::<k8s_openapi::api::discovery::v1::EndpointSlice>(&[LIST]),
@@ -160,7 +163,6 @@ pub fn cli_user() -> Vec<Access> {
         }
     }
     table.push(sub::<Pod>("portforward", &[CREATE, GET]));
-    table.push(sub::<Pod>("log", &[GET]));
     table
 }
 

@@ -19,6 +19,8 @@ use crate::model::{Desired, RestoreSource, Version};
 use crate::objects;
 
 /// Where the restore pod puts the downloaded snapshot, inside the seed's volume.
+/// The restore pod's container that downloads and verifies the snapshot.
+pub const FETCH_CONTAINER: &str = "fetch";
 pub const SNAPSHOT_DIR: &str = "/var/lib/etcd/restore";
 pub const SNAPSHOT_FILE: &str = "/var/lib/etcd/restore/snapshot.db";
 /// Revisions a restored cluster jumps ahead by (etcd#16028): watchers relist instead of seeing
@@ -210,7 +212,7 @@ fn fetch_container(r: &RestoreSource, from_claim: bool) -> Container {
             format!("{KEY_DIR}/{KEY_FILE}"),
         ]);
     }
-    let mut fetch_container = tools_container(r, "fetch", fetch);
+    let mut fetch_container = tools_container(r, FETCH_CONTAINER, fetch);
     if from_claim {
         fetch_container
             .volume_mounts

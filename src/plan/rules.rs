@@ -908,6 +908,17 @@ pub(super) fn restore_seed(d: &Desired, o: &Observed) -> Option<Step> {
                 ),
             )
         }),
+        Some(RestorePodView::Retrying(why)) => certificate_to_make(d, o).unwrap_or_else(|| {
+            wait(
+                Reason::RestoringSnapshot,
+                format!(
+                    "restoring {} into the volume of {}: the download fails and is tried again \
+                     for about five minutes ({why})",
+                    r.url,
+                    objects::pod_name(&d.name, 0)
+                ),
+            )
+        }),
         Some(RestorePodView::Stuck(why)) => hold(
             Reason::RestoreFailed,
             format!(

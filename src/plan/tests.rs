@@ -1551,6 +1551,27 @@ fn an_interrupted_restore_goes_on_on_the_claim_it_made() {
 }
 
 #[test]
+fn a_restore_whose_download_is_tried_again_says_why_and_waits() {
+    let d = restored(3);
+    let why = "cannot reach S3 at http://127.0.0.1:18333 (connection failed) for bucket b";
+    let o = Observed {
+        volumes: volumes(&[Some(RestoreMark::Restoring)]),
+        restore_pod: Some(RestorePodView::Retrying(why.into())),
+        ..Default::default()
+    };
+    match plan(&d, &o) {
+        Step::Wait {
+            reason: Reason::RestoringSnapshot,
+            message,
+        } => assert!(
+            message.contains("the download fails and is tried again") && message.contains(why),
+            "{message}"
+        ),
+        other => panic!("expected a wait naming the failure, got {other:?}"),
+    }
+}
+
+#[test]
 fn a_restore_pod_that_cannot_start_says_why() {
     let d = restored(3);
     let o = Observed {

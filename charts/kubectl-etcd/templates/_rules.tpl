@@ -11,6 +11,7 @@
 - {"apiGroups":[""],"resources":["persistentvolumeclaims"],"verbs":["get","list","watch","create","patch","delete","deletecollection"]}
 - {"apiGroups":[""],"resources":["pods"],"verbs":["get","list","watch","create","patch","delete"]}
 - {"apiGroups":[""],"resources":["pods/eviction"],"verbs":["create"]}
+- {"apiGroups":[""],"resources":["pods/log"],"verbs":["get"]}
 - {"apiGroups":["discovery.k8s.io"],"resources":["endpointslices"],"verbs":["list"]}
 - {"apiGroups":["etcd.kubectl-etcd.io"],"resources":["etcdbackups"],"verbs":["get","list","watch","create","patch","update","delete"]}
 - {"apiGroups":["etcd.kubectl-etcd.io"],"resources":["etcdbackups/status"],"verbs":["get","patch","update"]}
@@ -34,6 +35,7 @@
 - {"apiGroups":[""],"resources":["persistentvolumeclaims"],"verbs":["get","list","watch","create","patch","delete","deletecollection"]}
 - {"apiGroups":[""],"resources":["pods"],"verbs":["get","list","watch","create","patch","delete"]}
 - {"apiGroups":[""],"resources":["pods/eviction"],"verbs":["create"]}
+- {"apiGroups":[""],"resources":["pods/log"],"verbs":["get"]}
 - {"apiGroups":["discovery.k8s.io"],"resources":["endpointslices"],"verbs":["list"]}
 - {"apiGroups":["etcd.kubectl-etcd.io"],"resources":["etcdbackups"],"verbs":["get","list","watch","create","patch","update","delete"]}
 - {"apiGroups":["etcd.kubectl-etcd.io"],"resources":["etcdbackups/status"],"verbs":["get","patch","update"]}

@@ -261,6 +261,51 @@ pub(super) fn env_credentials_secret(ns: &str, name: &str) -> Option<Secret> {
     })
 }
 
+/// The Secret to make from this machine's `AWS_*` variables: for an S3 source named without
+/// one (warning of a loopback endpoint, which the pod would not reach).
+fn env_secret_for(ns: &str, name: &str, named: Option<&str>, loc: &Location) -> Option<Secret> {
+    match (named, loc) {
+        (None, Location::S3(_)) => {
+            env_credentials_secret(ns, name).inspect(|_| warn_of_a_loopback_endpoint())
+        }
+        _ => None,
+    }
+}
+
+/// Says on stderr when the endpoint handed to the restore pod is this machine's loopback
+/// (a port-forwarded or local store): the pod reaches its own, and its download fails.
+pub(super) fn warn_of_a_loopback_endpoint() {
+    let endpoint = std::env::var("AWS_ENDPOINT_URL").unwrap_or_default();
+    if let Some(line) = loopback_warning(&endpoint) {
+        crate::cli::output::progress_line(&line);
+    }
+}
+
+/// The warning for an endpoint on the loopback (`localhost`, `127.0.0.0/8`, `::1`); `None` for
+/// any other.
+pub(super) fn loopback_warning(endpoint: &str) -> Option<String> {
+    let host = endpoint
+        .split_once("://")
+        .map_or(endpoint, |(_, rest)| rest)
+        .split('/')
+        .next()?;
+    let host = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next()?,
+        None => host.rsplit_once(':').map_or(host, |(h, _)| h),
+    };
+    let loopback = host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    loopback.then(|| {
+        format!(
+            "warning: AWS_ENDPOINT_URL {endpoint} is this machine's loopback: the restore pod reads \
+             the snapshot from its own and cannot reach the store; pass --credentials-secret with a \
+             Secret whose AWS_ENDPOINT_URL the pods reach"
+        )
+    })
+}
+
 /// `kubectl etcd restore NEW --from URL | --from-backup B | --latest-of C`.
 pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     let span = crate::phase!("restore", cluster = %a.name);
@@ -300,10 +345,7 @@ async fn restore(g: &Global, a: Args) -> Result<(), Error> {
         .object_url(&key),
         None => src.url.clone(),
     };
-    let made_secret = match (&secret, &loc) {
-        (None, Location::S3(_)) => env_credentials_secret(&s.namespace, &name),
-        _ => None,
-    };
+    let made_secret = env_secret_for(&s.namespace, &name, secret.as_deref(), &loc);
     let restore = RestoreSpec {
         source: source_url.clone(),
         sha256: Some(verified.sha256.clone()),
@@ -858,6 +900,36 @@ pub async fn snapshot(op: SnapshotOp) -> Result<(), Error> {
             }
             output::progress_line(&format!("removed {}", dir.display()));
             Ok(())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::loopback_warning;
+
+    #[test]
+    fn an_endpoint_on_this_machines_loopback_is_warned_of() {
+        for loopback in [
+            "http://127.0.0.1:18333",
+            "http://localhost:9000/",
+            "https://LOCALHOST",
+            "http://[::1]:9000",
+            "127.0.0.2:9000",
+        ] {
+            assert!(
+                loopback_warning(loopback).is_some_and(|w| w.contains("--credentials-secret")),
+                "{loopback}"
+            );
+        }
+        for reachable in [
+            "http://10.250.0.1:18333",
+            "https://s3.eu-west-1.amazonaws.com",
+            "http://minio.storage.svc:9000",
+            "http://[fd00::1]:9000",
+            "",
+        ] {
+            assert_eq!(loopback_warning(reachable), None, "{reachable}");
         }
     }
 }

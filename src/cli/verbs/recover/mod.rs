@@ -571,6 +571,7 @@ async fn make_env_secret(s: &Session, d: &Desired, name: &str) -> Result<String,
     let mut made = super::restore::env_credentials_secret(ns, name).ok_or_else(|| {
         Error::Usage("AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are no longer set".into())
     })?;
+    super::restore::warn_of_a_loopback_endpoint();
     made.metadata.owner_references = Some(vec![objects::owner(d)]);
     let secrets: Api<k8s_openapi::api::core::v1::Secret> = Api::namespaced(s.client.clone(), ns);
     match secrets.create(&super::intent_post(), &made).await {
