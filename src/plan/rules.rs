@@ -922,8 +922,9 @@ pub(super) fn restore_seed(d: &Desired, o: &Observed) -> Option<Step> {
         Some(RestorePodView::Stuck(why)) => hold(
             Reason::RestoreFailed,
             format!(
-                "the restore pod {restore_pod} cannot start ({why}); fix the cause (a missing \
-                 Secret or image), the restore then goes on by itself"
+                "the restore pod {restore_pod} cannot start ({why}); {}, the restore then goes on \
+                 by itself",
+                restore_pod_fix(d, why)
             ),
         ),
         // Found unusable while verified whole, before a byte was restored: a damaged backup,
@@ -949,6 +950,26 @@ pub(super) fn restore_seed(d: &Desired, o: &Observed) -> Option<Step> {
         ),
         Some(RestorePodView::Succeeded) => Step::Bootstrap { replicas: 1 },
     })
+}
+
+/// What to change for a restore pod that cannot start: the field of its image when the nodes
+/// cannot pull it.
+fn restore_pod_fix(d: &Desired, why: &str) -> String {
+    let pull = ["ErrImagePull", "ImagePullBackOff", "InvalidImageName"]
+        .iter()
+        .any(|r| why.contains(r));
+    if !pull {
+        return "fix the cause (a missing Secret or image)".into();
+    }
+    format!(
+        "set {}.toolsImage to an image of kubectl-etcd the nodes can pull (the `--tools-image` of \
+         restore and recover)",
+        if d.recovery.is_some() {
+            "spec.recovery"
+        } else {
+            "spec.restore"
+        }
+    )
 }
 
 /// A certificate the PKI rules would issue or request now (not their waits or holds, which speak

@@ -1591,6 +1591,19 @@ fn a_restore_pod_that_cannot_start_says_why() {
         ),
         other => panic!("expected a hold naming the cause, got {other:?}"),
     }
+    // An image the nodes cannot pull: the field to set.
+    let o = Observed {
+        volumes: volumes(&[Some(RestoreMark::Restoring)]),
+        restore_pod: Some(RestorePodView::Stuck(
+            "fetch: ErrImagePull: failed to pull ghcr.io/kubectl-etcd/kubectl-etcd:0.1.0".into(),
+        )),
+        ..Default::default()
+    };
+    let step = plan(&d, &o);
+    assert!(
+        matches!(&step, Step::Hold { message, .. } if message.contains("set spec.restore.toolsImage")),
+        "{step:?}"
+    );
 }
 
 /// Every state a restore can reach, with the world deleting the StatefulSet and member config

@@ -43,20 +43,23 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     let s = Session::connect(g).await?;
     s.ensure_crd().await?;
     let ns = s.namespace.clone();
-    match s.get_cluster(&name).await {
-        Ok(_) => {}
+    let ephemeral = match s.get_cluster(&name).await {
+        Ok(c) => c.spec.storage.ephemeral,
         // The cluster was deleted before with its volumes kept: `--delete-data` deletes them now.
         Err(Error::NotFound { .. }) if delete_data => {
             return delete_left_volumes(g, &s, &name, &wait).await;
         }
         Err(e) => return Err(e),
-    }
+    };
     if wait.dry_run {
         let lines = [
             format!(
                 "delete EtcdCluster {ns}/{name} and its StatefulSet, Services, ConfigMap and disruption budget"
             ),
-            if delete_data {
+            if ephemeral {
+                "its members keep their data in their pods (ephemeral storage): it goes with them"
+                    .into()
+            } else if delete_data {
                 "delete the member volumes (all data)".into()
             } else {
                 "keep the member volumes".into()
@@ -67,7 +70,9 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     request_deletion(&s, &name, delete_data).await?;
     output::progress_line(&format!(
         "deleting EtcdCluster {ns}/{name}{}",
-        if delete_data {
+        if ephemeral {
+            " (ephemeral storage: its data goes with its pods)"
+        } else if delete_data {
             " and its volumes"
         } else {
             " (volumes kept)"
