@@ -614,6 +614,42 @@ fn memory_limit_too_low_then_raised(ns: &str) -> Check {
     converges_to(ns, 3, "5m")
 }
 
+/// `spec.resources` requests no node can meet: the first member restarted onto them stays
+/// Pending, and the rollout stops there with the others serving; the wait and the member's error
+/// say the scheduler's words. Lowering them finishes the rollout. (Before, the rollout said only
+/// "a restart waits until every member is healthy and ready".)
+fn requests_no_node_meets_then_lowered(ns: &str) -> Check {
+    patch_spec(
+        ns,
+        r#"{"spec":{"resources":{"requests":{"memory":"4000Gi"}}}}"#,
+    )?;
+    let r = etcd_in(ns, &["reconcile", CLUSTER, "--timeout", "45s"]);
+    ensure(r.code != 0, "requests no node meets converged")?;
+    let said = |m: &str| m.contains("it cannot be scheduled") && m.contains("Insufficient memory");
+    ensure(
+        said(&r.stderr),
+        format!(
+            "reconcile's wait did not say why: {}",
+            last_lines(&r.stderr)
+        ),
+    )?;
+    let err = status_member(ns, "error", |m| m["error"].as_str().is_some_and(said));
+    ensure(
+        err.is_some(),
+        format!(
+            "no member's error says why: {}",
+            cluster_json(ns, CLUSTER)["status"]["members"]
+        ),
+    )?;
+    let down = members_down(ns).ok_or("pods not read")?;
+    ensure(down <= 1, format!("the requests took down {down} members"))?;
+    patch_spec(
+        ns,
+        r#"{"spec":{"resources":{"requests":{"memory":"64Mi"}}}}"#,
+    )?;
+    converges_to(ns, 3, "5m")
+}
+
 // ---------------------------------------------------------------------------------------------
 // issue 15's rows: each failed on the engine before its fix (the comment says what that engine did)
 
@@ -1718,6 +1754,10 @@ fn rows() -> Vec<(&'static str, Fault)> {
         (
             "statefulset_rollout_restarted",
             fault(statefulset_rollout_restarted),
+        ),
+        (
+            "requests_no_node_meets_lowered",
+            fault(requests_no_node_meets_then_lowered),
         ),
         (
             "memory_limit_too_low_raised",

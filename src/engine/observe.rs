@@ -593,6 +593,23 @@ fn pod_view(p: &Pod, now: jiff::Timestamp) -> PodView {
         last_exit_message: cstatus.and_then(exit_message),
         last_exit_reason: cstatus.and_then(exit_reason),
         memory_limit: memory_limit(p),
+        unschedulable: status
+            .and_then(|s| s.conditions.as_ref())
+            .and_then(|c| {
+                c.iter().find(|c| {
+                    c.type_ == "PodScheduled"
+                        && c.status == "False"
+                        && c.reason.as_deref() == Some("Unschedulable")
+                })
+            })
+            .map(|c| c.message.clone().unwrap_or_default().trim().to_string())
+            .map(|m| {
+                if m.is_empty() {
+                    "no node fits it".into()
+                } else {
+                    m
+                }
+            }),
         answered_as: None,
         node_down: None,
         leaving: pod_leaving(p),
@@ -1592,5 +1609,22 @@ mod tests {
             (v.last_exit_reason.as_deref(), v.memory_limit.as_deref()),
             (Some("OOMKilled"), Some("48Mi"))
         );
+        assert_eq!(v.unschedulable, None);
+        let pending: Pod = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "demo-2"},
+            "status": {"phase": "Pending", "conditions": [{
+                "type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                "message": "0/1 nodes are available: 1 Insufficient memory."
+            }]}
+        }))
+        .unwrap();
+        let v = pod_view(&pending, jiff::Timestamp::from_second(1).unwrap());
+        assert_eq!(
+            v.unschedulable.as_deref(),
+            Some("0/1 nodes are available: 1 Insufficient memory.")
+        );
+        assert!(v.trouble().unwrap().starts_with(
+            "it cannot be scheduled: 0/1 nodes are available: 1 Insufficient memory."
+        ));
     }
 }

@@ -180,6 +180,9 @@ pub struct PodView {
     pub last_exit_reason: Option<String>,
     /// The memory limit of its etcd container, as written (`None`: no limit).
     pub memory_limit: Option<String>,
+    /// Why the scheduler cannot place it (its `PodScheduled` condition, reason
+    /// `Unschedulable`): e.g. "0/3 nodes are available: 3 Insufficient memory."
+    pub unschedulable: Option<String>,
     /// Seconds since the pod was created.
     pub age_seconds: u64,
     /// Seconds its etcd container has been running this time (`None`: not running, or not
@@ -264,6 +267,12 @@ impl PodView {
     pub fn trouble(&self) -> Option<String> {
         if self.ready {
             return None;
+        }
+        if let Some(why) = &self.unschedulable {
+            return Some(format!(
+                "it cannot be scheduled: {why} (spec.resources, nodeSelector, affinity, \
+                 tolerations and the volumes' StorageClass decide where it fits)"
+            ));
         }
         if let Some(w) = self
             .waiting_reason

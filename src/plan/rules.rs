@@ -557,9 +557,10 @@ pub(super) fn slots_without_a_member(d: &Desired, o: &Observed) -> Option<Step> 
         });
     }
     if pod.restarts == 0 && pod.last_exit_message.is_none() {
+        let trouble = pod.trouble().map(|t| format!(" ({t})")).unwrap_or_default();
         return Some(wait(
             Reason::ReplacingMember,
-            format!("pod {pod_name} is starting"),
+            format!("pod {pod_name} is starting{trouble}"),
         ));
     }
     // Never wipe a pod whose etcd answers: the member list (perhaps from a lagging member) may
@@ -626,9 +627,13 @@ pub(super) fn learner_in_its_slot(d: &Desired, o: &Observed) -> Option<Step> {
         });
     }
     if !l.started || l.status.is_none() {
+        let trouble = pod
+            .and_then(|p| p.trouble())
+            .map(|t| format!(" ({t})"))
+            .unwrap_or_default();
         return Some(wait(
             Reason::AddingLearner,
-            format!("learner {name} is starting"),
+            format!("learner {name} is starting{trouble}"),
         ));
     }
     if !caught_up(l, c.leader_member()) {
@@ -749,7 +754,11 @@ pub(super) fn stale_members(d: &Desired, o: &Observed) -> Option<Step> {
             .pods
             .values()
             .filter(|p| p.revision.as_ref() == Some(rev) && !p.ready && !p.terminating)
-            .find(|p| p.restarts > 0 || p.waiting_reason.as_deref() == Some("CrashLoopBackOff"));
+            .find(|p| {
+                p.restarts > 0
+                    || p.waiting_reason.as_deref() == Some("CrashLoopBackOff")
+                    || p.trouble().is_some()
+            });
         if let Some(p) = failing {
             let why = p.trouble().map(|t| format!(": {t}")).unwrap_or_default();
             return Some(wait(

@@ -841,6 +841,16 @@ fn a_member_that_does_not_start_on_the_new_template_stops_the_rollout_and_says_w
             && message.contains("demo-2 does not start on the new template (3 restarts: its etcd exits: flag provided but not defined: -hearbeat-interval)")),
         "{s:?}"
     );
+    // Requests no node can meet: the restarted member's pod stays Pending, and the stop says so.
+    let p = o.pods.get_mut(&2).unwrap();
+    (p.restarts, p.waiting_reason, p.last_exit_message) = (0, None, None);
+    p.unschedulable = Some("0/1 nodes are available: 1 Insufficient memory.".into());
+    let s = plan(&d, &o);
+    assert!(
+        matches!(&s, Step::Wait { message, .. }
+            if message.contains("demo-2 does not start on the new template (0 restarts: it cannot be scheduled: 0/1 nodes are available: 1 Insufficient memory.")),
+        "{s:?}"
+    );
 }
 
 #[test]
