@@ -261,10 +261,11 @@ pub async fn observe(
 ) -> Result<(Desired, Observed), Error> {
     let seen = crate::phase::timed(crate::phase!("read_objects"), read_objects(ctx, d)).await?;
     let mut statefulset = seen.sts.as_ref().map(workload_view);
-    if let Some(w) = statefulset.as_mut()
-        && pods_missing(d, w.replicas, &seen.pods)
-    {
-        w.cannot_create = cannot_create(ctx, d, jiff::Timestamp::now()).await;
+    if let Some(w) = statefulset.as_mut() {
+        let missing = pods_missing(d, w.replicas, &seen.pods);
+        if !missing.is_empty() {
+            w.cannot_create = cannot_create(ctx, d, &missing, jiff::Timestamp::now()).await;
+        }
     }
     // The spec as the world lets it apply (storage and TLS stay what the StatefulSet has): the
     // members are dialed with it, and the pass decides with it.
@@ -432,14 +433,17 @@ async fn read_objects(ctx: &Context, d: &Desired) -> Result<Objects, Error> {
     })
 }
 
-/// Some ordinal below the StatefulSet's replicas has no pod: its controller has not created
-/// it yet, or cannot.
-fn pods_missing(d: &Desired, replicas: u32, pods: &[Pod]) -> bool {
+/// The pods of ordinals below the StatefulSet's replicas that do not exist: its controller has
+/// not created them yet, or cannot.
+fn pods_missing(d: &Desired, replicas: u32, pods: &[Pod]) -> Vec<String> {
     let have: std::collections::BTreeSet<u32> = pods
         .iter()
         .filter_map(|p| objects::ordinal_of_pod(&d.name, p.metadata.name.as_deref()?))
         .collect();
-    (0..replicas).any(|k| !have.contains(&k))
+    (0..replicas)
+        .filter(|k| !have.contains(k))
+        .map(|k| objects::pod_name(&d.name, k))
+        .collect()
 }
 
 /// A failed create within this long is taken to be why a pod is still missing (the
@@ -450,7 +454,12 @@ const CREATE_FAILURE_SECONDS: i64 = 20 * 60;
 /// newest `FailedCreate` event (a ResourceQuota, a LimitRange, an admission webhook or policy,
 /// a missing PriorityClass or ServiceAccount); `None` when there is none of late or the
 /// events may not be read.
-async fn cannot_create(ctx: &Context, d: &Desired, now: jiff::Timestamp) -> Option<String> {
+async fn cannot_create(
+    ctx: &Context,
+    d: &Desired,
+    missing: &[String],
+    now: jiff::Timestamp,
+) -> Option<String> {
     let api: Api<k8s_openapi::api::core::v1::Event> =
         Api::namespaced(ctx.client.clone(), &d.namespace);
     let lp = ListParams::default().fields(&format!(
@@ -464,12 +473,15 @@ async fn cannot_create(ctx: &Context, d: &Desired, now: jiff::Timestamp) -> Opti
             return None;
         }
     };
-    newest_create_failure(&events, now)
+    newest_create_failure(&events, missing, now)
 }
 
-/// The message of the newest of these events, when it is recent (`CREATE_FAILURE_SECONDS`).
+/// The message of the newest of these events, when it is recent (`CREATE_FAILURE_SECONDS`) and
+/// about a pod still missing (its claim's failure names the pod too): an old refusal of a pod
+/// that exists now says nothing.
 fn newest_create_failure(
     events: &[k8s_openapi::api::core::v1::Event],
+    missing: &[String],
     now: jiff::Timestamp,
 ) -> Option<String> {
     let when = |e: &k8s_openapi::api::core::v1::Event| {
@@ -479,8 +491,16 @@ fn newest_create_failure(
             .or_else(|| e.event_time.as_ref().map(|t| t.0))
             .or_else(|| e.metadata.creation_timestamp.as_ref().map(|t| t.0))
     };
+    let about_a_missing_pod = |e: &k8s_openapi::api::core::v1::Event| {
+        e.message.as_deref().is_some_and(|m| {
+            missing
+                .iter()
+                .any(|p| m.contains(&format!("Pod {p} ")) || m.contains(&format!("\"{p}\"")))
+        })
+    };
     let (at, e) = events
         .iter()
+        .filter(|e| about_a_missing_pod(e))
         .filter_map(|e| Some((when(e)?, e)))
         .max_by_key(|(at, _)| *at)?;
     (now.as_second() - at.as_second() <= CREATE_FAILURE_SECONDS)
@@ -1540,17 +1560,23 @@ mod tests {
         let now = jiff::Timestamp::from_second(10_000).unwrap();
         let quota = "create Pod demo-2 in StatefulSet demo failed error: pods \"demo-2\" is forbidden: \
                      exceeded quota: tight, requested: pods=1, used: pods=2, limited: pods=2";
+        let missing = ["demo-2".to_string()];
+        let older = "create Pod demo-2 in StatefulSet demo failed error: an older refusal";
         assert_eq!(
-            newest_create_failure(
-                &[event(9_000, "an older refusal"), event(9_900, quota)],
-                now
-            )
-            .as_deref(),
+            newest_create_failure(&[event(9_000, older), event(9_900, quota)], &missing, now)
+                .as_deref(),
             Some(quota)
         );
-        // One from long ago says nothing about a pod missing now.
-        assert_eq!(newest_create_failure(&[event(1_000, quota)], now), None);
-        assert_eq!(newest_create_failure(&[], now), None);
+        // One from long ago, or about a pod that exists now, says nothing.
+        assert_eq!(
+            newest_create_failure(&[event(1_000, quota)], &missing, now),
+            None
+        );
+        assert_eq!(
+            newest_create_failure(&[event(9_900, quota)], &["demo-1".to_string()], now),
+            None
+        );
+        assert_eq!(newest_create_failure(&[], &missing, now), None);
         let d = crate::fixtures::cluster("demo").desired();
         let pod = |name: &str| Pod {
             metadata: kube::api::ObjectMeta {
@@ -1559,8 +1585,11 @@ mod tests {
             },
             ..Default::default()
         };
-        assert!(pods_missing(&d, 3, &[pod("demo-0"), pod("demo-1")]));
-        assert!(!pods_missing(&d, 2, &[pod("demo-0"), pod("demo-1")]));
+        assert_eq!(
+            pods_missing(&d, 3, &[pod("demo-0"), pod("demo-1")]),
+            ["demo-2"]
+        );
+        assert!(pods_missing(&d, 2, &[pod("demo-0"), pod("demo-1")]).is_empty());
     }
 
     #[test]
