@@ -906,6 +906,23 @@ fn members_down(ns: &str) -> Option<usize> {
     Some(3 - up)
 }
 
+/// The uids of the namespace's pods (a pod replaced gets a new one).
+fn pod_uids(ns: &str) -> Vec<String> {
+    kc(
+        ns,
+        &[
+            "get",
+            "pods",
+            "-o",
+            "jsonpath={range .items[*]}{.metadata.uid} {end}",
+        ],
+    )
+    .stdout
+    .split_whitespace()
+    .map(String::from)
+    .collect()
+}
+
 /// The most member pods seen down at once (`members_down`, every 0.5 s) while it runs.
 struct DownSampler {
     on: Arc<AtomicBool>,
@@ -939,22 +956,7 @@ impl DownSampler {
 /// never two members are down at once.
 fn statefulset_rollout_restarted(ns: &str) -> Check {
     let before = member_ids(ns);
-    let uids = || {
-        kc(
-            ns,
-            &[
-                "get",
-                "pods",
-                "-o",
-                "jsonpath={range .items[*]}{.metadata.uid} {end}",
-            ],
-        )
-        .stdout
-        .split_whitespace()
-        .map(String::from)
-        .collect::<Vec<_>>()
-    };
-    let old_uids = uids();
+    let old_uids = pod_uids(ns);
     let sampler = DownSampler::start(ns);
     let r = kc(
         ns,
@@ -968,7 +970,7 @@ fn statefulset_rollout_restarted(ns: &str) -> Check {
     let worst = sampler.stop();
     converged?;
     ensure(worst <= 1, format!("{worst} members were down at once"))?;
-    let new_uids = uids();
+    let new_uids = pod_uids(ns);
     ensure(
         new_uids.len() == 3 && new_uids.iter().all(|u| !old_uids.contains(u)),
         format!("pods before {old_uids:?}, after {new_uids:?}: not every member restarted"),
@@ -1024,26 +1026,14 @@ fn template_change_while_a_member_is_not_ready(ns: &str) -> Check {
         within(Duration::from_secs(60), || !ready("demo-1")),
         "demo-1 stayed ready",
     )?;
-    let uids = || {
-        kc(
-            ns,
-            &[
-                "get",
-                "pods",
-                "-o",
-                "jsonpath={range .items[*]}{.metadata.uid} {end}",
-            ],
-        )
-        .stdout
-    };
-    let before = uids();
+    let before = pod_uids(ns);
     let sampler = DownSampler::start(ns);
     patch_spec(
         ns,
         r#"{"spec":{"etcd":{"options":{"heartbeat-interval":"150"}}}}"#,
     )?;
     let r = etcd_in(ns, &["reconcile", CLUSTER, "--timeout", "40s"]);
-    let untouched = uids() == before;
+    let untouched = pod_uids(ns) == before;
     let shadow_gone = host_sh(&format!("mv {image_bin} {host_bin}"));
     let converged = converges_to(ns, 3, "5m");
     let worst = sampler.stop();

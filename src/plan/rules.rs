@@ -375,16 +375,12 @@ fn all_data_lost(d: &Desired, o: &Observed) -> String {
     )
 }
 
-/// The newest succeeded backup record of the cluster, if the pass read them.
+/// The newest good backup record of the cluster (succeeded, with quorum), if the pass read them.
 fn newest_good_backup(o: &Observed) -> Option<&str> {
     o.backups
         .records
         .iter()
-        .find(|b| {
-            b.status
-                .as_ref()
-                .is_some_and(|s| s.phase.as_deref() == Some(crate::api::backup_phase::SUCCEEDED))
-        })
+        .find(|b| crate::model::records::select::good(b))
         .and_then(|b| b.metadata.name.as_deref())
 }
 
