@@ -126,17 +126,8 @@ fn a_namespace_enforcing_restricted_admits_members_agents_and_restores_and_every
         .stdout;
         assert_eq!(owners.trim(), format!("{UID}:{UID}"), "{pod}");
         // The image cannot be written to.
-        let w = kubectl(&[
-            "-n",
-            &ns.0,
-            "exec",
-            &pod,
-            "--",
-            "sh",
-            "-c",
-            "echo x > /usr/local/bin/x",
-        ]);
-        assert_ne!(w.code, 0, "{pod}: the root filesystem is writable");
+        let (code, _) = sh_exit(&ns.0, &pod, "echo x > /usr/local/bin/x");
+        assert_ne!(code, 0, "{pod}: the root filesystem is writable");
     }
 
     // A backup to a claim (through the agent pod) and one to S3 (the CLI's own upload).

@@ -118,18 +118,22 @@ fn assert_all_https(ns: &str, pod: &str, want: usize) {
 
 /// From inside `pod`: a client without a certificate, and one speaking plain http, are refused.
 fn assert_refused_without_certificate_or_over_http(ns: &str, pod: &str) {
-    let refused = sh(
+    let (code, refused) = sh_exit(
         ns,
         pod,
         "unset ETCDCTL_CERT ETCDCTL_KEY; etcdctl --dial-timeout=3s --command-timeout=5s put k/x y",
     );
-    assert_ne!(refused.code, 0, "a client without a certificate was served");
-    let plain = sh(
+    assert_ne!(
+        code, 0,
+        "a client without a certificate was served: {}",
+        refused.stdout
+    );
+    let (code, plain) = sh_exit(
         ns,
         pod,
         "ETCDCTL_ENDPOINTS=http://127.0.0.1:2379 etcdctl --dial-timeout=3s --command-timeout=5s put k/x y",
     );
-    assert_ne!(plain.code, 0, "plain http was served");
+    assert_ne!(code, 0, "plain http was served: {}", plain.stdout);
 }
 
 #[test]
@@ -424,12 +428,16 @@ fn a_cluster_with_etcd_password_auth_scales_backs_up_and_restores() {
     assert_eq!(ready_members(&created["status"]), (3, 3, 3), "{created}");
     enable_auth(&ns.0, "demo-0");
     // Auth is on: without the pod's ETCDCTL_USER/ETCDCTL_PASSWORD, etcd refuses.
-    let anonymous = sh(
+    let (code, anonymous) = sh_exit(
         &ns.0,
         "demo-1",
         "unset ETCDCTL_USER ETCDCTL_PASSWORD; etcdctl --command-timeout=5s put k/x y",
     );
-    assert_ne!(anonymous.code, 0, "an unauthenticated put was taken");
+    assert_ne!(
+        code, 0,
+        "an unauthenticated put was taken: {}",
+        anonymous.stdout
+    );
     ok(sh(
         &ns.0,
         "demo-0",

@@ -207,6 +207,36 @@ pub async fn eventually_async<T, F: std::future::Future<Output = Option<T>>>(
     }
 }
 
+/// The exit code of `script` run by `sh -c` inside `pod`, read from a line the script itself
+/// prints: `kubectl exec` can exit 0 when its stream ends early without the command's status
+/// (kubernetes/kubectl#1208, #1726), so a command that must fail is never judged by kubectl's
+/// own code. An exec cut short that way is run again (at most three times).
+pub fn sh_exit(ns: &str, pod: &str, script: &str) -> (i32, Run) {
+    const MARK: &str = "__sh_exit=";
+    let wrapped = format!("{script}\necho \"{MARK}$?\"");
+    for attempt in 1..=3 {
+        let r = kubectl(&["-n", ns, "exec", pod, "--", "sh", "-c", &wrapped]);
+        let code = r
+            .stdout
+            .lines()
+            .rev()
+            .find_map(|l| l.trim().strip_prefix(MARK))
+            .and_then(|c| c.parse::<i32>().ok());
+        match code {
+            Some(code) => return (code, r),
+            None if attempt < 3 => {
+                eprintln!("{ns}/{pod}: the exec ended without the script's exit code; again");
+                std::thread::sleep(Duration::from_secs(2));
+            }
+            None => panic!(
+                "{ns}/{pod}: three execs of {script:?} ended without its exit code: {} {}",
+                r.stdout, r.stderr
+            ),
+        }
+    }
+    unreachable!()
+}
+
 /// `etcdctl` inside a member pod (the image's own client).
 pub fn etcdctl(ns: &str, pod: &str, args: &[&str]) -> Run {
     let mut all = vec!["-n", ns, "exec", pod, "--", "etcdctl"];
