@@ -191,7 +191,10 @@ impl BackupError {
     /// The documented exit code (README "Exit codes").
     pub fn exit_code(&self) -> i32 {
         match self {
-            BackupError::Usage(_) | BackupError::Url(_) | BackupError::Refused(_) => exit::USAGE,
+            BackupError::Usage(_)
+            | BackupError::Url(_)
+            | BackupError::Refused(_)
+            | BackupError::Store(crate::archive::store::StoreError::CaBundle(_)) => exit::USAGE,
             BackupError::Store(_) | BackupError::Corrupt(_) => exit::BACKUP_FAILED,
             BackupError::NoSource(_) | BackupError::Etcd(_) => exit::ETCD_UNAVAILABLE,
             BackupError::Key(_) => exit::BACKUP_KEY,

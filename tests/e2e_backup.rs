@@ -2273,3 +2273,98 @@ fn retention_never_deletes_what_a_forged_record_points_at() {
         );
     }
 }
+
+/// An S3 server whose certificate a private CA signed (the TLS front of the test server): the
+/// CLI refuses it without the CA, naming AWS_CA_BUNDLE (exit 10); with `AWS_CA_BUNDLE` (a file
+/// here) it backs up; a restore pod trusts it through the credentials Secret's `AWS_CA_BUNDLE`
+/// (the PEM itself); a Secret whose bundle holds no certificate is refused (exit 2) and nothing
+/// is created.
+#[test]
+fn a_store_behind_a_private_ca_backs_up_and_restores_with_its_ca_bundle() {
+    install_crd();
+    let ns = Ns::new("backup-private-ca");
+    let (_, bucket) = s3();
+    let var = |name: &str| {
+        std::env::var(name).unwrap_or_else(|_| {
+            panic!("{name} is not set: `tests/cluster/s3.sh up` writes it to /tmp/tb/s3.env")
+        })
+    };
+    let (endpoint, ca) = (var("KE_S3_TLS_POD_ENDPOINT"), var("KE_S3_TLS_CA"));
+    let before = small_cluster(&ns.0, "src", 200);
+    let to = format!("s3://{bucket}/e2e/{}", ns.0);
+    let tls = [("AWS_ENDPOINT_URL", endpoint.as_str())];
+
+    let refused = etcd_s3(&ns.0, &["backup", "src", "--to", &to], &tls);
+    assert_eq!(refused.code, 10, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("is not trusted") && refused.stderr.contains("AWS_CA_BUNDLE"),
+        "{}",
+        refused.stderr
+    );
+    let records = backups_in(&ns.0);
+    let unreadable = etcd_s3(
+        &ns.0,
+        &["backup", "src", "--to", &to],
+        &[tls[0], ("AWS_CA_BUNDLE", "/nonexistent/ca.pem")],
+    );
+    assert_eq!(unreadable.code, 2, "{}", unreadable.stderr);
+    assert!(
+        unreadable
+            .stderr
+            .contains("AWS_CA_BUNDLE=/nonexistent/ca.pem cannot be read"),
+        "{}",
+        unreadable.stderr
+    );
+    assert_eq!(backups_in(&ns.0), records, "bad input wrote a record");
+    let taken = json(&ok(etcd_s3(
+        &ns.0,
+        &["backup", "src", "--to", &to, "-o", "json"],
+        &[tls[0], ("AWS_CA_BUNDLE", ca.as_str())],
+    )));
+    assert_eq!(backups_in(&ns.0), records + 1);
+    assert_eq!(taken["status"]["phase"], "Succeeded", "{taken}");
+
+    // A Secret whose AWS_CA_BUNDLE is no certificate: refused before anything is created.
+    let secret = |name: &str, bundle: &str| s3_secret_with(&ns.0, name, &endpoint, &[bundle]);
+    secret("junk-ca", "--from-literal=AWS_CA_BUNDLE=not a certificate");
+    let bad = etcd_s3(
+        &ns.0,
+        &[
+            "restore",
+            "junk",
+            "--latest-of",
+            "src",
+            "--credentials-secret",
+            "junk-ca",
+        ],
+        &[],
+    );
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    assert!(
+        bad.stderr
+            .contains(&format!("Secret {}/junk-ca, key AWS_CA_BUNDLE", ns.0)),
+        "{}",
+        bad.stderr
+    );
+    assert_eq!(clusters_in(&ns.0), 1, "a cluster was created");
+
+    // The CA in the Secret: the restore pod reads the backup through the TLS front.
+    secret("private-ca", &format!("--from-file=AWS_CA_BUNDLE={ca}"));
+    ok(etcd_s3(
+        &ns.0,
+        &[
+            "restore",
+            "copy",
+            "--latest-of",
+            "src",
+            "--credentials-secret",
+            "private-ca",
+            "--replicas",
+            "1",
+            "--timeout",
+            "4m",
+        ],
+        &[],
+    ));
+    assert_eq!(keyspace_digest(&ns.0, "copy-0"), before);
+}

@@ -730,3 +730,71 @@ fn s3_prefix(loc: &Location) -> String {
         other => panic!("{other} is not s3://"),
     }
 }
+
+/// The TLS front of the test S3 server (`tests/cluster/s3.sh`), whose certificate a private CA
+/// signed: refused without that CA, naming AWS_CA_BUNDLE; served with it; refused with another CA.
+#[tokio::test]
+async fn a_server_of_a_private_ca_is_trusted_only_with_that_ca_in_the_bundle() {
+    let e = env();
+    let var = |name: &str| {
+        std::env::var(name).unwrap_or_else(|_| {
+            panic!("{name} is not set: `tests/cluster/s3.sh up` writes it to /tmp/tb/s3.env")
+        })
+    };
+    let (endpoint, ca_file) = (var("KE_S3_TLS_ENDPOINT"), var("KE_S3_TLS_CA"));
+    let ca = std::fs::read_to_string(&ca_file).unwrap();
+    let at = |bundle: Option<String>| {
+        let mut loc = Location::parse(&format!(
+            "s3://{}/live/{}-private-ca?endpoint={endpoint}",
+            e.bucket,
+            std::process::id()
+        ))
+        .unwrap();
+        if let Location::S3(s3) = &mut loc {
+            s3.ca_bundle = bundle;
+        }
+        loc
+    };
+
+    let store = open(&at(None)).await;
+    let err = store.check().await.unwrap_err();
+    assert!(matches!(err, StoreError::Untrusted { .. }), "{err:?}");
+    assert!(
+        !err.is_transient(),
+        "a certificate refused now is refused again"
+    );
+    let text = err.to_string();
+    assert!(
+        text.contains(&endpoint)
+            && text.contains("UnknownIssuer")
+            && text.contains("AWS_CA_BUNDLE"),
+        "{text}"
+    );
+
+    // Another CA than the one that signed the server's certificate: still refused.
+    let other = rcgen::CertificateParams::new(Vec::<String>::new())
+        .unwrap()
+        .self_signed(&rcgen::KeyPair::generate().unwrap())
+        .unwrap()
+        .pem();
+    let err = open(&at(Some(other))).await.check().await.unwrap_err();
+    assert!(matches!(err, StoreError::Untrusted { .. }), "{err:?}");
+
+    // Not a certificate at all: refused when the store is opened, before any request.
+    let Err(err) = Store::open(&at(Some("hunter2".into())), None).await else {
+        panic!("a bundle without a certificate was taken");
+    };
+    assert!(matches!(err, StoreError::CaBundle(_)), "{err:?}");
+    assert!(err.to_string().contains("no PEM certificate"), "{err}");
+
+    // The CA that signed it (after the system's roots, as a Secret would give it): served.
+    let store = open(&at(Some(ca))).await;
+    store.check().await.unwrap();
+    let stored = store
+        .put("x.db", noise(PART_SIZE as u64 + 7, 11), |_| {})
+        .await
+        .unwrap();
+    let (reader, _) = store.get("x.db").await.unwrap();
+    assert_eq!(sha_of(reader).await, (stored.bytes, stored.sha256_hex));
+    store.delete("x.db").await.unwrap();
+}

@@ -373,7 +373,8 @@ pub struct BackupSpec {
     /// retention cannot use them; `kubectl etcd backup --to` can).
     pub destination: String,
     /// Secret in the cluster's namespace with the S3 credentials (keys `AWS_ACCESS_KEY_ID`,
-    /// `AWS_SECRET_ACCESS_KEY`, optional `AWS_SESSION_TOKEN`, `AWS_REGION`, `AWS_ENDPOINT_URL`).
+    /// `AWS_SECRET_ACCESS_KEY`, optional `AWS_SESSION_TOKEN`, `AWS_REGION`, `AWS_ENDPOINT_URL`,
+    /// and `AWS_CA_BUNDLE`: the PEM of a private CA that signed the endpoint's certificate).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credentials_secret: Option<String>,
     /// Cron expression (5 fields, UTC), e.g. "0 */6 * * *". No schedule: backups only on demand.

@@ -20,13 +20,25 @@ pub use crate::archive::fetch;
 use crate::archive::store;
 use crate::error::{BackupError, Error};
 
+/// What a credentials Secret holds for reaching S3.
+pub struct SecretStore {
+    pub creds: store::Credentials,
+    /// `AWS_ENDPOINT_URL`, for a URL that names no endpoint.
+    pub endpoint: Option<String>,
+    /// `AWS_REGION`, for a URL that names no region.
+    pub region: Option<String>,
+    /// `AWS_CA_BUNDLE`: the PEM of CAs to trust beside the system's roots (checked).
+    pub ca_bundle: Option<String>,
+}
+
 /// Credentials of a Secret's standard keys (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`,
-/// `AWS_SESSION_TOKEN`) and the endpoint/region it may carry.
+/// `AWS_SESSION_TOKEN`) and the endpoint, region and CA bundle it may carry. A CA bundle that
+/// holds no usable certificate is refused here, naming the Secret.
 pub async fn secret_credentials(
     client: &kube::Client,
     ns: &str,
     secret: &str,
-) -> Result<(store::Credentials, Option<String>, Option<String>), Error> {
+) -> Result<SecretStore, Error> {
     let api: kube::Api<k8s_openapi::api::core::v1::Secret> =
         kube::Api::namespaced(client.clone(), ns);
     let s = api
@@ -50,15 +62,25 @@ pub async fn secret_credentials(
         ))
         .into());
     };
-    Ok((
-        store::Credentials {
+    let ca_bundle = get(store::CA_BUNDLE);
+    if let Some(pem) = &ca_bundle {
+        store::check_pem(pem.as_bytes()).map_err(|why| {
+            BackupError::Usage(format!(
+                "Secret {ns}/{secret}, key {}: {why}; put the PEM of the CA that signed the S3 server's certificate there",
+                store::CA_BUNDLE
+            ))
+        })?;
+    }
+    Ok(SecretStore {
+        creds: store::Credentials {
             access_key_id: id,
             secret_access_key: key,
             session_token: get("AWS_SESSION_TOKEN"),
         },
-        get("AWS_ENDPOINT_URL"),
-        get("AWS_REGION"),
-    ))
+        endpoint: get("AWS_ENDPOINT_URL"),
+        region: get("AWS_REGION"),
+        ca_bundle,
+    })
 }
 
 /// The backup key in the Secret `k` of `ns` (`archive::crypt`). Refused with what to do when the
@@ -132,13 +154,14 @@ pub async fn open_store(
     }
     let (creds, loc) = match secret {
         Some(secret) => {
-            let (creds, endpoint, region) = secret_credentials(client, ns, secret).await?;
+            let found = secret_credentials(client, ns, secret).await?;
             let mut loc = loc.clone();
             if let store::Location::S3(s3) = &mut loc {
-                s3.endpoint = s3.endpoint.clone().or(endpoint);
-                s3.region = s3.region.clone().or(region);
+                s3.endpoint = s3.endpoint.clone().or(found.endpoint);
+                s3.region = s3.region.clone().or(found.region);
+                s3.ca_bundle = found.ca_bundle;
             }
-            (Some(creds), loc)
+            (Some(found.creds), loc)
         }
         None => (None, loc.clone()),
     };

@@ -8,6 +8,8 @@
 #   s3.sh up     start (or reuse) both, wait until they answer, write $TB/s3.env
 #   s3.sh down   stop them by their recorded PIDs and wait for weed to exit (it keeps its ports ~2-3 s)
 #   s3.sh status
+# The same S3 port is also served over TLS on 18443 (loopback and node IP; a socat front with a
+# certificate of a private CA made here, $KE_S3_TLS_CA): the tests of AWS_CA_BUNDLE use it.
 # Ports (below the ephemeral range): S3 18333 (loopback and node IP), and on loopback only master
 # 19333, volume 19340, filer 18888, admin 19646, iceberg 18181, lance 19101 (+ their gRPC ports = HTTP
 # port + 10000).
@@ -18,6 +20,8 @@ BOTO3_VERSION=1.44.5
 VENV=$KE_CACHE/s3-venv
 WEED=$VENV/bin/weed
 S3_PORT=18333
+S3_TLS_PORT=18443
+TLS_DIR=$TB/s3/tls
 ACCESS_KEY=kubectl-etcd
 SECRET_KEY=kubectl-etcd-test-secret-do-not-use-elsewhere
 BUCKET=etcd-backups
@@ -54,6 +58,25 @@ except Exception:
 PY
 }
 
+# tls_files: a private CA and a server certificate for 127.0.0.1, the node IP and localhost
+tls_files() {
+  [ -s "$TLS_DIR/server.crt" ] && [ -s "$TLS_DIR/ca.crt" ] && return 0
+  mkdir -p "$TLS_DIR"
+  (
+    cd "$TLS_DIR"
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 60 \
+      -subj "/CN=kubectl-etcd test S3 CA" -keyout ca.key -out ca.crt 2>/dev/null
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=s3" \
+      -keyout server.key -out server.csr 2>/dev/null
+    printf 'subjectAltName=IP:127.0.0.1,IP:%s,DNS:localhost\nbasicConstraints=CA:FALSE\n' "$NODE_IP" > server.ext
+    openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 60 \
+      -extfile server.ext -out server.crt 2>/dev/null
+  )
+}
+
+# answers_tls: the TLS port speaks S3 behind a certificate of our CA
+answers_tls() { [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 --cacert "$TLS_DIR/ca.crt" "https://127.0.0.1:$S3_TLS_PORT/$BUCKET")" = 403 ]; }
+
 write_env() {
   cat > "$ENVF" <<EOF
 export AWS_ENDPOINT_URL=http://127.0.0.1:$S3_PORT
@@ -63,6 +86,13 @@ export AWS_REGION=us-east-1
 export KE_S3_BUCKET=$BUCKET
 EOF
   if alive s3-node; then echo "export KE_S3_POD_ENDPOINT=http://$NODE_IP:$S3_PORT" >> "$ENVF"; fi
+  if alive s3-tls; then
+    cat >> "$ENVF" <<EOF
+export KE_S3_TLS_ENDPOINT=https://127.0.0.1:$S3_TLS_PORT
+export KE_S3_TLS_POD_ENDPOINT=https://$NODE_IP:$S3_TLS_PORT
+export KE_S3_TLS_CA=$TLS_DIR/ca.crt
+EOF
+  fi
 }
 
 case "${1:-}" in
@@ -88,10 +118,16 @@ case "${1:-}" in
     else
       log "node IP $NODE_IP not configured (run tests/cluster/net.sh): S3 not reachable from pods"
     fi
+    tls_files
+    start s3-tls socat -b 1048576 \
+      "OPENSSL-LISTEN:$S3_TLS_PORT,reuseaddr,fork,backlog=128,cert=$TLS_DIR/server.crt,key=$TLS_DIR/server.key,verify=0" \
+      "TCP:127.0.0.1:$S3_PORT"
+    wait_for s3-tls 20 answers_tls
     write_env
     log "s3 up at http://127.0.0.1:$S3_PORT$(alive s3-node && echo " and http://$NODE_IP:$S3_PORT") (bucket $BUCKET) in $(printf '%.1f' "$(echo "$(date +%s.%N) - $t0" | bc)") s; env: $ENVF"
     ;;
   down)
+    stop s3-tls 5
     stop s3-node 5
     if pid=$(pid_of s3); then
       stop s3 20

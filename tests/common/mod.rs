@@ -452,23 +452,28 @@ pub fn s3() -> (String, String) {
 
 /// The Secret `name` in `ns`, with this machine's S3 credentials and `endpoint`.
 pub fn s3_secret(ns: &str, name: &str, endpoint: &str) {
-    ok(kubectl(&[
-        "-n",
-        ns,
-        "create",
-        "secret",
-        "generic",
-        name,
-        &format!(
-            "--from-literal=AWS_ACCESS_KEY_ID={}",
-            std::env::var("AWS_ACCESS_KEY_ID").unwrap()
-        ),
-        &format!(
-            "--from-literal=AWS_SECRET_ACCESS_KEY={}",
-            std::env::var("AWS_SECRET_ACCESS_KEY").unwrap()
-        ),
-        &format!("--from-literal=AWS_ENDPOINT_URL={endpoint}"),
-    ]));
+    s3_secret_with(ns, name, endpoint, &[]);
+}
+
+/// `s3_secret` with more `kubectl create secret generic` arguments (`--from-file=K=PATH`…).
+pub fn s3_secret_with(ns: &str, name: &str, endpoint: &str, more: &[&str]) {
+    let id = format!(
+        "--from-literal=AWS_ACCESS_KEY_ID={}",
+        std::env::var("AWS_ACCESS_KEY_ID").unwrap()
+    );
+    let key = format!(
+        "--from-literal=AWS_SECRET_ACCESS_KEY={}",
+        std::env::var("AWS_SECRET_ACCESS_KEY").unwrap()
+    );
+    let endpoint = format!("--from-literal=AWS_ENDPOINT_URL={endpoint}");
+    let args = [
+        &[
+            "-n", ns, "create", "secret", "generic", name, &id, &key, &endpoint,
+        ],
+        more,
+    ]
+    .concat();
+    ok(kubectl(&args));
 }
 
 /// Certificates for cluster `name` in `ns` (tests/cluster/tls-certs.sh; valid `days` days, else

@@ -25,6 +25,11 @@ pub struct S3Location {
     /// Address buckets as `endpoint/bucket` rather than `bucket.endpoint`. Set by `pathStyle=true`,
     /// and implied by an IP, localhost or non-AWS endpoint.
     pub path_style: bool,
+    /// PEM of the CA certificates an `https://` endpoint's certificate may chain to, beside the
+    /// system's roots (a server with a certificate of a private CA): a credentials Secret's
+    /// `AWS_CA_BUNDLE`. Never part of the URL. None: `AWS_CA_BUNDLE` of the environment
+    /// (`s3::trust`), else the system's roots alone.
+    pub ca_bundle: Option<String>,
 }
 
 /// A destination URL that cannot be used. Messages name the URL (never credentials) and the fix.

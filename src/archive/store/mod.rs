@@ -31,7 +31,7 @@ mod s3;
 
 pub use access::{Access, FLAG_AMBIENT, FLAG_ENDPOINTS, Refused};
 pub use location::{Location, S3Location, UrlError, implies_path_style};
-pub use s3::PART_SIZE;
+pub use s3::{CA_BUNDLE, PART_SIZE, check_pem, trust};
 
 use std::fmt;
 use std::io;
@@ -106,6 +106,17 @@ pub enum StoreError {
         #[source]
         source: Option<BoxError>,
     },
+    #[error(
+        "the certificate of S3 at {endpoint} is not trusted ({why}) for bucket {bucket}: give the CA that signed it in AWS_CA_BUNDLE (on this machine the path of a PEM file; in a credentials Secret the PEM itself, under the key AWS_CA_BUNDLE)"
+    )]
+    Untrusted {
+        endpoint: String,
+        bucket: String,
+        why: String,
+    },
+    /// The CA bundle to trust (`AWS_CA_BUNDLE`) cannot be used: bad input, nothing was sent.
+    #[error("{0}; give the PEM of the CA that signed the S3 server's certificate")]
+    CaBundle(String),
     #[error("{0} does not exist")]
     NotFound(String),
     #[error("{what}")]
@@ -258,7 +269,7 @@ impl Store {
                     ),
                 ));
             }
-            Location::S3(s3) => Backend::S3(S3Backend::open(s3, creds).await),
+            Location::S3(s3) => Backend::S3(S3Backend::open(s3, creds).await?),
         };
         Ok(Store {
             location: loc.clone(),

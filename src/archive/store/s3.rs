@@ -99,16 +99,82 @@ fn create_with_sse(
         .set_ssekms_key_id(key_id)
 }
 
+/// The variable (and a credentials Secret's key) naming CA certificates to trust beside the
+/// system's roots, as the AWS CLI and SDKs read it.
+pub const CA_BUNDLE: &str = "AWS_CA_BUNDLE";
+
+/// The CA certificates to trust beside the system's roots: `from_secret` (a Secret's
+/// `AWS_CA_BUNDLE`, the PEM itself), else `AWS_CA_BUNDLE` of the environment: the path of a PEM
+/// file, or the PEM itself (a Secret's key handed to a pod as a variable). Each certificate is
+/// checked here, as the TLS client would load it, so a bad bundle is refused with its origin
+/// named instead of failing (or panicking) at the first connection.
+pub fn trust(from_secret: Option<&str>) -> Result<Option<Vec<u8>>, String> {
+    let (pem, origin) = match from_secret {
+        Some(pem) => (pem.as_bytes().to_vec(), format!("the Secret's {CA_BUNDLE}")),
+        None => {
+            let Some(v) = std::env::var(CA_BUNDLE)
+                .ok()
+                .filter(|v| !v.trim().is_empty())
+            else {
+                return Ok(None);
+            };
+            if v.trim_start().starts_with("-----BEGIN") {
+                (v.into_bytes(), CA_BUNDLE.to_string())
+            } else {
+                let path = v.trim();
+                let pem = std::fs::read(path)
+                    .map_err(|e| format!("{CA_BUNDLE}={path} cannot be read: {e}"))?;
+                (pem, format!("{CA_BUNDLE}={path}"))
+            }
+        }
+    };
+    check_pem(&pem).map_err(|why| format!("{origin}: {why}"))?;
+    Ok(Some(pem))
+}
+
+/// Whether `pem` holds at least one certificate and each one is usable as a trust anchor: how
+/// many, or what is wrong.
+pub fn check_pem(pem: &[u8]) -> Result<usize, String> {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject;
+    let certs = CertificateDer::pem_slice_iter(pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("not PEM certificates ({e})"))?;
+    if certs.is_empty() {
+        return Err("holds no PEM certificate (-----BEGIN CERTIFICATE-----)".into());
+    }
+    let mut roots = rustls::RootCertStore::empty();
+    for (i, cert) in certs.into_iter().enumerate() {
+        roots
+            .add(cert)
+            .map_err(|e| format!("certificate {} cannot be a trust anchor: {e}", i + 1))?;
+    }
+    Ok(roots.len())
+}
+
 impl S3Backend {
-    pub(super) async fn open(loc: &S3Location, creds: Option<Credentials>) -> S3Backend {
+    pub(super) async fn open(
+        loc: &S3Location,
+        creds: Option<Credentials>,
+    ) -> Result<S3Backend, StoreError> {
         let endpoint = loc.endpoint.clone().or_else(env_endpoint);
         let path_style = loc.path_style || endpoint.as_deref().is_some_and(implies_path_style);
+        let extra_roots = trust(loc.ca_bundle.as_deref()).map_err(StoreError::CaBundle)?;
         // ONE crypto provider (ring) for TLS, the one kube uses.
-        let http = aws_smithy_http_client::Builder::new()
-            .tls_provider(aws_smithy_http_client::tls::Provider::Rustls(
+        let mut http = aws_smithy_http_client::Builder::new().tls_provider(
+            aws_smithy_http_client::tls::Provider::Rustls(
                 aws_smithy_http_client::tls::rustls_provider::CryptoMode::Ring,
-            ))
-            .build_https();
+            ),
+        );
+        if let Some(pem) = extra_roots {
+            use aws_smithy_http_client::tls::{TlsContext, TrustStore};
+            let context = TlsContext::builder()
+                .with_trust_store(TrustStore::default().with_pem_certificate(pem))
+                .build()
+                .map_err(|e| StoreError::CaBundle(e.to_string()))?;
+            http = http.tls_context(context);
+        }
+        let http = http.build_https();
         let region = {
             let env_region = ["AWS_REGION", "AWS_DEFAULT_REGION"]
                 .iter()
@@ -155,13 +221,13 @@ impl S3Backend {
                 sdk.region().map_or("us-east-1".into(), |r| r.to_string())
             )
         });
-        S3Backend {
+        Ok(S3Backend {
             client: aws_sdk_s3::Client::from_conf(conf.build()),
             bucket: loc.bucket.clone(),
             prefix: loc.prefix.clone(),
             endpoint: shown,
             sse: None,
-        }
+        })
     }
 
     fn full_key(&self, key: &str) -> String {
@@ -237,6 +303,13 @@ impl S3Backend {
         };
         if is_credentials_problem(&text) {
             return self.no_credentials(text);
+        }
+        if let Some(why) = untrusted_certificate(&text) {
+            return StoreError::Untrusted {
+                endpoint: self.endpoint.clone(),
+                bucket: self.bucket.clone(),
+                why,
+            };
         }
         if timeout || io || text.contains("dns") || text.contains("connect") {
             return StoreError::Unreachable {
@@ -1017,6 +1090,38 @@ fn error_chain(e: &Option<&dyn std::error::Error>) -> String {
     parts.join(": ")
 }
 
+/// Why the TLS client refused the server's certificate, from rustls's words in an error chain
+/// (`invalid peer certificate: UnknownIssuer`, `certificate not valid for name …`, `certificate
+/// expired …`), else None.
+fn untrusted_certificate(text: &str) -> Option<String> {
+    const INVALID: &str = "invalid peer certificate: ";
+    if let Some(at) = text.find(INVALID) {
+        let rest = &text[at + INVALID.len()..];
+        let kind: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric())
+            .collect();
+        if !kind.is_empty() {
+            return Some(format!("{INVALID}{kind}"));
+        }
+    }
+    [
+        "certificate not valid for name",
+        "certificate expired",
+        "UnknownIssuer",
+    ]
+    .iter()
+    .find_map(|phrase| {
+        let at = text.find(phrase)?;
+        let said: String = text[at..]
+            .chars()
+            .take_while(|c| !matches!(c, ';' | ')' | '\n'))
+            .take(160)
+            .collect();
+        Some(said.trim_end_matches([' ', ':', ',']).to_string())
+    })
+}
+
 fn is_credentials_problem(text: &str) -> bool {
     let t = text.to_ascii_lowercase();
     t.contains("credentials") || t.contains("no auth scheme") || t.contains("identity")
@@ -1061,6 +1166,46 @@ fn is_transient(status: u16, code: &str) -> bool {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_refused_certificate_is_named_in_rustls_words() {
+        let chain = "dispatch failure: io error: error trying to connect: invalid peer certificate: UnknownIssuer";
+        assert_eq!(
+            untrusted_certificate(chain).as_deref(),
+            Some("invalid peer certificate: UnknownIssuer")
+        );
+        let name = "io error: certificate not valid for name \"s3.example\"; certificate is only valid for DnsName(\"x\")";
+        assert_eq!(
+            untrusted_certificate(name).as_deref(),
+            Some("certificate not valid for name \"s3.example\"")
+        );
+        assert_eq!(
+            untrusted_certificate("connection refused (os error 111)"),
+            None
+        );
+    }
+
+    #[test]
+    fn a_ca_bundle_must_hold_usable_certificates() {
+        let ca = rcgen::CertificateParams::new(Vec::<String>::new())
+            .unwrap()
+            .self_signed(&rcgen::KeyPair::generate().unwrap())
+            .unwrap()
+            .pem();
+        assert_eq!(check_pem(ca.as_bytes()), Ok(1));
+        assert_eq!(check_pem(format!("{ca}{ca}").as_bytes()), Ok(2));
+        let none = check_pem(b"not a certificate").unwrap_err();
+        assert!(none.contains("no PEM certificate"), "{none}");
+        let bad = "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n";
+        let refused = check_pem(bad.as_bytes()).unwrap_err();
+        assert!(refused.contains("certificate 1"), "{refused}");
+        let from_secret = trust(Some("junk")).unwrap_err();
+        assert!(
+            from_secret.starts_with("the Secret's AWS_CA_BUNDLE: "),
+            "{from_secret}"
+        );
+        assert_eq!(trust(Some(&ca)).unwrap(), Some(ca.into_bytes()));
+    }
+
     #[tokio::test]
     async fn every_upload_asks_for_the_stores_server_side_encryption() {
         let loc = S3Location {
@@ -1073,7 +1218,7 @@ mod tests {
             secret_access_key: "secret".into(),
             session_token: None,
         };
-        let s3 = S3Backend::open(&loc, Some(creds)).await;
+        let s3 = S3Backend::open(&loc, Some(creds)).await.unwrap();
         let kms = Sse::Kms {
             key_id: Some("arn:aws:kms:eu-west-1:111122223333:key/abc".into()),
         };

@@ -250,6 +250,14 @@ pub(super) fn env_credentials_secret(ns: &str, name: &str) -> Option<Secret> {
             data.insert(k.into(), v);
         }
     }
+    // Here a file's path; in the pod, the PEM itself (a bad bundle was refused when the CLI
+    // opened the store with it).
+    if let Ok(Some(pem)) = crate::archive::store::trust(None) {
+        data.insert(
+            crate::archive::store::CA_BUNDLE.into(),
+            String::from_utf8_lossy(&pem).into_owned(),
+        );
+    }
     Some(Secret {
         metadata: kube::api::ObjectMeta {
             name: Some(format!("{name}-restore-credentials")),

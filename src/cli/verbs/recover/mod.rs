@@ -140,7 +140,10 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
 /// What the recovery rebuilds from.
 enum Source {
     /// A surviving member; its snapshot is stored at `destination` on the way.
-    Survivor { member: Seen, destination: Location },
+    Survivor {
+        member: Seen,
+        destination: Box<Location>,
+    },
     /// A succeeded EtcdBackup of the cluster.
     Backup(Box<EtcdBackup>),
 }
@@ -235,7 +238,7 @@ async fn decide(
         Some(b) => Source::Backup(Box::new(backup_record(s, &a.name, b).await?)),
         None => Source::Survivor {
             member: pick_survivor(&who, a, &seen)?,
-            destination: destination(&who, a, d)?,
+            destination: Box::new(destination(&who, a, d)?),
         },
     };
     refuse_while_quorum(&who, quorum, a.force).map_err(Error::Usage)?;
@@ -346,7 +349,7 @@ async fn check_restore(
         Source::Survivor {
             member,
             destination,
-        } => (destination.clone(), member.version.clone()),
+        } => ((**destination).clone(), member.version.clone()),
     };
     let secret_check = match secret {
         // An API server that does not answer is said as such, not blamed on the Secret.
