@@ -2367,4 +2367,21 @@ fn a_store_behind_a_private_ca_backs_up_and_restores_with_its_ca_bundle() {
         &[],
     ));
     assert_eq!(keyspace_digest(&ns.0, "copy-0"), before);
+
+    // No Secret named: the one `restore` makes from this machine's AWS_* carries the bundle's PEM.
+    ok(etcd_s3(
+        &ns.0,
+        &[
+            "restore",
+            "again",
+            "--latest-of",
+            "src",
+            "--replicas",
+            "1",
+            "--timeout",
+            "4m",
+        ],
+        &[tls[0], ("AWS_CA_BUNDLE", ca.as_str())],
+    ));
+    assert_eq!(keyspace_digest(&ns.0, "again-0"), before);
 }
