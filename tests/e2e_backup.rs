@@ -2322,6 +2322,42 @@ fn a_store_behind_a_private_ca_backs_up_and_restores_with_its_ca_bundle() {
         &[tls[0], ("AWS_CA_BUNDLE", ca.as_str())],
     )));
     assert_eq!(backups_in(&ns.0), records + 1);
+
+    // Through an egress proxy (HTTPS_PROXY, a CONNECT tunnel), and around it for NO_PROXY's hosts.
+    // The CLI's API connections take the same proxy (they failed outright before: kube's proxy
+    // support was not built).
+    let target = endpoint.trim_start_matches("https://").to_string();
+    let node = target.rsplit_once(':').unwrap().0.to_string();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let (proxy, tunnelled) = rt.block_on(proxy::connect_proxy(&format!("{node}:0")));
+    let via = format!("http://{proxy}");
+    let through = || {
+        tunnelled
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|t| **t == target)
+            .count()
+    };
+    let bundle = ("AWS_CA_BUNDLE", ca.as_str());
+    ok(etcd_s3(
+        &ns.0,
+        &["backup", "src", "--to", &to],
+        &[tls[0], bundle, ("HTTPS_PROXY", via.as_str())],
+    ));
+    let proxied = through();
+    assert!(proxied > 0, "the backup did not go through HTTPS_PROXY");
+    ok(etcd_s3(
+        &ns.0,
+        &["backup", "src", "--to", &to],
+        &[
+            tls[0],
+            bundle,
+            ("HTTPS_PROXY", via.as_str()),
+            ("NO_PROXY", node.as_str()),
+        ],
+    ));
+    assert_eq!(through(), proxied, "NO_PROXY's host went through the proxy");
     assert_eq!(taken["status"]["phase"], "Succeeded", "{taken}");
 
     // A Secret whose AWS_CA_BUNDLE is no certificate: refused before anything is created.
@@ -2349,7 +2385,17 @@ fn a_store_behind_a_private_ca_backs_up_and_restores_with_its_ca_bundle() {
     assert_eq!(clusters_in(&ns.0), 1, "a cluster was created");
 
     // The CA in the Secret: the restore pod reads the backup through the TLS front.
-    secret("private-ca", &format!("--from-file=AWS_CA_BUNDLE={ca}"));
+    // The Secret's keys are the restore pod's environment: its HTTPS_PROXY too.
+    s3_secret_with(
+        &ns.0,
+        "private-ca",
+        &endpoint,
+        &[
+            &format!("--from-file=AWS_CA_BUNDLE={ca}"),
+            &format!("--from-literal=HTTPS_PROXY={via}"),
+        ],
+    );
+    let before_restore = through();
     ok(etcd_s3(
         &ns.0,
         &[
@@ -2367,6 +2413,10 @@ fn a_store_behind_a_private_ca_backs_up_and_restores_with_its_ca_bundle() {
         &[],
     ));
     assert_eq!(keyspace_digest(&ns.0, "copy-0"), before);
+    assert!(
+        through() > before_restore,
+        "the restore pod did not go through the Secret's HTTPS_PROXY"
+    );
 
     // No Secret named: the one `restore` makes from this machine's AWS_* carries the bundle's PEM.
     ok(etcd_s3(

@@ -152,6 +152,56 @@ pub fn check_pem(pem: &[u8]) -> Result<usize, String> {
     Ok(roots.len())
 }
 
+/// The variables of an HTTP(S) proxy, as curl and the AWS CLI read them (`NO_PROXY` exempts).
+const PROXY_VARIABLES: [&str; 6] = [
+    "HTTPS_PROXY",
+    "https_proxy",
+    "HTTP_PROXY",
+    "http_proxy",
+    "ALL_PROXY",
+    "all_proxy",
+];
+
+/// The HTTPS client of one store: ONE crypto provider (ring, the one kube uses), the system's
+/// roots and `extra_roots` (checked by `trust`), and the proxy of `HTTPS_PROXY`/`HTTP_PROXY`/
+/// `ALL_PROXY` with `NO_PROXY`'s exemptions when one is set (a cluster whose egress goes through
+/// a proxy; the SDK's default client ignores them).
+fn http_client(
+    extra_roots: Option<Vec<u8>>,
+) -> Result<aws_sdk_s3::config::SharedHttpClient, StoreError> {
+    use aws_smithy_http_client::tls::{self, TlsContext, TrustStore};
+    let mut trust = TrustStore::default();
+    if let Some(pem) = extra_roots {
+        trust = trust.with_pem_certificate(pem);
+    }
+    let context = TlsContext::builder()
+        .with_trust_store(trust)
+        .build()
+        .map_err(|e| StoreError::CaBundle(e.to_string()))?;
+    let proxied = PROXY_VARIABLES
+        .iter()
+        .any(|v| std::env::var(v).is_ok_and(|p| !p.trim().is_empty()));
+    Ok(
+        aws_smithy_http_client::Builder::new().build_with_connector_fn(
+            move |settings, components| {
+                let mut b = aws_smithy_http_client::Connector::builder();
+                b.set_connector_settings(settings.cloned());
+                if let Some(c) = components {
+                    b.set_sleep_impl(c.sleep_impl());
+                }
+                if proxied {
+                    b = b.proxy_config(aws_smithy_http_client::proxy::ProxyConfig::from_env());
+                }
+                b.tls_provider(tls::Provider::Rustls(
+                    tls::rustls_provider::CryptoMode::Ring,
+                ))
+                .tls_context(context.clone())
+                .build()
+            },
+        ),
+    )
+}
+
 impl S3Backend {
     pub(super) async fn open(
         loc: &S3Location,
@@ -160,21 +210,7 @@ impl S3Backend {
         let endpoint = loc.endpoint.clone().or_else(env_endpoint);
         let path_style = loc.path_style || endpoint.as_deref().is_some_and(implies_path_style);
         let extra_roots = trust(loc.ca_bundle.as_deref()).map_err(StoreError::CaBundle)?;
-        // ONE crypto provider (ring) for TLS, the one kube uses.
-        let mut http = aws_smithy_http_client::Builder::new().tls_provider(
-            aws_smithy_http_client::tls::Provider::Rustls(
-                aws_smithy_http_client::tls::rustls_provider::CryptoMode::Ring,
-            ),
-        );
-        if let Some(pem) = extra_roots {
-            use aws_smithy_http_client::tls::{TlsContext, TrustStore};
-            let context = TlsContext::builder()
-                .with_trust_store(TrustStore::default().with_pem_certificate(pem))
-                .build()
-                .map_err(|e| StoreError::CaBundle(e.to_string()))?;
-            http = http.tls_context(context);
-        }
-        let http = http.build_https();
+        let http = http_client(extra_roots)?;
         let region = {
             let env_region = ["AWS_REGION", "AWS_DEFAULT_REGION"]
                 .iter()
