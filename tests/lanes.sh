@@ -20,10 +20,10 @@ LANES=${KE_TEST_LANES:-2}
 EXCLUSIVE=" e2e_operator e2e_defrag e2e_helm "
 # seconds on the last full run (a new file without a line starts early: 600)
 declare -A WEIGHT=(
-  [e2e_faults]=620 [e2e_backup]=550 [e2e_tls]=550 [e2e_upgrade]=430 [e2e]=240 [e2e_adopt]=215
-  [e2e_storage]=180 [e2e_monitoring]=140 [etcd_live]=92 [e2e_security]=45 [e2e_status]=35
-  [e2e_lease]=30 [e2e_namespaced]=30 [e2e_controller]=25 [s3_live]=15 [kubectl_etcd]=15
-  [e2e_support]=5 [generated]=1 [output]=1 [kubectl-etcd]=1
+  [e2e_tls]=715 [e2e_backup]=600 [e2e_faults]=580 [e2e_adopt]=400 [e2e_upgrade]=280 [e2e]=185
+  [e2e_storage]=145 [e2e_monitoring]=135 [etcd_live]=98 [e2e_status]=35 [e2e_security]=33
+  [e2e_namespaced]=29 [e2e_lease]=28 [e2e_controller]=23 [s3_live]=25 [kubectl_etcd]=15
+  [e2e_support]=11 [generated]=1 [output]=1 [kubectl-etcd]=1
 )
 OUT=target/test-logs
 rm -rf "$OUT"
