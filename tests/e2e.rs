@@ -858,3 +858,82 @@ fn an_ephemeral_cluster_whose_pods_all_restarted_holds_and_says_what_is_left() {
         get.stdout
     );
 }
+
+/// `--image-pull-secret`: a Secret that does not exist, or is no registry Secret, is refused
+/// before anything is written (exit 2, with the command that makes one); a registry Secret goes
+/// into every member pod, and the cluster converges. (The testbed's images are local, so the
+/// kubelet does not pull: what it does with the Secret is Kubernetes's.)
+#[test]
+fn image_pull_secrets_are_checked_before_anything_is_written_and_reach_the_members() {
+    install_crd();
+    let ns = Ns::new("pull");
+    let create = |secret: &str| {
+        etcd(
+            &ns.0,
+            &[
+                "create",
+                "demo",
+                "--replicas",
+                "1",
+                "--image-pull-secret",
+                secret,
+                "--timeout",
+                "2m",
+            ],
+        )
+    };
+    let missing = create("regcred");
+    assert_eq!(missing.code, 2, "{}", missing.stderr);
+    assert!(
+        missing
+            .stderr
+            .contains(&format!("Secret {}/regcred does not exist", ns.0))
+            && missing
+                .stderr
+                .contains("create secret docker-registry regcred"),
+        "{}",
+        missing.stderr
+    );
+    ok(kubectl(&[
+        "-n",
+        &ns.0,
+        "create",
+        "secret",
+        "generic",
+        "opaque",
+        "--from-literal=x=y",
+    ]));
+    let wrong = create("opaque");
+    assert_eq!(wrong.code, 2, "{}", wrong.stderr);
+    assert!(
+        wrong.stderr.contains("is of type \"Opaque\""),
+        "{}",
+        wrong.stderr
+    );
+    let none = kubectl(&["-n", &ns.0, "get", "etcdclusters", "-o", "name"]);
+    assert_eq!(none.stdout.trim(), "", "something was created");
+
+    ok(kubectl(&[
+        "-n",
+        &ns.0,
+        "create",
+        "secret",
+        "docker-registry",
+        "regcred",
+        "--docker-server=registry.example.org",
+        "--docker-username=ci",
+        "--docker-password=not-a-real-password",
+    ]));
+    ok(create("regcred"));
+    let c = cluster_json(&ns.0, "demo");
+    assert_eq!(c["spec"]["imagePullSecrets"][0]["name"], "regcred", "{c}");
+    let pod = json(&ok(kubectl(&[
+        "-n", &ns.0, "get", "pod", "demo-0", "-o", "json",
+    ])));
+    assert_eq!(
+        pod["spec"]["imagePullSecrets"],
+        serde_json::json!([{"name": "regcred"}]),
+        "{}",
+        pod["spec"]
+    );
+}

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{
-    Affinity, ResourceRequirements, Toleration, TopologySpreadConstraint,
+    Affinity, LocalObjectReference, ResourceRequirements, Toleration, TopologySpreadConstraint,
 };
 use kube::CustomResource;
 use schemars::JsonSchema;
@@ -69,6 +69,11 @@ pub struct EtcdClusterSpec {
     /// PriorityClass of the member pods (e.g. `system-cluster-critical`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority_class_name: Option<String>,
+    /// Secrets (type `kubernetes.io/dockerconfigjson`, in the cluster's namespace) the kubelet
+    /// pulls the member and restore pods' images with: for `imageRepository` or a tools image in a
+    /// registry that wants credentials. A change restarts the members one at a time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_pull_secrets: Option<Vec<LocalObjectReference>>,
     /// The Kubernetes cluster's DNS domain (the kubelet's `clusterDomain`), which the members'
     /// names end in: `<pod>.<cluster>.<namespace>.svc.<clusterDomain>` in their URLs, in etcd's
     /// membership and in their certificates. Absent: `cluster.local`. Set it (`kubectl etcd

@@ -59,6 +59,31 @@ impl DomainFlag {
     }
 }
 
+/// Where a new cluster's images come from (`spec.imageRepository`, `spec.imagePullSecrets`).
+#[derive(Args, Debug, Clone, Default)]
+pub struct ImageFlags {
+    /// Image repository of etcd (tag is v<version>), e.g. a mirror in your own registry.
+    #[arg(long)]
+    pub image_repository: Option<String>,
+    /// Secret (type kubernetes.io/dockerconfigjson, the cluster's namespace) the kubelet pulls
+    /// the member and restore pods' images with, for a registry that wants credentials
+    /// (repeatable).
+    #[arg(long = "image-pull-secret", value_name = "SECRET")]
+    pub image_pull_secrets: Vec<String>,
+}
+
+impl ImageFlags {
+    /// `spec.imagePullSecrets` (None without any).
+    pub fn pull_secrets(&self) -> Option<Vec<k8s_openapi::api::core::v1::LocalObjectReference>> {
+        (!self.image_pull_secrets.is_empty()).then(|| {
+            self.image_pull_secrets
+                .iter()
+                .map(|name| k8s_openapi::api::core::v1::LocalObjectReference { name: name.clone() })
+                .collect()
+        })
+    }
+}
+
 #[derive(Args, Debug, Clone)]
 pub struct WaitFlags {
     /// Return once the intent is written, without waiting for convergence.

@@ -275,6 +275,48 @@ async fn check_secrets(s: &Session, name: &str, d: &model::Desired) -> Result<()
                 .map_err(|e| bad(format!("Secret {}/{secret}: {e}", s.namespace)))?;
         }
     }
+    check_pull_secrets(&secrets, name, d).await
+}
+
+/// Each Secret of `spec.imagePullSecrets` exists and holds registry credentials (the kubelet
+/// skips one that does not, and the pods then wait on an image pull that is refused).
+async fn check_pull_secrets(
+    secrets: &Api<k8s_openapi::api::core::v1::Secret>,
+    name: &str,
+    d: &model::Desired,
+) -> Result<(), Error> {
+    const TYPES: [&str; 2] = ["kubernetes.io/dockerconfigjson", "kubernetes.io/dockercfg"];
+    let ns = &d.namespace;
+    for secret in &d.image_pull_secrets {
+        let bad = |message: String| {
+            usage(
+                name,
+                model::InvalidSpec {
+                    field: "spec.imagePullSecrets",
+                    message,
+                },
+            )
+        };
+        let found = secrets
+            .get_opt(secret)
+            .await
+            .map_err(|e| Error::kube("get", "Secret", ns, secret, e))?
+            .ok_or_else(|| {
+                bad(format!(
+                    "Secret {ns}/{secret} does not exist; create it first, e.g. `kubectl -n {ns} \
+                     create secret docker-registry {secret} --docker-server=REGISTRY \
+                     --docker-username=USER --docker-password=PASSWORD`"
+                ))
+            })?;
+        let kind = found.type_.unwrap_or_default();
+        if !TYPES.contains(&kind.as_str()) {
+            return Err(bad(format!(
+                "Secret {ns}/{secret} is of type {kind:?}, not kubernetes.io/dockerconfigjson: \
+                 the kubelet would not pull with it; make it with `kubectl -n {ns} create secret \
+                 docker-registry {secret} …`"
+            )));
+        }
+    }
     Ok(())
 }
 

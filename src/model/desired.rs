@@ -321,6 +321,8 @@ pub struct Desired {
     /// in `objects::pod_template`).
     pub topology_spread: Option<Vec<k8s_openapi::api::core::v1::TopologySpreadConstraint>>,
     pub priority_class_name: Option<String>,
+    /// Names of `spec.imagePullSecrets`, in their order (member and restore pods).
+    pub image_pull_secrets: Vec<String>,
     /// The cluster DNS domain the members' names end in (`spec.clusterDomain`, default
     /// `cluster.local`).
     pub cluster_domain: String,
@@ -412,6 +414,7 @@ impl Desired {
             node_selector: None,
             topology_spread: None,
             priority_class_name: None,
+            image_pull_secrets: Vec::new(),
             cluster_domain: crate::objects::DEFAULT_CLUSTER_DOMAIN.into(),
             metrics_port: None,
             network_policy: true,

@@ -279,7 +279,13 @@ impl PodView {
             .as_deref()
             .filter(|w| STUCK_REASONS.contains(w))
         {
-            return Some(format!("its container cannot start: {w}"));
+            let pull = if matches!(w, "ErrImagePull" | "ImagePullBackOff") {
+                " (the kubelet cannot pull its image: check spec.imageRepository and \
+                 spec.version, and for a registry that wants credentials spec.imagePullSecrets)"
+            } else {
+                ""
+            };
+            return Some(format!("its container cannot start: {w}{pull}"));
         }
         if self.last_exit_reason.as_deref() == Some("OOMKilled") {
             let at = self

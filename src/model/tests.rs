@@ -1098,6 +1098,21 @@ fn pod_metadata_is_checked_and_the_engine_labels_are_its_own() {
         validate(&cluster(s)).unwrap_err().field,
         "spec.priorityClassName"
     );
+    let pulls = |names: &[&str]| {
+        let mut s = spec(3, "3.5.16");
+        s.image_pull_secrets = Some(
+            names
+                .iter()
+                .map(|n| k8s_openapi::api::core::v1::LocalObjectReference { name: (*n).into() })
+                .collect(),
+        );
+        validate(&cluster(s))
+    };
+    assert_eq!(pulls(&["regcred"]).unwrap().image_pull_secrets, ["regcred"]);
+    for bad in [&["Reg_Cred"][..], &["a", "a"], &[""]] {
+        let e = pulls(bad).unwrap_err();
+        assert_eq!(e.field, "spec.imagePullSecrets", "{bad:?}");
+    }
 }
 
 #[test]
@@ -1169,7 +1184,11 @@ fn a_pods_trouble_names_a_kill_for_memory_with_its_limit_and_says_what_to_raise(
     };
     assert_eq!(
         image.trouble().as_deref(),
-        Some("its container cannot start: ImagePullBackOff")
+        Some(
+            "its container cannot start: ImagePullBackOff (the kubelet cannot pull its image: \
+             check spec.imageRepository and spec.version, and for a registry that wants \
+             credentials spec.imagePullSecrets)"
+        )
     );
     let flag = PodView {
         restarts: 2,

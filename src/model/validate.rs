@@ -267,6 +267,7 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
         .filter(|p| !p.is_empty())
         .map(|p| validate_dns_subdomain("spec.priorityClassName", "PriorityClass", p))
         .transpose()?;
+    let image_pull_secrets = validate_image_pull_secrets(spec.image_pull_secrets.as_deref())?;
     let cluster_domain = validate_cluster_domain(spec.cluster_domain.as_deref())?;
     let metrics_port = spec.metrics.as_ref().map(validate_metrics).transpose()?;
     let restore = spec.restore.as_ref().map(validate_restore).transpose()?;
@@ -310,6 +311,7 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
         node_selector: spec.node_selector.clone(),
         topology_spread,
         priority_class_name,
+        image_pull_secrets,
         cluster_domain,
         metrics_port,
         network_policy: spec
@@ -533,6 +535,24 @@ pub(super) fn validate_topology_spread(
         }
     }
     Ok(cs.to_vec())
+}
+
+/// `spec.imagePullSecrets`: each a Secret name, none twice.
+fn validate_image_pull_secrets(
+    refs: Option<&[k8s_openapi::api::core::v1::LocalObjectReference]>,
+) -> Result<Vec<String>, InvalidSpec> {
+    let mut names: Vec<String> = Vec::new();
+    for r in refs.unwrap_or_default() {
+        let name = validate_secret_name("spec.imagePullSecrets", &r.name)?;
+        if names.contains(&name) {
+            return Err(invalid(
+                "spec.imagePullSecrets",
+                format!("Secret {name:?} is named twice; name each Secret once"),
+            ));
+        }
+        names.push(name);
+    }
+    Ok(names)
 }
 
 pub(super) fn validate_secret_name(field: &'static str, name: &str) -> Result<String, InvalidSpec> {

@@ -326,6 +326,48 @@ fn pod_metadata_options_and_priority_reach_the_template_and_the_selector_stays()
 }
 
 #[test]
+fn image_pull_secrets_reach_member_and_restore_pods_and_a_silent_spec_names_none() {
+    let plain = desired();
+    assert!(
+        pod_template(&plain)
+            .spec
+            .unwrap()
+            .image_pull_secrets
+            .is_none()
+    );
+    let d = crate::fixtures::cluster("demo")
+        .spec(|s| {
+            s.image_pull_secrets = Some(
+                ["regcred", "mirror"]
+                    .map(|name| k8s_openapi::api::core::v1::LocalObjectReference {
+                        name: name.into(),
+                    })
+                    .to_vec(),
+            );
+            s.restore = Some(crate::api::RestoreSpec {
+                source: "s3://b/ns-demo-20261201T000000Z-r5.db.zst".into(),
+                ..Default::default()
+            });
+        })
+        .desired();
+    let names = |refs: Option<Vec<k8s_openapi::api::core::v1::LocalObjectReference>>| {
+        refs.unwrap_or_default()
+            .into_iter()
+            .map(|r| r.name)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        names(pod_template(&d).spec.unwrap().image_pull_secrets),
+        ["regcred", "mirror"]
+    );
+    let restore = crate::objects::restore::restore_pod(&d, d.restore.as_ref().unwrap(), "tok");
+    assert_eq!(
+        names(restore.spec.unwrap().image_pull_secrets),
+        ["regcred", "mirror"]
+    );
+}
+
+#[test]
 fn readiness_excludes_learners_on_every_version() {
     let probe = |v: &str| {
         let d = crate::fixtures::cluster("demo").version(v).desired();

@@ -205,6 +205,7 @@ pub fn pod_template(d: &Desired) -> PodTemplateSpec {
             node_selector: d.node_selector.clone(),
             topology_spread_constraints: topology_spread(d),
             priority_class_name: d.priority_class_name.clone(),
+            image_pull_secrets: pull_secrets(d),
             // etcd flushes on SIGTERM quickly; a long grace only slows member replacement
             // (the `preStop` sleep counts in it).
             termination_grace_period_seconds: Some(10),
@@ -219,6 +220,19 @@ pub fn pod_template(d: &Desired) -> PodTemplateSpec {
             ..Default::default()
         }),
     }
+}
+
+/// `spec.imagePullSecrets` as a pod lists them (None without any: templates of clusters that
+/// name none stay byte-identical).
+pub(super) fn pull_secrets(
+    d: &Desired,
+) -> Option<Vec<k8s_openapi::api::core::v1::LocalObjectReference>> {
+    (!d.image_pull_secrets.is_empty()).then(|| {
+        d.image_pull_secrets
+            .iter()
+            .map(|name| k8s_openapi::api::core::v1::LocalObjectReference { name: name.clone() })
+            .collect()
+    })
 }
 
 /// The etcd container of every member.

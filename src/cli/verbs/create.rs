@@ -3,7 +3,7 @@
 use kube::api::Api;
 
 use crate::api::{EtcdCluster, EtcdClusterSpec, EtcdTuning, KIND, StorageSpec};
-use crate::cli::flags::{DomainFlag, Global, SecurityFlags, TlsMode, WaitFlags};
+use crate::cli::flags::{DomainFlag, Global, ImageFlags, SecurityFlags, TlsMode, WaitFlags};
 use crate::cli::{Session, check_secrets, drive, output, usage};
 use crate::error::Error;
 use crate::model::{self, DEFAULT_VERSION};
@@ -30,9 +30,8 @@ pub struct Args {
     /// Keep data in emptyDir volumes (lost when a pod is deleted): for tests only.
     #[arg(long, conflicts_with_all = ["storage", "storage_class"])]
     pub ephemeral: bool,
-    /// Image repository (tag is v<version>).
-    #[arg(long)]
-    pub image_repository: Option<String>,
+    #[command(flatten)]
+    pub image: ImageFlags,
     /// Another etcd server flag, NAME=VALUE without the dashes (repeatable), e.g.
     /// `--etcd-option heartbeat-interval=250 --etcd-option election-timeout=2500`.
     #[arg(long = "etcd-option", value_name = "NAME=VALUE")]
@@ -94,7 +93,8 @@ async fn create(g: &Global, a: Args) -> Result<(), Error> {
     let mut spec = EtcdClusterSpec {
         replicas: replicas as i32,
         version,
-        image_repository: a.image_repository,
+        image_pull_secrets: a.image.pull_secrets(),
+        image_repository: a.image.image_repository,
         storage: StorageSpec {
             size: a.storage,
             storage_class_name: a.storage_class,

@@ -23,7 +23,7 @@ use crate::api::{
 use crate::archive::crypt::{Key, KeySecret};
 use crate::archive::fetch::{self, Verified};
 use crate::archive::store::{Location, Store};
-use crate::cli::flags::{DomainFlag, Global, SecurityFlags, TlsMode, WaitFlags};
+use crate::cli::flags::{DomainFlag, Global, ImageFlags, SecurityFlags, TlsMode, WaitFlags};
 use crate::cli::{Session, check_secrets, drive, output, usage};
 use crate::engine::backups::{self, AgentOp, Stored};
 use crate::error::BackupError;
@@ -76,6 +76,8 @@ pub struct Args {
     /// Image holding kubectl-etcd, for the restore pod's download and verification.
     #[arg(long, env = "KUBECTL_ETCD_TOOLS_IMAGE", default_value = DEFAULT_TOOLS_IMAGE)]
     pub tools_image: String,
+    #[command(flatten)]
+    pub image: ImageFlags,
     #[command(flatten)]
     pub domain: DomainFlag,
     #[command(flatten)]
@@ -707,6 +709,8 @@ fn new_cluster(
             ephemeral: false,
         },
         restore: Some(restore),
+        image_repository: a.image.image_repository.clone(),
+        image_pull_secrets: a.image.pull_secrets(),
         tls: a.security.spec(Some(TlsMode::Managed)),
         auth: a.security.auth(),
         // Checked before anything is written (`run`).
