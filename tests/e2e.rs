@@ -937,3 +937,59 @@ fn image_pull_secrets_are_checked_before_anything_is_written_and_reach_the_membe
         pod["spec"]
     );
 }
+
+/// A kubeconfig whose cluster is reached through a proxy (`proxy-url`, as for a bastion's
+/// `ssh -D`): create, status (a port-forward to each member) and delete go through it, as
+/// kubectl's do. Before kube's proxy support was built in, every command failed at once.
+#[test]
+fn the_cli_works_through_the_kubeconfigs_socks5_proxy_url() {
+    install_crd();
+    let ns = Ns::new("socks");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let (proxy, targets) = rt.block_on(common::proxy::socks5_proxy("127.0.0.1:0"));
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("kubeconfig");
+    std::fs::copy(kubeconfig(), &config).unwrap();
+    let config = config.to_str().unwrap();
+    let cluster = ok(kubectl(&[
+        "--kubeconfig",
+        config,
+        "config",
+        "view",
+        "--minify",
+        "-o",
+        "jsonpath={.clusters[0].name}",
+    ]))
+    .stdout;
+    ok(kubectl(&[
+        "--kubeconfig",
+        config,
+        "config",
+        "set",
+        &format!("clusters.{}.proxy-url", cluster.trim()),
+        &format!("socks5://{proxy}"),
+    ]));
+    let through = |args: &[&str]| {
+        let mut c = kubectl_cmd(&[&["etcd", "-n", &ns.0], args].concat());
+        c.env("KUBECONFIG", config);
+        run_cmd(&[&["etcd", "-n", &ns.0], args].concat(), c)
+    };
+    ok(through(&[
+        "create",
+        "demo",
+        "--replicas",
+        "1",
+        "--insecure",
+        "--timeout",
+        "2m",
+    ]));
+    let tunnels = targets.lock().unwrap().len();
+    assert!(tunnels > 0, "create did not go through the proxy");
+    let st = json(&ok(through(&["status", "demo", "-o", "json"])));
+    assert_eq!(st["status"]["readyReplicas"], 1, "{st}");
+    assert!(
+        targets.lock().unwrap().len() > tunnels,
+        "status did not go through the proxy"
+    );
+    ok(through(&["delete", "demo", "--yes"]));
+}

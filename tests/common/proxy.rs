@@ -154,3 +154,79 @@ pub async fn connect_proxy(listen: &str) -> (SocketAddr, Arc<std::sync::Mutex<Ve
     });
     (addr, targets)
 }
+
+/// A SOCKS5 proxy (no authentication, CONNECT only), as `ssh -D` gives one to a bastion: listens
+/// on `listen` and records every target (host:port) it connected to.
+#[allow(dead_code)] // s3_live includes this file too, and has no use for it
+pub async fn socks5_proxy(listen: &str) -> (SocketAddr, Arc<std::sync::Mutex<Vec<String>>>) {
+    let listener = tokio::net::TcpListener::bind(listen).await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let targets = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = targets.clone();
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut client, _)) = listener.accept().await else {
+                return;
+            };
+            let seen = seen.clone();
+            tokio::spawn(async move {
+                // Greeting: version 5, the methods offered; answer "no authentication".
+                let mut head = [0u8; 2];
+                if client.read_exact(&mut head).await.is_err() || head[0] != 5 {
+                    return;
+                }
+                let mut methods = vec![0u8; head[1] as usize];
+                if client.read_exact(&mut methods).await.is_err()
+                    || client.write_all(&[5, 0]).await.is_err()
+                {
+                    return;
+                }
+                // Request: 5, CONNECT (1), 0, address type, address, port.
+                let mut req = [0u8; 4];
+                if client.read_exact(&mut req).await.is_err() || req[1] != 1 {
+                    return;
+                }
+                let host = match req[3] {
+                    1 => {
+                        let mut ip = [0u8; 4];
+                        if client.read_exact(&mut ip).await.is_err() {
+                            return;
+                        }
+                        std::net::Ipv4Addr::from(ip).to_string()
+                    }
+                    3 => {
+                        let mut len = [0u8; 1];
+                        if client.read_exact(&mut len).await.is_err() {
+                            return;
+                        }
+                        let mut name = vec![0u8; len[0] as usize];
+                        if client.read_exact(&mut name).await.is_err() {
+                            return;
+                        }
+                        String::from_utf8_lossy(&name).to_string()
+                    }
+                    _ => return,
+                };
+                let mut port = [0u8; 2];
+                if client.read_exact(&mut port).await.is_err() {
+                    return;
+                }
+                let target = format!("{host}:{}", u16::from_be_bytes(port));
+                let Ok(mut upstream) = tokio::net::TcpStream::connect(&target).await else {
+                    let _ = client.write_all(&[5, 5, 0, 1, 0, 0, 0, 0, 0, 0]).await;
+                    return;
+                };
+                seen.lock().unwrap().push(target);
+                if client
+                    .write_all(&[5, 0, 0, 1, 0, 0, 0, 0, 0, 0])
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+                let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
+            });
+        }
+    });
+    (addr, targets)
+}
