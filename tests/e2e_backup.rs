@@ -2418,7 +2418,14 @@ fn a_store_behind_a_private_ca_backs_up_and_restores_with_its_ca_bundle() {
         "the restore pod did not go through the Secret's HTTPS_PROXY"
     );
 
-    // No Secret named: the one `restore` makes from this machine's AWS_* carries the bundle's PEM.
+    // No Secret named: the one `restore` makes from this machine's AWS_* carries the bundle's PEM,
+    // here a bundle larger than a variable may be (a whole system bundle is ~200 KiB: the pod
+    // gets it as a file, or its exec would fail with "argument list too long").
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("bundle.pem");
+    let pem = std::fs::read_to_string(&ca).unwrap().repeat(300);
+    assert!(pem.len() > 128 * 1024, "{} bytes", pem.len());
+    std::fs::write(&big, pem).unwrap();
     ok(etcd_s3(
         &ns.0,
         &[
@@ -2431,7 +2438,7 @@ fn a_store_behind_a_private_ca_backs_up_and_restores_with_its_ca_bundle() {
             "--timeout",
             "4m",
         ],
-        &[tls[0], ("AWS_CA_BUNDLE", ca.as_str())],
+        &[tls[0], ("AWS_CA_BUNDLE", big.to_str().unwrap())],
     ));
     assert_eq!(keyspace_digest(&ns.0, "again-0"), before);
 }

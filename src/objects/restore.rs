@@ -34,6 +34,12 @@ pub const KEY_VOLUME: &str = "backup-key";
 /// Where the fetch container finds that key.
 pub const KEY_DIR: &str = "/var/run/kubectl-etcd/backup-key";
 pub const KEY_FILE: &str = "key";
+/// The credentials Secret's `AWS_CA_BUNDLE`, mounted as a file (when the Secret has the key):
+/// a bundle may be far larger than a variable may be (128 KiB: a whole system bundle is ~200 KiB,
+/// and `exec` then fails with "argument list too long").
+pub const CA_VOLUME: &str = "s3-ca";
+pub const CA_DIR: &str = "/var/run/kubectl-etcd/s3-ca";
+pub const CA_FILE: &str = "ca.pem";
 pub use crate::keys::LABEL_RESTORE_OF;
 
 /// Name of the seed's restore pod.
@@ -140,7 +146,7 @@ pub fn restore_pod(d: &Desired, r: &RestoreSource, token: &str) -> Pod {
                 "finish",
                 vec!["snapshot".into(), "discard".into(), SNAPSHOT_DIR.into()],
             )],
-            volumes: Some(restore_volumes(d, source_claim, r.encryption.as_ref())),
+            volumes: Some(restore_volumes(d, source_claim, r)),
             node_selector: d.node_selector.clone(),
             tolerations: d.tolerations.clone(),
             affinity: d.affinity.clone(),
@@ -171,6 +177,31 @@ fn tools_container(r: &RestoreSource, name: &str, args: Vec<String>) -> Containe
             ..Default::default()
         }]
     });
+    let var = |name: &str, value: String| EnvVar {
+        name: name.into(),
+        value: Some(value),
+        ..Default::default()
+    };
+    // A failure's message is the container's last words: keep them free of backtraces.
+    let mut env = vec![var("RUST_BACKTRACE", "0".into())];
+    let mut mounts = vec![data_mount()];
+    if creds.is_some() {
+        // The Secret's AWS_CA_BUNDLE comes as a file, never as the variable envFrom would make
+        // of it (an explicit variable wins over envFrom's).
+        env.extend([
+            var(crate::archive::store::CA_BUNDLE, String::new()),
+            var(
+                crate::archive::store::CA_FILE_VARIABLE,
+                format!("{CA_DIR}/{CA_FILE}"),
+            ),
+        ]);
+        mounts.push(VolumeMount {
+            name: CA_VOLUME.into(),
+            mount_path: CA_DIR.into(),
+            read_only: Some(true),
+            ..Default::default()
+        });
+    }
     Container {
         name: name.into(),
         image: Some(r.tools_image.clone()),
@@ -178,13 +209,8 @@ fn tools_container(r: &RestoreSource, name: &str, args: Vec<String>) -> Containe
         command: Some(vec!["/usr/local/bin/kubectl-etcd".into()]),
         args: Some(args),
         env_from: creds,
-        // A failure's message is the container's last words: keep them free of backtraces.
-        env: Some(vec![EnvVar {
-            name: "RUST_BACKTRACE".into(),
-            value: Some("0".into()),
-            ..Default::default()
-        }]),
-        volume_mounts: Some(vec![data_mount()]),
+        env: Some(env),
+        volume_mounts: Some(mounts),
         termination_message_policy: Some("FallbackToLogsOnError".into()),
         // The seed's volume belongs to the members' group (`fsGroup`), as the pod's user is.
         security_context: Some(super::security::container_context()),
@@ -239,13 +265,25 @@ fn fetch_container(r: &RestoreSource, from_claim: bool) -> Container {
     fetch_container
 }
 
-/// The seed's claim, the source's claim (read-only) for a pvc:// source, and the key Secret
-/// (its one key, owner-readable) of an encrypted snapshot.
-fn restore_volumes(
-    d: &Desired,
-    source_claim: Option<String>,
-    key: Option<&crate::archive::crypt::KeySecret>,
-) -> Vec<Volume> {
+/// The seed's claim, the source's claim (read-only) for a pvc:// source, the key Secret (its one
+/// key, owner-readable) of an encrypted snapshot, and the credentials Secret's `AWS_CA_BUNDLE`
+/// (optional: most Secrets have none).
+fn restore_volumes(d: &Desired, source_claim: Option<String>, r: &RestoreSource) -> Vec<Volume> {
+    let key = r.encryption.as_ref();
+    let ca = r.credentials_secret.as_ref().map(|s| Volume {
+        name: CA_VOLUME.into(),
+        secret: Some(k8s_openapi::api::core::v1::SecretVolumeSource {
+            secret_name: Some(s.clone()),
+            items: Some(vec![k8s_openapi::api::core::v1::KeyToPath {
+                key: crate::archive::store::CA_BUNDLE.into(),
+                path: CA_FILE.into(),
+                mode: Some(0o444),
+            }]),
+            default_mode: Some(0o444),
+            optional: Some(true),
+        }),
+        ..Default::default()
+    });
     std::iter::once(Volume {
         name: objects::DATA_VOLUME.into(),
         persistent_volume_claim: Some(
@@ -280,6 +318,7 @@ fn restore_volumes(
         }),
         ..Default::default()
     }))
+    .chain(ca)
     .collect()
 }
 
@@ -339,6 +378,55 @@ mod tests {
     }
 
     #[test]
+    fn the_credentials_ca_bundle_comes_as_an_optional_file_never_as_a_variable() {
+        let d = desired("3.5.16");
+        let spec = restore_pod(&d, d.restore.as_ref().unwrap(), "tok")
+            .spec
+            .unwrap();
+        let ca = spec
+            .volumes
+            .unwrap()
+            .into_iter()
+            .find(|v| v.name == CA_VOLUME)
+            .unwrap()
+            .secret
+            .unwrap();
+        assert_eq!(ca.secret_name.as_deref(), Some("s3-creds"));
+        assert_eq!(
+            ca.optional,
+            Some(true),
+            "most credentials Secrets have no bundle"
+        );
+        assert_eq!(ca.items.unwrap()[0].key, crate::archive::store::CA_BUNDLE);
+        let fetch = &spec.init_containers.unwrap()[0];
+        let env = fetch.env.clone().unwrap();
+        let value = |name: &str| {
+            env.iter()
+                .find(|e| e.name == name)
+                .and_then(|e| e.value.clone())
+        };
+        // Explicit variables win over envFrom's: the Secret's bundle never becomes one.
+        assert_eq!(value(crate::archive::store::CA_BUNDLE).as_deref(), Some(""));
+        assert_eq!(
+            value(crate::archive::store::CA_FILE_VARIABLE),
+            Some(format!("{CA_DIR}/{CA_FILE}"))
+        );
+        assert!(
+            fetch
+                .volume_mounts
+                .as_ref()
+                .unwrap()
+                .iter()
+                .any(|m| m.name == CA_VOLUME)
+        );
+        // Without a credentials Secret (a pvc:// source): nothing of it.
+        let mut r = d.restore.clone().unwrap();
+        r.credentials_secret = None;
+        let spec = restore_pod(&d, &r, "tok").spec.unwrap();
+        assert!(spec.volumes.unwrap().iter().all(|v| v.name != CA_VOLUME));
+    }
+
+    #[test]
     fn a_pvc_source_is_mounted_read_only_into_the_fetch_container_only() {
         let d = desired("3.5.16");
         let mut r = d.restore.clone().unwrap();
@@ -363,9 +451,17 @@ mod tests {
         assert_eq!(mount.read_only, Some(true));
         let mounts = |c: &Container| c.volume_mounts.clone().unwrap_or_default();
         assert!(mounts(&inits[1]).iter().all(|m| m.name != SOURCE_VOLUME));
-        // An S3 source adds no volume.
+        // An S3 source adds no volume but its credentials Secret's optional CA bundle.
         let s3 = restore_pod(&d, d.restore.as_ref().unwrap(), "tok");
-        assert_eq!(s3.spec.unwrap().volumes.unwrap().len(), 1);
+        let names: Vec<String> = s3
+            .spec
+            .unwrap()
+            .volumes
+            .unwrap()
+            .into_iter()
+            .map(|v| v.name)
+            .collect();
+        assert_eq!(names, [objects::DATA_VOLUME, CA_VOLUME]);
     }
 
     #[test]

@@ -104,129 +104,124 @@ async fn pump(
     }
 }
 
-/// An HTTP proxy for HTTPS (`CONNECT host:port`, then the bytes both ways), as an egress proxy
-/// of a cluster: listens on `listen` (port 0: any) and records every target it tunnelled to.
-#[allow(dead_code)] // s3_live includes this file too, and has no use for it
-pub async fn connect_proxy(listen: &str) -> (SocketAddr, Arc<std::sync::Mutex<Vec<String>>>) {
+/// Targets a tunnelling proxy connected to (host:port), in order.
+pub type Tunnelled = Arc<std::sync::Mutex<Vec<String>>>;
+
+/// What a proxy's handshake read from its client: where to connect, and the answers for a
+/// tunnel that opened and one that did not.
+struct Opened {
+    target: String,
+    ok: &'static [u8],
+    refused: &'static [u8],
+}
+
+/// A tunnelling proxy on `listen` (port 0: any): `handshake` reads each client's request, then
+/// the bytes go both ways; every target connected to is recorded.
+async fn tunnelling<H, F>(listen: &str, handshake: H) -> (SocketAddr, Tunnelled)
+where
+    H: Fn(tokio::net::TcpStream) -> F + Send + Sync + Copy + 'static,
+    F: std::future::Future<Output = Option<(tokio::net::TcpStream, Opened)>> + Send,
+{
     let listener = tokio::net::TcpListener::bind(listen).await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let targets = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let targets: Tunnelled = Arc::default();
     let seen = targets.clone();
     tokio::spawn(async move {
         loop {
-            let Ok((mut client, _)) = listener.accept().await else {
+            let Ok((client, _)) = listener.accept().await else {
                 return;
             };
             let seen = seen.clone();
             tokio::spawn(async move {
-                // The request head, up to its blank line (a CONNECT has no body).
-                let mut head = Vec::new();
-                let mut byte = [0u8; 1];
-                while !head.ends_with(b"\r\n\r\n") && head.len() < 8192 {
-                    if client.read_exact(&mut byte).await.is_err() {
-                        return;
-                    }
-                    head.push(byte[0]);
-                }
-                let head = String::from_utf8_lossy(&head).to_string();
-                let mut words = head.split_whitespace();
-                let (Some("CONNECT"), Some(target)) = (words.next(), words.next()) else {
-                    let _ = client
-                        .write_all(b"HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\n\r\n")
-                        .await;
+                let Some((mut client, opened)) = handshake(client).await else {
                     return;
                 };
-                let Ok(mut upstream) = tokio::net::TcpStream::connect(target).await else {
-                    let _ = client.write_all(b"HTTP/1.1 502 Bad Gateway\r\n\r\n").await;
+                let Ok(mut upstream) = tokio::net::TcpStream::connect(&opened.target).await else {
+                    let _ = client.write_all(opened.refused).await;
                     return;
                 };
-                seen.lock().unwrap().push(target.to_string());
-                if client
-                    .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
-                    .await
-                    .is_err()
-                {
-                    return;
+                seen.lock().unwrap().push(opened.target);
+                if client.write_all(opened.ok).await.is_ok() {
+                    let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
                 }
-                let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
             });
         }
     });
     (addr, targets)
 }
 
-/// A SOCKS5 proxy (no authentication, CONNECT only), as `ssh -D` gives one to a bastion: listens
-/// on `listen` and records every target (host:port) it connected to.
+/// An HTTP proxy for HTTPS (`CONNECT host:port`, then the bytes both ways), as an egress proxy
+/// of a cluster.
 #[allow(dead_code)] // s3_live includes this file too, and has no use for it
-pub async fn socks5_proxy(listen: &str) -> (SocketAddr, Arc<std::sync::Mutex<Vec<String>>>) {
-    let listener = tokio::net::TcpListener::bind(listen).await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let targets = Arc::new(std::sync::Mutex::new(Vec::new()));
-    let seen = targets.clone();
-    tokio::spawn(async move {
-        loop {
-            let Ok((mut client, _)) = listener.accept().await else {
-                return;
-            };
-            let seen = seen.clone();
-            tokio::spawn(async move {
-                // Greeting: version 5, the methods offered; answer "no authentication".
-                let mut head = [0u8; 2];
-                if client.read_exact(&mut head).await.is_err() || head[0] != 5 {
-                    return;
-                }
-                let mut methods = vec![0u8; head[1] as usize];
-                if client.read_exact(&mut methods).await.is_err()
-                    || client.write_all(&[5, 0]).await.is_err()
-                {
-                    return;
-                }
-                // Request: 5, CONNECT (1), 0, address type, address, port.
-                let mut req = [0u8; 4];
-                if client.read_exact(&mut req).await.is_err() || req[1] != 1 {
-                    return;
-                }
-                let host = match req[3] {
-                    1 => {
-                        let mut ip = [0u8; 4];
-                        if client.read_exact(&mut ip).await.is_err() {
-                            return;
-                        }
-                        std::net::Ipv4Addr::from(ip).to_string()
-                    }
-                    3 => {
-                        let mut len = [0u8; 1];
-                        if client.read_exact(&mut len).await.is_err() {
-                            return;
-                        }
-                        let mut name = vec![0u8; len[0] as usize];
-                        if client.read_exact(&mut name).await.is_err() {
-                            return;
-                        }
-                        String::from_utf8_lossy(&name).to_string()
-                    }
-                    _ => return,
-                };
-                let mut port = [0u8; 2];
-                if client.read_exact(&mut port).await.is_err() {
-                    return;
-                }
-                let target = format!("{host}:{}", u16::from_be_bytes(port));
-                let Ok(mut upstream) = tokio::net::TcpStream::connect(&target).await else {
-                    let _ = client.write_all(&[5, 5, 0, 1, 0, 0, 0, 0, 0, 0]).await;
-                    return;
-                };
-                seen.lock().unwrap().push(target);
-                if client
-                    .write_all(&[5, 0, 0, 1, 0, 0, 0, 0, 0, 0])
-                    .await
-                    .is_err()
-                {
-                    return;
-                }
-                let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
-            });
+pub async fn connect_proxy(listen: &str) -> (SocketAddr, Tunnelled) {
+    tunnelling(listen, |mut client| async move {
+        // The request head, up to its blank line (a CONNECT has no body).
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") && head.len() < 8192 {
+            client.read_exact(&mut byte).await.ok()?;
+            head.push(byte[0]);
         }
-    });
-    (addr, targets)
+        let head = String::from_utf8_lossy(&head).to_string();
+        let mut words = head.split_whitespace();
+        let (Some("CONNECT"), Some(target)) = (words.next(), words.next()) else {
+            let _ = client
+                .write_all(b"HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\n\r\n")
+                .await;
+            return None;
+        };
+        let opened = Opened {
+            target: target.to_string(),
+            ok: b"HTTP/1.1 200 Connection established\r\n\r\n",
+            refused: b"HTTP/1.1 502 Bad Gateway\r\n\r\n",
+        };
+        Some((client, opened))
+    })
+    .await
+}
+
+/// A SOCKS5 proxy (no authentication, CONNECT only), as `ssh -D` gives one to a bastion.
+#[allow(dead_code)] // s3_live includes this file too, and has no use for it
+pub async fn socks5_proxy(listen: &str) -> (SocketAddr, Tunnelled) {
+    tunnelling(listen, |mut client| async move {
+        // Greeting: version 5, the methods offered; answer "no authentication".
+        let mut head = [0u8; 2];
+        client.read_exact(&mut head).await.ok()?;
+        if head[0] != 5 {
+            return None;
+        }
+        let mut methods = vec![0u8; head[1] as usize];
+        client.read_exact(&mut methods).await.ok()?;
+        client.write_all(&[5, 0]).await.ok()?;
+        // Request: 5, CONNECT (1), 0, address type, address, port.
+        let mut req = [0u8; 4];
+        client.read_exact(&mut req).await.ok()?;
+        if req[1] != 1 {
+            return None;
+        }
+        let host = match req[3] {
+            1 => {
+                let mut ip = [0u8; 4];
+                client.read_exact(&mut ip).await.ok()?;
+                std::net::Ipv4Addr::from(ip).to_string()
+            }
+            3 => {
+                let mut len = [0u8; 1];
+                client.read_exact(&mut len).await.ok()?;
+                let mut name = vec![0u8; len[0] as usize];
+                client.read_exact(&mut name).await.ok()?;
+                String::from_utf8_lossy(&name).to_string()
+            }
+            _ => return None,
+        };
+        let mut port = [0u8; 2];
+        client.read_exact(&mut port).await.ok()?;
+        let opened = Opened {
+            target: format!("{host}:{}", u16::from_be_bytes(port)),
+            ok: &[5, 0, 0, 1, 0, 0, 0, 0, 0, 0],
+            refused: &[5, 5, 0, 1, 0, 0, 0, 0, 0, 0],
+        };
+        Some((client, opened))
+    })
+    .await
 }

@@ -31,7 +31,7 @@ mod s3;
 
 pub use access::{Access, FLAG_AMBIENT, FLAG_ENDPOINTS, Refused};
 pub use location::{Location, S3Location, UrlError, implies_path_style};
-pub use s3::{CA_BUNDLE, PART_SIZE, check_pem, trust};
+pub use s3::{CA_BUNDLE, CA_FILE_VARIABLE, PART_SIZE, check_pem, trust};
 
 use std::fmt;
 use std::io;

@@ -102,31 +102,48 @@ fn create_with_sse(
 /// The variable (and a credentials Secret's key) naming CA certificates to trust beside the
 /// system's roots, as the AWS CLI and SDKs read it.
 pub const CA_BUNDLE: &str = "AWS_CA_BUNDLE";
+/// A file of CA certificates to trust when `AWS_CA_BUNDLE` is empty, and none when the file is
+/// absent: where a restore pod finds its credentials Secret's `AWS_CA_BUNDLE` (an optional
+/// Secret volume, so the file exists only when the Secret has that key).
+pub const CA_FILE_VARIABLE: &str = "KUBECTL_ETCD_S3_CA_FILE";
 
 /// The CA certificates to trust beside the system's roots: `from_secret` (a Secret's
-/// `AWS_CA_BUNDLE`, the PEM itself), else `AWS_CA_BUNDLE` of the environment: the path of a PEM
-/// file, or the PEM itself (a Secret's key handed to a pod as a variable). Each certificate is
-/// checked here, as the TLS client would load it, so a bad bundle is refused with its origin
-/// named instead of failing (or panicking) at the first connection.
+/// `AWS_CA_BUNDLE`, the PEM itself), else `AWS_CA_BUNDLE` of the environment (the path of a PEM
+/// file, or the PEM itself), else the file `KUBECTL_ETCD_S3_CA_FILE` names when it exists (a
+/// restore pod's mounted Secret key). Each certificate is checked here, as the TLS client would
+/// load it, so a bad bundle is refused with its origin named instead of failing (or panicking)
+/// at the first connection.
 pub fn trust(from_secret: Option<&str>) -> Result<Option<Vec<u8>>, String> {
+    let read = |path: &std::path::Path| {
+        std::fs::read(path)
+            .map_err(|e| (e.kind(), format!("{} cannot be read: {e}", path.display())))
+    };
     let (pem, origin) = match from_secret {
         Some(pem) => (pem.as_bytes().to_vec(), format!("the Secret's {CA_BUNDLE}")),
-        None => {
-            let Some(v) = std::env::var(CA_BUNDLE)
-                .ok()
-                .filter(|v| !v.trim().is_empty())
-            else {
-                return Ok(None);
-            };
-            if v.trim_start().starts_with("-----BEGIN") {
+        None => match std::env::var(CA_BUNDLE)
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+        {
+            Some(v) if v.trim_start().starts_with("-----BEGIN") => {
                 (v.into_bytes(), CA_BUNDLE.to_string())
-            } else {
-                let path = v.trim();
-                let pem = std::fs::read(path)
-                    .map_err(|e| format!("{CA_BUNDLE}={path} cannot be read: {e}"))?;
-                (pem, format!("{CA_BUNDLE}={path}"))
             }
-        }
+            Some(v) => {
+                let path = std::path::Path::new(v.trim());
+                let pem = read(path).map_err(|(_, e)| format!("{CA_BUNDLE}={e}"))?;
+                (pem, format!("{CA_BUNDLE}={}", path.display()))
+            }
+            None => {
+                let Some(file) = std::env::var_os(CA_FILE_VARIABLE) else {
+                    return Ok(None);
+                };
+                let path = std::path::Path::new(&file);
+                match read(path) {
+                    Ok(pem) => (pem, format!("{CA_BUNDLE} (mounted at {})", path.display())),
+                    Err((io::ErrorKind::NotFound, _)) => return Ok(None),
+                    Err((_, e)) => return Err(e),
+                }
+            }
+        },
     };
     check_pem(&pem).map_err(|why| format!("{origin}: {why}"))?;
     Ok(Some(pem))
