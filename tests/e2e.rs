@@ -993,3 +993,37 @@ fn the_cli_works_through_the_kubeconfigs_socks5_proxy_url() {
     );
     ok(through(&["delete", "demo", "--yes"]));
 }
+
+/// A StorageClass that does not exist: the member's claim stays Pending, and the wait says why
+/// in the provisioner's words (its claim's Warning event), not only "unbound immediate
+/// PersistentVolumeClaims".
+#[test]
+fn a_claim_that_cannot_be_provisioned_is_named_with_the_provisioners_words() {
+    install_crd();
+    let ns = Ns::new("noclass");
+    let r = etcd(
+        &ns.0,
+        &[
+            "create",
+            "demo",
+            "--replicas",
+            "1",
+            "--storage-class",
+            "no-such-class",
+            "--timeout",
+            "20s",
+        ],
+    );
+    assert_eq!(r.code, 4, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(
+            "its volume claim data-demo-0 is not bound: storageclass.storage.k8s.io \"no-such-class\" not found"
+        ),
+        "{}",
+        r.stderr
+    );
+    let st = cluster_json(&ns.0, "demo");
+    let said = st["status"]["message"].as_str().unwrap_or_default();
+    assert!(said.contains("no-such-class\" not found"), "{st}");
+    ok(etcd(&ns.0, &["delete", "demo", "--yes"]));
+}

@@ -290,6 +290,7 @@ pub async fn observe(
             Some((ord, pod_view(p, now)))
         })
         .collect();
+    name_unbound_claims(ctx, d, &seen.pvcs, &mut pods, now).await;
     let nodes = nodes_of(d, &seen.pods, &seen.pvcs);
     // The old members of a cluster being adopted, through their client URLs.
     let old_endpoints = match &d.adopt {
@@ -476,6 +477,86 @@ async fn cannot_create(
     newest_create_failure(&events, missing, now)
 }
 
+/// A pod the scheduler holds back for its claim, while that claim is Pending: its
+/// `unschedulable` says why the claim is not bound, in the provisioner's words, when its events
+/// say (only then is anything read).
+async fn name_unbound_claims(
+    ctx: &Context,
+    d: &Desired,
+    pvcs: &[PersistentVolumeClaim],
+    pods: &mut BTreeMap<u32, PodView>,
+    now: jiff::Timestamp,
+) {
+    for (ord, pod) in pods {
+        let waits_on_claim = pod
+            .unschedulable
+            .as_deref()
+            .is_some_and(|m| m.contains("PersistentVolumeClaim"));
+        let claim = objects::volume_name(&d.name, *ord);
+        let pending = pvcs.iter().any(|c| {
+            c.metadata.name.as_deref() == Some(claim.as_str())
+                && c.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Pending")
+        });
+        if waits_on_claim
+            && pending
+            && let Some(why) = claim_trouble(ctx, d, &claim, now).await
+        {
+            pod.unschedulable = Some(format!("its volume claim {claim} is not bound: {why}"));
+        }
+    }
+}
+
+/// Why the claim `claim` stays unbound, from its newest Warning event of late
+/// (`ProvisioningFailed`: a StorageClass that does not exist, a provisioner's refusal, a quota
+/// on storage); `None` when there is none or the events may not be read.
+async fn claim_trouble(
+    ctx: &Context,
+    d: &Desired,
+    claim: &str,
+    now: jiff::Timestamp,
+) -> Option<String> {
+    let api: Api<k8s_openapi::api::core::v1::Event> =
+        Api::namespaced(ctx.client.clone(), &d.namespace);
+    let lp = ListParams::default().fields(&format!(
+        "involvedObject.kind=PersistentVolumeClaim,involvedObject.name={claim},type=Warning"
+    ));
+    match api.list(&lp).await {
+        Ok(l) => newest_recent(&l.items, |_| true, now),
+        Err(e) => {
+            tracing::debug!(cluster = %d.name, error = %e, "events not read");
+            None
+        }
+    }
+}
+
+/// When an event last happened.
+fn event_time(e: &k8s_openapi::api::core::v1::Event) -> Option<jiff::Timestamp> {
+    e.last_timestamp
+        .as_ref()
+        .map(|t| t.0)
+        .or_else(|| e.event_time.as_ref().map(|t| t.0))
+        .or_else(|| e.metadata.creation_timestamp.as_ref().map(|t| t.0))
+}
+
+/// The message of the newest event that `about` picks, when it is recent
+/// (`CREATE_FAILURE_SECONDS`).
+fn newest_recent(
+    events: &[k8s_openapi::api::core::v1::Event],
+    about: impl Fn(&k8s_openapi::api::core::v1::Event) -> bool,
+    now: jiff::Timestamp,
+) -> Option<String> {
+    let (at, e) = events
+        .iter()
+        .filter(|e| about(e))
+        .filter_map(|e| Some((event_time(e)?, e)))
+        .max_by_key(|(at, _)| *at)?;
+    (now.as_second() - at.as_second() <= CREATE_FAILURE_SECONDS)
+        .then(|| e.message.clone())
+        .flatten()
+        .map(|m| m.trim().to_string())
+        .filter(|m| !m.is_empty())
+}
+
 /// The message of the newest of these events, when it is recent (`CREATE_FAILURE_SECONDS`) and
 /// about a pod still missing (its claim's failure names the pod too): an old refusal of a pod
 /// that exists now says nothing.
@@ -484,13 +565,6 @@ fn newest_create_failure(
     missing: &[String],
     now: jiff::Timestamp,
 ) -> Option<String> {
-    let when = |e: &k8s_openapi::api::core::v1::Event| {
-        e.last_timestamp
-            .as_ref()
-            .map(|t| t.0)
-            .or_else(|| e.event_time.as_ref().map(|t| t.0))
-            .or_else(|| e.metadata.creation_timestamp.as_ref().map(|t| t.0))
-    };
     let about_a_missing_pod = |e: &k8s_openapi::api::core::v1::Event| {
         e.message.as_deref().is_some_and(|m| {
             missing
@@ -498,16 +572,7 @@ fn newest_create_failure(
                 .any(|p| m.contains(&format!("Pod {p} ")) || m.contains(&format!("\"{p}\"")))
         })
     };
-    let (at, e) = events
-        .iter()
-        .filter(|e| about_a_missing_pod(e))
-        .filter_map(|e| Some((when(e)?, e)))
-        .max_by_key(|(at, _)| *at)?;
-    (now.as_second() - at.as_second() <= CREATE_FAILURE_SECONDS)
-        .then(|| e.message.clone())
-        .flatten()
-        .map(|m| m.trim().to_string())
-        .filter(|m| !m.is_empty())
+    newest_recent(events, about_a_missing_pod, now)
 }
 
 fn workload_view(s: &StatefulSet) -> WorkloadView {
