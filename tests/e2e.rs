@@ -1016,6 +1016,12 @@ fn a_claim_that_cannot_be_provisioned_is_named_with_the_provisioners_words() {
     );
     assert_eq!(r.code, 4, "{}", r.stderr);
     assert!(
+        r.stderr
+            .contains("warning: StorageClass no-such-class does not exist"),
+        "{}",
+        r.stderr
+    );
+    assert!(
         r.stderr.contains(
             "its volume claim data-demo-0 is not bound: storageclass.storage.k8s.io \"no-such-class\" not found"
         ),

@@ -275,7 +275,29 @@ async fn check_secrets(s: &Session, name: &str, d: &model::Desired) -> Result<()
                 .map_err(|e| bad(format!("Secret {}/{secret}: {e}", s.namespace)))?;
         }
     }
-    check_pull_secrets(&secrets, name, d).await
+    check_pull_secrets(&secrets, name, d).await?;
+    warn_of_a_missing_storage_class(s, name, d).await;
+    Ok(())
+}
+
+/// Says on stderr when the StorageClass the member volumes name does not exist: their claims
+/// would stay Pending (unless PersistentVolumes of that class are made by hand, so this is no
+/// refusal). Says nothing where StorageClasses may not be read.
+async fn warn_of_a_missing_storage_class(s: &Session, name: &str, d: &model::Desired) {
+    let model::Storage::Volume {
+        class: Some(class), ..
+    } = &d.storage
+    else {
+        return;
+    };
+    let api: Api<k8s_openapi::api::storage::v1::StorageClass> = Api::all(s.client.clone());
+    if let Ok(None) = api.get_opt(class).await {
+        output::progress_line(&format!(
+            "warning: StorageClass {class} does not exist: the volumes of EtcdCluster {name} stay \
+             Pending unless PersistentVolumes of that class are made by hand (`kubectl get \
+             storageclass` lists the classes)"
+        ));
+    }
 }
 
 /// Each Secret of `spec.imagePullSecrets` exists and holds registry credentials (the kubelet
