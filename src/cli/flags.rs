@@ -75,12 +75,7 @@ pub struct ImageFlags {
 impl ImageFlags {
     /// `spec.imagePullSecrets` (None without any).
     pub fn pull_secrets(&self) -> Option<Vec<k8s_openapi::api::core::v1::LocalObjectReference>> {
-        (!self.image_pull_secrets.is_empty()).then(|| {
-            self.image_pull_secrets
-                .iter()
-                .map(|name| k8s_openapi::api::core::v1::LocalObjectReference { name: name.clone() })
-                .collect()
-        })
+        crate::objects::pull_secret_refs(&self.image_pull_secrets)
     }
 }
 

@@ -150,7 +150,7 @@ pub fn restore_pod(d: &Desired, r: &RestoreSource, token: &str) -> Pod {
             node_selector: d.node_selector.clone(),
             tolerations: d.tolerations.clone(),
             affinity: d.affinity.clone(),
-            image_pull_secrets: super::workload::pull_secrets(d),
+            image_pull_secrets: super::workload::pull_secret_refs(&d.image_pull_secrets),
             ..Default::default()
         }),
         ..Default::default()

@@ -205,7 +205,7 @@ pub fn pod_template(d: &Desired) -> PodTemplateSpec {
             node_selector: d.node_selector.clone(),
             topology_spread_constraints: topology_spread(d),
             priority_class_name: d.priority_class_name.clone(),
-            image_pull_secrets: pull_secrets(d),
+            image_pull_secrets: pull_secret_refs(&d.image_pull_secrets),
             // etcd flushes on SIGTERM quickly; a long grace only slows member replacement
             // (the `preStop` sleep counts in it).
             termination_grace_period_seconds: Some(10),
@@ -222,13 +222,14 @@ pub fn pod_template(d: &Desired) -> PodTemplateSpec {
     }
 }
 
-/// `spec.imagePullSecrets` as a pod lists them (None without any: templates of clusters that
-/// name none stay byte-identical).
-pub(super) fn pull_secrets(
-    d: &Desired,
+/// Secret names as a pod's `imagePullSecrets` lists them (None without any: templates of
+/// clusters that name none stay byte-identical). The one place the CLI's flags and the pods
+/// make them.
+pub fn pull_secret_refs(
+    names: &[String],
 ) -> Option<Vec<k8s_openapi::api::core::v1::LocalObjectReference>> {
-    (!d.image_pull_secrets.is_empty()).then(|| {
-        d.image_pull_secrets
+    (!names.is_empty()).then(|| {
+        names
             .iter()
             .map(|name| k8s_openapi::api::core::v1::LocalObjectReference { name: name.clone() })
             .collect()
