@@ -475,7 +475,7 @@ complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand delete" -l dry
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand delete" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand delete" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -l watch-namespace -d 'Watch only these namespaces, comma-separated or repeated (default: all namespaces): one watch per namespace, so the operator needs rights in those alone (`kubectl etcd install --operator --watch-namespace` writes them). -n is ignored here. Example: --watch-namespace team-a,team-b' -r
-complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -l metrics-addr -d 'Address of /metrics, /healthz and /readyz' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -l metrics-addr -d 'Address of /metrics, /healthz and /readyz. The default, [::], is every IPv6 and IPv4 address (IPv4 alone on a kernel without IPv6); 0.0.0.0:PORT is IPv4 only' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -l dial -d 'How to reach etcd members (default: direct in a pod, port-forward outside)' -r -f -a "direct\t''
 port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -l identity -d 'Leader-election identity (default: operator/$POD_NAME or operator/<hostname>)' -r

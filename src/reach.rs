@@ -158,7 +158,7 @@ impl Reach {
         let client = match (self.dial, pod_ip) {
             (Dial::Direct, Some(ip)) => {
                 EtcdClient::connect_tls(
-                    &format!("{}://{ip}:{}", d.tls.client_scheme(), objects::CLIENT_PORT),
+                    &objects::pod_ip_client_url(d, ip),
                     self.connect_timeout,
                     tls,
                 )

@@ -134,6 +134,16 @@ pub fn client_url(d: &Desired, ordinal: u32) -> String {
     )
 }
 
+/// The client URL of a member by its pod's IP (`status.podIP`): an IPv6 address goes in
+/// brackets (`https://[fd00::5]:2379`), as URLs write it.
+pub fn pod_ip_client_url(d: &Desired, ip: &str) -> String {
+    let host = match ip.parse::<std::net::IpAddr>() {
+        Ok(std::net::IpAddr::V6(v6)) => format!("[{v6}]"),
+        _ => ip.to_string(),
+    };
+    format!("{}://{host}:{CLIENT_PORT}", d.tls.client_scheme())
+}
+
 /// `demo-3` → 3 for cluster `demo`. Parsed as a number, never compared as a string.
 pub fn ordinal_of_pod(cluster: &str, pod: &str) -> Option<u32> {
     let rest = pod.strip_prefix(cluster)?.strip_prefix('-')?;

@@ -32,6 +32,25 @@ fn ordinals_are_parsed_from_names_and_urls() {
 }
 
 #[test]
+fn a_members_pod_ip_url_brackets_an_ipv6_address() {
+    let mut d = desired();
+    assert_eq!(pod_ip_client_url(&d, "10.244.0.5"), "http://10.244.0.5:2379");
+    assert_eq!(
+        pod_ip_client_url(&d, "fd00:10:244::5"),
+        "http://[fd00:10:244::5]:2379"
+    );
+    d.tls.client = Some(crate::model::ClientTls {
+        server_secret: "s".into(),
+        client_secret: "c".into(),
+    });
+    let url = pod_ip_client_url(&d, "fd00:10:244::5");
+    assert_eq!(url, "https://[fd00:10:244::5]:2379");
+    // What the dialer connects to parses as a socket address.
+    let addr = url.split_once("://").unwrap().1;
+    assert!(addr.parse::<std::net::SocketAddr>().is_ok(), "{addr}");
+}
+
+#[test]
 fn a_cluster_domain_ends_every_member_name_url_and_certificate_name() {
     let mut d = desired();
     assert_eq!(

@@ -155,9 +155,13 @@ pub async fn run(opts: OperateOptions) -> Result<(), Error> {
 /// `run` until `shutdown` is cancelled (tests cancel their own).
 pub async fn run_until(opts: OperateOptions, shutdown: CancellationToken) -> Result<(), Error> {
     let metrics = Arc::new(Metrics::default());
-    let listener = metrics::bind(opts.metrics_addr).await?;
-    let server = tokio::spawn(metrics::serve(listener, metrics.clone()));
-    tracing::info!(identity = %opts.identity, addr = %opts.metrics_addr, "operator starting");
+    let listeners = metrics::bind(opts.metrics_addr).await?;
+    let bound: Vec<String> = listeners
+        .iter()
+        .filter_map(|l| l.local_addr().ok().map(|a| a.to_string()))
+        .collect();
+    let server = tokio::spawn(metrics::serve(listeners, metrics.clone()));
+    tracing::info!(identity = %opts.identity, addr = %bound.join(","), "operator starting");
     tracing::info!(
         ambient_credentials = opts.store_access.ambient_credentials,
         s3_endpoints = ?opts.store_access.endpoints,

@@ -18,8 +18,9 @@ pub struct Args {
     /// Example: --watch-namespace team-a,team-b
     #[arg(long, value_delimiter = ',', value_name = "NAMESPACE")]
     pub watch_namespace: Vec<String>,
-    /// Address of /metrics, /healthz and /readyz.
-    #[arg(long, default_value_t = SocketAddr::from(([0, 0, 0, 0], METRICS_PORT)))]
+    /// Address of /metrics, /healthz and /readyz. The default, [::], is every IPv6 and IPv4
+    /// address (IPv4 alone on a kernel without IPv6); 0.0.0.0:PORT is IPv4 only.
+    #[arg(long, default_value_t = SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, METRICS_PORT)))]
     pub metrics_addr: SocketAddr,
     /// How to reach etcd members (default: direct in a pod, port-forward outside).
     #[arg(long, value_enum)]
@@ -72,4 +73,20 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         ..operate::OperateOptions::new(s.client, None, a.metrics_addr, dial)
     })
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    /// The kubelet probes an IPv6-only cluster's pod on its IPv6 address: the default must bind
+    /// `[::]` (every address of both families, `metrics::bind`), never `0.0.0.0`.
+    #[test]
+    fn the_metrics_address_defaults_to_both_families() {
+        let cli = crate::cli::Cli::try_parse_from(["kubectl-etcd", "operate"]).unwrap();
+        let crate::cli::Verb::Operate(a) = cli.verb else {
+            panic!("not operate")
+        };
+        assert_eq!(a.metrics_addr.to_string(), "[::]:8080");
+    }
 }

@@ -3,7 +3,7 @@
 //! (`the_server_holds_no_client` keeps it so).
 
 use std::convert::Infallible;
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -48,17 +48,37 @@ pub(super) fn respond(metrics: &Metrics, method: &Method, path: &str) -> Respons
 }
 
 /// Binds `addr` (an error here stops the operator: a port clash is a configuration mistake).
-pub async fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
-    TcpListener::bind(addr).await
+///
+/// `[::]` (the default) means every address of both families, so that the kubelet's probes and
+/// Prometheus reach the operator on IPv6-only, dual-stack and IPv4-only clusters alike: one
+/// dual-stack socket where the kernel allows it (`net.ipv6.bindv6only=0`, Linux's default), a
+/// second socket for IPv4 where IPv6 sockets take IPv6 alone, and `0.0.0.0` alone on a kernel
+/// without IPv6. Any other address is bound as given (`0.0.0.0:8080` is IPv4 only).
+pub async fn bind(addr: SocketAddr) -> std::io::Result<Vec<TcpListener>> {
+    let ipv4_any = SocketAddr::from((Ipv4Addr::UNSPECIFIED, addr.port()));
+    if addr.ip() != IpAddr::V6(Ipv6Addr::UNSPECIFIED) {
+        return Ok(vec![TcpListener::bind(addr).await?]);
+    }
+    match TcpListener::bind(addr).await {
+        // Refused with "address in use" where the first socket already takes IPv4.
+        Ok(v6) => match TcpListener::bind((Ipv4Addr::UNSPECIFIED, v6.local_addr()?.port())).await {
+            Ok(v4) => Ok(vec![v6, v4]),
+            Err(_) => Ok(vec![v6]),
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => Err(e),
+        // No IPv6 in this kernel (EAFNOSUPPORT, EADDRNOTAVAIL): IPv4 is all there is.
+        Err(e) => TcpListener::bind(ipv4_any).await.map_err(|_| e).map(|l| vec![l]),
+    }
 }
 
 /// How long a client may take to send its request head.
 const HEADER_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Serves `/metrics`, `/healthz` and `/readyz` until the task is dropped.
-pub async fn serve(listener: TcpListener, metrics: Arc<Metrics>) {
+/// Serves `/metrics`, `/healthz` and `/readyz` on every listener until the task is dropped.
+pub async fn serve(listeners: Vec<TcpListener>, metrics: Arc<Metrics>) {
     loop {
-        let conn = match listener.accept().await {
+        let accepted = futures::future::select_all(listeners.iter().map(|l| Box::pin(l.accept())));
+        let conn = match accepted.await.0 {
             Ok((conn, _)) => conn,
             Err(e) => {
                 // Out of file descriptors and the like: back off instead of spinning.

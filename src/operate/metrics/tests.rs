@@ -621,10 +621,11 @@ fn probes_answer_by_path_and_readiness() {
 #[tokio::test]
 async fn the_server_speaks_http_over_tcp() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let listener = bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
-    let addr = listener.local_addr().unwrap();
+    let listeners = bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
+    assert_eq!(listeners.len(), 1, "an address is bound as given");
+    let addr = listeners[0].local_addr().unwrap();
     let m = Arc::new(Metrics::default());
-    let server = tokio::spawn(serve(listener, m));
+    let server = tokio::spawn(serve(listeners, m));
     let get = |request: &'static [u8]| async move {
         let mut conn = tokio::net::TcpStream::connect(addr).await.unwrap();
         conn.write_all(request).await.unwrap();
@@ -642,6 +643,30 @@ async fn the_server_speaks_http_over_tcp() {
     assert!(body.contains("kubectl_etcd_leader 0"));
     let bad = get(b"NONSENSE\r\n\r\n").await;
     assert!(bad.starts_with("HTTP/1.1 400"), "{bad}");
+    server.abort();
+}
+
+/// The default address, `[::]`, answers on IPv6 and IPv4 alike: the kubelet probes an IPv6-only
+/// cluster's pods on their IPv6 address, where a socket bound to `0.0.0.0` is never reached.
+#[tokio::test]
+async fn the_default_address_answers_on_ipv6_and_ipv4() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listeners = bind("[::]:0".parse().unwrap()).await.unwrap();
+    let port = listeners[0].local_addr().unwrap().port();
+    let ipv6 = listeners[0].local_addr().unwrap().is_ipv6();
+    let server = tokio::spawn(serve(listeners, Arc::new(Metrics::default())));
+    let get = |host: &'static str| async move {
+        let mut conn = tokio::net::TcpStream::connect((host, port)).await.unwrap();
+        conn.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n").await.unwrap();
+        let mut out = String::new();
+        conn.read_to_string(&mut out).await.unwrap();
+        out
+    };
+    assert!(get("127.0.0.1").await.starts_with("HTTP/1.1 200 OK"));
+    // A machine without IPv6 binds 0.0.0.0 alone; this one (and every CI machine) has it.
+    if ipv6 {
+        assert!(get("::1").await.starts_with("HTTP/1.1 200 OK"));
+    }
     server.abort();
 }
 
