@@ -1537,13 +1537,17 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__install)
-            opts="-n -o -v -h --operator --image --watch-namespace --operator-namespace --monitoring --print --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --operator --image --image-pull-secret --watch-namespace --operator-namespace --monitoring --print --namespace --context --kubeconfig --output --verbose --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --image)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --image-pull-secret)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1641,13 +1645,17 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__manifests)
-            opts="-n -o -v -h --image --watch-namespace --operator-namespace --monitoring --prometheus-rules --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --image --image-pull-secret --watch-namespace --operator-namespace --monitoring --prometheus-rules --namespace --context --kubeconfig --output --verbose --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --image)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --image-pull-secret)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -131,8 +131,8 @@ fn rules_block(name: &str, object: &Value) -> String {
 
 /// templates/_rules.tpl: the RBAC rules of `objects::install` (from `objects::access`'s table).
 fn rules_tpl() -> String {
-    let cluster = install::manifests_watching("x", NAMESPACE, &[]);
-    let scoped = install::manifests_watching("x", NAMESPACE, &["w".to_string()]);
+    let cluster = install::manifests_watching("x", NAMESPACE, &[], &[]);
+    let scoped = install::manifests_watching("x", NAMESPACE, &["w".to_string()], &[]);
     let find = |all: &[Value], kind: &str, name: &str, ns: Option<&str>| -> Value {
         all.iter()
             .find(|o| {
@@ -448,6 +448,39 @@ fn helm_template_elsewhere_creates_the_lease_namespace_and_keeps_it() {
     ]));
     printed.retain(|o| o["kind"] != "Namespace");
     assert_same(&off, &printed, "manifests --operator-namespace ops");
+}
+
+/// `imagePullSecrets` (either way Helm charts write them: `- name: x` or `- x`) renders what
+/// `manifests --image-pull-secret` prints.
+#[test]
+fn helm_template_with_pull_secrets_renders_the_objects_of_manifests() {
+    let chart = objects(&must(
+        "helm template",
+        template(
+            NAMESPACE,
+            &[
+                "imagePullSecrets[0].name=regcred",
+                "imagePullSecrets[1]=mirror",
+            ],
+        ),
+    ));
+    let want = manifests_objects(&[
+        "--image-pull-secret",
+        "regcred",
+        "--image-pull-secret",
+        "mirror",
+    ]);
+    let pod = |all: &[Value]| {
+        all.iter()
+            .find(|o| o["kind"] == "Deployment")
+            .unwrap()["spec"]["template"]["spec"]["imagePullSecrets"]
+            .clone()
+    };
+    assert_eq!(
+        pod(&want),
+        serde_json::json!([{ "name": "regcred" }, { "name": "mirror" }])
+    );
+    assert_same(&chart, &want, "imagePullSecrets");
 }
 
 #[test]

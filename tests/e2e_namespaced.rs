@@ -203,7 +203,7 @@ fn an_operator_watching_two_namespaces_acts_there_only_and_a_cli_user_needs_no_r
         watched: watched.clone(),
     };
     let _ = kubectl(&["create", "namespace", lease::NAMESPACE]);
-    let items: Vec<Value> = install::manifests_watching(&image, &op.0, &watched)
+    let items: Vec<Value> = install::manifests_watching(&image, &op.0, &watched, &[])
         .into_iter()
         .filter(|o| o["kind"] != "Namespace")
         .collect();

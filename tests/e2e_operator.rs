@@ -31,14 +31,71 @@ fn http_get(addr: &str, path: &str) -> String {
 
 #[test]
 fn the_in_cluster_operator_converges_kubectl_apply_and_kubectl_scale_and_the_cli_defers_to_it() {
-    ok(kubectl(&[
-        "etcd",
-        "install",
-        "--operator",
-        "--image",
-        &operator_image(),
-    ]));
+    // Pull credentials of the operator's own image (a private registry): a Secret the kubelet
+    // would not pull with is refused before anything is written; a docker-registry one reaches
+    // the operator's pod; one not made yet is named, with the command that makes it.
+    let _ = kubectl(&["create", "namespace", OP_NS]);
+    for (kind, name) in [("generic", "not-for-pulls"), ("docker-registry", "regcred")] {
+        let _ = kubectl(&["-n", OP_NS, "delete", "secret", name, "--ignore-not-found"]);
+        let mut args = vec!["-n", OP_NS, "create", "secret", kind, name];
+        args.extend(match kind {
+            "generic" => &["--from-literal=x=y"][..],
+            _ => &[
+                "--docker-server=registry.example",
+                "--docker-username=u",
+                "--docker-password=p",
+            ][..],
+        });
+        ok(kubectl(&args));
+    }
+    let _ = kubectl(&[
+        "-n",
+        OP_NS,
+        "delete",
+        "deployment",
+        "kubectl-etcd-operator",
+        "--ignore-not-found",
+    ]);
+    let install = |secrets: &[&str]| {
+        let image = operator_image();
+        let mut args = vec!["etcd", "install", "--operator", "--image", &image];
+        for s in secrets {
+            args.extend(["--image-pull-secret", s]);
+        }
+        kubectl(&args)
+    };
+    let refused = install(&["not-for-pulls"]);
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(
+        refused
+            .stderr
+            .contains("not kubernetes.io/dockerconfigjson")
+            && refused
+                .stderr
+                .contains("create secret docker-registry not-for-pulls"),
+        "{}",
+        refused.stderr
+    );
+    let none = kubectl(&["-n", OP_NS, "get", "deployment", "kubectl-etcd-operator"]);
+    assert_ne!(none.code, 0, "a refused install wrote the Deployment");
+
+    let installed = ok(install(&["regcred", "made-later"]));
     let _op = Operator;
+    assert!(
+        installed.stderr.contains("warning: the operator's image cannot be pulled with it until it exists: Secret kubectl-etcd-system/made-later does not exist"),
+        "{}",
+        installed.stderr
+    );
+    let pulls = ok(kubectl(&[
+        "-n",
+        OP_NS,
+        "get",
+        "deployment",
+        "kubectl-etcd-operator",
+        "-o",
+        "jsonpath={.spec.template.spec.imagePullSecrets[*].name}",
+    ]));
+    assert_eq!(pulls.stdout.trim(), "regcred made-later");
     ok(kubectl(&[
         "-n",
         OP_NS,

@@ -222,6 +222,16 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         .map_err(|e| format!("{s:?} is not a duration ({e}); use e.g. 90s, 5m or 1h"))
 }
 
+/// A Secret's name (an RFC 1123 subdomain, what Kubernetes accepts for a Secret).
+pub fn parse_secret_name(s: &str) -> Result<String, String> {
+    match crate::model::is_dns_subdomain(s) {
+        true => Ok(s.to_string()),
+        false => Err(format!(
+            "{s:?} is not a Secret name; use lowercase letters, digits, '-' and '.', starting and ending with a letter or digit"
+        )),
+    }
+}
+
 /// A namespace name (an RFC 1123 label: what Kubernetes accepts for a Namespace).
 pub fn parse_namespace(s: &str) -> Result<String, String> {
     let ok = !s.is_empty()

@@ -14,6 +14,12 @@ pub struct ManifestsArgs {
     /// Operator image.
     #[arg(long, default_value = DEFAULT_IMAGE)]
     pub image: String,
+    /// Secret (type kubernetes.io/dockerconfigjson, in the operator's namespace) the kubelet
+    /// pulls the operator's image with, for a registry that wants credentials (repeatable). It
+    /// goes into the Deployment's pod; the operator's ServiceAccount may carry more.
+    /// Example: --image-pull-secret regcred
+    #[arg(long = "image-pull-secret", value_name = "SECRET", value_parser = crate::cli::flags::parse_secret_name)]
+    pub image_pull_secrets: Vec<String>,
     /// The operator watches only these namespaces (comma-separated or repeated): a Role and
     /// RoleBinding in each instead of the ClusterRole (nodes and storage classes, cluster-scoped,
     /// keep a read-only ClusterRole of their own), and `operate --watch-namespace`.
@@ -44,7 +50,8 @@ pub fn manifests_yaml(a: &ManifestsArgs) -> String {
         return prometheus_rules_yaml();
     }
     let ns = &a.operator_namespace;
-    let mut docs = install::manifests_watching(&a.image, ns, &a.watch_namespace);
+    let mut docs =
+        install::manifests_watching(&a.image, ns, &a.watch_namespace, &a.image_pull_secrets);
     if a.monitoring {
         docs.extend(crate::objects::monitoring::manifests(ns));
     }
@@ -107,6 +114,7 @@ pub fn operator_yaml_watching(image: &str, watch: &[String]) -> String {
     manifests_yaml(&ManifestsArgs {
         image: image.into(),
         watch_namespace: watch.to_vec(),
+        image_pull_secrets: vec![],
         operator_namespace: install::NAMESPACE.into(),
         monitoring: false,
         prometheus_rules: false,

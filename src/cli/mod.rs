@@ -307,39 +307,57 @@ async fn check_pull_secrets(
     name: &str,
     d: &model::Desired,
 ) -> Result<(), Error> {
-    const TYPES: [&str; 2] = ["kubernetes.io/dockerconfigjson", "kubernetes.io/dockercfg"];
-    let ns = &d.namespace;
     for secret in &d.image_pull_secrets {
-        let bad = |message: String| {
-            usage(
-                name,
-                model::InvalidSpec {
-                    field: "spec.imagePullSecrets",
-                    message,
-                },
-            )
-        };
-        let found = secrets
-            .get_opt(secret)
-            .await
-            .map_err(|e| Error::kube("get", "Secret", ns, secret, e))?
-            .ok_or_else(|| {
-                bad(format!(
-                    "Secret {ns}/{secret} does not exist; create it first, e.g. `kubectl -n {ns} \
-                     create secret docker-registry {secret} --docker-server=REGISTRY \
-                     --docker-username=USER --docker-password=PASSWORD`"
-                ))
-            })?;
-        let kind = found.type_.unwrap_or_default();
-        if !TYPES.contains(&kind.as_str()) {
-            return Err(bad(format!(
-                "Secret {ns}/{secret} is of type {kind:?}, not kubernetes.io/dockerconfigjson: \
-                 the kubelet would not pull with it; make it with `kubectl -n {ns} create secret \
-                 docker-registry {secret} …`"
-            )));
+        match pull_secret(secrets, &d.namespace, secret).await? {
+            PullSecret::Usable => {}
+            PullSecret::Missing(message) | PullSecret::WrongType(message) => {
+                return Err(usage(
+                    name,
+                    model::InvalidSpec {
+                        field: "spec.imagePullSecrets",
+                        message,
+                    },
+                ));
+            }
         }
     }
     Ok(())
+}
+
+/// Whether the kubelet can pull with a Secret, and if not, why and how to make it.
+pub(crate) enum PullSecret {
+    Usable,
+    Missing(String),
+    WrongType(String),
+}
+
+/// Reads Secret `ns/secret` (of `secrets`) as an image pull Secret.
+pub(crate) async fn pull_secret(
+    secrets: &Api<k8s_openapi::api::core::v1::Secret>,
+    ns: &str,
+    secret: &str,
+) -> Result<PullSecret, Error> {
+    const TYPES: [&str; 2] = ["kubernetes.io/dockerconfigjson", "kubernetes.io/dockercfg"];
+    let Some(found) = secrets
+        .get_opt(secret)
+        .await
+        .map_err(|e| Error::kube("get", "Secret", ns, secret, e))?
+    else {
+        return Ok(PullSecret::Missing(format!(
+            "Secret {ns}/{secret} does not exist; create it first, e.g. `kubectl -n {ns} \
+             create secret docker-registry {secret} --docker-server=REGISTRY \
+             --docker-username=USER --docker-password=PASSWORD`"
+        )));
+    };
+    let kind = found.type_.unwrap_or_default();
+    if !TYPES.contains(&kind.as_str()) {
+        return Ok(PullSecret::WrongType(format!(
+            "Secret {ns}/{secret} is of type {kind:?}, not kubernetes.io/dockerconfigjson: \
+             the kubelet would not pull with it; make it with `kubectl -n {ns} create secret \
+             docker-registry {secret} …`"
+        )));
+    }
+    Ok(PullSecret::Usable)
 }
 
 /// Mode certManager: the cluster serves cert-manager's Certificate, and the issuer of

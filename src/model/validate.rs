@@ -600,7 +600,8 @@ pub fn validate_cluster_domain(domain: Option<&str>) -> Result<String, InvalidSp
     Ok(domain.to_string())
 }
 
-pub(super) fn is_dns_subdomain(name: &str) -> bool {
+/// A Kubernetes object name (RFC 1123 subdomain): Secrets, PriorityClasses.
+pub fn is_dns_subdomain(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 253
         && name

@@ -30,15 +30,21 @@ fn labels() -> Value {
 /// when the operator is installed into another namespace, that namespace is created too and
 /// holds only the lease Role.
 pub fn manifests(image: &str, namespace: &str) -> Vec<Value> {
-    manifests_watching(image, namespace, &[])
+    manifests_watching(image, namespace, &[], &[])
 }
 
 /// `manifests`, with the operator's reach set by `watch`: empty, every namespace (a
 /// ClusterRole); else only those namespaces (`operate --watch-namespace a,b`): a Role and
 /// RoleBinding in each, from the same table, and a ClusterRole `NAME-nodes` for the only reads
 /// a Role cannot grant, Nodes and StorageClasses (`access::by_scope`). The Helm chart's
-/// `rbac.scope` renders these (tests/chart.rs holds it to them).
-pub fn manifests_watching(image: &str, namespace: &str, watch: &[String]) -> Vec<Value> {
+/// `rbac.scope` renders these (tests/chart.rs holds it to them). `pull_secrets` name the
+/// operator pod's `imagePullSecrets` (Secrets in `namespace`; the chart's `imagePullSecrets`).
+pub fn manifests_watching(
+    image: &str,
+    namespace: &str,
+    watch: &[String],
+    pull_secrets: &[String],
+) -> Vec<Value> {
     let meta = |name: &str, ns: Option<&str>| {
         let mut m = json!({ "name": name, "labels": labels() });
         if let Some(ns) = ns {
@@ -67,7 +73,7 @@ pub fn manifests_watching(image: &str, namespace: &str, watch: &[String]) -> Vec
             }),
         ]
     };
-    let watch = watched(watch);
+    let watch = each_once(watch);
     if watch.is_empty() {
         out.extend(role(
             "ClusterRole",
@@ -98,12 +104,17 @@ pub fn manifests_watching(image: &str, namespace: &str, watch: &[String]) -> Vec
         "subjects": subject,
     }));
     out.extend(aggregated_roles());
-    out.push(deployment(image, namespace, &watch));
+    out.push(deployment(
+        image,
+        namespace,
+        &watch,
+        &each_once(pull_secrets),
+    ));
     out
 }
 
-/// The watched namespaces once each, in order of first mention.
-fn watched(watch: &[String]) -> Vec<&str> {
+/// Each name once, in order of first mention (watched namespaces, pull Secrets).
+fn each_once(watch: &[String]) -> Vec<&str> {
     let mut out: Vec<&str> = Vec::new();
     for w in watch {
         if !out.contains(&w.as_str()) {
@@ -171,14 +182,14 @@ fn aggregated_roles() -> Vec<Value> {
     ]
 }
 
-fn deployment(image: &str, namespace: &str, watch: &[&str]) -> Value {
+fn deployment(image: &str, namespace: &str, watch: &[&str], pull_secrets: &[&str]) -> Value {
     let mut args = vec!["operate".to_string()];
     if !watch.is_empty() {
         args.extend(["--watch-namespace".to_string(), watch.join(",")]);
     }
     let selector = json!({ LABEL_NAME: NAME });
     let probe = |path: &str, period: u32| json!({ "httpGet": { "path": path, "port": "metrics" }, "periodSeconds": period, "timeoutSeconds": 2, "failureThreshold": 3 });
-    json!({
+    let mut d = json!({
         "apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": { "name": NAME, "namespace": namespace, "labels": labels() },
         "spec": {
@@ -222,7 +233,14 @@ fn deployment(image: &str, namespace: &str, watch: &[&str]) -> Value {
                 },
             },
         },
-    })
+    });
+    // Absent unless asked for: an install without Secrets keeps the field to whoever else
+    // sets it (server-side apply), and the ServiceAccount's own pull Secrets still apply.
+    if !pull_secrets.is_empty() {
+        let refs: Vec<Value> = pull_secrets.iter().map(|n| json!({ "name": n })).collect();
+        d["spec"]["template"]["spec"]["imagePullSecrets"] = json!(refs);
+    }
+    d
 }
 
 #[cfg(test)]
@@ -297,7 +315,12 @@ mod tests {
 
     #[test]
     fn watching_several_namespaces_writes_the_same_role_in_each_and_one_cluster_role_of_reads() {
-        let all = manifests_watching("img", NAMESPACE, &list(&["team-a", "team-b", "team-a"]));
+        let all = manifests_watching(
+            "img",
+            NAMESPACE,
+            &list(&["team-a", "team-b", "team-a"]),
+            &[],
+        );
         let a = kind(&all, "Role", Some("team-a"));
         let b = kind(&all, "Role", Some("team-b"));
         assert_eq!(a["rules"], b["rules"]);
@@ -339,7 +362,7 @@ mod tests {
 
     #[test]
     fn watching_one_namespace_grants_the_engine_there_and_nodes_alone_cluster_wide() {
-        let all = manifests_watching("img", NAMESPACE, &list(&["team-a"]));
+        let all = manifests_watching("img", NAMESPACE, &list(&["team-a"]), &[]);
         let role = kind(&all, "Role", Some("team-a"));
         let nodes = all
             .iter()
@@ -371,7 +394,7 @@ mod tests {
         );
         // watching every namespace is `manifests`
         assert_eq!(
-            manifests_watching("img", NAMESPACE, &[]),
+            manifests_watching("img", NAMESPACE, &[], &[]),
             manifests("img", NAMESPACE)
         );
     }
@@ -480,6 +503,25 @@ mod tests {
         );
         let binding = kind(&all, "RoleBinding", Some(NAMESPACE));
         assert_eq!(binding["subjects"][0]["namespace"], "ops");
+    }
+
+    #[test]
+    fn pull_secrets_reach_the_operator_pod_once_each_and_only_when_named() {
+        let deployment = |secrets: &[&str]| {
+            let secrets: Vec<String> = secrets.iter().map(|s| s.to_string()).collect();
+            kind(
+                &manifests_watching("img", NAMESPACE, &[], &secrets),
+                "Deployment",
+                None,
+            )
+            .clone()
+        };
+        let pod = |d: &Value| d["spec"]["template"]["spec"].clone();
+        assert!(pod(&deployment(&[])).get("imagePullSecrets").is_none());
+        assert_eq!(
+            pod(&deployment(&["regcred", "mirror", "regcred"]))["imagePullSecrets"],
+            json!([{ "name": "regcred" }, { "name": "mirror" }])
+        );
     }
 
     #[test]

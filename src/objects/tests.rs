@@ -34,7 +34,10 @@ fn ordinals_are_parsed_from_names_and_urls() {
 #[test]
 fn a_members_pod_ip_url_brackets_an_ipv6_address() {
     let mut d = desired();
-    assert_eq!(pod_ip_client_url(&d, "10.244.0.5"), "http://10.244.0.5:2379");
+    assert_eq!(
+        pod_ip_client_url(&d, "10.244.0.5"),
+        "http://10.244.0.5:2379"
+    );
     assert_eq!(
         pod_ip_client_url(&d, "fd00:10:244::5"),
         "http://[fd00:10:244::5]:2379"

@@ -19,6 +19,12 @@ pub struct Args {
     /// Operator image.
     #[arg(long, default_value = DEFAULT_IMAGE)]
     pub image: String,
+    /// Secret (type kubernetes.io/dockerconfigjson, in the operator's namespace) the kubelet
+    /// pulls the operator's image with, for a registry that wants credentials (repeatable). It
+    /// goes into the Deployment's pod; the operator's ServiceAccount may carry more.
+    /// Example: --image-pull-secret regcred
+    #[arg(long = "image-pull-secret", value_name = "SECRET", value_parser = crate::cli::flags::parse_secret_name, requires = "operator")]
+    pub image_pull_secrets: Vec<String>,
     /// With --operator: the operator watches only these namespaces (comma-separated or
     /// repeated), with a Role and RoleBinding in each instead of a ClusterRole over every
     /// namespace; only the read of Nodes and StorageClasses stays cluster-wide (a Role cannot
@@ -51,7 +57,7 @@ pub struct Args {
 pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     let ns = &a.operator_namespace;
     let mut manifests = if a.operator {
-        install::manifests_watching(&a.image, ns, &a.watch_namespace)
+        install::manifests_watching(&a.image, ns, &a.watch_namespace, &a.image_pull_secrets)
     } else {
         vec![]
     };
@@ -71,6 +77,19 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         return output::print_raw(&text.join("---\n"));
     }
     let s = Session::connect(g).await?;
+    // Before anything is written: a Secret the kubelet would not pull with is refused; one that
+    // does not exist yet is named once the namespace is there to make it in.
+    let secrets: Api<k8s_openapi::api::core::v1::Secret> = Api::namespaced(s.client.clone(), ns);
+    let mut missing = Vec::new();
+    for secret in &a.image_pull_secrets {
+        match crate::cli::pull_secret(&secrets, ns, secret).await? {
+            crate::cli::PullSecret::Usable => {}
+            crate::cli::PullSecret::Missing(m) => missing.push(m),
+            crate::cli::PullSecret::WrongType(m) => {
+                return Err(Error::Usage(format!("--image-pull-secret {secret}: {m}")));
+            }
+        }
+    }
     engine::apply_crd(&s.client).await?;
     for crd in crate::api::crds() {
         output::progress_line(&format!(
@@ -80,6 +99,11 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     }
     for doc in &manifests {
         apply_dynamic(&s.client, doc).await?;
+    }
+    for m in missing {
+        output::progress_line(&format!(
+            "warning: the operator's image cannot be pulled with it until it exists: {m}"
+        ));
     }
     Ok(())
 }

@@ -67,7 +67,10 @@ pub async fn bind(addr: SocketAddr) -> std::io::Result<Vec<TcpListener>> {
         },
         Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => Err(e),
         // No IPv6 in this kernel (EAFNOSUPPORT, EADDRNOTAVAIL): IPv4 is all there is.
-        Err(e) => TcpListener::bind(ipv4_any).await.map_err(|_| e).map(|l| vec![l]),
+        Err(e) => TcpListener::bind(ipv4_any)
+            .await
+            .map_err(|_| e)
+            .map(|l| vec![l]),
     }
 }
 

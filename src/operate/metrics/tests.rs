@@ -657,7 +657,9 @@ async fn the_default_address_answers_on_ipv6_and_ipv4() {
     let server = tokio::spawn(serve(listeners, Arc::new(Metrics::default())));
     let get = |host: &'static str| async move {
         let mut conn = tokio::net::TcpStream::connect((host, port)).await.unwrap();
-        conn.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n").await.unwrap();
+        conn.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            .await
+            .unwrap();
         let mut out = String::new();
         conn.read_to_string(&mut out).await.unwrap();
         out
