@@ -69,6 +69,20 @@ impl Pace {
         converged: Duration::from_secs(60),
     };
 
+    /// When a converged cluster is looked at again: `converged`, spread over ±10 % by the
+    /// cluster's `key` (its uid). Clusters made together (a GitOps sync, a restart of the
+    /// operator, which passes every cluster at once) would otherwise come back together every
+    /// minute for ever: every pass's API reads, dials and memory at the same moment. With
+    /// periods that differ, they drift apart within a few minutes.
+    pub fn converged_for(&self, key: &str) -> Duration {
+        // FNV-1a: the same spread in every run and build (std's hasher promises neither).
+        let hash = key.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+        let permille = 900 + u32::try_from(hash % 201).unwrap_or(0);
+        self.converged * permille / 1000
+    }
+
     /// What follows a pass that returned `result`.
     pub fn next(&self, result: &Result<Pass, Error>) -> Next {
         match result {
@@ -181,6 +195,24 @@ pub fn trouble(pass: &Pass) -> Option<Trouble> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn converged_clusters_come_back_within_ten_percent_of_a_minute_spread_by_uid() {
+        let p = Pace::OPERATOR;
+        let periods: Vec<Duration> = (0..200)
+            .map(|i| p.converged_for(&format!("0f7c1d2e-4b5a-4c3d-9e8f-{i:012}")))
+            .collect();
+        assert!(periods.iter().all(|d| (54..=66).contains(&d.as_secs())), "{periods:?}");
+        // The same cluster always gets the same period; clusters differ (spread, not one value).
+        assert_eq!(p.converged_for("a"), p.converged_for("a"));
+        let mut distinct: Vec<u128> = periods.iter().map(Duration::as_millis).collect();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert!(distinct.len() > 100, "{} distinct periods", distinct.len());
+        let low = periods.iter().filter(|d| d.as_secs() < 60).count();
+        assert!((60..=140).contains(&low), "{low} of 200 below a minute");
+        assert_eq!(Pace::CLI.converged_for("a"), Duration::ZERO);
+    }
     use crate::api::Reason;
     use crate::model::Observed;
 

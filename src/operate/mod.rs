@@ -585,12 +585,12 @@ async fn reconcile(cluster: Arc<EtcdCluster>, st: Arc<State>) -> Result<Action, 
     st.counted(&object, &labels, &pass, took).await;
     st.report(&cluster, &labels, &pass).await;
     // Scheduled backups are steps of the passes (`plan::backup`); come back by the next one.
-    Ok(next_pass(&pass))
+    Ok(next_pass(&pass, cluster.uid().as_deref().unwrap_or_default()))
 }
 
-/// When the next pass of the cluster comes: the engine's pace, or the cluster's next scheduled
-/// backup when that is sooner.
-fn next_pass(pass: &engine::Pass) -> Action {
+/// When the next pass of the cluster (uid `key`) comes: the engine's pace, or the cluster's next
+/// scheduled backup when that is sooner.
+fn next_pass(pass: &engine::Pass, key: &str) -> Action {
     let backup_due = pass
         .status
         .backup
@@ -602,7 +602,7 @@ fn next_pass(pass: &engine::Pass) -> Action {
         .map(|secs| Duration::from_secs(secs as u64));
     let sooner = |d: Duration| backup_due.map_or(d, |b| b.min(d));
     match Pace::OPERATOR.after(&pass.outcome, &pass.step) {
-        Next::Converged => Action::requeue(sooner(Pace::OPERATOR.converged)),
+        Next::Converged => Action::requeue(sooner(Pace::OPERATOR.converged_for(key))),
         Next::Again(d) | Next::Held { again: d, .. } => Action::requeue(sooner(d)),
         Next::Released => Action::await_change(),
         Next::Retry | Next::Failed => backup_due.map_or_else(Action::await_change, Action::requeue),
