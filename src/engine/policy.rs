@@ -75,10 +75,7 @@ impl Pace {
     /// minute for ever: every pass's API reads, dials and memory at the same moment. With
     /// periods that differ, they drift apart within a few minutes.
     pub fn converged_for(&self, key: &str) -> Duration {
-        // FNV-1a: the same spread in every run and build (std's hasher promises neither).
-        let hash = key.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-        });
+        let hash = crate::objects::fnv1a(key);
         let permille = 900 + u32::try_from(hash % 201).unwrap_or(0);
         self.converged * permille / 1000
     }

@@ -41,8 +41,9 @@ pub fn initial_cluster(d: &Desired, ordinals: impl IntoIterator<Item = u32>) -> 
         .join(",")
 }
 
-/// FNV-1a: a stable, dependency-free hash for tokens (not for security).
-pub(super) fn fnv1a(s: &str) -> u64 {
+/// FNV-1a: a stable, dependency-free hash (tokens, template hashes, spreads; not for
+/// security), the same in every run and build, unlike std's hasher.
+pub fn fnv1a(s: &str) -> u64 {
     s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     })

@@ -610,12 +610,7 @@ pub fn default_topology_spread() -> Vec<TopologySpreadConstraint> {
 /// and compared against our own annotation, never against fields admission may rewrite.
 pub fn template_hash(d: &Desired) -> String {
     let json = serde_json::to_string(&(pod_template(d), volume_claim(d))).unwrap_or_default();
-    let mut h: u64 = 0xcbf29ce484222325;
-    for b in json.bytes() {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x100000001b3);
-    }
-    format!("{h:016x}")
+    format!("{:016x}", super::member_config::fnv1a(&json))
 }
 
 pub(super) fn volume_claim(d: &Desired) -> Option<PersistentVolumeClaim> {
