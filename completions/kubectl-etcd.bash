@@ -759,7 +759,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__create)
-            opts="-n -o -v -h --replicas --version --storage --storage-class --ephemeral --image-repository --image-pull-secret --etcd-option --allow-etcd-option --priority-class --cluster-domain --tls --insecure --certificate-lifetime --tls-issuer --tls-issuer-kind --tls-server-secret --tls-client-secret --tls-peer-secret --plain-peers --auth-secret --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --replicas --version --storage --storage-class --ephemeral --image-repository --image-pull-secret --etcd-option --allow-etcd-option --priority-class --cluster-domain --service-type --tls --insecure --certificate-lifetime --tls-issuer --tls-issuer-kind --tls-server-secret --tls-client-secret --tls-peer-secret --plain-peers --auth-secret --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -803,6 +803,10 @@ _kubectl__etcd() {
                     ;;
                 --cluster-domain)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --service-type)
+                    COMPREPLY=($(compgen -W "ClusterIP NodePort LoadBalancer" -- "${cur}"))
                     return 0
                     ;;
                 --tls)
@@ -1935,7 +1939,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__restore)
-            opts="-n -o -v -h --from --from-backup --latest-of --replicas --version --storage --storage-class --sha256 --credentials-secret --encryption-key-secret --tools-image --image-repository --image-pull-secret --cluster-domain --tls --insecure --certificate-lifetime --tls-issuer --tls-issuer-kind --tls-server-secret --tls-client-secret --tls-peer-secret --plain-peers --auth-secret --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --from --from-backup --latest-of --replicas --version --storage --storage-class --sha256 --credentials-secret --encryption-key-secret --tools-image --image-repository --image-pull-secret --cluster-domain --service-type --tls --insecure --certificate-lifetime --tls-issuer --tls-issuer-kind --tls-server-secret --tls-client-secret --tls-peer-secret --plain-peers --auth-secret --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1995,6 +1999,10 @@ _kubectl__etcd() {
                     ;;
                 --cluster-domain)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --service-type)
+                    COMPREPLY=($(compgen -W "ClusterIP NodePort LoadBalancer" -- "${cur}"))
                     return 0
                     ;;
                 --tls)

@@ -70,6 +70,9 @@ complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l etc
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l allow-etcd-option -d 'Let --etcd-option set this flag though it is no tuning flag (repeatable): the operator needs the same `--allow-etcd-option` (README, Security), or it leaves the flag out' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l priority-class -d 'PriorityClass of the member pods (e.g. system-cluster-critical)' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l cluster-domain -d 'The Kubernetes cluster\'s DNS domain (the kubelet\'s clusterDomain), which the members\' names end in (default cluster.local); fixed once the cluster exists' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l service-type -d 'The client Service\'s type: ClusterIP (the default: clients inside the cluster), NodePort or LoadBalancer (clients outside it; the cluster\'s NetworkPolicy then admits the client port from anywhere). Labels, annotations and source ranges: spec.clientService' -r -f -a "ClusterIP\t''
+NodePort\t''
+LoadBalancer\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l tls -d 'TLS of client and peer traffic: `managed` (the engine runs a CA of the cluster\'s own and issues and renews every certificate; `kubectl etcd certificate` issues clients theirs), `cert-manager` (cert-manager issues and renews them: --tls-issuer), `secrets` (the --tls-*-secret flags), or `none` (plain http, as --insecure). Default: secrets when a --tls-*-secret flag is given, cert-manager with --tls-issuer, else managed (adopt: plain http, what the old members speak)' -r -f -a "managed\t''
 cert-manager\t''
 secrets\t''
@@ -215,6 +218,9 @@ complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l to
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l image-repository -d 'Image repository of etcd (tag is v<version>), e.g. a mirror in your own registry' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l image-pull-secret -d 'Secret (type kubernetes.io/dockerconfigjson, the cluster\'s namespace) the kubelet pulls the member and restore pods\' images with, for a registry that wants credentials (repeatable)' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l cluster-domain -d 'The Kubernetes cluster\'s DNS domain (the kubelet\'s clusterDomain), which the members\' names end in (default cluster.local); fixed once the cluster exists' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l service-type -d 'The client Service\'s type: ClusterIP (the default: clients inside the cluster), NodePort or LoadBalancer (clients outside it; the cluster\'s NetworkPolicy then admits the client port from anywhere). Labels, annotations and source ranges: spec.clientService' -r -f -a "ClusterIP\t''
+NodePort\t''
+LoadBalancer\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l tls -d 'TLS of client and peer traffic: `managed` (the engine runs a CA of the cluster\'s own and issues and renews every certificate; `kubectl etcd certificate` issues clients theirs), `cert-manager` (cert-manager issues and renews them: --tls-issuer), `secrets` (the --tls-*-secret flags), or `none` (plain http, as --insecure). Default: secrets when a --tls-*-secret flag is given, cert-manager with --tls-issuer, else managed (adopt: plain http, what the old members speak)' -r -f -a "managed\t''
 cert-manager\t''
 secrets\t''

@@ -71,6 +71,9 @@ pub const ANNOTATION_PRE_UPGRADE_BACKUP: &str = "etcd.kubectl-etcd.io/pre-upgrad
 pub const ANNOTATION_HIBERNATE_SNAPSHOT: &str = "etcd.kubectl-etcd.io/hibernate-snapshot";
 /// On the EtcdBackup a recovery rebuilds from: how far the engine carried that recovery out,
 /// `<nonce> <mark>` (`plan::recover::Mark`), written by act before or after each step it marks.
+/// On the client Service when `spec.clientService` is set: the hash of what it asked for, so a
+/// change (or its removal) is applied on the next pass and an unchanged one never rewrites it.
+pub const ANNOTATION_CLIENT_SERVICE: &str = "etcd.kubectl-etcd.io/client-service";
 pub const ANNOTATION_RECOVERY: &str = "etcd.kubectl-etcd.io/recovery";
 
 /// Field managers (`metadata.managedFields`): one per writer, so the API server records who wrote

@@ -689,17 +689,7 @@ fn a_cluster_in_another_dns_domain_names_its_members_there_from_bootstrap_to_joi
 
     // Fixed once the cluster exists: the API server refuses the change (CEL), or, without CEL,
     // the engine does and keeps the members' domain.
-    let patch = kubectl(&[
-        "-n",
-        &ns.0,
-        "patch",
-        "etcdcluster",
-        "demo",
-        "--type",
-        "merge",
-        "-p",
-        r#"{"spec":{"clusterDomain":"cluster.local"}}"#,
-    ]);
+    let patch = patch_demo(&ns.0, r#"{"spec":{"clusterDomain":"cluster.local"}}"#);
     if cel_admission() {
         assert_ne!(patch.code, 0, "{}", patch.stdout);
         assert!(
@@ -764,17 +754,10 @@ fn a_quota_that_refuses_the_member_pods_is_named_and_a_memory_limit_brings_the_c
         "{}",
         doc["status"]
     );
-    ok(kubectl(&[
-        "-n",
+    ok(patch_demo(
         &ns.0,
-        "patch",
-        "etcdcluster",
-        "demo",
-        "--type",
-        "merge",
-        "-p",
         r#"{"spec":{"resources":{"requests":{"memory":"64Mi"},"limits":{"memory":"512Mi"}}}}"#,
-    ]));
+    ));
     let up = json(&ok(etcd(
         &ns.0,
         &["reconcile", "demo", "--timeout", "5m", "-o", "json"],
@@ -1032,4 +1015,155 @@ fn a_claim_that_cannot_be_provisioned_is_named_with_the_provisioners_words() {
     let said = st["status"]["message"].as_str().unwrap_or_default();
     assert!(said.contains("no-such-class\" not found"), "{st}");
     ok(etcd(&ns.0, &["delete", "demo", "--yes"]));
+}
+
+/// `spec.clientService`: a NodePort cluster answers on the node's address from outside the pod
+/// network; a change (a load balancer with annotations, labels and source ranges) is applied by
+/// the next pass without a member restart, a bad one refused, and removing it gives the plain
+/// ClusterIP Service back, node port released.
+#[test]
+fn a_client_service_of_another_type_exposes_the_cluster_and_goes_back() {
+    install_crd();
+    let ns = Ns::new("expose");
+    let bad = etcd(&ns.0, &["create", "demo", "--service-type", "Ingress"]);
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    ok(etcd(
+        &ns.0,
+        &[
+            "create",
+            "demo",
+            "--replicas",
+            "1",
+            "--ephemeral",
+            "--insecure",
+            "--service-type",
+            "NodePort",
+            "--timeout",
+            "4m",
+        ],
+    ));
+    let service = || {
+        json(&ok(kubectl(&[
+            "-n",
+            &ns.0,
+            "get",
+            "service",
+            "demo-client",
+            "-o",
+            "json",
+        ])))
+    };
+    let svc = service();
+    assert_eq!(svc["spec"]["type"], "NodePort", "{svc}");
+    let node_port = svc["spec"]["ports"][0]["nodePort"]
+        .as_i64()
+        .expect("a node port");
+    let node_ip = ok(kubectl(&[
+        "get",
+        "nodes",
+        "-o",
+        "jsonpath={.items[0].status.addresses[?(@.type==\"InternalIP\")].address}",
+    ]))
+    .stdout;
+    // etcd's own /version over the node port: the member answers from outside the pod network.
+    let version = eventually(
+        "etcd to answer on the node port",
+        Duration::from_secs(60),
+        || {
+            use std::io::{Read, Write};
+            let mut s = std::net::TcpStream::connect((node_ip.trim(), node_port as u16)).ok()?;
+            s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+            s.write_all(b"GET /version HTTP/1.0\r\n\r\n").ok()?;
+            let mut out = String::new();
+            let _ = s.read_to_string(&mut out);
+            out.contains("etcdserver").then_some(out)
+        },
+    );
+    assert!(version.starts_with("HTTP/1.0 200"), "{version}");
+    // The address blocks the client port admits (none: pods only).
+    let open_to = || {
+        ok(kubectl(&[
+            "-n",
+            &ns.0,
+            "get",
+            "networkpolicy",
+            "demo",
+            "-o",
+            "jsonpath={.spec.ingress[0].from[*].ipBlock.cidr}",
+        ]))
+        .stdout
+    };
+    assert_eq!(open_to().trim(), "0.0.0.0/0 ::/0");
+    let pod_uid = || {
+        ok(kubectl(&[
+            "-n",
+            &ns.0,
+            "get",
+            "pod",
+            "demo-0",
+            "-o",
+            "jsonpath={.metadata.uid}",
+        ]))
+        .stdout
+    };
+    let uid = pod_uid();
+
+    // A bad spec is refused by the engine (no Service change), then a load balancer.
+    let patch = |p: &str| {
+        ok(patch_demo(&ns.0, p));
+        etcd(
+            &ns.0,
+            &["reconcile", "demo", "--timeout", "2m", "-o", "json"],
+        )
+    };
+    let refused = patch(
+        r#"{"spec":{"clientService":{"type":"NodePort","loadBalancerSourceRanges":["10.0.0.0/8"]}}}"#,
+    );
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(
+        refused
+            .stderr
+            .contains("spec.clientService.loadBalancerSourceRanges"),
+        "{}",
+        refused.stderr
+    );
+    ok(patch(
+        r#"{"spec":{"clientService":{"type":"LoadBalancer","loadBalancerSourceRanges":["10.0.0.0/8"],"labels":{"team":"db"},"annotations":{"example.com/internal":"true"}}}}"#,
+    ));
+    let svc = service();
+    assert_eq!(svc["spec"]["type"], "LoadBalancer", "{svc}");
+    assert_eq!(
+        svc["spec"]["loadBalancerSourceRanges"],
+        serde_json::json!(["10.0.0.0/8"])
+    );
+    assert_eq!(svc["metadata"]["labels"]["team"], "db", "{svc}");
+    assert_eq!(
+        svc["metadata"]["annotations"]["example.com/internal"], "true",
+        "{svc}"
+    );
+    // Steady: another pass writes nothing.
+    let rv = svc["metadata"]["resourceVersion"].clone();
+    ok(etcd(&ns.0, &["reconcile", "demo", "--timeout", "2m"]));
+    assert_eq!(
+        service()["metadata"]["resourceVersion"],
+        rv,
+        "an unchanged spec rewrote the Service"
+    );
+
+    // Removed: the plain Service as a cluster that never set it has, and the policy closed.
+    ok(patch(r#"{"spec":{"clientService":null}}"#));
+    let svc = service();
+    assert_eq!(svc["spec"]["type"], "ClusterIP", "{svc}");
+    assert_eq!(svc["spec"]["ports"][0].get("nodePort"), None, "{svc}");
+    assert_eq!(svc["spec"].get("loadBalancerSourceRanges"), None, "{svc}");
+    assert_eq!(svc["metadata"]["labels"].get("team"), None, "{svc}");
+    assert_eq!(
+        svc["metadata"]
+            .get("annotations")
+            .and_then(|a| a.get("example.com/internal")),
+        None,
+        "{svc}"
+    );
+    assert_eq!(open_to().trim(), "");
+    assert_eq!(pod_uid(), uid, "a Service change restarted the member");
 }

@@ -1585,17 +1585,7 @@ fn scheduled_demo(ns: &str, bucket: &str, prefix: &str, keys: usize) -> (String,
     let backup = format!(
         r#"{{"spec":{{"backup":{{"destination":"s3://{bucket}/{prefix}","credentialsSecret":"s3-creds","schedule":"* * * * *","runOnCreate":true,"retention":{{"keepLast":1}}}}}}}}"#
     );
-    ok(kubectl(&[
-        "-n",
-        ns,
-        "patch",
-        "etcdcluster",
-        "demo",
-        "--type",
-        "merge",
-        "-p",
-        &backup,
-    ]));
+    ok(patch_demo(ns, &backup));
     let uid = cluster_json(ns, "demo")["metadata"]["uid"]
         .as_str()
         .unwrap()

@@ -144,17 +144,10 @@ fn the_operator_defragments_on_request_and_by_policy_with_a_writer_and_loses_no_
     );
 
     // By policy: fragmented again, the operator defragments by itself (nobody runs a verb).
-    ok(kubectl(&[
-        "-n",
+    ok(patch_demo(
         &ns.0,
-        "patch",
-        "etcdcluster",
-        "demo",
-        "--type",
-        "merge",
-        "-p",
         r#"{"spec":{"maintenance":{"defrag":{"policy":{"fragmentedPercent":45,"minReclaimMiB":2}}}}}"#,
-    ]));
+    ));
     fragment(&ns.0, 16).unwrap();
     let sizes = |c: &serde_json::Value| -> Vec<i64> {
         c["status"]["members"]

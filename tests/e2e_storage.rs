@@ -86,17 +86,7 @@ fn refusals_and_dry_runs(ns: &str) {
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("cannot shrink"), "{}", r.stderr);
     if cel_admission() {
-        let r = kubectl(&[
-            "-n",
-            ns,
-            "patch",
-            "etcdcluster",
-            "demo",
-            "--type",
-            "merge",
-            "-p",
-            r#"{"spec":{"storage":{"size":"512Mi"}}}"#,
-        ]);
+        let r = patch_demo(ns, r#"{"spec":{"storage":{"size":"512Mi"}}}"#);
         assert!(
             r.code != 0 && r.stderr.contains("spec.storage.size cannot shrink"),
             "{}",

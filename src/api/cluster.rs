@@ -96,6 +96,13 @@ pub struct EtcdClusterSpec {
     /// scraper). The labels the engine selects its pods by cannot be set here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pod_metadata: Option<PodMetadata>,
+    /// How clients reach the members through the client Service `<name>-client` (absent: a
+    /// ClusterIP Service, reached from inside the cluster): its type (`NodePort` or
+    /// `LoadBalancer` expose etcd outside the cluster; the NetworkPolicy then admits the client
+    /// port from anywhere), labels and annotations (e.g. a cloud's internal load balancer), and
+    /// the load balancer's source ranges. Changes apply on the next pass; no member restarts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_service: Option<ClientServiceSpec>,
     /// etcd server tuning.
     #[serde(default)]
     pub etcd: EtcdTuning,
@@ -155,6 +162,45 @@ pub struct EtcdClusterSpec {
     /// to false (`kubectl etcd wake`) starts the same members on their data (same cluster id).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub hibernate: bool,
+}
+
+/// `spec.clientService`.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientServiceSpec {
+    /// ClusterIP (the default), NodePort or LoadBalancer.
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    pub type_: Option<ClientServiceType>,
+    /// Labels added to the Service (not the engine's own: app.kubernetes.io/name, instance,
+    /// managed-by).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+    /// Annotations added to the Service, e.g.
+    /// `service.beta.kubernetes.io/aws-load-balancer-internal: "true"`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub annotations: BTreeMap<String, String>,
+    /// With type LoadBalancer: the client CIDRs the load balancer admits (e.g. 10.0.0.0/8).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub load_balancer_source_ranges: Vec<String>,
+}
+
+/// `spec.clientService.type`.
+#[derive(Deserialize, Serialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
+pub enum ClientServiceType {
+    #[serde(rename = "ClusterIP")]
+    ClusterIp,
+    NodePort,
+    LoadBalancer,
+}
+
+impl ClientServiceType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClientServiceType::ClusterIp => "ClusterIP",
+            ClientServiceType::NodePort => "NodePort",
+            ClientServiceType::LoadBalancer => "LoadBalancer",
+        }
+    }
 }
 
 /// `spec.networkPolicy`.

@@ -34,6 +34,32 @@ pub enum LogFormat {
     Json,
 }
 
+/// How clients reach a new cluster (`spec.clientService.type`).
+#[derive(Args, Debug, Clone, Default)]
+pub struct ServiceFlag {
+    /// The client Service's type: ClusterIP (the default: clients inside the cluster), NodePort
+    /// or LoadBalancer (clients outside it; the cluster's NetworkPolicy then admits the client
+    /// port from anywhere). Labels, annotations and source ranges: spec.clientService.
+    #[arg(long, value_name = "TYPE", value_parser = ["ClusterIP", "NodePort", "LoadBalancer"])]
+    pub service_type: Option<String>,
+}
+
+impl ServiceFlag {
+    /// `spec.clientService` (none for the default, ClusterIP).
+    pub fn spec(&self) -> Option<crate::api::ClientServiceSpec> {
+        use crate::api::ClientServiceType;
+        let type_ = match self.service_type.as_deref()? {
+            "NodePort" => ClientServiceType::NodePort,
+            "LoadBalancer" => ClientServiceType::LoadBalancer,
+            _ => return None,
+        };
+        Some(crate::api::ClientServiceSpec {
+            type_: Some(type_),
+            ..Default::default()
+        })
+    }
+}
+
 /// The cluster DNS domain of a new cluster's members (`spec.clusterDomain`).
 #[derive(Args, Debug, Clone, Default)]
 pub struct DomainFlag {

@@ -333,15 +333,7 @@ pub async fn observe(
     let cert_manager = super::pki::observe_cert_manager(ctx, d).await?;
     let observed = Observed {
         statefulset,
-        supporting_objects: seen.peer_svc.is_some()
-            && seen.client_svc.is_some()
-            && seen.pdb.is_some()
-            // `spec.networkPolicy.enabled` switched either way is the supporting objects' step,
-            // and so is a policy that does not admit the operator (one installed elsewhere).
-            && seen.network_policy.is_some() == d.network_policy
-            && (seen.network_policy.is_none()
-                || d.adopt.is_some()
-                || admitted.as_ref() == Some(&d.operator)),
+        supporting_objects: seen.supporting_current(d, admitted.as_ref()),
         clients_fenced: seen.client_svc.as_ref().is_some_and(objects::is_fenced),
         config: seen.cm.map(|c| c.data.unwrap_or_default()),
         pods,
@@ -379,6 +371,26 @@ struct Objects {
     cm: Option<ConfigMap>,
     pods: Vec<Pod>,
     pvcs: Vec<PersistentVolumeClaim>,
+}
+
+impl Objects {
+    /// Whether the Services, the disruption budget and the policy are there as `d` wants them
+    /// (`admitted`: the operator the policy there admits).
+    fn supporting_current(&self, d: &Desired, admitted: Option<&model::OperatorPods>) -> bool {
+        self.peer_svc.is_some()
+            // A fenced Service (`spec.recovery`) is recovery's to put back.
+            && self
+                .client_svc
+                .as_ref()
+                .is_some_and(|s| objects::client_service_current(d, s) || objects::is_fenced(s))
+            && self.pdb.is_some()
+            // `spec.networkPolicy.enabled` switched either way is the supporting objects' step,
+            // and so is a policy that does not admit the operator (one installed elsewhere).
+            && self.network_policy.is_some() == d.network_policy
+            && (self.network_policy.is_none()
+                || d.adopt.is_some()
+                || admitted == Some(&d.operator))
+    }
 }
 
 /// Reads the cluster's objects, all at once.

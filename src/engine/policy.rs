@@ -199,7 +199,10 @@ mod tests {
         let periods: Vec<Duration> = (0..200)
             .map(|i| p.converged_for(&format!("0f7c1d2e-4b5a-4c3d-9e8f-{i:012}")))
             .collect();
-        assert!(periods.iter().all(|d| (54..=66).contains(&d.as_secs())), "{periods:?}");
+        assert!(
+            periods.iter().all(|d| (54..=66).contains(&d.as_secs())),
+            "{periods:?}"
+        );
         // The same cluster always gets the same period; clusters differ (spread, not one value).
         assert_eq!(p.converged_for("a"), p.converged_for("a"));
         let mut distinct: Vec<u128> = periods.iter().map(Duration::as_millis).collect();

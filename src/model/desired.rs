@@ -142,6 +142,25 @@ pub enum Storage {
     Volume { size: String, class: Option<String> },
 }
 
+/// `spec.clientService`, validated. `hash` is `None` exactly when the spec sets none: the
+/// Service of such a cluster stays as every earlier release wrote it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ClientService {
+    /// `NodePort` or `LoadBalancer`; `None`: ClusterIP, not written.
+    pub type_: Option<&'static str>,
+    pub labels: BTreeMap<String, String>,
+    pub annotations: BTreeMap<String, String>,
+    pub source_ranges: Vec<String>,
+    pub hash: Option<String>,
+}
+
+impl ClientService {
+    /// Reached from outside the cluster (a node port or a load balancer).
+    pub fn exposed(&self) -> bool {
+        self.type_.is_some_and(|t| t != "ClusterIP")
+    }
+}
+
 /// TLS of member traffic (`spec.tls`, validated). Secret names only: the engine reads the
 /// client Secret when it dials, the kubelet mounts the others.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -334,6 +353,8 @@ pub struct Desired {
     /// The operator's pods the NetworkPolicy admits to the client port: not from the spec, but
     /// from the driver or the policy there is (`model::keep_operator`, applied in `observe`).
     pub operator: super::OperatorPods,
+    /// The client Service's type, labels and annotations (`spec.clientService`; default: none).
+    pub client_service: ClientService,
     /// Labels and annotations the member pods get besides the engine's (`spec.podMetadata`).
     pub pod_labels: BTreeMap<String, String>,
     pub pod_annotations: BTreeMap<String, String>,
@@ -419,6 +440,7 @@ impl Desired {
             metrics_port: None,
             network_policy: true,
             operator: Default::default(),
+            client_service: ClientService::default(),
             pod_labels: BTreeMap::new(),
             pod_annotations: BTreeMap::new(),
             etcd_flags: Vec::new(),

@@ -1463,3 +1463,86 @@ fn a_cluster_domain_changed_on_an_existing_cluster_is_refused_and_the_members_ke
         assert_eq!(d.cluster_domain, "k8s.example.com");
     }
 }
+
+#[test]
+fn a_client_service_spec_is_checked_and_hashed_and_none_stays_none() {
+    use crate::api::{ClientServiceSpec, ClientServiceType};
+    let with = |c: ClientServiceSpec| {
+        let mut s = spec(3, "3.5.16");
+        s.client_service = Some(c);
+        validate(&cluster(s))
+    };
+    assert_eq!(
+        validate(&cluster(spec(3, "3.5.16")))
+            .unwrap()
+            .client_service,
+        ClientService::default()
+    );
+    let lb = ClientServiceSpec {
+        type_: Some(ClientServiceType::LoadBalancer),
+        labels: [("team".to_string(), "db".to_string())].into(),
+        annotations: [("example.com/internal".to_string(), "true".to_string())].into(),
+        load_balancer_source_ranges: vec!["10.0.0.0/8".into(), "fd00::/8".into()],
+    };
+    let d = with(lb.clone()).unwrap();
+    assert_eq!(d.client_service.type_, Some("LoadBalancer"));
+    assert!(d.client_service.exposed());
+    assert_eq!(
+        d.client_service.source_ranges,
+        lb.load_balancer_source_ranges
+    );
+    let hash = d.client_service.hash.clone().unwrap();
+    // Any change gives another hash; the same spec the same one.
+    assert_eq!(
+        with(lb.clone()).unwrap().client_service.hash,
+        Some(hash.clone())
+    );
+    let mut other = lb.clone();
+    other.annotations.clear();
+    assert_ne!(with(other).unwrap().client_service.hash, Some(hash));
+    let cluster_ip = with(ClientServiceSpec::default()).unwrap().client_service;
+    let ranges = |t, range: &str| ClientServiceSpec {
+        type_: Some(t),
+        load_balancer_source_ranges: vec![range.to_string()],
+        ..Default::default()
+    };
+    assert!(!cluster_ip.exposed() && cluster_ip.hash.is_some());
+
+    for (c, field, says) in [
+        (
+            ClientServiceSpec {
+                labels: [("app.kubernetes.io/name".to_string(), "x".to_string())].into(),
+                ..Default::default()
+            },
+            "spec.clientService.labels",
+            "set by the engine",
+        ),
+        (
+            ClientServiceSpec {
+                annotations: [("/x".to_string(), "y".to_string())].into(),
+                ..Default::default()
+            },
+            "spec.clientService.annotations",
+            "not an annotation key",
+        ),
+        (
+            ranges(ClientServiceType::NodePort, "10.0.0.0/8"),
+            "spec.clientService.loadBalancerSourceRanges",
+            "a load balancer only",
+        ),
+        (
+            ranges(ClientServiceType::LoadBalancer, "10.0.0.0/33"),
+            "spec.clientService.loadBalancerSourceRanges",
+            "is not a CIDR",
+        ),
+        (
+            ranges(ClientServiceType::LoadBalancer, "10.0.0.1"),
+            "spec.clientService.loadBalancerSourceRanges",
+            "is not a CIDR",
+        ),
+    ] {
+        let e = with(c).unwrap_err();
+        assert_eq!(e.field, field);
+        assert!(e.message.contains(says), "{}", e.message);
+    }
+}

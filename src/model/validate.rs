@@ -257,10 +257,8 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
     let t = &spec.etcd;
     let mut etcd_flags = validate_tuning(t)?;
     etcd_flags.extend(validate_options(&t.options)?);
-    let (pod_labels, pod_annotations) = match &spec.pod_metadata {
-        None => Default::default(),
-        Some(m) => validate_pod_metadata(m)?,
-    };
+    let client_service = validate_client_service(spec.client_service.as_ref())?;
+    let (pod_labels, pod_annotations) = validate_pod_metadata(spec.pod_metadata.as_ref())?;
     let priority_class_name = spec
         .priority_class_name
         .as_ref()
@@ -320,6 +318,7 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
             .and_then(|n| n.enabled)
             .unwrap_or(true),
         operator: Default::default(),
+        client_service,
         pod_labels,
         pod_annotations,
         etcd_flags,
@@ -864,36 +863,111 @@ pub(super) fn is_label_value(v: &str) -> bool {
 
 pub(super) type PodMeta = (BTreeMap<String, String>, BTreeMap<String, String>);
 
-pub(super) fn validate_pod_metadata(m: &crate::api::PodMetadata) -> Result<PodMeta, InvalidSpec> {
-    for (k, v) in &m.labels {
+pub(super) fn validate_pod_metadata(
+    m: Option<&crate::api::PodMetadata>,
+) -> Result<PodMeta, InvalidSpec> {
+    let Some(m) = m else {
+        return Ok(Default::default());
+    };
+    validate_metadata(
+        ("spec.podMetadata.labels", "spec.podMetadata.annotations"),
+        &m.labels,
+        &m.annotations,
+    )
+}
+
+/// `spec.clientService`: labels and annotations as for pods, source ranges as CIDRs and only
+/// for a load balancer.
+fn validate_client_service(
+    s: Option<&crate::api::ClientServiceSpec>,
+) -> Result<super::ClientService, InvalidSpec> {
+    use crate::api::ClientServiceType;
+    let Some(s) = s else {
+        return Ok(Default::default());
+    };
+    let (labels, annotations) = validate_metadata(
+        (
+            "spec.clientService.labels",
+            "spec.clientService.annotations",
+        ),
+        &s.labels,
+        &s.annotations,
+    )?;
+    let field = "spec.clientService.loadBalancerSourceRanges";
+    if !s.load_balancer_source_ranges.is_empty() && s.type_ != Some(ClientServiceType::LoadBalancer)
+    {
+        return Err(invalid(
+            field,
+            "source ranges apply to a load balancer only; set spec.clientService.type: LoadBalancer or remove them".to_string(),
+        ));
+    }
+    if let Some(bad) = s.load_balancer_source_ranges.iter().find(|r| !is_cidr(r)) {
+        return Err(invalid(
+            field,
+            format!("{bad:?} is not a CIDR; use e.g. 10.0.0.0/8 or fd00::/8"),
+        ));
+    }
+    let hash = serde_json::to_string(s).unwrap_or_default();
+    Ok(super::ClientService {
+        type_: s.type_.map(ClientServiceType::as_str),
+        labels,
+        annotations,
+        source_ranges: s.load_balancer_source_ranges.clone(),
+        hash: Some(format!("{:016x}", crate::objects::fnv1a(&hash))),
+    })
+}
+
+/// An address block: an IPv4 or IPv6 address, '/', and a prefix length it holds.
+fn is_cidr(s: &str) -> bool {
+    let Some((ip, len)) = s.split_once('/') else {
+        return false;
+    };
+    let Ok(len) = len.parse::<u8>() else {
+        return false;
+    };
+    match ip.parse::<std::net::IpAddr>() {
+        Ok(std::net::IpAddr::V4(_)) => len <= 32,
+        Ok(std::net::IpAddr::V6(_)) => len <= 128,
+        Err(_) => false,
+    }
+}
+
+/// Labels and annotations the engine adds to an object of its own (`fields`: where the spec
+/// names them): keys qualified names, label values valid, none of the engine's own labels.
+fn validate_metadata(
+    fields: (&'static str, &'static str),
+    labels: &BTreeMap<String, String>,
+    annotations: &BTreeMap<String, String>,
+) -> Result<PodMeta, InvalidSpec> {
+    for (k, v) in labels {
         if !is_qualified_name(k) {
             return Err(invalid(
-                "spec.podMetadata.labels",
+                fields.0,
                 format!("{k:?} is not a label key; use e.g. \"team\" or \"example.com/team\""),
             ));
         }
         if ENGINE_POD_LABELS.contains(&k.as_str()) {
             return Err(invalid(
-                "spec.podMetadata.labels",
+                fields.0,
                 format!("{k:?} is set by the engine (it selects its pods by it); use another key"),
             ));
         }
         if !is_label_value(v) {
             return Err(invalid(
-                "spec.podMetadata.labels",
+                fields.0,
                 format!(
                     "{k}: {v:?} is not a label value; use at most 63 letters, digits, '-', '_' and '.'"
                 ),
             ));
         }
     }
-    if let Some(k) = m.annotations.keys().find(|k| !is_qualified_name(k)) {
+    if let Some(k) = annotations.keys().find(|k| !is_qualified_name(k)) {
         return Err(invalid(
-            "spec.podMetadata.annotations",
+            fields.1,
             format!("{k:?} is not an annotation key; use e.g. \"example.com/scrape\""),
         ));
     }
-    Ok((m.labels.clone(), m.annotations.clone()))
+    Ok((labels.clone(), annotations.clone()))
 }
 
 /// The TLS mode `spec.tls` asks for.

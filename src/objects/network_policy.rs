@@ -18,7 +18,7 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::networking::v1::{
-    NetworkPolicy, NetworkPolicyIngressRule, NetworkPolicyPeer, NetworkPolicyPort,
+    IPBlock, NetworkPolicy, NetworkPolicyIngressRule, NetworkPolicyPeer, NetworkPolicyPort,
     NetworkPolicySpec,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
@@ -75,9 +75,18 @@ fn peer_rule(d: &Desired, from: Option<Vec<NetworkPolicyPeer>>) -> NetworkPolicy
     r
 }
 
-/// Who may reach the client port (see the module doc).
+/// Who may reach the client port (see the module doc), and anyone at all while the client
+/// Service is a node port or a load balancer (`spec.clientService.type`): their traffic arrives
+/// from the nodes or from outside (the load balancer's source ranges are its own filter).
 pub fn client_peers(d: &Desired) -> Vec<NetworkPolicyPeer> {
-    vec![
+    let anywhere = ["0.0.0.0/0", "::/0"].map(|cidr| NetworkPolicyPeer {
+        ip_block: Some(IPBlock {
+            cidr: cidr.into(),
+            except: None,
+        }),
+        ..Default::default()
+    });
+    let mut peers = vec![
         // Every pod of the namespace: an empty pod selector.
         NetworkPolicyPeer {
             pod_selector: Some(LabelSelector::default()),
@@ -93,7 +102,11 @@ pub fn client_peers(d: &Desired) -> Vec<NetworkPolicyPeer> {
             pod_selector: select(one(LABEL_CLIENT, &d.name)),
             ..Default::default()
         },
-    ]
+    ];
+    if d.client_service.exposed() {
+        peers.extend(anywhere);
+    }
+    peers
 }
 
 /// The operator pods `policy` admits to the client port: the peer that selects one namespace by

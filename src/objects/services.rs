@@ -12,6 +12,7 @@ use super::names::{
     selector_labels,
 };
 use crate::api::EtcdCluster;
+use crate::keys::ANNOTATION_CLIENT_SERVICE;
 use crate::model::Desired;
 
 /// Owner reference to the EtcdCluster: children are garbage-collected with it.
@@ -68,15 +69,40 @@ pub fn peer_service(d: &Desired) -> Service {
 }
 
 pub fn client_service(d: &Desired) -> Service {
+    let c = &d.client_service;
+    let mut metadata = meta(d, client_service_name(&d.name));
+    if let Some(hash) = &c.hash {
+        // The engine's labels win (validation refuses a spec that names them anyway).
+        let mut labels = c.labels.clone();
+        labels.extend(metadata.labels.take().unwrap_or_default());
+        metadata.labels = Some(labels);
+        let mut annotations = c.annotations.clone();
+        annotations.insert(ANNOTATION_CLIENT_SERVICE.into(), hash.clone());
+        metadata.annotations = Some(annotations);
+    }
     Service {
-        metadata: meta(d, client_service_name(&d.name)),
+        metadata,
         spec: Some(ServiceSpec {
+            type_: c.type_.map(str::to_string),
             selector: Some(selector_labels(&d.name)),
             ports: Some(vec![port("client", CLIENT_PORT)]),
+            load_balancer_source_ranges: (!c.source_ranges.is_empty())
+                .then(|| c.source_ranges.clone()),
             ..Default::default()
         }),
         ..Default::default()
     }
+}
+
+/// Whether the client Service there is is the one `spec.clientService` asks for: it carries the
+/// hash of that spec (none, for a cluster that sets none). Anything else is applied again.
+pub fn client_service_current(d: &Desired, svc: &Service) -> bool {
+    let had = svc
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(ANNOTATION_CLIENT_SERVICE));
+    had == d.client_service.hash.as_ref()
 }
 
 /// The client Service selecting no pod: clients cannot open new connections to any member while

@@ -655,3 +655,53 @@ fn a_tls_secret_gives_its_three_files_or_names_the_missing_ones() {
         .unwrap();
     assert!(e.starts_with("lacks ca.crt, tls.crt, tls.key;"), "{e}");
 }
+
+#[test]
+fn the_client_service_takes_its_spec_and_a_cluster_without_one_keeps_its_service() {
+    let plain = desired();
+    let before = serde_json::to_value(client_service(&plain)).unwrap();
+    assert_eq!(before["metadata"].get("annotations"), None, "{before}");
+    assert_eq!(before["spec"].get("type"), None, "{before}");
+    let svc = |d: &Desired| client_service(d);
+    assert!(client_service_current(&plain, &svc(&plain)));
+
+    let mut d = desired();
+    d.client_service = crate::model::ClientService {
+        type_: Some("LoadBalancer"),
+        labels: BTreeMap::from([("team".to_string(), "db".to_string())]),
+        annotations: BTreeMap::from([("example.com/internal".to_string(), "true".to_string())]),
+        source_ranges: vec!["10.0.0.0/8".into()],
+        hash: Some("0123456789abcdef".into()),
+    };
+    let s = serde_json::to_value(svc(&d)).unwrap();
+    assert_eq!(s["spec"]["type"], "LoadBalancer");
+    assert_eq!(
+        s["spec"]["loadBalancerSourceRanges"],
+        serde_json::json!(["10.0.0.0/8"])
+    );
+    assert_eq!(s["metadata"]["labels"]["team"], "db");
+    assert_eq!(
+        s["metadata"]["labels"]["app.kubernetes.io/instance"],
+        "demo"
+    );
+    assert_eq!(s["metadata"]["annotations"]["example.com/internal"], "true");
+    // What the spec asked for is recognised; a Service of another spec (or none) is applied again.
+    assert!(client_service_current(&d, &svc(&d)));
+    assert!(!client_service_current(&d, &svc(&plain)));
+    assert!(!client_service_current(&plain, &svc(&d)));
+    // Recovery's fence keeps the type (clients outside stay cut off the same way).
+    let fenced = serde_json::to_value(fenced_client_service(&d)).unwrap();
+    assert_eq!(fenced["spec"]["type"], "LoadBalancer");
+
+    // The policy admits the client port from anywhere while the Service is exposed, and still
+    // names the operator (whose pods it admits either way).
+    let policy = |d: &Desired| serde_json::to_value(network_policy(d)).unwrap().to_string();
+    assert!(
+        policy(&d).contains("\"cidr\":\"0.0.0.0/0\"") && policy(&d).contains("\"cidr\":\"::/0\"")
+    );
+    assert!(!policy(&plain).contains("cidr"));
+    assert_eq!(
+        admitted_operator(&network_policy(&d)),
+        Some(d.operator.clone())
+    );
+}

@@ -585,7 +585,10 @@ async fn reconcile(cluster: Arc<EtcdCluster>, st: Arc<State>) -> Result<Action, 
     st.counted(&object, &labels, &pass, took).await;
     st.report(&cluster, &labels, &pass).await;
     // Scheduled backups are steps of the passes (`plan::backup`); come back by the next one.
-    Ok(next_pass(&pass, cluster.uid().as_deref().unwrap_or_default()))
+    Ok(next_pass(
+        &pass,
+        cluster.uid().as_deref().unwrap_or_default(),
+    ))
 }
 
 /// When the next pass of the cluster (uid `key`) comes: the engine's pace, or the cluster's next

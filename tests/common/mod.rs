@@ -296,6 +296,22 @@ impl Drop for Operator {
     }
 }
 
+/// `kubectl patch etcdcluster demo --type merge -p PATCH` in `ns`: a spec change as a user
+/// makes it.
+pub fn patch_demo(ns: &str, patch: &str) -> Run {
+    kubectl(&[
+        "-n",
+        ns,
+        "patch",
+        "etcdcluster",
+        "demo",
+        "--type",
+        "merge",
+        "-p",
+        patch,
+    ])
+}
+
 /// The cluster `demo` of `ns` converged on `voters` ready voters at its current generation.
 pub fn status_ready(ns: &str, voters: usize) -> Option<serde_json::Value> {
     let c = cluster_json(ns, "demo");

@@ -3,7 +3,9 @@
 use kube::api::Api;
 
 use crate::api::{EtcdCluster, EtcdClusterSpec, EtcdTuning, KIND, StorageSpec};
-use crate::cli::flags::{DomainFlag, Global, ImageFlags, SecurityFlags, TlsMode, WaitFlags};
+use crate::cli::flags::{
+    DomainFlag, Global, ImageFlags, SecurityFlags, ServiceFlag, TlsMode, WaitFlags,
+};
 use crate::cli::{Session, check_secrets, drive, output, usage};
 use crate::error::Error;
 use crate::model::{self, DEFAULT_VERSION};
@@ -45,6 +47,8 @@ pub struct Args {
     pub priority_class: Option<String>,
     #[command(flatten)]
     pub domain: DomainFlag,
+    #[command(flatten)]
+    pub service: ServiceFlag,
     #[command(flatten)]
     pub security: SecurityFlags,
     #[command(flatten)]
@@ -107,6 +111,7 @@ async fn create(g: &Global, a: Args) -> Result<(), Error> {
             ..Default::default()
         },
         priority_class_name: a.priority_class,
+        client_service: a.service.spec(),
         cluster_domain,
         ..Default::default()
     };

@@ -23,7 +23,9 @@ use crate::api::{
 use crate::archive::crypt::{Key, KeySecret};
 use crate::archive::fetch::{self, Verified};
 use crate::archive::store::{Location, Store};
-use crate::cli::flags::{DomainFlag, Global, ImageFlags, SecurityFlags, TlsMode, WaitFlags};
+use crate::cli::flags::{
+    DomainFlag, Global, ImageFlags, SecurityFlags, ServiceFlag, TlsMode, WaitFlags,
+};
 use crate::cli::{Session, check_secrets, drive, output, usage};
 use crate::engine::backups::{self, AgentOp, Stored};
 use crate::error::BackupError;
@@ -80,6 +82,8 @@ pub struct Args {
     pub image: ImageFlags,
     #[command(flatten)]
     pub domain: DomainFlag,
+    #[command(flatten)]
+    pub service: ServiceFlag,
     #[command(flatten)]
     pub security: SecurityFlags,
     #[command(flatten)]
@@ -715,6 +719,7 @@ fn new_cluster(
         auth: a.security.auth(),
         // Checked before anything is written (`run`).
         cluster_domain: a.domain.spec(&a.name).ok().flatten(),
+        client_service: a.service.spec(),
         ..Default::default()
     };
     model::new_cluster_defaults(&mut spec);
