@@ -74,6 +74,9 @@ pub const ANNOTATION_HIBERNATE_SNAPSHOT: &str = "etcd.kubectl-etcd.io/hibernate-
 /// On the client Service when `spec.clientService` is set: the hash of what it asked for, so a
 /// change (or its removal) is applied on the next pass and an unchanged one never rewrites it.
 pub const ANNOTATION_CLIENT_SERVICE: &str = "etcd.kubectl-etcd.io/client-service";
+/// On a managed server certificate's Secret issued with `spec.tls.serverNames`: the hash of
+/// those names, so a change of them issues the certificate again.
+pub const ANNOTATION_SERVER_NAMES: &str = "etcd.kubectl-etcd.io/server-names";
 pub const ANNOTATION_RECOVERY: &str = "etcd.kubectl-etcd.io/recovery";
 
 /// Field managers (`metadata.managedFields`): one per writer, so the API server records who wrote

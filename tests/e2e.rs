@@ -1017,6 +1017,45 @@ fn a_claim_that_cannot_be_provisioned_is_named_with_the_provisioners_words() {
     ok(etcd(&ns.0, &["delete", "demo", "--yes"]));
 }
 
+/// A one-member ephemeral cluster `demo` in `ns` whose client Service is a NodePort (`extra`:
+/// more `create` flags), and the node's address and that port.
+fn node_port_cluster(ns: &str, extra: &[&str]) -> (String, u16) {
+    let mut args = vec![
+        "create",
+        "demo",
+        "--replicas",
+        "1",
+        "--ephemeral",
+        "--service-type",
+        "NodePort",
+        "--timeout",
+        "4m",
+    ];
+    args.extend(extra);
+    ok(etcd(ns, &args));
+    let svc = json(&ok(kubectl(&[
+        "-n",
+        ns,
+        "get",
+        "service",
+        "demo-client",
+        "-o",
+        "json",
+    ])));
+    assert_eq!(svc["spec"]["type"], "NodePort", "{svc}");
+    let port = svc["spec"]["ports"][0]["nodePort"]
+        .as_u64()
+        .expect("a node port");
+    let ip = ok(kubectl(&[
+        "get",
+        "nodes",
+        "-o",
+        "jsonpath={.items[0].status.addresses[?(@.type==\"InternalIP\")].address}",
+    ]))
+    .stdout;
+    (ip.trim().to_string(), u16::try_from(port).unwrap())
+}
+
 /// `spec.clientService`: a NodePort cluster answers on the node's address from outside the pod
 /// network; a change (a load balancer with annotations, labels and source ranges) is applied by
 /// the next pass without a member restart, a bad one refused, and removing it gives the plain
@@ -1027,21 +1066,7 @@ fn a_client_service_of_another_type_exposes_the_cluster_and_goes_back() {
     let ns = Ns::new("expose");
     let bad = etcd(&ns.0, &["create", "demo", "--service-type", "Ingress"]);
     assert_eq!(bad.code, 2, "{}", bad.stderr);
-    ok(etcd(
-        &ns.0,
-        &[
-            "create",
-            "demo",
-            "--replicas",
-            "1",
-            "--ephemeral",
-            "--insecure",
-            "--service-type",
-            "NodePort",
-            "--timeout",
-            "4m",
-        ],
-    ));
+    let (node_ip, node_port) = node_port_cluster(&ns.0, &["--insecure"]);
     let service = || {
         json(&ok(kubectl(&[
             "-n",
@@ -1053,25 +1078,13 @@ fn a_client_service_of_another_type_exposes_the_cluster_and_goes_back() {
             "json",
         ])))
     };
-    let svc = service();
-    assert_eq!(svc["spec"]["type"], "NodePort", "{svc}");
-    let node_port = svc["spec"]["ports"][0]["nodePort"]
-        .as_i64()
-        .expect("a node port");
-    let node_ip = ok(kubectl(&[
-        "get",
-        "nodes",
-        "-o",
-        "jsonpath={.items[0].status.addresses[?(@.type==\"InternalIP\")].address}",
-    ]))
-    .stdout;
     // etcd's own /version over the node port: the member answers from outside the pod network.
     let version = eventually(
         "etcd to answer on the node port",
         Duration::from_secs(60),
         || {
             use std::io::{Read, Write};
-            let mut s = std::net::TcpStream::connect((node_ip.trim(), node_port as u16)).ok()?;
+            let mut s = std::net::TcpStream::connect((node_ip.as_str(), node_port)).ok()?;
             s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
             s.write_all(b"GET /version HTTP/1.0\r\n\r\n").ok()?;
             let mut out = String::new();
@@ -1094,19 +1107,7 @@ fn a_client_service_of_another_type_exposes_the_cluster_and_goes_back() {
         .stdout
     };
     assert_eq!(open_to().trim(), "0.0.0.0/0 ::/0");
-    let pod_uid = || {
-        ok(kubectl(&[
-            "-n",
-            &ns.0,
-            "get",
-            "pod",
-            "demo-0",
-            "-o",
-            "jsonpath={.metadata.uid}",
-        ]))
-        .stdout
-    };
-    let uid = pod_uid();
+    let uid = pod_uid(&ns.0, "demo-0");
 
     // A bad spec is refused by the engine (no Service change), then a load balancer.
     let patch = |p: &str| {
@@ -1165,5 +1166,120 @@ fn a_client_service_of_another_type_exposes_the_cluster_and_goes_back() {
         "{svc}"
     );
     assert_eq!(open_to().trim(), "");
-    assert_eq!(pod_uid(), uid, "a Service change restarted the member");
+    assert_eq!(
+        pod_uid(&ns.0, "demo-0"),
+        uid,
+        "a Service change restarted the member"
+    );
+}
+
+/// A client outside the cluster, through a node port, with managed TLS: the node's address is
+/// no name of the server certificate until `spec.tls.serverNames` gives it; then the engine
+/// issues the certificate again and the same client's put is served, without a member restart.
+#[test]
+fn an_outside_client_verifies_the_server_by_a_name_spec_tls_server_names_adds() {
+    install_crd();
+    let ns = Ns::new("names");
+    let (node_ip, node_port) = node_port_cluster(&ns.0, &[]);
+    // The engine's client certificate, as a user would take it with `kubectl etcd certificate`.
+    let dir = std::env::temp_dir().join(format!("ke-names-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (key, file) in [
+        ("tls\\.crt", "crt"),
+        ("tls\\.key", "key"),
+        ("ca\\.crt", "ca"),
+    ] {
+        let b64 = ok(kubectl(&[
+            "-n",
+            &ns.0,
+            "get",
+            "secret",
+            "demo-tls-client",
+            "-o",
+            &format!("jsonpath={{.data.{key}}}"),
+        ]))
+        .stdout;
+        let out = std::process::Command::new("base64")
+            .arg("-d")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .and_then(|mut c| {
+                use std::io::Write;
+                c.stdin.take().unwrap().write_all(b64.as_bytes())?;
+                c.wait_with_output()
+            })
+            .unwrap();
+        std::fs::write(dir.join(file), out.stdout).unwrap();
+    }
+    let bins =
+        std::env::var("KE_ETCD_BIN_DIR").unwrap_or_else(|_| "/var/cache/kubectl-etcd/etcd".into());
+    let version = std::fs::read_to_string(format!("{bins}/VERSIONS"))
+        .expect("etcd binaries (tests/cluster/etcd-bins.sh)");
+    let version = version
+        .split_whitespace()
+        .last()
+        .unwrap()
+        .trim_start_matches('v')
+        .to_string();
+    let put = || {
+        let o = std::process::Command::new(format!("{bins}/v{version}/etcdctl"))
+            .args([
+                &format!("--endpoints=https://{node_ip}:{node_port}"),
+                &format!("--cacert={}", dir.join("ca").display()),
+                &format!("--cert={}", dir.join("crt").display()),
+                &format!("--key={}", dir.join("key").display()),
+                "--dial-timeout=5s",
+                "--command-timeout=10s",
+                "put",
+                "outside",
+                "yes",
+            ])
+            .output()
+            .expect("etcdctl runs");
+        (
+            o.status.success(),
+            String::from_utf8_lossy(&o.stderr).to_string(),
+        )
+    };
+    let (served, why) = put();
+    assert!(
+        !served,
+        "served without the node's address in the certificate"
+    );
+    assert!(why.contains("certificate"), "{why}");
+    let uid = pod_uid(&ns.0, "demo-0");
+
+    ok(patch_demo(
+        &ns.0,
+        &format!(r#"{{"spec":{{"tls":{{"serverNames":["{node_ip}"]}}}}}}"#),
+    ));
+    let r = ok(etcd(&ns.0, &["reconcile", "demo", "--timeout", "2m"]));
+    assert!(r.stderr.contains("spec.tls.serverNames"), "{}", r.stderr);
+    // The kubelet brings the Secret into the pod within its sync period; etcd reads it at the
+    // next handshake.
+    eventually(
+        "the put to be served with the node's address",
+        Duration::from_secs(120),
+        || put().0.then_some(()),
+    );
+    let got = ok(etcdctl(
+        &ns.0,
+        "demo-0",
+        &["get", "outside", "--print-value-only"],
+    ));
+    assert_eq!(got.stdout.trim(), "yes");
+    assert_eq!(
+        pod_uid(&ns.0, "demo-0"),
+        uid,
+        "a certificate's names restarted the member"
+    );
+    // Another pass issues nothing more.
+    let again = ok(etcd(&ns.0, &["reconcile", "demo", "--timeout", "2m"]));
+    assert!(
+        !again.stderr.contains("issue the server certificate"),
+        "{}",
+        again.stderr
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -353,16 +353,7 @@ struct HeldDown(i32);
 
 impl HeldDown {
     fn hold(ns: &str, pod: &str) -> HeldDown {
-        let id = ok(kubectl(&[
-            "-n",
-            ns,
-            "get",
-            "pod",
-            pod,
-            "-o",
-            "jsonpath={.status.containerStatuses[0].containerID}",
-        ]))
-        .stdout;
+        let id = pod_field(ns, pod, "{.status.containerStatuses[0].containerID}");
         let id = id
             .strip_prefix("containerd://")
             .unwrap_or_else(|| panic!("{pod} has no containerd container: {id:?}"));

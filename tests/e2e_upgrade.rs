@@ -654,16 +654,7 @@ fn three_four_to_three_five_is_refused_while_auth_is_enabled() {
 
 /// The pod's command line (etcd's flags).
 fn member_command(ns: &str, pod: &str) -> String {
-    ok(kubectl(&[
-        "-n",
-        ns,
-        "get",
-        "pod",
-        pod,
-        "-o",
-        "jsonpath={.spec.containers[0].command}",
-    ]))
-    .stdout
+    pod_field(ns, pod, "{.spec.containers[0].command}")
 }
 
 fn patch_spec(ns: &str, patch: &str) {

@@ -397,6 +397,13 @@ pub struct TlsSpec {
     /// before this field existed keeps running.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub plain_peers: bool,
+    /// Modes managed and certManager: more names (DNS names, `*.` wildcards, IP addresses) the
+    /// members' server certificate carries besides the cluster's own Services and members, for
+    /// clients that reach them another way: a load balancer's name or address, a node's address
+    /// and node port (`spec.clientService`). A change issues the server certificate again;
+    /// members read it at their next TLS handshake, without a restart.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_names: Vec<String>,
 }
 
 /// A cert-manager issuer (`spec.tls.issuerRef`), as cert-manager's own `issuerRef` names it.

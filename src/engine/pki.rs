@@ -59,6 +59,7 @@ fn ca_view(s: &Secret) -> SecretCert {
             not_before,
             not_after,
             current_ca: true,
+            names_current: true,
         },
         Err(why) => SecretCert::Unreadable(format!("{}: {why}", tls_key::CA)),
     }
@@ -69,8 +70,9 @@ fn first_der(pem: &[u8]) -> Option<Vec<u8>> {
     crate::pki::pem_certs(pem).ok()?.into_iter().next()
 }
 
-/// What a leaf Secret holds; `ca`: the managed CA's certificate (DER) that must have signed it.
-fn leaf_view(s: &Secret, ca: Option<&[u8]>) -> SecretCert {
+/// What a leaf Secret holds; `ca`: the managed CA's certificate (DER) that must have signed it;
+/// `names`: the serverNames hash its Secret must record (`Some(None)`: none), when it matters.
+fn leaf_view(s: &Secret, ca: Option<&[u8]>, names: Option<Option<String>>) -> SecretCert {
     let files = match objects::tls_files(s) {
         Ok(f) => f,
         Err(why) => return SecretCert::Unreadable(why),
@@ -82,9 +84,56 @@ fn leaf_view(s: &Secret, ca: Option<&[u8]>) -> SecretCert {
             current_ca: ca.is_none_or(|ca| {
                 first_der(&files.cert).is_some_and(|leaf| crate::pki::der::signed_by(&leaf, ca))
             }),
+            names_current: names.is_none_or(|want| want.as_ref() == names_of(s)),
         },
         Err(why) => SecretCert::Unreadable(format!("{}: {why}", tls_key::CERT)),
     }
+}
+
+/// A new key and leaf for `role`, signed by the cluster's CA, with `spec.tls.serverNames` on
+/// the server's (and their hash on its Secret).
+async fn new_leaf(ctx: &Context, d: &Desired, role: CertRole, now: i64) -> Result<Secret, String> {
+    let ca = read_ca(&ctx.client, &d.namespace, &d.name).await?;
+    let lifetime = d
+        .pki
+        .as_ref()
+        .map(|p| p.leaf_lifetime_seconds)
+        .unwrap_or_default();
+    let leaf = crate::pki::leaf_params(
+        role,
+        &d.name,
+        &d.namespace,
+        &d.cluster_domain,
+        ENGINE_USER,
+        now,
+        lifetime,
+    )
+    .and_then(|mut p| {
+        let names = match role {
+            CertRole::Server => d.server_names.as_slice(),
+            _ => &[],
+        };
+        crate::pki::add_names(&mut p, names)?;
+        crate::pki::sign(&p, &d.name, &d.namespace, &ca.key_pem)
+    })
+    .map_err(|e| super::observe::chain(&e))?;
+    let names = d.server_names_hash().filter(|_| role == CertRole::Server);
+    Ok(objects::certs::leaf_secret(
+        d,
+        role,
+        &leaf.cert_pem,
+        &leaf.key_pem,
+        &ca.bundle(),
+        names.as_ref(),
+    ))
+}
+
+/// The serverNames hash a leaf Secret records (`Desired::server_names_hash`).
+fn names_of(s: &Secret) -> Option<&String> {
+    s.metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(crate::keys::ANNOTATION_SERVER_NAMES))
 }
 
 /// The `spec.tls.caGeneration` a CA Secret answers (its annotation; 0 without).
@@ -168,7 +217,15 @@ pub async fn observe(
             let cert = match (&s, role) {
                 (None, _) => SecretCert::Missing,
                 (Some(s), CertRole::Ca) => ca_view(s),
-                (Some(s), _) => leaf_view(s, ca.as_deref()),
+                (Some(s), _) => {
+                    // Managed server certificates record the serverNames they were issued for
+                    // (cert-manager reissues on its Certificate's names by itself).
+                    let names = match role {
+                        CertRole::Server if d.pki.is_some() => Some(d.server_names_hash()),
+                        _ => None,
+                    };
+                    leaf_view(s, ca.as_deref(), names)
+                }
             };
             CertificateView { role, secret, cert }
         })
@@ -310,30 +367,11 @@ pub async fn issue(ctx: &Context, d: &Desired, role: CertRole, why: Issue) -> Re
                 &String::from_utf8_lossy(&files.cert),
                 &String::from_utf8_lossy(&files.key),
                 &ca.bundle(),
+                // The certificate is kept, and so is what it was issued for.
+                names_of(&s),
             )
         }
-        _ => {
-            let ca = read_ca(&ctx.client, &d.namespace, &d.name)
-                .await
-                .map_err(fail)?;
-            let lifetime = d
-                .pki
-                .as_ref()
-                .map(|p| p.leaf_lifetime_seconds)
-                .unwrap_or_default();
-            let leaf = crate::pki::leaf_params(
-                role,
-                &d.name,
-                &d.namespace,
-                &d.cluster_domain,
-                ENGINE_USER,
-                now,
-                lifetime,
-            )
-            .and_then(|p| crate::pki::sign(&p, &d.name, &d.namespace, &ca.key_pem))
-            .map_err(|e| fail(super::observe::chain(&e)))?;
-            objects::certs::leaf_secret(d, role, &leaf.cert_pem, &leaf.key_pem, &ca.bundle())
-        }
+        _ => new_leaf(ctx, d, role, now).await.map_err(fail)?,
     };
     super::act::apply(
         Api::namespaced(ctx.client.clone(), &d.namespace),

@@ -154,6 +154,19 @@ pub struct ClientService {
     pub hash: Option<String>,
 }
 
+impl Desired {
+    /// The hash a managed server certificate's Secret records of `server_names` (`None`
+    /// without any: Secrets issued before the field existed stay current).
+    pub fn server_names_hash(&self) -> Option<String> {
+        (!self.server_names.is_empty()).then(|| {
+            format!(
+                "{:016x}",
+                crate::objects::fnv1a(&self.server_names.join(","))
+            )
+        })
+    }
+}
+
 impl ClientService {
     /// Reached from outside the cluster (a node port or a load balancer).
     pub fn exposed(&self) -> bool {
@@ -355,6 +368,9 @@ pub struct Desired {
     pub operator: super::OperatorPods,
     /// The client Service's type, labels and annotations (`spec.clientService`; default: none).
     pub client_service: ClientService,
+    /// Names the server certificate carries besides the cluster's own (`spec.tls.serverNames`,
+    /// modes managed and certManager).
+    pub server_names: Vec<String>,
     /// Labels and annotations the member pods get besides the engine's (`spec.podMetadata`).
     pub pod_labels: BTreeMap<String, String>,
     pub pod_annotations: BTreeMap<String, String>,
@@ -441,6 +457,7 @@ impl Desired {
             network_policy: true,
             operator: Default::default(),
             client_service: ClientService::default(),
+            server_names: Vec::new(),
             pod_labels: BTreeMap::new(),
             pod_annotations: BTreeMap::new(),
             etcd_flags: Vec::new(),

@@ -159,6 +159,9 @@ pub enum SecretCert {
         /// A leaf's `ca.crt` is the CA Secret's certificate (always true for the CA itself and
         /// for bring-your-own Secrets).
         current_ca: bool,
+        /// It carries the names the spec asks for (`spec.tls.serverNames`; always true but for
+        /// a managed server certificate issued for other names).
+        names_current: bool,
     },
 }
 
@@ -198,6 +201,9 @@ pub enum Issue {
     OtherCa,
     /// Two thirds of its lifetime have passed.
     Renewal,
+    /// The server certificate lacks names `spec.tls.serverNames` asks for (or has some it no
+    /// longer does).
+    Names,
     /// CA rotation (`spec.tls.caGeneration` raised): a new CA, the old one kept as retiring.
     Rotation,
     /// CA rotation: the leaf's `ca.crt` becomes the trust bundle (its certificate and key kept).
@@ -215,6 +221,10 @@ pub fn leaf_due(cert: &SecretCert, now: i64) -> Option<Issue> {
             current_ca: false, ..
         } => Some(Issue::OtherCa),
         SecretCert::Valid {
+            names_current: false,
+            ..
+        } => Some(Issue::Names),
+        SecretCert::Valid {
             not_before,
             not_after,
             ..
@@ -231,6 +241,7 @@ mod tests {
             not_before,
             not_after,
             current_ca: true,
+            names_current: true,
         }
     }
 
@@ -248,6 +259,17 @@ mod tests {
     }
 
     #[test]
+    fn a_server_certificate_of_other_names_is_issued_again_before_its_renewal() {
+        let stale = SecretCert::Valid {
+            not_before: 0,
+            not_after: 900,
+            current_ca: true,
+            names_current: false,
+        };
+        assert_eq!(leaf_due(&stale, 0), Some(Issue::Names));
+    }
+
+    #[test]
     fn a_missing_unreadable_or_foreign_leaf_is_issued_at_once() {
         assert_eq!(leaf_due(&SecretCert::Missing, 0), Some(Issue::Missing));
         assert_eq!(
@@ -258,6 +280,7 @@ mod tests {
             not_before: 0,
             not_after: 900,
             current_ca: false,
+            names_current: true,
         };
         assert_eq!(leaf_due(&foreign, 1), Some(Issue::OtherCa));
     }

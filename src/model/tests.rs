@@ -1546,3 +1546,52 @@ fn a_client_service_spec_is_checked_and_hashed_and_none_stays_none() {
         assert!(e.message.contains(says), "{}", e.message);
     }
 }
+
+#[test]
+fn server_names_are_checked_and_only_where_the_engine_or_cert_manager_issues() {
+    let with = |mode: &str, names: &[&str]| {
+        let mut s = spec(3, "3.5.16");
+        s.tls = Some(crate::api::TlsSpec {
+            mode: Some(mode.into()),
+            server_names: names.iter().map(|n| n.to_string()).collect(),
+            ..Default::default()
+        });
+        validate(&cluster(s))
+    };
+    let d = with(
+        "managed",
+        &["etcd.example.com", "*.lb.example.com", "203.0.113.10"],
+    )
+    .unwrap();
+    assert_eq!(d.server_names.len(), 3);
+    let hash = d.server_names_hash();
+    assert!(hash.is_some());
+    assert_ne!(
+        with("managed", &["etcd.example.com"])
+            .unwrap()
+            .server_names_hash(),
+        hash
+    );
+    assert_eq!(with("managed", &[]).unwrap().server_names_hash(), None);
+    for (mode, names, says) in [
+        (
+            "none",
+            &["etcd.example.com"][..],
+            "only in modes managed and certManager",
+        ),
+        (
+            "managed",
+            &["Etcd_Example"][..],
+            "neither a DNS name nor an IP address",
+        ),
+        (
+            "managed",
+            &["a.example.com", "a.example.com"][..],
+            "named twice",
+        ),
+    ] {
+        let e = with(mode, names).unwrap_err();
+        assert_eq!(e.field, "spec.tls.serverNames", "{e:?}");
+        assert!(e.message.contains(says), "{}", e.message);
+    }
+}

@@ -259,12 +259,7 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
     etcd_flags.extend(validate_options(&t.options)?);
     let client_service = validate_client_service(spec.client_service.as_ref())?;
     let (pod_labels, pod_annotations) = validate_pod_metadata(spec.pod_metadata.as_ref())?;
-    let priority_class_name = spec
-        .priority_class_name
-        .as_ref()
-        .filter(|p| !p.is_empty())
-        .map(|p| validate_dns_subdomain("spec.priorityClassName", "PriorityClass", p))
-        .transpose()?;
+    let priority_class_name = validate_priority_class(spec.priority_class_name.as_deref())?;
     let image_pull_secrets = validate_image_pull_secrets(spec.image_pull_secrets.as_deref())?;
     let cluster_domain = validate_cluster_domain(spec.cluster_domain.as_deref())?;
     let metrics_port = spec.metrics.as_ref().map(validate_metrics).transpose()?;
@@ -279,6 +274,7 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
         .transpose()?;
     let lost_member_grace_seconds = validate_lost_member_grace(spec.lost_member_grace_seconds)?;
     let tls = tls_of(&name, cluster)?;
+    let server_names = validate_server_names(spec.tls.as_ref(), &tls)?;
     let auth_secret = spec
         .auth
         .as_ref()
@@ -319,6 +315,7 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
             .unwrap_or(true),
         operator: Default::default(),
         client_service,
+        server_names,
         pod_labels,
         pod_annotations,
         etcd_flags,
@@ -534,6 +531,13 @@ pub(super) fn validate_topology_spread(
         }
     }
     Ok(cs.to_vec())
+}
+
+/// `spec.priorityClassName` (empty: none).
+fn validate_priority_class(name: Option<&str>) -> Result<Option<String>, InvalidSpec> {
+    name.filter(|p| !p.is_empty())
+        .map(|p| validate_dns_subdomain("spec.priorityClassName", "PriorityClass", p))
+        .transpose()
 }
 
 /// `spec.imagePullSecrets`: each a Secret name, none twice.
@@ -915,6 +919,44 @@ fn validate_client_service(
         source_ranges: s.load_balancer_source_ranges.clone(),
         hash: Some(format!("{:016x}", crate::objects::fnv1a(&hash))),
     })
+}
+
+/// `spec.tls.serverNames`: DNS names (a leading `*.` allowed) or IP addresses, each once, and
+/// only where the engine or cert-manager issues the server certificate.
+fn validate_server_names(
+    spec: Option<&crate::api::TlsSpec>,
+    tls: &TlsChoice,
+) -> Result<Vec<String>, InvalidSpec> {
+    let field = "spec.tls.serverNames";
+    let names = spec.map(|t| t.server_names.clone()).unwrap_or_default();
+    if names.is_empty() {
+        return Ok(names);
+    }
+    if tls.pki.is_none() && tls.cert_manager.is_none() {
+        return Err(invalid(
+            field,
+            "the server certificate is issued only in modes managed and certManager; in mode \
+             secrets put the names into your own certificate"
+                .to_string(),
+        ));
+    }
+    let mut seen: Vec<&String> = Vec::new();
+    for n in &names {
+        let dns = n.strip_prefix("*.").unwrap_or(n);
+        if n.parse::<std::net::IpAddr>().is_err() && !is_dns_subdomain(dns) {
+            return Err(invalid(
+                field,
+                format!(
+                    "{n:?} is neither a DNS name nor an IP address; use e.g. etcd.example.com, *.example.com or 203.0.113.10"
+                ),
+            ));
+        }
+        if seen.contains(&n) {
+            return Err(invalid(field, format!("{n:?} is named twice")));
+        }
+        seen.push(n);
+    }
+    Ok(names)
 }
 
 /// An address block: an IPv4 or IPv6 address, '/', and a prefix length it holds.

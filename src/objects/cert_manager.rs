@@ -103,8 +103,13 @@ pub fn certificate(d: &Desired, cm: &CertManagerTls, role: CertRole) -> Certific
     let name = tls_secret_name(&d.name, role);
     let (dns_names, ip_addresses) = match role {
         CertRole::Server | CertRole::Peer => {
+            let extra = match role {
+                CertRole::Server => d.server_names.clone(),
+                _ => vec![],
+            };
             crate::pki::member_names(&d.name, &d.namespace, &d.cluster_domain)
                 .into_iter()
+                .chain(extra)
                 .partition(|n| n.parse::<std::net::IpAddr>().is_err())
         }
         _ => (vec![], vec![]),
@@ -204,6 +209,17 @@ mod tests {
         // cert-manager refuses an IP among dnsNames
         assert_eq!(server.spec.ip_addresses, vec!["127.0.0.1".to_string()]);
         assert!(server.spec.usages.contains(&"server auth".to_string()));
+        // spec.tls.serverNames: on the server's Certificate only, names and addresses apart.
+        let mut named = d.clone();
+        named.server_names = vec!["etcd.example.com".into(), "203.0.113.10".into()];
+        let s = certificate(&named, &cm(), CertRole::Server).spec;
+        assert!(s.dns_names.contains(&"etcd.example.com".to_string()));
+        assert_eq!(
+            s.ip_addresses,
+            vec!["127.0.0.1".to_string(), "203.0.113.10".to_string()]
+        );
+        let peer = certificate(&named, &cm(), CertRole::Peer).spec;
+        assert!(!peer.dns_names.contains(&"etcd.example.com".to_string()));
         let client = certificate(&d, &cm(), CertRole::Client);
         assert_eq!(client.spec.common_name.as_deref(), Some("root"));
         assert!(client.spec.dns_names.is_empty());

@@ -71,9 +71,20 @@ pub fn leaf_secret(
     cert_pem: &str,
     key_pem: &str,
     ca_pem: &str,
+    names: Option<&String>,
 ) -> Secret {
+    let mut metadata = meta(d, tls_secret_name(&d.name, role));
+    if let Some(names) = names {
+        metadata.annotations = Some(
+            [(
+                crate::keys::ANNOTATION_SERVER_NAMES.to_string(),
+                names.clone(),
+            )]
+            .into(),
+        );
+    }
     Secret {
-        metadata: meta(d, tls_secret_name(&d.name, role)),
+        metadata,
         type_: Some("kubernetes.io/tls".into()),
         data: Some(data(&[
             (tls_key::CERT, cert_pem),

@@ -9,7 +9,7 @@ pub mod der;
 
 use rcgen::{
     BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
-    Issuer, KeyPair, KeyUsagePurpose,
+    Issuer, KeyPair, KeyUsagePurpose, SanType, string::Ia5String,
 };
 
 use crate::model::pki::{BACKDATE_SECONDS, CA_LIFETIME_SECONDS, CertRole};
@@ -57,6 +57,21 @@ pub fn member_names(cluster: &str, namespace: &str, domain: &str) -> Vec<String>
         "localhost".into(),
         "127.0.0.1".into(),
     ]
+}
+
+/// Adds `names` (DNS names, `*.` wildcards, IP addresses: `spec.tls.serverNames`) to the
+/// certificate's subject alternative names.
+pub fn add_names(p: &mut CertificateParams, names: &[String]) -> Result<(), PkiError> {
+    for n in names {
+        let san = match n.parse::<std::net::IpAddr>() {
+            Ok(ip) => SanType::IpAddress(ip),
+            Err(_) => SanType::DnsName(
+                Ia5String::try_from(n.as_str()).map_err(fail(format!("the name {n:?}")))?,
+            ),
+        };
+        p.subject_alt_names.push(san);
+    }
+    Ok(())
 }
 
 /// The CA's subject: names the cluster, so that a certificate says whose it is.

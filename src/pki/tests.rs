@@ -270,3 +270,42 @@ fn a_bundle_of_two_cas_with_one_subject_trusts_the_leaves_of_both() {
     let stale = issue(&old, CertRole::Client, DAY);
     assert!(!authenticates(&new, &stale, NOW + 60));
 }
+
+/// `spec.tls.serverNames`: a load balancer's name, a wildcard and an address are served by the
+/// server certificate besides the cluster's own names; nothing else is.
+#[test]
+fn server_names_are_served_beside_the_clusters_own() {
+    let ca = new_ca("demo", "team", NOW).unwrap();
+    let mut p = leaf_params(
+        CertRole::Server,
+        "demo",
+        "team",
+        "cluster.local",
+        "alice",
+        NOW,
+        90 * DAY,
+    )
+    .unwrap();
+    let names: Vec<String> = [
+        "etcd.example.com",
+        "*.lb.example.com",
+        "203.0.113.10",
+        "fd00::10",
+    ]
+    .map(String::from)
+    .to_vec();
+    add_names(&mut p, &names).unwrap();
+    let server = sign(&p, "demo", "team", &ca.key_pem).unwrap();
+    for host in [
+        "etcd.example.com",
+        "a.lb.example.com",
+        "203.0.113.10",
+        "fd00::10",
+        "demo-client.team.svc",
+    ] {
+        assert!(serves(&ca, &server, host, NOW), "{host}");
+    }
+    for host in ["example.com", "203.0.113.11"] {
+        assert!(!serves(&ca, &server, host, NOW), "{host} was accepted");
+    }
+}

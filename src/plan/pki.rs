@@ -292,6 +292,7 @@ pub fn status(d: &Desired, o: &Observed) -> Option<TlsStatus> {
                     not_before,
                     not_after,
                     current_ca,
+                    names_current,
                 } => {
                     c.not_after = Some(time(*not_after));
                     if d.pki.is_some() && *role != CertRole::Ca {
@@ -299,6 +300,8 @@ pub fn status(d: &Desired, o: &Observed) -> Option<TlsStatus> {
                     }
                     if !current_ca {
                         c.problem = Some("issued by another CA than the cluster's".into());
+                    } else if !names_current {
+                        c.problem = Some("issued for other names than spec.tls.serverNames".into());
                     }
                 }
             }
@@ -335,6 +338,7 @@ mod tests {
             not_before: issued - 60,
             not_after: issued + lifetime,
             current_ca: true,
+            names_current: true,
         }
     }
 
@@ -435,6 +439,7 @@ mod tests {
             not_before: NOW - DAY,
             not_after: NOW + DAY,
             current_ca: false,
+            names_current: true,
         };
         let mut o = observed(&certs);
         o.cert_manager = requested(&d);
@@ -592,6 +597,7 @@ mod tests {
             not_before: NOW,
             not_after: NOW + DAY,
             current_ca: false,
+            names_current: true,
         };
         assert_eq!(
             issues(certificates(&d, &observed(&certs))),
@@ -745,6 +751,7 @@ mod rotation {
                 not_before: NOW - 100 * DAY,
                 not_after: NOW + 3000 * DAY,
                 current_ca: true,
+                names_current: true,
             },
         })
         .chain(
@@ -758,6 +765,7 @@ mod rotation {
                         not_before: s.issued[i] - BACKDATE_SECONDS,
                         not_after: s.issued[i] + 90 * DAY,
                         current_ca: s.issuer[i] == s.signing,
+                        names_current: true,
                     },
                 }),
         )
@@ -1072,6 +1080,7 @@ mod rotation {
                     not_before: NOW - DAY,
                     not_after: NOW + 3000 * DAY,
                     current_ca: true,
+                    names_current: true,
                 },
             })
             .chain(CertRole::LEAVES.iter().map(|r| CertificateView {
@@ -1081,6 +1090,7 @@ mod rotation {
                     not_before: self.issued[r] - BACKDATE_SECONDS,
                     not_after: self.issued[r] + 90 * DAY,
                     current_ca: self.current(*r).issuer == self.signing,
+                    names_current: true,
                 },
             }))
             .collect();

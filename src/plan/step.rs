@@ -509,6 +509,11 @@ fn issue(f: &mut fmt::Formatter<'_>, role: CertRole, secret: &str, why: Issue) -
              {secret}; the certificate and key kept)"
         ),
         Issue::Rotation | Issue::Retire => write!(f, "rotate the CA (Secret {secret})"),
+        Issue::Names => write!(
+            f,
+            "issue the {role} certificate again for the names spec.tls.serverNames gives \
+             (Secret {secret}); members read it at their next TLS handshake, without a restart"
+        ),
         Issue::Renewal => write!(
             f,
             "renew the {role} certificate (Secret {secret}): two thirds of its lifetime have \

@@ -296,6 +296,25 @@ impl Drop for Operator {
     }
 }
 
+/// A field of pod `pod` in `ns`, by its JSONPath (e.g. `{.metadata.uid}`).
+pub fn pod_field(ns: &str, pod: &str, path: &str) -> String {
+    ok(kubectl(&[
+        "-n",
+        ns,
+        "get",
+        "pod",
+        pod,
+        "-o",
+        &format!("jsonpath={path}"),
+    ]))
+    .stdout
+}
+
+/// The uid of pod `pod` in `ns` (a new one after any restart by deletion).
+pub fn pod_uid(ns: &str, pod: &str) -> String {
+    pod_field(ns, pod, "{.metadata.uid}")
+}
+
 /// `kubectl patch etcdcluster demo --type merge -p PATCH` in `ns`: a spec change as a user
 /// makes it.
 pub fn patch_demo(ns: &str, patch: &str) -> Run {
