@@ -1107,6 +1107,14 @@ fn a_client_service_of_another_type_exposes_the_cluster_and_goes_back() {
         .stdout
     };
     assert_eq!(open_to().trim(), "0.0.0.0/0 ::/0");
+    let status = ok(etcd(&ns.0, &["status", "demo"])).stdout;
+    assert!(
+        status.contains(&format!(
+            "clients: http://demo-client.{}.svc:2379 (Service demo-client, NodePort; from outside",
+            ns.0
+        )),
+        "{status}"
+    );
     let uid = pod_uid(&ns.0, "demo-0");
 
     // A bad spec is refused by the engine (no Service change), then a load balancer.

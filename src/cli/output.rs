@@ -237,6 +237,8 @@ pub(crate) fn status_table(c: &EtcdCluster, pass: Option<&Pass>) -> String {
         out.push_str(&line);
         out.push('\n');
     }
+    out.push_str(&clients_line(c, &st));
+    out.push('\n');
     if let Some(line) = tls_line(&st) {
         out.push_str(&line);
         out.push('\n');
@@ -483,6 +485,46 @@ fn tls_line(st: &crate::api::EtcdClusterStatus) -> Option<String> {
     Some(format!("TLS {}: {}", t.mode, certs.join("; ")))
 }
 
+/// Where clients connect: "clients: https://demo-client.team.svc:2379 (Service demo-client,
+/// ClusterIP)", and for a node port or a load balancer where to read its address.
+fn clients_line(c: &EtcdCluster, st: &crate::api::EtcdClusterStatus) -> String {
+    let name = c.metadata.name.clone().unwrap_or_default();
+    let ns = c.metadata.namespace.clone().unwrap_or_default();
+    let mode = st
+        .tls
+        .as_ref()
+        .map(|t| t.mode.as_str())
+        .or_else(|| c.spec.tls.as_ref().and_then(|t| t.mode.as_deref()));
+    let scheme = if mode == Some("none") {
+        "http"
+    } else {
+        "https"
+    };
+    let service = crate::objects::client_service_name(&name);
+    let port = crate::objects::CLIENT_PORT;
+    let kind = c
+        .spec
+        .client_service
+        .as_ref()
+        .and_then(|s| s.type_)
+        .unwrap_or(crate::api::ClientServiceType::ClusterIp);
+    let outside = match kind {
+        crate::api::ClientServiceType::ClusterIp => String::new(),
+        other => format!(
+            "; from outside the cluster: `kubectl -n {ns} get service {service}` shows the {}",
+            if other == crate::api::ClientServiceType::NodePort {
+                "node port (on every node's address)"
+            } else {
+                "load balancer's address"
+            }
+        ),
+    };
+    format!(
+        "clients: {scheme}://{service}.{ns}.svc:{port} (Service {service}, {}{outside})",
+        kind.as_str()
+    )
+}
+
 /// "last backup NAME 3m ago, 1.2 MiB at URL; next backup in 57s" (None without backups or schedule).
 fn backup_line(st: &crate::api::EtcdClusterStatus, now: jiff::Timestamp) -> Option<String> {
     let b = st.backup.as_ref()?;
@@ -591,6 +633,25 @@ mod tests {
         assert!(
             learner.contains("learner") && learner.contains("unhealthy: timeout"),
             "{learner}"
+        );
+        assert!(
+            table.contains(
+                "clients: https://demo-client.ns.svc:2379 (Service demo-client, ClusterIP)"
+            ),
+            "{table}"
+        );
+        c.spec.client_service = Some(crate::api::ClientServiceSpec {
+            type_: Some(crate::api::ClientServiceType::NodePort),
+            ..Default::default()
+        });
+        c.spec.tls = Some(crate::api::TlsSpec {
+            mode: Some("none".into()),
+            ..Default::default()
+        });
+        let table = status_table(&c, None);
+        assert!(
+            table.contains("clients: http://demo-client.ns.svc:2379 (Service demo-client, NodePort; from outside the cluster: `kubectl -n ns get service demo-client` shows the node port"),
+            "{table}"
         );
     }
     #[test]
