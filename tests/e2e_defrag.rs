@@ -157,7 +157,8 @@ fn the_operator_defragments_on_request_and_by_policy_with_a_writer_and_loses_no_
     };
     eventually(
         "the files to grow with the history",
-        Duration::from_secs(60),
+        // The operator's next look (at most a minute after the last), beside a writer.
+        Duration::from_secs(90),
         || {
             (sizes(&cluster_json(&ns.0, "demo"))
                 .iter()
