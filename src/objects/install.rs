@@ -114,11 +114,11 @@ pub fn manifests_watching(
 }
 
 /// Each name once, in order of first mention (watched namespaces, pull Secrets).
-fn each_once(watch: &[String]) -> Vec<&str> {
+fn each_once(names: &[String]) -> Vec<&str> {
     let mut out: Vec<&str> = Vec::new();
-    for w in watch {
-        if !out.contains(&w.as_str()) {
-            out.push(w);
+    for n in names {
+        if !out.contains(&n.as_str()) {
+            out.push(n);
         }
     }
     out
@@ -236,8 +236,8 @@ fn deployment(image: &str, namespace: &str, watch: &[&str], pull_secrets: &[&str
     });
     // Absent unless asked for: an install without Secrets keeps the field to whoever else
     // sets it (server-side apply), and the ServiceAccount's own pull Secrets still apply.
-    if !pull_secrets.is_empty() {
-        let refs: Vec<Value> = pull_secrets.iter().map(|n| json!({ "name": n })).collect();
+    let names: Vec<String> = pull_secrets.iter().map(|n| n.to_string()).collect();
+    if let Some(refs) = super::pull_secret_refs(&names) {
         d["spec"]["template"]["spec"]["imagePullSecrets"] = json!(refs);
     }
     d
