@@ -109,8 +109,14 @@ pub fn cluster_lease(namespace: &str, name: &str) -> String {
     format!("etcdcluster.{namespace}.{name}")
 }
 
-/// The identity of an operator replica: `operator/<pod-name>`.
+/// The identity of an operator replica: `operator/<pod-name>`. A name that already has the
+/// prefix is kept: `operate --identity` takes either, and an identity without it would make
+/// every CLI verb wait for the operator to let go as if it were another CLI run (it never
+/// does) instead of waiting on the status it writes.
 pub fn operator_identity(pod: &str) -> String {
+    if is_operator(pod) {
+        return pod.to_string();
+    }
     format!("{OPERATOR_PREFIX}{pod}")
 }
 
@@ -670,6 +676,19 @@ impl Drop for Renewal {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_operator_identity_always_reads_as_an_operators() {
+        assert_eq!(
+            operator_identity("kubectl-etcd-7d9f"),
+            "operator/kubectl-etcd-7d9f"
+        );
+        // `operate --identity my-op` and `--identity operator/my-op` are the same identity.
+        assert_eq!(operator_identity("my-op"), "operator/my-op");
+        assert_eq!(operator_identity("operator/my-op"), "operator/my-op");
+        assert!(is_operator(&operator_identity("cli/host/1")));
+        assert!(!is_operator(&cli_identity()));
+    }
 
     #[test]
     fn a_failed_renewal_is_tried_again_within_the_time_left() {

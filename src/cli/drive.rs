@@ -15,9 +15,16 @@
 //!                                              Failed    ─▶ exit with the error's code
 //! ```
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::Pod;
 use kube::ResourceExt;
+use kube::api::Api;
+use kube::core::PartialObjectMeta;
+use kube::runtime::watcher;
+use tokio::sync::Notify;
 
 use super::flags::{Global, WaitFlags};
 use super::{Session, output};
@@ -107,6 +114,7 @@ async fn passes(
     // A hold that outlasts HOLD_PATIENCE is reported (exit 7) instead of waited out to --timeout.
     let mut holding_since: Option<Instant> = None;
     let mut rollout = Rollout::default();
+    let wake = Wake::start(s, name);
     loop {
         if started.elapsed() > timeout {
             return Err(Error::Timeout {
@@ -141,7 +149,7 @@ async fn passes(
                     {
                         return Ok(done);
                     }
-                    tokio::time::sleep(DEFER_POLL).await;
+                    wake.cluster_changed_or(DEFER_POLL).await;
                     continue;
                 }
                 Err(e) if e.is_transient() => {
@@ -188,11 +196,128 @@ async fn passes(
                 d
             }
             // A pass that returned a pass neither retries nor fails.
-            Next::Retry | Next::Failed => RETRY_AFTER,
+            Next::Retry | Next::Failed => {
+                tokio::time::sleep(RETRY_AFTER).await;
+                continue;
+            }
         };
         let waiting = crate::phase!("wait", step = %pass.step);
-        crate::phase::timed(waiting, tokio::time::sleep(pause)).await;
+        crate::phase::timed(waiting, wake.pod_changed_or(pause)).await;
     }
+}
+
+/// Ends a driver's pauses early when what its passes wait on changes: one of the cluster's pods
+/// (a member Ready or gone, its restore pod finished), or, while another driver holds the
+/// cluster, the EtcdCluster (the status it writes). The next pass then looks at once instead of
+/// at the end of the pause, which stays the longest wait: a change the watches do not see (etcd's
+/// own progress, a learner catching up), a watch this user may not make, or one that broke, is
+/// met by the pauses as before. Changes while a pass runs leave one wake-up, not one each.
+/// The watches (metadata only) end with the driver.
+struct Wake {
+    pods: Arc<Notify>,
+    cluster: Arc<Notify>,
+    watches: [tokio::task::JoinHandle<()>; 2],
+}
+
+/// How long a wake-up waits for more changes to come with it (a member's pod and its
+/// StatefulSet's status, or pods changing together), so they make one pass.
+const SETTLE: Duration = Duration::from_millis(30);
+
+impl Wake {
+    fn start(s: &Session, name: &str) -> Wake {
+        let (pods, cluster) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
+        let pod_config = watcher::Config::default().labels(&crate::objects::managed_selector());
+        let of_cluster = {
+            let name = name.to_string();
+            move |p: &PartialObjectMeta<Pod>| {
+                crate::objects::cluster_of_pod(p.labels()) == Some(name.as_str())
+            }
+        };
+        let named = watcher::Config::default().fields(&format!("metadata.name={name}"));
+        let watches = [
+            spawn_wake(
+                Api::<PartialObjectMeta<Pod>>::namespaced(s.client.clone(), &s.namespace),
+                pod_config,
+                of_cluster,
+                pods.clone(),
+            ),
+            spawn_wake(
+                Api::<PartialObjectMeta<EtcdCluster>>::namespaced(s.client.clone(), &s.namespace),
+                named,
+                |_| true,
+                cluster.clone(),
+            ),
+        ];
+        Wake {
+            pods,
+            cluster,
+            watches,
+        }
+    }
+
+    /// Waits `pause`, or less if one of the cluster's pods changed (since the last wake-up).
+    async fn pod_changed_or(&self, pause: Duration) {
+        woken_or(&self.pods, pause).await;
+    }
+
+    /// Waits `pause`, or less if the EtcdCluster changed (since the last wake-up).
+    async fn cluster_changed_or(&self, pause: Duration) {
+        woken_or(&self.cluster, pause).await;
+    }
+}
+
+impl Drop for Wake {
+    fn drop(&mut self) {
+        for w in &self.watches {
+            w.abort();
+        }
+    }
+}
+
+/// Waits `pause`, or until `notify` wakes it (then `SETTLE` more, within `pause`).
+async fn woken_or(notify: &Notify, pause: Duration) {
+    let started = tokio::time::Instant::now();
+    tokio::select! {
+        () = tokio::time::sleep(pause) => {}
+        () = notify.notified() => {
+            tokio::time::sleep_until((started + pause).min(tokio::time::Instant::now() + SETTLE)).await;
+        }
+    }
+}
+
+/// A task that wakes `notify` at every change of an object of `api` that `relevant` (the
+/// first list is not a change). It ends at the first error: the pauses then keep their length
+/// (a user without `watch` rights, an API server that refuses it).
+fn spawn_wake<K>(
+    api: Api<PartialObjectMeta<K>>,
+    config: watcher::Config,
+    relevant: impl Fn(&PartialObjectMeta<K>) -> bool + Send + 'static,
+    notify: Arc<Notify>,
+) -> tokio::task::JoinHandle<()>
+where
+    K: kube::Resource<DynamicType = ()>
+        + Clone
+        + std::fmt::Debug
+        + serde::de::DeserializeOwned
+        + Send
+        + Sync
+        + 'static,
+{
+    tokio::spawn(async move {
+        let mut changes = std::pin::pin!(watcher::watcher(api, config));
+        while let Some(event) = changes.next().await {
+            match event {
+                Ok(watcher::Event::Apply(o) | watcher::Event::Delete(o)) if relevant(&o) => {
+                    notify.notify_one();
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::debug!("no more early wake-ups: {e}");
+                    return;
+                }
+            }
+        }
+    })
 }
 
 /// Where a rolling restart's time goes (an upgrade, a template change), per member, for `-v`:
@@ -454,5 +579,35 @@ mod tests {
         let now = Instant::now();
         assert!(r.saw(&restart(0), false, false, |_| true, now).is_empty());
         assert!(r.saw(&wait(), false, false, |_| true, now).is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_wake_up_ends_the_pause_and_one_comes_of_many_changes() {
+        let notify = Notify::new();
+        let pause = Duration::from_secs(30);
+        // Changes while nobody waited (during a pass): the next pause ends at once, once.
+        notify.notify_one();
+        notify.notify_one();
+        let t = Instant::now();
+        woken_or(&notify, pause).await;
+        assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+        // Nothing changed since: the pause is kept.
+        let t = Instant::now();
+        woken_or(&notify, Duration::from_millis(300)).await;
+        assert!(
+            t.elapsed() >= Duration::from_millis(300),
+            "{:?}",
+            t.elapsed()
+        );
+        // A change while waiting ends it.
+        let woken = std::sync::Arc::new(notify);
+        let waker = woken.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            waker.notify_one();
+        });
+        let t = Instant::now();
+        woken_or(&woken, pause).await;
+        assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
     }
 }

@@ -184,6 +184,25 @@ pub fn selector_string(cluster: &str) -> String {
         .collect::<Vec<_>>()
         .join(",")
 }
+/// `app.kubernetes.io/managed-by=kubectl-etcd`: the selector of every object the engine made,
+/// for watches that wake a driver when one of them changes.
+pub fn managed_selector() -> String {
+    format!("{LABEL_MANAGED_BY}={FIELD_MANAGER}")
+}
+
+/// The cluster a pod the engine made belongs to, by its labels: a member pod's (its
+/// StatefulSet's selector) or a restore pod's. `None` for others (a claim's agent pod, anything
+/// unlabelled): no pass waits on them.
+pub fn cluster_of_pod(labels: &BTreeMap<String, String>) -> Option<&str> {
+    if labels.get(LABEL_NAME).map(String::as_str) == Some("etcd")
+        && let Some(c) = labels.get(LABEL_INSTANCE)
+    {
+        return Some(c);
+    }
+    labels
+        .get(crate::keys::LABEL_RESTORE_OF)
+        .map(String::as_str)
+}
 pub(super) fn labels(cluster: &str) -> BTreeMap<String, String> {
     let mut l = selector_labels(cluster);
     l.insert(LABEL_MANAGED_BY.to_string(), FIELD_MANAGER.to_string());

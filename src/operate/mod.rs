@@ -25,8 +25,9 @@ use std::time::{Duration, Instant};
 
 use futures::{FutureExt, StreamExt};
 use k8s_openapi::api::apps::v1::StatefulSet;
-use k8s_openapi::api::core::v1::{ConfigMap, Service};
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, Service};
 use kube::api::Api;
+use kube::core::PartialObjectMeta;
 use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::runtime::reflector::ObjectRef;
@@ -38,7 +39,7 @@ use crate::api::{EtcdCluster, reason};
 use crate::engine::{self, Context, Dial, Mode, Next, Outcome, Pace};
 use crate::error::{Error, exit};
 use crate::lease::{self, Acquired, Lock};
-use crate::objects::{ENV_POD_NAME, FIELD_MANAGER, LABEL_MANAGED_BY};
+use crate::objects::ENV_POD_NAME;
 use crate::plan::Step;
 use leases::ClusterLeases;
 use metrics::{Metrics, PassResult};
@@ -396,8 +397,6 @@ async fn run_controller(
 /// one watch per namespace (RBAC may grant no more), merged into the one work queue: a cluster
 /// lives in one namespace, so a pass of it is never queued twice.
 fn controller_for(client: &Client, namespaces: &[String]) -> Controller<EtcdCluster> {
-    // Owned objects carry the managed-by label: watch only those, not every ConfigMap around.
-    let owned = watcher::Config::default().labels(&format!("{LABEL_MANAGED_BY}={FIELD_MANAGER}"));
     // Default list-then-watch: streaming lists fail on 1.20 API servers (HTTP 422).
     let (reader, writer) = reflector::store();
     if namespaces.is_empty() {
@@ -409,10 +408,7 @@ fn controller_for(client: &Client, namespaces: &[String]) -> Controller<EtcdClus
         .reflect(writer)
         .applied_objects()
         .predicate_filter(trigger_hash, Default::default());
-        return Controller::for_stream(clusters, reader)
-            .owns(Api::<StatefulSet>::all(client.clone()), owned.clone())
-            .owns(Api::<Service>::all(client.clone()), owned.clone())
-            .owns(Api::<ConfigMap>::all(client.clone()), owned);
+        return triggered_by_what_it_made(Controller::for_stream(clusters, reader), client, &[]);
     }
     // One store for every namespace: a namespace's re-list replaces only what that namespace
     // held (`Relist`), and the store counts as ready from the start (the clusters arrive as
@@ -452,30 +448,62 @@ fn controller_for(client: &Client, namespaces: &[String]) -> Controller<EtcdClus
         .reflect(writer)
         .applied_objects()
         .predicate_filter(trigger_hash, Default::default());
-    fn owned_in<K>(
-        client: &Client,
-        namespaces: &[String],
-        config: &watcher::Config,
-    ) -> impl futures::Stream<Item = Result<K, watcher::Error>> + Send + 'static
-    where
-        K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
-            + Clone
-            + std::fmt::Debug
-            + serde::de::DeserializeOwned
-            + Send
-            + 'static,
-    {
-        futures::stream::select_all(namespaces.iter().map(|ns| {
-            watch(Api::<K>::namespaced(client.clone(), ns), config.clone())
-                .default_backoff()
-                .touched_objects()
-                .boxed()
-        }))
+    triggered_by_what_it_made(Controller::for_stream(clusters, reader), client, namespaces)
+}
+
+/// A controller that also passes a cluster when an object the engine made for it changes: its
+/// StatefulSet, Services and ConfigMaps (their owner), and its pods (by their labels: a member
+/// Ready or gone, a restore pod finished; the steps that wait on them go on at once instead of at
+/// the next paced look). Watched in every namespace (`namespaces` empty) or in each of them, for
+/// metadata only: a change of anything, status too, moves the resourceVersion, and nothing of
+/// these objects is kept, so their specs are never read, decoded or held.
+fn triggered_by_what_it_made(
+    controller: Controller<EtcdCluster>,
+    client: &Client,
+    namespaces: &[String],
+) -> Controller<EtcdCluster> {
+    controller
+        .owns_stream(made::<StatefulSet>(client, namespaces))
+        .owns_stream(made::<Service>(client, namespaces))
+        .owns_stream(made::<ConfigMap>(client, namespaces))
+        .watches_stream(made::<Pod>(client, namespaces), |pod| {
+            let cluster = crate::objects::cluster_of_pod(pod.labels())?;
+            Some(ObjectRef::new(cluster).within(&pod.namespace()?))
+        })
+}
+
+/// The metadata of the objects of kind `K` the engine made (the managed-by label), as they
+/// change, in every namespace (`namespaces` empty) or in each of `namespaces`.
+fn made<K>(
+    client: &Client,
+    namespaces: &[String],
+) -> futures::stream::BoxStream<'static, Result<PartialObjectMeta<K>, watcher::Error>>
+where
+    K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
+        + Clone
+        + std::fmt::Debug
+        + serde::de::DeserializeOwned
+        + Send
+        + Sync
+        + 'static,
+{
+    let config = watcher::Config::default().labels(&crate::objects::managed_selector());
+    // An `Api` of `PartialObjectMeta` asks for metadata only.
+    let of = |api: Api<PartialObjectMeta<K>>| {
+        watch(api, config.clone())
+            .default_backoff()
+            .touched_objects()
+            .boxed()
+    };
+    if namespaces.is_empty() {
+        return of(Api::all(client.clone()));
     }
-    Controller::for_stream(clusters, reader)
-        .owns_stream(owned_in::<StatefulSet>(client, namespaces, &owned))
-        .owns_stream(owned_in::<Service>(client, namespaces, &owned))
-        .owns_stream(owned_in::<ConfigMap>(client, namespaces, &owned))
+    futures::stream::select_all(
+        namespaces
+            .iter()
+            .map(|ns| of(Api::namespaced(client.clone(), ns))),
+    )
+    .boxed()
 }
 
 /// The work queue's settings. kube-runtime runs each pass in a task of its own, and never two

@@ -62,14 +62,18 @@ impl LocalOperator {
             .append(true)
             .open(&self.log)
             .map_err(|e| format!("{}: {e}", self.log.display()))?;
+        // Given without its `operator/` prefix, as a user may: `operate` puts it there, and
+        // the CLI verbs these tests run beside it then wait on its status (they would wait
+        // for it to let go, never, if it did not).
         let identity = self.identity();
+        let given = identity.trim_start_matches("operator/");
         let mut args = vec![
             "etcd",
             "operate",
             "--watch-namespace",
             &self.ns,
             "--identity",
-            &identity,
+            given,
         ];
         args.extend(self.args.iter().map(String::as_str));
         let child = kubectl_cmd(&args)

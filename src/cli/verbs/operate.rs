@@ -8,7 +8,7 @@ use crate::cli::flags::Global;
 use crate::engine::Dial;
 use crate::error::Error;
 use crate::objects::install::METRICS_PORT;
-use crate::operate;
+use crate::{lease, operate};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -25,7 +25,8 @@ pub struct Args {
     /// How to reach etcd members (default: direct in a pod, port-forward outside).
     #[arg(long, value_enum)]
     pub dial: Option<DialArg>,
-    /// Leader-election identity (default: operator/$POD_NAME or operator/<hostname>).
+    /// Leader-election identity (default: operator/$POD_NAME or operator/<hostname>); `operator/`
+    /// is put before one given without it (CLI verbs tell an operator by it).
     #[arg(long)]
     pub identity: Option<String>,
     /// Let backups of a cluster without `spec.backup.credentialsSecret` use this process's own
@@ -65,7 +66,10 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         None => Dial::PortForward,
     };
     operate::run(operate::OperateOptions {
-        identity: a.identity.unwrap_or_else(operate::default_identity),
+        identity: a
+            .identity
+            .as_deref()
+            .map_or_else(operate::default_identity, lease::operator_identity),
         store_access: Access::operator(a.allow_ambient_credentials, &a.s3_endpoint_allow),
         etcd_options: crate::model::OptionLeave::Tuning(a.allow_etcd_option),
         namespaces: a.watch_namespace,
