@@ -174,6 +174,9 @@ pub async fn reconcile_once(
     let mut outcome = Outcome::Unchanged;
     let mut defragmented = None;
     if mode == Mode::Act && step.is_change() {
+        if let Some(why) = deleted_since(&api, cluster).await? {
+            return Ok(not_made(cluster, desired, observed, &step, why));
+        }
         tracing::info!(cluster = %name, namespace = %ns, step = %step, "acting");
         let acting = act::act(ctx, &desired, &observed, &step);
         let done = match crate::phase::timed(crate::phase!("act", step = %step), acting).await {
@@ -277,6 +280,56 @@ async fn deleting(ctx: &Context, cluster: &EtcdCluster, mode: Mode) -> Result<Pa
         },
         defragmented: None,
     })
+}
+
+/// Why nothing may be made for `cluster` any more, read afresh just before a change: it was
+/// deleted (or is being deleted, or was made again under its name) since the pass was given it.
+/// A pass started before a deletion (by its last trigger, e.g. the annotation `delete
+/// --delete-data` writes just before it deletes) would otherwise act on what it observed while
+/// the garbage collector deleted the cluster's objects: it would make them again, and a
+/// StatefulSet made again makes volumes after the release deleted them, owned by nothing.
+async fn deleted_since(
+    api: &Api<EtcdCluster>,
+    cluster: &EtcdCluster,
+) -> Result<Option<String>, Error> {
+    let name = cluster.name_any();
+    let now = api
+        .get_opt(&name)
+        .await
+        .map_err(|e| Error::kube("get", "EtcdCluster", &namespace_of(cluster), &name, e))?;
+    Ok(match now {
+        None => Some("the cluster was deleted".into()),
+        Some(c) if c.metadata.uid != cluster.metadata.uid => {
+            Some("the cluster was deleted and made again".into())
+        }
+        Some(c) if c.metadata.deletion_timestamp.is_some() => {
+            Some("the cluster is being deleted".into())
+        }
+        Some(_) => None,
+    })
+}
+
+/// The pass that did not make `step` because of `why` ([`deleted_since`]): a wait, the status
+/// unwritten.
+fn not_made(
+    cluster: &EtcdCluster,
+    desired: Desired,
+    observed: Observed,
+    step: &Step,
+    why: String,
+) -> Pass {
+    tracing::info!(cluster = %cluster.name_any(), namespace = %namespace_of(cluster), step = %step, "not acting: {why}");
+    Pass {
+        desired,
+        observed,
+        step: Step::Wait {
+            reason: step.reason(),
+            message: format!("{step} (not made: {why})"),
+        },
+        status: cluster.status.clone().unwrap_or_default(),
+        outcome: Outcome::NotYet(why),
+        defragmented: None,
+    }
 }
 
 /// The step as carried out: unchanged when the change was made; a wait when etcd said not yet.

@@ -465,12 +465,13 @@ async fn a_step_that_fails_still_writes_status_saying_so() {
     let d = crate::model::validate(&c).unwrap();
     // The member config is gone and nobody answers: the pass rebuilds it, and the API server
     // refuses the write.
-    let mut server = formed_objects(&d);
-    server.answers.remove(&(
-        Method::GET,
-        "/api/v1/namespaces/ns/configmaps/demo-members".into(),
-    ));
-    let (ctx, calls) = server
+    let (ctx, calls) = formed_without_config(&d)
+        .on(
+            Method::GET,
+            CLUSTER_PATH,
+            StatusCode::OK,
+            serde_json::to_value(&c).unwrap(),
+        )
         .on(
             Method::PATCH,
             &format!("{CLUSTER_PATH}/status"),
@@ -494,6 +495,73 @@ async fn a_step_that_fails_still_writes_status_saying_so() {
         message.contains("repair the member config failed"),
         "{message}"
     );
+}
+
+#[tokio::test]
+async fn a_pass_given_the_cluster_before_its_deletion_makes_nothing() {
+    let c = demo();
+    let d = crate::model::validate(&c).unwrap();
+    // The pass was given the cluster before `delete` (its trigger: the annotation `delete
+    // --delete-data` writes first); meanwhile the garbage collector deleted the member config.
+    let mut now = c.clone();
+    now.metadata.deletion_timestamp = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+        jiff::Timestamp::UNIX_EPOCH,
+    ));
+    let (ctx, calls) = formed_without_config(&d)
+        .on(
+            Method::GET,
+            CLUSTER_PATH,
+            StatusCode::OK,
+            serde_json::to_value(&now).unwrap(),
+        )
+        .start();
+    let pass = reconcile_once(&ctx, &c, Mode::Act).await.unwrap();
+    assert!(
+        matches!(&pass.outcome, Outcome::NotYet(why) if why.contains("being deleted")),
+        "{:?}",
+        pass.outcome
+    );
+    let calls = calls.lock().unwrap().clone();
+    assert!(
+        calls.iter().all(|c| !c.is_write()),
+        "nothing written: {calls:#?}"
+    );
+    // Deleted and made again under its name: the pass was planned for the old one.
+    let mut again = c.clone();
+    again.metadata.uid = Some("another-uid".into());
+    let (ctx, calls) = formed_without_config(&d)
+        .on(
+            Method::GET,
+            CLUSTER_PATH,
+            StatusCode::OK,
+            serde_json::to_value(&again).unwrap(),
+        )
+        .start();
+    let pass = reconcile_once(&ctx, &c, Mode::Act).await.unwrap();
+    assert!(
+        matches!(&pass.outcome, Outcome::NotYet(why) if why.contains("made again")),
+        "{:?}",
+        pass.outcome
+    );
+    assert!(calls.lock().unwrap().iter().all(|c| !c.is_write()));
+    // Gone: nothing made either.
+    let (ctx, _) = formed_without_config(&d).start();
+    let pass = reconcile_once(&ctx, &c, Mode::Act).await.unwrap();
+    assert!(
+        matches!(&pass.outcome, Outcome::NotYet(why) if why.contains("was deleted")),
+        "{:?}",
+        pass.outcome
+    );
+}
+
+/// `formed_objects` without the member config: a pass rebuilds it (a change).
+fn formed_without_config(d: &Desired) -> Server {
+    let mut server = formed_objects(d);
+    server.answers.remove(&(
+        Method::GET,
+        "/api/v1/namespaces/ns/configmaps/demo-members".into(),
+    ));
+    server
 }
 
 #[tokio::test]
