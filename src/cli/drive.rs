@@ -19,6 +19,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
+use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::Pod;
 use kube::ResourceExt;
 use kube::api::Api;
@@ -202,21 +203,22 @@ async fn passes(
             }
         };
         let waiting = crate::phase!("wait", step = %pass.step);
-        crate::phase::timed(waiting, wake.pod_changed_or(pause)).await;
+        crate::phase::timed(waiting, wake.made_changed_or(pause)).await;
     }
 }
 
 /// Ends a driver's pauses early when what its passes wait on changes: one of the cluster's pods
-/// (a member Ready or gone, its restore pod finished), or, while another driver holds the
-/// cluster, the EtcdCluster (the status it writes). The next pass then looks at once instead of
+/// (a member Ready or gone, its restore pod finished) or its StatefulSet (its controller took in
+/// the spec written last), or, while another driver holds the cluster, the EtcdCluster (the
+/// status it writes). The next pass then looks at once instead of
 /// at the end of the pause, which stays the longest wait: a change the watches do not see (etcd's
 /// own progress, a learner catching up), a watch this user may not make, or one that broke, is
 /// met by the pauses as before. Changes while a pass runs leave one wake-up, not one each.
 /// The watches (metadata only) end with the driver.
 struct Wake {
-    pods: Arc<Notify>,
+    made: Arc<Notify>,
     cluster: Arc<Notify>,
-    watches: [tokio::task::JoinHandle<()>; 2],
+    watches: [tokio::task::JoinHandle<()>; 3],
 }
 
 /// How long a wake-up waits for more changes to come with it (a member's pod and its
@@ -225,39 +227,41 @@ const SETTLE: Duration = Duration::from_millis(30);
 
 impl Wake {
     fn start(s: &Session, name: &str) -> Wake {
-        let (pods, cluster) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
-        let pod_config = watcher::Config::default().labels(&crate::objects::managed_selector());
-        let of_cluster = {
-            let name = name.to_string();
-            move |p: &PartialObjectMeta<Pod>| {
-                crate::objects::cluster_of_pod(p.labels()) == Some(name.as_str())
-            }
-        };
+        let (made, cluster) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
+        let managed = watcher::Config::default().labels(&crate::objects::managed_selector());
         let named = watcher::Config::default().fields(&format!("metadata.name={name}"));
+        let (client, ns) = (&s.client, &s.namespace);
         let watches = [
-            spawn_wake(
-                Api::<PartialObjectMeta<Pod>>::namespaced(s.client.clone(), &s.namespace),
-                pod_config,
-                of_cluster,
-                pods.clone(),
+            spawn_wake::<Pod>(
+                Api::namespaced(client.clone(), ns),
+                managed.clone(),
+                name,
+                made.clone(),
             ),
-            spawn_wake(
-                Api::<PartialObjectMeta<EtcdCluster>>::namespaced(s.client.clone(), &s.namespace),
+            spawn_wake::<StatefulSet>(
+                Api::namespaced(client.clone(), ns),
+                managed,
+                name,
+                made.clone(),
+            ),
+            spawn_wake::<EtcdCluster>(
+                Api::namespaced(client.clone(), ns),
                 named,
-                |_| true,
+                "",
                 cluster.clone(),
             ),
         ];
         Wake {
-            pods,
+            made,
             cluster,
             watches,
         }
     }
 
-    /// Waits `pause`, or less if one of the cluster's pods changed (since the last wake-up).
-    async fn pod_changed_or(&self, pause: Duration) {
-        woken_or(&self.pods, pause).await;
+    /// Waits `pause`, or less if one of the cluster's pods or its StatefulSet changed (since
+    /// the last wake-up).
+    async fn made_changed_or(&self, pause: Duration) {
+        woken_or(&self.made, pause).await;
     }
 
     /// Waits `pause`, or less if the EtcdCluster changed (since the last wake-up).
@@ -285,13 +289,14 @@ async fn woken_or(notify: &Notify, pause: Duration) {
     }
 }
 
-/// A task that wakes `notify` at every change of an object of `api` that `relevant` (the
-/// first list is not a change). It ends at the first error: the pauses then keep their length
-/// (a user without `watch` rights, an API server that refuses it).
+/// A task that wakes `notify` at every change of an object of `api` that belongs to cluster
+/// `of` by its labels (`of` empty: of any object `api` and `config` select); the first list is
+/// not a change. It ends at the first error: the pauses then keep their length (a user without
+/// `watch` rights, an API server that refuses it).
 fn spawn_wake<K>(
     api: Api<PartialObjectMeta<K>>,
     config: watcher::Config,
-    relevant: impl Fn(&PartialObjectMeta<K>) -> bool + Send + 'static,
+    of: &str,
     notify: Arc<Notify>,
 ) -> tokio::task::JoinHandle<()>
 where
@@ -303,11 +308,14 @@ where
         + Sync
         + 'static,
 {
+    let of = of.to_string();
     tokio::spawn(async move {
         let mut changes = std::pin::pin!(watcher::watcher(api, config));
         while let Some(event) = changes.next().await {
             match event {
-                Ok(watcher::Event::Apply(o) | watcher::Event::Delete(o)) if relevant(&o) => {
+                Ok(watcher::Event::Apply(o) | watcher::Event::Delete(o))
+                    if of.is_empty() || crate::objects::cluster_of(o.labels()) == Some(&*of) =>
+                {
                     notify.notify_one();
                 }
                 Ok(_) => {}

@@ -190,10 +190,10 @@ pub fn managed_selector() -> String {
     format!("{LABEL_MANAGED_BY}={FIELD_MANAGER}")
 }
 
-/// The cluster a pod the engine made belongs to, by its labels: a member pod's (its
-/// StatefulSet's selector) or a restore pod's. `None` for others (a claim's agent pod, anything
-/// unlabelled): no pass waits on them.
-pub fn cluster_of_pod(labels: &BTreeMap<String, String>) -> Option<&str> {
+/// The cluster an object the engine made belongs to, by its labels: a member pod's, its
+/// StatefulSet's or a Service's (the members' selector labels), or a restore pod's. `None` for
+/// others (a claim's agent pod, anything unlabelled): no pass waits on them.
+pub fn cluster_of(labels: &BTreeMap<String, String>) -> Option<&str> {
     if labels.get(LABEL_NAME).map(String::as_str) == Some("etcd")
         && let Some(c) = labels.get(LABEL_INSTANCE)
     {

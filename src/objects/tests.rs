@@ -707,12 +707,14 @@ fn the_client_service_takes_its_spec_and_a_cluster_without_one_keeps_its_service
 }
 
 #[test]
-fn a_pod_is_told_to_belong_to_its_cluster_by_its_labels() {
+fn a_pod_or_statefulset_is_told_to_belong_to_its_cluster_by_its_labels() {
     let labels = |p: k8s_openapi::api::core::v1::Pod| p.metadata.labels.unwrap_or_default();
     let d = desired();
     // A member pod: its StatefulSet's template labels.
     let member = pod_template(&d).metadata.unwrap().labels.unwrap();
-    assert_eq!(cluster_of_pod(&member), Some("demo"));
+    assert_eq!(cluster_of(&member), Some("demo"));
+    let sts = statefulset(&d, 3).metadata.labels.unwrap();
+    assert_eq!(cluster_of(&sts), Some("demo"));
     // A member pod carries the label the watches select by.
     let (key, value) = managed_selector()
         .split_once('=')
@@ -729,7 +731,7 @@ fn a_pod_is_told_to_belong_to_its_cluster_by_its_labels() {
         })
         .desired();
     let restore = labels(restore::restore_pod(&d, d.restore.as_ref().unwrap(), "tok"));
-    assert_eq!(cluster_of_pod(&restore), Some("demo"));
+    assert_eq!(cluster_of(&restore), Some("demo"));
     assert_eq!(restore.get(&key), Some(&value));
     // A claim's agent pod belongs to no cluster's pass; nor does a pod of someone else's.
     let agent = labels(pvc_agent::agent_pod(
@@ -738,7 +740,7 @@ fn a_pod_is_told_to_belong_to_its_cluster_by_its_labels() {
         "backups",
         "img",
     ));
-    assert_eq!(cluster_of_pod(&agent), None);
+    assert_eq!(cluster_of(&agent), None);
     let other = BTreeMap::from([(LABEL_INSTANCE.to_string(), "demo".to_string())]);
-    assert_eq!(cluster_of_pod(&other), None);
+    assert_eq!(cluster_of(&other), None);
 }

@@ -467,7 +467,7 @@ fn triggered_by_what_it_made(
         .owns_stream(made::<Service>(client, namespaces))
         .owns_stream(made::<ConfigMap>(client, namespaces))
         .watches_stream(made::<Pod>(client, namespaces), |pod| {
-            let cluster = crate::objects::cluster_of_pod(pod.labels())?;
+            let cluster = crate::objects::cluster_of(pod.labels())?;
             Some(ObjectRef::new(cluster).within(&pod.namespace()?))
         })
 }
