@@ -250,13 +250,13 @@ async fn a_standby_takes_over_from_a_stopped_leader_and_a_leader_that_loses_the_
     let outcome = std::panic::AssertUnwindSafe(async {
         let (stop_a, stop_b) = (CancellationToken::new(), CancellationToken::new());
         let a = spawn("a", port, stop_a.clone());
-        eventually("a to lead", 10, || async {
+        eventually("a to lead", 30, || async {
             (holder().await.as_deref() == Some("operator/a")).then_some(())
         })
         .await;
         let b = spawn("b", port + 1, stop_b.clone());
         let b_addr = SocketAddr::from(([127, 0, 0, 1], port + 1));
-        eventually("b to stand by, ready", 10, || async {
+        eventually("b to stand by, ready", 30, || async {
             let r = tokio::net::TcpStream::connect(b_addr).await.ok()?;
             drop(r);
             get(b_addr, "/readyz")
