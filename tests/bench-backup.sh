@@ -76,7 +76,9 @@ port_forward() {
   done
   [ -n "$PORT" ] || die "port-forward to $NS/big-0 does not answer: $(cat "$WORK/pf.out")"
   # Never write into anything but the bench cluster.
-  "$ETCDCTL" --endpoints 127.0.0.1:$PORT member list | grep -q ", big-0, http://big-0.big.$NS.svc" \
+  # (the list read whole first: `grep -q` leaving early would fail the pipe under pipefail)
+  members=$("$ETCDCTL" --endpoints 127.0.0.1:$PORT member list) || members=
+  grep -q ", big-0, http://big-0.big.$NS.svc" <<<"$members" \
     || die "127.0.0.1:$PORT does not answer as $NS/big-0"
 }
 
