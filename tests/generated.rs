@@ -1,4 +1,4 @@
-//! Generated files (crds/, completions/, tests/monitoring/rules.yaml) must match what the binary generates now.
+//! Generated files (crds/, completions/, tests/monitoring/rules.yaml, src/hot-code.order) must match what generates them now.
 // A test is one scenario read top to bottom: its length is the scenario's. The size and
 // complexity gates (Cargo.toml's [lints.clippy], clippy.toml) are for the shipped code.
 #![allow(clippy::too_many_lines, clippy::cognitive_complexity)]
@@ -130,4 +130,24 @@ fn the_crd_has_the_scale_subresource_printer_columns_and_a_short_name() {
     // Fixed fields are refused at admission (CEL, Kubernetes 1.29+; see api::ADMISSION_RULES).
     let storage = &v["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["storage"];
     assert!(storage["x-kubernetes-validations"][0]["rule"].is_string());
+}
+
+/// The release build's function order (src/build.rs) names functions by their symbols, whose
+/// hashes change with the dependencies: regenerated with every change of Cargo.lock.
+#[test]
+fn the_hot_code_order_follows_the_lockfile() {
+    let order = std::fs::read_to_string("src/hot-code.order").unwrap();
+    let lock = std::fs::read("Cargo.lock").unwrap();
+    let digest = ring::digest::digest(&ring::digest::SHA256, &lock);
+    let hex: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+    let recorded = order
+        .lines()
+        .find_map(|l| l.strip_prefix("# Cargo.lock sha256: "))
+        .expect("src/hot-code.order records the Cargo.lock it was generated with");
+    assert_eq!(
+        recorded, hex,
+        "src/hot-code.order was generated for another Cargo.lock; regenerate it with `tests/hot-code.sh` (on the testbed)"
+    );
+    let functions = order.lines().filter(|l| !l.starts_with('#')).count();
+    assert!(functions > 1000, "{functions} functions listed");
 }
