@@ -415,43 +415,78 @@ fn controller_for(client: &Client, namespaces: &[String]) -> Controller<EtcdClus
     }
     // One store for every namespace: a namespace's re-list replaces only what that namespace
     // held (`Relist`), and the store counts as ready from the start (the clusters arrive as
-    // applied objects).
+    // applied objects). So the watches of what the engine made in a namespace start once its
+    // clusters are in the store (`listed`): before, their first events named clusters the store
+    // did not hold yet, and kube-runtime dropped each with a warning (three per cluster at
+    // every start).
     let store = reader.clone();
-    let per_namespace = namespaces.iter().map(|ns| {
-        let mut relist = Relist::default();
-        let (store, ns) = (store.clone(), ns.clone());
-        watch(
-            Api::<EtcdCluster>::namespaced(client.clone(), &ns),
-            watcher::Config::default(),
-        )
-        .default_backoff()
-        .flat_map(move |event| {
-            let events: Vec<Result<watcher::Event<EtcdCluster>, watcher::Error>> = match event {
-                Ok(e) => relist
-                    .step(e, || {
-                        store
-                            .state()
-                            .iter()
-                            .filter(|c| c.namespace().as_deref() == Some(ns.as_str()))
-                            .map(|c| (**c).clone())
-                            .collect()
-                    })
-                    .into_iter()
-                    .map(Ok)
-                    .collect(),
-                Err(e) => vec![Err(e)],
-            };
-            futures::stream::iter(events)
+    let mut listed = Vec::with_capacity(namespaces.len());
+    let per_namespace: Vec<_> = namespaces
+        .iter()
+        .map(|ns| {
+            let (lists, is_listed) = tokio::sync::watch::channel(false);
+            listed.push(NamespaceListed {
+                namespace: ns.clone(),
+                listed: is_listed,
+            });
+            cluster_watch(client, ns, store.clone(), lists)
         })
-        .boxed()
-    });
+        .collect();
     let ready = futures::stream::iter([Ok(watcher::Event::Init), Ok(watcher::Event::InitDone)]);
     let clusters = ready
         .chain(futures::stream::select_all(per_namespace))
         .reflect(writer)
         .applied_objects()
         .predicate_filter(trigger_hash, Default::default());
-    triggered_by_what_it_made(Controller::for_stream(clusters, reader), client, namespaces)
+    triggered_by_what_it_made(Controller::for_stream(clusters, reader), client, &listed)
+}
+
+/// A watched namespace, and whether its first list of EtcdClusters is in the store yet.
+#[derive(Clone)]
+struct NamespaceListed {
+    namespace: String,
+    listed: tokio::sync::watch::Receiver<bool>,
+}
+
+/// The EtcdClusters of namespace `ns` as events for the store shared by every namespace
+/// (`Relist`); `lists` turns true once the first list of them has passed to the store.
+fn cluster_watch(
+    client: &Client,
+    ns: &str,
+    store: reflector::Store<EtcdCluster>,
+    lists: tokio::sync::watch::Sender<bool>,
+) -> futures::stream::BoxStream<'static, Result<watcher::Event<EtcdCluster>, watcher::Error>> {
+    let mut relist = Relist::default();
+    let ns = ns.to_owned();
+    watch(
+        Api::<EtcdCluster>::namespaced(client.clone(), &ns),
+        watcher::Config::default(),
+    )
+    .default_backoff()
+    .flat_map(move |event| {
+        // The events of the list before it went downstream already (one at a time), so at
+        // its end the store holds them.
+        if matches!(event, Ok(watcher::Event::InitDone)) {
+            lists.send_replace(true);
+        }
+        let events: Vec<Result<watcher::Event<EtcdCluster>, watcher::Error>> = match event {
+            Ok(e) => relist
+                .step(e, || {
+                    store
+                        .state()
+                        .iter()
+                        .filter(|c| c.namespace().as_deref() == Some(ns.as_str()))
+                        .map(|c| (**c).clone())
+                        .collect()
+                })
+                .into_iter()
+                .map(Ok)
+                .collect(),
+            Err(e) => vec![Err(e)],
+        };
+        futures::stream::iter(events)
+    })
+    .boxed()
 }
 
 /// A controller that also passes a cluster when an object the engine made for it changes: its
@@ -463,7 +498,7 @@ fn controller_for(client: &Client, namespaces: &[String]) -> Controller<EtcdClus
 fn triggered_by_what_it_made(
     controller: Controller<EtcdCluster>,
     client: &Client,
-    namespaces: &[String],
+    namespaces: &[NamespaceListed],
 ) -> Controller<EtcdCluster> {
     controller
         .owns_stream(made::<StatefulSet>(client, namespaces))
@@ -476,10 +511,11 @@ fn triggered_by_what_it_made(
 }
 
 /// The metadata of the objects of kind `K` the engine made (the managed-by label), as they
-/// change, in every namespace (`namespaces` empty) or in each of `namespaces`.
+/// change, in every namespace (`namespaces` empty) or in each of `namespaces`, there from the
+/// moment its clusters are listed.
 fn made<K>(
     client: &Client,
-    namespaces: &[String],
+    namespaces: &[NamespaceListed],
 ) -> futures::stream::BoxStream<'static, Result<PartialObjectMeta<K>, watcher::Error>>
 where
     K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
@@ -501,11 +537,26 @@ where
     if namespaces.is_empty() {
         return of(Api::all(client.clone()));
     }
-    futures::stream::select_all(
-        namespaces
-            .iter()
-            .map(|ns| of(Api::namespaced(client.clone(), ns))),
-    )
+    futures::stream::select_all(namespaces.iter().map(|ns| {
+        once_listed(
+            ns.listed.clone(),
+            of(Api::namespaced(client.clone(), &ns.namespace)),
+        )
+    }))
+    .boxed()
+}
+
+/// `objects`, from the moment `listed` is true (at once if it is already).
+fn once_listed<T: Send + 'static>(
+    mut listed: tokio::sync::watch::Receiver<bool>,
+    objects: futures::stream::BoxStream<'static, T>,
+) -> futures::stream::BoxStream<'static, T> {
+    futures::stream::once(async move {
+        // An error: the cluster watch is gone, and with it the controller.
+        let _ = listed.wait_for(|listed| *listed).await;
+        objects
+    })
+    .flatten()
     .boxed()
 }
 
@@ -959,6 +1010,22 @@ mod tests {
                 E::InitDone => "init-done".into(),
             })
             .collect()
+    }
+
+    #[tokio::test]
+    async fn the_made_objects_of_a_namespace_pass_only_once_its_clusters_are_listed() {
+        let (lists, listed) = tokio::sync::watch::channel(false);
+        let mut objects = once_listed(listed, futures::stream::iter([1, 2]).boxed());
+        assert_eq!(
+            objects.next().now_or_never(),
+            None,
+            "nothing before the list"
+        );
+        lists.send_replace(true);
+        assert_eq!(objects.collect::<Vec<_>>().await, [1, 2]);
+        let (_lists, listed) = tokio::sync::watch::channel(true);
+        let objects = once_listed(listed, futures::stream::iter([3]).boxed());
+        assert_eq!(objects.collect::<Vec<_>>().await, [3], "listed already");
     }
 
     #[test]
