@@ -21,20 +21,20 @@ fn main() {
     let release = env::var("PROFILE").as_deref() == Ok("release");
     let target = env::var("TARGET").as_deref() == Ok("x86_64-unknown-linux-gnu");
     let wanted = env::var("KE_HOT_CODE_ORDER").as_deref() != Ok("0");
-    if !(release && target && wanted && links_with_rust_lld()) {
+    if !(release && target && wanted) {
         return;
     }
+    let version = rustc_version();
     let dir = env::var("CARGO_MANIFEST_DIR").unwrap_or_default();
-    if !std::path::Path::new(&format!("{dir}/{ORDER}")).is_file() {
+    let Ok(order) = std::fs::read_to_string(format!("{dir}/{ORDER}")) else {
+        return;
+    };
+    if !links_with_rust_lld(&version) {
         return;
     }
     println!("cargo::rustc-link-arg-bins=-Wl,--symbol-ordering-file={dir}/{ORDER}");
     println!("cargo::rustc-link-arg-bins=-Wl,--no-warn-symbol-ordering");
-    let version = rustc_version();
-    let recorded = std::fs::read_to_string(format!("{dir}/{ORDER}"))
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("# rustc: ").map(str::to_owned));
+    let recorded = order.lines().find_map(|l| l.strip_prefix("# rustc: "));
     if let Some(recorded) = recorded
         && recorded != version
     {
@@ -48,7 +48,8 @@ fn main() {
 
 /// Whether the binary is linked by rust-lld, the only linker here that takes an ordering file:
 /// rustc's default for this target from 1.90 on, unless the build names another linker.
-fn links_with_rust_lld() -> bool {
+/// `version`: `rustc -V`.
+fn links_with_rust_lld(version: &str) -> bool {
     if env::var_os("RUSTC_LINKER").is_some() {
         return false;
     }
@@ -66,7 +67,7 @@ fn links_with_rust_lld() -> bool {
         return false;
     }
     // "rustc 1.95.0 (59807616e 2026-04-14)"
-    rustc_version()
+    version
         .split_whitespace()
         .nth(1)
         .and_then(|v| {

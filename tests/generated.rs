@@ -138,8 +138,9 @@ fn the_crd_has_the_scale_subresource_printer_columns_and_a_short_name() {
 fn the_hot_code_order_follows_the_lockfile() {
     let order = std::fs::read_to_string("src/hot-code.order").unwrap();
     let lock = std::fs::read("Cargo.lock").unwrap();
-    let digest = ring::digest::digest(&ring::digest::SHA256, &lock);
-    let hex: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+    let hex = kubectl_etcd::archive::codec::hex(
+        ring::digest::digest(&ring::digest::SHA256, &lock).as_ref(),
+    );
     let recorded = order
         .lines()
         .find_map(|l| l.strip_prefix("# Cargo.lock sha256: "))

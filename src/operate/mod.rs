@@ -420,18 +420,17 @@ fn controller_for(client: &Client, namespaces: &[String]) -> Controller<EtcdClus
     // did not hold yet, and kube-runtime dropped each with a warning (three per cluster at
     // every start).
     let store = reader.clone();
-    let mut listed = Vec::with_capacity(namespaces.len());
-    let per_namespace: Vec<_> = namespaces
+    let (per_namespace, listed): (Vec<_>, Vec<_>) = namespaces
         .iter()
         .map(|ns| {
-            let (lists, is_listed) = tokio::sync::watch::channel(false);
-            listed.push(NamespaceListed {
+            let (lists, listed) = tokio::sync::watch::channel(false);
+            let namespace = NamespaceListed {
                 namespace: ns.clone(),
-                listed: is_listed,
-            });
-            cluster_watch(client, ns, store.clone(), lists)
+                listed,
+            };
+            (cluster_watch(client, ns, store.clone(), lists), namespace)
         })
-        .collect();
+        .unzip();
     let ready = futures::stream::iter([Ok(watcher::Event::Init), Ok(watcher::Event::InitDone)]);
     let clusters = ready
         .chain(futures::stream::select_all(per_namespace))
@@ -442,7 +441,6 @@ fn controller_for(client: &Client, namespaces: &[String]) -> Controller<EtcdClus
 }
 
 /// A watched namespace, and whether its first list of EtcdClusters is in the store yet.
-#[derive(Clone)]
 struct NamespaceListed {
     namespace: String,
     listed: tokio::sync::watch::Receiver<bool>,
