@@ -311,7 +311,7 @@ _kubectl__etcd() {
 
     case "${cmd}" in
         kubectl__etcd)
-            opts="-n -o -v -h -V --namespace --context --kubeconfig --output --verbose --log-format --help --version create scale upgrade adopt backup restore certificate rotate-ca tls recover defrag hibernate wake snapshot status logs report reconcile delete operate install crd manifests completions help"
+            opts="-n -o -v -h -V --namespace --context --kubeconfig --output --verbose --log-format --dial --help --version create scale upgrade adopt backup restore certificate rotate-ca tls recover defrag hibernate wake snapshot status logs report reconcile delete operate install crd manifests completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -345,6 +345,10 @@ _kubectl__etcd() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --dial)
+                    COMPREPLY=($(compgen -W "direct port-forward" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -353,7 +357,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__adopt)
-            opts="-n -o -v -h --from --endpoints --tls-secret --tls --insecure --certificate-lifetime --tls-issuer --tls-issuer-kind --tls-server-secret --tls-client-secret --tls-peer-secret --plain-peers --auth-secret --take-over-service --abort --yes --storage --storage-class --image-repository --quota-backend-bytes --cluster-domain --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --from --endpoints --tls-secret --tls --insecure --certificate-lifetime --tls-issuer --tls-issuer-kind --tls-server-secret --tls-client-secret --tls-peer-secret --plain-peers --auth-secret --take-over-service --abort --yes --storage --storage-class --image-repository --quota-backend-bytes --cluster-domain --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -459,6 +463,10 @@ _kubectl__etcd() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --dial)
+                    COMPREPLY=($(compgen -W "direct port-forward" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -467,7 +475,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__backup)
-            opts="-n -o -v -h --to --compression --credentials-secret --sse --sse-kms-key-id --encryption-key-secret --dry-run --tools-image --namespace --context --kubeconfig --output --verbose --log-format --help list help"
+            opts="-n -o -v -h --to --compression --credentials-secret --sse --sse-kms-key-id --encryption-key-secret --dry-run --tools-image --namespace --context --kubeconfig --output --verbose --log-format --dial --help list help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -529,6 +537,10 @@ _kubectl__etcd() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --dial)
+                    COMPREPLY=($(compgen -W "direct port-forward" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -579,7 +591,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__backup__subcmd__list)
-            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -613,6 +625,10 @@ _kubectl__etcd() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --dial)
+                    COMPREPLY=($(compgen -W "direct port-forward" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -621,7 +637,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__certificate)
-            opts="-n -o -v -h --user --out --lifetime --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --user --out --lifetime --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -667,6 +683,10 @@ _kubectl__etcd() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --dial)
+                    COMPREPLY=($(compgen -W "direct port-forward" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -675,7 +695,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__completions)
-            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --help bash zsh fish kubectl"
+            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --help bash zsh fish kubectl"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -707,6 +727,10 @@ _kubectl__etcd() {
                     ;;
                 --log-format)
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --dial)
+                    COMPREPLY=($(compgen -W "direct port-forward" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -717,7 +741,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__crd)
-            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -751,6 +775,10 @@ _kubectl__etcd() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --dial)
+                    COMPREPLY=($(compgen -W "direct port-forward" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -759,7 +787,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__create)
-            opts="-n -o -v -h --replicas --version --storage --storage-class --ephemeral --image-repository --image-pull-secret --etcd-option --allow-etcd-option --priority-class --cluster-domain --service-type --tls --insecure --certificate-lifetime --tls-issuer --tls-issuer-kind --tls-server-secret --tls-client-secret --tls-peer-secret --plain-peers --auth-secret --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --replicas --version --storage --storage-class --ephemeral --image-repository --image-pull-secret --etcd-option --allow-etcd-option --priority-class --cluster-domain --service-type --tls --insecure --certificate-lifetime --tls-issuer --tls-issuer-kind --tls-server-secret --tls-client-secret --tls-peer-secret --plain-peers --auth-secret --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -873,6 +901,10 @@ _kubectl__etcd() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --dial)
+                    COMPREPLY=($(compgen -W "direct port-forward" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -881,7 +913,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__defrag)
-            opts="-n -o -v -h --compact --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --compact --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -917,6 +949,10 @@ _kubectl__etcd() {
                     ;;
                 --log-format)
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --dial)
+                    COMPREPLY=($(compgen -W "direct port-forward" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -927,7 +963,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__delete)
-            opts="-n -o -v -h --delete-data --yes --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --delete-data --yes --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -963,6 +999,10 @@ _kubectl__etcd() {
                     ;;
                 --log-format)
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --dial)
+                    COMPREPLY=($(compgen -W "direct port-forward" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1491,7 +1531,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__hibernate)
-            opts="-n -o -v -h --to --no-snapshot --yes --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --to --no-snapshot --yes --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1533,6 +1573,10 @@ _kubectl__etcd() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --dial)
+                    COMPREPLY=($(compgen -W "direct port-forward" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1541,7 +1585,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__install)
-            opts="-n -o -v -h --operator --image --image-pull-secret --watch-namespace --operator-namespace --monitoring --print --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --operator --image --image-pull-secret --watch-namespace --operator-namespace --monitoring --print --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1591,6 +1635,10 @@ _kubectl__etcd() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --dial)
+                    COMPREPLY=($(compgen -W "direct port-forward" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1599,7 +1647,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__logs)
-            opts="-f -n -o -v -h --follow --since --member --raw --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-f -n -o -v -h --follow --since --member --raw --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1641,6 +1689,10 @@ _kubectl__etcd() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --dial)
+                    COMPREPLY=($(compgen -W "direct port-forward" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1649,7 +1701,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__manifests)
-            opts="-n -o -v -h --image --image-pull-secret --watch-namespace --operator-namespace --monitoring --prometheus-rules --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --image --image-pull-secret --watch-namespace --operator-namespace --monitoring --prometheus-rules --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1699,6 +1751,10 @@ _kubectl__etcd() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --dial)
+                    COMPREPLY=($(compgen -W "direct port-forward" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1707,7 +1763,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__operate)
-            opts="-n -o -v -h --watch-namespace --metrics-addr --dial --identity --allow-ambient-credentials --s3-endpoint-allow --allow-etcd-option --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --watch-namespace --metrics-addr --identity --allow-ambient-credentials --s3-endpoint-allow --allow-etcd-option --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1719,10 +1775,6 @@ _kubectl__etcd() {
                     ;;
                 --metrics-addr)
                     COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --dial)
-                    COMPREPLY=($(compgen -W "direct port-forward" -- "${cur}"))
                     return 0
                     ;;
                 --identity)
@@ -1765,6 +1817,10 @@ _kubectl__etcd() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --dial)
+                    COMPREPLY=($(compgen -W "direct port-forward" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1773,7 +1829,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__reconcile)
-            opts="-n -o -v -h --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1811,6 +1867,10 @@ _kubectl__etcd() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --dial)
+                    COMPREPLY=($(compgen -W "direct port-forward" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1819,7 +1879,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__recover)
-            opts="-n -o -v -h --from-member --from-backup --to --credentials-secret --tools-image --yes --force --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --from-member --from-backup --to --credentials-secret --tools-image --yes --force --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1877,6 +1937,10 @@ _kubectl__etcd() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --dial)
+                    COMPREPLY=($(compgen -W "direct port-forward" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1885,7 +1949,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__report)
-            opts="-f -n -o -v -h --file --logs --since --operator --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-f -n -o -v -h --file --logs --since --operator --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1931,6 +1995,10 @@ _kubectl__etcd() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --dial)
+                    COMPREPLY=($(compgen -W "direct port-forward" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1939,7 +2007,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__restore)
-            opts="-n -o -v -h --from --from-backup --latest-of --replicas --version --storage --storage-class --sha256 --credentials-secret --encryption-key-secret --tools-image --image-repository --image-pull-secret --cluster-domain --service-type --tls --insecure --certificate-lifetime --tls-issuer --tls-issuer-kind --tls-server-secret --tls-client-secret --tls-peer-secret --plain-peers --auth-secret --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --from --from-backup --latest-of --replicas --version --storage --storage-class --sha256 --credentials-secret --encryption-key-secret --tools-image --image-repository --image-pull-secret --cluster-domain --service-type --tls --insecure --certificate-lifetime --tls-issuer --tls-issuer-kind --tls-server-secret --tls-client-secret --tls-peer-secret --plain-peers --auth-secret --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2069,6 +2137,10 @@ _kubectl__etcd() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --dial)
+                    COMPREPLY=($(compgen -W "direct port-forward" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2077,7 +2149,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__rotate__subcmd__ca)
-            opts="-n -o -v -h --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2115,6 +2187,10 @@ _kubectl__etcd() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --dial)
+                    COMPREPLY=($(compgen -W "direct port-forward" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2123,7 +2199,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__scale)
-            opts="-n -o -v -h --replicas --storage --storage-class --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --replicas --storage --storage-class --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2173,6 +2249,10 @@ _kubectl__etcd() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --dial)
+                    COMPREPLY=($(compgen -W "direct port-forward" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2181,7 +2261,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__snapshot)
-            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --help fetch discard agent help"
+            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --help fetch discard agent help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2215,6 +2295,10 @@ _kubectl__etcd() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --dial)
+                    COMPREPLY=($(compgen -W "direct port-forward" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2223,7 +2307,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__snapshot__subcmd__agent)
-            opts="-n -o -v -h --root --namespace --context --kubeconfig --output --verbose --log-format --help hold check put get list head delete help"
+            opts="-n -o -v -h --root --namespace --context --kubeconfig --output --verbose --log-format --dial --help hold check put get list head delete help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2261,6 +2345,10 @@ _kubectl__etcd() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --dial)
+                    COMPREPLY=($(compgen -W "direct port-forward" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2269,7 +2357,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__snapshot__subcmd__agent__subcmd__check)
-            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2301,6 +2389,10 @@ _kubectl__etcd() {
                     ;;
                 --log-format)
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --dial)
+                    COMPREPLY=($(compgen -W "direct port-forward" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -2311,7 +2403,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__snapshot__subcmd__agent__subcmd__delete)
-            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2343,6 +2435,10 @@ _kubectl__etcd() {
                     ;;
                 --log-format)
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --dial)
+                    COMPREPLY=($(compgen -W "direct port-forward" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -2353,7 +2449,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__snapshot__subcmd__agent__subcmd__get)
-            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2385,6 +2481,10 @@ _kubectl__etcd() {
                     ;;
                 --log-format)
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --dial)
+                    COMPREPLY=($(compgen -W "direct port-forward" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -2395,7 +2495,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__snapshot__subcmd__agent__subcmd__head)
-            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2427,6 +2527,10 @@ _kubectl__etcd() {
                     ;;
                 --log-format)
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --dial)
+                    COMPREPLY=($(compgen -W "direct port-forward" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -2563,7 +2667,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__snapshot__subcmd__agent__subcmd__hold)
-            opts="-n -o -v -h --idle --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --idle --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2601,6 +2705,10 @@ _kubectl__etcd() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --dial)
+                    COMPREPLY=($(compgen -W "direct port-forward" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2609,7 +2717,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__snapshot__subcmd__agent__subcmd__list)
-            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2641,6 +2749,10 @@ _kubectl__etcd() {
                     ;;
                 --log-format)
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --dial)
+                    COMPREPLY=($(compgen -W "direct port-forward" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -2651,7 +2763,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__snapshot__subcmd__agent__subcmd__put)
-            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2685,6 +2797,10 @@ _kubectl__etcd() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --dial)
+                    COMPREPLY=($(compgen -W "direct port-forward" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2693,7 +2809,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__snapshot__subcmd__discard)
-            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2727,6 +2843,10 @@ _kubectl__etcd() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --dial)
+                    COMPREPLY=($(compgen -W "direct port-forward" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2735,7 +2855,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__snapshot__subcmd__fetch)
-            opts="-n -o -v -h --to --sha256 --encryption-key-file --clean --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --to --sha256 --encryption-key-file --clean --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2783,6 +2903,10 @@ _kubectl__etcd() {
                     ;;
                 --log-format)
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --dial)
+                    COMPREPLY=($(compgen -W "direct port-forward" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -2961,7 +3085,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__status)
-            opts="-A -n -o -v -h --all-namespaces --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-A -n -o -v -h --all-namespaces --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2995,6 +3119,10 @@ _kubectl__etcd() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --dial)
+                    COMPREPLY=($(compgen -W "direct port-forward" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -3003,7 +3131,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__tls)
-            opts="-n -o -v -h --on --off --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --on --off --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3041,6 +3169,10 @@ _kubectl__etcd() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --dial)
+                    COMPREPLY=($(compgen -W "direct port-forward" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -3049,7 +3181,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__upgrade)
-            opts="-n -o -v -h --version --to --skip-backup --yes --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --version --to --skip-backup --yes --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3095,6 +3227,10 @@ _kubectl__etcd() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --dial)
+                    COMPREPLY=($(compgen -W "direct port-forward" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -3103,7 +3239,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__wake)
-            opts="-n -o -v -h --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --help"
+            opts="-n -o -v -h --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3139,6 +3275,10 @@ _kubectl__etcd() {
                     ;;
                 --log-format)
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --dial)
+                    COMPREPLY=($(compgen -W "direct port-forward" -- "${cur}"))
                     return 0
                     ;;
                 *)

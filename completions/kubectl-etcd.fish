@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_kubectl_etcd_global_optspecs
-    string join \n n/namespace= context= kubeconfig= o/output= v/verbose log-format= h/help V/version
+    string join \n n/namespace= context= kubeconfig= o/output= v/verbose log-format= dial= h/help V/version
 end
 
 function __fish_kubectl_etcd_needs_command
@@ -32,6 +32,8 @@ json\t''
 yaml\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
 json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -l dial -d 'How to reach etcd members: port-forward through the API server (the default, and the only way from a workstation), or direct to the pod IPs (a CLI run inside the cluster\'s network: a pod of the cluster\'s namespace, which its NetworkPolicy admits; the bytes of a backup then skip the API server). `operate` in a pod dials direct unless told otherwise' -r -f -a "direct\t''
+port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -s h -l help -d 'Print help'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -s V -l version -d 'Print version'
@@ -94,6 +96,8 @@ json\t''
 yaml\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
 json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l dial -d 'How to reach etcd members: port-forward through the API server (the default, and the only way from a workstation), or direct to the pod IPs (a CLI run inside the cluster\'s network: a pod of the cluster\'s namespace, which its NetworkPolicy admits; the bytes of a backup then skip the API server). `operate` in a pod dials direct unless told otherwise' -r -f -a "direct\t''
+port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l ephemeral -d 'Keep data in emptyDir volumes (lost when a pod is deleted): for tests only'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l insecure -d 'Plain http for clients and peers (`spec.tls.mode: none`): anyone who reaches the pods reads and writes every key. Warned about; the `InsecureTransport` condition says so'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l plain-peers -d 'Client TLS without peer TLS: raft between the members in the clear (`spec.tls.plainPeers`); a new cluster with --tls-server-secret and --tls-client-secret but no --tls-peer-secret is refused without it'
@@ -113,6 +117,8 @@ json\t''
 yaml\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand scale" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
 json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand scale" -l dial -d 'How to reach etcd members: port-forward through the API server (the default, and the only way from a workstation), or direct to the pod IPs (a CLI run inside the cluster\'s network: a pod of the cluster\'s namespace, which its NetworkPolicy admits; the bytes of a backup then skip the API server). `operate` in a pod dials direct unless told otherwise' -r -f -a "direct\t''
+port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand scale" -l no-wait -d 'Return once the intent is written, without waiting for convergence'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand scale" -l dry-run -d 'Print the steps the engine would take and the objects it would write; change nothing'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand scale" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
@@ -128,6 +134,8 @@ json\t''
 yaml\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand upgrade" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
 json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand upgrade" -l dial -d 'How to reach etcd members: port-forward through the API server (the default, and the only way from a workstation), or direct to the pod IPs (a CLI run inside the cluster\'s network: a pod of the cluster\'s namespace, which its NetworkPolicy admits; the bytes of a backup then skip the API server). `operate` in a pod dials direct unless told otherwise' -r -f -a "direct\t''
+port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand upgrade" -l skip-backup -d 'Upgrade without a pre-upgrade snapshot (recorded in status.upgrade); needs --yes'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand upgrade" -l yes -d 'Confirm --skip-backup'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand upgrade" -l no-wait -d 'Return once the intent is written, without waiting for convergence'
@@ -164,6 +172,8 @@ json\t''
 yaml\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand adopt" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
 json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand adopt" -l dial -d 'How to reach etcd members: port-forward through the API server (the default, and the only way from a workstation), or direct to the pod IPs (a CLI run inside the cluster\'s network: a pod of the cluster\'s namespace, which its NetworkPolicy admits; the bytes of a backup then skip the API server). `operate` in a pod dials direct unless told otherwise' -r -f -a "direct\t''
+port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand adopt" -l insecure -d 'Plain http for clients and peers (`spec.tls.mode: none`): anyone who reaches the pods reads and writes every key. Warned about; the `InsecureTransport` condition says so'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand adopt" -l plain-peers -d 'Client TLS without peer TLS: raft between the members in the clear (`spec.tls.plainPeers`); a new cluster with --tls-server-secret and --tls-client-secret but no --tls-peer-secret is refused without it'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand adopt" -l abort -d 'Put the old cluster back: remove the new members one at a time and delete the EtcdCluster (possible while no old member was retired)'
@@ -187,6 +197,8 @@ json\t''
 yaml\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and not __fish_seen_subcommand_from list help" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
 json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and not __fish_seen_subcommand_from list help" -l dial -d 'How to reach etcd members: port-forward through the API server (the default, and the only way from a workstation), or direct to the pod IPs (a CLI run inside the cluster\'s network: a pod of the cluster\'s namespace, which its NetworkPolicy admits; the bytes of a backup then skip the API server). `operate` in a pod dials direct unless told otherwise' -r -f -a "direct\t''
+port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and not __fish_seen_subcommand_from list help" -l dry-run -d 'Show which member would be snapshotted and where it would go; take nothing'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and not __fish_seen_subcommand_from list help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and not __fish_seen_subcommand_from list help" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -200,6 +212,8 @@ json\t''
 yaml\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and __fish_seen_subcommand_from list" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
 json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and __fish_seen_subcommand_from list" -l dial -d 'How to reach etcd members: port-forward through the API server (the default, and the only way from a workstation), or direct to the pod IPs (a CLI run inside the cluster\'s network: a pod of the cluster\'s namespace, which its NetworkPolicy admits; the bytes of a backup then skip the API server). `operate` in a pod dials direct unless told otherwise' -r -f -a "direct\t''
+port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and __fish_seen_subcommand_from list" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and __fish_seen_subcommand_from help" -f -a "list" -d 'List the backups of a cluster (newest first): size, revision, age, verified'
@@ -242,6 +256,8 @@ json\t''
 yaml\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
 json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l dial -d 'How to reach etcd members: port-forward through the API server (the default, and the only way from a workstation), or direct to the pod IPs (a CLI run inside the cluster\'s network: a pod of the cluster\'s namespace, which its NetworkPolicy admits; the bytes of a backup then skip the API server). `operate` in a pod dials direct unless told otherwise' -r -f -a "direct\t''
+port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l insecure -d 'Plain http for clients and peers (`spec.tls.mode: none`): anyone who reaches the pods reads and writes every key. Warned about; the `InsecureTransport` condition says so'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l plain-peers -d 'Client TLS without peer TLS: raft between the members in the clear (`spec.tls.plainPeers`); a new cluster with --tls-server-secret and --tls-client-secret but no --tls-peer-secret is refused without it'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l no-wait -d 'Return once the intent is written, without waiting for convergence'
@@ -259,6 +275,8 @@ json\t''
 yaml\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand certificate" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
 json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand certificate" -l dial -d 'How to reach etcd members: port-forward through the API server (the default, and the only way from a workstation), or direct to the pod IPs (a CLI run inside the cluster\'s network: a pod of the cluster\'s namespace, which its NetworkPolicy admits; the bytes of a backup then skip the API server). `operate` in a pod dials direct unless told otherwise' -r -f -a "direct\t''
+port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand certificate" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand certificate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand rotate-ca" -l timeout -d 'Give up waiting after this long (e.g. 90s, 5m). The cluster keeps converging' -r
@@ -270,6 +288,8 @@ json\t''
 yaml\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand rotate-ca" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
 json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand rotate-ca" -l dial -d 'How to reach etcd members: port-forward through the API server (the default, and the only way from a workstation), or direct to the pod IPs (a CLI run inside the cluster\'s network: a pod of the cluster\'s namespace, which its NetworkPolicy admits; the bytes of a backup then skip the API server). `operate` in a pod dials direct unless told otherwise' -r -f -a "direct\t''
+port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand rotate-ca" -l no-wait -d 'Return once the intent is written, without waiting for convergence'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand rotate-ca" -l dry-run -d 'Print the steps the engine would take and the objects it would write; change nothing'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand rotate-ca" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
@@ -283,6 +303,8 @@ json\t''
 yaml\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand tls" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
 json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand tls" -l dial -d 'How to reach etcd members: port-forward through the API server (the default, and the only way from a workstation), or direct to the pod IPs (a CLI run inside the cluster\'s network: a pod of the cluster\'s namespace, which its NetworkPolicy admits; the bytes of a backup then skip the API server). `operate` in a pod dials direct unless told otherwise' -r -f -a "direct\t''
+port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand tls" -l on -d 'Switch TLS on: managed TLS (the engine\'s own CA), clients need a certificate'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand tls" -l off -d 'Switch TLS off: plain http for clients and peers (anyone who reaches the pods reads and writes every key)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand tls" -l no-wait -d 'Return once the intent is written, without waiting for convergence'
@@ -303,6 +325,8 @@ json\t''
 yaml\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand recover" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
 json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand recover" -l dial -d 'How to reach etcd members: port-forward through the API server (the default, and the only way from a workstation), or direct to the pod IPs (a CLI run inside the cluster\'s network: a pod of the cluster\'s namespace, which its NetworkPolicy admits; the bytes of a backup then skip the API server). `operate` in a pod dials direct unless told otherwise' -r -f -a "direct\t''
+port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand recover" -l yes -d 'Proceed (without it the plan is printed and nothing changes)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand recover" -l force -d 'Rebuild even though a healthy quorum answers (it throws away a working cluster\'s newest writes and gives it a new cluster id; without quorum loss the engine repairs by itself)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand recover" -l no-wait -d 'Return once the intent is written, without waiting for convergence'
@@ -318,6 +342,8 @@ json\t''
 yaml\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand defrag" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
 json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand defrag" -l dial -d 'How to reach etcd members: port-forward through the API server (the default, and the only way from a workstation), or direct to the pod IPs (a CLI run inside the cluster\'s network: a pod of the cluster\'s namespace, which its NetworkPolicy admits; the bytes of a backup then skip the API server). `operate` in a pod dials direct unless told otherwise' -r -f -a "direct\t''
+port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand defrag" -l compact -d 'First compact the keyspace history up to the current revision (old values of every key are gone afterwards; watchers from an older revision must re-list)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand defrag" -l no-wait -d 'Return once the intent is written, without waiting for convergence'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand defrag" -l dry-run -d 'Print the steps the engine would take and the objects it would write; change nothing'
@@ -333,6 +359,8 @@ json\t''
 yaml\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand hibernate" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
 json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand hibernate" -l dial -d 'How to reach etcd members: port-forward through the API server (the default, and the only way from a workstation), or direct to the pod IPs (a CLI run inside the cluster\'s network: a pod of the cluster\'s namespace, which its NetworkPolicy admits; the bytes of a backup then skip the API server). `operate` in a pod dials direct unless told otherwise' -r -f -a "direct\t''
+port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand hibernate" -l no-snapshot -d 'Stop the members without a snapshot (the volumes keep the data); needs --yes'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand hibernate" -l yes -d 'Confirm --no-snapshot'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand hibernate" -l no-wait -d 'Return once the intent is written, without waiting for convergence'
@@ -348,6 +376,8 @@ json\t''
 yaml\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand wake" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
 json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand wake" -l dial -d 'How to reach etcd members: port-forward through the API server (the default, and the only way from a workstation), or direct to the pod IPs (a CLI run inside the cluster\'s network: a pod of the cluster\'s namespace, which its NetworkPolicy admits; the bytes of a backup then skip the API server). `operate` in a pod dials direct unless told otherwise' -r -f -a "direct\t''
+port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand wake" -l no-wait -d 'Return once the intent is written, without waiting for convergence'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand wake" -l dry-run -d 'Print the steps the engine would take and the objects it would write; change nothing'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand wake" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
@@ -360,6 +390,8 @@ json\t''
 yaml\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and not __fish_seen_subcommand_from fetch discard agent help" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
 json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and not __fish_seen_subcommand_from fetch discard agent help" -l dial -d 'How to reach etcd members: port-forward through the API server (the default, and the only way from a workstation), or direct to the pod IPs (a CLI run inside the cluster\'s network: a pod of the cluster\'s namespace, which its NetworkPolicy admits; the bytes of a backup then skip the API server). `operate` in a pod dials direct unless told otherwise' -r -f -a "direct\t''
+port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and not __fish_seen_subcommand_from fetch discard agent help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and not __fish_seen_subcommand_from fetch discard agent help" -s h -l help -d 'Print help'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and not __fish_seen_subcommand_from fetch discard agent help" -f -a "fetch" -d 'Download URL, verify it (sha256, decompression, etcd\'s hash) and write it to --to'
@@ -378,6 +410,8 @@ json\t''
 yaml\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from fetch" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
 json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from fetch" -l dial -d 'How to reach etcd members: port-forward through the API server (the default, and the only way from a workstation), or direct to the pod IPs (a CLI run inside the cluster\'s network: a pod of the cluster\'s namespace, which its NetworkPolicy admits; the bytes of a backup then skip the API server). `operate` in a pod dials direct unless told otherwise' -r -f -a "direct\t''
+port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from fetch" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from fetch" -s h -l help -d 'Print help'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from discard" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
@@ -388,6 +422,8 @@ json\t''
 yaml\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from discard" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
 json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from discard" -l dial -d 'How to reach etcd members: port-forward through the API server (the default, and the only way from a workstation), or direct to the pod IPs (a CLI run inside the cluster\'s network: a pod of the cluster\'s namespace, which its NetworkPolicy admits; the bytes of a backup then skip the API server). `operate` in a pod dials direct unless told otherwise' -r -f -a "direct\t''
+port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from discard" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from discard" -s h -l help -d 'Print help'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from agent" -l root -d 'The location\'s directory in the mounted claim' -r -F
@@ -399,6 +435,8 @@ json\t''
 yaml\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from agent" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
 json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from agent" -l dial -d 'How to reach etcd members: port-forward through the API server (the default, and the only way from a workstation), or direct to the pod IPs (a CLI run inside the cluster\'s network: a pod of the cluster\'s namespace, which its NetworkPolicy admits; the bytes of a backup then skip the API server). `operate` in a pod dials direct unless told otherwise' -r -f -a "direct\t''
+port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from agent" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from agent" -s h -l help -d 'Print help'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from agent" -f -a "hold" -d 'Stay up until no operation ran for --idle seconds (the agent pod\'s main process)'
@@ -421,6 +459,8 @@ json\t''
 yaml\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand status" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
 json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand status" -l dial -d 'How to reach etcd members: port-forward through the API server (the default, and the only way from a workstation), or direct to the pod IPs (a CLI run inside the cluster\'s network: a pod of the cluster\'s namespace, which its NetworkPolicy admits; the bytes of a backup then skip the API server). `operate` in a pod dials direct unless told otherwise' -r -f -a "direct\t''
+port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand status" -s A -l all-namespaces -d 'All namespaces (only without NAME)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand status" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -434,6 +474,8 @@ json\t''
 yaml\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand logs" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
 json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand logs" -l dial -d 'How to reach etcd members: port-forward through the API server (the default, and the only way from a workstation), or direct to the pod IPs (a CLI run inside the cluster\'s network: a pod of the cluster\'s namespace, which its NetworkPolicy admits; the bytes of a backup then skip the API server). `operate` in a pod dials direct unless told otherwise' -r -f -a "direct\t''
+port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand logs" -s f -l follow -d 'Keep printing new lines as members write them (lines print as they arrive)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand logs" -l raw -d 'Print etcd\'s lines as it wrote them (JSON), still prefixed with the member'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand logs" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
@@ -448,6 +490,8 @@ json\t''
 yaml\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand report" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
 json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand report" -l dial -d 'How to reach etcd members: port-forward through the API server (the default, and the only way from a workstation), or direct to the pod IPs (a CLI run inside the cluster\'s network: a pod of the cluster\'s namespace, which its NetworkPolicy admits; the bytes of a backup then skip the API server). `operate` in a pod dials direct unless told otherwise' -r -f -a "direct\t''
+port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand report" -l logs -d 'Also the members\' etcd logs (the operator\'s are always in)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand report" -l operator -d 'Only the operator: its Deployments, pods, logs, Leases and events'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand report" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
@@ -461,6 +505,8 @@ json\t''
 yaml\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand reconcile" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
 json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand reconcile" -l dial -d 'How to reach etcd members: port-forward through the API server (the default, and the only way from a workstation), or direct to the pod IPs (a CLI run inside the cluster\'s network: a pod of the cluster\'s namespace, which its NetworkPolicy admits; the bytes of a backup then skip the API server). `operate` in a pod dials direct unless told otherwise' -r -f -a "direct\t''
+port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand reconcile" -l no-wait -d 'Return once the intent is written, without waiting for convergence'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand reconcile" -l dry-run -d 'Print the steps the engine would take and the objects it would write; change nothing'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand reconcile" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
@@ -474,6 +520,8 @@ json\t''
 yaml\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand delete" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
 json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand delete" -l dial -d 'How to reach etcd members: port-forward through the API server (the default, and the only way from a workstation), or direct to the pod IPs (a CLI run inside the cluster\'s network: a pod of the cluster\'s namespace, which its NetworkPolicy admits; the bytes of a backup then skip the API server). `operate` in a pod dials direct unless told otherwise' -r -f -a "direct\t''
+port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand delete" -l delete-data -d 'Also delete the member volumes: all data of the cluster is lost'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand delete" -l yes -d 'Confirm --delete-data'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand delete" -l no-wait -d 'Return once the intent is written, without waiting for convergence'
@@ -482,8 +530,6 @@ complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand delete" -s v -
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand delete" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -l watch-namespace -d 'Watch only these namespaces, comma-separated or repeated (default: all namespaces): one watch per namespace, so the operator needs rights in those alone (`kubectl etcd install --operator --watch-namespace` writes them). -n is ignored here. Example: --watch-namespace team-a,team-b' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -l metrics-addr -d 'Address of /metrics, /healthz and /readyz. The default, [::], is every IPv6 and IPv4 address (IPv4 alone on a kernel without IPv6); 0.0.0.0:PORT is IPv4 only' -r
-complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -l dial -d 'How to reach etcd members (default: direct in a pod, port-forward outside)' -r -f -a "direct\t''
-port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -l identity -d 'Leader-election identity (default: operator/$POD_NAME or operator/<hostname>); `operator/` is put before one given without it (CLI verbs tell an operator by it)' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -l s3-endpoint-allow -d 'Custom S3 endpoints backups may use, from a destination\'s `?endpoint=` or a credentials Secret\'s AWS_ENDPOINT_URL: HOST (any port), HOST:PORT, *.DOMAIN, [IPv6]:PORT or an endpoint URL, comma-separated or repeated. AWS endpoints are always allowed; by default nothing else. Example: --s3-endpoint-allow minio.backup.svc,10.0.0.5:9000' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -l allow-etcd-option -d 'Let `spec.etcd.options` set this etcd flag (repeatable, or comma-separated) besides the tuning flags every cluster may set (heartbeat-interval, election-timeout, snapshot-count, …; README, Security). Off the list by default: enable-pprof, enable-v2, unsafe-no-fsync, listen-client-http-urls, cipher-suites, tls-min-version, feature-gates and any other. Example: --allow-etcd-option enable-pprof' -r
@@ -495,6 +541,8 @@ json\t''
 yaml\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
 json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -l dial -d 'How to reach etcd members: port-forward through the API server (the default, and the only way from a workstation), or direct to the pod IPs (a CLI run inside the cluster\'s network: a pod of the cluster\'s namespace, which its NetworkPolicy admits; the bytes of a backup then skip the API server). `operate` in a pod dials direct unless told otherwise' -r -f -a "direct\t''
+port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -l allow-ambient-credentials -d 'Let backups of a cluster without `spec.backup.credentialsSecret` use this process\'s own cloud identity (AWS_* environment, profile, IRSA, ECS, instance metadata). Off by default: every tenant whose cluster the operator watches could otherwise have it read and delete objects with that identity'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -510,6 +558,8 @@ json\t''
 yaml\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand install" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
 json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand install" -l dial -d 'How to reach etcd members: port-forward through the API server (the default, and the only way from a workstation), or direct to the pod IPs (a CLI run inside the cluster\'s network: a pod of the cluster\'s namespace, which its NetworkPolicy admits; the bytes of a backup then skip the API server). `operate` in a pod dials direct unless told otherwise' -r -f -a "direct\t''
+port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand install" -l operator -d 'Also install the operator: namespace, service account, RBAC, Deployment'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand install" -l monitoring -d 'Also the monitoring objects: PodMonitors of the members and the operator, the PrometheusRule with the alerts, the Grafana dashboard ConfigMap (needs prometheus-operator\'s CRDs in the cluster)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand install" -l print -d 'Print the manifests instead of applying them'
@@ -523,6 +573,8 @@ json\t''
 yaml\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand crd" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
 json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand crd" -l dial -d 'How to reach etcd members: port-forward through the API server (the default, and the only way from a workstation), or direct to the pod IPs (a CLI run inside the cluster\'s network: a pod of the cluster\'s namespace, which its NetworkPolicy admits; the bytes of a backup then skip the API server). `operate` in a pod dials direct unless told otherwise' -r -f -a "direct\t''
+port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand crd" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand crd" -s h -l help -d 'Print help'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand manifests" -l image -d 'Operator image' -r
@@ -537,6 +589,8 @@ json\t''
 yaml\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand manifests" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
 json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand manifests" -l dial -d 'How to reach etcd members: port-forward through the API server (the default, and the only way from a workstation), or direct to the pod IPs (a CLI run inside the cluster\'s network: a pod of the cluster\'s namespace, which its NetworkPolicy admits; the bytes of a backup then skip the API server). `operate` in a pod dials direct unless told otherwise' -r -f -a "direct\t''
+port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand manifests" -l monitoring -d 'Also the monitoring objects: PodMonitors of the members and the operator, the PrometheusRule with the alerts, the Grafana dashboard ConfigMap (prometheus-operator\'s CRDs must exist to apply them)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand manifests" -l prometheus-rules -d 'Print only the alert rules, as a Prometheus rule file (for a Prometheus without prometheus-operator, and `promtool`; tests/monitoring/rules.yaml is this output)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand manifests" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
@@ -549,6 +603,8 @@ json\t''
 yaml\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand completions" -l log-format -d 'Log format on stderr' -r -f -a "text\t''
 json\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand completions" -l dial -d 'How to reach etcd members: port-forward through the API server (the default, and the only way from a workstation), or direct to the pod IPs (a CLI run inside the cluster\'s network: a pod of the cluster\'s namespace, which its NetworkPolicy admits; the bytes of a backup then skip the API server). `operate` in a pod dials direct unless told otherwise' -r -f -a "direct\t''
+port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand completions" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and not __fish_seen_subcommand_from create scale upgrade adopt backup restore certificate rotate-ca tls recover defrag hibernate wake snapshot status logs report reconcile delete operate install crd manifests completions help" -f -a "create" -d 'Create an etcd cluster and wait until it is Ready'

@@ -4,10 +4,13 @@
 #   A. kubectl-etcd backup --to s3://… (streamed: etcd → hash check → compression → sha256 → multipart upload),
 #      with --compression none (the same bytes as B) and zstd (the default)
 #   B. etcdctl snapshot save to a file, then that file uploaded with boto3 (what the others do)
-# with wall time, MiB/s, peak RSS and CPU seconds of each process, then the restore of A (zstd) into
-# 3 Ready members. Both sides reach etcd through a port-forward of the API server (the CLI's own;
-# `kubectl port-forward` for etcdctl) and S3 on the same loopback endpoint; the restore pods reach S3
-# on the node IP.
+# with wall time, MiB/s, peak RSS and CPU seconds of each process and the CPU seconds of the whole
+# machine meanwhile (etcd, the API server and kubelet carrying the port-forward, the S3 server), then
+# the restore of A (zstd) into 3 Ready members. Both sides reach etcd through a port-forward of the
+# API server (the CLI's own; `kubectl port-forward` for etcdctl) and S3 on the same loopback
+# endpoint; then both again without the port-forward, as from inside the cluster (ours with
+# `--dial direct`, etcdctl to the pod IP: the node routes pod IPs). The restore pods reach S3 on
+# the node IP.
 #   cargo build --release --bins && tests/bench-backup.sh
 #   SIZE_MB=1100 ROUNDS=1 KEEP=1 BIN=path/to/kubectl-etcd tests/bench-backup.sh
 # KEEP=1 keeps the filled cluster (namespace bench-backup) for the next run, which reuses it.
@@ -114,55 +117,75 @@ DB=$(db_size)
 mib=$(echo "scale=1; $DB / 1048576" | bc)
 log "db size: $DB bytes ($mib MiB)"
 
+# CPU seconds the whole machine has been busy (every process: user, nice, system, irq, softirq).
+busy() { awk -v hz="$(getconf CLK_TCK)" '/^cpu /{printf "%.2f\n", ($2+$3+$4+$7+$8+$9)/hz}' /proc/stat; }
 # measure NAME CMD… (an executable, not a function: /usr/bin/time runs it) → $WORK/NAME.res holds
-# "seconds peakRSS_KiB cpu_seconds"
+# "seconds peakRSS_KiB cpu_seconds machine_cpu_seconds"
 measure() {
   local name=$1; shift
-  local s e rss u sy; s=$(date +%s.%N)
+  local s e rss u sy b0 b1; s=$(date +%s.%N); b0=$(busy)
   echo "$s" > "$WORK/$name.start"
   /usr/bin/time -f '%M %U %S' -o "$WORK/$name.time" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" \
     || { cat "$WORK/$name.err" >&2; die "$name failed"; }
-  e=$(date +%s.%N)
+  e=$(date +%s.%N); b1=$(busy)
   read -r rss u sy < <(tail -n1 "$WORK/$name.time")
-  printf '%.2f %s %.1f\n' "$(echo "$e - $s" | bc)" "$rss" "$(echo "$u + $sy" | bc)" > "$WORK/$name.res"
-  log "$name: $(cat "$WORK/$name.res") (seconds, peak RSS KiB, CPU seconds)"
+  printf '%.2f %s %.1f %.1f\n' "$(echo "$e - $s" | bc)" "$rss" "$(echo "$u + $sy" | bc)" "$(echo "$b1 - $b0" | bc)" > "$WORK/$name.res"
+  log "$name: $(cat "$WORK/$name.res") (seconds, peak RSS KiB, CPU seconds, machine CPU seconds)"
 }
 ours=(env AWS_ENDPOINT_URL="$S3_LOCAL" "$BIN" -v -n $NS backup big --to "s3://$KE_S3_BUCKET/$PREFIX/ours" --compression)
 theirs_upload=(env AWS_ENDPOINT_URL="$S3_LOCAL" "$PY" -c "import sys,boto3; from botocore.config import Config; boto3.client('s3', config=Config(s3={'addressing_style':'path'})).upload_file(sys.argv[1], sys.argv[2], sys.argv[3])"
   "$WORK/snap.db" "$KE_S3_BUCKET" "$PREFIX/theirs/snap.db")
-row() { # row LABEL SECONDS RSS_KiB CPU
-  printf '| %s | %.1f | %.0f | %.0f | %s |\n' "$1" "$2" "$(echo "$mib / $2" | bc -l)" "$(echo "$3 / 1024" | bc -l)" "$4"
+ours_direct=(env KUBECTL_ETCD_DIAL=direct "${ours[@]}")
+POD_IP=$(kubectl -n $NS get pod big-0 -o jsonpath='{.status.podIP}')
+row() { # row LABEL SECONDS RSS_KiB CPU MACHINE_CPU
+  printf '| %s | %.1f | %.0f | %.0f | %s | %s |\n' "$1" "$2" "$(echo "$mib / $2" | bc -l)" "$(echo "$3 / 1024" | bc -l)" "$4" "$5"
 }
+ratio() { echo "$1 / $2" | bc -l; }
 
 table=""
 for r in $(seq 1 "$ROUNDS"); do
   # Alternate the order between rounds: the side that runs first may find colder caches.
-  if [ $((r % 2)) = 1 ]; then order="none zstd theirs"; else order="theirs zstd none"; fi
+  if [ $((r % 2)) = 1 ]; then order="none zstd theirs direct theirs-direct"; else order="theirs-direct direct theirs zstd none"; fi
   for side in $order; do
     case $side in
-      none) measure ours-none "${ours[@]}" none; read -r a_s a_rss a_cpu < "$WORK/ours-none.res" ;;
-      zstd) measure ours-zstd "${ours[@]}" zstd; read -r z_s z_rss z_cpu < "$WORK/ours-zstd.res" ;;
+      none) measure ours-none "${ours[@]}" none; read -r a_s a_rss a_cpu a_m < "$WORK/ours-none.res" ;;
+      zstd) measure ours-zstd "${ours[@]}" zstd; read -r z_s z_rss z_cpu z_m < "$WORK/ours-zstd.res" ;;
+      direct) measure ours-direct "${ours_direct[@]}" none; read -r d_s d_rss d_cpu d_m < "$WORK/ours-direct.res" ;;
       theirs)
         port_forward
         measure etcdctl-save "$ETCDCTL" --endpoints 127.0.0.1:$PORT snapshot save "$WORK/snap.db"
-        read -r s_s s_rss s_cpu < "$WORK/etcdctl-save.res"
+        read -r s_s s_rss s_cpu s_m < "$WORK/etcdctl-save.res"
         measure boto3-upload "${theirs_upload[@]}"
-        read -r u_s u_rss u_cpu < "$WORK/boto3-upload.res"
+        read -r u_s u_rss u_cpu u_m < "$WORK/boto3-upload.res"
         rm -f "$WORK/snap.db"
+        s3_rm "$PREFIX/theirs/"
+        ;;
+      theirs-direct)
+        measure etcdctl-save-direct "$ETCDCTL" --endpoints "$POD_IP:2379" snapshot save "$WORK/snap.db"
+        read -r sd_s sd_rss sd_cpu sd_m < "$WORK/etcdctl-save-direct.res"
+        measure boto3-upload-direct "${theirs_upload[@]}"
+        read -r ud_s ud_rss ud_cpu ud_m < "$WORK/boto3-upload-direct.res"
+        rm -f "$WORK/snap.db"
+        s3_rm "$PREFIX/theirs/"
         ;;
     esac
     log "round $r: $side done"
   done
-  b_s=$(echo "$s_s + $u_s" | bc)
-  table+=$(printf '\nround %d (order: %s), db %s MiB\n| side | seconds | MiB/s | peak RSS MiB | CPU s |\n|---|---|---|---|---|\n' "$r" "$order" "$mib")
-  table+=$'\n'$(row "kubectl-etcd backup → S3, --compression none" "$a_s" "$a_rss" "$a_cpu")
-  table+=$'\n'$(row "kubectl-etcd backup → S3, --compression zstd" "$z_s" "$z_rss" "$z_cpu")
-  table+=$'\n'$(row "etcdctl snapshot save (to a file)" "$s_s" "$s_rss" "$s_cpu")
-  table+=$'\n'$(row "boto3 upload_file (of that file)" "$u_s" "$u_rss" "$u_cpu")
-  table+=$'\n'$(printf '| etcdctl + boto3, together | %.1f | %.0f | | |' "$b_s" "$(echo "$mib / $b_s" | bc -l)")
-  table+=$'\n'$(printf '| throughput ratio ours/theirs: none %.2f×, zstd %.2f× | | | | |' "$(echo "$b_s / $a_s" | bc -l)" "$(echo "$b_s / $z_s" | bc -l)")
+  b_s=$(echo "$s_s + $u_s" | bc); b_m=$(echo "$s_m + $u_m" | bc)
+  bd_s=$(echo "$sd_s + $ud_s" | bc); bd_m=$(echo "$sd_m + $ud_m" | bc)
+  table+=$(printf '\nround %d (order: %s), db %s MiB\n| side | seconds | MiB/s | peak RSS MiB | CPU s | machine CPU s |\n|---|---|---|---|---|---|\n' "$r" "$order" "$mib")
+  table+=$'\n'$(row "kubectl-etcd backup → S3, --compression none" "$a_s" "$a_rss" "$a_cpu" "$a_m")
+  table+=$'\n'$(row "kubectl-etcd backup → S3, --compression zstd" "$z_s" "$z_rss" "$z_cpu" "$z_m")
+  table+=$'\n'$(row "etcdctl snapshot save (to a file)" "$s_s" "$s_rss" "$s_cpu" "$s_m")
+  table+=$'\n'$(row "boto3 upload_file (of that file)" "$u_s" "$u_rss" "$u_cpu" "$u_m")
+  table+=$'\n'$(printf '| etcdctl + boto3, together | %.1f | %.0f | | | %s |' "$b_s" "$(echo "$mib / $b_s" | bc -l)" "$b_m")
+  table+=$'\n'$(printf '| throughput ratio ours/theirs through the port-forward: none %.2f×, zstd %.2f× | | | | | |' "$(ratio "$b_s" "$a_s")" "$(ratio "$b_s" "$z_s")")
+  table+=$'\n'$(row "kubectl-etcd --dial direct backup → S3, --compression none" "$d_s" "$d_rss" "$d_cpu" "$d_m")
+  table+=$'\n'$(row "etcdctl snapshot save from the pod IP (to a file)" "$sd_s" "$sd_rss" "$sd_cpu" "$sd_m")
+  table+=$'\n'$(row "boto3 upload_file (of that file)" "$ud_s" "$ud_rss" "$ud_cpu" "$ud_m")
+  table+=$'\n'$(printf '| etcdctl + boto3 from the pod IP, together | %.1f | %.0f | | | %s |' "$bd_s" "$(echo "$mib / $bd_s" | bc -l)" "$bd_m")
+  table+=$'\n'$(printf '| throughput ratio ours/theirs without the port-forward: %.2f× | | | | | |' "$(ratio "$bd_s" "$d_s")")
   table+=$'\n'
-  s3_rm "$PREFIX/theirs/"
 done
 
 # Restore the newest backup of big (a zstd one) into 3 members; the pods reach S3 on the node IP.
@@ -180,7 +203,7 @@ phases() {
   sed 's/\x1b\[[0-9;]*m//g' "$1" | sed -n 's/.*phase ended phase="\([a-z_:]*\)" ms=\([0-9.]*\).*/\1 \2/p' |
     awk '{t[$1]+=$2; n[$1]++} END {for (k in t) printf "  %-22s %9.0f ms  (%d)\n", k, t[k], n[k]}' | sort -k2 -nr
 }
-for f in ours-none ours-zstd restore; do
+for f in ours-none ours-zstd ours-direct restore; do
   printf '\nwhere the last %s went:\n' "$f"
   phases "$WORK/$f.err"
 done

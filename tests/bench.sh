@@ -77,7 +77,8 @@ s=$(printf '%s\n' "${s_times[@]}" | median)
 backup_rows=""
 if [ "$BACKUP" = 1 ]; then
   BIN=$BIN SIZE_MB=${SIZE_MB:-512} ROUNDS=1 tests/bench-backup.sh | tee "$WORK/backup.out"
-  backup_rows=$(sed -n 's/^| throughput ratio ours\/theirs: \([^|]*\) |.*/| backup to S3 vs etcdctl snapshot save + boto3 (throughput ratio, target >= 2) | | | \1 |/p' "$WORK/backup.out" | tail -n1)
+  backup_rows=$(sed -n -e 's/^| throughput ratio ours\/theirs through the port-forward: \([^|]*\) |.*/| backup to S3 vs etcdctl snapshot save + boto3, through the port-forward (throughput ratio, target >= 2) | | | \1 |/p' \
+    -e 's/^| throughput ratio ours\/theirs without the port-forward: \([^|]*\) |.*/| the same from inside the cluster (--dial direct; etcdctl to the pod IP) | | | \1 |/p' "$WORK/backup.out" | tail -n2)
 fi
 upgrade_rows=""
 if [ "$UPGRADE" = 1 ]; then

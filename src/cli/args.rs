@@ -247,4 +247,26 @@ mod tests {
             })
         ));
     }
+
+    #[test]
+    fn dial_is_one_global_flag_port_forward_unless_told() {
+        use crate::reach::Dial;
+        let dial = |args: &[&str], default: Dial| {
+            let mut all = vec!["kubectl-etcd"];
+            all.extend_from_slice(args);
+            Cli::try_parse_from(all).unwrap().global.dial_or(default)
+        };
+        assert_eq!(dial(&["status", "demo"], Dial::PortForward), Dial::PortForward);
+        // Before or after the verb, for every verb (`operate` kept its spelling).
+        assert_eq!(
+            dial(&["--dial", "direct", "backup", "demo"], Dial::PortForward),
+            Dial::Direct
+        );
+        assert_eq!(
+            dial(&["operate", "--dial", "port-forward"], Dial::Direct),
+            Dial::PortForward
+        );
+        assert_eq!(dial(&["operate"], Dial::Direct), Dial::Direct);
+        assert!(Cli::try_parse_from(["kubectl-etcd", "status", "--dial", "udp"]).is_err());
+    }
 }

@@ -26,6 +26,30 @@ pub struct Global {
     /// Log format on stderr.
     #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
+    /// How to reach etcd members: port-forward through the API server (the default, and the
+    /// only way from a workstation), or direct to the pod IPs (a CLI run inside the cluster's
+    /// network: a pod of the cluster's namespace, which its NetworkPolicy admits; the bytes of a
+    /// backup then skip the API server). `operate` in a pod dials direct unless told otherwise.
+    #[arg(long, global = true, value_enum, env = "KUBECTL_ETCD_DIAL")]
+    pub dial: Option<DialArg>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DialArg {
+    Direct,
+    PortForward,
+}
+
+impl Global {
+    /// How a verb reaches members: as `--dial` says, else by port-forward (`operate` decides
+    /// its own default from where it runs).
+    pub fn dial_or(&self, default: crate::reach::Dial) -> crate::reach::Dial {
+        match self.dial {
+            Some(DialArg::Direct) => crate::reach::Dial::Direct,
+            Some(DialArg::PortForward) => crate::reach::Dial::PortForward,
+            None => default,
+        }
+    }
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

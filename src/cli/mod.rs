@@ -120,6 +120,8 @@ fn api_client(config: kube::Config) -> Result<Client, kube::Error> {
 struct Session {
     client: Client,
     namespace: String,
+    /// How the verb reaches members (`--dial`, else port-forward).
+    dial: crate::reach::Dial,
 }
 
 impl Session {
@@ -153,7 +155,11 @@ impl Session {
             .unwrap_or_else(|| config.default_namespace.clone());
         config.connect_timeout = Some(Duration::from_secs(5));
         let client = api_client(config).map_err(|e| Error::Config(Box::new(e)))?;
-        Ok(Session { client, namespace })
+        Ok(Session {
+            client,
+            namespace,
+            dial: g.dial_or(crate::reach::Dial::PortForward),
+        })
     }
 
     /// The EtcdCluster CRD is installed (a user without the right to read CRDs goes on).

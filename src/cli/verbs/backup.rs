@@ -18,7 +18,7 @@ use crate::archive::store::{Location, Sse};
 use crate::cli::flags::Global;
 use crate::cli::{Session, output, usage};
 use crate::engine::backups::{self, Request};
-use crate::engine::{Context, Dial};
+use crate::engine::{Context};
 use crate::error::Error;
 use crate::model;
 use crate::model::records::{label, select};
@@ -129,7 +129,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
             .or_else(|| plan.and_then(|p| p.to.credentials_secret.clone())),
         sse,
     };
-    let ctx = Context::new(s.client.clone(), Dial::PortForward);
+    let ctx = Context::new(s.client.clone(), s.dial);
     let mut req = ctx.backup_request(to, label::TRIGGER_CLI);
     req.tools_image = a.tools_image;
     if a.dry_run {

@@ -18,7 +18,7 @@ use serde_json::json;
 use crate::api::{DefragRun, EtcdCluster, KIND};
 use crate::cli::flags::{Global, WaitFlags};
 use crate::cli::{Session, drive, output, usage};
-use crate::engine::{Context, Dial};
+use crate::engine::{Context};
 use crate::error::Error;
 use crate::model::{self, Desired, EtcdView, Observed, fmt_id};
 use crate::plan::nospace::defrag_order;
@@ -169,7 +169,7 @@ async fn request(s: &Session, format: output::Format, a: Args, nonce: &str) -> R
     };
     let d = model::validate(&cluster).map_err(invalid)?;
     // Read-only: the order to show, and the sizes and alarms to report against.
-    let ctx = Context::new(s.client.clone(), Dial::PortForward);
+    let ctx = Context::new(s.client.clone(), s.dial);
     let (d, before) = crate::engine::observe(&ctx, &d, cluster.status.as_ref()).await?;
     if a.wait.dry_run {
         output::progress_line(&format!(
@@ -285,6 +285,7 @@ mod tests {
         let s = Session {
             client: ctx.client.clone(),
             namespace: "ns".into(),
+            dial: crate::reach::Dial::PortForward,
         };
         request(
             &s,
@@ -305,6 +306,7 @@ mod tests {
         let s = Session {
             client: ctx.client.clone(),
             namespace: "ns".into(),
+            dial: crate::reach::Dial::PortForward,
         };
         // No member answers here: the engine waits, and the verb gives up at its timeout.
         let e = request(&s, output::Format::Json, args(Duration::from_secs(3)), "t2")

@@ -9,7 +9,7 @@ use serde_json::json;
 use crate::api::KIND;
 use crate::cli::flags::{Global, WaitFlags};
 use crate::cli::{Session, drive, output};
-use crate::engine::{self, Context, Dial, Mode};
+use crate::engine::{self, Context, Mode};
 use crate::error::Error;
 
 #[derive(clap::Args, Debug)]
@@ -144,7 +144,7 @@ async fn until_gone(
     timeout: Duration,
 ) -> Result<(), Option<Error>> {
     let (api, ns) = (s.clusters(), &s.namespace);
-    let ctx = Context::new(s.client.clone(), Dial::PortForward);
+    let ctx = Context::new(s.client.clone(), s.dial);
     loop {
         match api.get_opt(name).await {
             Ok(None) => return Ok(()),

@@ -12,7 +12,7 @@ use crate::api::{ANNOTATION_HIBERNATE_SNAPSHOT, HIBERNATE_SNAPSHOT_SKIPPED, KIND
 use crate::archive::store::Location;
 use crate::cli::flags::{Global, WaitFlags};
 use crate::cli::{Session, drive, output, usage};
-use crate::engine::{Context, Dial};
+use crate::engine::{Context};
 use crate::error::Error;
 use crate::model::{self, Storage};
 
@@ -89,7 +89,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     let recorded = match destination {
         None => HIBERNATE_SNAPSHOT_SKIPPED.to_string(),
         Some(loc) => {
-            let ctx = Context::new(s.client.clone(), Dial::PortForward);
+            let ctx = Context::new(s.client.clone(), s.dial);
             super::upgrade::snapshot(
                 &s,
                 (&ctx, &cluster),

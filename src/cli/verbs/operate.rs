@@ -22,9 +22,6 @@ pub struct Args {
     /// address (IPv4 alone on a kernel without IPv6); 0.0.0.0:PORT is IPv4 only.
     #[arg(long, default_value_t = SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, METRICS_PORT)))]
     pub metrics_addr: SocketAddr,
-    /// How to reach etcd members (default: direct in a pod, port-forward outside).
-    #[arg(long, value_enum)]
-    pub dial: Option<DialArg>,
     /// Leader-election identity (default: operator/$POD_NAME or operator/<hostname>); `operator/`
     /// is put before one given without it (CLI verbs tell an operator by it).
     #[arg(long)]
@@ -50,21 +47,15 @@ pub struct Args {
     pub allow_etcd_option: Vec<String>,
 }
 
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DialArg {
-    Direct,
-    PortForward,
-}
-
 pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     let s = Session::connect(g).await?;
     let in_cluster = std::env::var_os("KUBERNETES_SERVICE_HOST").is_some();
-    let dial = match a.dial {
-        Some(DialArg::Direct) => Dial::Direct,
-        Some(DialArg::PortForward) => Dial::PortForward,
-        None if in_cluster => Dial::Direct,
-        None => Dial::PortForward,
-    };
+    // The global --dial; by default direct in a pod, port-forward outside.
+    let dial = g.dial_or(if in_cluster {
+        Dial::Direct
+    } else {
+        Dial::PortForward
+    });
     operate::run(operate::OperateOptions {
         identity: a
             .identity

@@ -16,7 +16,7 @@ use serde_json::json;
 use crate::api::KIND;
 use crate::cli::flags::{Global, WaitFlags};
 use crate::cli::{Session, drive, output, usage};
-use crate::engine::{Context, Dial};
+use crate::engine::{Context};
 use crate::error::Error;
 use crate::model::{self, InvalidSpec};
 
@@ -89,7 +89,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
             },
         ));
     };
-    let ctx = Context::new(s.client.clone(), Dial::PortForward);
+    let ctx = Context::new(s.client.clone(), s.dial);
     let (_, before) = crate::engine::pki::observe(&ctx, &d).await?;
     // Above both the spec's and what the CA Secret answers (a Secret written by a newer spec).
     let generation = pki.ca_generation.max(before.generation) + 1;

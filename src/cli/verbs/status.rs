@@ -6,7 +6,7 @@ use crate::api::{EtcdCluster, KIND};
 use crate::cli::flags::Global;
 use crate::cli::{Session, output};
 use crate::engine::policy::{Trouble, trouble};
-use crate::engine::{self, Context, Dial, Mode, Pass};
+use crate::engine::{self, Context, Mode, Pass};
 use crate::error::Error;
 use crate::objects;
 
@@ -26,7 +26,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
 
 async fn status(g: &Global, a: Args) -> Result<(), Error> {
     let s = Session::connect(g).await?;
-    let mut ctx = Context::new(s.client.clone(), Dial::PortForward);
+    let mut ctx = Context::new(s.client.clone(), s.dial);
     ctx.reach = ctx.reach.reading_secrets_once();
     let Some(name) = a.name else {
         s.ensure_crd().await?;

@@ -19,7 +19,7 @@ use crate::archive::store::Location;
 use crate::cli::flags::{Global, WaitFlags};
 use crate::cli::verbs::backup::bad_url;
 use crate::cli::{Session, drive, output, usage};
-use crate::engine::{Context, Dial};
+use crate::engine::{Context};
 use crate::error::Error;
 use crate::model::records::label;
 use crate::model::{self, Version};
@@ -62,7 +62,7 @@ async fn upgrade(g: &Global, a: Args) -> Result<(), Error> {
         source,
     };
     let current = model::validate(&cluster).map_err(invalid)?;
-    let ctx = Context::new(s.client.clone(), Dial::PortForward);
+    let ctx = Context::new(s.client.clone(), s.dial);
     let (_, observed) = crate::engine::observe(&ctx, &current, cluster.status.as_ref()).await?;
     let (lowest, highest) = running_versions(&s, &cluster, &observed, to)?;
     let kind = upgrade::check_change(&current, &observed, lowest, highest, to).map_err(|r| {

@@ -517,7 +517,7 @@ fn adopting_cluster(
 
 /// A survey and plan of adopting the running cluster, then (with `--yes`) the adoption.
 async fn adopt(s: &Session, g: &Global, a: &Args) -> Result<(), Error> {
-    let ctx = Context::new(s.client.clone(), Dial::PortForward);
+    let ctx = Context::new(s.client.clone(), s.dial);
     let first = first_contact(s, a, &ctx).await?;
     let what = match &first.statefulset {
         Some((sts, _)) => format!("StatefulSet {}/{sts}", s.namespace),

@@ -27,7 +27,7 @@ use crate::api::{EtcdBackup, EtcdCluster, RecoverySpec, backup_phase};
 use crate::archive::store::Location;
 use crate::cli::flags::{Global, WaitFlags};
 use crate::cli::{Session, drive, output, usage};
-use crate::engine::{Context, Dial};
+use crate::engine::{Context};
 use crate::error::Error;
 use crate::model::{self, DEFAULT_TOOLS_IMAGE, Desired};
 use crate::objects;
@@ -227,7 +227,7 @@ async fn decide(
     cluster: &EtcdCluster,
 ) -> Result<Decided, Error> {
     let who = format!("{}/{}", s.namespace, a.name);
-    let ctx = Context::new(s.client.clone(), Dial::PortForward);
+    let ctx = Context::new(s.client.clone(), s.dial);
     let (seen, quorum) = survey(&ctx, d, cluster).await?;
     let secret = a.credentials_secret.clone().or_else(|| {
         d.backup
@@ -657,6 +657,7 @@ mod tests {
         let s = Session {
             client: ctx.client.clone(),
             namespace: "ns".into(),
+            dial: crate::reach::Dial::PortForward,
         };
         record_and_wait(
             &s,
@@ -681,6 +682,7 @@ mod tests {
         let s = Session {
             client: ctx.client.clone(),
             namespace: "ns".into(),
+            dial: crate::reach::Dial::PortForward,
         };
         // No member answers here: the engine fences clients and then cannot go on; the verb
         // gives up at its timeout, before anything was deleted.

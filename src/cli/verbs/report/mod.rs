@@ -146,7 +146,7 @@ async fn cluster_bundle(s: &Session, name: &str, a: &Args) -> Result<Bundle, Err
     let client = &s.client;
     let (objects, engine, operator) = tokio::join!(
         cluster_objects(client, ns, name, cluster.as_ref()),
-        engine_view(client, cluster.as_ref()),
+        engine_view(client, s.dial, cluster.as_ref()),
         operator_bundle(client, a.since, false),
     );
     let (objects, pods) = objects?;
@@ -391,12 +391,12 @@ async fn secrets(client: &Client, ns: &str, names: &BTreeSet<String>) -> Result<
 
 /// The engine's dry-run pass (observe + plan, as `status`): the member list with each member's
 /// status, the next step, the status it would write; then the alarms etcd holds.
-async fn engine_view(client: &Client, cluster: Option<&EtcdCluster>) -> Bundle {
+async fn engine_view(client: &Client, dial: Dial, cluster: Option<&EtcdCluster>) -> Bundle {
     let mut b = Bundle::default();
     let Some(cluster) = cluster else {
         return b;
     };
-    let ctx = Context::new(client.clone(), Dial::PortForward);
+    let ctx = Context::new(client.clone(), dial);
     let pass = match engine::reconcile_once(&ctx, cluster, Mode::DryRun).await {
         Ok(p) => p,
         Err(e) => {
