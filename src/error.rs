@@ -151,6 +151,15 @@ pub enum BackupError {
     Etcd(Box<EtcdError>),
     #[error("the snapshot is unusable: {0}")]
     Corrupt(String),
+    /// The member the snapshot was taken from failed on the way (it could not be dialed, or its
+    /// stream broke: its pod went away, the connection or port-forward broke, it stalled), at
+    /// the StatefulSet ordinal `ordinal`: another member may serve it.
+    #[error("{cause}")]
+    SourceLost {
+        ordinal: u32,
+        #[source]
+        cause: Box<BackupError>,
+    },
     /// The encryption key: its Secret missing or holding no key, or not the backup's.
     #[error("{0}")]
     Key(String),
@@ -179,6 +188,7 @@ impl BackupError {
         match self {
             BackupError::Store(e) => e.is_transient(),
             BackupError::Etcd(e) => e.is_transient(),
+            BackupError::SourceLost { .. } => true,
             BackupError::Usage(_)
             | BackupError::Url(_)
             | BackupError::Refused(_)
@@ -198,6 +208,7 @@ impl BackupError {
             BackupError::Store(_) | BackupError::Corrupt(_) => exit::BACKUP_FAILED,
             BackupError::NoSource(_) | BackupError::Etcd(_) => exit::ETCD_UNAVAILABLE,
             BackupError::Key(_) => exit::BACKUP_KEY,
+            BackupError::SourceLost { cause, .. } => cause.exit_code(),
         }
     }
 }

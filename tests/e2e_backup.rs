@@ -1639,17 +1639,7 @@ fn a_cluster_re_created_empty_under_the_same_name_never_prunes_the_old_ones_back
         now.contains(&old_kept),
         "{old_kept:?} is kept (the backup of the real data): {now:?}"
     );
-    let objects = Command::new("/var/cache/kubectl-etcd/s3-venv/bin/python")
-        .args([
-            "-c",
-            "import sys,boto3; from botocore.config import Config; r=boto3.client('s3', endpoint_url=sys.argv[1], config=Config(s3={'addressing_style':'path'})).list_objects_v2(Bucket=sys.argv[2], Prefix=sys.argv[3]); print('\\n'.join(o['Key'] for o in r.get('Contents', [])))",
-            &endpoint,
-            &bucket,
-            &prefix,
-        ])
-        .output()
-        .unwrap();
-    let keys = String::from_utf8_lossy(&objects.stdout).to_string();
+    let keys = s3_keys(&endpoint, &bucket, &prefix).join("\n");
     let object_of = |url: &str| url.rsplit('/').next().unwrap().to_string();
     assert!(
         keys.contains(&object_of(&old_kept.2)) && keys.contains(&object_of(&new_kept.2)),
@@ -1871,6 +1861,131 @@ fn a_scheduled_backup_to_a_slow_store_runs_beside_the_passes_that_repair_the_clu
         "{}",
         c["status"]["backup"]
     );
+    drop(proxy);
+}
+
+/// The keys of the S3 objects under `prefix` in `bucket` at `endpoint` (the testbed's credentials).
+fn s3_keys(endpoint: &str, bucket: &str, prefix: &str) -> Vec<String> {
+    let objects = Command::new("/var/cache/kubectl-etcd/s3-venv/bin/python")
+        .args([
+            "-c",
+            "import sys,boto3; from botocore.config import Config; r=boto3.client('s3', endpoint_url=sys.argv[1], config=Config(s3={'addressing_style':'path'})).list_objects_v2(Bucket=sys.argv[2], Prefix=sys.argv[3]); print('\\n'.join(o['Key'] for o in r.get('Contents', [])))",
+            endpoint,
+            bucket,
+            prefix,
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        objects.status.success(),
+        "listing s3://{bucket}/{prefix}: {objects:?}"
+    );
+    String::from_utf8_lossy(&objects.stdout)
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(String::from)
+        .collect()
+}
+
+/// The member a backup streams from goes away half-way: its pod is killed while the upload,
+/// slowed by a proxy, holds the stream back (two parts uploading, the third read). The backup is
+/// taken again from another member, from the start and into a new object, and succeeds with every
+/// key; the broken try leaves no object behind and the record names the member that served.
+#[test]
+fn a_backup_whose_member_goes_away_midway_is_taken_again_from_another_member() {
+    install_crd();
+    let ns = Ns::new("backup-lost-source");
+    let (s3_endpoint, bucket) = s3();
+    create(&ns.0, "demo", "3.5.16");
+    write_keys(&ns.0, "demo-0", 1000);
+    // 40 values of 1 MiB: a snapshot of five 8 MiB parts.
+    let (rt, client) = writer_client(&ns.0, "demo-0");
+    rt.block_on(async {
+        for i in 0..40u32 {
+            let value: Vec<u8> = (0..1 << 20)
+                .map(|j: u32| (j.wrapping_mul(2654435761) >> (i % 24)) as u8)
+                .collect();
+            client
+                .clone()
+                .put_bytes(&format!("big/{i:02}"), value, None)
+                .await
+                .unwrap();
+        }
+    });
+    drop((rt, client));
+    let before = keyspace_digest(&ns.0, "demo-0");
+    let prefix = format!("e2e/{}/lost", ns.0);
+    let to = format!("s3://{bucket}/{prefix}");
+    // S3 at 1 MiB/s per connection: each part takes 8 s, so the stream waits on the upload.
+    let upstream = std::env::var("AWS_ENDPOINT_URL").expect("AWS_ENDPOINT_URL (/tmp/tb/s3.env)");
+    let proxy = SlowProxy::start(upstream.trim_start_matches("http://"), 1 << 20);
+    let mut backup = etcd_s3_cmd(
+        &ns.0,
+        &[
+            "-o",
+            "json",
+            "backup",
+            "demo",
+            "--to",
+            &to,
+            "--compression",
+            "none",
+        ],
+    );
+    backup
+        .env("AWS_ENDPOINT_URL", format!("http://{}", proxy.addr))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = backup.spawn().unwrap();
+    // The member it streams from logs the start of the transfer.
+    let source = eventually(
+        "a member sending the snapshot",
+        Duration::from_secs(60),
+        || {
+            (0..3).map(|i| format!("demo-{i}")).find(|pod| {
+                kubectl(&["-n", &ns.0, "logs", pod])
+                    .stdout
+                    .contains("sending database snapshot to client")
+            })
+        },
+    );
+    std::thread::sleep(Duration::from_secs(2));
+    // At once, as an eviction or a lost node stops it (deleted gracefully, etcd finishes the
+    // snapshot it is sending before it exits, and the backup goes on from it unharmed).
+    ok(kubectl(&[
+        "-n",
+        &ns.0,
+        "delete",
+        "pod",
+        &source,
+        "--grace-period=0",
+        "--force",
+        "--wait=false",
+    ]));
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the backup failed: {stderr}");
+    assert!(
+        stderr.contains("taking it again from another one") && stderr.contains(source.as_str()),
+        "the retry is said, with the member it left: {stderr}"
+    );
+    let record: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let st = &record["status"];
+    assert_eq!(st["phase"], "Succeeded", "{record}");
+    assert_eq!(st["verified"], true, "{record}");
+    assert_ne!(
+        st["member"],
+        source.as_str(),
+        "served by another member: {record}"
+    );
+    // Every key: the digest's k/ keys and the 40 big ones.
+    assert_eq!(st["keys"].as_i64(), Some(before.0 as i64 + 40), "{record}");
+    assert!(st["snapshotSize"].as_i64().unwrap() > 40 << 20, "{record}");
+    // One object: the record's; the broken try's multipart upload was aborted.
+    let keys = s3_keys(&s3_endpoint, &bucket, &prefix);
+    let url = st["url"].as_str().unwrap();
+    assert_eq!(keys.len(), 1, "{keys:?}");
+    assert!(url.ends_with(&keys[0]), "{url} is the one object: {keys:?}");
     drop(proxy);
 }
 

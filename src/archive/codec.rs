@@ -228,6 +228,34 @@ impl<R: AsyncRead + Unpin> AsyncRead for Sha256Reader<R> {
     }
 }
 
+/// Pass-through reader that raises `failed` at its reader's first error: whether a pipeline's
+/// failure came from this stage or from a later one (a snapshot's source or its store).
+pub struct Watched<R> {
+    inner: R,
+    failed: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl<R> Watched<R> {
+    pub fn new(inner: R, failed: std::sync::Arc<std::sync::atomic::AtomicBool>) -> Self {
+        Watched { inner, failed }
+    }
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for Watched<R> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let poll = Pin::new(&mut self.inner).poll_read(cx, buf);
+        if let Poll::Ready(Err(_)) = &poll {
+            self.failed
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        poll
+    }
+}
+
 /// Pass-through reader of an etcd snapshot (uncompressed) that checks etcd's trailer at the end:
 /// the `Maintenance.Snapshot` stream ends with the sha256 of everything before it, so a whole
 /// snapshot has `len % 512 == 32` and `sha256(all but the last 32 bytes) == last 32 bytes`.
@@ -547,6 +575,43 @@ pub(crate) mod tests {
                 packed.len() as u64,
                 "{c}: sha covers the stored bytes"
             );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_watched_reader_says_whether_it_failed_not_whether_it_ended() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use tokio::io::AsyncReadExt;
+        let failed = Arc::new(AtomicBool::new(false));
+        let mut whole = Watched::new(&b"abc"[..], failed.clone());
+        let mut out = Vec::new();
+        whole.read_to_end(&mut out).await.unwrap();
+        assert_eq!(
+            (out.as_slice(), failed.load(Ordering::Relaxed)),
+            (&b"abc"[..], false)
+        );
+        let broken = tokio_test_reader();
+        let mut watched = Watched::new(broken, failed.clone());
+        assert!(watched.read_to_end(&mut out).await.is_err());
+        assert!(failed.load(Ordering::Relaxed));
+    }
+
+    /// A reader that gives 3 bytes, then a broken pipe.
+    fn tokio_test_reader() -> impl AsyncRead + Unpin {
+        use tokio::io::AsyncReadExt;
+        (&b"abc"[..]).chain(FailingReader)
+    }
+
+    struct FailingReader;
+
+    impl AsyncRead for FailingReader {
+        fn poll_read(
+            self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+            _: &mut ReadBuf<'_>,
+        ) -> Poll<io::Result<()>> {
+            Poll::Ready(Err(io::Error::from(io::ErrorKind::BrokenPipe)))
         }
     }
 }

@@ -45,6 +45,12 @@ pub struct Source {
 /// member with the highest raft index (voters first; learners serve snapshots only from 3.5 on), so
 /// a cluster that lost quorum can still be backed up — the caller says so.
 pub fn choose_source(d: &Desired, o: &Observed) -> Result<Source, String> {
+    choose_source_except(d, o, &[])
+}
+
+/// Pure: [`choose_source`] among the members but those at `lost` (ordinals whose stream broke in
+/// this backup); the quorum is still judged on every member as observed.
+pub fn choose_source_except(d: &Desired, o: &Observed, lost: &[u32]) -> Result<Source, String> {
     let c = match &o.etcd {
         EtcdView::Reached(c) => c,
         EtcdView::Split { .. } => {
@@ -79,8 +85,15 @@ pub fn choose_source(d: &Desired, o: &Observed) -> Result<Source, String> {
         .filter_map(|m| m.status.as_ref().map(|s| (m, s)))
         .filter(|(m, s)| !m.learner || learners_serve(s.version))
         .filter(|(m, _)| !quorum || (m.healthy && !m.learner))
+        .filter(|(m, _)| !m.ordinal.is_some_and(|o| lost.contains(&o)))
         .max_by_key(|(m, s)| (!m.learner, s.raft_index, std::cmp::Reverse(m.ordinal)));
     let Some((m, s)) = best else {
+        if !lost.is_empty() {
+            return Err(format!(
+                "no other member of {}/{} can serve a snapshot",
+                d.namespace, d.name
+            ));
+        }
         return Err(format!(
             "no member of {}/{} can serve a snapshot (none answered its status)",
             d.namespace, d.name
@@ -158,8 +171,12 @@ async fn transfer(
         .await
         .map_err(|e| BackupError::Etcd(Box::new(e)))?;
     let mut verifier = SnapshotVerifier::new(stream);
+    // Whether what the member sent failed (its stream broke or ended short of etcd's hash), not
+    // the compression nor the store: another member may serve.
+    let broke = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sent = codec::Watched::new(&mut verifier, broke.clone());
     let clocks: [Clock; 3] = std::array::from_fn(|_| Clock::for_span(span));
-    let packed = clocks[1].time(codec::compress(compression, clocks[0].time(&mut verifier)));
+    let packed = clocks[1].time(codec::compress(compression, clocks[0].time(sent)));
     let body: Box<dyn tokio::io::AsyncRead + Unpin + Send + '_> = match secret {
         Some(k) => Box::new(clocks[2].time(Encrypt::new(packed, k).map_err(|e| {
             BackupError::Key(format!(
@@ -170,10 +187,16 @@ async fn transfer(
         None => Box::new(packed),
     };
     let started = std::time::Instant::now();
-    let stored = store
-        .put(key, body, progress)
-        .await
-        .map_err(BackupError::Store)?;
+    let stored = store.put(key, body, progress).await.map_err(|e| {
+        if broke.load(std::sync::atomic::Ordering::Relaxed) {
+            BackupError::SourceLost {
+                ordinal: source.ordinal,
+                cause: Box::new(BackupError::Store(e)),
+            }
+        } else {
+            BackupError::Store(e)
+        }
+    })?;
     if clocks[0].is_on() {
         let stages = match secret {
             Some(_) => &["etcd_stream", "compress", "encrypt", "upload"][..],
@@ -473,52 +496,32 @@ async fn execute(
     let mut status = record.status.clone().unwrap_or_default();
     let (d, observed) = (of.desired, of.observed);
     let outcome = async {
-        let source = match req.member {
-            Some(ordinal) => source_at(reach, d, observed, ordinal).await?,
-            None => choose_source(d, observed).map_err(BackupError::NoSource)?,
-        };
-        let cluster_id = match &observed.etcd {
-            EtcdView::Reached(c) => c.cluster_id,
-            _ => 0,
-        };
-        // The revision is in the name: read it first (the snapshot holds at least this revision).
-        let ip = observed
-            .pods
-            .get(&source.ordinal)
-            .and_then(|p| p.ip.clone());
-        let revision = reach
-            .connect(d, source.ordinal, ip.as_deref())
-            .await
-            .map_err(|e| BackupError::Etcd(Box::new(e)))?
-            .keyspace()
-            .await
-            .map_err(|e| BackupError::Etcd(Box::new(e)))?
-            .revision;
-        let key = object_key(
-            &d.namespace,
-            &d.name,
-            started,
-            revision,
-            req.to.compression,
-            secret.is_some(),
-        );
-        let (keyspace, stored, snapshot_bytes) = stream_snapshot(
-            reach,
-            (d, observed),
-            &source,
-            (store, &key, req.to.compression, secret),
-            progress,
-        )
-        .await?;
-        Ok::<_, Error>(Taken {
-            source,
-            keyspace,
-            cluster_id,
-            key,
-            stored_bytes: stored.bytes,
-            sha256: stored.sha256_hex,
-            snapshot_bytes,
-        })
+        let mut lost = Vec::new();
+        loop {
+            let e = match attempt(reach, of, (store, secret), req, started, &lost, progress).await {
+                Ok(taken) => return Ok(taken),
+                Err(Error::Backup(e)) => e,
+                Err(e) => return Err(e),
+            };
+            // Another member, while there is one and tries are left (never for a backup of
+            // one named member).
+            let again = lost_source(&e).filter(|ordinal| {
+                req.member.is_none()
+                    && lost.len() + 1 < SOURCE_ATTEMPTS
+                    && choose_source_except(d, observed, &[&lost[..], &[*ordinal]].concat()).is_ok()
+            });
+            let Some(ordinal) = again else {
+                return Err(Error::Backup(e));
+            };
+            tracing::warn!(
+                namespace = %d.namespace,
+                cluster = %d.name,
+                member = %objects::pod_name(&d.name, ordinal),
+                error = %Error::Backup(e).report(),
+                "the snapshot failed on its way from this member; taking it again from another one"
+            );
+            lost.push(ordinal);
+        }
     }
     .await;
     let finished = Timestamp::now();
@@ -557,6 +560,90 @@ async fn execute(
     record.status = Some(status);
     result.map(|()| record)
 }
+
+/// One try of a backup: the source (`req.member`, else the best member but those in `lost`), its
+/// revision, then the stream into a new object. A source that fails on the way is named by
+/// [`lost_source`].
+async fn attempt(
+    reach: &Reach,
+    of: Of<'_>,
+    (store, secret): (&Store, Option<&Key>),
+    req: &Request,
+    started: Timestamp,
+    lost: &[u32],
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Taken, Error> {
+    let (d, observed) = (of.desired, of.observed);
+    let source = match req.member {
+        Some(ordinal) => source_at(reach, d, observed, ordinal).await?,
+        None => choose_source_except(d, observed, lost).map_err(BackupError::NoSource)?,
+    };
+    let cluster_id = match &observed.etcd {
+        EtcdView::Reached(c) => c.cluster_id,
+        _ => 0,
+    };
+    let failed_at = |e: BackupError| match e {
+        BackupError::Etcd(_) => BackupError::SourceLost {
+            ordinal: source.ordinal,
+            cause: Box::new(e),
+        },
+        e => e,
+    };
+    // The revision is in the name: read it first (the snapshot holds at least this revision).
+    let ip = observed
+        .pods
+        .get(&source.ordinal)
+        .and_then(|p| p.ip.clone());
+    let revision = reach
+        .connect(d, source.ordinal, ip.as_deref())
+        .await
+        .map_err(|e| failed_at(BackupError::Etcd(Box::new(e))))?
+        .keyspace()
+        .await
+        .map_err(|e| failed_at(BackupError::Etcd(Box::new(e))))?
+        .revision;
+    let key = object_key(
+        &d.namespace,
+        &d.name,
+        started,
+        revision,
+        req.to.compression,
+        secret.is_some(),
+    );
+    let (keyspace, stored, snapshot_bytes) = stream_snapshot(
+        reach,
+        (d, observed),
+        &source,
+        (store, &key, req.to.compression, secret),
+        progress,
+    )
+    .await
+    .map_err(failed_at)?;
+    Ok(Taken {
+        source,
+        keyspace,
+        cluster_id,
+        key,
+        stored_bytes: stored.bytes,
+        sha256: stored.sha256_hex,
+        snapshot_bytes,
+    })
+}
+
+/// Pure: the ordinal of the member a failed try was taking its snapshot from, when another member
+/// may serve it: the member could not be dialed or answer, or its stream broke on the way (its pod
+/// went away, the connection or port-forward broke, it stalled). `None` for what another member
+/// would not change (the store, the key, a damaged snapshot).
+pub fn lost_source(e: &BackupError) -> Option<u32> {
+    match e {
+        BackupError::SourceLost { ordinal, .. } => Some(*ordinal),
+        _ => None,
+    }
+}
+
+/// Members a backup tries before it fails: when the stream from one fails on the way, the
+/// snapshot is taken again, from the start and into a new object, from the next best member.
+pub const SOURCE_ATTEMPTS: usize = 3;
 
 #[cfg(test)]
 mod tests {
@@ -658,5 +745,50 @@ mod tests {
             e.contains("ns/demo") && e.contains("connection refused"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_member_whose_stream_failed_is_passed_over_and_then_there_is_none() {
+        let o = observed(vec![
+            member(0, 10, true, false, "3.5.16"),
+            member(1, 12, true, false, "3.5.16"),
+            member(2, 11, true, false, "3.5.16"),
+        ]);
+        let d = desired();
+        let pick = |lost: &[u32]| choose_source_except(&d, &o, lost).map(|s| s.member);
+        assert_eq!(pick(&[]).unwrap(), "demo-1");
+        assert_eq!(pick(&[1]).unwrap(), "demo-2");
+        // Still taken with quorum: the members passed over are judged healthy as observed.
+        assert!(choose_source_except(&d, &o, &[1, 2]).unwrap().quorum);
+        let e = pick(&[0, 1, 2]).unwrap_err();
+        assert!(e.contains("no other member of ns/demo"), "{e}");
+    }
+
+    #[test]
+    fn only_a_source_that_failed_on_the_way_is_tried_again_elsewhere() {
+        use crate::archive::store::StoreError;
+        let store = || {
+            BackupError::Store(StoreError::NoSuchBucket {
+                bucket: "b".into(),
+                endpoint: "e".into(),
+            })
+        };
+        let lost = BackupError::SourceLost {
+            ordinal: 2,
+            cause: Box::new(store()),
+        };
+        assert_eq!(lost_source(&lost), Some(2));
+        // Its message and exit code are its cause's; waiting may help.
+        assert_eq!(lost.to_string(), store().to_string());
+        assert_eq!(lost.exit_code(), store().exit_code());
+        assert!(lost.is_transient());
+        for other in [
+            store(),
+            BackupError::Corrupt("x".into()),
+            BackupError::Key("x".into()),
+            BackupError::NoSource("x".into()),
+        ] {
+            assert_eq!(lost_source(&other), None, "{other}");
+        }
     }
 }

@@ -256,7 +256,10 @@ mod tests {
             all.extend_from_slice(args);
             Cli::try_parse_from(all).unwrap().global.dial_or(default)
         };
-        assert_eq!(dial(&["status", "demo"], Dial::PortForward), Dial::PortForward);
+        assert_eq!(
+            dial(&["status", "demo"], Dial::PortForward),
+            Dial::PortForward
+        );
         // Before or after the verb, for every verb (`operate` kept its spelling).
         assert_eq!(
             dial(&["--dial", "direct", "backup", "demo"], Dial::PortForward),

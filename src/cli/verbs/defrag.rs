@@ -18,7 +18,7 @@ use serde_json::json;
 use crate::api::{DefragRun, EtcdCluster, KIND};
 use crate::cli::flags::{Global, WaitFlags};
 use crate::cli::{Session, drive, output, usage};
-use crate::engine::{Context};
+use crate::engine::Context;
 use crate::error::Error;
 use crate::model::{self, Desired, EtcdView, Observed, fmt_id};
 use crate::plan::nospace::defrag_order;

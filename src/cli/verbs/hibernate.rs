@@ -12,7 +12,7 @@ use crate::api::{ANNOTATION_HIBERNATE_SNAPSHOT, HIBERNATE_SNAPSHOT_SKIPPED, KIND
 use crate::archive::store::Location;
 use crate::cli::flags::{Global, WaitFlags};
 use crate::cli::{Session, drive, output, usage};
-use crate::engine::{Context};
+use crate::engine::Context;
 use crate::error::Error;
 use crate::model::{self, Storage};
 

@@ -16,7 +16,7 @@ use serde_json::json;
 use crate::api::KIND;
 use crate::cli::flags::{Global, WaitFlags};
 use crate::cli::{Session, drive, output, usage};
-use crate::engine::{Context};
+use crate::engine::Context;
 use crate::error::Error;
 use crate::model::{self, InvalidSpec};
 

@@ -19,7 +19,7 @@ use crate::archive::store::Location;
 use crate::cli::flags::{Global, WaitFlags};
 use crate::cli::verbs::backup::bad_url;
 use crate::cli::{Session, drive, output, usage};
-use crate::engine::{Context};
+use crate::engine::Context;
 use crate::error::Error;
 use crate::model::records::label;
 use crate::model::{self, Version};

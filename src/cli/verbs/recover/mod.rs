@@ -27,7 +27,7 @@ use crate::api::{EtcdBackup, EtcdCluster, RecoverySpec, backup_phase};
 use crate::archive::store::Location;
 use crate::cli::flags::{Global, WaitFlags};
 use crate::cli::{Session, drive, output, usage};
-use crate::engine::{Context};
+use crate::engine::Context;
 use crate::error::Error;
 use crate::model::{self, DEFAULT_TOOLS_IMAGE, Desired};
 use crate::objects;
