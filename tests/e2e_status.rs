@@ -115,12 +115,22 @@ async fn each_status_has_one_writer_and_the_engine_never_writes_spec() {
     cli(move || etcd(&n, &["scale", "demo", "--replicas", "3", "--timeout", "4m"])).await;
     let (n, to) = (ns.clone(), format!("s3://{bucket}/e2e/{ns}/cli"));
     let ep = endpoint.clone();
-    cli(move || {
-        let mut c = kubectl_cmd(&["etcd", "-n", &n, "backup", "demo", "--to", &to]);
+    // Dialing the members' pod IPs (this node routes them) with their managed TLS, as a CLI in
+    // the cluster's network does: no port-forward in its phases.
+    let direct = cli(move || {
+        let mut c = kubectl_cmd(&[
+            "etcd", "-n", &n, "-v", "--dial", "direct", "backup", "demo", "--to", &to,
+        ]);
         c.env("AWS_ENDPOINT_URL", ep);
         run_cmd(&["etcd", "backup"], c)
     })
     .await;
+    assert!(
+        direct.stderr.contains("phase=\"dial\"")
+            && !direct.stderr.contains("phase=\"port_forward\""),
+        "dialed direct: {}",
+        direct.stderr
+    );
 
     // A status written the way it was before it was applied: a merge patch by another manager
     // (kubectl's), with a field the engine does not set. The engine takes it over and drops it.
