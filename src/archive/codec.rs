@@ -95,6 +95,9 @@ impl FromStr for Compression {
     }
 }
 
+/// The zstd level of backups (`compress`).
+pub const ZSTD_LEVEL: i32 = 1;
+
 /// `reader`'s bytes, compressed.
 pub fn compress<'a, R>(c: Compression, reader: R) -> impl AsyncRead + Unpin + Send + 'a
 where
@@ -103,12 +106,14 @@ where
     let boxed: Box<dyn AsyncRead + Unpin + Send + 'a> = match c {
         Compression::None => Box::new(reader),
         Compression::Gzip => Box::new(GzipEncoder::new(BufReader::with_capacity(BUF, reader))),
-        // One thread, in line: at level 3 it compresses several times faster than one multipart
-        // upload stores, so workers would only add memory (+15 MiB peak RSS for a single worker's
-        // job buffers, measured on a 1.1 GiB backup; see the README's backup benchmark).
+        // Level 1, one thread, in line. On Kubernetes-like data (tests/bench-objects.py) level 1
+        // stores within 0.2 % of level 3's bytes at 1.5 times its speed, and a backup dialed
+        // directly spends more time compressing than in any other stage (README, backup
+        // benchmark). A worker thread (`zstdmt`, one worker) took as long on the testbed, whose
+        // other core runs etcd and the store, for 10 MiB more peak RSS (2026-12-06).
         Compression::Zstd => Box::new(ZstdEncoder::with_quality(
             BufReader::with_capacity(BUF, reader),
-            Level::Default,
+            Level::Precise(ZSTD_LEVEL),
         )),
     };
     boxed
