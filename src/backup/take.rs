@@ -503,14 +503,7 @@ async fn execute(
                 Err(Error::Backup(e)) => e,
                 Err(e) => return Err(e),
             };
-            // Another member, while there is one and tries are left (never for a backup of
-            // one named member).
-            let again = lost_source(&e).filter(|ordinal| {
-                req.member.is_none()
-                    && lost.len() + 1 < SOURCE_ATTEMPTS
-                    && choose_source_except(d, observed, &[&lost[..], &[*ordinal]].concat()).is_ok()
-            });
-            let Some(ordinal) = again else {
+            let Some(ordinal) = try_again(&e, req.member, &lost, d, observed) else {
                 return Err(Error::Backup(e));
             };
             tracing::warn!(
@@ -634,16 +627,33 @@ async fn attempt(
 /// may serve it: the member could not be dialed or answer, or its stream broke on the way (its pod
 /// went away, the connection or port-forward broke, it stalled). `None` for what another member
 /// would not change (the store, the key, a damaged snapshot).
-pub fn lost_source(e: &BackupError) -> Option<u32> {
+fn lost_source(e: &BackupError) -> Option<u32> {
     match e {
         BackupError::SourceLost { ordinal, .. } => Some(*ordinal),
         _ => None,
     }
 }
 
+/// Pure: after a try failed with `e`, the member to leave for another one: the source lost on the
+/// way, while another member can serve and tries are left (`lost`: the members left so far);
+/// `None` to fail with `e` (never for a backup of one named member, `member`).
+fn try_again(
+    e: &BackupError,
+    member: Option<u32>,
+    lost: &[u32],
+    d: &Desired,
+    o: &Observed,
+) -> Option<u32> {
+    lost_source(e).filter(|ordinal| {
+        member.is_none()
+            && lost.len() + 1 < SOURCE_ATTEMPTS
+            && choose_source_except(d, o, &[lost, &[*ordinal]].concat()).is_ok()
+    })
+}
+
 /// Members a backup tries before it fails: when the stream from one fails on the way, the
 /// snapshot is taken again, from the start and into a new object, from the next best member.
-pub const SOURCE_ATTEMPTS: usize = 3;
+const SOURCE_ATTEMPTS: usize = 3;
 
 #[cfg(test)]
 mod tests {
@@ -790,5 +800,38 @@ mod tests {
         ] {
             assert_eq!(lost_source(&other), None, "{other}");
         }
+    }
+
+    #[test]
+    fn a_backup_tries_another_member_only_while_one_can_serve_and_at_most_three() {
+        let d = desired();
+        let o = observed(
+            (0..5)
+                .map(|i| member(i, 10, true, false, "3.5.16"))
+                .collect(),
+        );
+        let lost_at = |ordinal| BackupError::SourceLost {
+            ordinal,
+            cause: Box::new(BackupError::Corrupt("cut".into())),
+        };
+        assert_eq!(try_again(&lost_at(0), None, &[], &d, &o), Some(0));
+        assert_eq!(try_again(&lost_at(1), None, &[0], &d, &o), Some(1));
+        // The third member's failure ends it, though two more could serve.
+        assert_eq!(try_again(&lost_at(2), None, &[0, 1], &d, &o), None);
+        // Never for a backup of one named member, nor for a failure another member would share.
+        assert_eq!(try_again(&lost_at(0), Some(0), &[], &d, &o), None);
+        assert_eq!(
+            try_again(&BackupError::Corrupt("x".into()), None, &[], &d, &o),
+            None
+        );
+        // None left to serve: the failure stands (one member, or the rest lost).
+        let one = observed(vec![member(0, 10, true, false, "3.5.16")]);
+        assert_eq!(try_again(&lost_at(0), None, &[], &d, &one), None);
+        let two = observed(
+            (0..2)
+                .map(|i| member(i, 10, true, false, "3.5.16"))
+                .collect(),
+        );
+        assert_eq!(try_again(&lost_at(1), None, &[0], &d, &two), None);
     }
 }
