@@ -1177,21 +1177,8 @@ fn a_schedule_every_minute_runs_keeps_the_newest_and_retention_deletes_the_oldes
         .map(|b| b["metadata"]["name"].as_str().unwrap().to_string())
         .collect();
     assert!(!kept.contains(&oldest), "{oldest} was deleted: {kept:?}");
-    let objects = Command::new("/var/cache/kubectl-etcd/s3-venv/bin/python")
-        .args([
-            "-c",
-            "import sys,boto3; from botocore.config import Config; r=boto3.client('s3', endpoint_url=sys.argv[1], config=Config(s3={'addressing_style':'path'})).list_objects_v2(Bucket=sys.argv[2], Prefix=sys.argv[3]); print(len(r.get('Contents', [])))",
-            &endpoint,
-            &bucket,
-            &prefix,
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(
-        String::from_utf8_lossy(&objects.stdout).trim(),
-        "2",
-        "two objects left in S3"
-    );
+    let objects = s3_keys(&endpoint, &bucket, &prefix);
+    assert_eq!(objects.len(), 2, "two objects left in S3: {objects:?}");
     // The operator's metrics carry the newest success's time (status.backup.lastSuccessfulTime).
     let last = jiff::Timestamp::from_str(st["lastSuccessfulTime"].as_str().unwrap())
         .unwrap()
