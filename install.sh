@@ -61,9 +61,11 @@ elif ! command -v protoc >/dev/null || [ ! -e /usr/include/google/protobuf/descr
   say "protoc is needed to build (etcd's gRPC API): apt-get install protobuf-compiler libprotobuf-dev"; exit 1
 fi
 
-say "building the release binary (cargo build --release)"
+# CARGO_TARGET_DIR is honoured (CI keeps the release build in a cache outside its fresh clone)
+target_dir=${CARGO_TARGET_DIR:-target}
+say "building the release binary (cargo build --release, into $target_dir)"
 cargo build --release --locked --bin kubectl-etcd 2>&1 | tail -n 3 >&2
-install -D -m 0755 target/release/kubectl-etcd "$PREFIX/bin/kubectl-etcd"
+install -D -m 0755 "$target_dir/release/kubectl-etcd" "$PREFIX/bin/kubectl-etcd"
 install -D -m 0644 completions/kubectl-etcd.bash "$PREFIX/share/bash-completion/completions/kubectl-etcd"
 install -D -m 0644 completions/_kubectl-etcd "$PREFIX/share/zsh/site-functions/_kubectl-etcd"
 install -D -m 0644 completions/kubectl-etcd.fish "$PREFIX/share/fish/vendor_completions.d/kubectl-etcd.fish"
@@ -76,6 +78,10 @@ if [ $use_testbed = 1 ]; then
     tail -n 30 target/install-go-builds.log >&2; say "the Kubernetes/etcd build failed (target/install-go-builds.log)"; exit 1
   fi
   say "bringing up the single-node Kubernetes testbed"
+  # Nothing answers: whatever /tmp/tb holds is left over from an earlier boot or session (stale PIDs,
+  # mounts, old objects in the control-plane etcd). Start from a clean testbed, as the test command
+  # does; containerd's images and the caches in /var/cache/kubectl-etcd are kept.
+  tests/cluster/down.sh --clean
   # up.sh builds every etcd version the tests use unless told otherwise: the demo needs one
   ETCD_ONLY=$default_etcd tests/cluster/up.sh
   export KUBECONFIG=/tmp/tb/admin.kubeconfig

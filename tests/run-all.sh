@@ -152,6 +152,12 @@ else
 fi
 "$C/up.sh"
 phase "testbed up"
+# A reused testbed may lack what this run's tests need: `install.sh --demo` starts one with the
+# default etcd image alone (ETCD_ONLY). images.sh imports each missing image (pause and every etcd
+# version of $KE_CACHE/etcd/VERSIONS, which the Go builds above completed) and skips the rest, so on
+# a testbed up.sh just started it only checks.
+"$C/images.sh"
+phase "testbed images"
 log "kubectl $(command -v kubectl): $(kubectl version 2>/dev/null | tr '\n' ' ')"
 
 "$C/images.sh" operator "$ROOT/target/debug/kubectl-etcd"
