@@ -1,5 +1,7 @@
-//! Every label and annotation key the project puts on Kubernetes objects, and the field managers
-//! it writes them as, named once.
+//! Every label and annotation key the project puts on Kubernetes objects, the field managers it
+//! writes them as, and the fixed names and ports that rooms below `objects` need too (the
+//! members' ports, the default cluster domain, the Services' and the install's names, the
+//! engine's etcd user), named once.
 //!
 //! Pure data, below `model` (which refuses a spec that sets the engine's pod labels) and `objects`
 //! (which builds the objects carrying them); `objects`, `engine` and `api` re-export what they
@@ -88,3 +90,45 @@ pub const MANAGER_ENGINE: &str = "kubectl-etcd";
 pub const MANAGER_BACKUP: &str = "kubectl-etcd-backup";
 /// The CLI's verbs: `EtcdCluster.spec` and the annotations that carry a verb's request.
 pub const MANAGER_CLI: &str = "kubectl-etcd-cli";
+
+/// The cluster DNS domain of a spec without `clusterDomain` (the kubelet's default).
+pub const DEFAULT_CLUSTER_DOMAIN: &str = "cluster.local";
+pub const CLIENT_PORT: u16 = 2379;
+pub const PEER_PORT: u16 = 2380;
+/// The second peer port members listen on while TLS is switched on or off (`plan::tls_switch`):
+/// etcd binds one listener per peer URL, so the old and the new scheme cannot share 2380 (the
+/// client port can: etcd serves http and https on one listener).
+pub const SWITCH_PEER_PORT: u16 = 2382;
+/// The members' plaintext metrics listener (`--listen-metrics-urls`): `/metrics` and `/health`.
+pub const MEMBER_METRICS_PORT: u16 = 2381;
+
+/// The CN of the engine's own client certificate: etcd takes it as the user once its
+/// authentication is on (with `--client-cert-auth`), so the engine, the probe and backups keep
+/// working when someone runs `etcdctl auth enable` without `spec.auth`.
+pub const ENGINE_USER: &str = "root";
+
+/// Headless Service: stable per-member DNS names for peers (publishes not-ready addresses).
+pub fn peer_service_name(cluster: &str) -> String {
+    cluster.to_string()
+}
+/// ClusterIP Service for clients.
+pub fn client_service_name(cluster: &str) -> String {
+    format!("{cluster}-client")
+}
+/// `demo-3` → 3 for cluster `demo`. Parsed as a number, never compared as a string.
+pub fn ordinal_of_pod(cluster: &str, pod: &str) -> Option<u32> {
+    let rest = pod.strip_prefix(cluster)?.strip_prefix('-')?;
+    if rest.is_empty() || !rest.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    rest.parse().ok()
+}
+
+/// The operator's install (`objects::install`, which re-exports these).
+pub mod install {
+    /// The operator's namespace: the engine Leases live here whatever namespace the operator runs
+    /// in, so that the CLI finds them.
+    pub const NAMESPACE: &str = "kubectl-etcd-system";
+    /// Name of the Deployment, ServiceAccount, roles and bindings.
+    pub const NAME: &str = "kubectl-etcd-operator";
+}

@@ -1,12 +1,22 @@
 //! kubectl-etcd: an etcd operator whose kubectl verbs run the same reconcile engine as `operate`.
 //!
-//! Rooms, and the way dependencies point: `archive` (backup storage, encoding, fetching,
-//! retention, cron: no cluster) ← `api` ← `model` ← `objects` (names, labels, pure builders,
-//! install manifests, the restore pod) ← `plan` ← `reach` (dialing members: TLS, auth tokens,
-//! their Secrets), `apply` (a status by server-side apply, as its one writer) ← `backup` (taking backups: the one recipe) ← `engine` (observe, act, the
-//! drivers' policy; the backup steps) ← `lease` ← `cli`, `operate`. `etcd` (gRPC) sits beside
-//! `objects` and uses `model`'s id format; `error` sits above both. `cli` reaches `operate` only
-//! through `operate::run`.
+//! Rooms, from the ground up: a room imports only rooms on the floors below its own, never one
+//! beside or above it (`tests/structure.rs` holds every `crate::` path of `src/` to this list).
+//!
+//! 1. `keys`, `phase`: every label and annotation key, field manager and fixed name; the timing spans.
+//! 2. `archive`: backup storage, encoding, fetching, retention, cron: no cluster.
+//! 3. `api`: the custom resources, their status and CRDs.
+//! 4. `model`, `apply`: `Desired` and `Observed`, pure; a status by server-side apply, as its one writer.
+//! 5. `pki`: managed TLS's certificates.
+//! 6. `objects`, `etcd`: names, labels, pure builders, install manifests, the restore pod; gRPC to
+//!    one member.
+//! 7. `error`: errors and exit codes.
+//! 8. `plan`, `reach`, `lease`: the planner; dialing members (TLS, auth tokens, their Secrets); the
+//!    engine leases.
+//! 9. `backup`: taking backups (the one recipe).
+//! 10. `engine`: observe, act, the drivers' policy; the backup steps.
+//! 11. `operate`: the in-cluster driver.
+//! 12. `cli`: the kubectl plugin; it reaches `operate` only through `operate::run`.
 // `Error` carries kube's and etcd's errors by value so callers can match on them; it is built
 // only on failure paths, never per item, so its size costs nothing measurable.
 #![allow(clippy::result_large_err)]

@@ -91,8 +91,9 @@ wait_go() {
 }
 
 # The fast lane, before anything slow: formatting, lints (the [lints] table of Cargo.toml, with
-# the gates on function size and complexity whose thresholds are in clippy.toml), unit tests and
-# generated files (crds/, completions/) fail the run within minutes, not half an hour.
+# the gates on function size and complexity whose thresholds are in clippy.toml), unit tests,
+# generated files (crds/, completions/) and the room order (tests/structure.rs) fail the run
+# within minutes, not half an hour.
 FAST0=$(date +%s.%N)
 fast() {
   local what=$1; shift
@@ -110,7 +111,7 @@ fast clippy cargo clippy --all-targets "${FEATURES[@]}" -- -D warnings
 # The lib's live module (objects::install::live, the API server's dry run of the manifests) needs
 # the testbed, which is not up yet: it runs with the other test binaries in tests/lanes.sh.
 fast "unit tests" cargo test "${FEATURES[@]}" --lib -- --skip objects::install::live::
-fast "generated files" cargo test "${FEATURES[@]}" --test generated
+fast "generated files, structure" cargo test "${FEATURES[@]}" --test generated --test structure
 printf '[run-all] fast lane passed in %.1f s\n' "$(echo "$(date +%s.%N) - $FAST0" | bc)" >&2
 
 cargo test "${FEATURES[@]}" --no-run

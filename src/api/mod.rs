@@ -7,6 +7,7 @@
 
 mod adopt;
 mod backup;
+pub mod cert_manager;
 mod cluster;
 mod conditions;
 mod crd;

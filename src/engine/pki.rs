@@ -15,10 +15,8 @@ use crate::objects::{
     tls_key,
 };
 
-/// The CN of the engine's own client certificate: etcd takes it as the user once its
-/// authentication is on (with `--client-cert-auth`), so the engine, the probe and backups keep
-/// working when someone runs `etcdctl auth enable` without `spec.auth`.
-pub const ENGINE_USER: &str = "root";
+/// The CN of the engine's own client certificate (named in `crate::keys`).
+pub use crate::keys::ENGINE_USER;
 
 /// The Secrets of the cluster's TLS, by role: the engine's own in managed mode, the ones
 /// `spec.tls` names otherwise (none without TLS).

@@ -3,11 +3,13 @@
 
 use std::collections::BTreeMap;
 
+use k8s_openapi::api::core::v1::TopologySpreadConstraint;
 use serde::Serialize;
 
 use super::observed::WorkloadView;
 use super::validate::{InvalidSpec, invalid, quantity_bytes};
 use super::version::{MAX_MINOR, Version, VersionChange};
+use crate::keys::{LABEL_HOSTNAME, LABEL_ZONE};
 
 /// Image repository used when the spec names none (the layout of etcd's official release images).
 pub const DEFAULT_IMAGE_REPOSITORY: &str = "gcr.io/etcd-development/etcd";
@@ -119,7 +121,7 @@ pub fn new_cluster_defaults(spec: &mut crate::api::EtcdClusterSpec) {
         t.auto_compaction_retention = Some(DEFAULT_AUTO_COMPACTION_RETENTION.into());
     }
     if spec.topology_spread_constraints.is_none() {
-        spec.topology_spread_constraints = Some(crate::objects::default_topology_spread());
+        spec.topology_spread_constraints = Some(default_topology_spread());
     }
     if spec.metrics.is_none() {
         spec.metrics = Some(crate::api::MetricsSpec::default());
@@ -158,12 +160,8 @@ impl Desired {
     /// The hash a managed server certificate's Secret records of `server_names` (`None`
     /// without any: Secrets issued before the field existed stay current).
     pub fn server_names_hash(&self) -> Option<String> {
-        (!self.server_names.is_empty()).then(|| {
-            format!(
-                "{:016x}",
-                crate::objects::fnv1a(&self.server_names.join(","))
-            )
-        })
+        (!self.server_names.is_empty())
+            .then(|| format!("{:016x}", fnv1a(&self.server_names.join(","))))
     }
 }
 
@@ -422,6 +420,30 @@ pub struct Desired {
     pub hibernate_snapshot: Option<String>,
 }
 
+/// The spread `create` writes into a new cluster's spec (`new_cluster_defaults`): at most
+/// one member more in any zone, then on any node, than in another, as a preference
+/// (`ScheduleAnyway`: a one-node cluster still runs every member). No selector: `pod_template`
+/// gives each constraint without one the members' own.
+pub fn default_topology_spread() -> Vec<TopologySpreadConstraint> {
+    [LABEL_ZONE, LABEL_HOSTNAME]
+        .into_iter()
+        .map(|key| TopologySpreadConstraint {
+            max_skew: 1,
+            topology_key: key.into(),
+            when_unsatisfiable: "ScheduleAnyway".into(),
+            ..Default::default()
+        })
+        .collect()
+}
+
+/// FNV-1a: a stable, dependency-free hash (tokens, template hashes, spreads; not for
+/// security), the same in every run and build, unlike std's hasher.
+pub fn fnv1a(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
 impl Desired {
     /// A stand-in for a cluster whose spec did not validate: only its identity is known (a
     /// cluster being deleted is released whatever its spec says).
@@ -452,7 +474,7 @@ impl Desired {
             topology_spread: None,
             priority_class_name: None,
             image_pull_secrets: Vec::new(),
-            cluster_domain: crate::objects::DEFAULT_CLUSTER_DOMAIN.into(),
+            cluster_domain: crate::keys::DEFAULT_CLUSTER_DOMAIN.into(),
             metrics_port: None,
             network_policy: true,
             operator: Default::default(),
@@ -530,7 +552,7 @@ pub(super) fn keep_tls(mut d: Desired, workload: Option<&WorkloadView>) -> Desir
     let kind = |t: &Tls| (t.client.is_some(), t.peer_secret.is_some());
     let full = |t: &Tls| kind(t) == (true, true);
     let plain = |t: &Tls| kind(t) == (false, false);
-    let managed = crate::objects::managed_tls(&d.name);
+    let managed = super::pki::managed_tls(&d.name);
     if let Some((on, stage)) = w.tls_switch.as_deref().and_then(TlsSwitch::parse_marker) {
         // A switch under way runs to its end: the members' URLs are half moved.
         let asked = if on { full(&d.tls) } else { plain(&d.tls) };

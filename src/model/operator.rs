@@ -9,7 +9,7 @@
 
 use serde::Serialize;
 
-use crate::objects::install;
+use crate::keys::install;
 
 /// The operator's pods: their namespace and their `app.kubernetes.io/name`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

@@ -144,6 +144,23 @@ impl CertRole {
     }
 }
 
+/// The Secret of one certificate of a cluster with managed TLS: `demo-tls-ca`, `demo-tls-server`,
+/// `demo-tls-peer`, `demo-tls-client` (the CA's holds its key too).
+pub fn tls_secret_name(cluster: &str, role: CertRole) -> String {
+    format!("{cluster}-tls-{}", role.as_str())
+}
+
+/// The TLS of a cluster with managed TLS: client and peer TLS with the engine's own Secrets.
+pub fn managed_tls(cluster: &str) -> super::Tls {
+    super::Tls {
+        client: Some(super::ClientTls {
+            server_secret: tls_secret_name(cluster, CertRole::Server),
+            client_secret: tls_secret_name(cluster, CertRole::Client),
+        }),
+        peer_secret: Some(tls_secret_name(cluster, CertRole::Peer)),
+    }
+}
+
 /// What one certificate Secret holds, as observed.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -178,7 +195,7 @@ pub struct CertificateView {
 pub struct CertManagerView {
     pub role: CertRole,
     /// Its spec (`None`: the object does not exist).
-    pub spec: Option<crate::objects::cert_manager::CertificateSpec>,
+    pub spec: Option<crate::api::cert_manager::CertificateSpec>,
     /// What cert-manager says of it (`objects::cert_manager::not_ready`).
     pub condition: String,
 }

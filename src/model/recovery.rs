@@ -10,7 +10,7 @@ use super::{BackupPlan, DEFAULT_TOOLS_IMAGE};
 use crate::api::RecoverySpec;
 use crate::archive::Destination;
 use crate::archive::store::Location;
-use crate::objects;
+use crate::keys;
 
 /// `spec.recovery`, validated.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -86,7 +86,7 @@ fn survivor(
     member: &str,
     backup: Option<&BackupPlan>,
 ) -> Result<RecoverFrom, InvalidSpec> {
-    let ordinal = objects::ordinal_of_pod(name, member).ok_or_else(|| {
+    let ordinal = keys::ordinal_of_pod(name, member).ok_or_else(|| {
         invalid(
             "spec.recovery.fromMember",
             format!("{member:?} is not a member of {name} (e.g. {name}-0)"),
@@ -118,6 +118,13 @@ fn survivor(
             ..base
         }),
     })
+}
+
+/// A fresh nonce of a recovery or a restore request (`kubectl etcd recover`, `restore`,
+/// `defrag`): the time, to the nanosecond (two recoveries of one cluster, or two requests, are
+/// never that close).
+pub fn restore_nonce(now: jiff::Timestamp) -> String {
+    format!("{:x}", now.as_nanosecond())
 }
 
 #[cfg(test)]

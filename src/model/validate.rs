@@ -581,7 +581,7 @@ pub(super) fn validate_dns_subdomain(
 /// (1-63 lowercase letters, digits and '-', neither first nor last), a trailing dot dropped.
 pub fn validate_cluster_domain(domain: Option<&str>) -> Result<String, InvalidSpec> {
     let Some(given) = domain.filter(|d| !d.is_empty()) else {
-        return Ok(crate::objects::DEFAULT_CLUSTER_DOMAIN.into());
+        return Ok(crate::keys::DEFAULT_CLUSTER_DOMAIN.into());
     };
     let domain = given.strip_suffix('.').unwrap_or(given);
     let label_ok = |l: &str| {
@@ -917,7 +917,7 @@ fn validate_client_service(
         labels,
         annotations,
         source_ranges: s.load_balancer_source_ranges.clone(),
-        hash: Some(format!("{:016x}", crate::objects::fnv1a(&hash))),
+        hash: Some(format!("{:016x}", super::fnv1a(&hash))),
     })
 }
 
@@ -1176,7 +1176,7 @@ pub(super) fn validate_tls_mode(
                 trust: None,
             };
             Ok(choice(
-                crate::objects::managed_tls(name),
+                super::pki::managed_tls(name),
                 Some(pki),
                 None,
                 false,
@@ -1185,7 +1185,7 @@ pub(super) fn validate_tls_mode(
         TlsMode::CertManager => {
             let issuer = validate_issuer_ref(t)?;
             Ok(choice(
-                crate::objects::managed_tls(name),
+                super::pki::managed_tls(name),
                 None,
                 Some(issuer),
                 false,
@@ -1367,8 +1367,7 @@ pub(super) fn validate_tls(t: &crate::api::TlsSpec) -> Result<Tls, InvalidSpec> 
 
 /// `spec.metrics`: the listener's port, 2381 unless set; never the client's or the peers'.
 fn validate_metrics(m: &crate::api::MetricsSpec) -> Result<u16, InvalidSpec> {
-    use crate::objects::monitoring::MEMBER_METRICS_PORT;
-    use crate::objects::{CLIENT_PORT, PEER_PORT, SWITCH_PEER_PORT};
+    use crate::keys::{CLIENT_PORT, MEMBER_METRICS_PORT, PEER_PORT, SWITCH_PEER_PORT};
     let port = m.port.unwrap_or(i32::from(MEMBER_METRICS_PORT));
     match u16::try_from(port) {
         Ok(p) if p != 0 && ![CLIENT_PORT, PEER_PORT, SWITCH_PEER_PORT].contains(&p) => Ok(p),

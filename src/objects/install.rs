@@ -10,13 +10,11 @@ use crate::objects::{
 };
 use crate::objects::{access, security};
 
-/// The operator's namespace: the engine Leases live here whatever namespace the operator runs
-/// in, so that the CLI finds them.
-pub const NAMESPACE: &str = "kubectl-etcd-system";
+/// The operator's namespace and the name of its Deployment, ServiceAccount, roles and bindings
+/// (named in `crate::keys`, below `model`, which admits the operator's pods).
+pub use crate::keys::install::{NAME, NAMESPACE};
 /// Image of the operator Deployment unless `--image` says otherwise.
 pub const DEFAULT_IMAGE: &str = crate::model::DEFAULT_TOOLS_IMAGE;
-/// Name of the Deployment, ServiceAccount, roles and bindings.
-pub const NAME: &str = "kubectl-etcd-operator";
 /// Port of `/metrics`, `/healthz` and `/readyz` inside the operator pod.
 pub const METRICS_PORT: u16 = 8080;
 

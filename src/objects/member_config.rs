@@ -41,13 +41,8 @@ pub fn initial_cluster(d: &Desired, ordinals: impl IntoIterator<Item = u32>) -> 
         .join(",")
 }
 
-/// FNV-1a: a stable, dependency-free hash (tokens, template hashes, spreads; not for
-/// security), the same in every run and build, unlike std's hasher.
-pub fn fnv1a(s: &str) -> u64 {
-    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
-}
+/// FNV-1a, a stable hash (`model`'s: the lowest room that uses it).
+pub use crate::model::fnv1a;
 
 /// How a member that has started before is listed in the member config once the cluster is
 /// formed: under a name no pod carries (cluster names never hold a '.'), so the URL list still

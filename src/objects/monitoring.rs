@@ -16,8 +16,8 @@ use serde_json::{Value, json};
 use crate::objects::install;
 use crate::objects::{FIELD_MANAGER, LABEL_INSTANCE, LABEL_MANAGED_BY, LABEL_NAME};
 
-/// The members' plaintext metrics listener (`--listen-metrics-urls`): `/metrics` and `/health`.
-pub const MEMBER_METRICS_PORT: u16 = 2381;
+/// The members' plaintext metrics listener (named in `crate::keys`).
+pub use crate::keys::MEMBER_METRICS_PORT;
 /// The name of the metrics port on member and operator pods (what the PodMonitors scrape).
 pub const PORT_NAME: &str = "metrics";
 /// The `job` label of member series and of operator series.

@@ -5,20 +5,18 @@ use std::collections::BTreeMap;
 
 use crate::model::Desired;
 
-/// The cluster DNS domain of a spec without `clusterDomain` (the kubelet's default).
-pub const DEFAULT_CLUSTER_DOMAIN: &str = "cluster.local";
 /// Container variables the kubelet fills in with the pod's own name and namespace.
 pub const ENV_POD_NAME: &str = "POD_NAME";
 pub const ENV_POD_NAMESPACE: &str = "POD_NS";
 /// The operator pod's `app.kubernetes.io/name`, from the downward API like the two above: with
 /// its namespace, whom the NetworkPolicies it writes admit (`model::OperatorPods`).
 pub const ENV_OPERATOR_NAME: &str = "OPERATOR_NAME";
-pub const CLIENT_PORT: u16 = 2379;
-pub const PEER_PORT: u16 = 2380;
-/// The second peer port members listen on while TLS is switched on or off (`plan::tls_switch`):
-/// etcd binds one listener per peer URL, so the old and the new scheme cannot share 2380 (the
-/// client port can: etcd serves http and https on one listener).
-pub const SWITCH_PEER_PORT: u16 = 2382;
+/// Ports, the default cluster domain, the Services' names and the pod-name parser are named in
+/// `crate::keys` (below `model` and `pki`).
+pub use crate::keys::{
+    CLIENT_PORT, DEFAULT_CLUSTER_DOMAIN, PEER_PORT, SWITCH_PEER_PORT, client_service_name,
+    ordinal_of_pod, peer_service_name,
+};
 /// Field manager of every server-side apply the engine does (named in `crate::keys`).
 pub const FIELD_MANAGER: &str = crate::keys::MANAGER_ENGINE;
 /// Label and annotation keys are named in `crate::keys` (below `model` and `objects`).
@@ -53,34 +51,11 @@ pub mod tls_key {
     pub const CA: &str = "ca.crt";
 }
 
-/// The Secret of one certificate of a cluster with managed TLS: `demo-tls-ca`, `demo-tls-server`,
-/// `demo-tls-peer`, `demo-tls-client` (the CA's holds its key too).
-pub fn tls_secret_name(cluster: &str, role: crate::model::pki::CertRole) -> String {
-    format!("{cluster}-tls-{}", role.as_str())
-}
-
-/// The TLS of a cluster with managed TLS: client and peer TLS with the engine's own Secrets.
-pub fn managed_tls(cluster: &str) -> crate::model::Tls {
-    use crate::model::pki::CertRole;
-    crate::model::Tls {
-        client: Some(crate::model::ClientTls {
-            server_secret: tls_secret_name(cluster, CertRole::Server),
-            client_secret: tls_secret_name(cluster, CertRole::Client),
-        }),
-        peer_secret: Some(tls_secret_name(cluster, CertRole::Peer)),
-    }
-}
+/// The Secrets of managed TLS are named in `model::pki`, beside the roles.
+pub use crate::model::pki::{managed_tls, tls_secret_name};
 
 pub fn statefulset_name(cluster: &str) -> String {
     cluster.to_string()
-}
-/// Headless Service: stable per-member DNS names for peers (publishes not-ready addresses).
-pub fn peer_service_name(cluster: &str) -> String {
-    cluster.to_string()
-}
-/// ClusterIP Service for clients.
-pub fn client_service_name(cluster: &str) -> String {
-    format!("{cluster}-client")
 }
 pub fn config_name(cluster: &str) -> String {
     format!("{cluster}-members")
@@ -144,14 +119,6 @@ pub fn pod_ip_client_url(d: &Desired, ip: &str) -> String {
     format!("{}://{host}:{CLIENT_PORT}", d.tls.client_scheme())
 }
 
-/// `demo-3` → 3 for cluster `demo`. Parsed as a number, never compared as a string.
-pub fn ordinal_of_pod(cluster: &str, pod: &str) -> Option<u32> {
-    let rest = pod.strip_prefix(cluster)?.strip_prefix('-')?;
-    if rest.is_empty() || !rest.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    rest.parse().ok()
-}
 pub fn ordinal_of_volume(cluster: &str, pvc: &str) -> Option<u32> {
     ordinal_of_pod(cluster, pvc.strip_prefix(DATA_VOLUME)?.strip_prefix('-')?)
 }

@@ -17,9 +17,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use super::monitoring;
 use super::names::{
     ANNOTATION_TEMPLATE_HASH, ANNOTATION_TLS_SWITCH, ANNOTATION_TRUSTED_CA, CLIENT_PORT, CONTAINER,
-    DATA_DIR, DATA_VOLUME, ENV_POD_NAME, ENV_POD_NAMESPACE, LABEL_HOSTNAME, LABEL_ZONE, PEER_PORT,
-    config_name, data_dir, labels, peer_service_name, selector_labels, statefulset_name, tls_key,
-    tls_mount,
+    DATA_DIR, DATA_VOLUME, ENV_POD_NAME, ENV_POD_NAMESPACE, PEER_PORT, config_name, data_dir,
+    labels, peer_service_name, selector_labels, statefulset_name, tls_key, tls_mount,
 };
 use super::services::meta;
 use crate::model::{ClientTls, Desired, Storage, Tls};
@@ -590,21 +589,8 @@ pub fn template_domain(t: &PodTemplateSpec) -> Option<String> {
     (!domain.is_empty()).then(|| domain.to_string())
 }
 
-/// The spread `create` writes into a new cluster's spec (`model::new_cluster_defaults`): at most
-/// one member more in any zone, then on any node, than in another, as a preference
-/// (`ScheduleAnyway`: a one-node cluster still runs every member). No selector: `pod_template`
-/// gives each constraint without one the members' own.
-pub fn default_topology_spread() -> Vec<TopologySpreadConstraint> {
-    [LABEL_ZONE, LABEL_HOSTNAME]
-        .into_iter()
-        .map(|key| TopologySpreadConstraint {
-            max_skew: 1,
-            topology_key: key.into(),
-            when_unsatisfiable: "ScheduleAnyway".into(),
-            ..Default::default()
-        })
-        .collect()
-}
+/// The spread `create` writes into a new cluster's spec (a default of the spec: `model`'s).
+pub use crate::model::default_topology_spread;
 
 /// FNV-1a over the serialised template: stable across Rust releases (unlike `DefaultHasher`),
 /// and compared against our own annotation, never against fields admission may rewrite.

@@ -2,8 +2,8 @@
 //! and client certificates (the engine's, and those `kubectl etcd certificate` issues), built
 //! with rcgen on ring (the provider the rest of the tree uses). The parameters of each are pure
 //! functions of the cluster's name, namespace and the times (`*_params`), tested as such; only
-//! `generate_key` and the signing draw randomness. Below `engine` and `cli`; knows `model`
-//! (roles, lifetimes) and `objects` (names).
+//! `generate_key` and the signing draw randomness. Below `objects`, `engine` and `cli`; knows
+//! `model` (roles, lifetimes) and `keys` (the Services' names).
 
 pub mod der;
 
@@ -12,8 +12,8 @@ use rcgen::{
     Issuer, KeyPair, KeyUsagePurpose, SanType, string::Ia5String,
 };
 
+use crate::keys::{client_service_name, peer_service_name};
 use crate::model::pki::{BACKDATE_SECONDS, CA_LIFETIME_SECONDS, CertRole};
-use crate::objects::{client_service_name, peer_service_name};
 
 /// A certificate and its key, PEM.
 #[derive(Clone, Debug)]

@@ -154,7 +154,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     model::validate_name(&a.name).map_err(|e| usage(&a.name, e))?;
     let s = Session::connect(g).await?;
     s.ensure_crd_current().await?;
-    let nonce = crate::cli::verbs::recover::restore_nonce(jiff::Timestamp::now());
+    let nonce = crate::model::recovery::restore_nonce(jiff::Timestamp::now());
     request(&s, g.output, a, &nonce).await
 }
 

@@ -368,7 +368,7 @@ async fn restore(g: &Global, a: Args) -> Result<(), Error> {
             .or_else(|| made_secret.as_ref().and_then(|s| s.metadata.name.clone())),
         backup_name: src.record.clone(),
         tools_image: Some(a.tools_image.clone()),
-        nonce: Some(super::recover::restore_nonce(jiff::Timestamp::now())),
+        nonce: Some(crate::model::recovery::restore_nonce(jiff::Timestamp::now())),
         encryption: encryption
             .as_ref()
             .map(crate::api::BackupEncryption::from_key_secret),

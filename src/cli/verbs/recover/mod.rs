@@ -206,7 +206,7 @@ async fn recover(s: &Session, g: &Global, a: Args) -> Result<(), Error> {
         Source::Backup(rec) => (None, Some(rec.name_any()), None),
     };
     let intent = RecoverySpec {
-        nonce: restore_nonce(Timestamp::now()),
+        nonce: model::recovery::restore_nonce(Timestamp::now()),
         from_member,
         from_backup,
         to,
@@ -447,12 +447,6 @@ fn describe(d: &Desired, seen: &[Seen], source: &Source, creds: &PodCredentials)
         PodCredentials::NotNeeded => "the restore pod mounts the claim holding the snapshot".into(),
     });
     plan
-}
-
-/// A fresh nonce: the time, to the nanosecond (two recoveries of one cluster, or two requests,
-/// are never that close).
-pub fn restore_nonce(now: Timestamp) -> String {
-    format!("{:x}", now.as_nanosecond())
 }
 
 /// Pure: the spec patch that records recovery `r`. Every field is written, null when absent: a
