@@ -12,23 +12,10 @@
 //!   watched namespaces), in the operator's namespace (`NAMESPACE`): only operator replicas take
 //!   it, and only its holder runs the controller (and so takes cluster Leases).
 //!
-//! **The move of the cluster Leases** (from `NAMESPACE`, where drivers before this version keep
-//! them, under the same name). An older driver looks only at the old place, so for as long as
-//! one may still run against the same clusters a driver of this version takes the cluster's
-//! Lease in both places (`Lock::for_cluster`): first the new one; then the old one, where
-//! `transition` decides:
-//! - held there by someone else (an older operator or CLI acting now): the new one is given
-//!   back and the cluster counts as held by that holder: we wait, as for any holder;
-//! - free or ours: taken (and renewed, released, removed) with the new one, so an older driver
-//!   defers to us;
-//! - no old namespace: nobody older to coordinate with;
-//! - forbidden (a CLI user with no rights in the operator's namespace, the point of the move):
-//!   what an older driver holds there cannot be seen, so upgrade the operator before taking those
-//!   rights away (README, Security). Any other failure is an error, never a permission to act.
-//!
-//! The old place is consulted through the release after this one (an operator and CLIs are
-//! upgraded within one release of each other); the one after drops `legacy`, and with it the
-//! old Leases' rights from the operator's lease Role.
+//! Cluster Leases lived in `NAMESPACE` before they moved beside their clusters; that old place
+//! is no longer consulted (every supported driver takes the Lease in the cluster's namespace), so
+//! no CLI user and no tenant needs any right in the operator's namespace, and the operator's lease
+//! Role there names its leader Lease alone (`objects::install`).
 //!
 //! A namespace that does not exist or is being deleted (where nothing new may be created) has
 //! nobody to coordinate with: `Acquired::NoNamespace`, and the driver acts without a Lease (in a
@@ -37,7 +24,9 @@
 //!
 //! Expiry, as client-go judges it: a Lease is free once `leaseDurationSeconds` have passed on
 //! *this process's* clock since it last saw the record change (holder, times, duration,
-//! transitions). Timestamps written by other machines are never compared with our clock, so
+//! transitions). A record's duration is believed up to `MAX_BELIEVED_DURATION` only: whoever may
+//! write a Lease (a tenant with `edit` in its namespace writes its clusters' Leases) could
+//! otherwise stop every driver for good with one write of `leaseDurationSeconds: 2000000000`. Timestamps written by other machines are never compared with our clock, so
 //! clock skew can neither steal a live Lease nor keep a dead one. Writes carry the
 //! `resourceVersion` that was read, so of two contenders exactly one write succeeds: the other
 //! gets HTTP 409 and reports the Lease as held by someone else.
@@ -60,8 +49,8 @@ use kube::api::{Api, DeleteParams, PostParams, Preconditions};
 
 use crate::error::Error;
 
-/// Namespace of the leader Leases (the operator's install namespace), and the old place of the
-/// cluster Leases (`Lock::for_cluster`).
+/// Namespace of the leader Lease of an operator run outside a pod (the default install's
+/// namespace); in a pod the operator keeps it in its own namespace (`operate`).
 pub use crate::objects::install::NAMESPACE;
 /// Name of the leader-election Lease of operators that watch every namespace.
 pub const LEADER: &str = "kubectl-etcd-engine";
@@ -100,6 +89,12 @@ pub fn leader_lease_of(watch: &[impl AsRef<str>]) -> String {
 const NAME_MAX: usize = 253;
 
 const KIND: &str = "Lease";
+
+/// The longest a Lease record's holder is believed without a change of the record: four times
+/// what any driver of this version writes (`operate::LEASE_DURATION`, the CLI's the same), so a
+/// live holder, which renews every few seconds, is never judged gone; a record claiming longer
+/// (a forged or broken writer) holds its Lease for this long after its last change at most.
+pub const MAX_BELIEVED_DURATION: Duration = Duration::from_secs(60);
 const OPERATOR_PREFIX: &str = "operator/";
 const CLI_PREFIX: &str = "cli/";
 
@@ -156,51 +151,6 @@ pub enum Acquired {
 /// What the API server says when something would be created in a namespace being deleted.
 const TERMINATING: &str = "being terminated";
 
-/// What the old place of a cluster's Lease said (module doc, "The move of the cluster Leases").
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum OldPlace {
-    /// Taken or renewed by us: it was free or ours.
-    Held,
-    /// Live and held by another driver.
-    HeldBy(String),
-    /// The operator's namespace does not exist: no older driver to coordinate with.
-    NoNamespace,
-    /// RBAC hides it (a CLI user with no rights in the operator's namespace).
-    Forbidden,
-}
-
-/// What taking a cluster's Lease comes to: `acquired`; `give_back`, release the new place's
-/// Lease we took, since an older driver holds the old one.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Settled {
-    pub acquired: Acquired,
-    pub give_back: bool,
-}
-
-/// Whether, after the new place answered `here`, the old place is asked too: not when someone
-/// holds the new place (we wait for them whatever the old place says).
-pub fn consults_old_place(here: &Acquired) -> bool {
-    !matches!(here, Acquired::HeldBy { .. })
-}
-
-/// The transition rule (pure): `here` the new place's answer, `there` the old place's.
-pub fn transition(here: Acquired, there: OldPlace) -> Settled {
-    match (here, there) {
-        (here @ Acquired::HeldBy { .. }, _) => Settled {
-            acquired: here,
-            give_back: false,
-        },
-        (here, OldPlace::HeldBy(holder)) => Settled {
-            give_back: here == Acquired::Held,
-            acquired: Acquired::HeldBy { holder },
-        },
-        (here, OldPlace::Held | OldPlace::NoNamespace | OldPlace::Forbidden) => Settled {
-            acquired: here,
-            give_back: false,
-        },
-    }
-}
-
 /// The record as this process last saw it, and when (on its own monotonic clock) it last saw it
 /// change.
 #[derive(Clone, Debug, PartialEq)]
@@ -230,7 +180,8 @@ impl Observed {
             .filter(|h| !h.is_empty())?;
         let duration = Duration::from_secs(
             u64::try_from(self.record.lease_duration_seconds.unwrap_or(0)).unwrap_or(0),
-        );
+        )
+        .min(MAX_BELIEVED_DURATION);
         (now.saturating_duration_since(self.changed_at) <= duration).then_some(holder)
     }
 }
@@ -262,9 +213,6 @@ pub struct Lock {
     identity: String,
     duration: Duration,
     observed: Arc<Mutex<Option<Observed>>>,
-    /// The same Lease at its old place (`NAMESPACE`), taken with this one while older drivers
-    /// may look only there (module doc, "The move of the cluster Leases").
-    legacy: Option<Box<Lock>>,
 }
 
 impl Lock {
@@ -282,40 +230,24 @@ impl Lock {
             identity: identity.into(),
             duration,
             observed: Arc::default(),
-            legacy: None,
         }
     }
 
-    /// The Lock of EtcdCluster `namespace/name`: its Lease in the cluster's namespace, and
-    /// during the move also at the old place, `legacy_namespace` (`NAMESPACE`; tests use their
-    /// own). When both are one namespace there is one Lease.
+    /// The Lock of EtcdCluster `namespace/name`: its Lease in the cluster's namespace.
     pub fn for_cluster(
         client: Client,
         namespace: &str,
         name: &str,
-        legacy_namespace: &str,
         identity: impl Into<String>,
         duration: Duration,
     ) -> Lock {
-        let lease = cluster_lease(namespace, name);
-        let identity = identity.into();
-        let mut lock = Lock::new(
-            client.clone(),
+        Lock::new(
+            client,
             namespace,
-            &lease,
-            identity.clone(),
+            &cluster_lease(namespace, name),
+            identity,
             duration,
-        );
-        if legacy_namespace != namespace {
-            lock.legacy = Some(Box::new(Lock::new(
-                client,
-                legacy_namespace,
-                &lease,
-                identity,
-                duration,
-            )));
-        }
-        lock
+        )
     }
 
     pub fn identity(&self) -> &str {
@@ -362,29 +294,8 @@ impl Lock {
         holder
     }
 
-    /// Takes the Lease when it is free (absent, released or expired), renews it when it is ours;
-    /// a cluster's Lease in both its places while they are two (`transition`).
+    /// Takes the Lease when it is free (absent, released or expired), renews it when it is ours.
     pub async fn try_acquire_or_renew(&self) -> Result<Acquired, Error> {
-        let here = self.acquire_here().await?;
-        let Some(old) = self.legacy.as_deref().filter(|_| consults_old_place(&here)) else {
-            return Ok(here);
-        };
-        let there = match old.acquire_here().await {
-            Ok(Acquired::Held) => OldPlace::Held,
-            Ok(Acquired::HeldBy { holder }) => OldPlace::HeldBy(holder),
-            Ok(Acquired::NoNamespace) => OldPlace::NoNamespace,
-            Err(e) if e.exit_code() == crate::error::exit::FORBIDDEN => OldPlace::Forbidden,
-            Err(e) => return Err(e),
-        };
-        let settled = transition(here, there);
-        if settled.give_back {
-            self.release_here().await;
-        }
-        Ok(settled.acquired)
-    }
-
-    /// `try_acquire_or_renew` of this place only.
-    async fn acquire_here(&self) -> Result<Acquired, Error> {
         let now = Timestamp::now();
         let Some(mut lease) = self
             .api
@@ -476,17 +387,9 @@ impl Lock {
         }
     }
 
-    /// Gives the Lease up if we hold it (in both places), so the next contender need not wait
-    /// for it to expire. Best effort: failures are logged, and an unreleased Lease expires by
-    /// itself.
+    /// Gives the Lease up if we hold it, so the next contender need not wait for it to expire.
+    /// Best effort: failures are logged, and an unreleased Lease expires by itself.
     pub async fn release(&self) {
-        self.release_here().await;
-        if let Some(old) = &self.legacy {
-            old.release_here().await;
-        }
-    }
-
-    async fn release_here(&self) {
         let mut lease = match self.api.get_opt(&self.name).await {
             Ok(Some(l)) => l,
             Ok(None) => return,
@@ -526,13 +429,6 @@ impl Lock {
     /// holds it (the delete is conditional on the version read, so a contender's write wins).
     /// Best effort, like `release`.
     pub async fn remove(&self) {
-        self.remove_here().await;
-        if let Some(old) = &self.legacy {
-            old.remove_here().await;
-        }
-    }
-
-    async fn remove_here(&self) {
         let lease = match self.api.get_opt(&self.name).await {
             Ok(Some(l)) => l,
             Ok(None) => return,
@@ -816,60 +712,26 @@ mod tests {
         assert_ne!(leader_lease_of(&fewer), name);
     }
 
-    fn held_by(h: &str) -> Acquired {
-        Acquired::HeldBy { holder: h.into() }
-    }
-
     #[test]
-    fn a_live_old_place_lease_of_another_driver_counts_as_held_and_the_new_one_is_given_back() {
+    fn a_forged_duration_holds_the_lease_no_longer_than_the_cap_after_its_last_change() {
+        let t0 = Instant::now();
+        let s = Duration::from_secs;
+        // One write of a tenant (or a broken driver) claiming 63 years.
+        let o = Observed::update(None, record(Some("cli/forged/1"), 0, 2_000_000_000), t0);
+        assert_eq!(o.holder(t0 + MAX_BELIEVED_DURATION), Some("cli/forged/1"));
         assert_eq!(
-            transition(Acquired::Held, OldPlace::HeldBy("cli/old/7".into())),
-            Settled {
-                acquired: held_by("cli/old/7"),
-                give_back: true
-            }
+            o.holder(t0 + MAX_BELIEVED_DURATION + s(1)),
+            None,
+            "free after the cap"
         );
-        // In a namespace being deleted nothing new can be made, but an older operator may
-        // still hold the old place: it is waited for, and there is nothing here to give back.
-        assert_eq!(
-            transition(
-                Acquired::NoNamespace,
-                OldPlace::HeldBy("operator/old".into())
-            ),
-            Settled {
-                acquired: held_by("operator/old"),
-                give_back: false
-            }
+        // A record that keeps changing is a live holder, whatever its duration says.
+        let renewed = Observed::update(
+            Some(o),
+            record(Some("cli/forged/1"), 50, 2_000_000_000),
+            t0 + s(50),
         );
-    }
-
-    #[test]
-    fn the_old_place_free_ours_absent_or_hidden_leaves_the_new_place_deciding() {
-        for there in [OldPlace::Held, OldPlace::NoNamespace, OldPlace::Forbidden] {
-            for here in [Acquired::Held, Acquired::NoNamespace] {
-                assert_eq!(
-                    transition(here.clone(), there.clone()),
-                    Settled {
-                        acquired: here.clone(),
-                        give_back: false
-                    },
-                    "{here:?} {there:?}"
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn a_holder_of_the_new_place_is_waited_for_without_asking_the_old_place() {
-        assert!(!consults_old_place(&held_by("operator/new")));
-        assert!(consults_old_place(&Acquired::Held));
-        assert!(consults_old_place(&Acquired::NoNamespace));
-        assert_eq!(
-            transition(held_by("operator/new"), OldPlace::Held),
-            Settled {
-                acquired: held_by("operator/new"),
-                give_back: false
-            }
-        );
+        assert_eq!(renewed.holder(t0 + s(100)), Some("cli/forged/1"));
+        // The cap never cuts short what a driver of this version writes.
+        assert!(MAX_BELIEVED_DURATION >= 4 * Duration::from_secs(15));
     }
 }

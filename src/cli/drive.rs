@@ -514,14 +514,12 @@ pub(super) async fn may_act(lock: &Lock) -> Result<bool, Error> {
     }
 }
 
-/// The CLI's Lock on cluster `namespace/name` (its Lease in that namespace, and at the old place
-/// while older drivers may look only there: `lease` module doc).
+/// The CLI's Lock on cluster `namespace/name` (its Lease in that namespace).
 pub(super) fn cluster_lock(s: &Session, name: &str) -> Lock {
     Lock::for_cluster(
         s.client.clone(),
         &s.namespace,
         name,
-        lease::NAMESPACE,
         lease::cli_identity(),
         LEASE_DURATION,
     )

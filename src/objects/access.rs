@@ -126,8 +126,7 @@ pub fn watched_namespaces() -> Vec<Access> {
 /// Taking, renewing, releasing and removing a Lease (`lease::Lock`).
 const LEASES: &[&str] = &[GET, CREATE, UPDATE, PATCH, DELETE];
 
-/// In the lease namespace only (the lease Role): the leader Lease, and the cluster Leases' old
-/// place during their move (`lease` module doc).
+/// In the lease namespace only (the lease Role): the operator's leader Lease.
 pub fn lease_namespace() -> Vec<Access> {
     vec![of::<Lease>(LEASES)]
 }

@@ -24,7 +24,7 @@ fn labels() -> Value {
 
 /// Namespace, ServiceAccount, ClusterRole + binding, lease Role + binding, Deployment.
 ///
-/// The leader Lease always lives in `NAMESPACE` (and the cluster Leases' old place: `lease`);
+/// The leader Lease always lives in `NAMESPACE`;
 /// when the operator is installed into another namespace, that namespace is created too and
 /// holds only the lease Role.
 pub fn manifests(image: &str, namespace: &str) -> Vec<Value> {

@@ -1,8 +1,7 @@
 //! The Leases of the clusters the leading operator acts on: taken before a pass, renewed in the
 //! background every `RENEW_EVERY` for as long as it leads (so during passes too), released when a
 //! cluster is deleted and on shutdown. A cluster whose Lease a `kubectl etcd` command holds is
-//! left to that command until it lets go. Each Lease lives in its cluster's namespace, and during
-//! the move also in the operator's (`lease` module doc).
+//! left to that command until it lets go. Each Lease lives in its cluster's namespace.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -19,8 +18,6 @@ type Key = ObjectRef<EtcdCluster>;
 
 pub(super) struct ClusterLeases {
     client: Client,
-    /// The old place of the cluster Leases (`Lock::for_cluster`).
-    legacy_namespace: String,
     identity: String,
     duration: Duration,
     /// One Lock per cluster seen (it remembers what it observed), and whether we hold it.
@@ -28,15 +25,9 @@ pub(super) struct ClusterLeases {
 }
 
 impl ClusterLeases {
-    pub(super) fn new(
-        client: Client,
-        legacy_namespace: &str,
-        identity: &str,
-        duration: Duration,
-    ) -> ClusterLeases {
+    pub(super) fn new(client: Client, identity: &str, duration: Duration) -> ClusterLeases {
         ClusterLeases {
             client,
-            legacy_namespace: legacy_namespace.into(),
             identity: identity.into(),
             duration,
             locks: Mutex::default(),
@@ -55,7 +46,6 @@ impl ClusterLeases {
                         self.client.clone(),
                         key.namespace.as_deref().unwrap_or(""),
                         &key.name,
-                        &self.legacy_namespace,
                         self.identity.clone(),
                         self.duration,
                     );

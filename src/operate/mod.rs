@@ -75,8 +75,7 @@ pub struct OperateOptions {
     /// Listen address of `/metrics`, `/healthz` and `/readyz` (the manifests use port 8080).
     pub metrics_addr: SocketAddr,
     pub dial: Dial,
-    /// Namespace of the leader Lease, and the old place of the cluster Leases (`lease` module
-    /// doc): `lease::NAMESPACE` (tests use their own).
+    /// Namespace of the leader Lease: `lease::NAMESPACE` (tests use their own).
     pub lease_namespace: String,
     /// What backups may use beyond a cluster's credentials Secret (`operate
     /// --allow-ambient-credentials`, `--s3-endpoint-allow`): by default no ambient cloud
@@ -328,12 +327,7 @@ async fn lead(
         backoff: Backoffs::default(),
         held_by: Holders::default(),
         passes: Arc::default(),
-        leases: ClusterLeases::new(
-            opts.client.clone(),
-            &opts.lease_namespace,
-            &opts.identity,
-            LEASE_DURATION,
-        ),
+        leases: ClusterLeases::new(opts.client.clone(), &opts.identity, LEASE_DURATION),
     });
     let result = run_controller(opts, &state, ended_rx, &mut renewing, shutdown).await;
     state.leases.release_all().await;
