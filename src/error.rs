@@ -5,7 +5,7 @@ use crate::archive::store::{StoreError, UrlError};
 use crate::etcd::EtcdError;
 use crate::model::InvalidSpec;
 
-/// Documented exit codes (README "Exit codes").
+/// Documented exit codes (docs/src/exit-codes.md).
 pub mod exit {
     pub const OK: i32 = 0;
     /// Something failed that fits no other code.
@@ -198,7 +198,7 @@ impl BackupError {
         }
     }
 
-    /// The documented exit code (README "Exit codes").
+    /// The documented exit code (docs/src/exit-codes.md).
     pub fn exit_code(&self) -> i32 {
         match self {
             BackupError::Usage(_)
@@ -319,7 +319,7 @@ impl Error {
             src = e.source();
         }
         if self.exit_code() == exit::FORBIDDEN {
-            s.push_str(" (RBAC denied it: ask for the role in the README's \"Permissions\" section, or use --context with more rights)");
+            s.push_str(" (RBAC denied it: ask for the role in docs/src/install.md, \"Permissions\", or use --context with more rights)");
         }
         s
     }

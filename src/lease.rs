@@ -34,7 +34,7 @@
 //! Why not `kube-lease-manager` (0.13, the maintained leader-election crate for kube; it does
 //! build on kube 5): it judges expiry as `renewTime + leaseDurationSeconds` against the local
 //! wall clock (`state.rs`), which is the clock comparison this module must not make, and it
-//! offers one anonymous election per Lease, without the roles the README promises (a CLI
+//! offers one anonymous election per Lease, without the roles docs/src/security.md promises (a CLI
 //! defers to an operator, never the other way round; `NoNamespace` means nobody to defer to).
 //! What it would save is the ~100 lines of `try_acquire_or_renew` and `keep_renewed` below.
 

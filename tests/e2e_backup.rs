@@ -1642,7 +1642,7 @@ fn a_cluster_re_created_empty_under_the_same_name_never_prunes_the_old_ones_back
     drop(_op);
 
     // `restore --latest-of demo` picks the newest good backup of demo as it exists now: the
-    // re-created, empty one (README, "Backups"); the real data comes back by its record's name.
+    // re-created, empty one (docs/src/backups.md); the real data comes back by its record's name.
     ok(etcd_s3(
         &ns.0,
         &[

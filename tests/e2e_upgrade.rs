@@ -3,7 +3,7 @@
 //!
 //! Images: 3.4.23, 3.5.16 (below the 3.5.26 that 3.5 → 3.6 needs), 3.5.35, 3.6.15, 3.6.16,
 //! 3.7.3, each with its own etcdctl/etcdutl (tests/cluster/etcd-bins.sh + images.sh). Lines
-//! starting with `BENCH` are the README's figures.
+//! starting with `BENCH` are docs/src/benchmarks.md's figures.
 #![cfg(feature = "e2e")]
 // A test is one scenario read top to bottom: its length is the scenario's. The size and
 // complexity gates (Cargo.toml's [lints.clippy], clippy.toml) are for the shipped code.

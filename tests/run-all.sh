@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# THE test command (README, CI via .ci/run). First the fast lane, which fails early: formatting,
-# clippy, unit tests and the freshness of generated files. Then the heavy lane: builds, brings up the
+# THE test command (README, CI via .ci/run; docs/src/ci.md). First the fast lane, which fails early:
+# formatting, clippy, unit tests, the freshness of generated files and the docs' links. Then the
+# heavy lane: builds (the docs site too), brings up the
 # real Kubernetes testbed (version $KUBE_VERSION, default in tests/cluster/env.sh, built from the Go
 # module k8s.io/kubernetes) and the S3 server, runs every test (unit + live + e2e) against them, and
 # tears down what it started.
@@ -9,7 +10,7 @@
 #                         tests/cluster/down.sh --clean first)
 #   --newest-k8s     the lane of the newest Kubernetes (KUBE_VERSION, default 1.37.2): create, scale
 #                    3-5-3, the fault matrix's volume_lost_ordinal_1 row, backup -> restore through
-#                    pvc://, an upgrade with the operator, 3.6 -> 3.7 -> 3.6 with a writer (README:
+#                    pvc://, an upgrade with the operator, 3.6 -> 3.7 -> 3.6 with a writer (docs/src/ci.md:
 #                    "Kubernetes versions")
 #   extra args are passed to the test binaries (after --), e.g. tests/run-all.sh backup
 # Exit code = the tests' exit code.
@@ -83,6 +84,11 @@ go_pid=$!
 DENY_LOG=$ROOT/target/run-all-cargo-deny.log
 "$C/cargo-deny.sh" >"$ROOT/target/cargo-deny.path" 2>"$DENY_LOG" &
 deny_pid=$!
+# mdBook (the docs site, docs/book.toml) likewise: built once from crates.io and cached, beside the
+# fast lane; the site is built after the Rust builds (its links are checked in the fast lane).
+MDBOOK_LOG=$ROOT/target/run-all-mdbook.log
+"$C/mdbook.sh" >"$ROOT/target/mdbook.path" 2>"$MDBOOK_LOG" &
+mdbook_pid=$!
 wait_go() {
   local rc=0
   wait "$go_pid" || rc=$?
@@ -92,8 +98,8 @@ wait_go() {
 
 # The fast lane, before anything slow: formatting, lints (the [lints] table of Cargo.toml, with
 # the gates on function size and complexity whose thresholds are in clippy.toml), unit tests,
-# generated files (crds/, completions/) and the room order (tests/structure.rs) fail the run
-# within minutes, not half an hour.
+# generated files (crds/, completions/), the room order (tests/structure.rs) and the docs' links
+# (tests/docs.rs) fail the run within minutes, not half an hour.
 FAST0=$(date +%s.%N)
 fast() {
   local what=$1; shift
@@ -111,7 +117,7 @@ fast clippy cargo clippy --all-targets "${FEATURES[@]}" -- -D warnings
 # The lib's live module (objects::install::live, the API server's dry run of the manifests) needs
 # the testbed, which is not up yet: it runs with the other test binaries in tests/lanes.sh.
 fast "unit tests" cargo test "${FEATURES[@]}" --lib -- --skip objects::install::live::
-fast "generated files, structure" cargo test "${FEATURES[@]}" --test generated --test structure
+fast "generated files, structure, docs links" cargo test "${FEATURES[@]}" --test generated --test structure --test docs
 printf '[run-all] fast lane passed in %.1f s\n' "$(echo "$(date +%s.%N) - $FAST0" | bc)" >&2
 
 cargo test "${FEATURES[@]}" --no-run
@@ -126,6 +132,9 @@ wait "$deny_pid" || { cat "$DENY_LOG" >&2; die "building cargo-deny failed (log 
 tests/advisories.sh "$(cat "$ROOT/target/cargo-deny.path")" ||
   die "cargo deny check advisories failed (against the RustSec snapshot in tests/advisory-db: tests/advisories.sh)"
 phase "cargo deny (licenses, bans, sources, advisories)"
+wait "$mdbook_pid" || { cat "$MDBOOK_LOG" >&2; die "building mdbook failed (log $MDBOOK_LOG)"; }
+"$C/mdbook.sh" build >/dev/null || die "the docs site does not build (docs/book.toml, docs/src/SUMMARY.md)"
+phase "docs site (mdbook build docs -> target/book)"
 
 # Packaging, no cluster (charts/, plugins/, release.sh; owner: issue 20): helm lint, helm template
 # equal to `kubectl etcd manifests`, krew's validator and an offline krew install, one version

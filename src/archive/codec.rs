@@ -108,8 +108,8 @@ where
         Compression::Gzip => Box::new(GzipEncoder::new(BufReader::with_capacity(BUF, reader))),
         // Level 1, one thread, in line. On Kubernetes-like data (tests/bench-objects.py) level 1
         // stores within 0.2 % of level 3's bytes at 1.5 times its speed, and a backup dialed
-        // directly spends more time compressing than in any other stage (README, backup
-        // benchmark). A worker thread (`zstdmt`, one worker) took as long on the testbed, whose
+        // directly spends more time compressing than in any other stage (docs/src/benchmarks.md,
+        // backup benchmark). A worker thread (`zstdmt`, one worker) took as long on the testbed, whose
         // other core runs etcd and the store, for 10 MiB more peak RSS (2026-12-06).
         Compression::Zstd => Box::new(ZstdEncoder::with_quality(
             BufReader::with_capacity(BUF, reader),

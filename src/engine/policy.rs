@@ -52,8 +52,7 @@ impl Pace {
     /// StatefulSet change (`cli::drive`'s watches). After a change it looks again almost at
     /// once: every pass observes the world afresh (consistent reads), as an operator's pass that
     /// its own change's watch event starts does, so nothing waits on the pause; a restore's 13
-    /// changes after its pod cost 0.2 s each less with 100 ms than with 300 ms (README,
-    /// Benchmarks), and a new cluster's CA and three certificates, one change each, 0.3 s less
+    /// changes after its pod cost 0.2 s each less with 100 ms than with 300 ms (docs/src/benchmarks.md), and a new cluster's CA and three certificates, one change each, 0.3 s less
     /// with 30 ms than with 100.
     pub const CLI: Pace = Pace {
         acted: Duration::from_millis(30),

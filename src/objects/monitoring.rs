@@ -4,7 +4,7 @@
 //! client; the output is deterministic (the Helm chart is built from it).
 //!
 //! Every alert is one row of `ALERTS`: its expression, how long it must hold, what it means and
-//! the `kubectl etcd` command to run (the `runbook` annotation; README's alert table is these
+//! the `kubectl etcd` command to run (the `runbook` annotation; docs/src/monitoring.md's alert table is these
 //! rows). The rules' own tests are promtool's (`tests/monitoring/`, `tests/cluster/prometheus.sh`);
 //! `tests/e2e_monitoring.rs` runs them in a real Prometheus against a live cluster.
 //!
@@ -33,7 +33,7 @@ pub const DASHBOARD_LABEL: &str = "grafana_dashboard";
 /// How often the PodMonitors scrape.
 pub const SCRAPE_INTERVAL: &str = "30s";
 
-/// One alert: a row of the README's alert table.
+/// One alert: a row of docs/src/monitoring.md's alert table.
 #[derive(Clone, Copy, Debug)]
 pub struct Alert {
     pub name: &'static str,
@@ -653,20 +653,25 @@ mod tests {
     }
 
     #[test]
-    fn the_readme_lists_every_alert_with_its_command() {
-        let readme = include_str!("../../README.md");
+    fn the_docs_list_every_alert_with_its_command() {
+        let page = include_str!("../../docs/src/monitoring.md");
         for a in ALERTS {
-            let row = readme
+            let row = page
                 .lines()
                 .find(|l| l.starts_with(&format!("| {} |", a.name)))
-                .unwrap_or_else(|| panic!("README's alert table has no row for {}", a.name));
+                .unwrap_or_else(|| {
+                    panic!(
+                        "docs/src/monitoring.md's alert table has no row for {}",
+                        a.name
+                    )
+                });
             let command = a
                 .runbook
                 .replace("{{ $labels.namespace }}", "NS")
                 .replace("{{ $labels.name }}", "NAME");
             assert!(
                 row.contains(&command),
-                "README's row of {} should name `{command}`:\n{row}",
+                "docs/src/monitoring.md's row of {} should name `{command}`:\n{row}",
                 a.name
             );
         }

@@ -744,7 +744,7 @@ impl Drop for Running {
 /// Returns to the system the pages glibc keeps after they were freed (`malloc_trim(0)`). glibc
 /// gives memory back only from the top of each arena, so pages freed between live allocations
 /// (by passes that ran together, a backup's buffers) would stay resident for ever: about 2 MiB
-/// of the 13 MiB of heap and stacks of a release build idle with 20 clusters (README, Benchmarks).
+/// of the 13 MiB of heap and stacks of a release build idle with 20 clusters (docs/src/benchmarks.md).
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[allow(unsafe_code)]
 fn give_back_freed_memory() {

@@ -64,7 +64,7 @@ ld="-s -w"
 for pkg in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
   ld="$ld -X $pkg.gitVersion=v$ver -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean -X $pkg.buildDate=$date"
 done
-log "building kubernetes v$ver (one go build of 6 commands; cold: see README)"
+log "building kubernetes v$ver (one go build of 6 commands; cold: see docs/src/ci.md)"
 mkdir -p "$bin.tmp"
 pkgs=""; for b in $bins; do pkgs="$pkgs k8s.io/kubernetes/cmd/$b"; done
 (cd "$work" && go build -trimpath -ldflags "$ld" -o "$bin.tmp/" $pkgs) >"$work/build.log" 2>&1 \

@@ -10,7 +10,7 @@
 # Each is `go install module/cmd/x@version`: the module's own go.mod and go.sum decide every dependency
 # (nothing resolved here), CGO_ENABLED=0, -trimpath, under nice. The version variables the projects'
 # release builds stamp with -ldflags are stamped the same way, so `helm version` and `krew version` tell
-# the truth. Measured cold on 2 cores (shared Go caches warm from build-k8s.sh/etcd-bins.sh): see README.
+# the truth. Measured cold on 2 cores (shared Go caches warm from build-k8s.sh/etcd-bins.sh): see docs/src/ci.md.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd); . "$here/env.sh"
 

@@ -39,7 +39,7 @@ pub struct Args {
     #[arg(long = "etcd-option", value_name = "NAME=VALUE")]
     pub etcd_options: Vec<String>,
     /// Let --etcd-option set this flag though it is no tuning flag (repeatable): the operator
-    /// needs the same `--allow-etcd-option` (README, Security), or it leaves the flag out.
+    /// needs the same `--allow-etcd-option` (docs/src/security.md), or it leaves the flag out.
     #[arg(long, value_delimiter = ',', value_name = "NAME")]
     pub allow_etcd_option: Vec<String>,
     /// PriorityClass of the member pods (e.g. system-cluster-critical).

@@ -40,7 +40,7 @@ pub struct Args {
     pub s3_endpoint_allow: Vec<String>,
     /// Let `spec.etcd.options` set this etcd flag (repeatable, or comma-separated) besides the
     /// tuning flags every cluster may set (heartbeat-interval, election-timeout, snapshot-count,
-    /// …; README, Security). Off the list by default: enable-pprof, enable-v2, unsafe-no-fsync,
+    /// …; docs/src/security.md). Off the list by default: enable-pprof, enable-v2, unsafe-no-fsync,
     /// listen-client-http-urls, cipher-suites, tls-min-version, feature-gates and any other.
     /// Example: --allow-etcd-option enable-pprof
     #[arg(long, value_delimiter = ',', value_name = "NAME")]
