@@ -72,6 +72,65 @@ fn completions_are_fresh() {
     }
 }
 
+/// The verb tables of README.md and docs/src/verbs.md, between their markers, are what the
+/// command line says now. `KE_REGENERATE=1` writes them instead of failing.
+#[test]
+fn the_verb_tables_are_fresh() {
+    let regenerate = "KE_REGENERATE=1 cargo test --features live,e2e --test generated verb_tables";
+    for (path, table) in [
+        ("README.md", cli::verb_summary("docs/src/verbs.md")),
+        ("docs/src/verbs.md", cli::verb_reference()),
+    ] {
+        let have = std::fs::read_to_string(path).unwrap();
+        let want = cli::with_verb_table(&have, &table).unwrap_or_else(|| {
+            panic!(
+                "{path} has no verb table: put the lines\n{}\n{}\nwhere it goes, then run `{regenerate}`",
+                cli::VERB_TABLE_BEGIN,
+                cli::VERB_TABLE_END
+            )
+        });
+        if have == want {
+            continue;
+        }
+        if std::env::var_os("KE_REGENERATE").is_some() {
+            std::fs::write(path, want).unwrap();
+        } else {
+            panic!(
+                "{path}'s verb table is stale (a verb or flag changed); regenerate it with `{regenerate}`"
+            );
+        }
+    }
+}
+
+/// Every verb clap knows is in both tables, and nothing else is.
+#[test]
+fn the_verb_tables_list_every_verb() {
+    use clap::CommandFactory;
+    let cmd = cli::Cli::command();
+    let verbs: Vec<&str> = cmd
+        .get_subcommands()
+        .filter(|c| !c.is_hide_set() && c.get_name() != "help")
+        .map(clap::Command::get_name)
+        .collect();
+    let reference = cli::verb_reference();
+    let summary = cli::verb_summary("docs/src/verbs.md");
+    for v in &verbs {
+        assert!(
+            reference.contains(&format!("\n### {v}\n")),
+            "no section for {v}"
+        );
+        assert!(
+            summary.contains(&format!("| [`{v}`](docs/src/verbs.md#{v}) |")),
+            "no row for {v}"
+        );
+    }
+    assert!(reference.contains("\n### backup list\n"));
+    assert!(
+        reference.starts_with(&format!("{} verbs,", verbs.len() + 1)),
+        "{reference}"
+    );
+}
+
 /// Runs the kubectl completion helper as kubectl would.
 fn complete(words: &[&str]) -> Vec<String> {
     let out = std::process::Command::new("/bin/sh")

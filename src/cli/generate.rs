@@ -182,3 +182,156 @@ fn kubectl_complete_script(cmd: &clap::Command) -> String {
         .replace("@CASES@", &cases)
         .replace("@NAMING@", &VERBS_NAMING_A_CLUSTER.join(" "))
 }
+
+/// Where a generated verb table sits in a Markdown file: between these two lines.
+pub const VERB_TABLE_BEGIN: &str =
+    "<!-- verbs: generated from the command line by tests/generated.rs; do not edit -->";
+pub const VERB_TABLE_END: &str = "<!-- verbs: end -->";
+
+/// The visible verbs of `cmd`, each with its path (`backup list` for a verb's own verb).
+fn verbs(cmd: &clap::Command) -> Vec<(String, &clap::Command)> {
+    let visible = |c: &&clap::Command| !c.is_hide_set() && c.get_name() != "help";
+    let mut out = Vec::new();
+    for c in cmd.get_subcommands().filter(visible) {
+        out.push((c.get_name().to_string(), c));
+        for s in c.get_subcommands().filter(visible) {
+            out.push((format!("{} {}", c.get_name(), s.get_name()), s));
+        }
+    }
+    out
+}
+
+/// Help text as one Markdown table cell: one line, `|` escaped.
+fn cell(text: &str) -> String {
+    text.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace('|', "\\|")
+}
+
+/// The anchor mdBook and GitHub give the heading `## VERB`.
+fn anchor(verb: &str) -> String {
+    verb.replace(' ', "-")
+}
+
+fn about(c: &clap::Command) -> String {
+    cell(&c.get_about().map(ToString::to_string).unwrap_or_default())
+}
+
+/// The README's short table: one row a verb, linking to its flags in `reference`.
+pub fn verb_summary(cmd: &clap::Command, reference: &str) -> String {
+    let mut s = String::from("| verb | what it does |\n|---|---|\n");
+    for (verb, c) in verbs(cmd) {
+        s.push_str(&format!(
+            "| [`{verb}`]({reference}#{}) | {} |\n",
+            anchor(&verb),
+            about(c)
+        ));
+    }
+    s
+}
+
+/// A flag's value as shown in the tables: its choices, else its value name; nothing for a switch.
+fn value(a: &clap::Arg) -> String {
+    if !a.get_action().takes_values() {
+        return String::new();
+    }
+    let choices: Vec<String> = a
+        .get_possible_values()
+        .iter()
+        .filter(|p| !p.is_hide_set())
+        .map(|p| p.get_name().to_string())
+        .collect();
+    if !choices.is_empty() {
+        return choices.join("\\|");
+    }
+    match a.get_value_names() {
+        Some(names) => names
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(" "),
+        None => a.get_id().as_str().to_uppercase().replace('-', "_"),
+    }
+}
+
+fn flag_rows(args: &[&clap::Arg]) -> String {
+    let mut s = String::from("| flag | value | meaning |\n|---|---|---|\n");
+    for a in args {
+        let name = match (a.get_short(), a.get_long()) {
+            (Some(c), Some(l)) => format!("`-{c}`, `--{l}`"),
+            (None, Some(l)) => format!("`--{l}`"),
+            (Some(c), None) => format!("`-{c}`"),
+            (None, None) => continue,
+        };
+        let v = value(a);
+        let v = if v.is_empty() { v } else { format!("`{v}`") };
+        let help = a.get_help().map(ToString::to_string).unwrap_or_default();
+        s.push_str(&format!("| {name} | {v} | {} |\n", cell(&help)));
+    }
+    s
+}
+
+/// Shown in the tables: not hidden, not clap's own --help/--version.
+fn shown(a: &clap::Arg) -> bool {
+    !a.is_hide_set() && !matches!(a.get_id().as_str(), "help" | "version")
+}
+
+/// The verb reference of docs/src/verbs.md: the verb table, the global flags, then each verb's
+/// usage and flags, all read from the command line `cmd`.
+pub fn verb_reference(cmd: &clap::Command) -> String {
+    let all = verbs(cmd);
+    let flags: usize = all
+        .iter()
+        .map(|(_, c)| {
+            c.get_arguments()
+                .filter(|a| shown(a) && !a.is_positional())
+                .count()
+        })
+        .sum();
+    let global: Vec<&clap::Arg> = cmd.get_arguments().filter(|a| shown(a)).collect();
+    let mut s = format!(
+        "{} verbs, {flags} flags of their own and {} global flags.\n\n{}",
+        all.len(),
+        global.len(),
+        verb_summary(cmd, "")
+    );
+    s.push_str("\n### Global flags\n\nThey go after `kubectl etcd`, before or after the verb.\n\n");
+    s.push_str(&flag_rows(&global));
+    for (verb, c) in &all {
+        let positionals: String = c
+            .get_arguments()
+            .filter(|a| shown(a) && a.is_positional())
+            .map(|a| {
+                let n = a.get_id().as_str().to_uppercase();
+                if a.is_required_set() {
+                    format!(" {n}")
+                } else {
+                    format!(" [{n}]")
+                }
+            })
+            .collect();
+        s.push_str(&format!(
+            "\n### {verb}\n\n{}\n\n`kubectl etcd {verb}{positionals} [FLAGS]`\n\n",
+            about(c)
+        ));
+        let own: Vec<&clap::Arg> = c
+            .get_arguments()
+            .filter(|a| shown(a) && !a.is_positional())
+            .collect();
+        if own.is_empty() {
+            s.push_str("No flags of its own.\n");
+        } else {
+            s.push_str(&flag_rows(&own));
+        }
+    }
+    s
+}
+
+/// `text` with what lies between the verb-table markers replaced by `table`; `None` when the
+/// markers are missing.
+pub fn with_verb_table(text: &str, table: &str) -> Option<String> {
+    let start = text.find(VERB_TABLE_BEGIN)? + VERB_TABLE_BEGIN.len();
+    let end = start + text[start..].find(VERB_TABLE_END)?;
+    Some(format!("{}\n{table}{}", &text[..start], &text[end..]))
+}

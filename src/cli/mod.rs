@@ -29,7 +29,8 @@ pub use crate::objects::install::DEFAULT_IMAGE as DEFAULT_OPERATOR_IMAGE;
 pub use args::{Cli, Verb};
 pub use flags::{Global, LogFormat, SecurityFlags, WaitFlags, parse_duration};
 pub use generate::{
-    CompletionTarget, crd, crd_yaml, operator_yaml, operator_yaml_with, prometheus_rules_yaml,
+    CompletionTarget, VERB_TABLE_BEGIN, VERB_TABLE_END, crd, crd_yaml, operator_yaml,
+    operator_yaml_with, prometheus_rules_yaml, with_verb_table,
 };
 pub use output::Format;
 
@@ -68,6 +69,20 @@ pub async fn run(cli: Cli) -> Result<(), Error> {
 pub fn completions(target: CompletionTarget) -> String {
     use clap::CommandFactory;
     generate::completions(target, Cli::command())
+}
+
+/// The verb reference of docs/src/verbs.md (every verb and flag; tests/generated.rs keeps it
+/// fresh).
+pub fn verb_reference() -> String {
+    use clap::CommandFactory;
+    generate::verb_reference(&Cli::command())
+}
+
+/// The README's verb table: one line a verb, linking to `verb_reference`'s sections in the file
+/// `reference`.
+pub fn verb_summary(reference: &str) -> String {
+    use clap::CommandFactory;
+    generate::verb_summary(&Cli::command(), reference)
 }
 
 /// A Kubernetes client for `config`: kube's own stack (TLS, authentication, impersonation
