@@ -32,29 +32,34 @@ pub enum Verb {
     ///
     /// Example: kubectl etcd create demo --replicas 3 --version 3.6.16 --storage 1Gi
     Create(create::Args),
-    /// Change the number of voting members, one member at a time, or grow or move the member
-    /// volumes (in place where the StorageClass allows expansion, else one member at a time).
+    /// Change the number of members, or grow or move the member volumes.
+    ///
+    /// Members are added and removed one at a time; volumes grow in place where the StorageClass
+    /// allows expansion, else they move one member at a time.
     ///
     /// Examples: kubectl etcd scale demo --replicas 5; kubectl etcd scale demo --storage 2Gi --dry-run;
     /// kubectl etcd scale demo --storage-class fast
     Scale(scale::Args),
-    /// Move every member to another etcd version, one member at a time, after a verified
-    /// snapshot; rolls back by itself when an upgraded member does not become healthy.
+    /// Move every member to another etcd version, one member at a time.
+    ///
+    /// A verified snapshot first; rolls back by itself when an upgraded member does not become
+    /// healthy.
     ///
     /// Examples: kubectl etcd upgrade demo --version 3.5.16 --dry-run;
     /// kubectl etcd upgrade demo --version 3.5.16 --to s3://backups/etcd
     Upgrade(upgrade::Args),
-    /// Take over an etcd cluster that runs outside kubectl-etcd (a StatefulSet, e.g. Bitnami's
-    /// chart), with no downtime: new members join it as learners, are promoted, take over
-    /// leadership, and the old members are retired one at a time (same cluster id, same
-    /// revisions). Surveys first and refuses what cannot be adopted safely (exit 11); changes
-    /// nothing without --yes; run again after a crash, it resumes.
+    /// Take over an etcd cluster that runs outside kubectl-etcd, with no downtime.
+    ///
+    /// The old cluster is a StatefulSet (e.g. Bitnami's chart): new members join it as learners,
+    /// are promoted, take over leadership, and the old members are retired one at a time (same
+    /// cluster id, same revisions). Surveys first and refuses what cannot be adopted safely (exit
+    /// 11); changes nothing without --yes; run again after a crash, it resumes.
     ///
     /// Examples: kubectl etcd adopt etcd-main --from statefulset/etcd --dry-run;
     /// kubectl etcd adopt etcd-main --from statefulset/etcd --take-over-service --yes --timeout 15m;
     /// kubectl etcd adopt etcd-main --abort
     Adopt(adopt::Args),
-    /// Take a snapshot now and stream it to S3 or a file; `backup list NAME` lists backups.
+    /// Take a snapshot now, to S3, a file or a volume (`backup list NAME` lists them).
     ///
     /// Examples: kubectl etcd backup demo --to s3://backups/etcd -o json;
     /// kubectl etcd backup demo --to file:///var/backups --compression gzip; kubectl etcd backup list demo
@@ -64,21 +69,26 @@ pub enum Verb {
     /// Examples: kubectl etcd restore demo2 --latest-of demo; kubectl etcd restore demo2 --from-backup demo-20261201101500;
     /// kubectl etcd restore demo2 --from s3://backups/etcd/default-demo-20261201T101500Z-r42.db.zst
     Restore(restore::Args),
-    /// Issue a client certificate for an application from the cluster's own CA (managed TLS):
-    /// writes ca.crt, USER.crt and USER.key (0600) and prints their paths. etcd takes USER as
-    /// the user once its authentication is on.
+    /// Issue a client certificate for an application from the cluster's own CA.
+    ///
+    /// Managed TLS only. Writes ca.crt, USER.crt and USER.key (0600) and prints their paths. etcd
+    /// takes USER as the user once its authentication is on.
     ///
     /// Example: kubectl etcd certificate demo --user app --out ./app-certs
     Certificate(certificate::Args),
-    /// Rotate the CA of a cluster with managed TLS: a new CA trusted beside the old one, the
-    /// members restarted one at a time, every certificate issued again, then the old CA dropped
-    /// (another round of restarts). Clients of `kubectl etcd certificate` need a new one.
+    /// Rotate the CA of a cluster with managed TLS, one member at a time.
+    ///
+    /// A new CA is trusted beside the old one, the members restarted one at a time, every
+    /// certificate issued again, then the old CA dropped (another round of restarts). Clients of
+    /// `kubectl etcd certificate` need a new one.
     ///
     /// Examples: kubectl etcd rotate-ca demo --dry-run; kubectl etcd rotate-ca demo
     RotateCa(rotate_ca::Args),
-    /// Switch TLS on (managed TLS: client certificates, mutual peer TLS) or off (plain http) for
-    /// a running cluster: the members restart one at a time (three rounds) and move their peer
-    /// URLs by etcd member updates; no acknowledged write is lost, quorum is kept throughout.
+    /// Switch TLS on or off for a running cluster, one member at a time.
+    ///
+    /// On is managed TLS (client certificates, mutual peer TLS), off plain http. The members
+    /// restart one at a time (three rounds) and move their peer URLs by etcd member updates; no
+    /// acknowledged write is lost, quorum is kept throughout.
     ///
     /// Examples: kubectl etcd tls demo --on --dry-run; kubectl etcd tls demo --on; kubectl etcd tls demo --off
     Tls(tls::Args),
@@ -88,16 +98,20 @@ pub enum Verb {
     /// Examples: kubectl etcd recover demo --dry-run; kubectl etcd recover demo --yes;
     /// kubectl etcd recover demo --from-member demo-2 --yes; kubectl etcd recover demo --from-backup demo-20261201101500 --yes
     Recover(recover::Args),
-    /// Give the space of deleted and overwritten keys back, one member at a time (followers
-    /// first, the leader last, each only while every other voter answers), and end a NOSPACE
-    /// alarm once every member is below its quota.
+    /// Give the space of deleted and overwritten keys back, one member at a time.
+    ///
+    /// Followers first, the leader last, each only while every other voter answers; ends a
+    /// NOSPACE alarm once every member is below its quota.
+    ///
     /// Examples: kubectl etcd defrag demo --dry-run; kubectl etcd defrag demo --compact
     Defrag(defrag::Args),
-    /// Stop every member after a verified snapshot, keeping the volumes (`wake` starts them again).
+    /// Stop every member after a verified snapshot, keeping the volumes.
+    ///
+    /// `kubectl etcd wake NAME` starts them again.
     ///
     /// Examples: kubectl etcd hibernate demo --to s3://backups/etcd; kubectl etcd hibernate demo --no-snapshot --yes
     Hibernate(hibernate::Args),
-    /// Start the members of a hibernated cluster on their volumes (same members, same data).
+    /// Start the members of a hibernated cluster again (same members, same data).
     ///
     /// Example: kubectl etcd wake demo
     Wake(hibernate::WakeArgs),
@@ -111,24 +125,27 @@ pub enum Verb {
     ///
     /// Examples: kubectl etcd status demo; kubectl etcd status -A -o json
     Status(status::Args),
-    /// Print every member's etcd log, interleaved by time, each line prefixed with its member
-    /// (reads only).
+    /// Print every member's etcd log, interleaved by time (reads only).
+    ///
+    /// Each line is prefixed with its member.
     ///
     /// Examples: kubectl etcd logs demo --since 10m; kubectl etcd logs demo --member demo-1 --follow;
     /// kubectl etcd logs demo --raw
     Logs(logs::Args),
-    /// Write a support bundle (tar.gz): the cluster, its objects, events, members, the engine's
-    /// next step and the operator's logs; Secret values never (reads only).
+    /// Write a support bundle (tar.gz) of a cluster or the operator (reads only).
+    ///
+    /// The cluster, its objects, events, members, the engine's next step and the operator's
+    /// logs; Secret values never.
     ///
     /// What could not be read is listed in the archive's REPORT.md and index.json.
     /// Examples: kubectl etcd report demo; kubectl etcd report demo --logs --since 2h -f demo.tar.gz;
     /// kubectl etcd report --operator
     Report(report::Args),
-    /// Run reconcile passes on a cluster until it converges (repairs after a crash or a manual edit).
+    /// Run reconcile passes until a cluster converges (after a crash or a manual edit).
     ///
     /// Example: kubectl etcd reconcile demo
     Reconcile(reconcile::Args),
-    /// Delete a cluster. Member volumes are kept unless --delete-data --yes is given.
+    /// Delete a cluster (its volumes are kept unless --delete-data --yes).
     ///
     /// Example: kubectl etcd delete demo --delete-data --yes
     Delete(delete::Args),
@@ -136,7 +153,7 @@ pub enum Verb {
     ///
     /// Example: kubectl etcd operate --metrics-addr 0.0.0.0:8080
     Operate(operate::Args),
-    /// Install the CRD (and with --operator the in-cluster operator) into the current context.
+    /// Install the CRDs, and with --operator the operator, into the current context.
     ///
     /// Example: kubectl etcd install --operator --image ghcr.io/kubectl-etcd/kubectl-etcd:0.1.0
     ///
@@ -219,6 +236,51 @@ mod tests {
     #[test]
     fn the_command_line_is_well_formed() {
         Cli::command().debug_assert();
+    }
+
+    /// `kubectl etcd --help` lists each verb in one short line, as kubectl does: the first
+    /// paragraph of a verb's doc comment is its summary, the rest shows in `VERB --help`.
+    #[test]
+    fn help_lists_each_verb_in_one_short_line() {
+        let help = Cli::command().render_help().to_string();
+        let commands = help
+            .split("Commands:\n")
+            .nth(1)
+            .and_then(|rest| rest.split("\n\n").next())
+            .unwrap_or_else(|| panic!("no Commands section:\n{help}"));
+        let verbs: Vec<String> = Cli::command()
+            .get_subcommands()
+            .filter(|c| !c.is_hide_set())
+            .map(|c| c.get_name().to_string())
+            .collect();
+        let lines: Vec<&str> = commands.lines().collect();
+        assert_eq!(
+            lines.len(),
+            verbs.len() + 1,
+            "one line a verb, and help:\n{commands}"
+        );
+        for line in lines {
+            let verb = line.split_whitespace().next().unwrap_or_default();
+            assert!(
+                verb == "help" || verbs.iter().any(|v| v == verb),
+                "a line that names no verb (a summary of two lines?): {line:?}"
+            );
+            assert!(
+                line.len() <= 100,
+                "a summary too long for one line: {line:?}"
+            );
+        }
+        for c in Cli::command()
+            .get_subcommands()
+            .filter(|c| !c.is_hide_set())
+        {
+            let about = c.get_about().map(ToString::to_string).unwrap_or_default();
+            assert!(
+                !about.is_empty() && about.len() <= 84,
+                "{}: a one-line summary of at most 84 characters, the rest after a blank line: {about:?}",
+                c.get_name()
+            );
+        }
     }
 
     #[test]

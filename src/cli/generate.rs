@@ -201,12 +201,15 @@ fn verbs(cmd: &clap::Command) -> Vec<(String, &clap::Command)> {
     out
 }
 
-/// Help text as one Markdown table cell: one line, `|` escaped.
+/// Help text as one Markdown table cell: one line, `|` escaped, `<` and `>` as entities (a
+/// `<version>` is no HTML tag).
 fn cell(text: &str) -> String {
     text.split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")
         .replace('|', "\\|")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 /// The anchor mdBook and GitHub give the heading `## VERB`.
