@@ -599,7 +599,8 @@ pub struct EtcdTuning {
     pub auto_compaction_retention: Option<String>,
     /// Other etcd server flags, by name without the dashes, e.g. `heartbeat-interval: "250"`,
     /// `election-timeout: "2500"`, `snapshot-count: "50000"`. Tuning flags only (timing, sizes,
-    /// compaction, corruption checks, log level: `model::TUNING_OPTIONS`, listed in the README);
+    /// compaction, corruption checks, log level: `model::TUNING_OPTIONS`, listed in
+    /// docs/src/cluster.md);
     /// the operator leaves any other out (and says so in the `SpecRefused` condition) unless it
     /// was started with `--allow-etcd-option NAME`. Flags the engine sets itself (member name,
     /// URLs, data directory, initial cluster, TLS files) are refused. A change restarts the
