@@ -1042,21 +1042,13 @@ impl ReadySampler {
     }
 }
 
-/// `kubectl etcd rotate-ca` on a 3-member managed cluster under a writer (a pod that puts through
-/// the client Service over TLS with the client Secret mounted, a new connection per put): quorum
-/// never lost, no acknowledged write lost, every member restarted (twice: on the bundle, then on
-/// the new CA alone), every certificate from the new CA, and a client certificate of the old CA
-/// refused at the end. `--dry-run` changes nothing; a cluster without managed TLS is refused.
-#[test]
-fn rotate_ca_under_a_writer_keeps_quorum_and_every_write_and_ends_trusting_the_new_ca_alone() {
-    install_crd();
-    let ns = Ns::new("tls-rotate");
-    let n = "demo";
+/// `kubectl etcd create NAME --replicas 3 --tls managed`, returned once every member is Ready.
+fn create_managed(ns: &str, name: &str) {
     let created = json(&ok(etcd(
-        &ns.0,
+        ns,
         &[
             "create",
-            n,
+            name,
             "--replicas",
             "3",
             "--tls",
@@ -1068,6 +1060,19 @@ fn rotate_ca_under_a_writer_keeps_quorum_and_every_write_and_ends_trusting_the_n
         ],
     )));
     assert_eq!(ready_members(&created["status"]), (3, 3, 3), "{created}");
+}
+
+/// `kubectl etcd rotate-ca` on a 3-member managed cluster under a writer (a pod that puts through
+/// the client Service over TLS with the client Secret mounted, a new connection per put): quorum
+/// never lost, no acknowledged write lost, every member restarted (twice: on the bundle, then on
+/// the new CA alone), every certificate from the new CA, and a client certificate of the old CA
+/// refused at the end. `--dry-run` changes nothing; a cluster without managed TLS is refused.
+#[test]
+fn rotate_ca_under_a_writer_keeps_quorum_and_every_write_and_ends_trusting_the_new_ca_alone() {
+    install_crd();
+    let ns = Ns::new("tls-rotate");
+    let n = "demo";
+    create_managed(&ns.0, n);
 
     // Refused without managed TLS (exit 2, the field named), and nothing written.
     let r = etcd(&ns.0, &["rotate-ca", "absent"]);
@@ -1551,4 +1556,118 @@ fn a_cert_manager_cluster_serves_what_cert_manager_issued_and_renews_under_a_wri
             "{role} not renewed in status: {renewed:?}"
         );
     }
+}
+
+/// Issue 43 R3: the Secrets of managed TLS deleted under a running 3-member cluster with a
+/// writer. The CA Secret left: the lost leaves are issued again from it, no member restarts.
+/// Every Secret deleted: the engine holds (exit 7) naming them and the way out, mints no CA,
+/// and the members keep serving past the kubelet's sync (before, a new CA locked the cluster out:
+/// 0 of 3 Ready 90 s later). Then the documented way to a new CA: every member pod deleted at
+/// once; the members start on a new CA with their data, and no acknowledged write is lost.
+#[test]
+fn deleted_tls_secrets_hold_the_cluster_until_every_member_is_stopped_for_a_new_ca() {
+    install_crd();
+    let ns = Ns::new("tls-lost");
+    let n = "demo";
+    create_managed(&ns.0, n);
+    let old_ca = secret_pem(&ns.0, "demo-tls-ca", "ca.crt");
+    start_tls_writer(&ns.0, "demo-tls-client");
+
+    // The CA Secret left alone: the leaves come back from it, trusted by every member as before.
+    let lives = pod_lives(&ns.0, n);
+    ok(kubectl(&[
+        "-n",
+        &ns.0,
+        "delete",
+        "secret",
+        "demo-tls-server",
+        "demo-tls-client",
+    ]));
+    ok(etcd(&ns.0, &["reconcile", n, "--timeout", "3m"]));
+    for role in ["server", "client"] {
+        assert_eq!(
+            secret_pem(&ns.0, &format!("demo-tls-{role}"), "ca.crt").trim(),
+            old_ca.trim(),
+            "{role}: issued again from another CA"
+        );
+    }
+    assert_eq!(pod_lives(&ns.0, n), lives, "a member restarted");
+
+    // Every Secret deleted: held, no CA minted.
+    let secrets = [
+        "demo-tls-ca",
+        "demo-tls-server",
+        "demo-tls-peer",
+        "demo-tls-client",
+    ];
+    ok(kubectl(
+        &[&["-n", &ns.0, "delete", "secret"][..], &secrets[..]].concat(),
+    ));
+    let deleted = std::time::Instant::now();
+    let acked_then = writer_log(&ns.0).acked.len();
+    let held = etcd(&ns.0, &["reconcile", n, "--timeout", "2m"]);
+    assert_eq!(held.code, 7, "{}\n{}", held.stdout, held.stderr);
+    for s in secrets {
+        assert!(held.stderr.contains(s), "{s}: {}", held.stderr);
+    }
+    assert!(
+        held.stderr.contains("from a copy")
+            && held.stderr.contains(&format!(
+                "kubectl -n {} delete pod -l app.kubernetes.io/instance=demo",
+                ns.0
+            )),
+        "{}",
+        held.stderr
+    );
+    let ca = kubectl(&["-n", &ns.0, "get", "secret", "demo-tls-ca"]);
+    assert_ne!(ca.code, 0, "a new CA was minted: {}", ca.stdout);
+    // Past the kubelet's sync of every pod: the members still serve each other and clients.
+    let settle = Duration::from_secs(100).saturating_sub(deleted.elapsed());
+    std::thread::sleep(settle);
+    let sampler = ReadySampler::start(&ns.0, n);
+    std::thread::sleep(Duration::from_secs(10));
+    let samples = sampler
+        .stop()
+        .unwrap_or_else(|bad| panic!("members stopped serving: {bad:?}"));
+    assert!(samples > 3, "only {samples} samples");
+    let acked_now = writer_log(&ns.0).acked.len();
+    assert!(
+        acked_now > acked_then + 50,
+        "the writer stalled: {acked_then} then {acked_now} acknowledged"
+    );
+    let ca = kubectl(&["-n", &ns.0, "get", "secret", "demo-tls-ca"]);
+    assert_ne!(ca.code, 0, "a new CA was minted: {}", ca.stdout);
+
+    // The way to a new CA: every member stopped at once, data kept.
+    ok(kubectl(&[
+        "-n",
+        &ns.0,
+        "delete",
+        "pod",
+        "-l",
+        "app.kubernetes.io/instance=demo,app.kubernetes.io/name=etcd",
+    ]));
+    let started = std::time::Instant::now();
+    let st = json(&ok(etcd(
+        &ns.0,
+        &["reconcile", n, "--timeout", "8m", "-o", "json"],
+    )));
+    eprintln!(
+        "a new CA and every member on it in {} s",
+        started.elapsed().as_secs()
+    );
+    assert_eq!(ready_members(&st["status"]), (3, 3, 3), "{st}");
+    let new_ca = secret_pem(&ns.0, "demo-tls-ca", "ca.crt");
+    assert_ne!(new_ca.trim(), old_ca.trim());
+    for role in ["server", "peer", "client"] {
+        assert_eq!(
+            secret_pem(&ns.0, &format!("demo-tls-{role}"), "ca.crt").trim(),
+            new_ca.trim(),
+            "{role}"
+        );
+    }
+    let served = ok(verified_put(&ns.0, "demo-1", "new/1"));
+    assert!(served.stdout.contains("OK"), "{}", served.stdout);
+    let acked = assert_no_acknowledged_write_lost(&ns.0);
+    assert!(acked > 100, "the writer acknowledged only {acked}");
 }

@@ -17,6 +17,11 @@ use common::writer::*;
 use common::*;
 
 fn create(ns: &str, version: &str) {
+    create_replicas(ns, version, "3");
+}
+
+/// `create demo --insecure --replicas REPLICAS --version VERSION`.
+fn create_replicas(ns: &str, version: &str, replicas: &str) {
     ok(etcd(
         ns,
         &[
@@ -24,7 +29,7 @@ fn create(ns: &str, version: &str) {
             "demo",
             "--insecure",
             "--replicas",
-            "3",
+            replicas,
             "--version",
             version,
             "--timeout",
@@ -372,20 +377,7 @@ fn three_six_to_three_seven_and_back_to_three_six_loses_no_write() {
 fn three_five_below_the_minimum_patch_is_refused_three_six() {
     install_crd();
     let ns = Ns::new("upgrade-35-min");
-    ok(etcd(
-        &ns.0,
-        &[
-            "create",
-            "demo",
-            "--insecure",
-            "--replicas",
-            "1",
-            "--version",
-            "3.5.16",
-            "--timeout",
-            "4m",
-        ],
-    ));
+    create_replicas(&ns.0, "3.5.16", "1");
     eventually("member version 3.5.16", Duration::from_secs(60), || {
         (versions(&ns.0, "demo-0").0 == "3.5.16").then_some(())
     });
@@ -795,4 +787,66 @@ fn etcd_options_roll_out_one_member_at_a_time_and_an_unknown_flag_stops_at_the_f
     assert!(!member_command(&ns.0, "demo-2").contains("hearbeat"));
     assert!(assert_no_acknowledged_write_lost(&ns.0) > 0);
     let _ = kubectl(&["delete", "priorityclass", &class]);
+}
+
+/// Issue 43 R4: a one-member cluster upgraded to a version with no image (3.7.93). Its only pod
+/// sits in ImagePullBackOff on the new revision and no member answers; the rollback replaces
+/// that pod on the old template (the StatefulSet's OnDelete updates never would), and status
+/// says RolledBack only once the pod runs 3.6.15 again. A writer runs throughout: every write
+/// acknowledged before is there after.
+#[test]
+fn a_one_member_upgrade_to_a_missing_image_is_rolled_back_onto_its_pod() {
+    install_crd();
+    let ns = Ns::new("upgrade-one");
+    create_replicas(&ns.0, "3.6.15", "1");
+    start_writer(&ns.0);
+    let t0 = std::time::Instant::now();
+    let r = etcd(
+        &ns.0,
+        &[
+            "upgrade",
+            "demo",
+            "--version",
+            "3.7.93",
+            "--skip-backup",
+            "--yes",
+            "--timeout",
+            "6m",
+        ],
+    );
+    eprintln!(
+        "one member, missing image: upgrade returned after {:.0} s",
+        t0.elapsed().as_secs_f64()
+    );
+    assert_eq!(r.code, 7, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("rolled back to 3.6.15"), "{}", r.stderr);
+    let c = cluster_json(&ns.0, "demo");
+    assert_eq!(c["status"]["upgrade"]["state"], "RolledBack", "{c}");
+    assert!(
+        c["status"]["upgrade"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("etcd:v3.7.93 cannot be pulled"),
+        "{c}"
+    );
+    let (status, reason, message) = upgrading_condition(&ns.0);
+    assert_eq!(
+        (status.as_str(), reason.as_str()),
+        ("False", "RolledBack"),
+        "{message}"
+    );
+    assert_eq!(ready_members(&c["status"]), (1, 1, 1), "{c}");
+    let image = ok(kubectl(&[
+        "-n",
+        &ns.0,
+        "get",
+        "pod",
+        "demo-0",
+        "-o",
+        "jsonpath={.spec.containers[0].image}",
+    ]))
+    .stdout;
+    assert!(image.ends_with(":v3.6.15"), "demo-0 runs {image}");
+    assert_eq!(versions(&ns.0, "demo-0").0, "3.6.15");
+    assert!(assert_no_acknowledged_write_lost(&ns.0) > 0);
 }

@@ -151,7 +151,9 @@ pub struct UpgradeStatus {
     pub from_version: String,
     /// The version `spec.version` asked for.
     pub to_version: String,
-    /// `Upgrading` while members move, `RolledBack` once the engine put `fromVersion` back.
+    /// `Upgrading` while members move; `RollingBack` from the engine's rollback until every
+    /// member pod runs `fromVersion` again (Ready, on the rolled-back template), then
+    /// `RolledBack`; `Upgraded` once every member runs `toVersion`.
     pub state: String,
     /// Why it was rolled back (the member and what it did).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -174,6 +176,9 @@ pub struct UpgradeStatus {
 /// `UpgradeStatus.state` values.
 pub mod upgrade_state {
     pub const UPGRADING: &str = "Upgrading";
+    /// The engine rolled the change back; some member pod does not run `fromVersion` yet.
+    pub const ROLLING_BACK: &str = "RollingBack";
+    /// Every member pod runs `fromVersion` again.
     pub const ROLLED_BACK: &str = "RolledBack";
     /// Every member runs `toVersion`.
     pub const UPGRADED: &str = "Upgraded";

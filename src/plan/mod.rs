@@ -115,6 +115,7 @@ pub type Rule = fn(&Desired, &Observed) -> Option<Step>;
 /// below (a rule may assume that every rule before it had nothing to say).
 pub const RULES: &[Rule] = &[
     paused,
+    pki::renewal,
     recover::recovery,
     fenced_clients,
     adopt::adoption,
@@ -130,6 +131,7 @@ pub const RULES: &[Rule] = &[
     template_changed,
     workload_catching_up,
     upgrade::failed_upgrade,
+    stuck_on_an_old_template,
     etcd_unanswered,
     foreign_members,
     workload_resized_by_hand,

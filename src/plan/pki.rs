@@ -8,6 +8,8 @@
 //!   Secret into the pods; etcd reads its certificate files at each handshake: no restart)
 //!   CA gone or unusable while its leaves remain: Hold (a new CA would not be trusted by members
 //!   that loaded the old one at start)
+//!   every Secret gone while members run: Hold (`lost_while_members_run`: put them back, or stop
+//!   every member for a new CA); the CA alone left: its lost leaves are issued again
 //! ```
 //!
 //! CA rotation (`spec.tls.caGeneration` above the CA Secret's, written by `kubectl etcd
@@ -67,7 +69,15 @@ pub fn certificates(d: &Desired, o: &Observed) -> Option<Step> {
         .iter()
         .any(|r| matches!(view(o, *r), SecretCert::Valid { .. }));
     match view(o, CertRole::Ca) {
-        SecretCert::Missing if !leaves_exist => return issue(CertRole::Ca, Issue::Missing),
+        SecretCert::Missing if !leaves_exist => {
+            return Some(
+                lost_while_members_run(d, o).unwrap_or_else(|| Step::IssueCertificate {
+                    role: CertRole::Ca,
+                    secret: objects::tls_secret_name(&d.name, CertRole::Ca),
+                    why: Issue::Missing,
+                }),
+            );
+        }
         SecretCert::Valid { .. } => {}
         lost => {
             let secret = objects::tls_secret_name(&d.name, CertRole::Ca);
@@ -134,6 +144,99 @@ pub fn certificates(d: &Desired, o: &Observed) -> Option<Step> {
         ));
     }
     issue(CertRole::Ca, Issue::Retire)
+}
+
+/// A leaf due for renewal while members run comes before every rule ranked above
+/// `certificates` in `plan::RULES` (a recovery, an adoption, a hibernation, a restore): those may
+/// hold for as long as a person takes to answer (`spec.hibernate` without a destination), and a
+/// running member whose certificate expires stops serving. A renewal is one Secret written from
+/// the CA every member trusts, read at the next handshake: it changes nothing those rules guard.
+/// Only a renewal: a missing or lost certificate and a CA rotation keep their place, and a
+/// paused cluster stays paused.
+pub fn renewal(d: &Desired, o: &Observed) -> Option<Step> {
+    if !o.pods.values().any(|p| p.running) {
+        return None;
+    }
+    certificates(d, o).filter(|s| {
+        matches!(
+            s,
+            Step::IssueCertificate {
+                why: Issue::Renewal,
+                ..
+            }
+        )
+    })
+}
+
+/// Every Secret of managed TLS gone (deleted by hand, or with the namespace's Secrets) while
+/// members run: a new CA is never minted then. etcd loads its CA files only when it starts, so
+/// the running members trust the lost CA alone; leaves of a new CA would be refused by every one
+/// of them (peers, the probe, the engine's client), and the cluster would lock itself out within
+/// the kubelet's sync period. What is safe instead:
+///
+/// - the CA Secret survives: the lost leaves are issued again from it (`leaf_due`, Missing),
+///   trusted by every member as before;
+/// - the CA Secret is gone with its leaves (this hold): the Secrets come back from a copy, or the
+///   user asks for a new CA by stopping every member at once (deleting the member pods). The pods
+///   the StatefulSet makes again cannot start without the Secrets they mount, so once no member
+///   runs, no etcd holds the old CA: the engine issues a new CA and leaves, and every member
+///   starts on them with its data (a short outage; clients holding certificates of the old CA
+///   are refused afterwards);
+/// - no member runs (a new or hibernated cluster): a new CA is issued as at creation.
+///
+/// A member counts while its container runs, while terminating too (its etcd still serves: a
+/// wait once every one of them is going);
+/// during a switch of TLS on, a member still on the plain-http template loaded no CA.
+fn lost_while_members_run(d: &Desired, o: &Observed) -> Option<Step> {
+    let switching_on = d.tls_switch.as_ref().is_some_and(|s| s.on);
+    let running: Vec<&str> = o
+        .pods
+        .values()
+        .filter(|p| p.running && !(switching_on && p.tls_switch.is_none()))
+        .map(|p| p.name.as_str())
+        .collect();
+    if running.is_empty() {
+        return None;
+    }
+    let stopping = o.pods.values().filter(|p| p.running).all(|p| p.terminating);
+    if stopping {
+        return Some(wait(
+            Reason::IssuingCertificate,
+            format!(
+                "the TLS Secrets of {}/{} are gone and its members are stopping ({}): a new CA \
+                 once none runs",
+                d.namespace,
+                d.name,
+                running.join(", ")
+            ),
+        ));
+    }
+    let lost: Vec<String> = o
+        .certificates
+        .iter()
+        .filter(|c| !matches!(c.cert, SecretCert::Valid { .. }))
+        .map(|c| c.secret.clone())
+        .collect();
+    let lost = if lost.is_empty() {
+        objects::tls_secret_name(&d.name, CertRole::Ca)
+    } else {
+        lost.join(", ")
+    };
+    let ns = &d.namespace;
+    Some(hold(
+        Reason::CertificateAuthorityLost,
+        format!(
+            "the TLS Secrets of {ns}/{} are gone ({lost}) while members run on certificates of \
+             the CA they held ({}): a new CA would be trusted by none of them (etcd loads its CA \
+             files only when it starts) and the cluster would lock itself out, so none is \
+             issued. Put the Secrets back from a copy; or, to go on with a new CA (data kept, \
+             every member down until it starts on it, clients of the old CA refused), stop \
+             every member at once: `kubectl -n {ns} delete pod -l {}`",
+            d.name,
+            running.join(", "),
+            objects::selector_string(&d.name)
+        ),
+    ))
 }
 
 /// Mode certManager: the cert-manager `Certificate` the engine writes next (missing, or its
@@ -1292,5 +1395,293 @@ mod rotation {
             };
             assert_eq!(issued(&steps), issued(&clean), "crash at pass {crash}");
         }
+    }
+}
+
+/// Issue 43 R3: the Secrets of managed TLS deleted under a running cluster never become a new
+/// CA that no running member trusts.
+#[cfg(test)]
+mod lost_secrets {
+    use super::super::tests::healthy;
+    use super::*;
+    use crate::fixtures::cluster;
+
+    const NOW: i64 = 1_800_000_000;
+    const DAY: i64 = 86_400;
+
+    fn managed() -> Desired {
+        cluster("demo")
+            .replicas(3)
+            .spec(|s| {
+                s.tls = Some(crate::api::TlsSpec {
+                    mode: Some("managed".into()),
+                    ..Default::default()
+                });
+            })
+            .desired()
+    }
+
+    /// A healthy 3-member cluster of `d` whose Secrets of `lost` roles were deleted.
+    fn without(d: &Desired, lost: &[CertRole]) -> Observed {
+        let mut o = healthy(d, 3);
+        o.now = jiff::Timestamp::from_second(NOW).unwrap();
+        o.certificates = [CertRole::Ca]
+            .into_iter()
+            .chain(CertRole::LEAVES)
+            .map(|role| CertificateView {
+                role,
+                secret: objects::tls_secret_name("demo", role),
+                cert: if lost.contains(&role) {
+                    SecretCert::Missing
+                } else {
+                    SecretCert::Valid {
+                        not_before: NOW - DAY,
+                        not_after: NOW + 90 * DAY,
+                        current_ca: true,
+                        names_current: true,
+                    }
+                },
+            })
+            .collect();
+        o
+    }
+
+    const ALL: [CertRole; 4] = [
+        CertRole::Ca,
+        CertRole::Server,
+        CertRole::Peer,
+        CertRole::Client,
+    ];
+
+    #[test]
+    fn every_secret_deleted_under_running_members_holds_naming_them_and_the_way_out() {
+        let d = managed();
+        let o = without(&d, &ALL);
+        let step = super::super::plan(&d, &o);
+        let Step::Hold { reason, message } = &step else {
+            panic!("a new CA no member trusts: {step:?}");
+        };
+        assert_eq!(*reason, Reason::CertificateAuthorityLost);
+        for secret in [
+            "demo-tls-ca",
+            "demo-tls-server",
+            "demo-tls-peer",
+            "demo-tls-client",
+        ] {
+            assert!(message.contains(secret), "{secret}: {message}");
+        }
+        assert!(message.contains("demo-0, demo-1, demo-2"), "{message}");
+        assert!(message.contains("from a copy"), "{message}");
+        assert!(
+            message.contains(
+                "kubectl -n ns delete pod -l app.kubernetes.io/instance=demo,app.kubernetes.io/name=etcd"
+            ),
+            "{message}"
+        );
+        // One member still running is enough: it would refuse the others' new certificates.
+        let mut o = without(&d, &ALL);
+        for k in [1, 2] {
+            o.pods.get_mut(&k).unwrap().running = false;
+        }
+        assert!(matches!(
+            certificates(&d, &o),
+            Some(Step::Hold { message, .. }) if message.contains("(demo-0)")
+        ));
+    }
+
+    #[test]
+    fn the_ca_secret_left_alone_issues_the_lost_leaves_again_from_it() {
+        let d = managed();
+        let o = without(&d, &CertRole::LEAVES);
+        assert!(matches!(
+            super::super::plan(&d, &o),
+            Step::IssueCertificate {
+                role: CertRole::Server,
+                why: Issue::Missing,
+                ..
+            }
+        ));
+        let o = without(&d, &[CertRole::Client]);
+        assert!(matches!(
+            certificates(&d, &o),
+            Some(Step::IssueCertificate {
+                role: CertRole::Client,
+                why: Issue::Missing,
+                ..
+            })
+        ));
+    }
+
+    /// The documented way to a new CA: every member pod deleted at once. While one still
+    /// terminates its etcd serves on the old CA; once the pods the StatefulSet makes again wait
+    /// for their Secrets (not running), the new CA comes first, then each leaf.
+    #[test]
+    fn once_every_member_is_stopped_a_new_ca_and_its_leaves_are_issued() {
+        let d = managed();
+        let mut o = without(&d, &ALL);
+        o.pods.get_mut(&0).unwrap().terminating = true;
+        assert!(matches!(certificates(&d, &o), Some(Step::Hold { .. })));
+        for p in o.pods.values_mut() {
+            p.terminating = true;
+        }
+        assert!(matches!(
+            certificates(&d, &o),
+            Some(Step::Wait { reason: Reason::IssuingCertificate, message })
+                if message.contains("stopping")
+        ));
+        for p in o.pods.values_mut() {
+            (p.terminating, p.running, p.ready) = (false, false, false);
+            p.waiting_reason = Some("ContainerCreating".into());
+        }
+        o.etcd = crate::model::EtcdView::NotQueried;
+        assert!(matches!(
+            super::super::plan(&d, &o),
+            Step::IssueCertificate {
+                role: CertRole::Ca,
+                why: Issue::Missing,
+                ..
+            }
+        ));
+        let mut o2 = without(&d, &CertRole::LEAVES);
+        o2.pods = o.pods.clone();
+        o2.etcd = crate::model::EtcdView::NotQueried;
+        assert!(matches!(
+            super::super::plan(&d, &o2),
+            Step::IssueCertificate {
+                role: CertRole::Server,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn a_cluster_without_running_members_gets_a_new_ca_as_at_creation() {
+        let d = managed();
+        let mut o = without(&d, &ALL);
+        o.pods.clear();
+        assert!(matches!(
+            certificates(&d, &o),
+            Some(Step::IssueCertificate {
+                role: CertRole::Ca,
+                ..
+            })
+        ));
+    }
+
+    /// Switching TLS on: members still on the plain-http template loaded no CA.
+    #[test]
+    fn members_still_on_plain_http_while_tls_is_switched_on_loaded_no_ca() {
+        let mut d = managed();
+        d.tls_switch = Some(crate::model::TlsSwitch {
+            on: true,
+            secrets: objects::managed_tls("demo"),
+            stage: crate::model::SwitchStage::Both,
+        });
+        let mut o = without(&d, &ALL);
+        assert!(matches!(
+            certificates(&d, &o),
+            Some(Step::IssueCertificate {
+                role: CertRole::Ca,
+                ..
+            })
+        ));
+        o.pods.get_mut(&2).unwrap().tls_switch = Some(d.tls_switch.as_ref().unwrap().marker());
+        assert!(matches!(certificates(&d, &o), Some(Step::Hold { .. })));
+    }
+}
+
+/// Issue 43 R9: renewal outranks the holds ranked above the certificates rule.
+#[cfg(test)]
+mod renewal_first {
+    use super::super::tests::healthy;
+    use super::*;
+    use crate::fixtures::cluster;
+
+    const NOW: i64 = 1_800_000_000;
+
+    /// A running 3-member cluster with 5-minute certificates, the server's due (issued 200 s ago).
+    fn due(d: &Desired) -> Observed {
+        let mut o = healthy(d, 3);
+        o.now = jiff::Timestamp::from_second(NOW).unwrap();
+        o.certificates = [CertRole::Ca]
+            .into_iter()
+            .chain(CertRole::LEAVES)
+            .map(|role| {
+                let issued = if role == CertRole::Server {
+                    NOW - 200
+                } else {
+                    NOW - 10
+                };
+                CertificateView {
+                    role,
+                    secret: objects::tls_secret_name("demo", role),
+                    cert: SecretCert::Valid {
+                        not_before: issued - BACKDATE_SECONDS,
+                        not_after: issued + 300,
+                        current_ca: true,
+                        names_current: true,
+                    },
+                }
+            })
+            .collect();
+        o
+    }
+
+    fn managed(f: impl FnOnce(&mut Desired)) -> Desired {
+        let mut d = cluster("demo")
+            .replicas(3)
+            .spec(|s| {
+                s.tls = Some(crate::api::TlsSpec {
+                    mode: Some("managed".into()),
+                    certificate_lifetime: Some("5m".into()),
+                    ..Default::default()
+                });
+            })
+            .desired();
+        f(&mut d);
+        d
+    }
+
+    #[test]
+    fn a_hibernation_held_for_a_destination_still_renews_the_running_members_certificates() {
+        let d = managed(|d| d.hibernate = true);
+        let o = due(&d);
+        assert_eq!(
+            super::super::plan(&d, &o),
+            Step::IssueCertificate {
+                role: CertRole::Server,
+                secret: "demo-tls-server".into(),
+                why: Issue::Renewal,
+            }
+        );
+        // Renewed: the hold speaks again.
+        let mut o = due(&d);
+        if let SecretCert::Valid {
+            not_before,
+            not_after,
+            ..
+        } = &mut o.certificates[1].cert
+        {
+            (*not_before, *not_after) = (NOW - BACKDATE_SECONDS, NOW + 300);
+        }
+        assert!(matches!(
+            super::super::plan(&d, &o),
+            Step::Hold {
+                reason: Reason::Hibernating,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn renewal_waits_when_nothing_runs_or_the_cluster_is_paused() {
+        let d = managed(|d| d.paused = true);
+        assert_eq!(super::super::plan(&d, &due(&d)), Step::Paused);
+        let d = managed(|d| d.hibernate = true);
+        let mut o = due(&d);
+        for p in o.pods.values_mut() {
+            p.running = false;
+        }
+        assert_eq!(renewal(&d, &o), None);
     }
 }

@@ -278,6 +278,42 @@ pub(super) fn workload_catching_up(d: &Desired, o: &Observed) -> Option<Step> {
     })
 }
 
+/// Pods on an older revision of the template whose etcd does not run (an image that cannot be
+/// pulled, a crash loop, a container that cannot be created) are replaced, highest ordinal
+/// first, one at a time (none while a pod terminates). The StatefulSet's OnDelete updates never
+/// replace them, and a reverted template (a rollback, a spec set back) must reach exactly the
+/// pods the bad one broke: `stale_members` does so only while a quorum answers, and not at all
+/// when no member runs (a one-member cluster whose upgrade was rolled back, every member woken
+/// on an image that cannot be pulled). A member whose etcd does not run serves nobody: replacing
+/// its pod costs no quorum, and its volume, with its data, stays. A pod on a node that is gone
+/// is left to the rules for lost members; a downgrade waits for its gate.
+pub(super) fn stuck_on_an_old_template(d: &Desired, o: &Observed) -> Option<Step> {
+    let sts = o.statefulset.as_ref()?;
+    let rev = sts.update_revision.as_ref()?;
+    if sts.controller_behind || sts.terminating || o.pods.values().any(|p| p.terminating) {
+        return None;
+    }
+    // A template on a lower minor than a member runs or the cluster version says goes through
+    // etcd's downgrade first (`upgrade::downgrade_gate`, then `stale_members`), never around it.
+    let minor = |v: crate::model::Version| (v.major, v.minor);
+    let cluster_version = reached(o).and_then(|c| c.cluster_version());
+    if upgrade::running(o)
+        .into_iter()
+        .chain(cluster_version)
+        .any(|v| minor(v) > minor(d.version))
+    {
+        return None;
+    }
+    let (k, _) = o.pods.iter().rev().find(|(_, p)| {
+        p.revision.as_ref().is_some_and(|r| r != rev) && !p.running && p.node_down.is_none()
+    })?;
+    Some(Step::RestartMember {
+        ordinal: *k,
+        pod: objects::pod_name(&d.name, *k),
+        why: Restart::NewTemplate,
+    })
+}
+
 /// etcd did not answer as one cluster: hold on a split, wait while members start, bring back
 /// members whose volumes lie beyond a StatefulSet scaled down by hand.
 pub(super) fn etcd_unanswered(d: &Desired, o: &Observed) -> Option<Step> {

@@ -845,8 +845,10 @@ impl World {
                     .is_some();
                 if serving {
                     assert_eq!(why, Restart::NewTemplate, "restarted a serving member");
+                    // A one-member cluster has no quorum to keep through a restart (it chose
+                    // none): its only member restarts on a new template all the same.
                     assert!(
-                        w.up_voters() > quorum(w.voters()),
+                        w.voters() == 1 || w.up_voters() > quorum(w.voters()),
                         "a restart took a serving voter down below quorum"
                     );
                 }
@@ -1344,6 +1346,51 @@ fn a_bad_template_is_undone_by_reverting_the_spec() {
     );
 }
 
+/// Issue 43 R4, waking after a bad `imageRepository`: every member's pod made at once on a
+/// template whose image cannot be pulled, so no member runs and none answers. Setting the spec
+/// back must reach those pods (the StatefulSet's OnDelete updates never replace them): each is
+/// replaced, one at a time, and the cluster comes back whole on its data.
+#[test]
+fn every_member_started_on_an_image_that_cannot_be_pulled_comes_back_once_the_spec_is_set_back() {
+    let good = desired(3);
+    let mut bad = desired(3);
+    bad.image_repository = "registry.invalid/etcd".into();
+    bad.image = "registry.invalid/etcd:v0.0.0-does-not-exist".into();
+    for crash_at in [None, Some((1, 0)), Some((2, 0)), Some((3, 0))] {
+        let mut w = formed(3);
+        w.bad_templates.insert(revision(&bad));
+        let acked = w.acked;
+        w.act(&bad, &Step::UpdateTemplate { replicas: 3 }, usize::MAX);
+        // Woken (or every pod deleted): the StatefulSet makes them all on the bad template.
+        w.pods.clear();
+        for _ in 0..4 {
+            w.tick(&bad);
+        }
+        assert!(w.pods.values().all(|p| !p.up), "{w:#?}");
+        let steps = converge(&mut w, &good, crash_at, 60);
+        let replaced = steps
+            .iter()
+            .filter(|s| {
+                matches!(
+                    s,
+                    Step::RestartMember {
+                        why: Restart::NewTemplate,
+                        ..
+                    }
+                )
+            })
+            .count();
+        assert!(replaced >= 3, "crash {crash_at:?}: {steps:#?}");
+        assert!(w.acked >= acked, "crash {crash_at:?}");
+        assert!(
+            w.pods
+                .values()
+                .all(|p| p.up && p.template == revision(&good)),
+            "crash {crash_at:?}: {w:#?}"
+        );
+    }
+}
+
 #[test]
 fn quorum_loss_is_reported_with_the_gone_members_and_never_acted_on() {
     let d = desired(3);
@@ -1531,7 +1578,9 @@ fn a_member_that_never_comes_back_from_its_upgrade_is_rolled_back_and_costs_no_q
         // The cluster version never moved (the lost member last ran 3.4), so putting 3.4.23
         // back was safe and was done.
         assert!(rolled_back, "member {nth}: no rollback: {st:#?}");
-        assert_eq!(st.upgrade.as_ref().unwrap().state, "RolledBack");
+        // The lost member's pod never runs again (its node is gone): the rollback has not
+        // reached it, and status says so until it does.
+        assert_eq!(st.upgrade.as_ref().unwrap().state, "RollingBack");
         assert_eq!(w.cluster_minor, Some(4));
         if nth == 1 {
             // Nobody else had moved: they stay on 3.4.23.
@@ -1541,6 +1590,38 @@ fn a_member_that_never_comes_back_from_its_upgrade_is_rolled_back_and_costs_no_q
             }
         }
     }
+}
+
+/// Issue 43 R4: `create one --replicas 1`, `upgrade one --version 3.7.93 --skip-backup` (no
+/// such image). The only pod never runs the new version, so no member answers; the rollback
+/// replaces it on the old template, and status says RolledBack only once it runs there.
+#[test]
+fn a_one_member_upgrade_to_an_image_that_cannot_be_pulled_is_rolled_back_onto_its_pod() {
+    let mut w = World::default();
+    let mut st = crate::api::EtcdClusterStatus::default();
+    converge_versions(&mut w, &on("3.6.15", 1), &mut st, None, 60);
+    let spec = on("3.7.93", 1);
+    w.bad_templates.insert(revision(&spec));
+    let (mut rolled_back, mut idle) = (false, false);
+    for _ in 0..80 {
+        let step = version_pass(&mut w, &spec, &mut st, usize::MAX);
+        rolled_back |= matches!(step, Step::RollBack { .. });
+        let state = st.upgrade.as_ref().map(|u| u.state.clone());
+        if state.as_deref() == Some(crate::api::upgrade_state::ROLLED_BACK) {
+            assert!(
+                all_run(&w, "3.6.15") && w.pods.values().all(|p| p.up),
+                "RolledBack reported before the pod runs 3.6.15 again: {w:#?}"
+            );
+        }
+        if step == Step::Idle {
+            idle = true;
+            break;
+        }
+    }
+    assert!(rolled_back, "{st:#?}");
+    assert!(idle, "the rollback never reached the pod: {w:#?}");
+    assert!(all_run(&w, "3.6.15"), "{w:#?}");
+    assert_eq!(st.upgrade.as_ref().unwrap().state, "RolledBack");
 }
 
 #[test]

@@ -242,7 +242,7 @@ fn dry_run_snapshot(
 async fn refuse_a_rollback(s: &Session, name: &str, to: Version) -> Result<(), Error> {
     let after = s.get_cluster(name).await?;
     if let Some(u) = after.status.as_ref().and_then(|st| st.upgrade.as_ref())
-        && u.state == upgrade_state::ROLLED_BACK
+        && (u.state == upgrade_state::ROLLED_BACK || u.state == upgrade_state::ROLLING_BACK)
         && u.to_version == to.to_string()
     {
         return Err(Error::Held {

@@ -12,8 +12,10 @@
 //!   UpdateTemplate ─▶ RestartMember (unhealthy first, followers, leader last after MoveLeader;
 //!        │             next only when every voter is healthy and caught up)
 //!        ├─ an upgraded member not healthy within spec.upgradeTimeoutSeconds and the cluster
-//!        │  still mixed ─▶ RollBack (recorded in status) ─▶ RolledBack{from,to}: template runs
-//!        │  `from` again, the upgraded pods restart on it, until spec.version changes
+//!        │  still mixed ─▶ RollBack (status.upgrade: RollingBack) ─▶ RolledBack{from,to}:
+//!        │  template runs `from` again, until spec.version changes; the upgraded pods restart
+//!        │  on it (one that never ran is replaced: `stuck_on_an_old_template`), and once every
+//!        │  pod runs `from`, Ready, status.upgrade says RolledBack
 //!        ▼
 //!   every member reports `to` ─▶ Steady (status.upgrade: Upgraded)
 //! ```
@@ -129,7 +131,8 @@ pub fn from_status(
         Some(UpgradeRecord {
             from: Version::parse(&u.from_version)?,
             to: Version::parse(&u.to_version)?,
-            rolled_back: u.state == crate::api::upgrade_state::ROLLED_BACK,
+            rolled_back: u.state == upgrade_state::ROLLED_BACK
+                || u.state == upgrade_state::ROLLING_BACK,
             status: u.clone(),
         })
     });

@@ -11,13 +11,11 @@ use super::{Restart, Step};
 /// The Upgrading condition while a version change is in effect: (true?, reason, message), or
 /// `None` to leave it to the general derivation.
 pub fn condition(d: &Desired, o: &Observed, step: &Step) -> Option<(bool, Reason, String)> {
-    let now = running(o);
     match &d.upgrade {
         VersionChange::Steady => None,
         VersionChange::Blocked { why, .. } => Some((false, Reason::UpgradeBlocked, why.clone())),
         VersionChange::RolledBack { from, to, why } => {
-            let back = !now.is_empty() && now.iter().all(|v| v == from);
-            if back && !step.is_change() {
+            if rolled_back_everywhere(d, o, *from) && !step.is_change() {
                 Some((
                     false,
                     Reason::RolledBack,
@@ -96,6 +94,30 @@ pub fn condition(d: &Desired, o: &Observed, step: &Step) -> Option<(bool, Reason
     }
 }
 
+/// Whether a rollback to `from` reached every member: the StatefulSet runs the rolled-back
+/// template (`d`, pinned to `from` by `settle`) and its controller took it in, every pod of it
+/// is on that revision, running, Ready and not terminating, and every member reports `from`.
+/// A pod still on the bad revision (its image cannot be pulled, so it never became Ready) keeps
+/// the rollback under way: the StatefulSet does not replace it by itself.
+pub(super) fn rolled_back_everywhere(d: &Desired, o: &Observed, from: Version) -> bool {
+    let Some(sts) = o.statefulset.as_ref() else {
+        return false;
+    };
+    let Some(rev) = sts.update_revision.as_ref() else {
+        return false;
+    };
+    let now = running(o);
+    sts.template_hash.as_deref() == Some(crate::objects::template_hash(d).as_str())
+        && !sts.controller_behind
+        && o.pods.len() >= sts.replicas as usize
+        && o.pods
+            .values()
+            .all(|p| p.revision.as_ref() == Some(rev) && p.running && p.ready && !p.terminating)
+        && !now.is_empty()
+        && now.len() >= o.pods.len()
+        && now.iter().all(|v| *v == from)
+}
+
 /// `status.upgrade` after this pass.
 pub fn record(
     d: &Desired,
@@ -130,7 +152,7 @@ pub fn record(
         return Some(st(
             *from,
             *to,
-            upgrade_state::ROLLED_BACK,
+            upgrade_state::ROLLING_BACK,
             Some(why.clone()),
         ));
     }
@@ -148,7 +170,12 @@ pub fn record(
             track_members(&mut s, d, o, step, *from, *to);
             Some(s)
         }
-        VersionChange::RolledBack { .. } => prev.cloned(),
+        VersionChange::RolledBack { from, .. } => prev.cloned().map(|mut p| {
+            if p.state == upgrade_state::ROLLING_BACK && rolled_back_everywhere(d, o, *from) {
+                p.state = upgrade_state::ROLLED_BACK.into();
+            }
+            p
+        }),
         VersionChange::Blocked { .. } => prev.cloned(),
         VersionChange::Steady => {
             let now = running(o);

@@ -402,7 +402,8 @@ fn an_upgraded_member_unhealthy_past_the_deadline_rolls_the_upgrade_back() {
     );
     assert!(why.contains("CrashLoopBackOff"), "{why}");
     let rec = record(&d, &o, &step, None).unwrap();
-    assert_eq!(rec.state, upgrade_state::ROLLED_BACK);
+    // Decided, not done: the pods still run the bad template.
+    assert_eq!(rec.state, upgrade_state::ROLLING_BACK);
     assert_eq!(rec.from_version, "3.4.23");
 
     // The next pass: the template runs 3.4.23 again, and the crashing pod restarts on it first.
@@ -435,6 +436,14 @@ fn an_upgraded_member_unhealthy_past_the_deadline_rolls_the_upgrade_back() {
     assert!(!on);
     assert_eq!(reason, Reason::RolledBack);
     assert!(msg.contains("demo-2 did not become healthy"), "{msg}");
+    let done = record(
+        &d,
+        &back,
+        &Step::Idle,
+        back.upgrade.as_ref().map(|r| &r.status),
+    )
+    .unwrap();
+    assert_eq!(done.state, upgrade_state::ROLLED_BACK);
     // A new target starts a new upgrade.
     let d = settle(want("3.5.16"), &back);
     assert!(matches!(d.upgrade, VersionChange::Moving { .. }));
@@ -1196,4 +1205,114 @@ fn a_slow_container_start_is_not_a_failed_upgrade() {
             && why.contains("ContainerCreating"),
         "{why}"
     );
+}
+
+/// `spec.version` = `version` for a one-member cluster (issue 43 R4's `create one --replicas 1`).
+fn want_one(version: &str) -> Desired {
+    let mut d = crate::fixtures::cluster("demo")
+        .replicas(1)
+        .version(version)
+        .desired();
+    d.pre_upgrade_backup = Some(crate::api::PRE_UPGRADE_BACKUP_SKIPPED.into());
+    d
+}
+
+/// Issue 43 R4: a one-member cluster upgraded to an image that cannot be pulled. Its only pod
+/// sits in ImagePullBackOff on the bad revision, so no member answers: the rollback must
+/// replace that pod (the StatefulSet's OnDelete updates never do), and status says RolledBack
+/// only once the pod runs the old version again.
+#[test]
+fn a_one_member_upgrade_to_an_image_that_cannot_be_pulled_is_rolled_back_onto_its_pod() {
+    let mut o = healthy(&want_one("3.6.15"), 1);
+    for m in &mut cluster(&mut o).members {
+        m.status.as_mut().unwrap().version = Some(v("3.6.15"));
+    }
+    o.last_version = Some(v("3.6.15"));
+    let d = settle(want_one("3.7.93"), &o);
+    assert_eq!(d.version, v("3.7.93"));
+    template_applied(&mut o, &d);
+    restarted(&mut o, 0, "3.7.93", IMAGE_PULL_GRACE_SECONDS);
+    let p = o.pods.get_mut(&0).unwrap();
+    (p.running, p.ready) = (false, false);
+    p.waiting_reason = Some("ImagePullBackOff".into());
+    o.etcd = EtcdView::NotQueried;
+    let step = plan(&d, &o);
+    assert!(matches!(step, Step::RollBack { .. }), "{step:?}");
+    let rec = record(&d, &o, &step, o.upgrade.as_ref().map(|r| &r.status)).unwrap();
+    assert_eq!(rec.state, upgrade_state::ROLLING_BACK);
+
+    // The template runs 3.6.15 again; the pod stays on the bad revision until replaced.
+    let st = crate::api::EtcdClusterStatus {
+        upgrade: Some(rec),
+        version: Some("3.6.15".into()),
+        ..Default::default()
+    };
+    (o.last_version, o.upgrade) = from_status(Some(&st));
+    let d = settle(want_one("3.7.93"), &o);
+    assert_eq!(d.version, v("3.6.15"));
+    assert!(matches!(plan(&d, &o), Step::UpdateTemplate { .. }));
+    let sts = o.statefulset.as_mut().unwrap();
+    sts.template_hash = Some(objects::template_hash(&d));
+    sts.update_revision = Some("rev1".into());
+    let step = plan(&d, &o);
+    assert_eq!(
+        step,
+        Step::RestartMember {
+            ordinal: 0,
+            pod: "demo-0".into(),
+            why: Restart::NewTemplate
+        },
+        "the stuck pod is replaced although no member answers"
+    );
+    let prev = o.upgrade.as_ref().map(|r| r.status.clone());
+    let rec = record(&d, &o, &step, prev.as_ref()).unwrap();
+    assert_eq!(rec.state, upgrade_state::ROLLING_BACK, "not back yet");
+    let (on, reason, _) = condition(&d, &o, &step).unwrap();
+    assert!(on);
+    assert_eq!(reason, Reason::RollingBack);
+
+    // Replaced: terminating, then a new pod on the old revision that starts.
+    o.pods.get_mut(&0).unwrap().terminating = true;
+    assert!(!matches!(plan(&d, &o), Step::RestartMember { .. }));
+    let mut back = healthy(&want_one("3.6.15"), 1);
+    for m in &mut cluster(&mut back).members {
+        m.status.as_mut().unwrap().version = Some(v("3.6.15"));
+    }
+    back.statefulset = o.statefulset.clone();
+    back.upgrade = o.upgrade.clone();
+    back.last_version = o.last_version;
+    let d = settle(want_one("3.7.93"), &back);
+    // Running, not Ready yet: still rolling back.
+    back.pods.get_mut(&0).unwrap().ready = false;
+    let rec = record(&d, &back, &Step::Idle, prev.as_ref()).unwrap();
+    assert_eq!(rec.state, upgrade_state::ROLLING_BACK);
+    back.pods.get_mut(&0).unwrap().ready = true;
+    assert_eq!(plan(&d, &back), Step::Idle);
+    let rec = record(&d, &back, &Step::Idle, prev.as_ref()).unwrap();
+    assert_eq!(rec.state, upgrade_state::ROLLED_BACK);
+    let (on, reason, _) = condition(&d, &back, &Step::Idle).unwrap();
+    assert!(!on);
+    assert_eq!(reason, Reason::RolledBack);
+}
+
+/// A status written before `RollingBack` existed (a rollback recorded as `RolledBack` at once)
+/// still pins the template to the old version.
+#[test]
+fn a_rollback_recorded_either_way_keeps_the_old_version() {
+    for state in [upgrade_state::ROLLING_BACK, upgrade_state::ROLLED_BACK] {
+        let st = crate::api::EtcdClusterStatus {
+            upgrade: Some(UpgradeStatus {
+                from_version: "3.6.15".into(),
+                to_version: "3.7.93".into(),
+                state: state.into(),
+                ..Default::default()
+            }),
+            version: Some("3.6.15".into()),
+            ..Default::default()
+        };
+        let mut o = running_on("3.6.15");
+        (o.last_version, o.upgrade) = from_status(Some(&st));
+        let d = settle(want("3.7.93"), &o);
+        assert_eq!(d.version, v("3.6.15"), "{state}");
+    }
 }
