@@ -850,3 +850,69 @@ fn a_one_member_upgrade_to_a_missing_image_is_rolled_back_onto_its_pod() {
     assert_eq!(versions(&ns.0, "demo-0").0, "3.6.15");
     assert!(assert_no_acknowledged_write_lost(&ns.0) > 0);
 }
+
+/// Issue 43 R4, waking after a bad `spec.imageRepository`: every member pod is made on an image
+/// that cannot be pulled, so no member runs and none answers. Setting the field back must reach
+/// those pods (the StatefulSet's OnDelete updates never replace them): each is replaced, and the
+/// members come back on their data with every acknowledged write.
+#[test]
+fn members_woken_on_an_image_that_cannot_be_pulled_come_back_once_the_spec_is_set_back() {
+    install_crd();
+    let ns = Ns::new("upgrade-wake-bad");
+    create(&ns.0, "3.6.15");
+    start_writer(&ns.0);
+    ok(etcd(
+        &ns.0,
+        &[
+            "hibernate",
+            "demo",
+            "--no-snapshot",
+            "--yes",
+            "--timeout",
+            "3m",
+        ],
+    ));
+    patch_spec(
+        &ns.0,
+        r#"{"spec":{"imageRepository":"registry.invalid/etcd"}}"#,
+    );
+    let woken = etcd(&ns.0, &["wake", "demo", "--timeout", "90s"]);
+    assert_ne!(woken.code, 0, "woken on an image that cannot be pulled");
+    eventually(
+        "every member pod fails to pull its image",
+        Duration::from_secs(120),
+        || {
+            let r = ok(kubectl(&[
+                "-n",
+                &ns.0,
+                "get",
+                "pods",
+                "-l",
+                "app.kubernetes.io/instance=demo",
+                "-o",
+                "jsonpath={range .items[*]}{.status.containerStatuses[0].state.waiting.reason} {end}",
+            ]));
+            let reasons: Vec<&str> = r.stdout.split_whitespace().collect();
+            (reasons.len() == 3
+                && reasons
+                    .iter()
+                    .all(|r| *r == "ErrImagePull" || *r == "ImagePullBackOff"))
+            .then_some(())
+        },
+    );
+    patch_spec(&ns.0, r#"{"spec":{"imageRepository":null}}"#);
+    let t0 = std::time::Instant::now();
+    let st = json(&ok(etcd(
+        &ns.0,
+        &["reconcile", "demo", "--timeout", "5m", "-o", "json"],
+    )));
+    eprintln!(
+        "every member back on its data {} s after the spec was set back",
+        t0.elapsed().as_secs()
+    );
+    assert_eq!(ready_members(&st["status"]), (3, 3, 3), "{st}");
+    for pod in ["demo-0", "demo-1", "demo-2"] {
+        assert_eq!(versions(&ns.0, pod).0, "3.6.15", "{pod}");
+    }
+    assert!(assert_no_acknowledged_write_lost(&ns.0) > 0);
+}
