@@ -311,7 +311,7 @@ _kubectl__etcd() {
 
     case "${cmd}" in
         kubectl__etcd)
-            opts="-n -o -v -h -V --namespace --context --kubeconfig --output --verbose --log-format --dial --help --version create scale upgrade adopt backup restore certificate rotate-ca tls recover defrag hibernate wake snapshot status logs report reconcile delete operate install crd manifests completions help"
+            opts="-n -o -v -h -V --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help --version create scale upgrade adopt backup restore certificate rotate-ca tls recover defrag hibernate wake snapshot status logs report reconcile delete operate install crd manifests completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -357,7 +357,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__adopt)
-            opts="-n -o -v -h --from --endpoints --tls-secret --tls --insecure --certificate-lifetime --tls-issuer --tls-issuer-kind --tls-server-secret --tls-client-secret --tls-peer-secret --plain-peers --auth-secret --take-over-service --abort --yes --storage --storage-class --image-repository --quota-backend-bytes --cluster-domain --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
+            opts="-n -o -v -h --from --endpoints --tls-secret --tls --insecure --certificate-lifetime --tls-issuer --tls-issuer-kind --tls-server-secret --tls-client-secret --tls-peer-secret --plain-peers --auth-secret --take-over-service --abort --yes --storage --storage-class --image-repository --quota-backend-bytes --cluster-domain --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -475,7 +475,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__backup)
-            opts="-n -o -v -h --to --compression --credentials-secret --sse --sse-kms-key-id --encryption-key-secret --dry-run --tools-image --namespace --context --kubeconfig --output --verbose --log-format --dial --help list help"
+            opts="-n -o -v -h --to --compression --credentials-secret --sse --sse-kms-key-id --encryption-key-secret --dry-run --tools-image --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help list help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -591,7 +591,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__backup__subcmd__list)
-            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
+            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -637,7 +637,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__certificate)
-            opts="-n -o -v -h --user --out --lifetime --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
+            opts="-n -o -v -h --user --out --lifetime --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -695,7 +695,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__completions)
-            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --help bash zsh fish kubectl"
+            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help bash zsh fish kubectl"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -741,7 +741,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__crd)
-            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
+            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -787,7 +787,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__create)
-            opts="-n -o -v -h --replicas --version --storage --storage-class --ephemeral --image-repository --image-pull-secret --etcd-option --allow-etcd-option --priority-class --cluster-domain --service-type --tls --insecure --certificate-lifetime --tls-issuer --tls-issuer-kind --tls-server-secret --tls-client-secret --tls-peer-secret --plain-peers --auth-secret --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
+            opts="-n -o -v -h --replicas --version --storage --storage-class --ephemeral --image-repository --image-pull-secret --etcd-option --allow-etcd-option --priority-class --cluster-domain --service-type --tls --insecure --certificate-lifetime --tls-issuer --tls-issuer-kind --tls-server-secret --tls-client-secret --tls-peer-secret --plain-peers --auth-secret --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -913,7 +913,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__defrag)
-            opts="-n -o -v -h --compact --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
+            opts="-n -o -v -h --compact --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -963,7 +963,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__delete)
-            opts="-n -o -v -h --delete-data --yes --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
+            opts="-n -o -v -h --delete-data --yes --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1531,7 +1531,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__hibernate)
-            opts="-n -o -v -h --to --no-snapshot --yes --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
+            opts="-n -o -v -h --to --no-snapshot --yes --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1585,7 +1585,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__install)
-            opts="-n -o -v -h --operator --image --image-pull-secret --watch-namespace --operator-namespace --monitoring --print --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
+            opts="-n -o -v -h --operator --image --image-pull-secret --watch-namespace --operator-namespace --monitoring --print --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1647,7 +1647,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__logs)
-            opts="-f -n -o -v -h --follow --since --member --raw --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
+            opts="-f -n -o -v -h --follow --since --member --raw --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1701,7 +1701,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__manifests)
-            opts="-n -o -v -h --image --image-pull-secret --watch-namespace --operator-namespace --monitoring --prometheus-rules --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
+            opts="-n -o -v -h --image --image-pull-secret --watch-namespace --operator-namespace --monitoring --prometheus-rules --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1763,7 +1763,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__operate)
-            opts="-n -o -v -h --watch-namespace --metrics-addr --identity --allow-ambient-credentials --s3-endpoint-allow --allow-etcd-option --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
+            opts="-n -o -v -h --watch-namespace --metrics-addr --identity --allow-ambient-credentials --s3-endpoint-allow --allow-etcd-option --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1829,7 +1829,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__reconcile)
-            opts="-n -o -v -h --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
+            opts="-n -o -v -h --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1879,7 +1879,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__recover)
-            opts="-n -o -v -h --from-member --from-backup --to --credentials-secret --tools-image --yes --force --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
+            opts="-n -o -v -h --from-member --from-backup --to --credentials-secret --tools-image --yes --force --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1949,7 +1949,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__report)
-            opts="-f -n -o -v -h --file --logs --since --operator --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
+            opts="-f -n -o -v -h --file --logs --since --operator --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2007,7 +2007,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__restore)
-            opts="-n -o -v -h --from --from-backup --latest-of --replicas --version --storage --storage-class --sha256 --credentials-secret --encryption-key-secret --tools-image --image-repository --image-pull-secret --cluster-domain --service-type --tls --insecure --certificate-lifetime --tls-issuer --tls-issuer-kind --tls-server-secret --tls-client-secret --tls-peer-secret --plain-peers --auth-secret --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
+            opts="-n -o -v -h --from --from-backup --latest-of --replicas --version --storage --storage-class --sha256 --credentials-secret --encryption-key-secret --tools-image --image-repository --image-pull-secret --cluster-domain --service-type --tls --insecure --certificate-lifetime --tls-issuer --tls-issuer-kind --tls-server-secret --tls-client-secret --tls-peer-secret --plain-peers --auth-secret --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2149,7 +2149,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__rotate__subcmd__ca)
-            opts="-n -o -v -h --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
+            opts="-n -o -v -h --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2199,7 +2199,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__scale)
-            opts="-n -o -v -h --replicas --storage --storage-class --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
+            opts="-n -o -v -h --replicas --storage --storage-class --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2261,7 +2261,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__snapshot)
-            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --help fetch discard agent help"
+            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help fetch discard agent help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2307,7 +2307,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__snapshot__subcmd__agent)
-            opts="-n -o -v -h --root --namespace --context --kubeconfig --output --verbose --log-format --dial --help hold check put get list head delete help"
+            opts="-n -o -v -h --root --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help hold check put get list head delete help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2357,7 +2357,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__snapshot__subcmd__agent__subcmd__check)
-            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
+            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2403,7 +2403,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__snapshot__subcmd__agent__subcmd__delete)
-            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
+            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2449,7 +2449,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__snapshot__subcmd__agent__subcmd__get)
-            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
+            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2495,7 +2495,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__snapshot__subcmd__agent__subcmd__head)
-            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
+            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2667,7 +2667,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__snapshot__subcmd__agent__subcmd__hold)
-            opts="-n -o -v -h --idle --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
+            opts="-n -o -v -h --idle --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2717,7 +2717,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__snapshot__subcmd__agent__subcmd__list)
-            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
+            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2763,7 +2763,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__snapshot__subcmd__agent__subcmd__put)
-            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
+            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2809,7 +2809,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__snapshot__subcmd__discard)
-            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
+            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2855,7 +2855,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__snapshot__subcmd__fetch)
-            opts="-n -o -v -h --to --sha256 --encryption-key-file --clean --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
+            opts="-n -o -v -h --to --sha256 --encryption-key-file --clean --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3085,7 +3085,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__status)
-            opts="-A -n -o -v -h --all-namespaces --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
+            opts="-A -n -o -v -h --all-namespaces --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3131,7 +3131,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__tls)
-            opts="-n -o -v -h --on --off --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
+            opts="-n -o -v -h --on --off --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3181,7 +3181,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__upgrade)
-            opts="-n -o -v -h --version --to --skip-backup --yes --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
+            opts="-n -o -v -h --version --to --skip-backup --yes --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3239,7 +3239,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__wake)
-            opts="-n -o -v -h --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --help"
+            opts="-n -o -v -h --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_kubectl_etcd_global_optspecs
-    string join \n n/namespace= context= kubeconfig= o/output= v/verbose log-format= dial= h/help V/version
+    string join \n n/namespace= context= kubeconfig= o/output= v/verbose log-format= dial= allow-foreign-adopt-endpoints h/help V/version
 end
 
 function __fish_kubectl_etcd_needs_command
@@ -35,6 +35,7 @@ json\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -l dial -d 'How to reach etcd members: port-forward through the API server (the default, and the only way from a workstation), or direct to the pod IPs (a CLI run inside the cluster\'s network: a pod of the cluster\'s namespace, which its NetworkPolicy admits; the bytes of a backup then skip the API server). `operate` in a pod dials direct unless told otherwise' -r -f -a "direct\t''
 port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -l allow-foreign-adopt-endpoints -d 'Let `spec.adopt.endpoints` name members outside the EtcdCluster\'s namespace (another namespace\'s pods, short or external names, IPs of no pod of the namespace). Off by default: whoever may write an EtcdCluster could otherwise take over any etcd the driver reaches. For the operator: `operate --allow-foreign-adopt-endpoints`'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -s h -l help -d 'Print help'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -s V -l version -d 'Print version'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_needs_command" -f -a "create" -d 'Create an etcd cluster and wait until it is Ready'
@@ -104,6 +105,7 @@ complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l pla
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l no-wait -d 'Return once the intent is written, without waiting for convergence'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l dry-run -d 'Print the steps the engine would take and the objects it would write; change nothing'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l allow-foreign-adopt-endpoints -d 'Let `spec.adopt.endpoints` name members outside the EtcdCluster\'s namespace (another namespace\'s pods, short or external names, IPs of no pod of the namespace). Off by default: whoever may write an EtcdCluster could otherwise take over any etcd the driver reaches. For the operator: `operate --allow-foreign-adopt-endpoints`'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand scale" -l replicas -d 'Voting members (1-9), one member added or removed at a time' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand scale" -l storage -d 'Volume size per member, bigger than now (e.g. 2Gi): grown in place where the StorageClass allows expansion, else each member moved to a new volume' -r
@@ -122,6 +124,7 @@ port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand scale" -l no-wait -d 'Return once the intent is written, without waiting for convergence'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand scale" -l dry-run -d 'Print the steps the engine would take and the objects it would write; change nothing'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand scale" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand scale" -l allow-foreign-adopt-endpoints -d 'Let `spec.adopt.endpoints` name members outside the EtcdCluster\'s namespace (another namespace\'s pods, short or external names, IPs of no pod of the namespace). Off by default: whoever may write an EtcdCluster could otherwise take over any etcd the driver reaches. For the operator: `operate --allow-foreign-adopt-endpoints`'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand scale" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand upgrade" -l version -d 'The etcd version to move every member to (e.g. 3.5.16)' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand upgrade" -l to -d 'Where the pre-upgrade snapshot goes (default: the cluster\'s spec.backup.destination)' -r
@@ -141,6 +144,7 @@ complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand upgrade" -l ye
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand upgrade" -l no-wait -d 'Return once the intent is written, without waiting for convergence'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand upgrade" -l dry-run -d 'Print the steps the engine would take and the objects it would write; change nothing'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand upgrade" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand upgrade" -l allow-foreign-adopt-endpoints -d 'Let `spec.adopt.endpoints` name members outside the EtcdCluster\'s namespace (another namespace\'s pods, short or external names, IPs of no pod of the namespace). Off by default: whoever may write an EtcdCluster could otherwise take over any etcd the driver reaches. For the operator: `operate --allow-foreign-adopt-endpoints`'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand upgrade" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand adopt" -l from -d 'The old members\' StatefulSet: `statefulset/S` (or `S`)' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand adopt" -l endpoints -d 'The old members\' client URLs, comma-separated, when they are not one StatefulSet\'s (nothing but etcd membership is changed for them)' -r
@@ -181,6 +185,7 @@ complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand adopt" -l yes 
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand adopt" -l no-wait -d 'Return once the intent is written, without waiting for convergence'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand adopt" -l dry-run -d 'Print the steps the engine would take and the objects it would write; change nothing'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand adopt" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand adopt" -l allow-foreign-adopt-endpoints -d 'Let `spec.adopt.endpoints` name members outside the EtcdCluster\'s namespace (another namespace\'s pods, short or external names, IPs of no pod of the namespace). Off by default: whoever may write an EtcdCluster could otherwise take over any etcd the driver reaches. For the operator: `operate --allow-foreign-adopt-endpoints`'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand adopt" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and not __fish_seen_subcommand_from list help" -l to -d 'Destination: s3://bucket/prefix[?endpoint=URL&region=R&pathStyle=true], file:///dir (this machine) or pvc://claim/dir (a PersistentVolumeClaim of the cluster\'s namespace; default: the cluster\'s spec.backup.destination)' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and not __fish_seen_subcommand_from list help" -l compression -d 'none, gzip or zstd (default: the cluster\'s spec.backup.compression, else zstd)' -r
@@ -201,6 +206,7 @@ complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and no
 port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and not __fish_seen_subcommand_from list help" -l dry-run -d 'Show which member would be snapshotted and where it would go; take nothing'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and not __fish_seen_subcommand_from list help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and not __fish_seen_subcommand_from list help" -l allow-foreign-adopt-endpoints -d 'Let `spec.adopt.endpoints` name members outside the EtcdCluster\'s namespace (another namespace\'s pods, short or external names, IPs of no pod of the namespace). Off by default: whoever may write an EtcdCluster could otherwise take over any etcd the driver reaches. For the operator: `operate --allow-foreign-adopt-endpoints`'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and not __fish_seen_subcommand_from list help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and not __fish_seen_subcommand_from list help" -a "list" -d 'List the backups of a cluster (newest first): size, revision, age, verified'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and not __fish_seen_subcommand_from list help" -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -215,6 +221,7 @@ json\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and __fish_seen_subcommand_from list" -l dial -d 'How to reach etcd members: port-forward through the API server (the default, and the only way from a workstation), or direct to the pod IPs (a CLI run inside the cluster\'s network: a pod of the cluster\'s namespace, which its NetworkPolicy admits; the bytes of a backup then skip the API server). `operate` in a pod dials direct unless told otherwise' -r -f -a "direct\t''
 port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and __fish_seen_subcommand_from list" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and __fish_seen_subcommand_from list" -l allow-foreign-adopt-endpoints -d 'Let `spec.adopt.endpoints` name members outside the EtcdCluster\'s namespace (another namespace\'s pods, short or external names, IPs of no pod of the namespace). Off by default: whoever may write an EtcdCluster could otherwise take over any etcd the driver reaches. For the operator: `operate --allow-foreign-adopt-endpoints`'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and __fish_seen_subcommand_from help" -f -a "list" -d 'List the backups of a cluster (newest first): size, revision, age, verified'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand backup; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -263,6 +270,7 @@ complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l pl
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l no-wait -d 'Return once the intent is written, without waiting for convergence'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l dry-run -d 'Print the steps the engine would take and the objects it would write; change nothing'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l allow-foreign-adopt-endpoints -d 'Let `spec.adopt.endpoints` name members outside the EtcdCluster\'s namespace (another namespace\'s pods, short or external names, IPs of no pod of the namespace). Off by default: whoever may write an EtcdCluster could otherwise take over any etcd the driver reaches. For the operator: `operate --allow-foreign-adopt-endpoints`'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand certificate" -l user -d 'The user the certificate names (its CN): letters, digits, \'-\', \'_\', \'.\' and \'@\'' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand certificate" -l out -d 'Directory the files go to (made 0700 when missing): ca.crt, USER.crt, USER.key' -r -F
@@ -278,6 +286,7 @@ json\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand certificate" -l dial -d 'How to reach etcd members: port-forward through the API server (the default, and the only way from a workstation), or direct to the pod IPs (a CLI run inside the cluster\'s network: a pod of the cluster\'s namespace, which its NetworkPolicy admits; the bytes of a backup then skip the API server). `operate` in a pod dials direct unless told otherwise' -r -f -a "direct\t''
 port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand certificate" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand certificate" -l allow-foreign-adopt-endpoints -d 'Let `spec.adopt.endpoints` name members outside the EtcdCluster\'s namespace (another namespace\'s pods, short or external names, IPs of no pod of the namespace). Off by default: whoever may write an EtcdCluster could otherwise take over any etcd the driver reaches. For the operator: `operate --allow-foreign-adopt-endpoints`'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand certificate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand rotate-ca" -l timeout -d 'Give up waiting after this long (e.g. 90s, 5m). The cluster keeps converging' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand rotate-ca" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
@@ -293,6 +302,7 @@ port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand rotate-ca" -l no-wait -d 'Return once the intent is written, without waiting for convergence'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand rotate-ca" -l dry-run -d 'Print the steps the engine would take and the objects it would write; change nothing'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand rotate-ca" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand rotate-ca" -l allow-foreign-adopt-endpoints -d 'Let `spec.adopt.endpoints` name members outside the EtcdCluster\'s namespace (another namespace\'s pods, short or external names, IPs of no pod of the namespace). Off by default: whoever may write an EtcdCluster could otherwise take over any etcd the driver reaches. For the operator: `operate --allow-foreign-adopt-endpoints`'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand rotate-ca" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand tls" -l timeout -d 'Give up waiting after this long (e.g. 90s, 5m). The cluster keeps converging' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand tls" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
@@ -310,6 +320,7 @@ complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand tls" -l off -d
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand tls" -l no-wait -d 'Return once the intent is written, without waiting for convergence'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand tls" -l dry-run -d 'Print the steps the engine would take and the objects it would write; change nothing'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand tls" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand tls" -l allow-foreign-adopt-endpoints -d 'Let `spec.adopt.endpoints` name members outside the EtcdCluster\'s namespace (another namespace\'s pods, short or external names, IPs of no pod of the namespace). Off by default: whoever may write an EtcdCluster could otherwise take over any etcd the driver reaches. For the operator: `operate --allow-foreign-adopt-endpoints`'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand tls" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand recover" -l from-member -d 'Rebuild from this member (e.g. demo-1) instead of the one with the highest raft index' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand recover" -l from-backup -d 'Rebuild from this EtcdBackup record instead of a surviving member' -r
@@ -332,6 +343,7 @@ complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand recover" -l fo
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand recover" -l no-wait -d 'Return once the intent is written, without waiting for convergence'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand recover" -l dry-run -d 'Print the steps the engine would take and the objects it would write; change nothing'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand recover" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand recover" -l allow-foreign-adopt-endpoints -d 'Let `spec.adopt.endpoints` name members outside the EtcdCluster\'s namespace (another namespace\'s pods, short or external names, IPs of no pod of the namespace). Off by default: whoever may write an EtcdCluster could otherwise take over any etcd the driver reaches. For the operator: `operate --allow-foreign-adopt-endpoints`'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand recover" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand defrag" -l timeout -d 'Give up waiting after this long (e.g. 90s, 5m). The cluster keeps converging' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand defrag" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
@@ -348,6 +360,7 @@ complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand defrag" -l com
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand defrag" -l no-wait -d 'Return once the intent is written, without waiting for convergence'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand defrag" -l dry-run -d 'Print the steps the engine would take and the objects it would write; change nothing'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand defrag" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand defrag" -l allow-foreign-adopt-endpoints -d 'Let `spec.adopt.endpoints` name members outside the EtcdCluster\'s namespace (another namespace\'s pods, short or external names, IPs of no pod of the namespace). Off by default: whoever may write an EtcdCluster could otherwise take over any etcd the driver reaches. For the operator: `operate --allow-foreign-adopt-endpoints`'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand defrag" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand hibernate" -l to -d 'Where the snapshot taken before the members stop goes (default: the cluster\'s spec.backup.destination); s3:// or file://' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand hibernate" -l timeout -d 'Give up waiting after this long (e.g. 90s, 5m). The cluster keeps converging' -r
@@ -366,6 +379,7 @@ complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand hibernate" -l 
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand hibernate" -l no-wait -d 'Return once the intent is written, without waiting for convergence'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand hibernate" -l dry-run -d 'Print the steps the engine would take and the objects it would write; change nothing'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand hibernate" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand hibernate" -l allow-foreign-adopt-endpoints -d 'Let `spec.adopt.endpoints` name members outside the EtcdCluster\'s namespace (another namespace\'s pods, short or external names, IPs of no pod of the namespace). Off by default: whoever may write an EtcdCluster could otherwise take over any etcd the driver reaches. For the operator: `operate --allow-foreign-adopt-endpoints`'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand hibernate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand wake" -l timeout -d 'Give up waiting after this long (e.g. 90s, 5m). The cluster keeps converging' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand wake" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
@@ -381,6 +395,7 @@ port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand wake" -l no-wait -d 'Return once the intent is written, without waiting for convergence'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand wake" -l dry-run -d 'Print the steps the engine would take and the objects it would write; change nothing'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand wake" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand wake" -l allow-foreign-adopt-endpoints -d 'Let `spec.adopt.endpoints` name members outside the EtcdCluster\'s namespace (another namespace\'s pods, short or external names, IPs of no pod of the namespace). Off by default: whoever may write an EtcdCluster could otherwise take over any etcd the driver reaches. For the operator: `operate --allow-foreign-adopt-endpoints`'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand wake" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and not __fish_seen_subcommand_from fetch discard agent help" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and not __fish_seen_subcommand_from fetch discard agent help" -l context -d 'kubeconfig context to use' -r
@@ -393,6 +408,7 @@ json\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and not __fish_seen_subcommand_from fetch discard agent help" -l dial -d 'How to reach etcd members: port-forward through the API server (the default, and the only way from a workstation), or direct to the pod IPs (a CLI run inside the cluster\'s network: a pod of the cluster\'s namespace, which its NetworkPolicy admits; the bytes of a backup then skip the API server). `operate` in a pod dials direct unless told otherwise' -r -f -a "direct\t''
 port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and not __fish_seen_subcommand_from fetch discard agent help" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and not __fish_seen_subcommand_from fetch discard agent help" -l allow-foreign-adopt-endpoints -d 'Let `spec.adopt.endpoints` name members outside the EtcdCluster\'s namespace (another namespace\'s pods, short or external names, IPs of no pod of the namespace). Off by default: whoever may write an EtcdCluster could otherwise take over any etcd the driver reaches. For the operator: `operate --allow-foreign-adopt-endpoints`'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and not __fish_seen_subcommand_from fetch discard agent help" -s h -l help -d 'Print help'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and not __fish_seen_subcommand_from fetch discard agent help" -f -a "fetch" -d 'Download URL, verify it (sha256, decompression, etcd\'s hash) and write it to --to'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and not __fish_seen_subcommand_from fetch discard agent help" -f -a "discard" -d 'Remove a directory of downloaded snapshots'
@@ -413,6 +429,7 @@ json\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from fetch" -l dial -d 'How to reach etcd members: port-forward through the API server (the default, and the only way from a workstation), or direct to the pod IPs (a CLI run inside the cluster\'s network: a pod of the cluster\'s namespace, which its NetworkPolicy admits; the bytes of a backup then skip the API server). `operate` in a pod dials direct unless told otherwise' -r -f -a "direct\t''
 port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from fetch" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from fetch" -l allow-foreign-adopt-endpoints -d 'Let `spec.adopt.endpoints` name members outside the EtcdCluster\'s namespace (another namespace\'s pods, short or external names, IPs of no pod of the namespace). Off by default: whoever may write an EtcdCluster could otherwise take over any etcd the driver reaches. For the operator: `operate --allow-foreign-adopt-endpoints`'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from fetch" -s h -l help -d 'Print help'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from discard" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from discard" -l context -d 'kubeconfig context to use' -r
@@ -425,6 +442,7 @@ json\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from discard" -l dial -d 'How to reach etcd members: port-forward through the API server (the default, and the only way from a workstation), or direct to the pod IPs (a CLI run inside the cluster\'s network: a pod of the cluster\'s namespace, which its NetworkPolicy admits; the bytes of a backup then skip the API server). `operate` in a pod dials direct unless told otherwise' -r -f -a "direct\t''
 port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from discard" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from discard" -l allow-foreign-adopt-endpoints -d 'Let `spec.adopt.endpoints` name members outside the EtcdCluster\'s namespace (another namespace\'s pods, short or external names, IPs of no pod of the namespace). Off by default: whoever may write an EtcdCluster could otherwise take over any etcd the driver reaches. For the operator: `operate --allow-foreign-adopt-endpoints`'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from discard" -s h -l help -d 'Print help'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from agent" -l root -d 'The location\'s directory in the mounted claim' -r -F
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from agent" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
@@ -438,6 +456,7 @@ json\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from agent" -l dial -d 'How to reach etcd members: port-forward through the API server (the default, and the only way from a workstation), or direct to the pod IPs (a CLI run inside the cluster\'s network: a pod of the cluster\'s namespace, which its NetworkPolicy admits; the bytes of a backup then skip the API server). `operate` in a pod dials direct unless told otherwise' -r -f -a "direct\t''
 port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from agent" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from agent" -l allow-foreign-adopt-endpoints -d 'Let `spec.adopt.endpoints` name members outside the EtcdCluster\'s namespace (another namespace\'s pods, short or external names, IPs of no pod of the namespace). Off by default: whoever may write an EtcdCluster could otherwise take over any etcd the driver reaches. For the operator: `operate --allow-foreign-adopt-endpoints`'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from agent" -s h -l help -d 'Print help'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from agent" -f -a "hold" -d 'Stay up until no operation ran for --idle seconds (the agent pod\'s main process)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand snapshot; and __fish_seen_subcommand_from agent" -f -a "check" -d 'Check that the directory can be created and written'
@@ -463,6 +482,7 @@ complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand status" -l dia
 port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand status" -s A -l all-namespaces -d 'All namespaces (only without NAME)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand status" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand status" -l allow-foreign-adopt-endpoints -d 'Let `spec.adopt.endpoints` name members outside the EtcdCluster\'s namespace (another namespace\'s pods, short or external names, IPs of no pod of the namespace). Off by default: whoever may write an EtcdCluster could otherwise take over any etcd the driver reaches. For the operator: `operate --allow-foreign-adopt-endpoints`'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand logs" -l since -d 'Only lines newer than this (e.g. 10m, 1h); default: since each member started' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand logs" -l member -d 'Only this member (pod name like demo-1, or its ordinal)' -r
@@ -479,6 +499,7 @@ port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand logs" -s f -l follow -d 'Keep printing new lines as members write them (lines print as they arrive)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand logs" -l raw -d 'Print etcd\'s lines as it wrote them (JSON), still prefixed with the member'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand logs" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand logs" -l allow-foreign-adopt-endpoints -d 'Let `spec.adopt.endpoints` name members outside the EtcdCluster\'s namespace (another namespace\'s pods, short or external names, IPs of no pod of the namespace). Off by default: whoever may write an EtcdCluster could otherwise take over any etcd the driver reaches. For the operator: `operate --allow-foreign-adopt-endpoints`'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand logs" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand report" -s f -l file -d 'The archive to write (default: etcd-report-NAMESPACE-NAME-TIME.tar.gz here). `-o` stays the output format: `-o json` prints the archive\'s index instead of its path' -r -F
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand report" -l since -d 'How far back the logs go' -r
@@ -495,6 +516,7 @@ port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand report" -l logs -d 'Also the members\' etcd logs (the operator\'s are always in)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand report" -l operator -d 'Only the operator: its Deployments, pods, logs, Leases and events'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand report" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand report" -l allow-foreign-adopt-endpoints -d 'Let `spec.adopt.endpoints` name members outside the EtcdCluster\'s namespace (another namespace\'s pods, short or external names, IPs of no pod of the namespace). Off by default: whoever may write an EtcdCluster could otherwise take over any etcd the driver reaches. For the operator: `operate --allow-foreign-adopt-endpoints`'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand report" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand reconcile" -l timeout -d 'Give up waiting after this long (e.g. 90s, 5m). The cluster keeps converging' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand reconcile" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
@@ -510,6 +532,7 @@ port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand reconcile" -l no-wait -d 'Return once the intent is written, without waiting for convergence'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand reconcile" -l dry-run -d 'Print the steps the engine would take and the objects it would write; change nothing'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand reconcile" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand reconcile" -l allow-foreign-adopt-endpoints -d 'Let `spec.adopt.endpoints` name members outside the EtcdCluster\'s namespace (another namespace\'s pods, short or external names, IPs of no pod of the namespace). Off by default: whoever may write an EtcdCluster could otherwise take over any etcd the driver reaches. For the operator: `operate --allow-foreign-adopt-endpoints`'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand reconcile" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand delete" -l timeout -d 'Give up waiting after this long (e.g. 90s, 5m). The cluster keeps converging' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand delete" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
@@ -527,6 +550,7 @@ complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand delete" -l yes
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand delete" -l no-wait -d 'Return once the intent is written, without waiting for convergence'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand delete" -l dry-run -d 'Print the steps the engine would take and the objects it would write; change nothing'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand delete" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand delete" -l allow-foreign-adopt-endpoints -d 'Let `spec.adopt.endpoints` name members outside the EtcdCluster\'s namespace (another namespace\'s pods, short or external names, IPs of no pod of the namespace). Off by default: whoever may write an EtcdCluster could otherwise take over any etcd the driver reaches. For the operator: `operate --allow-foreign-adopt-endpoints`'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand delete" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -l watch-namespace -d 'Watch only these namespaces, comma-separated or repeated (default: all namespaces): one watch per namespace, so the operator needs rights in those alone (`kubectl etcd install --operator --watch-namespace` writes them). -n is ignored here. Example: --watch-namespace team-a,team-b' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -l metrics-addr -d 'Address of /metrics, /healthz and /readyz. The default, [::], is every IPv6 and IPv4 address (IPv4 alone on a kernel without IPv6); 0.0.0.0:PORT is IPv4 only' -r
@@ -545,6 +569,7 @@ complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -l di
 port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -l allow-ambient-credentials -d 'Let backups of a cluster without `spec.backup.credentialsSecret` use this process\'s own cloud identity (AWS_* environment, profile, IRSA, ECS, instance metadata). Off by default: every tenant whose cluster the operator watches could otherwise have it read and delete objects with that identity'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -l allow-foreign-adopt-endpoints -d 'Let `spec.adopt.endpoints` name members outside the EtcdCluster\'s namespace (another namespace\'s pods, short or external names, IPs of no pod of the namespace). Off by default: whoever may write an EtcdCluster could otherwise take over any etcd the driver reaches. For the operator: `operate --allow-foreign-adopt-endpoints`'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand operate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand install" -l image -d 'Operator image' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand install" -l image-pull-secret -d 'Secret (type kubernetes.io/dockerconfigjson, in the operator\'s namespace) the kubelet pulls the operator\'s image with, for a registry that wants credentials (repeatable). It goes into the Deployment\'s pod; the operator\'s ServiceAccount may carry more. Example: --image-pull-secret regcred' -r
@@ -564,6 +589,7 @@ complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand install" -l op
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand install" -l monitoring -d 'Also the monitoring objects: PodMonitors of the members and the operator, the PrometheusRule with the alerts, the Grafana dashboard ConfigMap (needs prometheus-operator\'s CRDs in the cluster)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand install" -l print -d 'Print the manifests instead of applying them'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand install" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand install" -l allow-foreign-adopt-endpoints -d 'Let `spec.adopt.endpoints` name members outside the EtcdCluster\'s namespace (another namespace\'s pods, short or external names, IPs of no pod of the namespace). Off by default: whoever may write an EtcdCluster could otherwise take over any etcd the driver reaches. For the operator: `operate --allow-foreign-adopt-endpoints`'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand install" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand crd" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand crd" -l context -d 'kubeconfig context to use' -r
@@ -576,6 +602,7 @@ json\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand crd" -l dial -d 'How to reach etcd members: port-forward through the API server (the default, and the only way from a workstation), or direct to the pod IPs (a CLI run inside the cluster\'s network: a pod of the cluster\'s namespace, which its NetworkPolicy admits; the bytes of a backup then skip the API server). `operate` in a pod dials direct unless told otherwise' -r -f -a "direct\t''
 port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand crd" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand crd" -l allow-foreign-adopt-endpoints -d 'Let `spec.adopt.endpoints` name members outside the EtcdCluster\'s namespace (another namespace\'s pods, short or external names, IPs of no pod of the namespace). Off by default: whoever may write an EtcdCluster could otherwise take over any etcd the driver reaches. For the operator: `operate --allow-foreign-adopt-endpoints`'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand crd" -s h -l help -d 'Print help'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand manifests" -l image -d 'Operator image' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand manifests" -l image-pull-secret -d 'Secret (type kubernetes.io/dockerconfigjson, in the operator\'s namespace) the kubelet pulls the operator\'s image with, for a registry that wants credentials (repeatable). It goes into the Deployment\'s pod; the operator\'s ServiceAccount may carry more. Example: --image-pull-secret regcred' -r
@@ -594,6 +621,7 @@ port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand manifests" -l monitoring -d 'Also the monitoring objects: PodMonitors of the members and the operator, the PrometheusRule with the alerts, the Grafana dashboard ConfigMap (prometheus-operator\'s CRDs must exist to apply them)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand manifests" -l prometheus-rules -d 'Print only the alert rules, as a Prometheus rule file (for a Prometheus without prometheus-operator, and `promtool`; tests/monitoring/rules.yaml is this output)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand manifests" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand manifests" -l allow-foreign-adopt-endpoints -d 'Let `spec.adopt.endpoints` name members outside the EtcdCluster\'s namespace (another namespace\'s pods, short or external names, IPs of no pod of the namespace). Off by default: whoever may write an EtcdCluster could otherwise take over any etcd the driver reaches. For the operator: `operate --allow-foreign-adopt-endpoints`'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand manifests" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand completions" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand completions" -l context -d 'kubeconfig context to use' -r
@@ -606,6 +634,7 @@ json\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand completions" -l dial -d 'How to reach etcd members: port-forward through the API server (the default, and the only way from a workstation), or direct to the pod IPs (a CLI run inside the cluster\'s network: a pod of the cluster\'s namespace, which its NetworkPolicy admits; the bytes of a backup then skip the API server). `operate` in a pod dials direct unless told otherwise' -r -f -a "direct\t''
 port-forward\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand completions" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand completions" -l allow-foreign-adopt-endpoints -d 'Let `spec.adopt.endpoints` name members outside the EtcdCluster\'s namespace (another namespace\'s pods, short or external names, IPs of no pod of the namespace). Off by default: whoever may write an EtcdCluster could otherwise take over any etcd the driver reaches. For the operator: `operate --allow-foreign-adopt-endpoints`'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and not __fish_seen_subcommand_from create scale upgrade adopt backup restore certificate rotate-ca tls recover defrag hibernate wake snapshot status logs report reconcile delete operate install crd manifests completions help" -f -a "create" -d 'Create an etcd cluster and wait until it is Ready'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand help; and not __fish_seen_subcommand_from create scale upgrade adopt backup restore certificate rotate-ca tls recover defrag hibernate wake snapshot status logs report reconcile delete operate install crd manifests completions help" -f -a "scale" -d 'Change the number of members, or grow or move the member volumes'

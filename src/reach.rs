@@ -306,10 +306,31 @@ pub fn pod_of_url(url: &str) -> Option<(String, u16)> {
     (!pod.is_empty() && !pod.bytes().all(|b| b.is_ascii_digit())).then(|| (pod.to_string(), port))
 }
 
+/// Why `url` is not dialed with the `spec.auth` user's password, when it is not: the password
+/// would travel in clear (the engine's check before it dials, `model::refusal`, says the same
+/// as a hold; this one holds for every caller, the adopt verb's survey too).
+fn plain_credentials(d: &Desired, url: &str) -> Option<String> {
+    (d.auth_secret.is_some() && !url.starts_with("https://")).then(|| {
+        format!(
+            "the spec.auth user's password is not sent to {url}: it is not https; adopt over \
+             https (spec.adopt.tlsSecret, --tls-secret), or without spec.auth"
+        )
+    })
+}
+
 impl Reach {
     /// A client for a member the engine did not add, at client URL `url` (`spec.adopt.endpoints`),
     /// with the client certificate of `spec.adopt.tlsSecret` and the `spec.auth` user.
     pub async fn connect_url(&self, d: &Desired, url: &str) -> Result<EtcdClient, EtcdError> {
+        if let Some(why) = plain_credentials(d, url) {
+            return Err(EtcdError::Connect {
+                endpoint: url.to_string(),
+                source: crate::etcd::Cause::Io(std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    why,
+                )),
+            });
+        }
         let tls = self.url_tls(d, url).await?;
         let client = match self.dial {
             Dial::Direct => EtcdClient::connect_tls(url, self.connect_timeout, tls).await?,
@@ -390,5 +411,25 @@ mod tests {
         assert_eq!(pod_of_url("http://etcd-1"), Some(("etcd-1".into(), 2379)));
         // An IP names no pod.
         assert_eq!(pod_of_url("http://10.0.0.7:2379"), None);
+    }
+
+    #[test]
+    fn the_password_goes_only_to_https_urls() {
+        use super::plain_credentials;
+        let mut d = crate::fixtures::cluster("demo").desired();
+        for url in [
+            "http://etcd-0.etcd.ns.svc:2379",
+            "https://etcd-0.etcd.ns.svc:2379",
+        ] {
+            assert_eq!(plain_credentials(&d, url), None, "no spec.auth: {url}");
+        }
+        d.auth_secret = Some("root".into());
+        let why = plain_credentials(&d, "http://etcd-0.etcd.ns.svc:2379").unwrap();
+        assert!(why.contains("not https"), "{why}");
+        assert!(why.contains("spec.adopt.tlsSecret"), "{why}");
+        assert_eq!(
+            plain_credentials(&d, "https://etcd-0.etcd.ns.svc:2379"),
+            None
+        );
     }
 }

@@ -20,24 +20,6 @@ use common::*;
 const PLAIN_IMAGE: &str = "gcr.io/etcd-development/etcd:v3.6.16";
 const BITNAMI_IMAGE: &str = "gcr.io/etcd-development/etcd:v3.5.35";
 
-fn apply_manifest(ns: &str, file: &str, image: &str) {
-    let path = format!("{}/tests/cluster/{file}", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(path)
-        .unwrap()
-        .replace("__NAMESPACE__", ns)
-        .replace("__IMAGE__", image)
-        .replace("gcr.io/etcd-development/etcd:v3.4.23", image);
-    ok(kubectl_stdin(&["apply", "-f", "-"], &text));
-    ok(kubectl(&[
-        "-n",
-        ns,
-        "rollout",
-        "status",
-        "statefulset/etcd",
-        "--timeout=180s",
-    ]));
-}
-
 /// A pod that puts `w/<i>` through `endpoint` about three times a second and prints `ack <i>` or `fail <i>`;
 /// with `tls`, presenting the client certificate of that Secret (tls.crt, tls.key, ca.crt).
 fn start_writer(ns: &str, endpoint: &str, tls: Option<&str>) {

@@ -106,6 +106,9 @@ pub enum Reason {
     BackingUp,
     /// `spec.adopt`: the old cluster's members are taken over (joined, then retired).
     Adopting,
+    /// `spec.adopt` names members outside the cluster's namespace, would send the `spec.auth`
+    /// password over plain http, or a cluster another EtcdCluster reports: nothing is dialed.
+    AdoptionRefused,
     /// A storage change (`spec.storage.size` grown, `storageClassName` changed): the StatefulSet
     /// is re-created with the new claim template, then each volume grown or each member moved.
     ResizingStorage,
@@ -176,6 +179,7 @@ impl Reason {
             Reason::DatabaseFull => "DatabaseFull",
             Reason::BackingUp => "BackingUp",
             Reason::Adopting => "Adopting",
+            Reason::AdoptionRefused => "AdoptionRefused",
             Reason::ResizingStorage => "ResizingStorage",
             Reason::Hibernating => "Hibernating",
             Reason::Hibernated => "Hibernated",

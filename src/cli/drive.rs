@@ -105,7 +105,7 @@ async fn passes(
     progress: &output::Progress,
 ) -> Result<Converged, Error> {
     let ns = &s.namespace;
-    let ctx = Context::new(s.client.clone(), s.dial);
+    let ctx = s.context();
     let mut last_note = String::new();
     let mut deferred_to: Option<String> = None;
     // `None` while we do not hold the Lease; `guarded` false: the namespace is gone or
@@ -481,7 +481,7 @@ async fn dry_run_of(
     intent: &[String],
     new_cluster: bool,
 ) -> Result<(), Error> {
-    let ctx = Context::new(s.client.clone(), s.dial);
+    let ctx = s.context();
     let pass = engine::reconcile_once(&ctx, cluster, Mode::DryRun).await?;
     let mut objects = engine::planned_objects(&pass.desired, &pass.step);
     let mut lines: Vec<String> = intent.to_vec();

@@ -32,6 +32,16 @@ pub struct Global {
     /// backup then skip the API server). `operate` in a pod dials direct unless told otherwise.
     #[arg(long, global = true, value_enum, env = "KUBECTL_ETCD_DIAL")]
     pub dial: Option<DialArg>,
+    /// Let `spec.adopt.endpoints` name members outside the EtcdCluster's namespace (another
+    /// namespace's pods, short or external names, IPs of no pod of the namespace). Off by
+    /// default: whoever may write an EtcdCluster could otherwise take over any etcd the driver
+    /// reaches. For the operator: `operate --allow-foreign-adopt-endpoints`.
+    #[arg(
+        long,
+        global = true,
+        env = "KUBECTL_ETCD_ALLOW_FOREIGN_ADOPT_ENDPOINTS"
+    )]
+    pub allow_foreign_adopt_endpoints: bool,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

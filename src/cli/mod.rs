@@ -137,6 +137,8 @@ struct Session {
     namespace: String,
     /// How the verb reaches members (`--dial`, else port-forward).
     dial: crate::reach::Dial,
+    /// `--allow-foreign-adopt-endpoints`.
+    allow_foreign_adopt_endpoints: bool,
 }
 
 impl Session {
@@ -174,7 +176,15 @@ impl Session {
             client,
             namespace,
             dial: g.dial_or(crate::reach::Dial::PortForward),
+            allow_foreign_adopt_endpoints: g.allow_foreign_adopt_endpoints,
         })
+    }
+
+    /// The engine's context for a pass of this verb.
+    fn context(&self) -> crate::engine::Context {
+        let mut ctx = crate::engine::Context::new(self.client.clone(), self.dial);
+        ctx.allow_foreign_adopt_endpoints = self.allow_foreign_adopt_endpoints;
+        ctx
     }
 
     /// The EtcdCluster CRD is installed (a user without the right to read CRDs goes on).

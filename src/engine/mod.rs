@@ -58,6 +58,10 @@ pub struct Context {
     /// Deployment's downward API): the NetworkPolicies it writes admit them. `None`: keep whom
     /// a policy admits already (`model::keep_operator`).
     pub operator: Option<crate::model::OperatorPods>,
+    /// Dial `spec.adopt.endpoints` outside the cluster's namespace (`--allow-foreign-adopt-endpoints`,
+    /// off by default): an EtcdCluster otherwise adopts only members of its own namespace
+    /// (`model::refusal`), whoever may write it.
+    pub allow_foreign_adopt_endpoints: bool,
 }
 
 impl Context {
@@ -70,6 +74,7 @@ impl Context {
             scheduled: None,
             etcd_options: crate::model::OptionLeave::Any,
             operator: None,
+            allow_foreign_adopt_endpoints: false,
         }
     }
 

@@ -292,9 +292,15 @@ pub async fn observe(
         .collect();
     name_unbound_claims(ctx, d, &seen.pvcs, &mut pods, now).await;
     let nodes = nodes_of(d, &seen.pods, &seen.pvcs);
-    // The old members of a cluster being adopted, through their client URLs.
-    let old_endpoints = match &d.adopt {
-        Some(a) if crate::plan::adopt::old_members_reachable(d, last) => a.endpoints.clone(),
+    // The old members of a cluster being adopted, through their client URLs: none dialed
+    // while the adoption is refused (`model::refusal`, checked before the first dial).
+    let reach_old = crate::plan::adopt::old_members_reachable(d, last);
+    let adoption = match &d.adopt {
+        Some(a) => Some(observe_adoption(ctx, d, a, reach_old).await?),
+        None => None,
+    };
+    let old_endpoints = match (&d.adopt, &adoption) {
+        (Some(a), Some(v)) if reach_old && v.refused.is_none() => a.endpoints.clone(),
         _ => Vec::new(),
     };
     let (etcd, full) = crate::phase::timed(
@@ -302,10 +308,6 @@ pub async fn observe(
         observe_members(ctx, d, (&mut pods, &old_endpoints), nodes, now),
     )
     .await;
-    let adoption = match &d.adopt {
-        Some(a) => Some(observe_adoption(ctx, d, a).await?),
-        None => None,
-    };
     // A recovery restores the seed too (`plan::recover::settle` names the snapshot after this).
     let restore_pod = if d.restore.is_some() || d.recovery.is_some() {
         let api = Api::<Pod>::namespaced(ctx.client.clone(), &d.namespace);
@@ -812,14 +814,20 @@ async fn observe_members(
     (etcd, full)
 }
 
-/// The old cluster's StatefulSet and the Service to take over, while `spec.adopt` is set.
+/// The old cluster's StatefulSet and the Service to take over, while `spec.adopt` is set, and
+/// (`reach_old`: the old members are still to be dialed) whether they may be dialed at all.
 async fn observe_adoption(
     ctx: &Context,
     d: &Desired,
     a: &model::Adoption,
+    reach_old: bool,
 ) -> Result<model::AdoptionView, Error> {
     let ns = d.namespace.as_str();
     let mut view = model::AdoptionView::default();
+    if reach_old {
+        let c = confinement(ctx, d, a).await?;
+        view.refused = model::refusal(a, ns, &d.cluster_domain, &c);
+    }
     if let Some(name) = &a.statefulset {
         let api: Api<StatefulSet> = Api::namespaced(ctx.client.clone(), ns);
         view.old_replicas = get_opt(&api, "StatefulSet", ns, name)
@@ -835,6 +843,78 @@ async fn observe_adoption(
             .is_some_and(|sel| sel == objects::selector_labels(&d.name));
     }
     Ok(view)
+}
+
+/// What `model::refusal` needs to know of the namespace before an old member is dialed: the
+/// Services the endpoints name, the pods' IPs when an endpoint is an IP, and the EtcdClusters
+/// that report the cluster id to adopt.
+async fn confinement(
+    ctx: &Context,
+    d: &Desired,
+    a: &model::Adoption,
+) -> Result<model::Confinement, Error> {
+    let ns = d.namespace.as_str();
+    let mut c = model::Confinement {
+        foreign_allowed: ctx.allow_foreign_adopt_endpoints,
+        credentials: d.auth_secret.is_some(),
+        ..Default::default()
+    };
+    let svc_api: Api<Service> = Api::namespaced(ctx.client.clone(), ns);
+    for name in model::services_named(a, ns, &d.cluster_domain) {
+        if let Some(s) = get_opt(&svc_api, "Service", ns, &name).await? {
+            c.services.insert(name, objects::routes_to_own_pods(&s));
+        }
+    }
+    if model::names_an_ip(a) {
+        let pods: Api<Pod> = Api::namespaced(ctx.client.clone(), ns);
+        let list = pods
+            .list(&ListParams::default())
+            .await
+            .map_err(|e| Error::kube("list", "Pod", ns, &d.name, e))?;
+        c.pod_ips = list.items.iter().flat_map(objects::own_pod_ips).collect();
+    }
+    c.claimed_by = clusters_reporting(ctx, d, a.cluster_id).await?;
+    Ok(c)
+}
+
+/// The other EtcdClusters (`namespace/name`) whose status reports cluster id `id`: of every
+/// namespace, or of the cluster's own where the driver may not list them all (a namespaced
+/// operator, a tenant's CLI), where the endpoints are confined to unless the driver allows
+/// foreign ones.
+async fn clusters_reporting(ctx: &Context, d: &Desired, id: u64) -> Result<Vec<String>, Error> {
+    use crate::api::{EtcdCluster, KIND};
+    let lp = ListParams::default();
+    let ns = d.namespace.as_str();
+    let all = match Api::<EtcdCluster>::all(ctx.client.clone()).list(&lp).await {
+        Ok(l) => l.items,
+        Err(e) => {
+            tracing::debug!(cluster = %d.name, namespace = %ns, error = %e,
+                "EtcdClusters of other namespaces not listed; the cluster id is checked against this one's");
+            Api::<EtcdCluster>::namespaced(ctx.client.clone(), ns)
+                .list(&lp)
+                .await
+                .map_err(|e| Error::kube("list", KIND, ns, &d.name, e))?
+                .items
+        }
+    };
+    let id = model::fmt_id(id);
+    Ok(all
+        .iter()
+        .filter(|c| {
+            c.status
+                .as_ref()
+                .and_then(|s| s.cluster_id.as_deref())
+                .is_some_and(|i| i.eq_ignore_ascii_case(&id))
+        })
+        .map(|c| {
+            format!(
+                "{}/{}",
+                c.metadata.namespace.as_deref().unwrap_or_default(),
+                c.metadata.name.as_deref().unwrap_or_default()
+            )
+        })
+        .filter(|other| *other != format!("{ns}/{}", d.name))
+        .collect())
 }
 
 /// The StorageClass new member volumes get: the spec's, else the cluster's default. `None` when

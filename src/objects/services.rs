@@ -140,3 +140,30 @@ pub fn pdb(d: &Desired) -> PodDisruptionBudget {
         ..Default::default()
     }
 }
+
+/// Whether Service `svc` sends only to pods of its own namespace, so that its DNS names
+/// (`<svc>.<ns>.svc`, `<pod>.<svc>.<ns>.svc`) resolve there: it selects pods (the endpoint
+/// controller then lists only pods of its namespace) and is not an ExternalName alias.
+pub fn routes_to_own_pods(svc: &Service) -> bool {
+    svc.spec.as_ref().is_some_and(|s| {
+        s.type_.as_deref() != Some("ExternalName")
+            && s.selector.as_ref().is_some_and(|m| !m.is_empty())
+    })
+}
+
+/// The IPs pod `p` answers on, unless it shares its node's network (its IP is then the node's,
+/// where anything of any namespace may listen).
+pub fn own_pod_ips(p: &k8s_openapi::api::core::v1::Pod) -> Vec<std::net::IpAddr> {
+    if p.spec.as_ref().and_then(|s| s.host_network) == Some(true) {
+        return Vec::new();
+    }
+    let status = p.status.as_ref();
+    status
+        .and_then(|s| s.pod_ips.as_ref())
+        .into_iter()
+        .flatten()
+        .map(|i| i.ip.as_str())
+        .chain(status.and_then(|s| s.pod_ip.as_deref()))
+        .filter_map(|ip| ip.parse().ok())
+        .collect()
+}

@@ -744,3 +744,66 @@ fn a_pod_or_statefulset_is_told_to_belong_to_its_cluster_by_its_labels() {
     let other = BTreeMap::from([(LABEL_INSTANCE.to_string(), "demo".to_string())]);
     assert_eq!(cluster_of(&other), None);
 }
+
+#[test]
+fn only_a_service_that_selects_pods_confines_its_names_to_the_namespace() {
+    use k8s_openapi::api::core::v1::{Service, ServiceSpec};
+    let svc = |type_: Option<&str>, selector: Option<&[(&str, &str)]>| Service {
+        spec: Some(ServiceSpec {
+            type_: type_.map(String::from),
+            selector: selector.map(|s| {
+                s.iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect()
+            }),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let app: &[(&str, &str)] = &[("app", "etcd")];
+    for (s, confined) in [
+        (svc(None, Some(app)), true),
+        (svc(Some("ClusterIP"), Some(app)), true),
+        (svc(Some("NodePort"), Some(app)), true),
+        // Hand-written endpoints may name any address.
+        (svc(None, None), false),
+        (svc(None, Some(&[])), false),
+        // A DNS alias of any name.
+        (svc(Some("ExternalName"), None), false),
+        (svc(Some("ExternalName"), Some(app)), false),
+        (Service::default(), false),
+    ] {
+        assert_eq!(routes_to_own_pods(&s), confined, "{s:?}");
+    }
+}
+
+#[test]
+fn a_pods_own_ips_leave_out_the_nodes_network() {
+    use k8s_openapi::api::core::v1::{Pod, PodIP, PodSpec, PodStatus};
+    let pod = |host_network: bool| Pod {
+        spec: Some(PodSpec {
+            host_network: Some(host_network),
+            ..Default::default()
+        }),
+        status: Some(PodStatus {
+            pod_ip: Some("10.0.0.7".into()),
+            pod_ips: Some(vec![
+                PodIP {
+                    ip: "10.0.0.7".into(),
+                },
+                PodIP {
+                    ip: "fd00::7".into(),
+                },
+            ]),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let ips: Vec<String> = own_pod_ips(&pod(false))
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(ips, ["10.0.0.7", "fd00::7", "10.0.0.7"]);
+    assert!(own_pod_ips(&pod(true)).is_empty());
+    assert!(own_pod_ips(&Pod::default()).is_empty());
+}

@@ -87,6 +87,9 @@ pub struct OperateOptions {
     /// This operator's pods, when it runs in one (`own_pods`): the NetworkPolicies it writes
     /// admit them to the members' client port.
     pub operator: Option<crate::model::OperatorPods>,
+    /// `--allow-foreign-adopt-endpoints`: adoptions may dial members outside their cluster's
+    /// namespace (`engine::Context::allow_foreign_adopt_endpoints`).
+    pub allow_foreign_adopt_endpoints: bool,
 }
 
 impl OperateOptions {
@@ -107,6 +110,7 @@ impl OperateOptions {
             store_access: crate::archive::store::Access::operator(false, &[]),
             etcd_options: crate::model::OptionLeave::Tuning(Vec::new()),
             operator: None,
+            allow_foreign_adopt_endpoints: false,
         }
     }
 }
@@ -312,6 +316,7 @@ async fn lead(
     ctx.store_access = opts.store_access.clone();
     ctx.etcd_options = opts.etcd_options.clone();
     ctx.operator = opts.operator.clone();
+    ctx.allow_foreign_adopt_endpoints = opts.allow_foreign_adopt_endpoints;
     ctx.identity = opts.identity.clone();
     // A scheduled backup that ends starts a pass of its cluster (which reads the outcome).
     let (ended, ended_rx) = tokio::sync::mpsc::unbounded_channel();

@@ -32,16 +32,19 @@ use crate::model::{Adoption, fmt_id};
 /// add are the old cluster's, which the other rules would hold on (`foreign_members`).
 pub(super) fn adoption(d: &Desired, o: &Observed) -> Option<Step> {
     let a = d.adopt.as_ref()?;
+    if let Some(why) = o.adoption.as_ref().and_then(|v| v.refused.as_ref()) {
+        return Some(hold(Reason::AdoptionRefused, why.clone()));
+    }
+    // The ids members answer with are never repeated: a guess in the spec must not learn the
+    // real one from a hold, a condition or an Event.
     let c = match &o.etcd {
         EtcdView::Reached(c) => c,
-        EtcdView::Split { cluster_ids } => {
-            let ids: Vec<String> = cluster_ids.iter().map(|i| fmt_id(*i)).collect();
+        EtcdView::Split { .. } => {
             return Some(hold(
                 Reason::ClusterIdMismatch,
                 format!(
-                    "members answer with different cluster ids ({}); the adoption of cluster {} \
-                     waits, nothing is touched",
-                    ids.join(", "),
+                    "members answer with different cluster ids; the adoption of cluster {} \
+                     (spec.adopt.clusterId) waits, nothing is touched",
                     fmt_id(a.cluster_id)
                 ),
             ));
@@ -64,9 +67,8 @@ pub(super) fn adoption(d: &Desired, o: &Observed) -> Option<Step> {
         return Some(hold(
             Reason::ClusterIdMismatch,
             format!(
-                "the members answer as cluster {}, but the adoption was surveyed on cluster {}; \
-                 nothing is touched (check spec.adopt.endpoints)",
-                fmt_id(c.cluster_id),
+                "the members at spec.adopt.endpoints answer with a cluster id that does not match \
+                 spec.adopt.clusterId ({}); nothing is touched (check spec.adopt.endpoints)",
                 fmt_id(a.cluster_id)
             ),
         ));
@@ -416,7 +418,7 @@ pub fn record(
     prev: Option<&EtcdClusterStatus>,
 ) -> Option<AdoptionStatus> {
     let a = d.adopt.as_ref()?;
-    let Some(c) = reached(o) else {
+    let Some(c) = reached_as_surveyed(d, o) else {
         return prev
             .and_then(|p| p.adoption.clone())
             .or(Some(AdoptionStatus {
@@ -459,6 +461,17 @@ pub fn record(
         phase: phase.into(),
         old_members: old,
         new_voters: new_voters as i32,
+    })
+}
+
+/// The cluster etcd answered as, unless it is not the one `spec.adopt.clusterId` names: what
+/// members of another cluster said is not reported (`status.adoption`, the member list, the
+/// cluster id), so that a wrong guess learns nothing of them.
+pub fn reached_as_surveyed<'o>(d: &Desired, o: &'o Observed) -> Option<&'o ClusterView> {
+    reached(o).filter(|c| {
+        d.adopt
+            .as_ref()
+            .is_none_or(|a| a.cluster_id == c.cluster_id)
     })
 }
 

@@ -120,7 +120,7 @@ fn membership(
     o: &Observed,
     prev: Option<&EtcdClusterStatus>,
 ) -> Votes {
-    if let EtcdView::Reached(c) = &o.etcd {
+    if let Some(c) = super::adopt::reached_as_surveyed(d, o) {
         let lost_since = super::lost_since(o);
         let mut members: Vec<MemberStatus> = c
             .members

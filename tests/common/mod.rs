@@ -170,6 +170,26 @@ impl Drop for Ns {
     }
 }
 
+/// Applies the etcd StatefulSet manifest tests/cluster/`file` in `ns` (its `__NAMESPACE__`),
+/// running `image`, and waits until its StatefulSet `etcd` is rolled out.
+pub fn apply_manifest(ns: &str, file: &str, image: &str) {
+    let path = format!("{}/tests/cluster/{file}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(path)
+        .unwrap()
+        .replace("__NAMESPACE__", ns)
+        .replace("__IMAGE__", image)
+        .replace("gcr.io/etcd-development/etcd:v3.4.23", image);
+    ok(kubectl_stdin(&["apply", "-f", "-"], &text));
+    ok(kubectl(&[
+        "-n",
+        ns,
+        "rollout",
+        "status",
+        "statefulset/etcd",
+        "--timeout=180s",
+    ]));
+}
+
 /// Makes sure the CRD is installed (idempotent server-side apply).
 pub fn install_crd() {
     ok(kubectl(&["etcd", "install"]));

@@ -286,6 +286,7 @@ mod tests {
             client: ctx.client.clone(),
             namespace: "ns".into(),
             dial: crate::reach::Dial::PortForward,
+            allow_foreign_adopt_endpoints: false,
         };
         request(
             &s,
@@ -307,6 +308,7 @@ mod tests {
             client: ctx.client.clone(),
             namespace: "ns".into(),
             dial: crate::reach::Dial::PortForward,
+            allow_foreign_adopt_endpoints: false,
         };
         // No member answers here: the engine waits, and the verb gives up at its timeout.
         let e = request(&s, output::Format::Json, args(Duration::from_secs(3)), "t2")

@@ -65,6 +65,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         etcd_options: crate::model::OptionLeave::Tuning(a.allow_etcd_option),
         namespaces: a.watch_namespace,
         operator: operate::own_pods(),
+        allow_foreign_adopt_endpoints: g.allow_foreign_adopt_endpoints,
         ..operate::OperateOptions::new(s.client, None, a.metrics_addr, dial)
     })
     .await

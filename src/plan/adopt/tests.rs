@@ -55,6 +55,7 @@ fn world(d: &Desired, old: &[u32], new: u32, old_replicas: u32) -> Observed {
         old_replicas: Some(old_replicas),
         service_taken: false,
         service_found: true,
+        ..Default::default()
     });
     o
 }
@@ -467,4 +468,71 @@ fn the_status_records_the_phase_and_the_old_members_left() {
     };
     assert!(!old_members_reachable(&d, Some(&done)));
     assert!(old_members_reachable(&d, None));
+}
+
+#[test]
+fn a_refused_adoption_holds_before_anything_with_the_field_and_the_fix() {
+    let d = adopting(false, false);
+    let why = "spec.adopt.endpoints: http://etcd-0.etcd.other.svc:2379 names namespace other; …";
+    for mut o in [
+        world(&d, &[0, 1, 2], 0, 3),
+        world(&d, &[0, 1, 2], 2, 3),
+        Observed {
+            etcd: EtcdView::NotQueried,
+            ..world(&d, &[0, 1, 2], 0, 3)
+        },
+    ] {
+        o.adoption.as_mut().unwrap().refused = Some(why.into());
+        assert_eq!(
+            plan(&d, &o),
+            Step::Hold {
+                reason: Reason::AdoptionRefused,
+                message: why.into(),
+            }
+        );
+    }
+}
+
+/// A guess of the cluster id in the spec learns nothing from a wrong answer: neither the hold
+/// (the condition, the Event) nor the status says the id the members answered with, or who
+/// they are.
+#[test]
+fn a_cluster_id_that_does_not_match_the_spec_is_never_echoed() {
+    let d = adopting(false, false);
+    let real = 0x5eed_cafe_u64;
+    let mut o = world(&d, &[0, 1, 2], 0, 3);
+    cluster(&mut o).cluster_id = real;
+    let split = Observed {
+        etcd: EtcdView::Split {
+            cluster_ids: vec![7, real],
+        },
+        ..world(&d, &[0], 0, 3)
+    };
+    for o in [o, split] {
+        let step = plan(&d, &o);
+        let Step::Hold { reason, message } = &step else {
+            panic!("{step}")
+        };
+        assert_eq!(*reason, Reason::ClusterIdMismatch);
+        assert!(!message.contains(&fmt_id(real)), "{message}");
+        assert!(!message.contains("5eedcafe"), "{message}");
+        assert!(message.contains("0000000000000007"), "{message}");
+        let st = crate::plan::status::derive_status(
+            &d,
+            &o,
+            &step,
+            None,
+            jiff::Timestamp::from_second(1).unwrap(),
+        );
+        let text = serde_json::to_string(&st).unwrap();
+        assert!(!text.contains("5eedcafe"), "{text}");
+        assert!(
+            !text.contains("etcd-1"),
+            "the other cluster's members: {text}"
+        );
+    }
+    let mut o = world(&d, &[0, 1, 2], 0, 3);
+    cluster(&mut o).cluster_id = real;
+    let st = record(&d, &o, &Step::Idle, None).unwrap();
+    assert!(st.old_members.is_empty(), "{st:?}");
 }

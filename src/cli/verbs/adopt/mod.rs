@@ -330,6 +330,15 @@ async fn first_contact(s: &Session, a: &Args, ctx: &Context) -> Result<FirstCont
         } else {
             endpoints = a.endpoints.clone();
         }
+        if !s.allow_foreign_adopt_endpoints {
+            // What the engine would refuse from the URL alone (its pass checks the Services
+            // and pod IPs too), said before anything is written.
+            refusals.extend(model::foreign_endpoints(
+                &endpoints,
+                &s.namespace,
+                &a.domain.domain(),
+            ));
+        }
         return Ok(FirstContact {
             statefulset,
             endpoints,
@@ -517,7 +526,7 @@ fn adopting_cluster(
 
 /// A survey and plan of adopting the running cluster, then (with `--yes`) the adoption.
 async fn adopt(s: &Session, g: &Global, a: &Args) -> Result<(), Error> {
-    let ctx = Context::new(s.client.clone(), s.dial);
+    let ctx = s.context();
     let first = first_contact(s, a, &ctx).await?;
     let what = match &first.statefulset {
         Some((sts, _)) => format!("StatefulSet {}/{sts}", s.namespace),

@@ -652,6 +652,7 @@ mod tests {
             client: ctx.client.clone(),
             namespace: "ns".into(),
             dial: crate::reach::Dial::PortForward,
+            allow_foreign_adopt_endpoints: false,
         };
         record_and_wait(
             &s,
@@ -677,6 +678,7 @@ mod tests {
             client: ctx.client.clone(),
             namespace: "ns".into(),
             dial: crate::reach::Dial::PortForward,
+            allow_foreign_adopt_endpoints: false,
         };
         // No member answers here: the engine fences clients and then cannot go on; the verb
         // gives up at its timeout, before anything was deleted.

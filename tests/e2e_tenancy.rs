@@ -1,0 +1,421 @@
+//! End-to-end, the hostile tenant (issue 42): a user with only `edit` in namespace T writes an
+//! EtcdCluster whose `spec.adopt` names the members of a plain etcd StatefulSet in namespace V
+//! (tests/cluster/plain-etcd-sts.yaml), with V's real cluster id.
+//! - By their DNS names, with a `spec.auth` password, driven by a CLI pass (`kubectl etcd
+//!   reconcile`, the platform team's, with rights in V): the engine refuses before dialing
+//!   anything, with a condition naming the field and the fix; no password reached V's members
+//!   (etcd logs every wrong one: "invalid password"). V's owner adopting V's own members with
+//!   `spec.auth` over plain http is refused too: the password never travels in clear.
+//! - By their pod IPs, driven by an operator watching T alone and dialing pods directly (as one
+//!   in the cluster does; here a child process, `common::operator`): refused the same way.
+//!
+//! Each time V's member list, keys and pods are what they were.
+#![cfg(feature = "e2e")]
+// A test is one scenario read top to bottom: its length is the scenario's. The size and
+// complexity gates (Cargo.toml's [lints.clippy], clippy.toml) are for the shipped code.
+#![allow(clippy::too_many_lines, clippy::cognitive_complexity)]
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use serde_json::{Value, json};
+
+const IMAGE: &str = "gcr.io/etcd-development/etcd:v3.6.16";
+/// The victim's root password; `etcdctl` inside its pods uses it once authentication is on.
+const ROOT: &str = "root:victims-own-password";
+/// The user the tenant acts as (`kubectl --as`), with `edit` in its namespace only.
+const TENANT: &str = "e2e-tenant";
+
+/// The victim: the plain etcd of `ns` with a key of its own and (`auth`) etcd's authentication
+/// on, root's password `ROOT`'s; what must not change in it.
+fn victim(ns: &str, auth: bool) -> Victim {
+    apply_manifest(ns, "plain-etcd-sts.yaml", IMAGE);
+    ok(etcdctl(ns, "etcd-0", &["put", "victim/secret", "s3cr3t"]));
+    if auth {
+        ok(etcdctl(ns, "etcd-0", &["user", "add", ROOT]));
+        ok(etcdctl(
+            ns,
+            "etcd-0",
+            &["user", "grant-role", "root", "root"],
+        ));
+        ok(etcdctl(ns, "etcd-0", &["auth", "enable"]));
+    }
+    let v = Victim::read(ns, auth);
+    assert_eq!(v.members.len(), 3, "{v:?}");
+    v
+}
+
+/// `etcdctl` in `pod` of `ns` (`auth`: as the victim's root user), with JSON output.
+fn etcdctl_json(ns: &str, pod: &str, auth: bool, args: &[&str]) -> Value {
+    let mut all = vec!["-w", "json"];
+    if auth {
+        all.extend(["--user", ROOT]);
+    }
+    all.extend_from_slice(args);
+    json(&ok(etcdctl(ns, pod, &all)))
+}
+
+/// What must not change in the victim's namespace: its cluster id, members, keys and pods.
+#[derive(Debug, PartialEq)]
+struct Victim {
+    cluster_id: u64,
+    /// (id, name, peer URLs, client URLs, learner), sorted.
+    members: Vec<(u64, String, Value, Value, bool)>,
+    /// (key, value, mod revision), base64 as etcd gives them.
+    keys: Vec<(String, String, i64)>,
+    /// (pod, uid, restarts).
+    pods: Vec<(String, String, i64)>,
+}
+
+impl Victim {
+    fn read(ns: &str, auth: bool) -> Victim {
+        let list = etcdctl_json(ns, "etcd-0", auth, &["member", "list"]);
+        let mut members: Vec<_> = list["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                (
+                    m["ID"].as_u64().unwrap(),
+                    m["name"].as_str().unwrap_or_default().to_string(),
+                    m["peerURLs"].clone(),
+                    m["clientURLs"].clone(),
+                    m["isLearner"].as_bool().unwrap_or(false),
+                )
+            })
+            .collect();
+        members.sort_by_key(|m| m.0);
+        let got = etcdctl_json(ns, "etcd-0", auth, &["get", "", "--prefix"]);
+        let keys = got["kvs"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .iter()
+            .map(|kv| {
+                (
+                    kv["key"].as_str().unwrap().to_string(),
+                    kv["value"].as_str().unwrap_or_default().to_string(),
+                    kv["mod_revision"].as_i64().unwrap(),
+                )
+            })
+            .collect();
+        let pods = json(&ok(kubectl(&[
+            "-n",
+            ns,
+            "get",
+            "pods",
+            "-l",
+            "app=plain-etcd",
+            "-o",
+            "json",
+        ])));
+        let mut pods: Vec<_> = pods["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                (
+                    p["metadata"]["name"].as_str().unwrap().to_string(),
+                    p["metadata"]["uid"].as_str().unwrap().to_string(),
+                    p["status"]["containerStatuses"][0]["restartCount"]
+                        .as_i64()
+                        .unwrap_or(-1),
+                )
+            })
+            .collect();
+        pods.sort();
+        Victim {
+            cluster_id: list["header"]["cluster_id"].as_u64().unwrap(),
+            members,
+            keys,
+            pods,
+        }
+    }
+
+    /// The client URLs the members advertise, as `kubectl etcd adopt` writes them.
+    fn endpoints(&self) -> Vec<String> {
+        let mut urls: Vec<String> = self
+            .members
+            .iter()
+            .map(|m| m.3[0].as_str().unwrap().to_string())
+            .collect();
+        urls.sort();
+        urls
+    }
+}
+
+/// The lines of the victim's member logs where etcd refused a password.
+fn refused_passwords(ns: &str) -> usize {
+    (0..3)
+        .map(|k| {
+            let logs = ok(kubectl(&["-n", ns, "logs", &format!("etcd-{k}")])).stdout;
+            logs.lines()
+                .filter(|l| l.contains("invalid password"))
+                .count()
+        })
+        .sum()
+}
+
+/// Gives `TENANT` the built-in `edit` role in `ns`, and nothing elsewhere; `edit` writes
+/// EtcdClusters through the ClusterRoles the install aggregates into it (applied here as the
+/// install would, the operator left out).
+fn tenant_edits(ns: &str) {
+    let aggregated: Vec<Value> = kubectl_etcd::objects::install::manifests("unused", OP_NS)
+        .into_iter()
+        .filter(|o| {
+            o["kind"] == "ClusterRole"
+                && !o["metadata"]["labels"]["rbac.authorization.k8s.io/aggregate-to-edit"].is_null()
+        })
+        .collect();
+    assert!(!aggregated.is_empty(), "the install aggregates into edit");
+    let list = json!({"apiVersion": "v1", "kind": "List", "items": aggregated});
+    ok(kubectl_stdin(
+        &["apply", "--server-side", "--force-conflicts", "-f", "-"],
+        &list.to_string(),
+    ));
+    ok(kubectl(&[
+        "-n",
+        ns,
+        "create",
+        "rolebinding",
+        "tenant-edit",
+        "--clusterrole=edit",
+        &format!("--user={TENANT}"),
+    ]));
+    let can = |verb: &str, what: &str, ns: &str| {
+        kubectl(&["auth", "can-i", "--as", TENANT, "-n", ns, verb, what])
+            .stdout
+            .trim()
+            == "yes"
+    };
+    eventually("the tenant's edit role", Duration::from_secs(30), || {
+        can("create", "etcdclusters.etcd.kubectl-etcd.io", ns).then_some(())
+    });
+    assert!(!can("get", "pods", "kube-system"), "{TENANT} is namespaced");
+}
+
+/// `kubectl --as TENANT -n ns apply -f -` of `objects`.
+fn as_tenant_apply(ns: &str, objects: &[Value]) {
+    let list = json!({"apiVersion": "v1", "kind": "List", "items": objects});
+    ok(kubectl_stdin(
+        &["--as", TENANT, "-n", ns, "apply", "-f", "-"],
+        &list.to_string(),
+    ));
+}
+
+/// A basic-auth Secret `name` with user root and `password`.
+fn auth_secret(ns: &str, name: &str, password: &str) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/basic-auth",
+        "metadata": {"name": name, "namespace": ns},
+        "stringData": {"username": "root", "password": password},
+    })
+}
+
+/// EtcdCluster `name` in `ns` adopting the members at `endpoints` (cluster `cluster_id`), as the
+/// user whose password is in Secret `auth`, if any.
+fn adopting(
+    ns: &str,
+    name: &str,
+    endpoints: &[String],
+    cluster_id: u64,
+    auth: Option<&str>,
+) -> Value {
+    let mut c = json!({
+        "apiVersion": "etcd.kubectl-etcd.io/v1alpha1", "kind": "EtcdCluster",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {
+            "replicas": 3,
+            "version": "3.6.16",
+            "adopt": {
+                "statefulSet": "etcd",
+                "endpoints": endpoints,
+                "clusterId": format!("{cluster_id:016x}"),
+            },
+        },
+    });
+    if let Some(secret) = auth {
+        c["spec"]["auth"] = json!({"userSecret": secret});
+    }
+    c
+}
+
+/// The `reason` and `message` of every condition of EtcdCluster `name`, and its status.
+fn conditions(ns: &str, name: &str) -> (Vec<(String, String)>, Value) {
+    let c = cluster_json(ns, name);
+    let list = c["status"]["conditions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .map(|c| {
+            (
+                c["reason"].as_str().unwrap_or_default().to_string(),
+                c["message"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    (list, c["status"].clone())
+}
+
+/// Nothing of EtcdCluster `name` runs in `ns`: no StatefulSet, no pod, no volume.
+fn nothing_runs(ns: &str, name: &str) {
+    let instance = format!("app.kubernetes.io/instance={name}");
+    let made = ok(kubectl(&[
+        "-n",
+        ns,
+        "get",
+        "statefulset,pod,pvc",
+        "-l",
+        &instance,
+        "-o",
+        "name",
+    ]));
+    assert_eq!(made.stdout.trim(), "", "nothing of {name} in {ns}");
+}
+
+#[test]
+fn a_tenant_cannot_adopt_the_etcd_of_another_namespace_nor_send_a_password_in_clear() {
+    install_crd();
+    let victim = Ns::new("ten-victim");
+    let tenant = Ns::new("ten-tenant");
+    let (v, t) = (victim.0.as_str(), tenant.0.as_str());
+    let before = self::victim(v, true);
+    assert_eq!(refused_passwords(v), 0);
+    tenant_edits(t);
+
+    // The tenant names the victim's members and its real cluster id, with a password to try.
+    as_tenant_apply(
+        t,
+        &[
+            auth_secret(t, "guess", "tenant-guess"),
+            adopting(
+                t,
+                "grab",
+                &before.endpoints(),
+                before.cluster_id,
+                Some("guess"),
+            ),
+        ],
+    );
+    let r = etcd(t, &["reconcile", "grab", "--timeout", "2m"]);
+    assert_ne!(r.code, 0, "refused: {}", r.stderr);
+    for says in [
+        "spec.adopt.endpoints",
+        &format!("names namespace {v}"),
+        &format!("<pod>.<service>.{t}.svc"),
+        "--allow-foreign-adopt-endpoints",
+    ] {
+        assert!(r.stderr.contains(says), "{says:?} in {}", r.stderr);
+    }
+    let (conds, status) = conditions(t, "grab");
+    assert!(
+        conds.iter().any(|(reason, m)| reason == "AdoptionRefused"
+            && m.contains(&format!("names namespace {v}"))),
+        "{conds:?}"
+    );
+    assert!(status["clusterId"].is_null(), "{status}");
+    assert!(
+        status["members"].as_array().is_none_or(Vec::is_empty),
+        "{status}"
+    );
+    nothing_runs(t, "grab");
+
+    // The victim's owner adopting its own members with a password over plain http: refused
+    // before the password goes anywhere.
+    ok(kubectl_stdin(
+        &["-n", v, "apply", "-f", "-"],
+        &json!({"apiVersion": "v1", "kind": "List", "items": [
+            auth_secret(v, "root-guess", "owners-wrong-guess"),
+            adopting(v, "mine", &before.endpoints(), before.cluster_id, Some("root-guess")),
+        ]})
+        .to_string(),
+    ));
+    let r = etcd(v, &["reconcile", "mine", "--timeout", "2m"]);
+    assert_ne!(r.code, 0, "refused: {}", r.stderr);
+    for says in ["plain http", "spec.auth", "spec.adopt.tlsSecret"] {
+        assert!(r.stderr.contains(says), "{says:?} in {}", r.stderr);
+    }
+    nothing_runs(v, "mine");
+
+    // Nothing reached the victim: same members, keys and pods, and no password was tried.
+    assert_eq!(Victim::read(v, true), before);
+    assert_eq!(refused_passwords(v), 0, "no password reached the victim");
+    // (A wrong password does show: the check above can fail.)
+    let tried = etcdctl(
+        v,
+        "etcd-0",
+        &["--user", "root:nope", "get", "victim/secret"],
+    );
+    assert_ne!(tried.code, 0);
+    eventually(
+        "etcd to log the wrong password",
+        Duration::from_secs(10),
+        || (refused_passwords(v) > 0).then_some(()),
+    );
+}
+
+#[test]
+fn an_operator_watching_the_tenant_refuses_the_pod_ips_of_another_namespace() {
+    install_crd();
+    let victim = Ns::new("ten-ipvictim");
+    let tenant = Ns::new("ten-iptenant");
+    let (v, t) = (victim.0.as_str(), tenant.0.as_str());
+    let before = self::victim(v, false);
+    tenant_edits(t);
+    let ips = ok(kubectl(&[
+        "-n",
+        v,
+        "get",
+        "pods",
+        "-l",
+        "app=plain-etcd",
+        "-o",
+        "jsonpath={.items[*].status.podIP}",
+    ]));
+    let endpoints: Vec<String> = ips
+        .stdout
+        .split_whitespace()
+        .map(|ip| format!("http://{ip}:2379"))
+        .collect();
+    assert_eq!(endpoints.len(), 3, "{}", ips.stdout);
+    // No `spec.auth` here: the pod IPs alone are the vector.
+    as_tenant_apply(
+        t,
+        &[adopting(t, "grab", &endpoints, before.cluster_id, None)],
+    );
+    // (Metrics on a port the kernel picks: nobody reads them here.)
+    let op = common::operator::LocalOperator::start_with(
+        t,
+        "grab",
+        &["--metrics-addr", "127.0.0.1:0", "--dial", "direct"],
+        &[],
+    )
+    .unwrap();
+    let refused = format!("is not the IP of a pod of namespace {t}");
+    eventually(
+        "the operator to refuse the adoption",
+        Duration::from_secs(120),
+        || {
+            let (conds, _) = conditions(t, "grab");
+            conds
+                .iter()
+                .any(|(reason, m)| reason == "AdoptionRefused" && m.contains(&refused))
+                .then_some(())
+        },
+    );
+    // Passes go on (a hold is looked at again); none dials the victim.
+    std::thread::sleep(Duration::from_secs(20));
+    let (conds, status) = conditions(t, "grab");
+    assert!(
+        conds.iter().any(|(reason, _)| reason == "AdoptionRefused"),
+        "{conds:?}\n{}",
+        op.log_tail(30)
+    );
+    assert!(status["clusterId"].is_null(), "{status}");
+    nothing_runs(t, "grab");
+    assert_eq!(Victim::read(v, false), before);
+    drop(op);
+}
