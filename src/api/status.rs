@@ -64,6 +64,20 @@ pub struct EtcdClusterStatus {
     /// TLS of the cluster: its mode and each certificate's expiry (managed: and renewal time).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tls: Option<TlsStatus>,
+    /// Requests of the spec carried out to the end, by nonce: a rule never acts again on a
+    /// request whose nonce is here, whatever records come and go (a finished recovery whose
+    /// snapshot record retention or a user deleted stays finished).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completed: Option<CompletedRequests>,
+}
+
+/// `status.completed`: the durable done-marks of the spec's one-time requests.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CompletedRequests {
+    /// The nonce of the last `spec.recovery` carried out to the end (the seed restored).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<String>,
 }
 
 /// `status.tls`.

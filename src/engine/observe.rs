@@ -346,6 +346,7 @@ pub async fn observe(
         last_version,
         upgrade,
         maintenance: last.and_then(|s| s.maintenance.clone()),
+        completed: last.and_then(|s| s.completed.clone()).unwrap_or_default(),
         nospace: full.nospace,
         revision: full.revision,
         now,

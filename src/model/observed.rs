@@ -40,6 +40,8 @@ pub struct Observed {
     pub upgrade: Option<UpgradeRecord>,
     /// What the engine recorded of a full database it heals (`status.maintenance`).
     pub maintenance: Option<crate::api::MaintenanceStatus>,
+    /// The spec's requests the engine recorded as done (`status.completed`).
+    pub completed: crate::api::CompletedRequests,
     /// Members with a raised NOSPACE alarm (asked only when a member's health read failed for
     /// alarms).
     pub nospace: Vec<u64>,

@@ -152,7 +152,10 @@ fn expired_backups(d: &Desired, plan: &BackupPlan, o: &Observed) -> Option<Step>
         cluster: &d.name,
         destination: &plan.to.location,
     };
-    let mut expiry = expired(&o.backups.records, policy, o.now, owner, &o.backups.pinned);
+    // Restores name what they pin; a recovery of the spec pins the records it leans on.
+    let mut pinned = o.backups.pinned.clone();
+    pinned.extend(super::recover::pinned_records(d, &o.backups.records));
+    let mut expiry = expired(&o.backups.records, policy, o.now, owner, &pinned);
     if failing {
         let good = |name: &str| {
             o.backups

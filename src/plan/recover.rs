@@ -189,11 +189,47 @@ pub fn progress<'a>(r: &Recovery, records: &'a [EtcdBackup]) -> Progress<'a> {
     }
 }
 
+/// Recovery `r` was carried out to the end: its nonce is the done-mark in status
+/// (`status.completed.recovery`). Done for good, whatever records come and go: its snapshot
+/// record deleted by retention or by hand must never read as "no snapshot yet" (a new fence and
+/// rebuild under a new cluster id) or "no such backup" (a hold for ever).
+pub fn completed(r: &Recovery, o: &Observed) -> bool {
+    o.completed.recovery.as_deref() == Some(r.nonce.as_str())
+}
+
 /// A recovery is under way: decided and not restored yet (its fence stays while it is).
 pub fn under_way(d: &Desired, o: &Observed) -> bool {
-    d.recovery
-        .as_ref()
-        .is_some_and(|r| !matches!(progress(r, &o.backups.records), Progress::Restored(_)))
+    d.recovery.as_ref().is_some_and(|r| {
+        !completed(r, o) && !matches!(progress(r, &o.backups.records), Progress::Restored(_))
+    })
+}
+
+/// `status.completed` after a pass: what was recorded, and the recovery of the spec once its
+/// record says the seed was restored.
+pub fn completed_record(d: &Desired, o: &Observed) -> crate::api::CompletedRequests {
+    let mut done = o.completed.clone();
+    if let Some(r) = &d.recovery
+        && matches!(progress(r, &o.backups.records), Progress::Restored(_))
+    {
+        done.recovery = Some(r.nonce.clone());
+    }
+    done
+}
+
+/// The records recovery `r` leans on, which retention must keep while the spec names it: the
+/// backup it rebuilds from, or its survivor's snapshots.
+pub fn pinned_records(d: &Desired, records: &[EtcdBackup]) -> Vec<String> {
+    let Some(r) = &d.recovery else {
+        return Vec::new();
+    };
+    match &r.from {
+        RecoverFrom::Backup { record } => vec![record.clone()],
+        RecoverFrom::Member { .. } => records
+            .iter()
+            .filter(|b| b.labels().get(label::RECOVERY) == Some(&r.nonce))
+            .map(ResourceExt::name_any)
+            .collect(),
+    }
 }
 
 /// Once its snapshot is verified, a recovery restores the seed from it: `d.restore` is that
@@ -228,7 +264,7 @@ pub fn settle(mut d: Desired, o: &Observed) -> Desired {
 /// The rule: the next step of the recovery `spec.recovery` asks for (see the module's diagram);
 /// silent once the seed is restored, and without a recovery.
 pub fn recovery(d: &Desired, o: &Observed) -> Option<Step> {
-    let r = d.recovery.as_ref()?;
+    let r = d.recovery.as_ref().filter(|r| !completed(r, o))?;
     match progress(r, &o.backups.records) {
         Progress::Restored(_) => None,
         Progress::Deleting(rec) => after_deletion(d, o, &rec.name_any()),

@@ -614,6 +614,7 @@ impl World {
             trust: Default::default(),
             cert_manager: Vec::new(),
             maintenance: None,
+            completed: Default::default(),
             nospace: match self.leader {
                 Some(l) if self.alarm() => vec![l],
                 _ => Vec::new(),

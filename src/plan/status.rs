@@ -101,6 +101,8 @@ pub fn derive_status(
     st.maintenance = super::nospace::record(d, o, step, prev.and_then(|p| p.maintenance.as_ref()));
     st.adoption = super::adopt::record(d, o, step, prev);
     st.tls = super::pki::status(d, o);
+    st.completed =
+        Some(super::recover::completed_record(d, o)).filter(|c| *c != Default::default());
     st.phase = Some(phase(o, step, &doing));
     st
 }

@@ -70,6 +70,7 @@ pub(super) fn healthy(d: &Desired, n: u32) -> Observed {
         cert_manager: Vec::new(),
         leader_peers: None,
         maintenance: None,
+        completed: Default::default(),
         nospace: Vec::new(),
         revision: 0,
         restore_pod: None,

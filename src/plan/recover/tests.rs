@@ -518,3 +518,55 @@ fn a_survivor_that_moved_since_its_snapshot_stops_the_recovery() {
         "{e}"
     );
 }
+
+/// A finished recovery, its done-mark recorded (`status.completed`), then its records gone
+/// (retention, or a user): the rules act on it no more. Without the mark the same world would be
+/// a new fence and rebuild under a new cluster id (from a survivor, forced) or a hold for ever
+/// (from a backup).
+#[test]
+fn a_finished_recovery_stays_finished_when_its_records_go() {
+    for (d, without_mark) in [
+        (recovering(None, true), "fenceClients"),
+        (recovering(Some("demo-b"), false), "hold"),
+    ] {
+        let mut running = healthy(&d, 3);
+        let rec = match &d.recovery.as_ref().unwrap().from {
+            RecoverFrom::Backup { record: r } => record(r, None, backup_phase::SUCCEEDED, 1),
+            RecoverFrom::Member { .. } => record("a", Some("n1"), backup_phase::SUCCEEDED, 1),
+        };
+        running.backups.records = vec![marked(rec, Mark::Restored)];
+        assert_eq!(next(&d, &running), Step::Idle, "restored, the record there");
+        // The pass that saw the seed restored records the done-mark.
+        running.completed = completed_record(&d, &running);
+        assert_eq!(running.completed.recovery.as_deref(), Some("n1"));
+        running.backups.records.clear();
+        assert_eq!(recovery(&d, &running), None);
+        assert!(!under_way(&d, &running));
+        assert_eq!(next(&d, &running), Step::Idle, "the records gone");
+        // The mark is carried from pass to pass.
+        assert_eq!(completed_record(&d, &running), running.completed);
+        // What the mark prevents:
+        running.completed = Default::default();
+        assert_eq!(name(&next(&d, &running)), without_mark);
+    }
+    // Another recovery (a new nonce) is a new request: the old mark does not stop it.
+    let mut d = recovering(None, true);
+    d.recovery.as_mut().unwrap().nonce = "n2".into();
+    let mut o = lost(&d);
+    o.completed.recovery = Some("n1".into());
+    assert_eq!(next(&d, &o), Step::FenceClients);
+}
+
+#[test]
+fn retention_keeps_the_records_a_recovery_of_the_spec_leans_on() {
+    let d = recovering(Some("demo-b"), false);
+    assert_eq!(pinned_records(&d, &[]), ["demo-b"]);
+    let d = recovering(None, false);
+    let records = [
+        record("mine", Some("n1"), backup_phase::SUCCEEDED, 1),
+        record("earlier", Some("n0"), backup_phase::SUCCEEDED, 1),
+        record("scheduled", None, backup_phase::SUCCEEDED, 1),
+    ];
+    assert_eq!(pinned_records(&d, &records), ["mine"]);
+    assert!(pinned_records(&desired(3), &records).is_empty());
+}
