@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the release artifacts of kubectl-etcd into dist/ (or --out DIR), all of the version in
 # Cargo.toml:
-#   kubectl-etcd_v<V>_linux_amd64.tar.gz   the binary, LICENSE, README.md and completions/ (+ .sha256)
+#   kubectl-etcd_v<V>_linux_amd64.tar.gz   the binary, LICENSE, README.md, docs/src/ (the pages README
+#                                          links to) and completions/ (+ .sha256)
 #   etcd.yaml                              the krew plugin manifest (plugins/etcd.yaml with the
 #                                          archive's uri and sha256 filled in)
 #   kubectl-etcd-<V>.tgz                   the Helm chart package (+ .sha256)
@@ -74,6 +75,7 @@ stage=$(mktemp -d); trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/a/completions"
 install -m 0755 "$bin" "$stage/a/kubectl-etcd"
 install -m 0644 LICENSE README.md "$stage/a/"
+mkdir -p "$stage/a/docs/src" && install -m 0644 docs/src/*.md "$stage/a/docs/src/"
 install -m 0644 completions/* "$stage/a/completions/"
 chmod 0755 "$stage/a/completions/kubectl_complete-etcd"
 # reproducible order, owner and times (the mtime of the last commit, else now)
