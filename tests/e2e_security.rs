@@ -243,7 +243,8 @@ fn a_cluster_gets_its_network_policy_and_the_spec_switch_takes_it_away_and_back(
     assert_eq!(
         rule(2380)["from"],
         serde_json::json!([{"podSelector": {"matchLabels": {
-            "app.kubernetes.io/name": "etcd", "app.kubernetes.io/instance": "np"}}}])
+            "app.kubernetes.io/name": "etcd", "app.kubernetes.io/instance": "np",
+            "app.kubernetes.io/managed-by": "kubectl-etcd"}}}])
     );
     let clients = rule(2379)["from"].as_array().unwrap().clone();
     assert_eq!(clients.len(), 3, "{clients:?}");

@@ -128,6 +128,9 @@ pub enum Reason {
     PlainHttp,
     /// `InsecureTransport` false: clients speak https with client certificates.
     ClientCertificates,
+    /// An object at one of the cluster's names (a Service, the NetworkPolicy, a TLS Secret, a
+    /// member claim, …) is not the cluster's: the engine writes and deletes nothing meanwhile.
+    ObjectNotOwned,
     /// `VolumeTooSmall` false: the volumes hold the quota (or there are none).
     QuotaFitsVolume,
     /// `VolumeTooSmall` true.
@@ -189,6 +192,7 @@ impl Reason {
             Reason::SwitchingTls => "SwitchingTLS",
             Reason::PlainHttp => "PlainHttp",
             Reason::ClientCertificates => "ClientCertificates",
+            Reason::ObjectNotOwned => "ObjectNotOwned",
             Reason::QuotaFitsVolume => "QuotaFitsVolume",
             Reason::QuotaExceedsVolume => "QuotaExceedsVolume",
         }
@@ -230,6 +234,7 @@ pub mod reason {
     pub const ROLLING_BACK: &str = Reason::RollingBack.as_str();
     pub const ROLLED_BACK: &str = Reason::RolledBack.as_str();
     pub const UPGRADE_BLOCKED: &str = Reason::UpgradeBlocked.as_str();
+    pub const OBJECT_NOT_OWNED: &str = Reason::ObjectNotOwned.as_str();
     // BackupHealthy's reasons (written by the backup schedule, not by the planner).
     pub const BACKUP_SUCCEEDED: &str = "BackupSucceeded";
     pub const BACKUP_FAILED: &str = "BackupFailed";

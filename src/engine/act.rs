@@ -437,7 +437,7 @@ async fn take_over_service(ctx: &Context, d: &Desired, name: &str) -> Result<(),
         .await
         .map_err(|e| Error::kube("get", "Service", ns, name, e))?;
     let old = svc.spec.and_then(|s| s.selector).unwrap_or_default();
-    let ours = objects::selector_labels(&d.name);
+    let ours = objects::member_labels(&d.name);
     let mut selector = serde_json::Map::new();
     for k in old.keys().filter(|k| !ours.contains_key(k.as_str())) {
         selector.insert(k.clone(), serde_json::Value::Null);

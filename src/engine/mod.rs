@@ -484,26 +484,28 @@ pub async fn member_volumes(
 
 /// Deletes every member volume of cluster `namespace/name`; true once none is left. The finalizer
 /// runs it for `delete --delete-data`, and so does the CLI for a cluster that had no finalizer
-/// (nobody ran the engine's release).
+/// (nobody ran the engine's release). A volume is the cluster's by its member labels
+/// (`objects::member_labels`: managed-by the engine) and its name (`data-NAME-<ordinal>`): the
+/// volumes of another etcd of the same instance name stay, and each is deleted by name.
 pub async fn delete_volumes(client: &Client, namespace: &str, name: &str) -> Result<bool, Error> {
     let pvcs: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), namespace);
-    let lp = ListParams::default().labels(&objects::selector_string(name));
-    let err = |e| {
-        Error::kube(
-            "delete the volumes of",
-            crate::api::KIND,
-            namespace,
-            name,
-            e,
-        )
-    };
-    if pvcs.list(&lp).await.map_err(err)?.items.is_empty() {
-        return Ok(true);
+    let left = member_volumes(client, namespace, name).await?;
+    for claim in &left {
+        match pvcs.delete(claim, &DeleteParams::default()).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.code == 404 => {}
+            Err(e) => {
+                return Err(Error::kube(
+                    "delete",
+                    "PersistentVolumeClaim",
+                    namespace,
+                    claim,
+                    e,
+                ));
+            }
+        }
     }
-    pvcs.delete_collection(&DeleteParams::default(), &lp)
-        .await
-        .map_err(err)?;
-    Ok(false)
+    Ok(left.is_empty())
 }
 
 /// Applies the project's CRDs (EtcdCluster, EtcdBackup; server-side, fields owned by the engine)

@@ -9,6 +9,7 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ConfigMap, Node, PersistentVolumeClaim, Pod, Service};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, ListParams};
 
 use super::Context;
@@ -259,7 +260,7 @@ pub async fn observe(
     d: &Desired,
     last: Option<&EtcdClusterStatus>,
 ) -> Result<(Desired, Observed), Error> {
-    let seen = crate::phase::timed(crate::phase!("read_objects"), read_objects(ctx, d)).await?;
+    let mut seen = crate::phase::timed(crate::phase!("read_objects"), read_objects(ctx, d)).await?;
     let mut statefulset = seen.sts.as_ref().map(workload_view);
     if let Some(w) = statefulset.as_mut() {
         let missing = pods_missing(d, w.replicas, &seen.pods);
@@ -313,6 +314,10 @@ pub async fn observe(
         let api = Api::<Pod>::namespaced(ctx.client.clone(), &d.namespace);
         let name = crate::objects::restore::pod_name(&d.name);
         match get_opt(&api, "Pod", &d.namespace, &name).await? {
+            Some(p) if let Some(n) = objects::not_owned_by_reference(d, "Pod", &p.metadata) => {
+                seen.not_owned.push(n);
+                None
+            }
             Some(p) => Some(match restore_pod_view(&p) {
                 RestorePodView::Running => fetch_retrying(&api, &p, now)
                     .await
@@ -331,8 +336,8 @@ pub async fn observe(
         false => None,
     };
     let (last_version, upgrade) = crate::plan::upgrade::from_status(last);
-    let (certificates, trust) = super::pki::observe(ctx, d).await?;
-    let cert_manager = super::pki::observe_cert_manager(ctx, d).await?;
+    let (certificates, trust) = super::pki::observe(ctx, d, &mut seen.not_owned).await?;
+    let cert_manager = super::pki::observe_cert_manager(ctx, d, &mut seen.not_owned).await?;
     let observed = Observed {
         statefulset,
         supporting_objects: seen.supporting_current(d, admitted.as_ref()),
@@ -360,6 +365,7 @@ pub async fn observe(
         cert_manager,
         // Read by the engine when the plan removes a voter (`plan::needs_leader_peers`).
         leader_peers: None,
+        not_owned: seen.not_owned,
     };
     Ok((d.clone(), observed))
 }
@@ -374,13 +380,26 @@ struct Objects {
     cm: Option<ConfigMap>,
     pods: Vec<Pod>,
     pvcs: Vec<PersistentVolumeClaim>,
+    /// Objects at the cluster's names that are not the cluster's (left out of the fields above).
+    not_owned: Vec<model::NotOwned>,
 }
 
 impl Objects {
     /// Whether the Services, the disruption budget and the policy are there as `d` wants them
     /// (`admitted`: the operator the policy there admits).
     fn supporting_current(&self, d: &Desired, admitted: Option<&model::OperatorPods>) -> bool {
-        self.peer_svc.is_some()
+        // Each selects the members by `member_labels` (one made before they did is applied again).
+        let members = |svc: &Service| objects::service_selects_members(&d.name, svc);
+        self.peer_svc.as_ref().is_some_and(members)
+            && self.client_svc.as_ref().is_some_and(members)
+            && self
+                .pdb
+                .as_ref()
+                .is_some_and(|p| objects::budget_selects_members(&d.name, p))
+            && self
+                .network_policy
+                .as_ref()
+                .is_none_or(|p| objects::policy_selects_members(&d.name, p))
             // A fenced Service (`spec.recovery`) is recovery's to put back.
             && self
                 .client_svc
@@ -430,13 +449,29 @@ async fn read_objects(ctx: &Context, d: &Desired) -> Result<Objects, Error> {
                 .await
                 .map_err(|e| Error::kube("list", "Pod", ns, &d.name, e))
         },
+        // Every claim: one at a member's name without the member labels is not the cluster's.
         async {
             pvc_api
-                .list(&lp)
+                .list(&ListParams::default())
                 .await
                 .map_err(|e| Error::kube("list", "PersistentVolumeClaim", ns, &d.name, e))
         },
     )?;
+    let mut not_owned = Vec::new();
+    let mut own = |kind: &str, meta: Option<&ObjectMeta>| {
+        let n = meta.and_then(|m| objects::not_owned_by_reference(d, kind, m));
+        let mine = meta.is_some() && n.is_none();
+        not_owned.extend(n);
+        mine
+    };
+    let sts = sts.filter(|o| own("StatefulSet", Some(&o.metadata)));
+    let peer_svc = peer_svc.filter(|o| own("Service", Some(&o.metadata)));
+    let client_svc = client_svc.filter(|o| own("Service", Some(&o.metadata)));
+    let pdb = pdb.filter(|o| own("PodDisruptionBudget", Some(&o.metadata)));
+    let network_policy = network_policy.filter(|o| own("NetworkPolicy", Some(&o.metadata)));
+    let cm = cm.filter(|o| own("ConfigMap", Some(&o.metadata)));
+    let (pvcs, foreign) = member_claims(d, pvcs.items);
+    not_owned.extend(foreign);
     Ok(Objects {
         sts,
         peer_svc,
@@ -445,8 +480,36 @@ async fn read_objects(ctx: &Context, d: &Desired) -> Result<Objects, Error> {
         network_policy,
         cm,
         pods: pods.items,
-        pvcs: pvcs.items,
+        pvcs,
+        not_owned,
     })
+}
+
+/// The namespace's claims at the cluster's volume names: the members' (their labels say so),
+/// and the others, not the cluster's (a StatefulSet would start a member on one of them).
+fn member_claims(
+    d: &Desired,
+    claims: Vec<PersistentVolumeClaim>,
+) -> (Vec<PersistentVolumeClaim>, Vec<model::NotOwned>) {
+    let mut foreign = Vec::new();
+    let ours = claims
+        .into_iter()
+        .filter(|c| {
+            let at_our_name = c
+                .metadata
+                .name
+                .as_deref()
+                .is_some_and(|n| objects::ordinal_of_volume(&d.name, n).is_some());
+            if !at_our_name {
+                return false;
+            }
+            let n = objects::not_owned_by_labels(d, "PersistentVolumeClaim", &c.metadata);
+            let mine = n.is_none();
+            foreign.extend(n);
+            mine
+        })
+        .collect();
+    (ours, foreign)
 }
 
 /// The pods of ordinals below the StatefulSet's replicas that do not exist: its controller has
@@ -616,6 +679,12 @@ fn workload_view(s: &StatefulSet) -> WorkloadView {
         terminating: s.metadata.deletion_timestamp.is_some(),
         controller_behind: controller_behind(s),
         cannot_create: None,
+        member_selector: s
+            .spec
+            .as_ref()
+            .and_then(|spec| spec.selector.match_labels.as_ref())
+            .and_then(|l| l.get(objects::LABEL_MANAGED_BY))
+            .is_some_and(|v| v == objects::FIELD_MANAGER),
     }
 }
 
@@ -841,7 +910,7 @@ async fn observe_adoption(
         view.service_found = svc.is_some();
         view.service_taken = svc
             .and_then(|s| s.spec?.selector)
-            .is_some_and(|sel| sel == objects::selector_labels(&d.name));
+            .is_some_and(|sel| sel == objects::member_labels(&d.name));
     }
     Ok(view)
 }
@@ -1433,9 +1502,46 @@ mod tests {
 
     use super::{
         Pod, controller_behind, exit_message, exit_reason, failed_attempt, leader_by_term,
-        memory_limit, newest_create_failure, node_cordoned, node_down, pod_leaving, pod_view,
-        pods_missing,
+        member_claims, memory_limit, newest_create_failure, node_cordoned, node_down, pod_leaving,
+        pod_view, pods_missing,
     };
+
+    #[test]
+    fn a_claim_at_a_members_name_without_its_labels_is_not_the_clusters_and_others_are_ignored() {
+        use k8s_openapi::api::core::v1::PersistentVolumeClaim;
+        let d = crate::fixtures::cluster("demo").desired();
+        let claim = |name: &str, managed_by: Option<&str>| {
+            let mut labels = crate::objects::selector_labels("demo");
+            if let Some(m) = managed_by {
+                labels.insert(crate::keys::LABEL_MANAGED_BY.into(), m.into());
+            }
+            let mut c = PersistentVolumeClaim::default();
+            c.metadata.name = Some(name.into());
+            c.metadata.labels = Some(labels);
+            c
+        };
+        let (ours, foreign) = member_claims(
+            &d,
+            vec![
+                claim("data-demo-0", Some("kubectl-etcd")),
+                // A plain etcd's claim at a member's name: the StatefulSet would mount it.
+                claim("data-demo-1", None),
+                // A Helm release `demo` of bitnami/etcd: its claims are named after its set.
+                claim("data-demo-etcd-0", Some("Helm")),
+                claim("data-other-0", Some("kubectl-etcd")),
+            ],
+        );
+        let names: Vec<_> = ours
+            .iter()
+            .filter_map(|c| c.metadata.name.clone())
+            .collect();
+        assert_eq!(names, ["data-demo-0"]);
+        assert_eq!(foreign.len(), 1);
+        assert_eq!(
+            (foreign[0].kind.as_str(), foreign[0].name.as_str()),
+            ("PersistentVolumeClaim", "data-demo-1")
+        );
+    }
 
     #[test]
     fn a_statefulset_is_behind_until_its_controller_observed_its_generation() {

@@ -175,9 +175,12 @@ fn trust_view(found: &[(CertRole, String, Option<Secret>)]) -> TrustView {
 
 /// The certificates of the cluster's TLS Secrets as they are now (empty without TLS), and (in
 /// managed mode) what they say of a CA rotation.
+/// Managed mode: a Secret at one of the engine's names that is not the cluster's goes to
+/// `not_owned` and reads as missing (the planner holds on it before anything issues over it).
 pub async fn observe(
     ctx: &Context,
     d: &Desired,
+    not_owned: &mut Vec<crate::model::NotOwned>,
 ) -> Result<(Vec<CertificateView>, TrustView), Error> {
     let api: Api<Secret> = Api::namespaced(ctx.client.clone(), &d.namespace);
     let mut found = Vec::new();
@@ -186,6 +189,13 @@ pub async fn observe(
             .get_opt(&name)
             .await
             .map_err(|e| Error::kube("get", "Secret", &d.namespace, &name, e))?;
+        // Only managed mode writes these Secrets; the ones `spec.tls` names are the user's.
+        let foreign = s
+            .as_ref()
+            .filter(|_| d.pki.is_some())
+            .and_then(|s| objects::not_owned_by_reference(d, "Secret", &s.metadata));
+        let s = if foreign.is_some() { None } else { s };
+        not_owned.extend(foreign);
         found.push((role, name, s));
     }
     let trust = if d.pki.is_some() {
@@ -237,6 +247,7 @@ pub async fn observe(
 pub async fn observe_cert_manager(
     ctx: &Context,
     d: &Desired,
+    not_owned: &mut Vec<crate::model::NotOwned>,
 ) -> Result<Vec<crate::model::pki::CertManagerView>, Error> {
     use objects::cert_manager::{Certificate, not_ready};
     if d.cert_manager.is_none() {
@@ -250,6 +261,11 @@ pub async fn observe_cert_manager(
             .get_opt(&name)
             .await
             .map_err(|e| Error::kube("get", "Certificate", &d.namespace, &name, e))?;
+        let foreign = c
+            .as_ref()
+            .and_then(|c| objects::not_owned_by_reference(d, "Certificate", &c.metadata));
+        let c = if foreign.is_some() { None } else { c };
+        not_owned.extend(foreign);
         out.push(crate::model::pki::CertManagerView {
             role,
             condition: c.as_ref().map(not_ready).unwrap_or_default(),

@@ -321,6 +321,9 @@ pub struct Desired {
     pub namespace: String,
     /// Owner uid, for owner references and a unique initial-cluster token.
     pub uid: String,
+    /// The StatefulSet keeps the two-label selector it was made with (`objects::selector_labels`,
+    /// before the member labels were its selector): immutable, set by `keep_immutable`.
+    pub legacy_selector: bool,
     pub generation: i64,
     pub replicas: u32,
     /// The version the members' template runs: `spec.version`, unless `plan::upgrade::settle`
@@ -452,6 +455,7 @@ impl Desired {
             name: name.into(),
             namespace: namespace.into(),
             uid: String::new(),
+            legacy_selector: false,
             generation: 0,
             replicas: 0,
             version: Version {
@@ -509,7 +513,9 @@ impl Desired {
 /// on with the storage it has, so every other rule keeps working (no apply that fails with 422).
 ///
 /// Called once per pass, by `observe` (what the members are dialed with is this `Desired`).
-pub fn keep_immutable(d: Desired, workload: Option<&WorkloadView>) -> Desired {
+pub fn keep_immutable(mut d: Desired, workload: Option<&WorkloadView>) -> Desired {
+    // A new StatefulSet selects the member labels; one made before keeps its own selector.
+    d.legacy_selector = workload.is_some_and(|w| !w.member_selector);
     keep_domain(keep_storage(keep_tls(d, workload), workload), workload)
 }
 

@@ -73,6 +73,23 @@ pub struct Observed {
     /// The peers the leader counts as connected (its own `/metrics`), read only when the plan
     /// removes a voter (`plan::needs_leader_peers`); `None` when not read or not readable.
     pub leader_peers: Option<LeaderPeers>,
+    /// Objects found at names the engine writes (or deletes) that are not the cluster's: no
+    /// owner reference to it (member claims: not its member labels). Observe leaves them out of
+    /// everything else it records; the planner holds while any is there.
+    pub not_owned: Vec<NotOwned>,
+}
+
+/// An object at one of the cluster's names that is not the cluster's (`objects::ownership`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct NotOwned {
+    /// Its kind (`NetworkPolicy`, `Secret`, …).
+    pub kind: String,
+    pub name: String,
+    /// Its controller as `Kind name`, when it has one.
+    pub controller: Option<String>,
+    /// Its controller is an earlier EtcdCluster of the same name (another uid): the garbage
+    /// collector deletes it, unless it was orphaned.
+    pub earlier: bool,
 }
 
 /// The peers etcd's leader counts as connected: whom its quorum check before a removal counts.
@@ -152,6 +169,9 @@ pub struct WorkloadView {
     /// Why its controller cannot create a member pod or claim (its newest `FailedCreate`
     /// event, read only while a pod is missing): e.g. a ResourceQuota refuses it.
     pub cannot_create: Option<String>,
+    /// Its selector carries the member labels (`objects::member_labels`); false for one made
+    /// before it did (a StatefulSet's selector is immutable: `Desired::legacy_selector`).
+    pub member_selector: bool,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]

@@ -287,6 +287,7 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
             .clone()
             .unwrap_or_else(|| "default".into()),
         uid: cluster.metadata.uid.clone().unwrap_or_default(),
+        legacy_selector: false,
         generation: cluster.metadata.generation.unwrap_or(0),
         name,
         replicas,

@@ -15,12 +15,14 @@ pub mod security;
 
 mod member_config;
 mod names;
+mod ownership;
 mod services;
 mod workload;
 
 pub use member_config::*;
 pub use names::*;
 pub use network_policy::{admitted_operator, network_policy};
+pub use ownership::*;
 pub use services::*;
 pub use workload::*;
 

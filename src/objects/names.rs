@@ -137,15 +137,33 @@ pub fn ordinal_of_peer_url(cluster: &str, namespace: &str, url: &str) -> Option<
     (!domain.is_empty()).then(|| ordinal_of_pod(cluster, pod))?
 }
 
+/// `app.kubernetes.io/name=etcd,app.kubernetes.io/instance=NAME`: the default selector of
+/// `spec.topologySpreadConstraints`, and the selector of a StatefulSet made before the member
+/// labels were (`Desired::legacy_selector`). It stays so there because a StatefulSet's selector
+/// is immutable (a third label would need every existing StatefulSet re-created) and the pod
+/// template's spread constraints are part of its hash (a change would roll every member).
+/// Neither lets a foreign etcd of the same instance name in: the StatefulSet controller claims
+/// only pods named after its set (and only orphans), and a spread constraint only counts pods.
+/// Everything that routes traffic, budgets disruption, admits peers, or is read or deleted as a
+/// member selects `member_labels`, and so does a new StatefulSet.
 pub fn selector_labels(cluster: &str) -> BTreeMap<String, String> {
     BTreeMap::from([
         (LABEL_NAME.to_string(), "etcd".to_string()),
         (LABEL_INSTANCE.to_string(), cluster.to_string()),
     ])
 }
-/// `app.kubernetes.io/name=etcd,app.kubernetes.io/instance=demo` for list calls and the scale subresource.
+/// The members' labels as only the engine writes them: `selector_labels` and
+/// `app.kubernetes.io/managed-by=kubectl-etcd` (every member pod and claim of the engine has
+/// carried them from the start). The selector of the Services, the disruption budget and the
+/// NetworkPolicy, and of every list of the cluster's pods and claims, so that another etcd of
+/// the same instance name in the namespace (a `bitnami/etcd` release, whose pods say
+/// `managed-by: Helm`) is never selected, read as a member or deleted with the cluster's data.
+pub fn member_labels(cluster: &str) -> BTreeMap<String, String> {
+    labels(cluster)
+}
+/// `member_labels` as a label selector, for list calls and the scale subresource.
 pub fn selector_string(cluster: &str) -> String {
-    selector_labels(cluster)
+    member_labels(cluster)
         .iter()
         .map(|(k, v)| format!("{k}={v}"))
         .collect::<Vec<_>>()

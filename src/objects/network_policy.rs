@@ -24,7 +24,7 @@ use k8s_openapi::api::networking::v1::{
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
-use super::names::{CLIENT_PORT, LABEL_NAME, PEER_PORT, network_policy_name, selector_labels};
+use super::names::{CLIENT_PORT, LABEL_NAME, PEER_PORT, member_labels, network_policy_name};
 use super::services::meta;
 use crate::keys::{LABEL_CLIENT, LABEL_NAMESPACE_NAME};
 use crate::model::{Desired, OperatorPods};
@@ -137,7 +137,7 @@ pub fn network_policy(d: &Desired) -> NetworkPolicy {
     } else {
         (
             Some(client_peers(d)),
-            Some(vec![here(selector_labels(&d.name))]),
+            Some(vec![here(member_labels(&d.name))]),
         )
     };
     let ingress = [rule(CLIENT_PORT, client_from), peer_rule(d, peer_from)]
@@ -147,7 +147,7 @@ pub fn network_policy(d: &Desired) -> NetworkPolicy {
     NetworkPolicy {
         metadata: meta(d, network_policy_name(&d.name)),
         spec: Some(NetworkPolicySpec {
-            pod_selector: select(selector_labels(&d.name)),
+            pod_selector: select(member_labels(&d.name)),
             policy_types: Some(vec!["Ingress".into()]),
             ingress: Some(ingress),
             ..Default::default()
@@ -196,7 +196,9 @@ mod tests {
         assert_eq!(p["metadata"]["ownerReferences"][0]["kind"], "EtcdCluster");
         assert_eq!(
             p["spec"]["podSelector"]["matchLabels"],
-            json!({"app.kubernetes.io/name": "etcd", "app.kubernetes.io/instance": "demo"})
+            json!({"app.kubernetes.io/name": "etcd", "app.kubernetes.io/instance": "demo",
+                   "app.kubernetes.io/managed-by": "kubectl-etcd"}),
+            "the members only: not another etcd of the same instance name"
         );
         assert_eq!(p["spec"]["policyTypes"], json!(["Ingress"]));
         assert_eq!(p["spec"]["ingress"].as_array().unwrap().len(), 2);
@@ -211,7 +213,8 @@ mod tests {
         assert_eq!(
             r["from"],
             json!([{"podSelector": {"matchLabels": {
-                "app.kubernetes.io/name": "etcd", "app.kubernetes.io/instance": "demo"}}}]),
+                "app.kubernetes.io/name": "etcd", "app.kubernetes.io/instance": "demo",
+                "app.kubernetes.io/managed-by": "kubectl-etcd"}}}]),
             "no namespace selector: this namespace only"
         );
     }

@@ -8,8 +8,8 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::monitoring;
 use super::names::{
-    CLIENT_PORT, LABEL_FENCED, PEER_PORT, client_service_name, labels, pdb_name, peer_service_name,
-    selector_labels,
+    CLIENT_PORT, LABEL_FENCED, PEER_PORT, client_service_name, labels, member_labels, pdb_name,
+    peer_service_name,
 };
 use crate::api::EtcdCluster;
 use crate::keys::ANNOTATION_CLIENT_SERVICE;
@@ -55,7 +55,7 @@ pub fn peer_service(d: &Desired) -> Service {
             cluster_ip: Some("None".into()),
             // Peers must resolve each other before any of them is Ready (bootstrap needs quorum).
             publish_not_ready_addresses: Some(true),
-            selector: Some(selector_labels(&d.name)),
+            selector: Some(member_labels(&d.name)),
             ports: Some(
                 [port("client", CLIENT_PORT), port("peer", PEER_PORT)]
                     .into_iter()
@@ -84,7 +84,7 @@ pub fn client_service(d: &Desired) -> Service {
         metadata,
         spec: Some(ServiceSpec {
             type_: c.type_.map(str::to_string),
-            selector: Some(selector_labels(&d.name)),
+            selector: Some(member_labels(&d.name)),
             ports: Some(vec![port("client", CLIENT_PORT)]),
             load_balancer_source_ranges: (!c.source_ranges.is_empty())
                 .then(|| c.source_ranges.clone()),
@@ -132,7 +132,7 @@ pub fn pdb(d: &Desired) -> PodDisruptionBudget {
         spec: Some(PodDisruptionBudgetSpec {
             max_unavailable: Some(IntOrString::Int(1)),
             selector: Some(LabelSelector {
-                match_labels: Some(selector_labels(&d.name)),
+                match_labels: Some(member_labels(&d.name)),
                 ..Default::default()
             }),
             ..Default::default()

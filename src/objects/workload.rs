@@ -18,7 +18,8 @@ use super::monitoring;
 use super::names::{
     ANNOTATION_TEMPLATE_HASH, ANNOTATION_TLS_SWITCH, ANNOTATION_TRUSTED_CA, CLIENT_PORT, CONTAINER,
     DATA_DIR, DATA_VOLUME, ENV_POD_NAME, ENV_POD_NAMESPACE, PEER_PORT, config_name, data_dir,
-    labels, peer_service_name, selector_labels, statefulset_name, tls_key, tls_mount,
+    labels, member_labels, peer_service_name, selector_labels, statefulset_name, tls_key,
+    tls_mount,
 };
 use super::services::meta;
 use crate::model::{ClientTls, Desired, Storage, Tls};
@@ -640,8 +641,12 @@ pub fn statefulset(d: &Desired, replicas: u32) -> StatefulSet {
             replicas: Some(replicas as i32),
             service_name: Some(peer_service_name(&d.name)),
             pod_management_policy: Some("Parallel".into()),
+            // Immutable: one made before the member labels were its selector keeps its own.
             selector: LabelSelector {
-                match_labels: Some(selector_labels(&d.name)),
+                match_labels: Some(match d.legacy_selector {
+                    true => selector_labels(&d.name),
+                    false => member_labels(&d.name),
+                }),
                 ..Default::default()
             },
             update_strategy: Some(StatefulSetUpdateStrategy {

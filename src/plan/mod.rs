@@ -115,6 +115,8 @@ pub type Rule = fn(&Desired, &Observed) -> Option<Step>;
 /// below (a rule may assume that every rule before it had nothing to say).
 pub const RULES: &[Rule] = &[
     paused,
+    // Before renewal too: nothing is written while an object at the cluster's names is another's.
+    owned::objects_not_owned,
     pki::renewal,
     recover::recovery,
     fenced_clients,
@@ -292,6 +294,7 @@ mod drain;
 mod hibernate;
 pub mod maintenance;
 pub mod nospace;
+mod owned;
 pub mod pki;
 pub mod recover;
 mod status;

@@ -576,6 +576,7 @@ impl World {
                 }),
                 controller_behind: self.controller_lag && self.seen_revision != *h,
                 cannot_create: None,
+                member_selector: true,
                 storage: self.sts_storage.clone(),
                 tls: self
                     .templates
@@ -609,6 +610,8 @@ impl World {
                     .map(|m| m.id)
                     .collect(),
             }),
+            // The simulated world holds nobody else's objects.
+            not_owned: Vec::new(),
             // The simulated clusters run without managed TLS.
             certificates: Vec::new(),
             trust: Default::default(),
