@@ -131,6 +131,7 @@ kind: EtcdCluster
 metadata: {{name: {name}, namespace: {ns}}}
 spec:
   replicas: 1
+  version: "3.6.15"
   storage: {{ephemeral: true}}
   networkPolicy: {{enabled: false}}
   tls: {{mode: managed}}
