@@ -1474,7 +1474,8 @@ mod lost_secrets {
         assert!(message.contains("from a copy"), "{message}");
         assert!(
             message.contains(
-                "kubectl -n ns delete pod -l app.kubernetes.io/instance=demo,app.kubernetes.io/name=etcd"
+                "kubectl -n ns delete pod -l app.kubernetes.io/instance=demo,\
+                 app.kubernetes.io/managed-by=kubectl-etcd,app.kubernetes.io/name=etcd"
             ),
             "{message}"
         );
