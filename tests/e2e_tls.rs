@@ -1042,10 +1042,10 @@ impl ReadySampler {
     }
 }
 
-/// `kubectl etcd create NAME --replicas 3 --tls managed`, returned once every member is Ready.
-fn create_managed(ns: &str, name: &str) {
-    let created = json(&ok(etcd(
-        ns,
+/// `kubectl etcd create NAME --replicas 3 --tls managed EXTRA`, returned once every member is
+/// Ready.
+fn create_managed(ns: &str, name: &str, extra: &[&str]) {
+    let args = [
         &[
             "create",
             name,
@@ -1057,8 +1057,11 @@ fn create_managed(ns: &str, name: &str) {
             "5m",
             "-o",
             "json",
-        ],
-    )));
+        ][..],
+        extra,
+    ]
+    .concat();
+    let created = json(&ok(etcd(ns, &args)));
     assert_eq!(ready_members(&created["status"]), (3, 3, 3), "{created}");
 }
 
@@ -1072,7 +1075,7 @@ fn rotate_ca_under_a_writer_keeps_quorum_and_every_write_and_ends_trusting_the_n
     install_crd();
     let ns = Ns::new("tls-rotate");
     let n = "demo";
-    create_managed(&ns.0, n);
+    create_managed(&ns.0, n, &[]);
 
     // Refused without managed TLS (exit 2, the field named), and nothing written.
     let r = etcd(&ns.0, &["rotate-ca", "absent"]);
@@ -1569,7 +1572,7 @@ fn deleted_tls_secrets_hold_the_cluster_until_every_member_is_stopped_for_a_new_
     install_crd();
     let ns = Ns::new("tls-lost");
     let n = "demo";
-    create_managed(&ns.0, n);
+    create_managed(&ns.0, n, &[]);
     let old_ca = secret_pem(&ns.0, "demo-tls-ca", "ca.crt");
     start_tls_writer(&ns.0, "demo-tls-client");
 
@@ -1670,4 +1673,78 @@ fn deleted_tls_secrets_hold_the_cluster_until_every_member_is_stopped_for_a_new_
     assert!(served.stdout.contains("OK"), "{}", served.stdout);
     let acked = assert_no_acknowledged_write_lost(&ns.0);
     assert!(acked > 100, "the writer acknowledged only {acked}");
+}
+
+/// Issue 43 R9: `spec.hibernate` without a backup destination holds the cluster (the snapshot
+/// before hibernating has nowhere to go) while its members keep running; with 5-minute
+/// certificates the renewal must come all the same, or the members stop serving when the
+/// certificates expire. Held throughout, every leaf is renewed, and past the old certificates'
+/// expiry the members still serve a client that checks their certificate.
+#[test]
+fn a_hibernation_held_for_a_destination_still_renews_the_running_members_certificates() {
+    install_crd();
+    let ns = Ns::new("tls-held-renew");
+    let n = "demo";
+    create_managed(&ns.0, n, &["--certificate-lifetime", "5m"]);
+    let before = cert_times(&ns.0, n);
+    let expiry = before["server"].0.clone();
+    ok(kubectl(&[
+        "-n",
+        &ns.0,
+        "patch",
+        "etcdclusters.etcd.kubectl-etcd.io",
+        n,
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"hibernate":true}}"#,
+    ]));
+    let held = etcd(&ns.0, &["reconcile", n, "--timeout", "1m"]);
+    assert_eq!(held.code, 7, "{}\n{}", held.stdout, held.stderr);
+    assert!(
+        held.stderr.contains("spec.backup.destination"),
+        "{}",
+        held.stderr
+    );
+    // Passes go on (as the operator's would) until 20 s past the old certificates' expiry.
+    while seconds_until(&expiry) > -20 {
+        // 7: held 30 s; 4: the timeout came first (a renewal in the pass restarts the hold's
+        // 30 s). Never converged: the hibernation holds throughout.
+        let r = etcd(&ns.0, &["reconcile", n, "--timeout", "40s"]);
+        assert!(
+            r.code == 7 || r.code == 4,
+            "held throughout: {}\n{}",
+            r.stdout,
+            r.stderr
+        );
+    }
+    let after = cert_times(&ns.0, n);
+    for role in ["server", "peer", "client"] {
+        assert_ne!(
+            after[role].0, before[role].0,
+            "{role}: not renewed while the hibernation held"
+        );
+        assert!(seconds_until(&after[role].0) > 0, "{role}: expired");
+    }
+    let served = ok(verified_put(&ns.0, "demo-1", "held/1"));
+    assert!(served.stdout.contains("OK"), "{}", served.stdout);
+    let ready = ok(kubectl(&[
+        "-n",
+        &ns.0,
+        "get",
+        "pods",
+        "-l",
+        "app.kubernetes.io/instance=demo",
+        "-o",
+        "jsonpath={range .items[*]}{.status.conditions[?(@.type==\"Ready\")].status} {end}",
+    ]));
+    assert_eq!(
+        ready
+            .stdout
+            .split_whitespace()
+            .filter(|s| *s == "True")
+            .count(),
+        3,
+        "{}",
+        ready.stdout
+    );
 }
