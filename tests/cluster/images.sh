@@ -181,12 +181,16 @@ case "$mode" in
       if [ "$REBUILT" = 1 ] && [ "$mode" = all ]; then $CTR images rm "$ETCD_REPO:v$v" >/dev/null 2>&1 || true; fi
     done
     if [ "$mode" = all ]; then
+      present=0 added=0
       for pair in "${want[@]}"; do
         image=${pair%%=*} archive=${pair#*=}
-        if imported "$image"; then continue; fi
+        if imported "$image"; then present=$((present + 1)); continue; fi
         import_archive "$image" "$archive"
         log "imported $image"
+        added=$((added + 1))
       done
+      # one line a run: what a reused testbed lacked (tests/run-all.sh calls this on every testbed)
+      log "images: $added imported, $present already present (pause, etcd $(etcd_versions | paste -sd' '))"
     fi
     ;;
   *) die "usage: images.sh [all|build-only|operator <binary>]" ;;
