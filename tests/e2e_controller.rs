@@ -26,13 +26,20 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
 async fn get(addr: SocketAddr, path: &str) -> String {
-    let mut conn = tokio::net::TcpStream::connect(addr).await.unwrap();
-    conn.write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes())
+    try_get(addr, path)
         .await
-        .unwrap();
+        .unwrap_or_else(|e| panic!("GET {path} from {addr}: {e}"))
+}
+
+/// `get`, with a failed connection or read as an error: a poll waiting for readiness counts it as
+/// "not yet" (a server still starting on a loaded machine may reset a connection).
+async fn try_get(addr: SocketAddr, path: &str) -> std::io::Result<String> {
+    let mut conn = tokio::net::TcpStream::connect(addr).await?;
+    conn.write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes())
+        .await?;
     let mut out = String::new();
-    conn.read_to_string(&mut out).await.unwrap();
-    out
+    conn.read_to_string(&mut out).await?;
+    Ok(out)
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -257,10 +264,9 @@ async fn a_standby_takes_over_from_a_stopped_leader_and_a_leader_that_loses_the_
         let b = spawn("b", port + 1, stop_b.clone());
         let b_addr = SocketAddr::from(([127, 0, 0, 1], port + 1));
         eventually("b to stand by, ready", 30, || async {
-            let r = tokio::net::TcpStream::connect(b_addr).await.ok()?;
-            drop(r);
-            get(b_addr, "/readyz")
+            try_get(b_addr, "/readyz")
                 .await
+                .ok()?
                 .starts_with("HTTP/1.1 200")
                 .then_some(())
         })
