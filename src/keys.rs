@@ -28,10 +28,6 @@ pub const LABEL_RESTORE_OF: &str = "etcd.kubectl-etcd.io/restore-of";
 /// Label naming the claim a pvc agent pod serves.
 pub const LABEL_AGENT_OF: &str = "etcd.kubectl-etcd.io/pvc-agent";
 
-/// A pod of any namespace carrying this label with a cluster's name as its value may open client
-/// connections (2379) to that cluster's members through its NetworkPolicy
-/// (`objects::network_policy`); pods of the cluster's own namespace may without it.
-pub const LABEL_CLIENT: &str = "etcd.kubectl-etcd.io/client";
 /// The label Kubernetes puts on every Namespace with its own name (what a NetworkPolicy selects a
 /// namespace by).
 pub const LABEL_NAMESPACE_NAME: &str = "kubernetes.io/metadata.name";

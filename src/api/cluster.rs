@@ -144,10 +144,9 @@ pub struct EtcdClusterSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub maintenance: Option<MaintenanceSpec>,
     /// The cluster's NetworkPolicy (on when absent): peers (2380) only from its own members;
-    /// clients (2379) from its namespace, from the operator's pods in `kubectl-etcd-system` and
-    /// from pods of any namespace labelled `etcd.kubectl-etcd.io/client: <cluster name>`; the
-    /// metrics listener (`spec.metrics`) from anywhere. Enforced only by a network plugin that
-    /// implements NetworkPolicy.
+    /// clients (2379) from its namespace, from the operator's pods and from every pod of the
+    /// namespaces listed in `clientNamespaces`; the metrics listener (`spec.metrics`) from
+    /// anywhere. Enforced only by a network plugin that implements NetworkPolicy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network_policy: Option<NetworkPolicySpec>,
     /// A rebuild after quorum loss, decided by `kubectl etcd recover` (which writes it, a fresh
@@ -210,6 +209,11 @@ pub struct NetworkPolicySpec {
     /// Whether the engine keeps the cluster's NetworkPolicy (default true); false deletes it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
+    /// Namespaces whose pods may open the client port (2379), besides the cluster's own
+    /// namespace and the operator's pods: each matched by its `kubernetes.io/metadata.name`
+    /// label, which only the API server sets, so a namespace cannot admit itself.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub client_namespaces: Vec<String>,
 }
 
 /// `spec.recovery`: what `kubectl etcd recover` decided.

@@ -407,11 +407,13 @@ impl Objects {
                 .is_some_and(|s| objects::client_service_current(d, s) || objects::is_fenced(s))
             && self.pdb.is_some()
             // `spec.networkPolicy.enabled` switched either way is the supporting objects' step,
-            // and so is a policy that does not admit the operator (one installed elsewhere).
+            // and so is a policy that does not admit the operator (one installed elsewhere) or
+            // not the listed client namespaces.
             && self.network_policy.is_some() == d.network_policy
-            && (self.network_policy.is_none()
-                || d.adopt.is_some()
-                || admitted == Some(&d.operator))
+            && self.network_policy.as_ref().is_none_or(|p| {
+                d.adopt.is_some()
+                    || (admitted == Some(&d.operator) && objects::policy_admits_clients(d, p))
+            })
     }
 }
 

@@ -364,6 +364,9 @@ pub struct Desired {
     /// Whether the engine keeps the cluster's NetworkPolicy (`spec.networkPolicy.enabled`,
     /// default true).
     pub network_policy: bool,
+    /// Namespaces whose pods the NetworkPolicy admits to the client port
+    /// (`spec.networkPolicy.clientNamespaces`), sorted, each once.
+    pub client_namespaces: Vec<String>,
     /// The operator's pods the NetworkPolicy admits to the client port: not from the spec, but
     /// from the driver or the policy there is (`model::keep_operator`, applied in `observe`).
     pub operator: super::OperatorPods,
@@ -481,6 +484,7 @@ impl Desired {
             cluster_domain: crate::keys::DEFAULT_CLUSTER_DOMAIN.into(),
             metrics_port: None,
             network_policy: true,
+            client_namespaces: Vec::new(),
             operator: Default::default(),
             client_service: ClientService::default(),
             server_names: Vec::new(),

@@ -1116,6 +1116,43 @@ fn pod_metadata_is_checked_and_the_engine_labels_are_its_own() {
 }
 
 #[test]
+fn client_namespaces_are_namespace_names_each_once_sorted() {
+    let listed = |names: &[&str]| {
+        let mut s = spec(3, "3.5.16");
+        s.network_policy = Some(crate::api::NetworkPolicySpec {
+            enabled: None,
+            client_namespaces: names.iter().map(|n| (*n).to_string()).collect(),
+        });
+        validate(&cluster(s))
+    };
+    assert!(listed(&[]).unwrap().client_namespaces.is_empty());
+    assert_eq!(
+        listed(&["web", "billing"]).unwrap().client_namespaces,
+        ["billing", "web"]
+    );
+    let e = listed(&["billing", "billing"]).unwrap_err();
+    assert_eq!(e.field, "spec.networkPolicy.clientNamespaces");
+    assert!(e.message.contains("\"billing\" is listed twice"), "{e:?}");
+    let too_long = "a".repeat(64);
+    for bad in [
+        "*",
+        "",
+        "Billing",
+        "team.a",
+        "-web",
+        "web-",
+        too_long.as_str(),
+    ] {
+        let e = listed(&[bad]).unwrap_err();
+        assert_eq!(e.field, "spec.networkPolicy.clientNamespaces", "{bad:?}");
+        assert!(
+            e.message.contains("is not a namespace name"),
+            "{bad:?}: {e:?}"
+        );
+    }
+}
+
+#[test]
 fn the_exit_reason_is_the_line_that_says_why_not_the_usage_after_it() {
     let pod = |msg: &str| PodView {
         last_exit_message: Some(msg.into()),

@@ -263,6 +263,7 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
     let image_pull_secrets = validate_image_pull_secrets(spec.image_pull_secrets.as_deref())?;
     let cluster_domain = validate_cluster_domain(spec.cluster_domain.as_deref())?;
     let metrics_port = spec.metrics.as_ref().map(validate_metrics).transpose()?;
+    let client_namespaces = validate_client_namespaces(spec.network_policy.as_ref())?;
     let restore = spec.restore.as_ref().map(validate_restore).transpose()?;
     let backup = spec.backup.as_ref().map(validate_backup).transpose()?;
     let recovery = super::recovery::validate(spec.recovery.as_ref(), &name, backup.as_ref())?;
@@ -314,6 +315,7 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
             .as_ref()
             .and_then(|n| n.enabled)
             .unwrap_or(true),
+        client_namespaces,
         operator: Default::default(),
         client_service,
         server_names,
@@ -559,6 +561,49 @@ fn validate_image_pull_secrets(
     Ok(names)
 }
 
+/// `spec.networkPolicy.clientNamespaces`: namespace names (RFC 1123 labels), each once;
+/// returned sorted.
+fn validate_client_namespaces(
+    spec: Option<&crate::api::NetworkPolicySpec>,
+) -> Result<Vec<String>, InvalidSpec> {
+    let field = "spec.networkPolicy.clientNamespaces";
+    let mut names: Vec<String> = Vec::new();
+    for n in spec
+        .map(|s| s.client_namespaces.as_slice())
+        .unwrap_or_default()
+    {
+        if !is_dns_label(n) {
+            return Err(invalid(
+                field,
+                format!(
+                    "{n:?} is not a namespace name; list namespaces by name (at most 63 lowercase \
+                     letters, digits and '-'), e.g. [\"billing\"]: no patterns, no labels"
+                ),
+            ));
+        }
+        if names.contains(n) {
+            return Err(invalid(
+                field,
+                format!("namespace {n:?} is listed twice; list each once"),
+            ));
+        }
+        names.push(n.clone());
+    }
+    names.sort();
+    Ok(names)
+}
+
+/// A namespace name (RFC 1123 label): 1-63 lowercase letters, digits and '-', neither first
+/// nor last.
+pub fn is_dns_label(name: &str) -> bool {
+    (1..=63).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !name.starts_with('-')
+        && !name.ends_with('-')
+}
+
 pub(super) fn validate_secret_name(field: &'static str, name: &str) -> Result<String, InvalidSpec> {
     validate_dns_subdomain(field, "Secret", name)
 }
@@ -585,14 +630,7 @@ pub fn validate_cluster_domain(domain: Option<&str>) -> Result<String, InvalidSp
         return Ok(crate::keys::DEFAULT_CLUSTER_DOMAIN.into());
     };
     let domain = given.strip_suffix('.').unwrap_or(given);
-    let label_ok = |l: &str| {
-        (1..=63).contains(&l.len())
-            && l.bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-            && !l.starts_with('-')
-            && !l.ends_with('-')
-    };
-    if domain.len() > 200 || !domain.split('.').all(label_ok) {
+    if domain.len() > 200 || !domain.split('.').all(is_dns_label) {
         return Err(invalid(
             "spec.clusterDomain",
             format!(

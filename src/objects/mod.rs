@@ -21,7 +21,7 @@ mod workload;
 
 pub use member_config::*;
 pub use names::*;
-pub use network_policy::{admitted_operator, network_policy};
+pub use network_policy::{admitted_operator, network_policy, policy_admits_clients};
 pub use ownership::*;
 pub use services::*;
 pub use workload::*;

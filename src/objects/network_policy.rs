@@ -4,8 +4,10 @@
 //! - peers (2380): only the cluster's own members (its selector, in its namespace);
 //! - clients (2379): any pod of the cluster's namespace (applications, restore and pvc agent
 //!   pods, a CLI run in a pod there), the operator's pods (in `kubectl-etcd-system` by default;
-//!   wherever the operator that writes the policy runs, `model::OperatorPods`), and pods of any
-//!   namespace labelled `etcd.kubectl-etcd.io/client: <cluster>`;
+//!   wherever the operator that writes the policy runs, `model::OperatorPods`), and every pod of
+//!   the namespaces the cluster's owner lists (`spec.networkPolicy.clientNamespaces`), matched
+//!   by `kubernetes.io/metadata.name`, the label only the API server sets: no pod or namespace
+//!   can admit itself by a label it writes;
 //! - the metrics listener (`spec.metrics`): from anywhere (plain `/metrics` and `/health`, no key
 //!   data; Prometheus scrapes it from its own namespace);
 //! - while `spec.adopt` is set, both ports from anywhere: the old members (which may run outside
@@ -21,12 +23,12 @@ use k8s_openapi::api::networking::v1::{
     IPBlock, NetworkPolicy, NetworkPolicyIngressRule, NetworkPolicyPeer, NetworkPolicyPort,
     NetworkPolicySpec,
 };
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::names::{CLIENT_PORT, LABEL_NAME, PEER_PORT, member_labels, network_policy_name};
 use super::services::meta;
-use crate::keys::{LABEL_CLIENT, LABEL_NAMESPACE_NAME};
+use crate::keys::LABEL_NAMESPACE_NAME;
 use crate::model::{Desired, OperatorPods};
 
 fn tcp(port: u16) -> NetworkPolicyPort {
@@ -97,12 +99,21 @@ pub fn client_peers(d: &Desired) -> Vec<NetworkPolicyPeer> {
             pod_selector: select(one(LABEL_NAME, &d.operator.name)),
             ..Default::default()
         },
-        NetworkPolicyPeer {
-            namespace_selector: Some(LabelSelector::default()),
-            pod_selector: select(one(LABEL_CLIENT, &d.name)),
-            ..Default::default()
-        },
     ];
+    // Every pod of the listed namespaces: by the name label the API server sets on each.
+    if !d.client_namespaces.is_empty() {
+        peers.push(NetworkPolicyPeer {
+            namespace_selector: Some(LabelSelector {
+                match_expressions: Some(vec![LabelSelectorRequirement {
+                    key: LABEL_NAMESPACE_NAME.into(),
+                    operator: "In".into(),
+                    values: Some(d.client_namespaces.clone()),
+                }]),
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+    }
     if d.client_service.exposed() {
         peers.extend(anywhere);
     }
@@ -128,6 +139,25 @@ pub fn admitted_operator(policy: &NetworkPolicy) -> Option<OperatorPods> {
             name: label(&peer.pod_selector, LABEL_NAME)?,
         })
     })
+}
+
+/// Whether `policy` admits to the client port exactly whom `d` admits (`client_peers`): a
+/// changed `clientNamespaces`, or a policy written before it (the pod-label peer of earlier
+/// versions), is applied again. An adoption's open policy is left to `admitted_operator`.
+pub fn policy_admits_clients(d: &Desired, policy: &NetworkPolicy) -> bool {
+    let client = policy
+        .spec
+        .as_ref()
+        .and_then(|s| s.ingress.as_ref())
+        .and_then(|rules| {
+            rules.iter().find(|r| {
+                r.ports.as_ref().is_some_and(|p| {
+                    p.iter()
+                        .any(|p| p.port == Some(IntOrString::Int(i32::from(CLIENT_PORT))))
+                })
+            })
+        });
+    d.adopt.is_some() || client.is_some_and(|r| r.from.as_ref() == Some(&client_peers(d)))
 }
 
 pub fn network_policy(d: &Desired) -> NetworkPolicy {
@@ -220,7 +250,7 @@ mod tests {
     }
 
     #[test]
-    fn clients_come_from_the_namespace_the_operator_and_labelled_pods() {
+    fn clients_come_from_the_namespace_and_the_operator_and_no_pod_label_admits_more() {
         let p = policy(&crate::fixtures::cluster("demo").desired());
         let r = rule_of(&p, CLIENT_PORT);
         assert_eq!(
@@ -229,10 +259,59 @@ mod tests {
                 {"podSelector": {}},
                 {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kubectl-etcd-system"}},
                  "podSelector": {"matchLabels": {"app.kubernetes.io/name": "kubectl-etcd-operator"}}},
-                {"namespaceSelector": {},
-                 "podSelector": {"matchLabels": {"etcd.kubectl-etcd.io/client": "demo"}}},
-            ])
+            ]),
+            "no peer with an open namespace selector: a pod label of another namespace admits nothing"
         );
+    }
+
+    #[test]
+    fn listed_client_namespaces_are_admitted_by_the_name_label_the_api_server_sets() {
+        let mut d = crate::fixtures::cluster("demo").desired();
+        d.client_namespaces = vec!["billing".into(), "web".into()];
+        let p = policy(&d);
+        let from = rule_of(&p, CLIENT_PORT)["from"].clone();
+        assert_eq!(from.as_array().unwrap().len(), 3, "{from}");
+        assert_eq!(
+            from[2],
+            json!({"namespaceSelector": {"matchExpressions": [
+                {"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["billing", "web"]}]}}),
+            "every pod of those namespaces, no pod selector"
+        );
+        assert_eq!(
+            rule_of(&p, PEER_PORT)["from"].as_array().unwrap().len(),
+            1,
+            "peers stay the members only"
+        );
+        assert_eq!(
+            admitted_operator(&network_policy(&d)),
+            Some(d.operator.clone()),
+            "the operator is still read back"
+        );
+    }
+
+    #[test]
+    fn a_policy_admitting_other_clients_is_not_current() {
+        let mut d = crate::fixtures::cluster("demo").desired();
+        let before = network_policy(&d);
+        assert!(policy_admits_clients(&d, &before));
+        d.client_namespaces = vec!["billing".into()];
+        assert!(
+            !policy_admits_clients(&d, &before),
+            "a namespace added: applied again"
+        );
+        assert!(policy_admits_clients(&d, &network_policy(&d)));
+        // A policy of an earlier version, admitting any namespace's pods by their label.
+        let mut old = network_policy(&crate::fixtures::cluster("demo").desired());
+        let rules = old.spec.as_mut().unwrap().ingress.as_mut().unwrap();
+        rules[0].from.as_mut().unwrap().push(NetworkPolicyPeer {
+            namespace_selector: Some(LabelSelector::default()),
+            pod_selector: select(one("etcd.kubectl-etcd.io/client", "demo")),
+            ..Default::default()
+        });
+        d.client_namespaces.clear();
+        assert!(!policy_admits_clients(&d, &old), "the label peer goes");
+        adopting(&mut d);
+        assert!(policy_admits_clients(&d, &network_policy(&d)));
     }
 
     #[test]
