@@ -22,7 +22,7 @@ EXCLUSIVE=" e2e_operator e2e_defrag e2e_helm "
 declare -A WEIGHT=(
   [e2e_tls]=715 [e2e_backup]=600 [e2e_faults]=580 [e2e_adopt]=400 [e2e_upgrade]=280 [e2e]=290
   [e2e_storage]=145 [e2e_monitoring]=135 [etcd_live]=98 [e2e_status]=35 [e2e_security]=33
-  [e2e_namespaced]=29 [e2e_lease]=28 [e2e_controller]=23 [s3_live]=25 [kubectl_etcd]=15
+  [e2e_namespaced]=29 [e2e_netpol]=80 [e2e_lease]=28 [e2e_controller]=23 [s3_live]=25 [kubectl_etcd]=15
   [e2e_support]=11 [generated]=1 [docs]=1 [output]=1 [kubectl-etcd]=1
 )
 OUT=target/test-logs

@@ -71,13 +71,14 @@ phase deps
 # PATH for the scripts and the tests (env.sh puts $K8S_BIN first).
 GO_LOG=$ROOT/target/run-all-go-builds.log
 mkdir -p "$ROOT/target"
-# helm, krew and krew's validator (tests/cluster/helm.sh; the chart/krew/versions tests) come last:
+# helm, krew and krew's validator (tests/cluster/helm.sh; the chart/krew/versions tests) and
+# kube-router (the testbed's NetworkPolicy enforcer, tests/cluster/netpol.sh) come last:
 # cold they take about 10 min, beside the fast lane and the Rust build instead of after them.
 # prometheus and promtool (tests/cluster/prometheus.sh) too: the monitoring rules' tests; and
 # cert-manager's controllers (tests/cluster/cert-manager.sh): e2e_tls's certManager mode.
 ( "$C/build-k8s.sh" && { [ ! -x "$C/etcd-bins.sh" ] || "$C/etcd-bins.sh"; } && "$C/prometheus.sh" >/dev/null &&
   "$C/cert-manager.sh" build >/dev/null &&
-  for t in helm krew validate-krew-manifest; do "$C/helm.sh" "$t" >/dev/null || exit 1; done ) >"$GO_LOG" 2>&1 &
+  for t in helm krew validate-krew-manifest kube-router; do "$C/helm.sh" "$t" >/dev/null || exit 1; done ) >"$GO_LOG" 2>&1 &
 go_pid=$!
 # cargo-deny (the supply-chain check, deny.toml) is built once from crates.io and cached; cold it
 # takes minutes of rustc, so it builds beside the fast lane too and is checked after the builds.

@@ -8,7 +8,7 @@ if [ ! -e /usr/sbin/policy-rc.d ]; then printf '#!/bin/sh\nexit 101\n' > /usr/sb
 pkgs="make gcc libc6-dev
   etcd-server etcd-client containerd runc containernetworking-plugins iptables conntrack
   buildah busybox-static dnsmasq-base bind9-dnsutils jq curl bc file socat ethtool openssl
-  protobuf-compiler libprotobuf-dev iproute2 kmod python3-pip python3-venv rsync"
+  protobuf-compiler libprotobuf-dev iproute2 kmod python3-pip python3-venv rsync ipset"
 missing=$(dpkg-query -W -f='${Package} ${Status}\n' $pkgs 2>/dev/null | awk '$4!="installed"{print $1}' || true)
 need=0; for p in $pkgs; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep 'install ok installed' >/dev/null || need=1; done
 mkdir -p "$KE_CACHE"

@@ -39,6 +39,7 @@ if alive containerd; then
 fi
 
 stop kube-proxy
+"$here/netpol.sh" down   # the NetworkPolicy enforcer and its chains
 stop dns-feeder 5
 stop pv-fsgroup 5
 stop dnsmasq 5

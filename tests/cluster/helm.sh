@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Builds the packaging tools the chart and krew tests use, from their Go modules at exact versions, and
-# caches the binaries under $KE_CACHE/tools/<tool>-<version>/ (idempotent: a binary that reports its
-# version is not rebuilt). Prints the binary's path on stdout (people's messages go to stderr).
+# Builds the Go tools the chart and krew tests and the testbed use, from their Go modules at exact
+# versions, and caches the binaries under $KE_CACHE/tools/<tool>-<version>/ (idempotent: a binary that
+# reports its version is not rebuilt). Prints the binary's path on stdout (people's messages go to stderr).
 #
 #   helm.sh [helm]                  helm (helm.sh/helm/v3/cmd/helm at $HELM_VERSION)
 #   helm.sh krew                    krew (sigs.k8s.io/krew/cmd/krew at $KREW_VERSION)
 #   helm.sh validate-krew-manifest  krew's manifest validator (same module, cmd/validate-krew-manifest)
+#   helm.sh kube-router             kube-router (github.com/cloudnativelabs/kube-router/v2 at
+#                                   $KUBE_ROUTER_VERSION): the testbed's NetworkPolicy enforcer, netpol.sh
 #
 # Each is `go install module/cmd/x@version`: the module's own go.mod and go.sum decide every dependency
 # (nothing resolved here), CGO_ENABLED=0, -trimpath, under nice. The version variables the projects'
@@ -16,6 +18,8 @@ here=$(cd "$(dirname "$0")" && pwd); . "$here/env.sh"
 
 HELM_VERSION=${HELM_VERSION:-3.22.0}
 KREW_VERSION=${KREW_VERSION:-0.4.3}
+# test-only: security flaws are reported for v2.1.0 (netpol.sh)
+KUBE_ROUTER_VERSION=${KUBE_ROUTER_VERSION:-2.1.0}
 TOOLS=$KE_CACHE/tools
 
 go_env() {
@@ -69,5 +73,9 @@ case "$tool" in
   validate-krew-manifest)
     build validate-krew-manifest "sigs.k8s.io/krew/cmd/validate-krew-manifest@v$KREW_VERSION" \
       "$TOOLS/validate-krew-manifest-$KREW_VERSION" "-s -w" ;;
-  *) die "unknown tool '$tool' (helm, krew, validate-krew-manifest)" ;;
+  kube-router)
+    build kube-router "github.com/cloudnativelabs/kube-router/v2/cmd/kube-router@v$KUBE_ROUTER_VERSION" \
+      "$TOOLS/kube-router-$KUBE_ROUTER_VERSION" \
+      "-s -w -X github.com/cloudnativelabs/kube-router/v2/pkg/version.Version=v$KUBE_ROUTER_VERSION" ;;
+  *) die "unknown tool '$tool' (helm, krew, validate-krew-manifest, kube-router)" ;;
 esac

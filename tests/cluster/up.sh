@@ -2,7 +2,8 @@
 # Brings up a real single-node Kubernetes testbed on this VM, version $KUBE_VERSION (default in env.sh;
 # e.g. KUBE_VERSION=1.37.2 tests/cluster/up.sh; see /work/shared/testbed/RECIPE.md for the facts that still hold from 1.20): control-plane etcd, kube-apiserver, kube-controller-manager (hostpath
 # provisioner + pv-fsgroup.sh), kube-scheduler, containerd, kubelet, kube-proxy, dnsmasq + dns-feeder.sh, the images, and a
-# default StorageClass `standard` (and `standard-b`). Returns at once if the testbed is already up and healthy.
+# default StorageClass `standard` (and `standard-b`), and kube-router's NetworkPolicy controller (netpol.sh;
+# KE_NETPOL=0: none, policies then enforce nothing). Returns at once if the testbed is already up and healthy.
 # Afterwards: export KUBECONFIG=/tmp/tb/admin.kubeconfig
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd); . "$here/env.sh"; . "$here/lib.sh"
@@ -21,6 +22,11 @@ done_msg() {
 node_ready() {
   [ "$(K get node "$NODE_NAME" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" = True ]
 }
+# the NetworkPolicy enforcer (netpol.sh; idempotent): started on a reused testbed too
+netpol_up() {
+  if [ "${KE_NETPOL:-1}" = 0 ]; then log "KE_NETPOL=0: no NetworkPolicy enforcer"; return 0; fi
+  "$here/netpol.sh" up
+}
 dns_ok() { [ "$(dig +short +time=1 +tries=1 @"$NODE_IP" kubernetes.default.svc.cluster.local A 2>/dev/null)" = 10.96.0.1 ]; }
 
 # ---------------------------------------------------------------- already up?
@@ -33,6 +39,7 @@ if [ -s "$KC" ] && all_alive && K get --raw /readyz >/dev/null 2>&1 && node_read
     *) die "a testbed of Kubernetes $running is running, $K8S_VERSION was asked for: tests/cluster/down.sh --clean first" ;;
   esac
   log "testbed already up and healthy (Kubernetes $running): reusing"
+  netpol_up
   done_msg "reusing"
   exit 0
 fi
@@ -230,4 +237,6 @@ phase node-ready
 wait_for dnsmasq 60 dns_ok
 alive dns-feeder || { logtail dns-feeder; die "dns-feeder died"; }
 phase dns
+netpol_up
+phase netpol
 done_msg "testbed up"
