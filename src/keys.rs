@@ -31,6 +31,9 @@ pub const LABEL_AGENT_OF: &str = "etcd.kubectl-etcd.io/pvc-agent";
 /// The label Kubernetes puts on every Namespace with its own name (what a NetworkPolicy selects a
 /// namespace by).
 pub const LABEL_NAMESPACE_NAME: &str = "kubernetes.io/metadata.name";
+/// A namespace labelled `etcd.kubectl-etcd.io/refuse-operator=true` is refused to the operator by
+/// its admission policy (`objects::admission`): it writes nothing there.
+pub const LABEL_REFUSE_OPERATOR: &str = "etcd.kubectl-etcd.io/refuse-operator";
 
 /// Pod labels the engine sets (its selector, the StatefulSet's own, `recover`'s fence):
 /// `spec.podMetadata` may not.
@@ -122,9 +125,32 @@ pub fn ordinal_of_pod(cluster: &str, pod: &str) -> Option<u32> {
 
 /// The operator's install (`objects::install`, which re-exports these).
 pub mod install {
-    /// The operator's namespace: the engine Leases live here whatever namespace the operator runs
-    /// in, so that the CLI finds them.
+    /// The operator's namespace unless installed elsewhere (`install --operator-namespace`).
     pub const NAMESPACE: &str = "kubectl-etcd-system";
     /// Name of the Deployment, ServiceAccount, roles and bindings.
     pub const NAME: &str = "kubectl-etcd-operator";
+
+    /// The leader-election Lease of operator install `operator` (its name, the chart's `name`),
+    /// in the operator's own namespace: replicas of one install share it, and installs elect
+    /// apart.
+    pub fn leader_lease(operator: &str) -> String {
+        format!("{operator}-leader")
+    }
+
+    /// The ClusterRole of what operator install `operator`, watching every namespace, holds in
+    /// a namespace where it serves a cluster (`objects::access::workload`), bound there by a
+    /// RoleBinding named `operator` that the operator writes (`objects::install::workload_binding`).
+    pub fn workload_role(operator: &str) -> String {
+        format!("{operator}-workload")
+    }
+
+    /// The username of operator install `operator`'s ServiceAccount in `namespace` (what its
+    /// admission policy matches).
+    pub fn service_account_user(namespace: &str, operator: &str) -> String {
+        format!("system:serviceaccount:{namespace}:{operator}")
+    }
 }
+
+/// What every cluster's engine Lease is named after (`lease::cluster_lease`):
+/// `etcdcluster.<namespace>.<name>`.
+pub const CLUSTER_LEASE_PREFIX: &str = "etcdcluster.";

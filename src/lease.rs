@@ -101,7 +101,7 @@ const CLI_PREFIX: &str = "cli/";
 /// Name of the Lease of EtcdCluster `namespace/name` (namespace and cluster names are DNS
 /// labels, so this is a valid object name).
 pub fn cluster_lease(namespace: &str, name: &str) -> String {
-    format!("etcdcluster.{namespace}.{name}")
+    format!("{}{namespace}.{name}", crate::keys::CLUSTER_LEASE_PREFIX)
 }
 
 /// The identity of an operator replica: `operator/<pod-name>`. A name that already has the

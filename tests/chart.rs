@@ -22,6 +22,7 @@ const CHART: &str = "charts/kubectl-etcd";
 const RULES: &str = "charts/kubectl-etcd/templates/_rules.tpl";
 const CRDS: &str = "charts/kubectl-etcd/crds/crds.yaml";
 const MONITORING: &str = "charts/kubectl-etcd/templates/monitoring.yaml";
+const ADMISSION: &str = "charts/kubectl-etcd/templates/admission.yaml";
 const REGENERATE: &str = "KE_REGENERATE=1 cargo test --test chart generated";
 
 fn helm() -> &'static PathBuf {
@@ -122,7 +123,11 @@ fn assert_same(chart: &[Value], want: &[Value], what: &str) {
 /// One rule a line, as JSON (which is YAML): a template includes it under `rules:`.
 fn rules_block(name: &str, object: &Value) -> String {
     let rules = object["rules"].as_array().expect("a role with rules");
-    let lines: Vec<String> = rules.iter().map(|r| format!("- {r}")).collect();
+    // The install's name in a rule (`resourceNames`) is the release's.
+    let lines: Vec<String> = rules
+        .iter()
+        .map(|r| format!("- {r}").replace(install::NAME, "{{ include \"kubectl-etcd.name\" . }}"))
+        .collect();
     format!(
         "{{{{- define \"kubectl-etcd.rules.{name}\" -}}}}\n{}\n{{{{- end -}}}}\n",
         lines.join("\n")
@@ -145,7 +150,11 @@ fn rules_tpl() -> String {
     };
     let n = install::NAME;
     [
-        ("watched", find(&cluster, "ClusterRole", n, None)),
+        ("every", find(&cluster, "ClusterRole", n, None)),
+        (
+            "workload",
+            find(&cluster, "ClusterRole", &format!("{n}-workload"), None),
+        ),
         ("namespaced", find(&scoped, "Role", n, Some("w"))),
         ("nodes", find(&scoped, "ClusterRole", &format!("{n}-nodes"), None)),
         ("lease", find(&cluster, "Role", n, Some(NAMESPACE))),
@@ -156,6 +165,33 @@ fn rules_tpl() -> String {
     .fold(
         format!("{{{{/* Generated from objects::install by tests/chart.rs; do not edit. Regenerate: {REGENERATE} */}}}}\n"),
         |acc, (name, o)| acc + &rules_block(name, o),
+    )
+}
+
+/// templates/admission.yaml: `objects::admission::manifests` as JSON documents, with the release
+/// namespace and the operator's name put in as template expressions (whole values quoted, and
+/// inside the policy's expressions and messages as they are: both are DNS labels).
+fn admission_tpl() -> String {
+    const NS: &str = "@release-namespace@";
+    const NAME: &str = "@operator-name@";
+    let labels =
+        serde_json::json!({ LABEL_NAME: NAME, "app.kubernetes.io/managed-by": "kubectl-etcd" });
+    let docs: Vec<String> = kubectl_etcd::objects::admission::manifests(NS, NAME, &labels)
+        .iter()
+        .map(|o| {
+            serde_json::to_string_pretty(o)
+                .unwrap()
+                .replace(
+                    &format!("\"{NAME}\""),
+                    "{{ include \"kubectl-etcd.name\" . | quote }}",
+                )
+                .replace(NS, "{{ .Release.Namespace }}")
+                .replace(NAME, "{{ include \"kubectl-etcd.name\" . }}")
+        })
+        .collect();
+    format!(
+        "{{{{/* Generated from objects::admission by tests/chart.rs; do not edit. Regenerate: {REGENERATE} */}}}}\n{}\n",
+        docs.join("\n---\n")
     )
 }
 
@@ -211,6 +247,11 @@ fn generated_crds_are_fresh() {
 }
 
 #[test]
+fn generated_admission_policy_is_fresh() {
+    check(ADMISSION, &admission_tpl());
+}
+
+#[test]
 fn generated_monitoring_objects_are_fresh() {
     check(MONITORING, &monitoring_tpl());
 }
@@ -222,11 +263,7 @@ fn helm_lint_passes_for_both_scopes() {
     for set in [
         &[][..],
         &["rbac.scope=namespace"][..],
-        &[
-            "rbac.scope=namespace",
-            "rbac.watchNamespace=team-a",
-            "leaseNamespace.create=false",
-        ][..],
+        &["rbac.scope=namespace", "rbac.watchNamespace=team-a"][..],
         &["monitoring.enabled=true"][..],
     ] {
         let mut c = Command::new(helm());
@@ -387,36 +424,28 @@ fn helm_template_image_and_name_values_are_manifests_image_and_a_renamed_operato
 }
 
 #[test]
-fn helm_template_elsewhere_creates_the_lease_namespace_and_keeps_it() {
+fn helm_template_elsewhere_renders_manifests_operator_namespace() {
     let chart = objects(&must("helm template", template("ops", &[])));
-    let ns: Vec<&Value> = chart.iter().filter(|o| o["kind"] == "Namespace").collect();
-    assert_eq!(ns.len(), 1, "{ns:?}");
-    assert_eq!(ns[0]["metadata"]["name"], NAMESPACE);
-    assert_eq!(
-        ns[0]["metadata"]["annotations"]["helm.sh/resource-policy"],
-        "keep"
-    );
-    // the builder's lease namespace, with Helm's keep annotation
-    let mut kept = ns[0].clone();
-    kept["metadata"]
-        .as_object_mut()
-        .unwrap()
-        .remove("annotations");
-    let built = install::manifests("x", "ops")
-        .into_iter()
-        .find(|o| o["kind"] == "Namespace" && o["metadata"]["name"] == NAMESPACE)
-        .unwrap();
-    assert_eq!(kept, built);
+    // No namespace of its own besides the release's (Helm's): the leader Lease is in it.
+    assert!(chart.iter().all(|o| o["kind"] != "Namespace"));
     let sa = chart
         .iter()
         .find(|o| o["kind"] == "ServiceAccount")
         .unwrap();
     assert_eq!(sa["metadata"]["namespace"], "ops");
-    let off = objects(&must(
-        "helm template",
-        template("ops", &["leaseNamespace.create=false"]),
-    ));
-    assert!(off.iter().all(|o| o["kind"] != "Namespace"));
+    let lease_role = chart.iter().find(|o| o["kind"] == "Role").unwrap();
+    assert_eq!(lease_role["metadata"]["namespace"], "ops");
+    let policy = chart
+        .iter()
+        .find(|o| o["kind"] == "ValidatingAdmissionPolicy")
+        .unwrap();
+    assert_eq!(
+        policy["spec"]["matchConditions"][0]["expression"],
+        format!(
+            "request.userInfo.username == 'system:serviceaccount:ops:{}'",
+            install::NAME
+        )
+    );
     // manifests into another namespace: the same objects there
     let mut want: Vec<Value> = install::manifests(
         &format!(
@@ -434,8 +463,8 @@ fn helm_template_elsewhere_creates_the_lease_namespace_and_keeps_it() {
             o["kind"], o["metadata"]["namespace"], o["metadata"]["name"]
         )
     });
-    assert_same(&off, &want, "release namespace ops");
-    // and `kubectl etcd manifests --operator-namespace ops` prints them (besides the namespaces)
+    assert_same(&chart, &want, "release namespace ops");
+    // and `kubectl etcd manifests --operator-namespace ops` prints them (besides the namespace)
     let image = format!(
         "ghcr.io/kubectl-etcd/kubectl-etcd:{}",
         env!("CARGO_PKG_VERSION")
@@ -447,7 +476,7 @@ fn helm_template_elsewhere_creates_the_lease_namespace_and_keeps_it() {
         "ops",
     ]));
     printed.retain(|o| o["kind"] != "Namespace");
-    assert_same(&off, &printed, "manifests --operator-namespace ops");
+    assert_same(&chart, &printed, "manifests --operator-namespace ops");
 }
 
 /// `imagePullSecrets` (either way Helm charts write them: `- name: x` or `- x`) renders what

@@ -21,7 +21,6 @@ use std::time::Duration;
 use common::*;
 
 const CHART: &str = "charts/kubectl-etcd";
-const LEASE_NS: &str = kubectl_etcd::lease::NAMESPACE;
 
 fn helm(bin: &PathBuf, args: &[&str]) -> Run {
     let mut c = Command::new(bin);
@@ -86,13 +85,14 @@ fn operator_pods(ns: &str, name: &str) -> Vec<String> {
     r.stdout.lines().map(String::from).collect()
 }
 
-fn lease_holder(watch: &str) -> String {
+/// The holder of the leader Lease of operator `name`, in its namespace `ns`.
+fn lease_holder(ns: &str, name: &str) -> String {
     kubectl(&[
         "-n",
-        LEASE_NS,
+        ns,
         "get",
         "lease",
-        &kubectl_etcd::lease::leader_lease(Some(watch)),
+        &kubectl_etcd::keys::install::leader_lease(name),
         "-o",
         "jsonpath={.spec.holderIdentity}",
     ])
@@ -116,9 +116,8 @@ fn helm_install_runs_clusters_upgrade_restarts_no_member_uninstall_keeps_them() 
         .expect("KE_OPERATOR_IMAGE is REPOSITORY:TAG");
     let bin = packaging_tool("helm");
     let ns = Ns::new("helm");
-    // unique: the roles are cluster-scoped and the Lease Role lives in the shared lease namespace
+    // unique: the roles and the admission policy are cluster-scoped
     let name = format!("op-{}", ns.0);
-    let lease_ns_exists = kubectl(&["get", "namespace", LEASE_NS]).code == 0;
     let release = Release {
         helm: bin.clone(),
         name: "ke".into(),
@@ -128,7 +127,6 @@ fn helm_install_runs_clusters_upgrade_restarts_no_member_uninstall_keeps_them() 
     let set_name = format!("name={name}");
     let set_repo = format!("image.repository={repo}");
     let set_tag = format!("image.tag={tag}");
-    let set_lease = format!("leaseNamespace.create={}", !lease_ns_exists);
     ok(helm(
         &bin,
         &[
@@ -145,8 +143,6 @@ fn helm_install_runs_clusters_upgrade_restarts_no_member_uninstall_keeps_them() 
             &set_repo,
             "--set",
             &set_tag,
-            "--set",
-            &set_lease,
             "--wait",
             "--timeout",
             "180s",
@@ -170,7 +166,7 @@ fn helm_install_runs_clusters_upgrade_restarts_no_member_uninstall_keeps_them() 
     eventually(
         "the chart's operator to hold its namespace's leader Lease",
         Duration::from_secs(60),
-        || (lease_holder(&ns.0) == format!("operator/{first_pod}")).then_some(()),
+        || (lease_holder(&ns.0, &name) == format!("operator/{first_pod}")).then_some(()),
     );
 
     // a cluster created with plain kubectl and scaled with kubectl scale: the operator's work
@@ -233,7 +229,7 @@ fn helm_install_runs_clusters_upgrade_restarts_no_member_uninstall_keeps_them() 
     eventually(
         "the upgraded operator to take the leader Lease",
         Duration::from_secs(90),
-        || (lease_holder(&ns.0) == format!("operator/{second_pod}")).then_some(()),
+        || (lease_holder(&ns.0, &name) == format!("operator/{second_pod}")).then_some(()),
     );
     // the new operator has passed over the cluster (its status is current) and left it alone
     std::thread::sleep(Duration::from_secs(15));
@@ -274,7 +270,11 @@ fn helm_install_runs_clusters_upgrade_restarts_no_member_uninstall_keeps_them() 
         "crd",
         "etcdclusters.etcd.kubectl-etcd.io",
     ]));
-    ok(kubectl(&["get", "namespace", LEASE_NS]));
+    let gone = kubectl(&["get", "validatingadmissionpolicy", &name]);
+    assert_ne!(
+        gone.code, 0,
+        "the release's admission policy outlived helm uninstall"
+    );
     let c = cluster_json(&ns.0, "demo");
     assert_eq!(c["spec"]["replicas"], 3);
     assert_eq!(

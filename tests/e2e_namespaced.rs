@@ -30,7 +30,6 @@ fn operator_image() -> String {
 struct Installed {
     name: String,
     namespace: String,
-    watched: Vec<String>,
 }
 
 impl Drop for Installed {
@@ -55,30 +54,15 @@ impl Drop for Installed {
             "-l",
             &format!("app.kubernetes.io/name={n}"),
         ]);
+        // The admission policy and its binding are cluster-scoped too; the lease Role and the
+        // leader Lease go with the operator's namespace.
         let _ = kubectl(&[
-            "-n",
-            lease::NAMESPACE,
             "delete",
-            "role,rolebinding",
+            "validatingadmissionpolicy,validatingadmissionpolicybinding",
             "--ignore-not-found",
-            n,
+            "-l",
+            &format!("app.kubernetes.io/name={n}"),
         ]);
-        let mut leases = vec![lease::leader_lease_of(&self.watched)];
-        // The old place of the Leases of the clusters the operator acted on (`lease`).
-        leases.extend(
-            self.watched
-                .iter()
-                .flat_map(|ns| ["demo", "mine"].map(|name| lease::cluster_lease(ns, name))),
-        );
-        let mut args = vec![
-            "-n",
-            lease::NAMESPACE,
-            "delete",
-            "lease",
-            "--ignore-not-found",
-        ];
-        args.extend(leases.iter().map(String::as_str));
-        let _ = kubectl(&args);
     }
 }
 
@@ -200,9 +184,7 @@ fn an_operator_watching_two_namespaces_acts_there_only_and_a_cli_user_needs_no_r
     let _installed = Installed {
         name: name.clone(),
         namespace: op.0.clone(),
-        watched: watched.clone(),
     };
-    let _ = kubectl(&["create", "namespace", lease::NAMESPACE]);
     let items: Vec<Value> = install::manifests_watching(&image, &op.0, &watched, &[])
         .into_iter()
         .filter(|o| o["kind"] != "Namespace")

@@ -10,6 +10,7 @@ use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{ConfigMap, Node, PersistentVolumeClaim, Pod, Secret, Service};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::rbac::v1::{ClusterRole, RoleBinding};
 use k8s_openapi::api::storage::v1::StorageClass;
 use kube::Resource;
 
@@ -34,6 +35,10 @@ pub struct Access {
     pub group: String,
     pub resource: String,
     pub verbs: &'static [&'static str],
+    /// The objects it is limited to (RBAC `resourceNames`); empty: every object. A `create`
+    /// cannot be limited by name (the authorizer is not told it), so rules of names never grant
+    /// one.
+    pub names: Vec<String>,
 }
 
 impl Access {
@@ -54,6 +59,7 @@ fn of<K: Resource<DynamicType = ()>>(verbs: &'static [&'static str]) -> Access {
         group,
         resource,
         verbs,
+        names: Vec::new(),
     }
 }
 
@@ -63,6 +69,14 @@ fn sub<K: Resource<DynamicType = ()>>(sub: &str, verbs: &'static [&'static str])
         group,
         resource: format!("{resource}/{sub}"),
         verbs,
+        names: Vec::new(),
+    }
+}
+
+fn named<K: Resource<DynamicType = ()>>(verbs: &'static [&'static str], names: &[&str]) -> Access {
+    Access {
+        names: names.iter().map(|n| n.to_string()).collect(),
+        ..of::<K>(verbs)
     }
 }
 
@@ -126,9 +140,55 @@ pub fn watched_namespaces() -> Vec<Access> {
 /// Taking, renewing, releasing and removing a Lease (`lease::Lock`).
 const LEASES: &[&str] = &[GET, CREATE, UPDATE, PATCH, DELETE];
 
-/// In the lease namespace only (the lease Role): the operator's leader Lease.
-pub fn lease_namespace() -> Vec<Access> {
-    vec![of::<Lease>(LEASES)]
+/// In the operator's own namespace only (the lease Role): its leader Lease, by name
+/// (`lease::operator_leader_lease`), and the creation of it (which RBAC cannot limit by name; the
+/// admission policy, `objects::admission`, admits no other Lease of the operator's there).
+pub fn operator_namespace(leader: &str) -> Vec<Access> {
+    vec![
+        named::<Lease>(&[GET, UPDATE], &[leader]),
+        of::<Lease>(&[CREATE]),
+    ]
+}
+
+/// The verb that lets a subject bind a role whose rights it does not hold itself.
+pub const BIND: &str = "bind";
+
+/// What the operator watching every namespace holds in every namespace (the ClusterRole bound
+/// cluster-wide): its own resources, the reads its watches make (the metadata of what the
+/// engine made, `operate::triggered_by_what_it_made`), the cluster-scoped reads, and the
+/// binding of `workload_role` (`workload`) in a namespace where it serves a cluster
+/// (`install::workload_binding`). Nothing here writes or reads a Secret, creates a pod or
+/// writes a Lease: those come with the binding, namespace by namespace.
+pub fn every_namespace(workload_role: &str) -> Vec<Access> {
+    let (g, r) = resource_of::<EtcdCluster>();
+    let mut table: Vec<Access> = watched_namespaces()
+        .into_iter()
+        .filter(|a| a.group == g && a.resource.split('/').next() == Some(r.as_str()))
+        .collect();
+    table.extend([
+        of::<StatefulSet>(&[LIST, WATCH]),
+        of::<Service>(&[LIST, WATCH]),
+        of::<ConfigMap>(&[LIST, WATCH]),
+        of::<Pod>(&[LIST, WATCH]),
+    ]);
+    table.extend(by_scope(watched_namespaces()).1);
+    table.extend([
+        of::<RoleBinding>(&[GET, CREATE, PATCH]),
+        named::<ClusterRole>(&[BIND], &[workload_role]),
+    ]);
+    table
+}
+
+/// What the operator watching every namespace holds in a namespace once it serves a cluster
+/// there (a ClusterRole bound by a RoleBinding the operator writes, `install::workload_binding`):
+/// the namespaced rights of `watched_namespaces` less those `every_namespace` grants anyway.
+pub fn workload() -> Vec<Access> {
+    let (g, r) = resource_of::<EtcdCluster>();
+    by_scope(watched_namespaces())
+        .0
+        .into_iter()
+        .filter(|a| !(a.group == g && a.resource.split('/').next() == Some(r.as_str())))
+        .collect()
 }
 
 /// Whether `a` is on a cluster-scoped resource, which only a ClusterRole can grant: Nodes (the
@@ -173,11 +233,15 @@ pub fn rules(table: &[Access]) -> Vec<serde_json::Value> {
     table
         .iter()
         .map(|a| {
-            serde_json::json!({
+            let mut rule = serde_json::json!({
                 "apiGroups": [a.group],
                 "resources": [a.resource],
                 "verbs": a.verbs,
-            })
+            });
+            if !a.names.is_empty() {
+                rule["resourceNames"] = serde_json::json!(a.names);
+            }
+            rule
         })
         .collect()
 }
@@ -200,7 +264,7 @@ mod tests {
                 .any(|a| a.grants("policy", "poddisruptionbudgets", GET))
         );
         assert!(
-            lease_namespace()
+            operator_namespace("x")
                 .iter()
                 .all(|a| a.group == "coordination.k8s.io")
         );

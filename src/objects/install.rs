@@ -5,10 +5,11 @@
 
 use serde_json::{Value, json};
 
+use crate::keys::install::{leader_lease, workload_role};
 use crate::objects::{
     ENV_OPERATOR_NAME, ENV_POD_NAME, ENV_POD_NAMESPACE, FIELD_MANAGER, LABEL_MANAGED_BY, LABEL_NAME,
 };
-use crate::objects::{access, security};
+use crate::objects::{access, admission, security};
 
 /// The operator's namespace and the name of its Deployment, ServiceAccount, roles and bindings
 /// (named in `crate::keys`, below `model`, which admits the operator's pods).
@@ -22,21 +23,25 @@ fn labels() -> Value {
     json!({ LABEL_NAME: NAME, LABEL_MANAGED_BY: FIELD_MANAGER })
 }
 
-/// Namespace, ServiceAccount, ClusterRole + binding, lease Role + binding, Deployment.
+/// Namespace, ServiceAccount, the roles and bindings, the admission policy, Deployment.
 ///
-/// The leader Lease always lives in `NAMESPACE`;
-/// when the operator is installed into another namespace, that namespace is created too and
-/// holds only the lease Role.
+/// The operator's leader Lease lives in its own namespace (`keys::install::leader_lease`), and
+/// the lease Role there names it.
 pub fn manifests(image: &str, namespace: &str) -> Vec<Value> {
     manifests_watching(image, namespace, &[], &[])
 }
 
-/// `manifests`, with the operator's reach set by `watch`: empty, every namespace (a
-/// ClusterRole); else only those namespaces (`operate --watch-namespace a,b`): a Role and
-/// RoleBinding in each, from the same table, and a ClusterRole `NAME-nodes` for the only reads
-/// a Role cannot grant, Nodes and StorageClasses (`access::by_scope`). The Helm chart's
-/// `rbac.scope` renders these (tests/chart.rs holds it to them). `pull_secrets` name the
-/// operator pod's `imagePullSecrets` (Secrets in `namespace`; the chart's `imagePullSecrets`).
+/// `manifests`, with the operator's reach set by `watch`: empty, every namespace: a
+/// ClusterRole of what must be cluster-wide (`access::every_namespace`: its own resources, the
+/// reads of its watches, nodes and storage classes, and binding the next role) and a ClusterRole
+/// `NAME-workload` of the rest (`access::workload`), bound by the operator itself in each
+/// namespace where it serves a cluster (`workload_binding`); else only those namespaces
+/// (`operate --watch-namespace a,b`): a Role and RoleBinding in each, from the same table, and
+/// a ClusterRole `NAME-nodes` for the only reads a Role cannot grant, Nodes and StorageClasses
+/// (`access::by_scope`). Either way the admission policy (`admission`) holds the operator's
+/// writes. The Helm chart's `rbac.scope` renders these (tests/chart.rs holds it to them).
+/// `pull_secrets` name the operator pod's `imagePullSecrets` (Secrets in `namespace`; the
+/// chart's `imagePullSecrets`).
 pub fn manifests_watching(
     image: &str,
     namespace: &str,
@@ -52,19 +57,18 @@ pub fn manifests_watching(
     };
     let subject = json!([{ "kind": "ServiceAccount", "name": NAME, "namespace": namespace }]);
     let mut out = vec![namespace_object(namespace)];
-    if namespace != NAMESPACE {
-        out.push(namespace_object(NAMESPACE));
-    }
     out.push(json!({ "apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta(NAME, Some(namespace)) }));
     let role = |kind: &str, name: &str, ns: Option<&str>, table: &[access::Access]| {
-        let binding = format!("{kind}Binding");
+        json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind,
+            "metadata": meta(name, ns), "rules": access::rules(table),
+        })
+    };
+    let bound = |kind: &str, name: &str, ns: Option<&str>, table: &[access::Access]| {
         [
+            role(kind, name, ns, table),
             json!({
-                "apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind,
-                "metadata": meta(name, ns), "rules": access::rules(table),
-            }),
-            json!({
-                "apiVersion": "rbac.authorization.k8s.io/v1", "kind": binding,
+                "apiVersion": "rbac.authorization.k8s.io/v1", "kind": format!("{kind}Binding"),
                 "metadata": meta(name, ns),
                 "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": name },
                 "subjects": subject,
@@ -73,34 +77,33 @@ pub fn manifests_watching(
     };
     let watch = each_once(watch);
     if watch.is_empty() {
-        out.extend(role(
+        let workload = workload_role(NAME);
+        out.extend(bound(
             "ClusterRole",
             NAME,
             None,
-            &access::watched_namespaces(),
+            &access::every_namespace(&workload),
         ));
+        out.push(role("ClusterRole", &workload, None, &access::workload()));
     } else {
         let (namespaced, cluster) = access::by_scope(access::watched_namespaces());
         for &w in &watch {
-            out.extend(role("Role", NAME, Some(w), &namespaced));
+            out.extend(bound("Role", NAME, Some(w), &namespaced));
         }
-        out.extend(role(
+        out.extend(bound(
             "ClusterRole",
             &format!("{NAME}-nodes"),
             None,
             &cluster,
         ));
     }
-    out.push(json!({
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
-        "metadata": meta(NAME, Some(NAMESPACE)), "rules": access::rules(&access::lease_namespace()),
-    }));
-    out.push(json!({
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-        "metadata": meta(NAME, Some(NAMESPACE)),
-        "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": NAME },
-        "subjects": subject,
-    }));
+    out.extend(bound(
+        "Role",
+        NAME,
+        Some(namespace),
+        &access::operator_namespace(&leader_lease(NAME)),
+    ));
+    out.extend(admission::manifests(namespace, NAME, &labels()));
     out.extend(aggregated_roles());
     out.push(deployment(
         image,
@@ -109,6 +112,22 @@ pub fn manifests_watching(
         &each_once(pull_secrets),
     ));
     out
+}
+
+/// The RoleBinding of operator `operator` (its ServiceAccount in `operator_namespace`) to its
+/// workload role (`keys::install::workload_role`) in `namespace`, where it serves a cluster:
+/// what the operator watching every namespace writes there before its first pass
+/// (`operate`), named `operator`. The admission policy admits this binding and no other.
+pub fn workload_binding(namespace: &str, operator_namespace: &str, operator: &str) -> Value {
+    json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+        "metadata": {
+            "name": operator, "namespace": namespace,
+            "labels": { LABEL_NAME: operator, LABEL_MANAGED_BY: FIELD_MANAGER },
+        },
+        "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": workload_role(operator) },
+        "subjects": [{ "kind": "ServiceAccount", "name": operator, "namespace": operator_namespace }],
+    })
 }
 
 /// Each name once, in order of first mention (watched namespaces, pull Secrets).
@@ -397,16 +416,99 @@ mod tests {
         );
     }
 
+    fn cluster_role<'a>(all: &'a [Value], name: &str) -> &'a Value {
+        all.iter()
+            .find(|o| o["kind"] == "ClusterRole" && o["metadata"]["name"] == name)
+            .unwrap_or_else(|| panic!("no ClusterRole {name}"))
+    }
+
     #[test]
-    fn the_cluster_role_covers_every_request_of_the_engine() {
+    fn every_request_of_the_engine_is_granted_cluster_wide_or_by_the_workload_binding() {
         let all = manifests("img", NAMESPACE);
-        let role = kind(&all, "ClusterRole", None);
+        let every = cluster_role(&all, NAME);
+        let workload = cluster_role(&all, "kubectl-etcd-operator-workload");
         for (g, r, v) in ENGINE_REQUESTS {
             assert!(
-                allows(role, g, r, v),
-                "ClusterRole lacks {v} on {r} in group {g:?}"
+                allows(every, g, r, v) || allows(workload, g, r, v),
+                "neither ClusterRole grants {v} on {r} in group {g:?}"
             );
         }
+        // Only the first is bound cluster-wide; the workload role by the operator, namespace by
+        // namespace (`workload_binding`).
+        let bindings: Vec<&Value> = all
+            .iter()
+            .filter(|o| o["kind"] == "ClusterRoleBinding")
+            .map(|o| &o["roleRef"]["name"])
+            .collect();
+        assert_eq!(bindings, [NAME]);
+        let b = workload_binding("team-a", "ops", NAME);
+        assert_eq!(b["metadata"]["namespace"], "team-a");
+        assert_eq!(b["metadata"]["name"], NAME);
+        assert_eq!(b["roleRef"]["name"], workload["metadata"]["name"]);
+        assert_eq!(
+            b["subjects"],
+            json!([{ "kind": "ServiceAccount", "name": NAME, "namespace": "ops" }])
+        );
+        drop(serde_json::from_value::<k8s_openapi::api::rbac::v1::RoleBinding>(b.clone()).unwrap());
+    }
+
+    #[test]
+    fn cluster_wide_the_operator_reads_and_binds_but_writes_no_secret_pod_or_lease() {
+        let all = manifests("img", NAMESPACE);
+        let every = cluster_role(&all, NAME);
+        for (g, r, v) in [
+            ("", "secrets", "get"),
+            ("", "secrets", "create"),
+            ("", "secrets", "patch"),
+            ("", "pods", "create"),
+            ("", "pods", "delete"),
+            ("", "pods", "get"),
+            ("coordination.k8s.io", "leases", "update"),
+            ("coordination.k8s.io", "leases", "create"),
+            ("apps", "statefulsets", "patch"),
+            ("", "persistentvolumeclaims", "delete"),
+        ] {
+            assert!(!allows(every, g, r, v), "cluster-wide {v} {g}/{r}");
+        }
+        // the watches of the controller (metadata of what the engine made)
+        for r in ["statefulsets", "services", "configmaps", "pods"] {
+            let g = if r == "statefulsets" { "apps" } else { "" };
+            assert!(
+                allows(every, g, r, "watch") && allows(every, g, r, "list"),
+                "{r}"
+            );
+        }
+        // binding exactly the workload role, by name
+        let bind: Vec<&Value> = every["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["verbs"].as_array().unwrap().contains(&json!("bind")))
+            .collect();
+        assert_eq!(bind.len(), 1);
+        assert_eq!(bind[0]["resources"], json!(["clusterroles"]));
+        assert_eq!(
+            bind[0]["resourceNames"],
+            json!(["kubectl-etcd-operator-workload"])
+        );
+        assert!(allows(
+            every,
+            "rbac.authorization.k8s.io",
+            "rolebindings",
+            "create"
+        ));
+        assert!(!allows(
+            every,
+            "rbac.authorization.k8s.io",
+            "rolebindings",
+            "delete"
+        ));
+        assert!(!allows(
+            every,
+            "rbac.authorization.k8s.io",
+            "clusterrolebindings",
+            "create"
+        ));
     }
 
     #[test]
@@ -447,9 +549,9 @@ mod tests {
     }
 
     #[test]
-    fn the_cluster_role_is_least_privilege() {
+    fn the_workload_role_is_least_privilege() {
         let all = manifests("img", NAMESPACE);
-        let role = kind(&all, "ClusterRole", None);
+        let role = cluster_role(&all, "kubectl-etcd-operator-workload");
         // Secrets are read one by name (spec.backup.credentialsSecret), never enumerated; the
         // only ones written are managed TLS's, by name (server-side apply), never deleted (the
         // garbage collector does, through their owner reference).
@@ -463,44 +565,61 @@ mod tests {
         assert!(!allows(role, "", "pods/attach", "create"));
         // The clusters' Leases live beside them, so wherever clusters are; never listed.
         assert!(!allows(role, "coordination.k8s.io", "leases", "list"));
-        let text = serde_json::to_string(role).unwrap();
-        assert!(!text.contains("\"*\""), "no wildcards: {text}");
+        assert!(allows(role, "coordination.k8s.io", "leases", "update"));
+        for o in all.iter().filter(|o| o["kind"] == "ClusterRole") {
+            let text = serde_json::to_string(o).unwrap();
+            assert!(!text.contains("\"*\""), "no wildcards: {text}");
+        }
     }
 
     #[test]
-    fn the_lease_role_lives_where_the_cli_looks_for_the_lease() {
+    fn the_lease_role_names_the_leader_lease_in_the_operators_own_namespace() {
         let all = manifests("img", "ops");
-        let role = kind(&all, "Role", Some(NAMESPACE));
-        for v in ["get", "create", "update"] {
-            assert!(allows(role, "coordination.k8s.io", "leases", v));
-        }
+        let role = kind(&all, "Role", Some("ops"));
+        let rules = role["rules"].as_array().unwrap();
+        assert_eq!(
+            rules[0],
+            json!({ "apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "update"], "resourceNames": ["kubectl-etcd-operator-leader"] })
+        );
+        // RBAC cannot limit a create by name: the admission policy admits the leader's alone
+        assert_eq!(
+            rules[1],
+            json!({ "apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["create"] })
+        );
+        assert_eq!(rules.len(), 2);
+        assert_eq!(all.iter().filter(|o| o["kind"] == "Role").count(), 1);
         let namespaces: Vec<&Value> = all
             .iter()
             .filter(|o| o["kind"] == "Namespace")
             .map(|o| &o["metadata"]["name"])
             .collect();
-        assert_eq!(namespaces, ["ops", NAMESPACE]);
+        assert_eq!(namespaces, ["ops"], "nothing in {NAMESPACE}");
         // The project's namespace enforces the restricted standard; one it shares only warns.
-        let labels_of = |ns: &str| {
-            all.iter()
-                .find(|o| o["kind"] == "Namespace" && o["metadata"]["name"] == ns)
-                .unwrap()["metadata"]["labels"]
-                .clone()
-        };
+        let labels = &all[0]["metadata"]["labels"];
+        assert_eq!(labels["pod-security.kubernetes.io/enforce"], Value::Null);
+        assert_eq!(labels["pod-security.kubernetes.io/warn"], "restricted");
         assert_eq!(
-            labels_of(NAMESPACE)["pod-security.kubernetes.io/enforce"],
+            namespace_object(NAMESPACE)["metadata"]["labels"]["pod-security.kubernetes.io/enforce"],
             "restricted"
         );
-        assert_eq!(
-            labels_of("ops")["pod-security.kubernetes.io/enforce"],
-            Value::Null
-        );
-        assert_eq!(
-            labels_of("ops")["pod-security.kubernetes.io/warn"],
-            "restricted"
-        );
-        let binding = kind(&all, "RoleBinding", Some(NAMESPACE));
+        let binding = kind(&all, "RoleBinding", Some("ops"));
         assert_eq!(binding["subjects"][0]["namespace"], "ops");
+        assert!(all.iter().all(|o| o["metadata"]["namespace"] != NAMESPACE));
+    }
+
+    #[test]
+    fn the_admission_policy_of_the_operator_ships_with_it() {
+        for watch in [vec![], list(&["team-a"])] {
+            let all = manifests_watching("img", "ops", &watch, &[]);
+            let policy = kind(&all, "ValidatingAdmissionPolicy", None);
+            assert_eq!(policy["metadata"]["name"], NAME);
+            assert_eq!(
+                policy["spec"]["matchConditions"][0]["expression"],
+                "request.userInfo.username == 'system:serviceaccount:ops:kubectl-etcd-operator'"
+            );
+            let binding = kind(&all, "ValidatingAdmissionPolicyBinding", None);
+            assert_eq!(binding["spec"]["policyName"], NAME);
+        }
     }
 
     #[test]
@@ -579,6 +698,7 @@ mod tests {
     #[test]
     fn every_manifest_parses_as_its_kubernetes_type() {
         use k8s_openapi::api::{
+            admissionregistration::v1::ValidatingAdmissionPolicy,
             apps::v1::Deployment,
             rbac::v1::{ClusterRole, Role},
         };
@@ -588,6 +708,9 @@ mod tests {
                 "Deployment" => drop(serde_json::from_value::<Deployment>(o.clone()).unwrap()),
                 "ClusterRole" => drop(serde_json::from_value::<ClusterRole>(o.clone()).unwrap()),
                 "Role" => drop(serde_json::from_value::<Role>(o.clone()).unwrap()),
+                "ValidatingAdmissionPolicy" => {
+                    drop(serde_json::from_value::<ValidatingAdmissionPolicy>(o.clone()).unwrap())
+                }
                 _ => {}
             }
         }

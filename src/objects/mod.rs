@@ -4,6 +4,7 @@
 //! comes from here, so observe, act and the tests agree by construction.
 
 pub mod access;
+pub mod admission;
 pub mod cert_manager;
 pub mod certs;
 pub mod install;

@@ -15,6 +15,7 @@
 //!                Deployment restarts it as a standby: never two leaders acting at once)
 //! ```
 
+mod binding;
 mod leases;
 mod metrics;
 
@@ -75,8 +76,15 @@ pub struct OperateOptions {
     /// Listen address of `/metrics`, `/healthz` and `/readyz` (the manifests use port 8080).
     pub metrics_addr: SocketAddr,
     pub dial: Dial,
-    /// Namespace of the leader Lease: `lease::NAMESPACE` (tests use their own).
+    /// Namespace of the leader Lease: `lease::NAMESPACE` (tests use their own); in a pod, the
+    /// operator's own (`in_pod`).
     pub lease_namespace: String,
+    /// Name of the leader Lease; `None`: `lease::leader_lease_of(namespaces)` (an operator run
+    /// outside a pod, tests).
+    pub leader_lease: Option<String>,
+    /// Whether it binds its workload role in each namespace where it serves a cluster before
+    /// its first pass there (`binding`; the operator in a pod, as `operator`).
+    pub bind_workload: bool,
     /// What backups may use beyond a cluster's credentials Secret (`operate
     /// --allow-ambient-credentials`, `--s3-endpoint-allow`): by default no ambient cloud
     /// identity and AWS endpoints only.
@@ -107,6 +115,8 @@ impl OperateOptions {
             metrics_addr,
             dial,
             lease_namespace: lease::NAMESPACE.into(),
+            leader_lease: None,
+            bind_workload: false,
             store_access: crate::archive::store::Access::operator(false, &[]),
             etcd_options: crate::model::OptionLeave::Tuning(Vec::new()),
             operator: None,
@@ -177,7 +187,10 @@ pub async fn run_until(opts: OperateOptions, shutdown: CancellationToken) -> Res
     let lock = Lock::new(
         opts.client.clone(),
         &opts.lease_namespace,
-        &lease::leader_lease_of(&opts.namespaces),
+        &opts
+            .leader_lease
+            .clone()
+            .unwrap_or_else(|| lease::leader_lease_of(&opts.namespaces)),
         opts.identity.clone(),
         LEASE_DURATION,
     );
@@ -333,6 +346,10 @@ async fn lead(
         held_by: Holders::default(),
         passes: Arc::default(),
         leases: ClusterLeases::new(opts.client.clone(), &opts.identity, LEASE_DURATION),
+        bindings: binding::Bindings::new(
+            opts.client.clone(),
+            opts.bind_workload.then(|| opts.operator.clone()).flatten(),
+        ),
     });
     let result = run_controller(opts, &state, ended_rx, &mut renewing, shutdown).await;
     state.leases.release_all().await;
@@ -636,6 +653,8 @@ struct State {
     metrics: Arc<Metrics>,
     backoff: Backoffs,
     leases: ClusterLeases,
+    /// Its workload role's binding in each namespace it serves (`binding`).
+    bindings: binding::Bindings,
     /// The other driver each cluster was last seen held by, so that the wait is logged at info
     /// once per holder, not on every pass a pod change starts while it acts.
     held_by: Holders,
@@ -648,6 +667,10 @@ struct State {
 async fn reconcile(cluster: Arc<EtcdCluster>, st: Arc<State>) -> Result<Action, Error> {
     let _running = Running::enter(&st.passes);
     let object = ObjectRef::from_obj(&*cluster);
+    // Its rights in the namespace first: the cluster's Lease is among them.
+    st.bindings
+        .ensure(object.namespace.as_deref().unwrap_or_default())
+        .await?;
     // Act only while holding the cluster's Lease (renewed in the background from here on).
     if let Some(wait) = st.cluster_lease(&cluster, &object).await? {
         return Ok(wait);

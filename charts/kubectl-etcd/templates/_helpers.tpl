@@ -9,11 +9,6 @@ app.kubernetes.io/managed-by: kubectl-etcd
 app.kubernetes.io/name: {{ include "kubectl-etcd.name" . }}
 {{- end -}}
 
-{{/* Where the engine Leases live (objects::install::NAMESPACE; the CLI looks there). */}}
-{{- define "kubectl-etcd.leaseNamespace" -}}
-kubectl-etcd-system
-{{- end -}}
-
 {{- define "kubectl-etcd.image" -}}
 {{- if .Values.image.digest -}}
 {{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}

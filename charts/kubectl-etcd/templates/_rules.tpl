@@ -1,8 +1,18 @@
 {{/* Generated from objects::install by tests/chart.rs; do not edit. Regenerate: KE_REGENERATE=1 cargo test --test chart generated */}}
-{{- define "kubectl-etcd.rules.watched" -}}
+{{- define "kubectl-etcd.rules.every" -}}
 - {"apiGroups":["etcd.kubectl-etcd.io"],"resources":["etcdclusters"],"verbs":["get","list","watch","patch","update"]}
 - {"apiGroups":["etcd.kubectl-etcd.io"],"resources":["etcdclusters/status"],"verbs":["get","patch","update"]}
 - {"apiGroups":["etcd.kubectl-etcd.io"],"resources":["etcdclusters/finalizers"],"verbs":["update"]}
+- {"apiGroups":["apps"],"resources":["statefulsets"],"verbs":["list","watch"]}
+- {"apiGroups":[""],"resources":["services"],"verbs":["list","watch"]}
+- {"apiGroups":[""],"resources":["configmaps"],"verbs":["list","watch"]}
+- {"apiGroups":[""],"resources":["pods"],"verbs":["list","watch"]}
+- {"apiGroups":[""],"resources":["nodes"],"verbs":["get"]}
+- {"apiGroups":["storage.k8s.io"],"resources":["storageclasses"],"verbs":["get","list"]}
+- {"apiGroups":["rbac.authorization.k8s.io"],"resources":["rolebindings"],"verbs":["get","create","patch"]}
+- {"apiGroups":["rbac.authorization.k8s.io"],"resourceNames":["{{ include "kubectl-etcd.name" . }}-workload"],"resources":["clusterroles"],"verbs":["bind"]}
+{{- end -}}
+{{- define "kubectl-etcd.rules.workload" -}}
 - {"apiGroups":[""],"resources":["configmaps"],"verbs":["get","list","watch","create","patch","update","delete"]}
 - {"apiGroups":[""],"resources":["services"],"verbs":["get","list","watch","create","patch","update","delete"]}
 - {"apiGroups":["apps"],"resources":["statefulsets"],"verbs":["get","list","watch","create","patch","update","delete"]}
@@ -17,8 +27,6 @@
 - {"apiGroups":["etcd.kubectl-etcd.io"],"resources":["etcdbackups/status"],"verbs":["get","patch","update"]}
 - {"apiGroups":[""],"resources":["secrets"],"verbs":["get","create","patch"]}
 - {"apiGroups":["cert-manager.io"],"resources":["certificates"],"verbs":["get","list","watch","create","patch","update","delete"]}
-- {"apiGroups":[""],"resources":["nodes"],"verbs":["get"]}
-- {"apiGroups":["storage.k8s.io"],"resources":["storageclasses"],"verbs":["get","list"]}
 - {"apiGroups":["events.k8s.io"],"resources":["events"],"verbs":["create","patch"]}
 - {"apiGroups":[""],"resources":["events"],"verbs":["create","patch","list"]}
 - {"apiGroups":["coordination.k8s.io"],"resources":["leases"],"verbs":["get","create","update","patch","delete"]}
@@ -50,7 +58,8 @@
 - {"apiGroups":["storage.k8s.io"],"resources":["storageclasses"],"verbs":["get","list"]}
 {{- end -}}
 {{- define "kubectl-etcd.rules.lease" -}}
-- {"apiGroups":["coordination.k8s.io"],"resources":["leases"],"verbs":["get","create","update","patch","delete"]}
+- {"apiGroups":["coordination.k8s.io"],"resourceNames":["{{ include "kubectl-etcd.name" . }}-leader"],"resources":["leases"],"verbs":["get","update"]}
+- {"apiGroups":["coordination.k8s.io"],"resources":["leases"],"verbs":["create"]}
 {{- end -}}
 {{- define "kubectl-etcd.rules.view" -}}
 - {"apiGroups":["etcd.kubectl-etcd.io"],"resources":["etcdclusters","etcdclusters/status","etcdbackups","etcdbackups/status"],"verbs":["get","list","watch"]}

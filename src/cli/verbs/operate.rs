@@ -7,6 +7,7 @@ use crate::cli::Session;
 use crate::cli::flags::Global;
 use crate::engine::Dial;
 use crate::error::Error;
+use crate::keys::install;
 use crate::objects::install::METRICS_PORT;
 use crate::{lease, operate};
 
@@ -56,6 +57,14 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     } else {
         Dial::PortForward
     });
+    // In a pod: the leader Lease in the operator's own namespace, named after its install, and
+    // its workload role bound where it serves clusters (`operate::binding`).
+    let pods = operate::own_pods();
+    let in_pod = in_cluster && pods.is_some();
+    let (lease_namespace, leader_lease) = match pods.as_ref().filter(|_| in_pod) {
+        Some(p) => (p.namespace.clone(), Some(install::leader_lease(&p.name))),
+        None => (lease::NAMESPACE.to_string(), None),
+    };
     operate::run(operate::OperateOptions {
         identity: a
             .identity
@@ -64,7 +73,10 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         store_access: Access::operator(a.allow_ambient_credentials, &a.s3_endpoint_allow),
         etcd_options: crate::model::OptionLeave::Tuning(a.allow_etcd_option),
         namespaces: a.watch_namespace,
-        operator: operate::own_pods(),
+        operator: pods,
+        lease_namespace,
+        leader_lease,
+        bind_workload: in_pod,
         allow_foreign_adopt_endpoints: g.allow_foreign_adopt_endpoints,
         ..operate::OperateOptions::new(s.client, None, a.metrics_addr, dial)
     })
