@@ -336,4 +336,55 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn every_namespace_writes_only_etcd_clusters_and_the_binding_of_its_workload_role() {
+        let t = every_namespace("op-workload");
+        for a in &t {
+            let writes = a
+                .verbs
+                .iter()
+                .any(|v| [CREATE, PATCH, UPDATE, DELETE].contains(v));
+            let etcd = a.group == crate::api::GROUP && a.resource.starts_with("etcdclusters");
+            let binding = a.resource == "rolebindings";
+            assert!(!writes || etcd || binding, "cluster-wide write: {a:?}");
+            assert!(a.resource != "secrets" && a.resource != "leases", "{a:?}");
+        }
+        let bind: Vec<&Access> = t.iter().filter(|a| a.verbs.contains(&BIND)).collect();
+        assert_eq!(bind.len(), 1);
+        assert_eq!(bind[0].resource, "clusterroles");
+        assert_eq!(bind[0].names, ["op-workload"]);
+    }
+
+    #[test]
+    fn the_workload_role_and_every_namespace_together_are_the_engines_table() {
+        let (every, work) = (every_namespace("w"), workload());
+        for a in watched_namespaces() {
+            for v in a.verbs {
+                assert!(
+                    every
+                        .iter()
+                        .chain(&work)
+                        .any(|b| b.grants(&a.group, &a.resource, v)),
+                    "{v} {}/{} granted by neither",
+                    a.group,
+                    a.resource
+                );
+            }
+        }
+        assert!(
+            work.iter().all(|a| !is_cluster_scoped(a)),
+            "a Role-like table"
+        );
+        assert!(work.iter().any(|a| a.grants("", "secrets", CREATE)));
+    }
+
+    #[test]
+    fn a_rule_of_names_carries_them_and_one_without_does_not() {
+        let rules = rules(&operator_namespace("op-leader"));
+        assert_eq!(rules[0]["resourceNames"], serde_json::json!(["op-leader"]));
+        assert_eq!(rules[0]["verbs"], serde_json::json!([GET, UPDATE]));
+        assert!(rules[1].get("resourceNames").is_none());
+        assert_eq!(rules[1]["verbs"], serde_json::json!([CREATE]));
+    }
 }
