@@ -624,15 +624,13 @@ fn seconds_until(rfc3339: &str) -> i64 {
 }
 
 /// A put through `pod` that checks the member's serving certificate against the cluster's CA
-/// (the pod's etcdctl skips that check otherwise) and presents the pod's client certificate,
-/// both read from the Secret volumes at this moment: a new TLS connection per write.
+/// (as the pod's etcdctl always does) and presents the pod's client certificate, both read from
+/// the Secret volumes at this moment: a new TLS connection per write.
 fn verified_put(ns: &str, pod: &str, key: &str) -> Run {
     sh(
         ns,
         pod,
-        &format!(
-            "unset ETCDCTL_INSECURE_SKIP_TLS_VERIFY; etcdctl --dial-timeout=3s --command-timeout=5s put {key} v"
-        ),
+        &format!("etcdctl --dial-timeout=3s --command-timeout=5s put {key} v"),
     )
 }
 
@@ -758,7 +756,7 @@ fn a_managed_tls_cluster_serves_only_https_and_renews_under_a_writer_without_res
     let app = ok(sh(
         &ns.0,
         "m-2",
-        "cd /var/lib/etcd && unset ETCDCTL_INSECURE_SKIP_TLS_VERIFY && ETCDCTL_CERT=app.crt ETCDCTL_KEY=app.key ETCDCTL_CACERT=app-ca.crt etcdctl --command-timeout=5s put app/1 v && rm -f app.crt app.key app-ca.crt",
+        "cd /var/lib/etcd && ETCDCTL_CERT=app.crt ETCDCTL_KEY=app.key ETCDCTL_CACERT=app-ca.crt etcdctl --command-timeout=5s put app/1 v && rm -f app.crt app.key app-ca.crt",
     ));
     assert!(app.stdout.contains("OK"), "{}", app.stdout);
     let other = etcd(&ns.0, &["certificate", "nope", "--user", "app"]);
@@ -892,7 +890,7 @@ fn a_cluster_made_with_defaults_serves_only_https_to_clients_with_certificates()
         "d-2",
         &format!(
             "cd /var/lib/etcd && cat > app.crt <<'EOF'\n{}EOF\ncat > app.key <<'EOF'\n{}EOF\ncat > app-ca.crt <<'EOF'\n{}EOF\n\
-             unset ETCDCTL_INSECURE_SKIP_TLS_VERIFY; ETCDCTL_ENDPOINTS=https://d-client:2379 ETCDCTL_CERT=app.crt ETCDCTL_KEY=app.key ETCDCTL_CACERT=app-ca.crt \
+             ETCDCTL_ENDPOINTS=https://d-client:2379 ETCDCTL_CERT=app.crt ETCDCTL_KEY=app.key ETCDCTL_CACERT=app-ca.crt \
              etcdctl --command-timeout=5s put app/1 v; r=$?; rm -f app.crt app.key app-ca.crt; exit $r",
             read("app.crt"),
             read("app.key"),
@@ -935,6 +933,184 @@ fn a_cluster_made_with_defaults_serves_only_https_to_clients_with_certificates()
         "the spec stays as written: {st}"
     );
     assert_all_https(&ns.0, "yaml-0", 2);
+}
+
+/// `GET path` at `addr` (a member's pod address and port: the testbed's host reaches pod IPs)
+/// over TLS, presenting `cert`/`key` and checking the server's certificate against `ca` for
+/// `host`: the response's head, or why the exchange failed (a refused client certificate fails
+/// the handshake, or, in TLS 1.3, the first read).
+fn tls_get(
+    addr: &str,
+    host: &str,
+    ca: &str,
+    cert: &str,
+    key: &str,
+    path: &str,
+) -> Result<String, String> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+    use std::io::{Read, Write};
+    let mut roots = rustls::RootCertStore::empty();
+    for c in CertificateDer::pem_slice_iter(ca.as_bytes()) {
+        roots.add(c.unwrap()).unwrap();
+    }
+    let chain: Vec<CertificateDer> = CertificateDer::pem_slice_iter(cert.as_bytes())
+        .map(Result::unwrap)
+        .collect();
+    let key = PrivateKeyDer::from_pem_slice(key.as_bytes()).unwrap();
+    let config = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_client_auth_cert(chain, key)
+    .unwrap();
+    let mut conn = rustls::ClientConnection::new(
+        std::sync::Arc::new(config),
+        ServerName::try_from(host.to_string()).unwrap(),
+    )
+    .unwrap();
+    let mut sock =
+        std::net::TcpStream::connect_timeout(&addr.parse().unwrap(), Duration::from_secs(5))
+            .map_err(|e| format!("connect {addr}: {e}"))?;
+    sock.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut tls = rustls::Stream::new(&mut conn, &mut sock);
+    tls.write_all(
+        format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").as_bytes(),
+    )
+    .map_err(|e| format!("request: {e}"))?;
+    let mut got = Vec::new();
+    match tls.read_to_end(&mut got) {
+        // etcd closes without close_notify: what came first is the answer.
+        Err(_) if !got.is_empty() => {}
+        Err(e) => return Err(format!("response: {e}")),
+        Ok(_) => {}
+    }
+    let text = String::from_utf8_lossy(&got).to_string();
+    if text.is_empty() {
+        return Err("closed without an answer".into());
+    }
+    Ok(text.lines().next().unwrap_or_default().to_string())
+}
+
+/// Trust that matches identity, on `version`: the peer port of a managed cluster admits only the
+/// cluster's peer certificate (an application's certificate of the same CA is refused at the
+/// handshake, the peer certificate is served), the cluster stays 3/3 Ready and serves a put and
+/// a get; and the in-pod etcdctl (the readiness probe) verifies the serving certificate: it
+/// refuses the member at an address the certificate does not carry.
+fn peer_port_admits_only_the_peer_certificate(version: &str) {
+    install_crd();
+    let ns = Ns::new(&format!("tls-peer-{}", version.replace('.', "")));
+    create_managed(&ns.0, "p", &["--version", version]);
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path().join("app");
+    ok(etcd(
+        &ns.0,
+        &[
+            "certificate",
+            "p",
+            "--user",
+            "app",
+            "--out",
+            dir.to_str().unwrap(),
+        ],
+    ));
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+    let ip = ok(kubectl(&[
+        "-n",
+        &ns.0,
+        "get",
+        "pod",
+        "p-1",
+        "-o",
+        "jsonpath={.status.podIP}",
+    ]))
+    .stdout;
+    let addr = format!("{}:2380", ip.trim());
+    let host = format!("p-1.p.{}.svc.cluster.local", ns.0);
+    let peer = |k: &str| secret_pem(&ns.0, "p-tls-peer", k);
+    // The control: the members' own peer certificate is served there.
+    let served = tls_get(
+        &addr,
+        &host,
+        &peer("ca.crt"),
+        &peer("tls.crt"),
+        &peer("tls.key"),
+        "/members",
+    );
+    assert!(
+        served.as_deref().is_ok_and(|h| h.contains(" 200 ")),
+        "the peer certificate on {addr}: {served:?}"
+    );
+    let app = tls_get(
+        &addr,
+        &host,
+        &read("ca.crt"),
+        &read("app.crt"),
+        &read("app.key"),
+        "/members",
+    );
+    assert!(
+        app.is_err(),
+        "an application certificate read the peer port {addr}: {app:?}"
+    );
+    // The engine's client certificate is no peer either.
+    let client = |k: &str| secret_pem(&ns.0, "p-tls-client", k);
+    let engine = tls_get(
+        &addr,
+        &host,
+        &client("ca.crt"),
+        &client("tls.crt"),
+        &client("tls.key"),
+        "/members",
+    );
+    assert!(
+        engine.is_err(),
+        "the engine's certificate read the peer port: {engine:?}"
+    );
+    // The cluster: every member Ready, a put and a get served.
+    let st = json(&ok(etcd(&ns.0, &["status", "p", "-o", "json"])));
+    assert_eq!(ready_members(&st["status"]), (3, 3, 3), "{st}");
+    ok(etcdctl(&ns.0, "p-0", &["put", "trust/k", "v"]));
+    let got = ok(etcdctl(
+        &ns.0,
+        "p-2",
+        &["get", "trust/k", "--print-value-only"],
+    ));
+    assert_eq!(got.stdout.trim(), "v");
+    // The probe's etcdctl verifies: no skip, and an address the certificate lacks is refused.
+    let env = sh(&ns.0, "p-0", "env");
+    assert!(!env.stdout.contains("INSECURE"), "{}", env.stdout);
+    assert!(
+        env.stdout
+            .contains("ETCDCTL_ENDPOINTS=https://127.0.0.1:2379"),
+        "{}",
+        env.stdout
+    );
+    let (code, wrong) = sh_exit(
+        &ns.0,
+        "p-0",
+        &format!(
+            "ETCDCTL_ENDPOINTS=https://{}:2379 etcdctl --dial-timeout=3s --command-timeout=5s get k 2>&1",
+            ip.trim()
+        ),
+    );
+    assert_ne!(
+        code, 0,
+        "etcdctl took a certificate for an address it does not carry: {}",
+        wrong.stdout
+    );
+}
+
+#[test]
+fn the_peer_port_admits_only_the_clusters_peer_certificate() {
+    peer_port_admits_only_the_peer_certificate("3.7.3");
+}
+
+#[test]
+fn the_peer_port_admits_only_the_clusters_peer_certificate_on_etcd_3_4() {
+    peer_port_admits_only_the_peer_certificate("3.4.23");
 }
 
 /// `--insecure`: plain http, a warning on stderr, and the `InsecureTransport` condition.

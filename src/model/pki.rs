@@ -144,6 +144,14 @@ impl CertRole {
     }
 }
 
+/// The CN of the members' certificate of `role` (server or peer) of `cluster`, in modes managed
+/// and certManager: "demo peer". etcd's `--peer-cert-allowed-cn` admits only the peer one on the
+/// peer port, so no other certificate of the cluster's CA (the engine's, an application's from
+/// `kubectl etcd certificate`) speaks raft.
+pub fn member_common_name(cluster: &str, role: CertRole) -> String {
+    format!("{cluster} {}", role.as_str())
+}
+
 /// The Secret of one certificate of a cluster with managed TLS: `demo-tls-ca`, `demo-tls-server`,
 /// `demo-tls-peer`, `demo-tls-client` (the CA's holds its key too).
 pub fn tls_secret_name(cluster: &str, role: CertRole) -> String {

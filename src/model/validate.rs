@@ -275,6 +275,7 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
         .transpose()?;
     let lost_member_grace_seconds = validate_lost_member_grace(spec.lost_member_grace_seconds)?;
     let tls = tls_of(&name, cluster)?;
+    engine_peer_trust(&t.options, &tls)?;
     let server_names = validate_server_names(spec.tls.as_ref(), &tls)?;
     let auth_secret = spec
         .auth
@@ -836,6 +837,28 @@ pub fn keep_options(mut d: Desired, running: Option<&[String]>, leave: &OptionLe
         }
     }
     d
+}
+
+/// The flags of peer trust the engine sets in modes managed and certManager, where it knows the
+/// peer certificate's CN (`objects::allowed_peer_cn`): `peer-cert-allowed-cn`, and
+/// `peer-cert-allowed-hostname`, which etcd refuses beside it. Mode secrets leaves both to the
+/// spec (the engine does not know the CN of the user's certificates).
+pub const PEER_TRUST_FLAGS: [&str; 2] = ["peer-cert-allowed-cn", "peer-cert-allowed-hostname"];
+
+fn engine_peer_trust(
+    options: &BTreeMap<String, String>,
+    tls: &TlsChoice,
+) -> Result<(), InvalidSpec> {
+    let issued = tls.pki.is_some() || tls.cert_manager.is_some();
+    match PEER_TRUST_FLAGS.iter().find(|f| options.contains_key(**f)) {
+        Some(f) if issued => Err(invalid(
+            "spec.etcd.options",
+            format!(
+                "{f:?} cannot be set here: with the certificates the engine has issued, the peer port admits only the cluster's peer certificate already; remove it (or use spec.tls.mode: secrets to choose)"
+            ),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// `spec.etcd.options` as flags, sorted by name (a stable template).

@@ -42,7 +42,7 @@ pub fn certificate(d: &Desired, cm: &CertManagerTls, role: CertRole) -> Certific
     let common_name = match role {
         // etcd takes a client certificate's CN as its user once authentication is on.
         CertRole::Client => crate::keys::ENGINE_USER.to_string(),
-        other => format!("{} {}", d.name, other.as_str()),
+        other => crate::model::pki::member_common_name(&d.name, other),
     };
     let spec = CertificateSpec {
         secret_name: name.clone(),

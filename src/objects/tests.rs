@@ -507,7 +507,8 @@ fn members_need_no_shell_in_the_image_only_etcd_variables() {
 
 /// The `ETCD_*` variables the template may set: flags of every etcd from 3.4 to 3.7 (but
 /// the experimental name of the peer SAN flag, which only 3.4 and 3.5 get: 3.7 removed it).
-const KNOWN_ETCD_VARIABLES: [&str; 16] = [
+const KNOWN_ETCD_VARIABLES: [&str; 17] = [
+    "ETCD_PEER_CERT_ALLOWED_CN",
     "ETCD_PEER_SKIP_CLIENT_SAN_VERIFICATION",
     "ETCD_EXPERIMENTAL_PEER_SKIP_CLIENT_SAN_VERIFICATION",
     "ETCD_NAME",
@@ -630,6 +631,160 @@ fn tls_switches_schemes_mounts_the_secrets_and_reads_back_from_the_template() {
         template_hash(&with_tls(true, false)),
         template_hash(&with_tls(false, false))
     );
+}
+
+fn member_env(d: &Desired) -> BTreeMap<String, String> {
+    pod_template(d).spec.unwrap().containers[0]
+        .env
+        .clone()
+        .unwrap()
+        .into_iter()
+        .filter_map(|e| Some((e.name, e.value?)))
+        .collect()
+}
+
+#[test]
+fn the_peer_port_admits_only_the_peer_certificate_the_engine_issues() {
+    use crate::model::pki::CertRole;
+    let managed = |v: &str| {
+        crate::fixtures::cluster("demo")
+            .version(v)
+            .spec(|s| s.tls.as_mut().unwrap().mode = Some("managed".into()))
+            .desired()
+    };
+    for v in ["3.4.23", "3.5.16", "3.6.15", "3.7.3"] {
+        let env = member_env(&managed(v));
+        // one CN, no list: 3.4 takes a single CN, 3.5+ a comma-separated list
+        assert_eq!(
+            env.get("ETCD_PEER_CERT_ALLOWED_CN").map(String::as_str),
+            Some("demo peer"),
+            "{v}"
+        );
+        assert!(!env.contains_key("ETCD_PEER_CERT_ALLOWED_HOSTNAME"), "{v}");
+    }
+    // The CN the engine's peer certificate carries (and cert-manager's Certificate asks for).
+    let d = managed("3.6.15");
+    let p = crate::pki::leaf_params(
+        CertRole::Peer,
+        "demo",
+        "ns",
+        "cluster.local",
+        "",
+        1_700_000_000,
+        3600,
+    )
+    .unwrap();
+    let cn = p
+        .distinguished_name
+        .get(&rcgen::DnType::CommonName)
+        .unwrap();
+    assert_eq!(
+        format!("{cn:?}"),
+        format!("{:?}", rcgen::DnValue::from("demo peer"))
+    );
+    let cm = crate::fixtures::cluster("demo").cert_manager().desired();
+    assert_eq!(
+        member_env(&cm)
+            .get("ETCD_PEER_CERT_ALLOWED_CN")
+            .map(String::as_str),
+        Some("demo peer")
+    );
+    assert_eq!(
+        super::cert_manager::certificate(&cm, cm.cert_manager.as_ref().unwrap(), CertRole::Peer)
+            .spec
+            .common_name
+            .as_deref(),
+        Some("demo peer")
+    );
+    // Not the client certificates: the engine's CN is a user, not the peer's.
+    assert_ne!(
+        allowed_peer_cn(&d).as_deref(),
+        Some(crate::keys::ENGINE_USER)
+    );
+    // Secrets the user brings: their CN is unknown, nothing is set; plain http: no peer TLS.
+    assert!(!member_env(&with_tls(true, true)).contains_key("ETCD_PEER_CERT_ALLOWED_CN"));
+    assert!(!member_env(&desired()).contains_key("ETCD_PEER_CERT_ALLOWED_CN"));
+    // A change of the allowed CN is a template change: existing clusters roll onto it.
+    let mut before = managed("3.6.15");
+    before.cert_manager = None;
+    before.pki = None;
+    assert_ne!(template_hash(&before), template_hash(&managed("3.6.15")));
+}
+
+#[test]
+fn the_in_pod_etcdctl_verifies_the_serving_certificate_at_a_name_it_carries() {
+    let managed = crate::fixtures::cluster("demo")
+        .spec(|s| s.tls.as_mut().unwrap().mode = Some("managed".into()))
+        .desired();
+    let cm = crate::fixtures::cluster("demo").cert_manager().desired();
+    for d in [&managed, &cm, &with_tls(true, true), &with_tls(true, false)] {
+        let env = member_env(d);
+        assert!(
+            !env.keys().any(|k| k.contains("INSECURE")),
+            "the probe skips verification: {env:?}"
+        );
+        assert!(env.contains_key("ETCDCTL_CACERT"), "{env:?}");
+    }
+    // The engine's certificates carry the loopback address (no DNS needed to stay Ready) ...
+    assert_eq!(
+        member_env(&managed)["ETCDCTL_ENDPOINTS"],
+        "https://127.0.0.1:2379"
+    );
+    assert_eq!(
+        member_env(&cm)["ETCDCTL_ENDPOINTS"],
+        "https://127.0.0.1:2379"
+    );
+    assert!(
+        crate::pki::member_names("demo", "ns", "cluster.local").contains(&"127.0.0.1".to_string())
+    );
+    // ... the user's carry the member's own name, which the engine verifies as well.
+    let own = "$(POD_NAME).demo.$(POD_NS).svc.cluster.local";
+    assert_eq!(
+        member_env(&with_tls(true, true))["ETCDCTL_ENDPOINTS"],
+        format!("https://{own}:2379")
+    );
+    assert_eq!(
+        member_host("demo", "ns", "cluster.local", 0),
+        own.replace("$(POD_NAME)", "demo-0")
+            .replace("$(POD_NS)", "ns")
+    );
+    // The kubelet expands it: POD_NAME and POD_NS come first.
+    let names: Vec<String> = pod_template(&with_tls(true, true)).spec.unwrap().containers[0]
+        .env
+        .clone()
+        .unwrap()
+        .into_iter()
+        .map(|e| e.name)
+        .collect();
+    let at = |n: &str| names.iter().position(|k| k == n).unwrap();
+    assert!(at("POD_NAME") < at("ETCDCTL_ENDPOINTS") && at("POD_NS") < at("ETCDCTL_ENDPOINTS"));
+}
+
+#[test]
+fn spec_options_cannot_open_the_peer_port_of_issued_certificates() {
+    let with = |mode: &str, flag: &str| {
+        crate::model::validate(
+            &crate::fixtures::cluster("demo")
+                .spec(|s| {
+                    s.tls.as_mut().unwrap().mode = Some(mode.into());
+                    if mode == "secrets" {
+                        let t = s.tls.as_mut().unwrap();
+                        t.server_secret = Some("srv".into());
+                        t.client_secret = Some("cli".into());
+                        t.peer_secret = Some("peer".into());
+                    }
+                    s.etcd.options.insert(flag.into(), "x".into());
+                })
+                .build(),
+        )
+    };
+    for flag in crate::model::PEER_TRUST_FLAGS {
+        let e = with("managed", flag).unwrap_err().to_string();
+        assert!(e.contains("spec.etcd.options") && e.contains(flag), "{e}");
+        assert!(e.contains("peer certificate"), "{e}");
+        // The user's own certificates: the user chooses.
+        assert!(with("secrets", flag).is_ok(), "{flag}");
+    }
 }
 
 #[test]

@@ -166,7 +166,14 @@ fn lifecycle() -> Lifecycle {
 }
 
 pub fn pod_template(d: &Desired) -> PodTemplateSpec {
-    let (tls_env, tls_volumes, tls_mounts) = tls_parts(template_tls_of(d), d.version);
+    let (tls_env, tls_volumes, tls_mounts) = tls_parts(
+        template_tls_of(d),
+        d.version,
+        &MemberTrust {
+            allowed_peer_cn: allowed_peer_cn(d),
+            probe_host: probe_host(d),
+        },
+    );
     let container = member_container(d, tls_env, tls_mounts);
     let mut volumes = match d.storage {
         Storage::Ephemeral => vec![Volume {
@@ -276,14 +283,20 @@ fn member_container(d: &Desired, tls_env: Vec<EnvVar>, tls_mounts: Vec<VolumeMou
     }
 }
 
-/// etcd reads its flags from ETCD_* variables; the member-config adds the bootstrap ones.
-fn member_env(d: &Desired, tls_env: Vec<EnvVar>) -> Vec<EnvVar> {
-    // `$(POD_NAME)`/`$(POD_NS)` are expanded by the kubelet from the variables defined before.
-    let host = format!(
+/// A member's own DNS name as its pod spells it (`$(POD_NAME)`/`$(POD_NS)` are expanded by the
+/// kubelet from the variables defined before): what it advertises, and what the engine dials
+/// and verifies (`member_host`).
+fn own_host(d: &Desired) -> String {
+    format!(
         "$({ENV_POD_NAME}).{}.$({ENV_POD_NAMESPACE}).svc.{}",
         peer_service_name(&d.name),
         d.cluster_domain
-    );
+    )
+}
+
+/// etcd reads its flags from ETCD_* variables; the member-config adds the bootstrap ones.
+fn member_env(d: &Desired, tls_env: Vec<EnvVar>) -> Vec<EnvVar> {
+    let host = own_host(d);
     let urls = member_urls(d);
     vec![
         env_field(ENV_POD_NAME, "metadata.name"),
@@ -432,8 +445,7 @@ pub fn default_member_resources() -> ResourceRequirements {
 /// The member container's TLS variables, volumes and mounts. etcd reads its TLS flags from
 /// `ETCD_*` variables (every one a flag of 3.4 to 3.7); the image's etcdctl (the readiness
 /// probe, `kubectl exec … etcdctl`) gets the client certificate from `ETCDCTL_*` ones and talks to
-/// its own member on the loopback address, whose name the serving certificate need not carry
-/// (`ETCDCTL_INSECURE_SKIP_TLS_VERIFY`: the member still checks the probe's certificate).
+/// its own member at `probe_host`, verifying the serving certificate against it.
 ///
 /// Peer TLS skips etcd's check of a peer certificate's names against the connecting peer's
 /// address (the certificate must still be signed by the peer CA): members of a StatefulSet have
@@ -443,9 +455,14 @@ pub fn default_member_resources() -> ResourceRequirements {
 /// The flag is `--experimental-peer-skip-client-san-verification` up to 3.5 and
 /// `--peer-skip-client-san-verification` from 3.6 (the experimental name is deprecated there and
 /// gone in 3.7): each version gets its own name.
+///
+/// The peer port admits only the cluster's peer certificate when the engine knows its CN
+/// (`allowed_peer_cn`): without it, any certificate of the peer CA, an application's included,
+/// could read `/members` and post raft messages there.
 pub(super) fn tls_parts(
     t: &Tls,
     version: crate::model::Version,
+    trust: &MemberTrust,
 ) -> (Vec<EnvVar>, Vec<Volume>, Vec<VolumeMount>) {
     use tls_mount::*;
     let file = |dir: &str, key: &str| format!("{dir}/{key}");
@@ -477,12 +494,11 @@ pub(super) fn tls_parts(
             env_value("ETCD_CLIENT_CERT_AUTH", "true"),
             env_value(
                 "ETCDCTL_ENDPOINTS",
-                format!("https://127.0.0.1:{CLIENT_PORT}"),
+                format!("https://{}:{CLIENT_PORT}", trust.probe_host),
             ),
             env_value("ETCDCTL_CERT", file(CLIENT_DIR, tls_key::CERT)),
             env_value("ETCDCTL_KEY", file(CLIENT_DIR, tls_key::KEY)),
             env_value("ETCDCTL_CACERT", file(CLIENT_DIR, tls_key::CA)),
-            env_value("ETCDCTL_INSECURE_SKIP_TLS_VERIFY", "true"),
         ]);
     }
     if let Some(p) = &t.peer_secret {
@@ -494,6 +510,12 @@ pub(super) fn tls_parts(
             env_value("ETCD_PEER_CLIENT_CERT_AUTH", "true"),
             env_value(peer_skip_san_variable(version), "true"),
         ]);
+        env.extend(
+            trust
+                .allowed_peer_cn
+                .as_deref()
+                .map(|cn| env_value(PEER_CERT_ALLOWED_CN, cn)),
+        );
     }
     (env, volumes, mounts)
 }
@@ -533,6 +555,43 @@ pub fn tls_files(secret: &k8s_openapi::api::core::v1::Secret) -> Result<TlsFiles
 /// about the variable on every call ("unrecognized environment variable"), so it gets none.
 pub(super) fn etcdctl_api_env(version: crate::model::Version) -> Option<EnvVar> {
     ((version.major, version.minor) < (3, 6)).then(|| env_value("ETCDCTL_API", "3"))
+}
+
+/// etcd's `--peer-cert-allowed-cn` (every version from 3.4 to 3.7; a list from 3.5, one CN in
+/// 3.4): a peer connection is refused unless the other end's certificate has this CN, both ways
+/// (etcd checks it on the certificates its members serve and present alike).
+pub const PEER_CERT_ALLOWED_CN: &str = "ETCD_PEER_CERT_ALLOWED_CN";
+
+/// Whom a member's TLS admits and verifies besides its CAs (`tls_parts`).
+pub(super) struct MemberTrust {
+    /// The only CN the peer port admits (`allowed_peer_cn`).
+    pub allowed_peer_cn: Option<String>,
+    /// The name the in-pod etcdctl dials and checks the serving certificate against
+    /// (`probe_host`).
+    pub probe_host: String,
+}
+
+/// Where the in-pod etcdctl (the readiness probe) reaches its own member, a name the serving
+/// certificate carries so that it is verified: the loopback address, in the modes whose
+/// certificates the engine names (`crate::pki::member_names` holds `127.0.0.1`; no name lookup,
+/// so a member stays Ready while the cluster's DNS is down); otherwise the member's own DNS
+/// name, the one the engine verifies too (`member_host`: the user's serving certificate must
+/// carry it), which the kubelet's `/etc/hosts` maps to the pod's address (a StatefulSet pod has
+/// that hostname and subdomain).
+pub fn probe_host(d: &Desired) -> String {
+    if d.pki.is_some() || d.cert_manager.is_some() {
+        "127.0.0.1".into()
+    } else {
+        own_host(d)
+    }
+}
+
+/// The CN the peer port admits: the peer certificate's, in the modes where the engine names it
+/// (managed, certManager: `member_common_name`); `None` for Secrets the user brings, whose CN
+/// the engine does not know.
+pub fn allowed_peer_cn(d: &Desired) -> Option<String> {
+    (d.pki.is_some() || d.cert_manager.is_some())
+        .then(|| crate::model::pki::member_common_name(&d.name, crate::model::pki::CertRole::Peer))
 }
 
 /// The variable of etcd's "skip the SAN check of peer client certificates" flag for `version`.

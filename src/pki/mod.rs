@@ -13,7 +13,7 @@ use rcgen::{
 };
 
 use crate::keys::{client_service_name, peer_service_name};
-use crate::model::pki::{BACKDATE_SECONDS, CA_LIFETIME_SECONDS, CertRole};
+use crate::model::pki::{BACKDATE_SECONDS, CA_LIFETIME_SECONDS, CertRole, member_common_name};
 
 /// A certificate and its key, PEM.
 #[derive(Clone, Debug)]
@@ -136,7 +136,7 @@ pub fn leaf_params(
         DnType::CommonName,
         match role {
             CertRole::Client => user.to_string(),
-            other => format!("{cluster} {}", other.as_str()),
+            other => member_common_name(cluster, other),
         },
     );
     p.distinguished_name = dn;
