@@ -1361,7 +1361,7 @@ async fn observe_etcd(
     let members = list
         .members
         .iter()
-        .map(|m| member_view(d, m, &answers))
+        .map(|m| cut_off_from_here(member_view(d, m, &answers), pods))
         .collect();
     EtcdView::Reached(ClusterView {
         cluster_id: list.cluster_id,
@@ -1441,6 +1441,23 @@ async fn full_database(answers: &[Answer], leader: Option<u64>) -> FullDatabase 
             .unwrap_or(0);
     }
     full
+}
+
+/// A member that did not answer this driver while the kubelet counts its pod Ready (the
+/// readiness probe is a linearizable read from inside the pod) is cut off from here, not down:
+/// its error says so, so that nobody reads a path this driver lacks as a member gone.
+fn cut_off_from_here(mut m: MemberView, pods: &BTreeMap<u32, PodView>) -> MemberView {
+    let ready = m
+        .ordinal
+        .and_then(|k| pods.get(&k))
+        .is_some_and(|p| p.ready && p.running && !p.terminating);
+    if m.status.is_none() && ready {
+        let why = m.error.take().unwrap_or_default();
+        m.error = Some(format!(
+            "unreachable from here, not down (its pod is Ready: its own linearizable read passes): {why}"
+        ));
+    }
+    m
 }
 
 /// One member of the list, joined with what its own etcd answered (versions parsed here, once).

@@ -143,7 +143,8 @@ pub fn trouble(pass: &Pass) -> Option<Trouble> {
         step if let EtcdView::Reached(c) = &pass.observed.etcd
             && c.voters().count() > 0
             && c.voters().filter(|m| m.status.is_some()).count()
-                < plan::quorum(c.voters().count()) =>
+                < plan::quorum(c.voters().count())
+            && plan::quorum_proof(&pass.desired, &pass.observed).is_none() =>
         {
             let gone: Vec<String> = c
                 .voters()
@@ -162,7 +163,10 @@ pub fn trouble(pass: &Pass) -> Option<Trouble> {
         step if let EtcdView::Reached(c) = &pass.observed.etcd
             && plan::formed(&pass.observed)
             && c.voters().count() > 0
-            && c.voters().filter(|m| m.healthy).count() < plan::quorum(c.voters().count()) =>
+            && c.voters().filter(|m| m.healthy).count() < plan::quorum(c.voters().count())
+            // One healthy voter (its read passed, no alarm raised) says writes succeed: the
+            // others only failed their reads from here.
+            && !c.voters().any(|m| m.healthy) =>
         {
             let sick: Vec<String> = c
                 .voters()

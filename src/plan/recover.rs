@@ -36,23 +36,26 @@ use crate::objects;
 pub const MAX_ATTEMPTS: usize = 3;
 
 /// How many voters there are, how many of them are healthy (a linearizable read answered) and
-/// how many answered their status, and whether any names a leader.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// how many answered their status, whether any names a leader, and what proves a quorum however
+/// few of them answer here (`quorum_proof`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Quorum {
     pub voters: usize,
     pub healthy: usize,
     pub answering: usize,
     pub leader: bool,
+    pub proof: Option<String>,
 }
 
 impl Quorum {
-    pub fn of(o: &Observed) -> Quorum {
+    pub fn of(d: &Desired, o: &Observed) -> Quorum {
         match &o.etcd {
             EtcdView::Reached(c) => Quorum {
                 voters: c.voters().count(),
                 healthy: c.voters().filter(|m| m.healthy).count(),
                 answering: c.voters().filter(|m| m.status.is_some()).count(),
                 leader: c.leader.is_some_and(|l| l != 0),
+                proof: super::quorum_proof(d, o),
             },
             _ => Quorum::default(),
         }
@@ -63,15 +66,23 @@ impl Quorum {
 /// quorum answers there is nothing to recover from (the engine repairs lost members itself), and
 /// clients may still be writing through it. A quorum answers when a majority of voters is
 /// healthy, or answers with a leader elected (healthy or not: a NOSPACE alarm makes every member
-/// unhealthy, and the cluster still has its quorum). Refused unless `force`.
-pub fn refuse_while_quorum(cluster: &str, q: Quorum, force: bool) -> Result<(), String> {
+/// unhealthy, and the cluster still has its quorum), or when one member proves it however few
+/// answer here (its linearizable read passed: a driver cut off from the others must not rebuild
+/// a cluster that serves). Refused unless `force`; the refusal names the member that proved it.
+pub fn refuse_while_quorum(cluster: &str, q: &Quorum, force: bool) -> Result<(), String> {
     let need = super::quorum(q.voters);
-    let has = q.healthy >= need || (q.leader && q.answering >= need);
+    let has = q.healthy >= need || (q.leader && q.answering >= need) || q.proof.is_some();
     if force || q.voters == 0 || !has {
         return Ok(());
     }
+    let proven = match &q.proof {
+        Some(p) if q.answering < need => {
+            format!("; the others do not answer from here, but they are not down: {p}")
+        }
+        _ => String::new(),
+    };
     Err(format!(
-        "{cluster} has a quorum ({} of {} voters answer, {} healthy{}): nothing to recover, and clients may be writing through it; the engine replaces lost members itself (`kubectl etcd status`, `kubectl etcd reconcile`); pass --force to rebuild it anyway (a new cluster id, writes after the snapshot lost)",
+        "{cluster} has a quorum ({} of {} voters answer, {} healthy{}{proven}): nothing to recover, and clients may be writing through it; the engine replaces lost members itself (`kubectl etcd status`, `kubectl etcd reconcile`); pass --force to rebuild it anyway (a new cluster id, writes after the snapshot lost)",
         q.answering,
         q.voters,
         q.healthy,
@@ -300,7 +311,7 @@ fn stopped(d: &Desired, o: &Observed, why: String) -> Step {
 
 fn before_deletion(d: &Desired, o: &Observed, r: &Recovery, p: Progress) -> Option<Step> {
     let who = format!("{}/{}", d.namespace, d.name);
-    if let Err(why) = refuse_while_quorum(&who, Quorum::of(o), r.force) {
+    if let Err(why) = refuse_while_quorum(&who, &Quorum::of(d, o), r.force) {
         return Some(stopped(d, o, why));
     }
     match &p {

@@ -139,6 +139,21 @@ pub(super) fn quorum_lost(d: &Desired, o: &Observed) -> Option<Step> {
     }
     let gone: Vec<&MemberView> = c.voters().filter(|m| m.status.is_none()).collect();
     let names: Vec<String> = gone.iter().map(|m| member_name(d, m)).collect();
+    if let Some(proof) = quorum_proof(d, o) {
+        // The driver is cut off from them, not the cluster from its quorum: nothing is judged
+        // on what it cannot see (no member is replaced, no recovery is right).
+        return Some(wait(
+            Reason::EtcdUnreachable,
+            format!(
+                "{} of {voters} voters answer here, yet the cluster has a quorum: {proof}; {} \
+                 {} unreachable from here, not down. Nothing is changed until they answer (check \
+                 the network path from this driver, or run it in the cluster)",
+                answering,
+                names.join(", "),
+                if names.len() == 1 { "is" } else { "are" },
+            ),
+        ));
+    }
     let stuck = |m: &&MemberView| {
         m.ordinal.and_then(|k| o.pods.get(&k)).is_some_and(|p| {
             !p.running && !p.terminating && (p.restarts > 0 || p.data_loss().is_some())
@@ -168,6 +183,36 @@ pub(super) fn quorum_lost(d: &Desired, o: &Observed) -> Option<Step> {
             d.name
         ),
     ))
+}
+
+/// What proves the cluster has a quorum however few of its voters this driver reaches, in a
+/// sentence naming the member: a voter that passed its linearizable read in this pass (etcd
+/// serves one only after its leader confirmed its leadership with a majority of the voters,
+/// ReadIndex), else a voter whose pod the kubelet counts Ready (its readiness probe is the same
+/// read from inside the pod, `objects::workload`, failing it takes the pod out within seconds).
+/// `None`: nothing seen proves one. A member that does not answer here may be cut off from this
+/// driver only; a proven quorum says the cluster serves, whatever the driver reaches.
+pub fn quorum_proof(d: &Desired, o: &Observed) -> Option<String> {
+    let c = reached(o)?;
+    if let Some(m) = c.voters().find(|m| m.healthy || m.alarmed) {
+        return Some(format!(
+            "{} answered a linearizable read, which its leader serves only with a majority of the \
+             voters behind it",
+            member_name(d, m)
+        ));
+    }
+    c.voters()
+        .find(|m| {
+            m.ordinal
+                .and_then(|k| o.pods.get(&k))
+                .is_some_and(|p| p.ready && p.running && !p.terminating)
+        })
+        .map(|m| {
+            format!(
+                "{}'s pod is Ready (the kubelet's probe, a linearizable read inside the pod, passes)",
+                member_name(d, m)
+            )
+        })
 }
 
 /// Why member `m` looks lost, if it does: it does not answer as itself, and its pod says its

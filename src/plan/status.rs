@@ -112,6 +112,9 @@ pub fn derive_status(
 struct Votes {
     voters: usize,
     healthy: usize,
+    /// Fewer than a quorum are healthy as seen from here, yet a quorum is proven
+    /// (`quorum_proof`): the driver is cut off from members the cluster still counts.
+    proven: bool,
 }
 
 /// Fills the member list, the cluster's id and versions and the replica counts: from etcd when
@@ -133,6 +136,7 @@ fn membership(
         let votes = Votes {
             voters: c.voters().count(),
             healthy: c.voters().filter(|m| m.healthy).count(),
+            proven: super::quorum_proof(d, o).is_some(),
         };
         st.cluster_id = Some(fmt_id(c.cluster_id));
         st.version = c.versions().min().map(|v| v.to_string());
@@ -226,12 +230,16 @@ impl Activity {
         votes: Votes,
         version_change: Option<&(bool, Reason, String)>,
     ) -> Self {
-        let Votes { voters, healthy } = votes;
+        let Votes {
+            voters,
+            healthy,
+            proven,
+        } = votes;
         let held = matches!(step, Step::Hold { .. });
         let unreachable = waits_for(step, &[Reason::EtcdUnreachable]);
         Activity {
             converged: matches!(step, Step::Idle),
-            ready: voters > 0 && healthy >= super::quorum(voters) && !held,
+            ready: voters > 0 && (healthy >= super::quorum(voters) || proven) && !held,
             scaling: is_scaling(d, step, voters),
             upgrading: version_change.is_some_and(|c| c.0) || rolls_a_template(step),
             recovering: is_recovering(o, step),
@@ -383,21 +391,28 @@ impl Conditions<'_> {
     }
 
     fn ready(&self, doing: &Activity, votes: Votes) -> Condition {
-        let Votes { voters, healthy } = votes;
+        let Votes {
+            voters,
+            healthy,
+            proven,
+        } = votes;
         if doing.ready {
             let reason = if healthy < voters {
                 Reason::QuorumHealthy
             } else {
                 Reason::AllMembersHealthy
             };
+            let need = super::quorum(voters.max(1));
+            let seen = if proven && healthy < need {
+                "; the others do not answer from here, yet a member's linearizable read proves the quorum"
+            } else {
+                ""
+            };
             self.set(
                 condition::READY,
                 true,
                 reason,
-                format!(
-                    "{healthy} of {voters} voting members healthy; quorum {}",
-                    super::quorum(voters.max(1))
-                ),
+                format!("{healthy} of {voters} voting members healthy; quorum {need}{seen}"),
             )
         } else {
             self.set(condition::READY, false, self.reason, self.message.clone())
@@ -411,7 +426,9 @@ impl Conditions<'_> {
         votes: Votes,
         members: &[MemberStatus],
     ) -> Condition {
-        let Votes { voters, healthy } = votes;
+        let Votes {
+            voters, healthy, ..
+        } = votes;
         let reason = match step {
             Step::Hold { reason, .. } => *reason,
             _ if doing.unreachable => Reason::EtcdUnreachable,

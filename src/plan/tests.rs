@@ -645,8 +645,11 @@ fn quorum_loss_holds_naming_the_gone_members_and_the_recover_verb() {
     for k in [0, 2] {
         let m = &mut cluster(&mut o).members[k];
         (m.healthy, m.status) = (false, None);
+        // Starting: not Ready (the kubelet's probe is a linearizable read).
+        o.pods.get_mut(&(k as u32)).unwrap().ready = false;
     }
     cluster(&mut o).members[1].healthy = false;
+    o.pods.get_mut(&1).unwrap().ready = false;
     cluster(&mut o).leader = None;
     // While their pods start, it is a wait (restarts, a StatefulSet put back).
     assert!(matches!(plan(&d, &o), Step::Wait { reason, .. } if reason == Reason::QuorumLost));
@@ -663,6 +666,86 @@ fn quorum_loss_holds_naming_the_gone_members_and_the_recover_verb() {
         message.contains("kubectl etcd -n ns recover demo"),
         "{message}"
     );
+}
+
+/// Issue 43 R6: the driver cut off from demo-1 and demo-2 (a firewall between it and them, not
+/// between them), their pods running on. demo-0's linearizable read passed, which its leader
+/// serves only with a majority behind it: the cluster has a quorum. The old rule counted who
+/// answered here ("quorum lost: 1 of 3 voters answer") and, once their pods looked stuck, named
+/// `recover`. Now it waits, naming the proof and the members cut off from here, and nothing is
+/// removed however long it lasts, even with their pods crash-looping in the kubelet's eyes.
+#[test]
+fn voters_this_driver_cannot_reach_are_no_quorum_loss_while_another_reads_linearizably() {
+    let d = desired(3);
+    let mut o = healthy(&d, 3);
+    for k in [1, 2] {
+        let m = &mut cluster(&mut o).members[k];
+        (m.healthy, m.status) = (false, None);
+        m.error = Some("failed to connect to http://10.0.0.12:2379: deadline elapsed".into());
+    }
+    o.lost_since
+        .extend([1, 2].map(|k| (k, o.now - jiff::SignedDuration::from_secs(3600))));
+    let said = |step: &Step| match step {
+        Step::Wait { reason, message } if *reason == Reason::EtcdUnreachable => {
+            message.contains("1 of 3 voters answer here, yet the cluster has a quorum")
+                && message.contains("demo-0 answered a linearizable read")
+                && message.contains("demo-1, demo-2 are unreachable from here, not down")
+        }
+        _ => false,
+    };
+    let step = plan(&d, &o);
+    assert!(said(&step), "{step:?}");
+    // Their pods restarting, or not Ready, change nothing while demo-0 proves the quorum.
+    for k in [1, 2] {
+        let p = o.pods.get_mut(&k).unwrap();
+        (p.ready, p.restarts) = (false, 3);
+    }
+    let step = plan(&d, &o);
+    assert!(said(&step), "{step:?}");
+    // demo-0 alarmed (NOSPACE) passed its read too: the proof stands.
+    let m = &mut cluster(&mut o).members[0];
+    (m.healthy, m.alarmed) = (false, true);
+    assert!(matches!(
+        plan(&d, &o),
+        Step::Wait {
+            reason: Reason::EtcdUnreachable,
+            ..
+        }
+    ));
+}
+
+/// The driver reaches only demo-0, whose read fails (it is the member cut off from the others),
+/// while the kubelet counts demo-1's and demo-2's pods Ready: their probes, linearizable reads
+/// from inside the pods, pass, so the quorum is on their side. Not a quorum loss; once their
+/// pods are not Ready either, it is one.
+#[test]
+fn ready_pods_of_voters_this_driver_cannot_reach_prove_a_quorum() {
+    let d = desired(3);
+    let mut o = healthy(&d, 3);
+    cluster(&mut o).members[0].healthy = false;
+    o.pods.get_mut(&0).unwrap().ready = false;
+    for k in [1, 2] {
+        let m = &mut cluster(&mut o).members[k];
+        (m.healthy, m.status) = (false, None);
+    }
+    let proof = quorum_proof(&d, &o).expect("a Ready pod proves a quorum");
+    assert!(proof.starts_with("demo-1's pod is Ready"), "{proof}");
+    let step = plan(&d, &o);
+    assert!(
+        matches!(&step, Step::Wait { reason: Reason::EtcdUnreachable, message } if message.contains("demo-1's pod is Ready")),
+        "{step:?}"
+    );
+    for k in [1, 2] {
+        o.pods.get_mut(&k).unwrap().ready = false;
+    }
+    assert_eq!(quorum_proof(&d, &o), None);
+    assert!(matches!(
+        plan(&d, &o),
+        Step::Wait {
+            reason: Reason::QuorumLost,
+            ..
+        }
+    ));
 }
 
 #[test]

@@ -38,6 +38,8 @@ fn lost(d: &Desired) -> Observed {
         m.healthy = false;
     }
     cluster(&mut o).members[0].healthy = false;
+    // Without a quorum its probe (a linearizable read) fails: not Ready.
+    o.pods.get_mut(&0).unwrap().ready = false;
     o
 }
 
@@ -455,12 +457,14 @@ fn each_recovery_is_a_cluster_of_its_own() {
     assert_ne!(token("n1", "n1").unwrap(), token("n2", "n2").unwrap());
 }
 
+/// As `Quorum::of` counts it: a healthy voter's linearizable read proves a quorum.
 fn q(voters: usize, healthy: usize) -> Quorum {
     Quorum {
         voters,
         healthy,
         answering: healthy,
         leader: false,
+        proof: (healthy > 0).then(|| "demo-0 answered a linearizable read".into()),
     }
 }
 
@@ -470,15 +474,16 @@ fn recover_refuses_while_a_healthy_quorum_answers_unless_forced() {
     let table = [
         ((3, 3, false), false),
         ((3, 2, false), false),
-        ((3, 1, false), true),
+        // One healthy voter: its read needed a majority behind its leader (issue 43 R6).
+        ((3, 1, false), false),
         ((3, 0, false), true),
         ((5, 3, false), false),
-        ((5, 2, false), true),
+        ((5, 2, false), false),
         ((0, 0, false), true), // nothing answers at all (a backup is the only way)
         ((3, 3, true), true),
     ];
     for ((voters, healthy, force), ok) in table {
-        let got = refuse_while_quorum("ns/demo", q(voters, healthy), force);
+        let got = refuse_while_quorum("ns/demo", &q(voters, healthy), force);
         assert_eq!(
             got.is_ok(),
             ok,
@@ -494,19 +499,20 @@ fn recover_refuses_while_a_healthy_quorum_answers_unless_forced() {
         healthy: 0,
         answering: 2,
         leader: true,
+        proof: None,
     };
-    assert!(refuse_while_quorum("ns/demo", full, false).is_err());
+    assert!(refuse_while_quorum("ns/demo", &full, false).is_err());
     // Survivors answer, but no leader: quorum lost.
     let lost = Quorum {
         leader: false,
-        ..full
+        ..full.clone()
     };
-    assert!(refuse_while_quorum("ns/demo", lost, false).is_ok());
+    assert!(refuse_while_quorum("ns/demo", &lost, false).is_ok());
     let one = Quorum {
         answering: 1,
         ..full
     };
-    assert!(refuse_while_quorum("ns/demo", one, false).is_ok());
+    assert!(refuse_while_quorum("ns/demo", &one, false).is_ok());
 }
 
 #[test]
@@ -569,4 +575,27 @@ fn retention_keeps_the_records_a_recovery_of_the_spec_leans_on() {
     ];
     assert_eq!(pinned_records(&d, &records), ["mine"]);
     assert!(pinned_records(&desired(3), &records).is_empty());
+}
+
+/// Issue 43 R6: the driver reaches one of three voters; its linearizable read passed. The old
+/// rule counted the answers here (1 of 3) and let the recovery go on; now it is refused, naming
+/// the member whose read proved the quorum, unless forced.
+#[test]
+fn recover_refuses_when_one_reachable_voter_proves_a_quorum_the_driver_cannot_see() {
+    let d = desired(3);
+    let mut o = healthy(&d, 3);
+    for m in &mut cluster(&mut o).members[1..] {
+        (m.healthy, m.status) = (false, None);
+    }
+    let quorum = Quorum::of(&d, &o);
+    assert_eq!((quorum.voters, quorum.answering, quorum.healthy), (3, 1, 1));
+    let e = refuse_while_quorum("ns/demo", &quorum, false).unwrap_err();
+    assert!(
+        e.contains("ns/demo has a quorum (1 of 3 voters answer")
+            && e.contains("the others do not answer from here, but they are not down")
+            && e.contains("demo-0 answered a linearizable read")
+            && e.contains("--force"),
+        "{e}"
+    );
+    assert!(refuse_while_quorum("ns/demo", &quorum, true).is_ok());
 }

@@ -87,7 +87,7 @@ async fn survey(
     // Dials with what the members run (a refused spec change, e.g. of spec.tls, aside).
     let (d, observed) = crate::engine::observe(ctx, d, cluster.status.as_ref()).await?;
     let d = &d;
-    let quorum = Quorum::of(&observed);
+    let quorum = Quorum::of(d, &observed);
     let recorded = cluster
         .status
         .as_ref()
@@ -229,6 +229,8 @@ async fn decide(
     let who = format!("{}/{}", s.namespace, a.name);
     let ctx = Context::new(s.client.clone(), s.dial);
     let (seen, quorum) = survey(&ctx, d, cluster).await?;
+    // First: with a quorum there is nothing to recover, whatever the source would be.
+    refuse_while_quorum(&who, &quorum, a.force).map_err(Error::Usage)?;
     let secret = a.credentials_secret.clone().or_else(|| {
         d.backup
             .as_ref()
@@ -241,7 +243,6 @@ async fn decide(
             destination: Box::new(destination(&who, a, d)?),
         },
     };
-    refuse_while_quorum(&who, quorum, a.force).map_err(Error::Usage)?;
     let pod_credentials = check_restore(s, a, d, &source, secret.as_deref()).await?;
     let plan = describe(d, &seen, &source, &pod_credentials);
     Ok(Decided {
