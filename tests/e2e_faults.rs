@@ -13,6 +13,11 @@
 //! storage swap (members moved to another StorageClass) and starts it again, one cuts the
 //! leader's pod off the network for 45 s while the operator dials members directly, one deletes
 //! a cluster with an invalid spec while the operator's finalizer is on it.
+//!
+//! The network rows make their fault on the node (`iptables` rules inside a member pod's
+//! network namespace, entered with `nsenter`, or in the node's own for the driver's packets;
+//! `SIGSTOP` to a member's etcd), hold it for twice the grace with engine passes running, and heal
+//! it even when they fail (`Undone`): nothing may be replaced for what the driver cannot see.
 #![cfg(feature = "e2e")]
 // A test is one scenario read top to bottom: its length is the scenario's. The size and
 // complexity gates (Cargo.toml's [lints.clippy], clippy.toml) are for the shipped code.
