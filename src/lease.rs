@@ -8,9 +8,11 @@
 //!   it, and renews it in the background (`Lock::keep_renewed`) so a long pass cannot outlast it.
 //!   A long CLI wait on one cluster therefore never blocks the operator on another, and a CLI
 //!   user needs rights on Leases only where their clusters are, none in the operator's namespace.
-//! - One Lease for the operator's leader election (`leader_lease`: `LEADER`, or per set of
-//!   watched namespaces), in the operator's namespace (`NAMESPACE`): only operator replicas take
-//!   it, and only its holder runs the controller (and so takes cluster Leases).
+//! - One Lease for the operator's leader election: in a pod, `keys::install::leader_lease` of its
+//!   install (`NAME-leader`) in its own namespace, which its lease Role names alone; run from a
+//!   workstation, `leader_lease` (`LEADER`, or per set of watched namespaces) in `NAMESPACE`.
+//!   Only operator replicas take it, and only its holder runs the controller (and so takes
+//!   cluster Leases).
 //!
 //! Cluster Leases lived in `NAMESPACE` before they moved beside their clusters; that old place
 //! is no longer consulted (every supported driver takes the Lease in the cluster's namespace), so

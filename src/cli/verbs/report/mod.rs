@@ -608,15 +608,21 @@ async fn operator_objects(
         "the events of the operator's objects",
         &events,
     );
-    let leases: Api<Lease> = Api::namespaced(client.clone(), install::NAMESPACE);
-    match leases.list(&ListParams::default()).await {
-        Ok(l) => b.yaml(
-            "operator/leases.yaml",
-            "the operator's Leases (leader election; cluster Leases of older versions)",
-            &l.items.iter().map(to_value).collect::<Vec<_>>(),
-        ),
-        Err(e) => b.fail(Error::kube("list", "Lease", install::NAMESPACE, "*", e))?,
+    // Its leader Lease is in its own namespace (`keys::install::leader_lease`); one run from a
+    // workstation keeps it in `install::NAMESPACE`, which `namespaces` always holds.
+    let mut leases = Vec::new();
+    for ns in namespaces {
+        let api: Api<Lease> = Api::namespaced(client.clone(), ns);
+        match api.list(&ListParams::default()).await {
+            Ok(l) => leases.extend(l.items.iter().map(to_value)),
+            Err(e) => b.fail(Error::kube("list", "Lease", ns, "*", e))?,
+        }
     }
+    b.yaml(
+        "operator/leases.yaml",
+        "the Leases of the operator's namespaces (leader election)",
+        &leases,
+    );
     Ok(())
 }
 
