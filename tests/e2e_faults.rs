@@ -2,8 +2,13 @@
 //! running throughout (one `etcdctl put` a second through a member pod, acknowledged keys
 //! counted) and every acknowledged key read back afterwards. Rows run in parallel (at most
 //! `KE_FAULT_PARALLEL`, default 4, at once); `KE_FAULT_ROWS=a,b` runs only the rows named.
-//! The table (row, converged, seconds, keys written / acknowledged / read back) is printed at
-//! the end; the test fails if a row did not converge to what it documents or lost a key.
+//! Beside the writer, each row runs etcd's own robustness traffic (key-value and watch, from
+//! go.etcd.io/etcd/tests/v3: tests/robustness, tests/common/robustness.rs) and has etcd's checker
+//! judge the history: linearizable (etcd's model through porcupine, the writer's puts included)
+//! and no watch event lost, reordered or duplicated.
+//! The table (row, converged, seconds, keys written / acknowledged / read back, history checked,
+//! the checker's verdict) is printed at the end; the test fails if a row did not converge to
+//! what it documents, lost a key, or etcd's checker found a violation.
 //!
 //! Most rows drive the engine through the CLI verbs (`reconcile`, `scale`, `create`): each verb
 //! drives the same engine the operator runs. Five rows run a real operator instead
@@ -31,6 +36,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::operator::LocalOperator;
+use common::robustness::{
+    Foreign, ForeignOp, Robustness, acknowledged_revision, recorded_put, unix_ns,
+};
 use common::writer::{CLASS_B, QuorumSampler};
 use common::*;
 
@@ -74,20 +82,23 @@ fn kubectl_within(args: &[&str], deadline: Duration) -> Option<Run> {
 
 struct Writer {
     stop: Arc<AtomicBool>,
-    handle: std::thread::JoinHandle<(u64, Vec<String>)>,
+    handle: std::thread::JoinHandle<(u64, Vec<String>, Vec<ForeignOp>)>,
 }
 
 impl Writer {
-    /// Writes `w-<n>` keys through pods `demo-0..pods` in turn, about one a second.
+    /// Writes `w-<n>` keys through pods `demo-0..pods` in turn, about one a second. Each put is
+    /// also recorded with its times and the revision etcd acknowledged it at, for etcd's
+    /// robustness checker (a put is acknowledged when etcdctl exits 0 with that revision).
     fn start(ns: &str, pods: u32) -> Writer {
         let stop = Arc::new(AtomicBool::new(false));
         let (ns, flag) = (ns.to_string(), stop.clone());
         let handle = std::thread::spawn(move || {
-            let (mut written, mut acked) = (0u64, Vec::new());
+            let (mut written, mut acked, mut puts) = (0u64, Vec::new(), Vec::new());
             while !flag.load(Ordering::Relaxed) {
                 let key = format!("w-{written:06}");
                 let pod = format!("{CLUSTER}-{}", written % pods as u64);
                 written += 1;
+                let call_ns = unix_ns();
                 let put = kubectl_within(
                     &[
                         "-n",
@@ -98,22 +109,36 @@ impl Writer {
                         "etcdctl",
                         "--command-timeout=4s",
                         "put",
+                        "-w",
+                        "json",
                         &key,
                         "v",
                     ],
                     Duration::from_secs(10),
                 );
-                if put.is_some_and(|r| r.code == 0 && r.stdout.contains("OK")) {
-                    acked.push(key);
+                let return_ns = unix_ns();
+                let revision = put.map_or(0, |r| acknowledged_revision(&r));
+                if revision > 0 {
+                    acked.push(key.clone());
                 }
+                puts.push(ForeignOp {
+                    stream: "writer".into(),
+                    call_ns,
+                    return_ns,
+                    what: Foreign::Put {
+                        key,
+                        value: "v".into(),
+                        revision,
+                    },
+                });
                 std::thread::sleep(Duration::from_millis(700));
             }
-            (written, acked)
+            (written, acked, puts)
         });
         Writer { stop, handle }
     }
 
-    fn stop(self) -> (u64, Vec<String>) {
+    fn stop(self) -> (u64, Vec<String>, Vec<ForeignOp>) {
         self.stop.store(true, Ordering::Relaxed);
         self.handle.join().expect("the writer thread")
     }
@@ -1153,10 +1178,7 @@ fn nospace_then_quota_raised(ns: &str) -> Check {
         alarms.code == 0 && !alarms.stdout.contains("NOSPACE"),
         format!("alarms: {}", alarms.stdout),
     )?;
-    let r = kc(
-        ns,
-        &["exec", "demo-2", "--", "etcdctl", "put", "after", "quota"],
-    );
+    let r = recorded_put(ns, "demo-2", "after", "quota");
     ensure(
         r.code == 0,
         format!("a write after: {}", last_lines(&r.stderr)),
@@ -1169,12 +1191,7 @@ fn nospace_then_quota_raised(ns: &str) -> Check {
 fn fill_until_nospace(ns: &str) -> Check {
     let value = "x".repeat(1 << 20);
     let full = (0..40).any(|_| {
-        let r = kubectl_stdin(
-            &[
-                "-n", ns, "exec", "-i", "demo-0", "--", "etcdctl", "put", "big",
-            ],
-            &value,
-        );
+        let r = recorded_put(ns, "demo-0", "big", &value);
         r.code != 0 && format!("{}{}", r.stdout, r.stderr).contains("database space exceeded")
     });
     ensure(full, "40 MiB went into a 16 MiB quota")
@@ -1193,12 +1210,7 @@ fn nospace_healed_unattended(ns: &str) -> Check {
     let healed = within(Duration::from_secs(400), || {
         let r = etcd_in(ns, &["reconcile", CLUSTER, "--timeout", "20s"]);
         passes.push_str(&r.stderr);
-        kc(
-            ns,
-            &["exec", "demo-2", "--", "etcdctl", "put", "after", "nospace"],
-        )
-        .code
-            == 0
+        recorded_put(ns, "demo-2", "after", "nospace").code == 0
     });
     ensure(
         healed,
@@ -1931,12 +1943,19 @@ struct Row {
     written: u64,
     acked: u64,
     read_back: u64,
+    /// Operations in the history etcd's robustness checker validated (`None`: no verdict).
+    history: Option<u64>,
+    /// The checker's verdict: "ok", or what failed.
+    robustness: String,
     problem: Option<String>,
 }
 
-/// Creates a 3-member cluster in its own namespace, starts the writer, applies the fault
-/// (which drives the engine to convergence and checks what it documents), stops the writer and
-/// reads every acknowledged key back.
+/// Creates a 3-member cluster in its own namespace, starts etcd's robustness traffic on it
+/// (tests/common/robustness.rs) and the writer, applies the fault (which drives the engine to
+/// convergence and checks what it documents), stops the writer and reads every acknowledged key
+/// back, then stops the robustness traffic: the row passes only when etcd's checker finds the
+/// history (its own operations and the writer's puts) linearizable and no watch event lost,
+/// reordered or duplicated.
 fn run_row(name: &'static str, fault: &Fault) -> Row {
     let ns = Ns::new(&name.replace('_', "-").chars().take(24).collect::<String>());
     let mut row = Row {
@@ -1946,6 +1965,8 @@ fn run_row(name: &'static str, fault: &Fault) -> Row {
         written: 0,
         acked: 0,
         read_back: 0,
+        history: None,
+        robustness: "not run".into(),
         problem: None,
     };
     if let Err(e) = create_row_cluster(&ns.0, fault.spec) {
@@ -1965,6 +1986,14 @@ fn run_row(name: &'static str, fault: &Fault) -> Row {
         }
         install_crd();
     }
+    // before the writer: etcd's model starts from an empty database
+    let checker = match Robustness::start(&ns.0) {
+        Ok(c) => c,
+        Err(e) => {
+            row.problem = Some(e);
+            return row;
+        }
+    };
     let writer = Writer::start(&ns.0, 3);
     std::thread::sleep(Duration::from_secs(4));
     let start = Instant::now();
@@ -1972,11 +2001,27 @@ fn run_row(name: &'static str, fault: &Fault) -> Row {
     row.seconds = start.elapsed().as_secs_f64();
     row.converged = outcome.is_ok();
     std::thread::sleep(Duration::from_secs(2));
-    let (written, acked) = writer.stop();
+    let (written, acked, puts) = writer.stop();
     (row.written, row.acked) = (written, acked.len() as u64);
     match read_back(&ns.0, &acked) {
         Ok(n) => row.read_back = n,
         Err(e) => row.problem = Some(e),
+    }
+    match checker.stop(puts) {
+        Ok(v) => {
+            row.history = Some(v.operations);
+            row.robustness = v.problem().map_or_else(
+                || "ok".into(),
+                |p| {
+                    row.problem = Some(p.clone());
+                    p
+                },
+            );
+        }
+        Err(e) => {
+            row.robustness = e.clone();
+            row.problem = Some(e);
+        }
     }
     if let Err(e) = outcome {
         row.problem = Some(e);
@@ -2180,13 +2225,14 @@ fn fault_matrix() {
                     };
                     let row = run_row(name, fault);
                     eprintln!(
-                        "[fault-matrix] {} converged={} {:.0}s keys {}/{}/{} {}",
+                        "[fault-matrix] {} converged={} {:.0}s keys {}/{}/{} history {} {}",
                         row.name,
                         row.converged,
                         row.seconds,
                         row.written,
                         row.acked,
                         row.read_back,
+                        row.history.map_or("-".into(), |n| n.to_string()),
                         row.problem.as_deref().unwrap_or("")
                     );
                     results.lock().unwrap().push(row);
@@ -2197,17 +2243,19 @@ fn fault_matrix() {
     let mut rows = results.into_inner().unwrap();
     rows.sort_by_key(|r| r.name);
     let mut table = String::from(
-        "\n| row | converged | seconds | keys written | acknowledged | read back |\n|---|---|---|---|---|---|\n",
+        "\n| row | converged | seconds | keys written | acknowledged | read back | history checked | etcd robustness checker |\n|---|---|---|---|---|---|---|---|\n",
     );
     for r in &rows {
         table.push_str(&format!(
-            "| {} | {} | {:.0} | {} | {} | {} |\n",
+            "| {} | {} | {:.0} | {} | {} | {} | {} | {} |\n",
             r.name,
             if r.converged { "yes" } else { "no" },
             r.seconds,
             r.written,
             r.acked,
-            r.read_back
+            r.read_back,
+            r.history.map_or("-".into(), |n| n.to_string()),
+            r.robustness
         ));
     }
     println!("{table}");

@@ -75,8 +75,11 @@ mkdir -p "$ROOT/target"
 # kube-router (the testbed's NetworkPolicy enforcer, tests/cluster/netpol.sh) come last:
 # cold they take about 10 min, beside the fast lane and the Rust build instead of after them.
 # prometheus and promtool (tests/cluster/prometheus.sh) too: the monitoring rules' tests; and
-# cert-manager's controllers (tests/cluster/cert-manager.sh): e2e_tls's certManager mode.
-( "$C/build-k8s.sh" && { [ ! -x "$C/etcd-bins.sh" ] || "$C/etcd-bins.sh"; } && "$C/prometheus.sh" >/dev/null &&
+# cert-manager's controllers (tests/cluster/cert-manager.sh): e2e_tls's certManager mode; the fault
+# matrix's robustness client (tests/cluster/robustness.sh: etcd's robustness checker, after etcd
+# 3.7.3 whose compiled packages it reuses).
+( "$C/build-k8s.sh" && { [ ! -x "$C/etcd-bins.sh" ] || "$C/etcd-bins.sh"; } && "$C/robustness.sh" >/dev/null &&
+  "$C/prometheus.sh" >/dev/null &&
   "$C/cert-manager.sh" build >/dev/null &&
   for t in helm krew validate-krew-manifest kube-router; do "$C/helm.sh" "$t" >/dev/null || exit 1; done ) >"$GO_LOG" 2>&1 &
 go_pid=$!

@@ -7,6 +7,7 @@
 
 pub mod operator;
 pub mod proxy;
+pub mod robustness;
 pub mod writer;
 
 use std::path::PathBuf;
@@ -452,12 +453,7 @@ pub fn fragment(ns: &str, times: u32) -> Result<(), String> {
     let value = "x".repeat(512 << 10);
     let failed = |what: &str, r: &Run| Err(format!("{what}: {} {}", r.code, r.stderr.trim()));
     for _ in 0..times {
-        let r = kubectl_stdin(
-            &[
-                "-n", ns, "exec", "-i", "demo-0", "--", "etcdctl", "put", "big",
-            ],
-            &value,
-        );
+        let r = robustness::recorded_put(ns, "demo-0", "big", &value);
         if r.code != 0 {
             return failed("etcdctl put big", &r);
         }
@@ -469,7 +465,20 @@ pub fn fragment(ns: &str, times: u32) -> Result<(), String> {
     else {
         return failed("etcdctl endpoint status", &st);
     };
+    let call_ns = robustness::unix_ns();
     let r = etcdctl(ns, "demo-0", &["compact", &rev.to_string()]);
+    robustness::record(
+        ns,
+        robustness::ForeignOp {
+            stream: "compact".into(),
+            call_ns,
+            return_ns: robustness::unix_ns(),
+            what: robustness::Foreign::Compact {
+                revision: rev,
+                done: r.code == 0,
+            },
+        },
+    );
     if r.code != 0 {
         return failed("etcdctl compact", &r);
     }
