@@ -13,6 +13,11 @@ src=$(cd "$here/../robustness" && pwd)
 hash=$(cd "$src" && cat go.mod go.sum ./*.go | sha256sum | cut -c1-16)
 dir=$KE_CACHE/tools/robustness-$hash
 if [ -x "$dir/robustness" ]; then echo "$dir/robustness"; exit 0; fi
+# the fault matrix's rows start in parallel: one build at a time, the others take its result
+mkdir -p "$KE_CACHE/tools"
+exec 9>"$KE_CACHE/tools/robustness.lock"
+flock 9
+if [ -x "$dir/robustness" ]; then echo "$dir/robustness"; exit 0; fi
 
 if [ -x /usr/local/go/bin/go ]; then PATH=/usr/local/go/bin:$PATH; fi
 command -v go >/dev/null || die "no go command (Go 1.26 at /usr/local/go): needed to build the robustness client"

@@ -160,6 +160,11 @@ impl Verdict {
 
 pub struct Robustness {
     child: Child,
+    /// Rewrites the targets file every few seconds until dropped.
+    refresh: Option<(
+        std::sync::Arc<std::sync::atomic::AtomicBool>,
+        std::thread::JoinHandle<()>,
+    )>,
     dir: tempfile::TempDir,
     ns: String,
     /// Directories holding hard links to the WAL files of the members at the start.
@@ -295,6 +300,48 @@ fn keep_members_wal(ns: &str) -> Vec<PathBuf> {
     kept
 }
 
+/// Where the client's endpoints are now: `member-<i>` (pod `demo-<i>`'s IP) and `cluster` (the
+/// client Service's cluster IP), one `NAME HOST:PORT` a line; pods and Services that come back
+/// come back at new addresses.
+fn targets(ns: &str) -> String {
+    let mut out = String::new();
+    let pods = get(
+        ns,
+        &[
+            "pods",
+            "-o",
+            "jsonpath={range .items[*]}{.metadata.name} {.status.podIP}{\"\\n\"}{end}",
+        ],
+    );
+    for line in pods.lines() {
+        if let [name, ip] = line.split_whitespace().collect::<Vec<_>>()[..]
+            && let Some(i) = name.strip_prefix("demo-")
+            && i.parse::<u32>().is_ok()
+        {
+            out.push_str(&format!("member-{i} {ip}:2379\n"));
+        }
+    }
+    let service = get(
+        ns,
+        &["svc", "demo-client", "-o", "jsonpath={.spec.clusterIP}"],
+    );
+    if !service.is_empty() {
+        out.push_str(&format!("cluster {service}:2379\n"));
+    }
+    out
+}
+
+/// Writes `targets(ns)` to `file` (atomically), when it found the Service.
+fn write_targets(ns: &str, file: &Path) {
+    let t = targets(ns);
+    if t.contains("cluster ") {
+        let tmp = file.with_extension("tmp");
+        if std::fs::write(&tmp, t).is_ok() {
+            let _ = std::fs::rename(&tmp, file);
+        }
+    }
+}
+
 impl Robustness {
     /// Starts the client against the (empty) cluster `demo` in `ns` and waits until its traffic
     /// runs. The row's writer must start after this: etcd's model starts at revision 1.
@@ -331,7 +378,9 @@ impl Robustness {
             .arg("--stop-file")
             .arg(dir.path().join("stop"))
             .arg("--ready-file")
-            .arg(dir.path().join("ready"));
+            .arg(dir.path().join("ready"))
+            .arg("--targets-file")
+            .arg(dir.path().join("targets"));
         tls_args(ns, dir.path(), &mut cmd)?;
         let stdout = std::fs::File::create(dir.path().join("out")).map_err(|e| e.to_string())?;
         let stderr = std::fs::File::create(dir.path().join("err")).map_err(|e| e.to_string())?;
@@ -358,8 +407,22 @@ impl Robustness {
             std::thread::sleep(Duration::from_millis(200));
         }
         let kept = keep_members_wal(ns);
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (flag, file, n) = (stop.clone(), dir.path().join("targets"), ns.to_string());
+        let refresher = std::thread::spawn(move || {
+            while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+                write_targets(&n, &file);
+                for _ in 0..10 {
+                    if flag.load(std::sync::atomic::Ordering::Relaxed) {
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_millis(500));
+                }
+            }
+        });
         Ok(Robustness {
             child,
+            refresh: Some((stop, refresher)),
             dir,
             ns: ns.to_string(),
             kept,
@@ -369,6 +432,8 @@ impl Robustness {
     /// Stops the traffic, hands over the writer's puts and the members' data dirs, and waits for
     /// the verdict.
     pub fn stop(mut self, writer: Vec<ForeignOp>) -> Result<Verdict, String> {
+        self.stop_refresh();
+        write_targets(&self.ns, &self.dir.path().join("targets"));
         let mut lines = String::new();
         let mut dirs: Vec<PathBuf> = self.kept.clone();
         dirs.extend(
@@ -402,6 +467,13 @@ impl Robustness {
         }
     }
 
+    fn stop_refresh(&mut self) {
+        if let Some((flag, handle)) = self.refresh.take() {
+            flag.store(true, std::sync::atomic::Ordering::Relaxed);
+            let _ = handle.join();
+        }
+    }
+
     fn verdict(&self) -> Result<Verdict, String> {
         let out = std::fs::read_to_string(self.dir.path().join("out")).unwrap_or_default();
         let err = std::fs::read_to_string(self.dir.path().join("err")).unwrap_or_default();
@@ -428,6 +500,7 @@ impl Robustness {
 
 impl Drop for Robustness {
     fn drop(&mut self) {
+        self.stop_refresh();
         let _ = self.child.kill();
         let _ = self.child.wait();
         if let Some(keep) = self.kept.first().and_then(|k| k.parent()) {

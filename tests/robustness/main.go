@@ -98,15 +98,16 @@ func main() {
 	serverName := flag.String("server-name", "", "name to verify the members' certificates against")
 	stopFile := flag.String("stop-file", "", "stop once this file exists (see the package doc for its lines)")
 	readyFile := flag.String("ready-file", "", "created once the traffic runs")
+	targetsFile := flag.String("targets-file", "", "lines NAME HOST:PORT read at each new connection: where member-<i> and cluster are now (pods and Services come back at new addresses)")
 	duration := flag.Duration("duration", 0, "stop after this long (0: only the stop file)")
 	flag.Parse()
-	out, code := run(*endpoints, *clusterEndpoint, tlsFiles{*cacert, *cert, *key, *serverName}, *stopFile, *readyFile, *duration)
+	out, code := run(*endpoints, *clusterEndpoint, tlsFiles{*cacert, *cert, *key, *serverName, *targetsFile}, *stopFile, *readyFile, *duration)
 	line, _ := json.Marshal(out)
 	fmt.Println(string(line))
 	os.Exit(code)
 }
 
-type tlsFiles struct{ ca, cert, key, serverName string }
+type tlsFiles struct{ ca, cert, key, serverName, targets string }
 
 func run(endpoints, clusterEndpoint string, tf tlsFiles, stopFile, readyFile string, duration time.Duration) (outcome, int) {
 	fail := func(err error) (outcome, int) { return outcome{Error: err.Error()}, 2 }
@@ -129,13 +130,13 @@ func run(endpoints, clusterEndpoint string, tf tlsFiles, stopFile, readyFile str
 	if err != nil {
 		return fail(err)
 	}
-	cluster, err := dial.local(clusterEndpoint)
+	cluster, err := dial.local("cluster", clusterEndpoint)
 	if err != nil {
 		return fail(err)
 	}
 	memberEps := []string{}
-	for _, m := range members {
-		l, err := dial.local(m)
+	for i, m := range members {
+		l, err := dial.local(fmt.Sprintf("member-%d", i), m)
 		if err != nil {
 			return fail(err)
 		}
@@ -412,16 +413,20 @@ func readStopFile(path string, ids identity.Provider, baseTime time.Time) ([]rep
 	return reps, dirs, sc.Err()
 }
 
-// dialer: etcd's RecordingClient dials without TLS; for a TLS cluster each endpoint gets a local
-// plain listener whose connections are carried over TLS (client certificate, ALPN h2) to it.
+// dialer: etcd's RecordingClient dials without TLS and keeps the addresses it was given; each
+// endpoint gets a local listener whose connections are carried (over TLS with the client
+// certificate, ALPN h2, when the cluster has TLS) to where the endpoint is now: the targets file
+// is read at each new connection, so a client whose member pod came back at a new IP reconnects.
 type dialer struct {
-	ctx context.Context
-	tls *tls.Config
+	ctx     context.Context
+	tls     *tls.Config
+	targets string
 }
 
 func newDialer(ctx context.Context, tf tlsFiles) (*dialer, error) {
+	d := &dialer{ctx: ctx, targets: tf.targets}
 	if tf.ca == "" {
-		return &dialer{ctx: ctx}, nil
+		return d, nil
 	}
 	pem, err := os.ReadFile(tf.ca)
 	if err != nil {
@@ -435,17 +440,32 @@ func newDialer(ctx context.Context, tf tlsFiles) (*dialer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &dialer{ctx: ctx, tls: &tls.Config{
+	d.tls = &tls.Config{
 		RootCAs: pool, Certificates: []tls.Certificate{pair}, ServerName: tf.serverName,
 		NextProtos: []string{"h2"}, MinVersion: tls.VersionTLS12,
-	}}, nil
+	}
+	return d, nil
 }
 
-// local returns the address the recording clients dial for `target`.
-func (d *dialer) local(target string) (string, error) {
-	if d.tls == nil {
-		return target, nil
+// target: where endpoint `name` is now (the targets file), else where it was at the start.
+func (d *dialer) target(name, initial string) string {
+	if d.targets == "" {
+		return initial
 	}
+	data, err := os.ReadFile(d.targets)
+	if err != nil {
+		return initial
+	}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == name {
+			return f[1]
+		}
+	}
+	return initial
+}
+
+// local returns the address the recording clients dial for endpoint `name`.
+func (d *dialer) local(name, initial string) (string, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", err
@@ -457,7 +477,7 @@ func (d *dialer) local(target string) (string, error) {
 			if err != nil {
 				return
 			}
-			go d.carry(c, target)
+			go d.carry(c, d.target(name, initial))
 		}
 	}()
 	return l.Addr().String(), nil
@@ -465,7 +485,14 @@ func (d *dialer) local(target string) (string, error) {
 
 func (d *dialer) carry(c net.Conn, target string) {
 	defer c.Close()
-	up, err := tls.DialWithDialer(&net.Dialer{Timeout: 3 * time.Second}, "tcp", target, d.tls)
+	var up net.Conn
+	var err error
+	nd := &net.Dialer{Timeout: 3 * time.Second}
+	if d.tls == nil {
+		up, err = nd.Dial("tcp", target)
+	} else {
+		up, err = tls.DialWithDialer(nd, "tcp", target, d.tls)
+	}
 	if err != nil {
 		return
 	}
