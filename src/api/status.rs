@@ -78,6 +78,14 @@ pub struct CompletedRequests {
     /// The nonce of the last `spec.recovery` carried out to the end (the seed restored).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovery: Option<String>,
+    /// The cluster id (hex) of the `spec.adopt` carried out to the end (no old member left):
+    /// the old members are never dialed, waited for or admitted again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adoption: Option<String>,
+    /// The `spec.restore` carried out (its nonce, else its URL): its snapshot is never restored
+    /// again, whatever becomes of the seed's volume.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restore: Option<String>,
 }
 
 /// `status.tls`.

@@ -174,6 +174,9 @@ pub async fn reconcile_once(
         finalizer::add(&api, cluster).await?;
     }
 
+    // A finished adoption no longer acts: settled before anything is observed.
+    let done = cluster.status.as_ref().and_then(|s| s.completed.clone());
+    let desired = plan::adopt::settle(desired, &done.unwrap_or_default());
     let (desired, mut observed) = observed(ctx, &desired, cluster).await?;
     let (desired, mut step) = planned(ctx, desired, &mut observed).await;
     let mut outcome = Outcome::Unchanged;
@@ -240,11 +243,7 @@ async fn observed(
 /// once the leader's count of connected peers, which etcd checks before it removes a voter, is
 /// read (`plan::needs_leader_peers`).
 async fn planned(ctx: &Context, desired: Desired, observed: &mut Observed) -> (Desired, Step) {
-    let desired = plan::upgrade::settle(desired, observed);
-    let desired = plan::nospace::settle(desired, observed);
-    let desired = plan::pki::settle(desired, observed);
-    let desired = plan::tls_switch::settle(desired, observed);
-    let desired = plan::recover::settle(desired, observed);
+    let desired = plan::settle(desired, observed);
     let step = plan::plan(&desired, observed);
     if !plan::needs_leader_peers(&step) {
         return (desired, step);

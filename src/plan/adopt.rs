@@ -475,6 +475,41 @@ pub fn reached_as_surveyed<'o>(d: &Desired, o: &'o Observed) -> Option<&'o Clust
     })
 }
 
+/// The done-mark `status.completed.adoption` keeps for adoption `a`: the cluster id it adopted
+/// (the spec's own, never one a member answered with).
+pub fn done_mark(a: &Adoption) -> String {
+    fmt_id(a.cluster_id)
+}
+
+/// The spec as a finished adoption leaves it: once `status.completed.adoption` names the cluster
+/// `spec.adopt` asks for, the request is done for good and the pass runs as if it were gone: no
+/// rule dials the old members, waits for them or keeps the NetworkPolicy open for them, whatever
+/// comes after (a hibernation, the old StatefulSet deleted, a recovery). Settled before the pass
+/// observes anything.
+pub fn settle(mut d: Desired, done: &crate::api::CompletedRequests) -> Desired {
+    let done = done.adoption.as_deref();
+    if d.adopt
+        .as_ref()
+        .is_some_and(|a| done == Some(done_mark(a).as_str()))
+    {
+        d.adopt = None;
+    }
+    d
+}
+
+/// `status.completed.adoption` after a pass: the mark kept, or this adoption's once `record`
+/// says it is adopted.
+pub fn completed_mark(
+    d: &Desired,
+    o: &Observed,
+    recorded: Option<&AdoptionStatus>,
+) -> Option<String> {
+    match (&d.adopt, recorded) {
+        (Some(a), Some(st)) if st.phase == adoption_phase::ADOPTED => Some(done_mark(a)),
+        _ => o.completed.adoption.clone(),
+    }
+}
+
 /// Whether a pass should still reach the old members through `spec.adopt.endpoints`: not once
 /// the adoption is recorded as done (they are gone).
 pub fn old_members_reachable(d: &Desired, last: Option<&EtcdClusterStatus>) -> bool {

@@ -107,6 +107,18 @@ pub fn wanted_config(d: &Desired, o: &Observed, c: &ClusterView) -> BTreeMap<Str
     data
 }
 
+/// The spec as what is under way, or done, settles it: the target every rule of the pass plans
+/// for, settled here once, in this order (each may read what the ones before settled). A request
+/// the spec still carries but `status.completed` marks done acts no more (`rule_audit`).
+pub fn settle(d: Desired, o: &Observed) -> Desired {
+    let d = adopt::settle(d, &o.completed);
+    let d = upgrade::settle(d, o);
+    let d = nospace::settle(d, o);
+    let d = pki::settle(d, o);
+    let d = tls_switch::settle(d, o);
+    recover::settle(d, o)
+}
+
 /// One rule of the planner: the step it calls for, or `None` when it has nothing to say.
 pub type Rule = fn(&Desired, &Observed) -> Option<Step>;
 
@@ -303,6 +315,8 @@ pub mod tls_switch;
 pub mod upgrade;
 pub use status::{converged, derive_status, held};
 
+#[cfg(test)]
+mod audit;
 #[cfg(test)]
 mod sim;
 #[cfg(test)]

@@ -215,16 +215,15 @@ pub fn under_way(d: &Desired, o: &Observed) -> bool {
     })
 }
 
-/// `status.completed` after a pass: what was recorded, and the recovery of the spec once its
+/// `status.completed.recovery` after a pass: the mark kept, or the recovery of the spec once its
 /// record says the seed was restored.
-pub fn completed_record(d: &Desired, o: &Observed) -> crate::api::CompletedRequests {
-    let mut done = o.completed.clone();
-    if let Some(r) = &d.recovery
-        && matches!(progress(r, &o.backups.records), Progress::Restored(_))
-    {
-        done.recovery = Some(r.nonce.clone());
+pub fn completed_mark(d: &Desired, o: &Observed) -> Option<String> {
+    match &d.recovery {
+        Some(r) if matches!(progress(r, &o.backups.records), Progress::Restored(_)) => {
+            Some(r.nonce.clone())
+        }
+        _ => o.completed.recovery.clone(),
     }
-    done
 }
 
 /// The records recovery `r` leans on, which retention must keep while the spec names it: the

@@ -925,6 +925,26 @@ pub(super) fn voters_not_ready(d: &Desired, o: &Observed) -> Option<Step> {
     })
 }
 
+/// The done-mark `status.completed.restore` keeps for `spec.restore`: its nonce, else its URL.
+fn restore_done_mark(r: &crate::model::RestoreSource) -> &str {
+    r.nonce.as_deref().unwrap_or(&r.url)
+}
+
+/// `status.completed.restore` after a pass: the mark kept, or the spec's restore once the seed
+/// runs on its restored volume (the StatefulSet made on it). From then on the snapshot is never
+/// restored again: a cluster that later loses every volume and object is a recovery's to
+/// rebuild, not an old snapshot's to roll back to silently.
+pub(super) fn restore_completed_mark(d: &Desired, o: &Observed) -> Option<String> {
+    let restored = o.statefulset.is_some()
+        && o.volumes
+            .values()
+            .any(|v| !v.terminating && v.restore == Some(RestoreMark::Restored));
+    match &d.restore {
+        Some(r) if restored => Some(restore_done_mark(r).to_string()),
+        _ => o.completed.restore.clone(),
+    }
+}
+
 /// A cluster restored from a snapshot, before its StatefulSet exists: the seed's volume is filled by
 /// the restore pod (its certificates are made meanwhile), then the seed alone is bootstrapped on it
 /// (the others join as learners).
@@ -937,7 +957,10 @@ pub(super) fn voters_not_ready(d: &Desired, o: &Observed) -> Option<Step> {
 /// cluster's, kept by `delete`) are never restored over: the rule holds and names them.
 pub(super) fn restore_seed(d: &Desired, o: &Observed) -> Option<Step> {
     let r = d.restore.as_ref()?;
-    if o.config.is_some() || o.statefulset.is_some() {
+    if o.config.is_some()
+        || o.statefulset.is_some()
+        || o.completed.restore.as_deref() == Some(restore_done_mark(r))
+    {
         return None;
     }
     if o.volumes

@@ -99,12 +99,31 @@ pub fn derive_status(
     st.restored_from = d.restore.as_ref().map(|r| r.url.clone());
     st.upgrade = super::upgrade::record(d, o, step, prev.and_then(|p| p.upgrade.as_ref()));
     st.maintenance = super::nospace::record(d, o, step, prev.and_then(|p| p.maintenance.as_ref()));
-    st.adoption = super::adopt::record(d, o, step, prev);
+    // A finished adoption (`adopt::settle` took it out of the spec) keeps its last record.
+    st.adoption = super::adopt::record(d, o, step, prev).or_else(|| {
+        o.completed
+            .adoption
+            .as_ref()
+            .and(prev.and_then(|p| p.adoption.clone()))
+    });
     st.tls = super::pki::status(d, o);
-    st.completed =
-        Some(super::recover::completed_record(d, o)).filter(|c| *c != Default::default());
+    st.completed = Some(completed(d, o, st.adoption.as_ref())).filter(|c| *c != Default::default());
     st.phase = Some(phase(o, step, &doing));
     st
+}
+
+/// `status.completed` after a pass: every done-mark kept, and each request of the spec this pass
+/// saw carried out to the end marked (`plan::rule_audit` walks every rule past them).
+fn completed(
+    d: &Desired,
+    o: &Observed,
+    adoption: Option<&crate::api::AdoptionStatus>,
+) -> crate::api::CompletedRequests {
+    crate::api::CompletedRequests {
+        recovery: super::recover::completed_mark(d, o),
+        adoption: super::adopt::completed_mark(d, o, adoption),
+        restore: super::rules::restore_completed_mark(d, o),
+    }
 }
 
 /// Voting members and how many of them are healthy (both 0 when etcd was not reached).

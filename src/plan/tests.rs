@@ -1705,6 +1705,53 @@ fn a_restore_pod_that_cannot_start_says_why() {
 /// Every state a restore can reach, with the world deleting the StatefulSet and member config
 /// (a GitOps prune, `kubectl etcd delete` keeping volumes and the manifest applied again), the
 /// restore pod, or the engine crashing between the writes of a bootstrap, at any point.
+/// Issue 43 R10: the restore-once mark lived on the seed's claim only. A restored cluster that
+/// later lost every object and volume (its status intact) restored the old snapshot again: a
+/// silent rollback of everything written since. The pass that saw the seed run on its restored
+/// volume marks the restore done (`status.completed.restore`); from then on it is never run
+/// again, and the loss is the quorum hold's to report (`kubectl etcd recover`).
+#[test]
+fn a_finished_restore_is_never_run_again_when_every_volume_is_gone() {
+    let d = restored(3);
+    let url = "s3://backups/etcd/ns-old-20261201T000000Z-r9.db.zst";
+    let serving = Observed {
+        statefulset: Some(WorkloadView {
+            replicas: 3,
+            ..Default::default()
+        }),
+        volumes: volumes(&[Some(RestoreMark::Restored), None, None]),
+        ..Default::default()
+    };
+    let mark = rules::restore_completed_mark(&d, &serving);
+    assert_eq!(mark.as_deref(), Some(url));
+    // Still restoring (no StatefulSet on the volume yet): not done.
+    let restoring = Observed {
+        volumes: volumes(&[Some(RestoreMark::Restored)]),
+        ..Default::default()
+    };
+    assert_eq!(rules::restore_completed_mark(&d, &restoring), None);
+    let mut gone = Observed {
+        known_members: (0..3).collect(),
+        ..Default::default()
+    };
+    assert_eq!(plan(&d, &gone), Step::RestoreSeed { url: url.into() });
+    gone.completed.restore = mark.clone();
+    let step = plan(&d, &gone);
+    assert!(
+        !matches!(step, Step::RestoreSeed { .. } | Step::Bootstrap { .. }),
+        "{step:?}"
+    );
+    // Carried from pass to pass; a restore with a nonce is marked by it.
+    assert_eq!(rules::restore_completed_mark(&d, &gone), mark);
+    let mut again = d.clone();
+    again.restore.as_mut().unwrap().nonce = Some("n2".into());
+    assert_eq!(
+        rules::restore_completed_mark(&again, &serving).as_deref(),
+        Some("n2")
+    );
+    assert_eq!(plan(&again, &gone), Step::RestoreSeed { url: url.into() });
+}
+
 /// Invariant: once the seed served on its restored data (writes acknowledged since), no pass ever
 /// restores again, nor bootstraps over it.
 #[test]

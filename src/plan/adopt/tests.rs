@@ -536,3 +536,60 @@ fn a_cluster_id_that_does_not_match_the_spec_is_never_echoed() {
     let st = record(&d, &o, &Step::Idle, None).unwrap();
     assert!(st.old_members.is_empty(), "{st:?}");
 }
+
+/// Issue 43 R2: an adopted cluster hibernated (its StatefulSet at 0, nobody answers), woken, or
+/// with the old StatefulSet deleted: the finished adoption must not wait for the old, gone
+/// members. The pass that saw it adopted marks it done (`status.completed.adoption`); from then
+/// on the request is settled out of the spec before anything is observed.
+#[test]
+fn a_finished_adoption_stays_finished_through_hibernation_and_waking() {
+    let d = adopting(false, true);
+    let adopted = world(&d, &[], 3, 0);
+    let st = record(&d, &adopted, &Step::Idle, None).unwrap();
+    assert_eq!(st.phase, adoption_phase::ADOPTED);
+    let mark = completed_mark(&d, &adopted, Some(&st));
+    assert_eq!(mark.as_deref(), Some("0000000000000007"));
+    // Hibernated, then woken: the engine's StatefulSet at 0, no member answers.
+    let mut asleep = d.clone();
+    asleep.hibernate = true;
+    asleep.hibernate_snapshot = Some("skipped".into());
+    let mut stopped = adopted.clone();
+    stopped.statefulset.as_mut().unwrap().replicas = 0;
+    stopped.etcd = EtcdView::NotQueried;
+    stopped.pods.clear();
+    stopped.adoption.as_mut().unwrap().old_replicas = None;
+    for d in [&asleep, &d] {
+        // Without the mark: the wait on the old endpoints R2 reproduced.
+        let step = plan(d, &stopped);
+        assert!(
+            matches!(&step, Step::Wait { message, .. } if message.contains("no member of the cluster to adopt")),
+            "{step:?}"
+        );
+        let done = crate::api::CompletedRequests {
+            adoption: mark.clone(),
+            ..Default::default()
+        };
+        let settled = settle(d.clone(), &done);
+        assert_eq!(settled.adopt, None);
+        let mut o = stopped.clone();
+        o.adoption = None;
+        o.completed.adoption = mark.clone();
+        let step = plan(&settled, &o);
+        let expected = if settled.hibernate {
+            Step::Hibernated
+        } else {
+            Step::ResizeStatefulSet { from: 0, to: 3 }
+        };
+        assert_eq!(step, expected);
+        // The mark is carried from pass to pass once the request is settled out.
+        assert_eq!(completed_mark(&settled, &o, None), mark);
+    }
+    // Another adoption (another cluster id) is a new request: the old mark does not settle it.
+    let mut other = d.clone();
+    other.adopt.as_mut().unwrap().cluster_id = 8;
+    let done = crate::api::CompletedRequests {
+        adoption: mark,
+        ..Default::default()
+    };
+    assert!(settle(other, &done).adopt.is_some());
+}

@@ -543,14 +543,14 @@ fn a_finished_recovery_stays_finished_when_its_records_go() {
         running.backups.records = vec![marked(rec, Mark::Restored)];
         assert_eq!(next(&d, &running), Step::Idle, "restored, the record there");
         // The pass that saw the seed restored records the done-mark.
-        running.completed = completed_record(&d, &running);
+        running.completed.recovery = completed_mark(&d, &running);
         assert_eq!(running.completed.recovery.as_deref(), Some("n1"));
         running.backups.records.clear();
         assert_eq!(recovery(&d, &running), None);
         assert!(!under_way(&d, &running));
         assert_eq!(next(&d, &running), Step::Idle, "the records gone");
         // The mark is carried from pass to pass.
-        assert_eq!(completed_record(&d, &running), running.completed);
+        assert_eq!(completed_mark(&d, &running), running.completed.recovery);
         // What the mark prevents:
         running.completed = Default::default();
         assert_eq!(name(&next(&d, &running)), without_mark);

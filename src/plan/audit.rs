@@ -1,0 +1,253 @@
+//! The rule audit (issue 43 item 4): once a request of the spec is carried out, the healthy
+//! cluster that results is left alone by every rule of `RULES`, each asked in turn: as it is, with its records deleted (backup records, restore marks, the restore pod),
+//! with every pod restarted, and with its spec applied again. A rule that speaks in any of these
+//! worlds would act on a finished request a second time, which is the class of fault the
+//! done-marks of `status.completed` exist to prevent.
+
+use super::tests::{desired, healthy};
+use super::*;
+use crate::api::{RecoverySpec, UpgradeStatus, upgrade_state};
+use crate::model::{RestoreMark, UpgradeRecord, Version};
+
+/// A request carried out, the spec still carrying it, and the world it left.
+struct Finished {
+    what: &'static str,
+    d: Desired,
+    o: Observed,
+}
+
+/// At rest: nothing to do (a hibernated cluster's rest is its own step).
+fn at_rest(step: &Step) -> bool {
+    matches!(step, Step::Idle | Step::Hibernated)
+}
+
+/// The worlds the audit walks for `o`: as the request left it, its records gone, every pod
+/// restarted in place, and the spec applied again (a new generation).
+fn variants(d: &Desired, o: &Observed) -> Vec<(&'static str, Desired, Observed)> {
+    let mut records_gone = o.clone();
+    records_gone.backups.records.clear();
+    records_gone.restore_pod = None;
+    for v in records_gone.volumes.values_mut() {
+        v.restore = None;
+    }
+    let mut restarted = o.clone();
+    for p in restarted.pods.values_mut() {
+        p.restarts += 1;
+        p.age_seconds = 0;
+    }
+    let mut reapplied = d.clone();
+    reapplied.generation += 1;
+    vec![
+        ("as it finished", d.clone(), o.clone()),
+        ("its records deleted", d.clone(), records_gone),
+        ("every pod restarted", d.clone(), restarted),
+        ("its spec applied again", reapplied, o.clone()),
+    ]
+}
+
+/// Every rule of `RULES` on every variant of `f`, the spec settled as the engine settles it.
+fn audit(f: &Finished) {
+    for (variant, d, o) in variants(&f.d, &f.o) {
+        let d = settle(d, &o);
+        // Each rule in turn, up to the one that says the cluster is at rest (a hibernated
+        // cluster's rule decides for the rules after it, which assume it said nothing).
+        for (k, rule) in RULES.iter().enumerate() {
+            if let Some(step) = rule(&d, &o) {
+                assert!(
+                    at_rest(&step),
+                    "{} ({variant}): rule {k} of RULES acts again: {step:?}",
+                    f.what
+                );
+                break;
+            }
+        }
+        assert!(at_rest(&plan(&d, &o)), "{} ({variant})", f.what);
+    }
+}
+
+fn recovered(from_backup: Option<&str>) -> Finished {
+    let spec = RecoverySpec {
+        nonce: "n1".into(),
+        from_member: from_backup.is_none().then(|| "demo-0".into()),
+        from_backup: from_backup.map(Into::into),
+        to: from_backup.is_none().then(|| "s3://b/p".into()),
+        restore_credentials_secret: Some("s3".into()),
+        force: true,
+        ..Default::default()
+    };
+    let mut d = desired(3);
+    d.recovery = crate::model::recovery::validate(Some(&spec), "demo", None).unwrap();
+    let mut o = healthy(&d, 3);
+    o.completed.recovery = Some("n1".into());
+    Finished {
+        what: if from_backup.is_some() {
+            "a recovery from a backup"
+        } else {
+            "a forced recovery from a survivor"
+        },
+        d,
+        o,
+    }
+}
+
+fn adopted() -> Finished {
+    let d = crate::fixtures::cluster("demo")
+        .spec(|s| {
+            s.adopt = Some(crate::api::AdoptSpec {
+                stateful_set: Some("etcd".into()),
+                endpoints: (0..3)
+                    .map(|k| format!("http://etcd-{k}.etcd.ns.svc.cluster.local:2379"))
+                    .collect(),
+                cluster_id: "0000000000000007".into(),
+                take_over_service: Some("etcd-client".into()),
+                ..Default::default()
+            })
+        })
+        .desired();
+    let mut o = healthy(&adopt::settle(d.clone(), &Default::default()), 3);
+    o.completed.adoption = Some("0000000000000007".into());
+    Finished {
+        what: "an adoption",
+        d,
+        o,
+    }
+}
+
+fn restored() -> Finished {
+    let d = crate::fixtures::cluster("demo")
+        .spec(|s| {
+            s.restore = Some(crate::api::RestoreSpec {
+                source: "s3://backups/etcd/ns-old-20261201T000000Z-r9.db.zst".into(),
+                ..Default::default()
+            });
+        })
+        .desired();
+    let mut o = healthy(&d, 3);
+    o.volumes.get_mut(&0).unwrap().restore = Some(RestoreMark::Restored);
+    o.completed.restore = rules::restore_completed_mark(&d, &o);
+    assert!(o.completed.restore.is_some());
+    Finished {
+        what: "a restore",
+        d,
+        o,
+    }
+}
+
+fn hibernated() -> Finished {
+    let mut d = desired(3);
+    d.hibernate = true;
+    d.hibernate_snapshot = Some("s3://b/etcd/demo-hibernate.db.zst".into());
+    let mut o = healthy(&d, 3);
+    o.statefulset.as_mut().unwrap().replicas = 0;
+    o.pods.clear();
+    o.etcd = EtcdView::NotQueried;
+    Finished {
+        what: "a hibernation",
+        d,
+        o,
+    }
+}
+
+fn woken() -> Finished {
+    let d = desired(3);
+    let o = healthy(&d, 3);
+    Finished {
+        what: "a wake",
+        d,
+        o,
+    }
+}
+
+/// Every member runs `running`, `status.upgrade` says `from → to` ended in `state`.
+fn upgraded(want: &str, running: &str, from: &str, to: &str, state: &str) -> Finished {
+    let v = |s: &str| Version::parse(s).unwrap();
+    let d = crate::fixtures::cluster("demo")
+        .replicas(3)
+        .version(want)
+        .desired();
+    let at_rest = crate::fixtures::cluster("demo")
+        .replicas(3)
+        .version(running)
+        .desired();
+    let mut o = healthy(&at_rest, 3);
+    for m in &mut tests::cluster(&mut o).members {
+        m.status.as_mut().unwrap().version = Some(v(running));
+    }
+    o.last_version = Some(v(running));
+    o.upgrade = Some(UpgradeRecord {
+        from: v(from),
+        to: v(to),
+        rolled_back: state != upgrade_state::UPGRADED,
+        status: UpgradeStatus {
+            from_version: from.into(),
+            to_version: to.into(),
+            state: state.into(),
+            ..Default::default()
+        },
+    });
+    Finished {
+        what: if state == upgrade_state::UPGRADED {
+            "an upgrade"
+        } else {
+            "a rollback"
+        },
+        d,
+        o,
+    }
+}
+
+#[test]
+fn no_rule_acts_again_on_a_finished_request() {
+    let finished = [
+        recovered(Some("demo-b")),
+        recovered(None),
+        adopted(),
+        restored(),
+        hibernated(),
+        woken(),
+        upgraded(
+            "3.5.30",
+            "3.5.30",
+            "3.5.16",
+            "3.5.30",
+            upgrade_state::UPGRADED,
+        ),
+        upgraded(
+            "3.5.99",
+            "3.5.16",
+            "3.5.16",
+            "3.5.99",
+            upgrade_state::ROLLED_BACK,
+        ),
+    ];
+    for f in &finished {
+        audit(f);
+    }
+}
+
+/// The audit can fail: the same worlds without their done-marks make a rule act again (what
+/// the marks prevent), so a rule that ignores them would be caught.
+#[test]
+fn without_its_done_mark_a_finished_request_acts_again() {
+    for f in [recovered(None), adopted(), restored()] {
+        let mut o = f.o.clone();
+        o.completed = Default::default();
+        o.backups.records.clear();
+        // A restore's other record is the seed's claim mark; a whole loss leaves neither.
+        if f.what == "a restore" {
+            o = Observed {
+                known_members: (0..3).collect(),
+                ..Default::default()
+            };
+        }
+        // An adoption's old members are gone: unmarked, it waits for them when nobody answers.
+        if f.what == "an adoption" {
+            o.statefulset.as_mut().unwrap().replicas = 0;
+            o.pods.clear();
+            o.etcd = EtcdView::NotQueried;
+        }
+        let d = settle(f.d.clone(), &o);
+        let step = plan(&d, &o);
+        assert!(!at_rest(&step), "{}: {step:?}", f.what);
+    }
+}
