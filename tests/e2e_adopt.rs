@@ -262,6 +262,61 @@ fn a_plain_statefulset_is_adopted_under_a_writer_even_when_the_cli_is_killed() {
         "the old client Service selects the new members: {svc}"
     );
     writer_goes_on_and_lost_nothing(ns, "main-0");
+    finished_adoption_stays_finished(ns, before);
+}
+
+/// Issue 43 R2: the adoption is marked done (`status.completed.adoption`), and from then on the
+/// cluster hibernates and wakes like any other, with the old StatefulSet deleted too: before the
+/// mark, `hibernate` never converged and `wake` waited for ever on the old, gone endpoints.
+fn finished_adoption_stays_finished(ns: &str, before: (u64, i64)) {
+    let c = cluster_json(ns, "main");
+    assert_eq!(
+        c["status"]["completed"]["adoption"],
+        format!("{:016x}", before.0),
+        "{}",
+        c["status"]
+    );
+    ok(kubectl(&[
+        "-n",
+        ns,
+        "delete",
+        "statefulset",
+        "etcd",
+        "--wait",
+    ]));
+    let keys = |pod: &str| -> BTreeSet<String> {
+        ok(etcdctl(ns, pod, &["get", "--prefix", "w/", "--keys-only"]))
+            .stdout
+            .lines()
+            .filter(|l| !l.is_empty())
+            .map(String::from)
+            .collect()
+    };
+    let written = keys("main-0");
+    let etcd = |args: &[&str]| {
+        let mut a = vec!["etcd", "-n", ns];
+        a.extend_from_slice(args);
+        kubectl(&a)
+    };
+    ok(etcd(&[
+        "hibernate",
+        "main",
+        "--no-snapshot",
+        "--yes",
+        "--timeout",
+        "4m",
+    ]));
+    ok(etcd(&["wake", "main", "--timeout", "5m"]));
+    assert_eq!(
+        identity(ns, "main-0"),
+        before,
+        "cluster id and the key written before the adoption kept"
+    );
+    // Every key written before the hibernation is still there.
+    let back = keys("main-0");
+    let lost: Vec<&String> = written.difference(&back).collect();
+    assert!(lost.is_empty(), "keys lost through hibernation: {lost:?}");
+    eprintln!("{} keys kept through hibernate and wake", written.len());
 }
 
 #[test]
