@@ -1763,7 +1763,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__operate)
-            opts="-n -o -v -h --watch-namespace --metrics-addr --identity --allow-ambient-credentials --s3-endpoint-allow --allow-etcd-option --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
+            opts="-n -o -v -h --watch-namespace --metrics-addr --identity --allow-ambient-credentials --s3-endpoint-allow --allow-etcd-option --max-backups-per-namespace --max-backups --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1786,6 +1786,14 @@ _kubectl__etcd() {
                     return 0
                     ;;
                 --allow-etcd-option)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-backups-per-namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-backups)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1879,7 +1887,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__recover)
-            opts="-n -o -v -h --from-member --from-backup --to --credentials-secret --tools-image --yes --force --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
+            opts="-n -o -v -h --from-member --from-backup --to --credentials-secret --copy-local-credentials --tools-image --yes --force --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2007,7 +2015,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__restore)
-            opts="-n -o -v -h --from --from-backup --latest-of --replicas --version --storage --storage-class --sha256 --credentials-secret --encryption-key-secret --tools-image --image-repository --image-pull-secret --cluster-domain --service-type --tls --insecure --certificate-lifetime --tls-issuer --tls-issuer-kind --tls-server-secret --tls-client-secret --tls-peer-secret --plain-peers --auth-secret --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
+            opts="-n -o -v -h --from --from-backup --latest-of --replicas --version --storage --storage-class --sha256 --credentials-secret --copy-local-credentials --encryption-key-secret --tools-image --image-repository --image-pull-secret --cluster-domain --service-type --tls --insecure --certificate-lifetime --tls-issuer --tls-issuer-kind --tls-server-secret --tls-client-secret --tls-peer-secret --plain-peers --auth-secret --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -419,3 +419,45 @@ fn an_operator_watching_the_tenant_refuses_the_pod_ips_of_another_namespace() {
     assert_eq!(Victim::read(v, false), before);
     drop(op);
 }
+
+/// Issue 42 item 6: `restore` never copies this machine's S3 keys into a Secret of the namespace
+/// (readable by every Secret reader there, kept for the cluster's life) unless asked with
+/// `--copy-local-credentials`: refused with both ways out, exit 2, and nothing made.
+#[test]
+fn local_s3_keys_are_never_copied_into_the_namespace_unasked() {
+    install_crd();
+    let ns = Ns::new("ten-keys");
+    let ns = ns.0.as_str();
+    let args = [
+        "etcd",
+        "-n",
+        ns,
+        "restore",
+        "copied",
+        "--from",
+        "s3://etcd-backups/none/copied.db.zst",
+        "--sha256",
+        "0000000000000000000000000000000000000000000000000000000000000000",
+        "--yes",
+    ];
+    let mut c = kubectl_cmd(&args);
+    c.env_remove("KUBECTL_ETCD_COPY_LOCAL_CREDENTIALS")
+        .env("AWS_ACCESS_KEY_ID", "e2e-local-key")
+        .env("AWS_SECRET_ACCESS_KEY", "e2e-local-secret");
+    let r = run_cmd(&args, c);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("--copy-local-credentials") && r.stderr.contains("--credentials-secret"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        kubectl(&["-n", ns, "get", "etcdcluster", "copied"]).code != 0,
+        "no EtcdCluster made"
+    );
+    let secrets = ok(kubectl(&["-n", ns, "get", "secrets", "-o", "name"])).stdout;
+    assert!(
+        !secrets.contains("copied"),
+        "no Secret made from the local keys: {secrets}"
+    );
+}

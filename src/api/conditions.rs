@@ -70,6 +70,9 @@ pub enum Reason {
     OptionNotAllowed,
     /// The seed's volume is being restored from a snapshot.
     RestoringSnapshot,
+    /// A scheduled backup is due but waits for a slot: the operator's bound on backups at once,
+    /// per namespace or in all, is taken (`operate --max-backups-per-namespace`, `--max-backups`).
+    BackupQueued,
     RestoreFailed,
     /// A member is restarted on a new etcd version.
     UpgradingMember,
@@ -165,6 +168,7 @@ impl Reason {
             Reason::ImmutableField => "ImmutableField",
             Reason::OptionNotAllowed => "OptionNotAllowed",
             Reason::RestoringSnapshot => "RestoringSnapshot",
+            Reason::BackupQueued => "BackupQueued",
             Reason::RestoreFailed => "RestoreFailed",
             Reason::UpgradingMember => "UpgradingMember",
             Reason::WaitingForMember => "WaitingForMember",

@@ -315,14 +315,27 @@ pub(super) fn pre_upgrade_request(d: &Desired, destination: &str) -> Result<Requ
 pub struct Runner {
     taking: Mutex<BTreeSet<(String, String)>>,
     ended: Option<UnboundedSender<(String, String)>>,
+    /// How many it takes at once, per namespace and in all (`BackupQueue`'s bounds).
+    bounds: (usize, usize),
 }
 
 impl Runner {
-    /// `ended` receives `(namespace, cluster)` when a backup of that cluster ends.
-    pub fn new(ended: Option<UnboundedSender<(String, String)>>) -> Runner {
+    /// `ended` receives `(namespace, cluster)` when a backup of that cluster ends; `bounds` are
+    /// the backups taken at once per namespace and in all.
+    pub fn new(ended: Option<UnboundedSender<(String, String)>>, bounds: (usize, usize)) -> Runner {
         Runner {
             taking: Mutex::new(BTreeSet::new()),
             ended,
+            bounds,
+        }
+    }
+
+    /// What the backup rules read of this process's backups beside the namespace's own.
+    fn queue(&self) -> crate::model::BackupQueue {
+        crate::model::BackupQueue {
+            taking_everywhere: self.lock().len(),
+            per_namespace: self.bounds.0,
+            total: self.bounds.1,
         }
     }
 
@@ -357,7 +370,13 @@ pub(super) async fn observe(
         Some(_) => crate::backup::scheduled::restore_names(&ctx.client, &d.namespace).await?,
         None => BTreeSet::new(),
     };
+    let queue = ctx
+        .scheduled
+        .as_ref()
+        .map(|r| r.queue())
+        .unwrap_or_default();
     Ok(BackupsView {
+        queue,
         records,
         taking,
         me: ctx.identity.clone(),

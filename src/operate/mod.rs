@@ -98,6 +98,9 @@ pub struct OperateOptions {
     /// `--allow-foreign-adopt-endpoints`: adoptions may dial members outside their cluster's
     /// namespace (`engine::Context::allow_foreign_adopt_endpoints`).
     pub allow_foreign_adopt_endpoints: bool,
+    /// Scheduled backups taken at once, per namespace and in all (`--max-backups-per-namespace`,
+    /// `--max-backups`).
+    pub backup_bounds: (usize, usize),
 }
 
 impl OperateOptions {
@@ -121,6 +124,10 @@ impl OperateOptions {
             etcd_options: crate::model::OptionLeave::Tuning(Vec::new()),
             operator: None,
             allow_foreign_adopt_endpoints: false,
+            backup_bounds: (
+                crate::model::BackupQueue::PER_NAMESPACE,
+                crate::model::BackupQueue::TOTAL,
+            ),
         }
     }
 }
@@ -333,7 +340,10 @@ async fn lead(
     ctx.identity = opts.identity.clone();
     // A scheduled backup that ends starts a pass of its cluster (which reads the outcome).
     let (ended, ended_rx) = tokio::sync::mpsc::unbounded_channel();
-    ctx.scheduled = Some(Arc::new(engine::backups::Runner::new(Some(ended))));
+    ctx.scheduled = Some(Arc::new(engine::backups::Runner::new(
+        Some(ended),
+        opts.backup_bounds,
+    )));
     let reporter = Reporter {
         controller: REPORTER.into(),
         instance: Some(opts.identity.clone()),

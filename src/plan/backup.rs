@@ -121,9 +121,40 @@ fn scheduled_backup_due(d: &Desired, plan: &BackupPlan, o: &Observed) -> Option<
         o.backups.created.unwrap_or(o.now),
         o.now,
     ) {
-        Due::Now(slot) => Some(Step::TakeScheduledBackup { slot }),
+        Due::Now(slot) => Some(queued(d, o).unwrap_or(Step::TakeScheduledBackup { slot })),
         Due::Off | Due::At(_) => None,
     }
+}
+
+/// A due backup waits while the process takes as many as it may at once, in the cluster's
+/// namespace or in all (`BackupQueue`): the slot is taken late, never skipped.
+fn queued(d: &Desired, o: &Observed) -> Option<Step> {
+    let q = &o.backups.queue;
+    let here = o.backups.taking.len();
+    let (n, bound, flag, where_) = if here >= q.per_namespace {
+        (
+            here,
+            q.per_namespace,
+            "--max-backups-per-namespace",
+            format!("in namespace {}", d.namespace),
+        )
+    } else if q.taking_everywhere >= q.total {
+        (
+            q.taking_everywhere,
+            q.total,
+            "--max-backups",
+            "in all namespaces".to_string(),
+        )
+    } else {
+        return None;
+    };
+    Some(super::wait(
+        crate::api::Reason::BackupQueued,
+        format!(
+            "the scheduled backup is due and waits for a slot: the operator takes {n} backups \
+             {where_} now, at most {bound} at once (operate {flag})"
+        ),
+    ))
 }
 
 /// When the newest scheduled backup started (records are newest first).

@@ -37,11 +37,15 @@ fn path() -> String {
     )
 }
 
+/// `kubectl ARGS` against the testbed. The tests' restores and recoveries from S3 copy the S3
+/// keys of this process into the cluster's namespace, as a user passing
+/// `--copy-local-credentials` asks (never the default: `e2e_tenancy` checks the refusal).
 pub fn kubectl_cmd(args: &[&str]) -> Command {
     let mut c = Command::new("kubectl");
     c.args(args)
         .env("KUBECONFIG", kubeconfig())
         .env("PATH", path())
+        .env("KUBECTL_ETCD_COPY_LOCAL_CREDENTIALS", "true")
         .env_remove("KUBECTL_ETCD_NAMESPACE");
     c
 }

@@ -46,6 +46,14 @@ pub struct Args {
     /// Example: --allow-etcd-option enable-pprof
     #[arg(long, value_delimiter = ',', value_name = "NAME")]
     pub allow_etcd_option: Vec<String>,
+    /// Scheduled backups taken at once in one namespace; a due backup beyond waits for a slot
+    /// (condition reason BackupQueued), so one tenant's schedules cannot starve the others'.
+    #[arg(long, default_value_t = crate::model::BackupQueue::PER_NAMESPACE as u16, value_parser = clap::value_parser!(u16).range(1..))]
+    pub max_backups_per_namespace: u16,
+    /// Scheduled backups taken at once in all namespaces (each holds a stream buffer and a
+    /// member's snapshot in flight): the operator's memory stays bounded however many are due.
+    #[arg(long, default_value_t = crate::model::BackupQueue::TOTAL as u16, value_parser = clap::value_parser!(u16).range(1..))]
+    pub max_backups: u16,
 }
 
 pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
@@ -78,6 +86,10 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         leader_lease,
         bind_workload: in_pod,
         allow_foreign_adopt_endpoints: g.allow_foreign_adopt_endpoints,
+        backup_bounds: (
+            usize::from(a.max_backups_per_namespace),
+            usize::from(a.max_backups),
+        ),
         ..operate::OperateOptions::new(s.client, None, a.metrics_addr, dial)
     })
     .await

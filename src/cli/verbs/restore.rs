@@ -66,10 +66,11 @@ pub struct Args {
     /// known, an s3:// or pvc:// object is verified by the restore pod, not downloaded here.
     #[arg(long)]
     pub sha256: Option<String>,
-    /// Secret (namespace of the new cluster) with S3 credentials for the in-cluster download;
-    /// default: one is made from this machine's AWS_* variables and deleted with the cluster.
+    /// Secret (namespace of the new cluster) with S3 credentials for the in-cluster download.
     #[arg(long)]
     pub credentials_secret: Option<String>,
+    #[command(flatten)]
+    pub copy: CopyLocalCredentials,
     /// Secret (namespace of the new cluster) with the key of an encrypted backup (NAME or
     /// NAME/KEY; default: the one its record names). Checked against the backup's header before
     /// anything is created: a missing or wrong key exits 12.
@@ -241,6 +242,50 @@ async fn resolve_source(s: &Session, a: &Args) -> Result<Source, Error> {
     from_record(newest.pick)
 }
 
+/// `--copy-local-credentials`, of `restore` and `recover`.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct CopyLocalCredentials {
+    /// Copy this machine's AWS_* variables into a Secret of the cluster's namespace (readable by
+    /// whoever may read Secrets there, deleted with the cluster) for the restore pod's download
+    /// of an s3:// source. Never done without this flag: name a Secret with --credentials-secret.
+    #[arg(long, env = "KUBECTL_ETCD_COPY_LOCAL_CREDENTIALS")]
+    pub copy_local_credentials: bool,
+}
+
+/// Whether the restore pod's S3 credentials are copied from this machine's `AWS_*` variables:
+/// only when asked (`--copy-local-credentials`) and never when a Secret is named. Pure.
+/// Refused, with both ways out, when keys are set here but nobody asked to copy them (they would
+/// otherwise stay in a Secret of the namespace for the cluster's life without the user knowing),
+/// and when copying is asked with no keys set. Without keys and without the flag, the pod reads
+/// S3 as its own identity allows (IRSA, a public bucket).
+pub fn copy_local_credentials(
+    source: &Location,
+    named_secret: Option<&str>,
+    copy: bool,
+    keys_here: bool,
+) -> Result<bool, String> {
+    if !matches!(source, Location::S3(_)) || named_secret.is_some() {
+        return Ok(false);
+    }
+    match (copy, keys_here) {
+        (true, true) => Ok(true),
+        (true, false) => Err(
+            "--copy-local-credentials copies AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, which are not set here: set them, or name a Secret with --credentials-secret SECRET"
+                .into(),
+        ),
+        (false, true) => Err(format!(
+            "the restore pod reads {source} with S3 credentials: name a Secret of the namespace with --credentials-secret SECRET (keys AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY), or pass --copy-local-credentials to copy this machine's AWS_* variables into one (readable by whoever may read Secrets there); nothing was changed"
+        )),
+        (false, false) => Ok(false),
+    }
+}
+
+/// Whether `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY` are both set here.
+pub(super) fn local_keys_set() -> bool {
+    let set = |k: &str| std::env::var(k).is_ok_and(|v| !v.is_empty());
+    set("AWS_ACCESS_KEY_ID") && set("AWS_SECRET_ACCESS_KEY")
+}
+
 /// Makes the Secret the restore pod reads S3 credentials from, out of this machine's AWS_*
 /// variables (the chain's other sources cannot be handed on: pass --credentials-secret then).
 pub(super) fn env_credentials_secret(ns: &str, name: &str) -> Option<Secret> {
@@ -275,15 +320,12 @@ pub(super) fn env_credentials_secret(ns: &str, name: &str) -> Option<Secret> {
     })
 }
 
-/// The Secret to make from this machine's `AWS_*` variables: for an S3 source named without
-/// one (warning of a loopback endpoint, which the pod would not reach).
-fn env_secret_for(ns: &str, name: &str, named: Option<&str>, loc: &Location) -> Option<Secret> {
-    match (named, loc) {
-        (None, Location::S3(_)) => {
-            env_credentials_secret(ns, name).inspect(|_| warn_of_a_loopback_endpoint())
-        }
-        _ => None,
-    }
+/// The Secret to make from this machine's `AWS_*` variables when `copy_local_credentials` says
+/// so (warning of a loopback endpoint, which the pod would not reach).
+fn env_secret_for(ns: &str, name: &str, copy: bool) -> Option<Secret> {
+    copy.then(|| env_credentials_secret(ns, name))
+        .flatten()
+        .inspect(|_| warn_of_a_loopback_endpoint())
 }
 
 /// Says on stderr when the endpoint handed to the restore pod is this machine's loopback
@@ -326,6 +368,25 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     crate::phase::timed(span, restore(g, a)).await
 }
 
+/// The restore pod's S3 credentials: the Secret named (flag, else the record's), and whether
+/// this machine's keys are copied into one (`copy_local_credentials`), decided before anything
+/// is made.
+fn pod_credentials(
+    a: &Args,
+    src: &Source,
+    loc: &Location,
+) -> Result<(Option<String>, bool), Error> {
+    let secret = a.credentials_secret.clone().or(src.secret.clone());
+    let copy = copy_local_credentials(
+        loc,
+        secret.as_deref(),
+        a.copy.copy_local_credentials,
+        local_keys_set(),
+    )
+    .map_err(Error::Usage)?;
+    Ok((secret, copy))
+}
+
 async fn restore(g: &Global, a: Args) -> Result<(), Error> {
     let name = a.name.clone();
     let replicas = check_flags(&a)?;
@@ -335,7 +396,7 @@ async fn restore(g: &Global, a: Args) -> Result<(), Error> {
     let src = resolve_source(&s, &a).await?;
     let (loc, key) = Location::parse_object(&src.url).map_err(bad_url)?;
     let version = pick_version(&s, &a, &src)?;
-    let secret = a.credentials_secret.clone().or(src.secret.clone());
+    let (secret, copy) = pod_credentials(&a, &src, &loc)?;
     let encryption = encryption_of(&s, &a, &src, &key)?;
 
     // Check the snapshot before anything of the new cluster exists (an encrypted one's key first,
@@ -359,7 +420,7 @@ async fn restore(g: &Global, a: Args) -> Result<(), Error> {
         .object_url(&key),
         None => src.url.clone(),
     };
-    let made_secret = env_secret_for(&s.namespace, &name, secret.as_deref(), &loc);
+    let made_secret = env_secret_for(&s.namespace, &name, copy);
     let restore = RestoreSpec {
         source: source_url.clone(),
         sha256: Some(verified.sha256.clone()),
@@ -923,7 +984,33 @@ pub async fn snapshot(op: SnapshotOp) -> Result<(), Error> {
 
 #[cfg(test)]
 mod tests {
-    use super::loopback_warning;
+    use super::{Location, copy_local_credentials, loopback_warning};
+
+    /// Issue 42 item 6: this machine's keys reach a Secret of the namespace only when asked.
+    #[test]
+    fn local_keys_are_copied_only_when_asked_and_never_beside_a_named_secret() {
+        let s3 = Location::parse("s3://b/etcd").unwrap();
+        let pvc = Location::parse("pvc://backups/etcd").unwrap();
+        let e = copy_local_credentials(&s3, None, false, true).unwrap_err();
+        assert!(
+            e.contains("--credentials-secret")
+                && e.contains("--copy-local-credentials")
+                && e.contains("nothing was changed"),
+            "{e}"
+        );
+        assert_eq!(copy_local_credentials(&s3, None, true, true), Ok(true));
+        let e = copy_local_credentials(&s3, None, true, false).unwrap_err();
+        assert!(e.contains("not set here"), "{e}");
+        // Nothing to copy and nothing asked: the pod reads as its own identity allows.
+        assert_eq!(copy_local_credentials(&s3, None, false, false), Ok(false));
+        for copy in [false, true] {
+            assert_eq!(
+                copy_local_credentials(&s3, Some("s3"), copy, true),
+                Ok(false)
+            );
+            assert_eq!(copy_local_credentials(&pvc, None, copy, true), Ok(false));
+        }
+    }
 
     #[test]
     fn an_endpoint_on_this_machines_loopback_is_warned_of() {

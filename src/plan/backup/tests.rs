@@ -516,6 +516,46 @@ fn a_due_backup_is_started_when_the_cluster_needs_nothing_else() {
     assert_eq!(crate::plan::plan(&d, &o), Step::Idle);
 }
 
+/// Issue 42 item 5: one tenant's many schedules neither starve the others nor exhaust the
+/// operator. A due backup waits (BackupQueued, naming the bound and its flag) while the process
+/// takes its namespace's bound, or its bound in all; once a slot frees, the same slot is taken,
+/// late, never skipped.
+#[test]
+fn a_due_backup_waits_for_a_slot_while_the_operator_takes_its_bound() {
+    let d = scheduled_demo(None);
+    let done = demo_record("s1", "schedule", "Succeeded", "2026-12-01T10:00:00Z", ME);
+    let slot = Step::TakeScheduledBackup {
+        slot: t("2026-12-01T11:00:00Z"),
+    };
+    // Two other clusters of the namespace are being backed up (their records, not demo's).
+    let mut o = seen(&d, "2026-12-01T11:00:30Z", vec![done.clone()]);
+    o.backups.taking = ["other-a-1".to_string(), "other-b-1".to_string()].into();
+    o.backups.queue.taking_everywhere = 2;
+    let step = crate::plan::plan(&d, &o);
+    assert!(
+        matches!(&step, Step::Wait { reason: crate::api::Reason::BackupQueued, message }
+            if message.contains("namespace ns") && message.contains("--max-backups-per-namespace")),
+        "{step:?}"
+    );
+    // Other namespaces fill the bound in all.
+    o.backups.taking = ["other-a-1".to_string()].into();
+    o.backups.queue.taking_everywhere = crate::model::BackupQueue::TOTAL;
+    let step = crate::plan::plan(&d, &o);
+    assert!(
+        matches!(&step, Step::Wait { reason: crate::api::Reason::BackupQueued, message }
+            if message.contains("in all namespaces") && message.contains("--max-backups")),
+        "{step:?}"
+    );
+    // A slot frees 20 minutes later: the 11:00 slot is taken then.
+    let mut o = seen(&d, "2026-12-01T11:20:00Z", vec![done]);
+    o.backups.queue.taking_everywhere = crate::model::BackupQueue::TOTAL - 1;
+    assert_eq!(crate::plan::plan(&d, &o), slot);
+    // A wait for a slot never holds a repair back.
+    o.backups.queue.taking_everywhere = crate::model::BackupQueue::TOTAL;
+    o.supporting_objects = false;
+    assert_eq!(crate::plan::plan(&d, &o), Step::ApplySupportingObjects);
+}
+
 #[test]
 fn a_due_backup_never_pre_empts_a_repair() {
     let d = scheduled_demo(None);

@@ -25,6 +25,8 @@ pub struct Preflight<'a> {
     pub secret: Option<(&'a str, Result<(), String>)>,
     /// `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY` are set here.
     pub env_credentials: bool,
+    /// `--copy-local-credentials`: copying them into a Secret for the pod was asked for.
+    pub copy_local: bool,
     pub tools_image: &'a str,
     /// `spec.storage.ephemeral`: members keep their data on no volume.
     pub ephemeral: bool,
@@ -56,11 +58,18 @@ pub fn preflight(cluster: &str, p: &Preflight) -> Result<PodCredentials, String>
                 "{why}; the restore pod needs it to read {}: fix the Secret or pass another with --credentials-secret",
                 p.source
             )),
-            None if p.env_credentials => Ok(PodCredentials::FromEnvironment),
-            None => Err(format!(
-                "the restore pod needs S3 credentials to read {}: pass --credentials-secret SECRET (keys AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY), or set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY here to have one made",
-                p.source
-            )),
+            None if p.copy_local && p.env_credentials => Ok(PodCredentials::FromEnvironment),
+            None => {
+                let why = if p.copy_local {
+                    "--copy-local-credentials copies AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, which are not set here: set them, or name a Secret with --credentials-secret SECRET"
+                } else {
+                    "pass --credentials-secret SECRET (keys AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY), or --copy-local-credentials to copy this machine's AWS_* variables into a Secret of the namespace (readable by whoever may read Secrets there)"
+                };
+                Err(format!(
+                    "the restore pod needs S3 credentials to read {}: {why}",
+                    p.source
+                ))
+            }
         },
     }
 }
@@ -79,6 +88,7 @@ mod tests {
             source,
             secret: None,
             env_credentials: false,
+            copy_local: false,
             tools_image: DEFAULT_TOOLS_IMAGE,
             ephemeral: false,
         }
@@ -109,14 +119,30 @@ mod tests {
             e.contains("does not exist") && e.contains("--credentials-secret"),
             "{e}"
         );
+        // Keys set here are copied only when asked (issue 42: never silently).
         let env = Preflight {
             env_credentials: true,
             ..pre(&loc)
         };
+        let e = preflight("ns/demo", &env).unwrap_err();
+        assert!(
+            e.contains("--credentials-secret") && e.contains("--copy-local-credentials"),
+            "{e}"
+        );
+        let asked = Preflight {
+            copy_local: true,
+            ..env
+        };
         assert_eq!(
-            preflight("ns/demo", &env),
+            preflight("ns/demo", &asked),
             Ok(PodCredentials::FromEnvironment)
         );
+        let asked_without_keys = Preflight {
+            copy_local: true,
+            ..pre(&loc)
+        };
+        let e = preflight("ns/demo", &asked_without_keys).unwrap_err();
+        assert!(e.contains("not set here"), "{e}");
         let e = preflight("ns/demo", &pre(&loc)).unwrap_err();
         assert!(e.contains("--credentials-secret"), "{e}");
     }

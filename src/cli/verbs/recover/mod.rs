@@ -52,6 +52,8 @@ pub struct Args {
     /// Secret with S3 credentials (default: spec.backup.credentialsSecret, else this machine's chain).
     #[arg(long)]
     pub credentials_secret: Option<String>,
+    #[command(flatten)]
+    pub copy: super::restore::CopyLocalCredentials,
     /// Image holding kubectl-etcd, for the restore pod.
     #[arg(long, env = "KUBECTL_ETCD_TOOLS_IMAGE", default_value = DEFAULT_TOOLS_IMAGE)]
     pub tools_image: String,
@@ -368,7 +370,8 @@ async fn check_restore(
         &Preflight {
             source: &location,
             secret: secret_check,
-            env_credentials: super::restore::env_credentials_secret(ns, name).is_some(),
+            env_credentials: super::restore::local_keys_set(),
+            copy_local: a.copy.copy_local_credentials,
             tools_image: &a.tools_image,
             ephemeral: matches!(d.storage, model::Storage::Ephemeral),
         },
