@@ -438,7 +438,6 @@ fn local_s3_keys_are_never_copied_into_the_namespace_unasked() {
         "s3://etcd-backups/none/copied.db.zst",
         "--sha256",
         "0000000000000000000000000000000000000000000000000000000000000000",
-        "--yes",
     ];
     let mut c = kubectl_cmd(&args);
     c.env_remove("KUBECTL_ETCD_COPY_LOCAL_CREDENTIALS")
