@@ -123,6 +123,9 @@ pub enum Reason {
     IssuingCertificate,
     /// Managed TLS: the CA's Secret is gone or unusable while certificates it issued remain.
     CertificateAuthorityLost,
+    /// Mode certManager names a ClusterIssuer (a CA shared by every namespace) and this driver
+    /// was not given `--allow-cluster-issuer`: no Certificate is written.
+    IssuerNotAllowed,
     /// Managed TLS: the CA is being rotated (`kubectl etcd rotate-ca`).
     RotatingCa,
     /// TLS is switched on or off for a running cluster (`kubectl etcd tls`).
@@ -192,6 +195,7 @@ impl Reason {
             Reason::Hibernated => "Hibernated",
             Reason::IssuingCertificate => "IssuingCertificate",
             Reason::CertificateAuthorityLost => "CertificateAuthorityLost",
+            Reason::IssuerNotAllowed => "IssuerNotAllowed",
             Reason::RotatingCa => "RotatingCA",
             Reason::SwitchingTls => "SwitchingTLS",
             Reason::PlainHttp => "PlainHttp",

@@ -42,6 +42,11 @@ pub struct Global {
         env = "KUBECTL_ETCD_ALLOW_FOREIGN_ADOPT_ENDPOINTS"
     )]
     pub allow_foreign_adopt_endpoints: bool,
+    /// Let `spec.tls.issuerRef` name a cert-manager ClusterIssuer. Off by default: its CA signs
+    /// for every namespace, so every cluster it signs for accepts the others' certificates. For
+    /// the operator: `operate --allow-cluster-issuer`.
+    #[arg(long, global = true, env = "KUBECTL_ETCD_ALLOW_CLUSTER_ISSUER")]
+    pub allow_cluster_issuer: bool,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

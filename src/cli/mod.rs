@@ -139,6 +139,8 @@ struct Session {
     dial: crate::reach::Dial,
     /// `--allow-foreign-adopt-endpoints`.
     allow_foreign_adopt_endpoints: bool,
+    /// `--allow-cluster-issuer`.
+    allow_cluster_issuer: bool,
 }
 
 impl Session {
@@ -177,6 +179,7 @@ impl Session {
             namespace,
             dial: g.dial_or(crate::reach::Dial::PortForward),
             allow_foreign_adopt_endpoints: g.allow_foreign_adopt_endpoints,
+            allow_cluster_issuer: g.allow_cluster_issuer,
         })
     }
 
@@ -184,6 +187,7 @@ impl Session {
     fn context(&self) -> crate::engine::Context {
         let mut ctx = crate::engine::Context::new(self.client.clone(), self.dial);
         ctx.allow_foreign_adopt_endpoints = self.allow_foreign_adopt_endpoints;
+        ctx.allow_cluster_issuer = self.allow_cluster_issuer;
         ctx
     }
 
@@ -391,7 +395,8 @@ pub(crate) async fn pull_secret(
     Ok(PullSecret::Usable)
 }
 
-/// Mode certManager: the cluster serves cert-manager's Certificate, and the issuer of
+/// Mode certManager: a ClusterIssuer only with `--allow-cluster-issuer`, the cluster serves
+/// cert-manager's Certificate, and the issuer of
 /// `spec.tls.issuerRef` exists (a cert-manager.io one; not checked where the user may not read
 /// issuers, or for an external issuer's group).
 async fn check_issuer(
@@ -401,6 +406,13 @@ async fn check_issuer(
 ) -> Result<(), Error> {
     use kube::api::{ApiResource, DynamicObject, GroupVersionKind, ListParams};
     let bad = |field, message: String| usage(name, model::InvalidSpec { field, message });
+    let leave = model::pki::CertManagerTls {
+        cluster_issuer_allowed: s.allow_cluster_issuer,
+        ..cm.clone()
+    };
+    if let Some(why) = leave.refusal(&s.namespace, name) {
+        return Err(bad("spec.tls.issuerRef.kind", why));
+    }
     let certs: Api<crate::objects::cert_manager::Certificate> =
         Api::namespaced(s.client.clone(), &s.namespace);
     match certs.list_metadata(&ListParams::default().limit(1)).await {

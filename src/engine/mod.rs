@@ -62,6 +62,10 @@ pub struct Context {
     /// off by default): an EtcdCluster otherwise adopts only members of its own namespace
     /// (`model::refusal`), whoever may write it.
     pub allow_foreign_adopt_endpoints: bool,
+    /// Let mode certManager name a ClusterIssuer (`--allow-cluster-issuer`, off by default):
+    /// its CA signs for every namespace, so clusters sharing it accept each other's
+    /// certificates (`model::pki::keep_issuer`).
+    pub allow_cluster_issuer: bool,
 }
 
 impl Context {
@@ -75,6 +79,7 @@ impl Context {
             etcd_options: crate::model::OptionLeave::Any,
             operator: None,
             allow_foreign_adopt_endpoints: false,
+            allow_cluster_issuer: false,
         }
     }
 

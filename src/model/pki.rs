@@ -57,6 +57,42 @@ pub struct CertManagerTls {
     pub issuer_group: String,
     /// `spec.tls.certificateLifetime`; `None`: cert-manager's default (90 days).
     pub lifetime_seconds: Option<u64>,
+    /// The driver may have a ClusterIssuer sign (`--allow-cluster-issuer`, `keep_issuer`): not
+    /// from the spec; `false` until `observe` says.
+    pub cluster_issuer_allowed: bool,
+}
+
+impl CertManagerTls {
+    /// A cert-manager ClusterIssuer: one CA for every namespace that names it, so each cluster
+    /// it signs for accepts every other's certificates (with etcd's authentication off, as
+    /// root).
+    pub fn is_cluster_issuer(&self) -> bool {
+        self.issuer_kind == "ClusterIssuer" && self.issuer_group == "cert-manager.io"
+    }
+
+    /// Why this driver does not write Certificates for this issuer, when it does not.
+    pub fn refusal(&self, namespace: &str, cluster: &str) -> Option<String> {
+        (self.is_cluster_issuer() && !self.cluster_issuer_allowed).then(|| {
+            format!(
+                "spec.tls.issuerRef of {namespace}/{cluster} names ClusterIssuer {}: its CA signs \
+                 for every namespace, so every cluster it signs for would accept this one's \
+                 certificates and this one theirs; name an Issuer of namespace {namespace} \
+                 (kind: Issuer), or, where the clusters sharing it trust each other, give \
+                 --allow-cluster-issuer to the operator (`kubectl etcd operate`, or \
+                 KUBECTL_ETCD_ALLOW_CLUSTER_ISSUER=true in its Deployment) and to the CLI",
+                self.issuer_name
+            )
+        })
+    }
+}
+
+/// The driver's leave for ClusterIssuers (`--allow-cluster-issuer`), applied to the spec by
+/// `observe` as `keep_options` applies the option allow list. Pure.
+pub fn keep_issuer(mut d: super::Desired, allowed: bool) -> super::Desired {
+    if let Some(cm) = d.cert_manager.as_mut() {
+        cm.cluster_issuer_allowed = allowed;
+    }
+    d
 }
 
 /// cert-manager refuses a certificate duration under an hour.

@@ -1347,6 +1347,7 @@ fn validate_issuer_ref(t: &crate::api::TlsSpec) -> Result<super::pki::CertManage
         issuer_kind: kind,
         issuer_group: group,
         lifetime_seconds,
+        cluster_issuer_allowed: false,
     })
 }
 

@@ -101,6 +101,7 @@ mod tests {
             issuer_kind: "Issuer".into(),
             issuer_group: "cert-manager.io".into(),
             lifetime_seconds: Some(3 * 3600),
+            cluster_issuer_allowed: false,
         }
     }
 

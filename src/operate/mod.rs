@@ -101,6 +101,9 @@ pub struct OperateOptions {
     /// Scheduled backups taken at once, per namespace and in all (`--max-backups-per-namespace`,
     /// `--max-backups`).
     pub backup_bounds: (usize, usize),
+    /// `--allow-cluster-issuer`: mode certManager may name a ClusterIssuer
+    /// (`engine::Context::allow_cluster_issuer`).
+    pub allow_cluster_issuer: bool,
 }
 
 impl OperateOptions {
@@ -128,6 +131,7 @@ impl OperateOptions {
                 crate::model::BackupQueue::PER_NAMESPACE,
                 crate::model::BackupQueue::TOTAL,
             ),
+            allow_cluster_issuer: false,
         }
     }
 }
@@ -337,6 +341,7 @@ async fn lead(
     ctx.etcd_options = opts.etcd_options.clone();
     ctx.operator = opts.operator.clone();
     ctx.allow_foreign_adopt_endpoints = opts.allow_foreign_adopt_endpoints;
+    ctx.allow_cluster_issuer = opts.allow_cluster_issuer;
     ctx.identity = opts.identity.clone();
     // A scheduled backup that ends starts a pass of its cluster (which reads the outcome).
     let (ended, ended_rx) = tokio::sync::mpsc::unbounded_channel();

@@ -239,13 +239,17 @@ fn lost_while_members_run(d: &Desired, o: &Observed) -> Option<Step> {
     ))
 }
 
-/// Mode certManager: the cert-manager `Certificate` the engine writes next (missing, or its
+/// Mode certManager: a hold while the issuer is a ClusterIssuer this driver may not use
+/// (`CertManagerTls::refusal`); else the cert-manager `Certificate` the engine writes next (missing, or its
 /// spec not the one wanted: one per pass), else a wait while cert-manager has not issued a leaf
 /// the members mount and the engine dials with, else a hold while the leaves do not share the
 /// CA in the server Secret's `ca.crt` (an issuer that is no CA issuer: members would refuse
 /// each other). Renewal is cert-manager's; etcd reads its certificate files at each handshake.
 pub fn cert_manager_certificates(d: &Desired, o: &Observed) -> Option<Step> {
     let cm = d.cert_manager.as_ref()?;
+    if let Some(why) = cm.refusal(&d.namespace, &d.name) {
+        return Some(hold(Reason::IssuerNotAllowed, why));
+    }
     let issuer = format!("{} {}", cm.issuer_kind, cm.issuer_name);
     for role in CertRole::LEAVES {
         let want = objects::cert_manager::certificate(d, cm, role).spec;
@@ -486,6 +490,77 @@ mod tests {
                 condition: "Ready=False Pending: Issuing certificate".into(),
             })
             .collect()
+    }
+
+    #[test]
+    fn a_cluster_issuer_is_held_unless_the_driver_has_the_leave() {
+        let shared = cluster("demo")
+            .cert_manager()
+            .spec(|s| {
+                s.tls.as_mut().unwrap().issuer_ref.as_mut().unwrap().kind =
+                    Some("ClusterIssuer".into())
+            })
+            .desired();
+        let o = observed(&[]);
+        // Without the leave (the default of the operator and the CLI): nothing is requested,
+        // whatever cert-manager holds already.
+        for held in [o.clone(), {
+            let mut o = o.clone();
+            o.cert_manager = requested(&shared);
+            o
+        }] {
+            match cert_manager_certificates(&shared, &held) {
+                Some(Step::Hold {
+                    reason: Reason::IssuerNotAllowed,
+                    message,
+                }) => {
+                    for part in [
+                        "ns/demo",
+                        "ClusterIssuer etcd-ca",
+                        "kind: Issuer",
+                        "--allow-cluster-issuer",
+                        "KUBECTL_ETCD_ALLOW_CLUSTER_ISSUER",
+                    ] {
+                        assert!(message.contains(part), "{part}: {message}");
+                    }
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        // With it: the Certificates name the ClusterIssuer.
+        let allowed = crate::model::pki::keep_issuer(shared.clone(), true);
+        match cert_manager_certificates(&allowed, &o) {
+            Some(Step::RequestCertificate { issuer, .. }) => {
+                assert_eq!(issuer, "ClusterIssuer etcd-ca");
+            }
+            other => panic!("{other:?}"),
+        }
+        // An Issuer of the namespace needs no leave; another group's kind is not cert-manager's.
+        assert!(matches!(
+            cert_manager_certificates(&cert_manager(), &o),
+            Some(Step::RequestCertificate { .. })
+        ));
+        let mut external = shared.clone();
+        external.cert_manager.as_mut().unwrap().issuer_group = "awspca.cert-manager.io".into();
+        assert!(matches!(
+            cert_manager_certificates(&external, &o),
+            Some(Step::RequestCertificate { .. })
+        ));
+        // The driver's leave does not change what is requested.
+        assert_eq!(
+            objects::cert_manager::certificate(
+                &allowed,
+                allowed.cert_manager.as_ref().unwrap(),
+                CertRole::Peer
+            )
+            .spec,
+            objects::cert_manager::certificate(
+                &shared,
+                shared.cert_manager.as_ref().unwrap(),
+                CertRole::Peer
+            )
+            .spec
+        );
     }
 
     #[test]

@@ -287,6 +287,7 @@ mod tests {
             namespace: "ns".into(),
             dial: crate::reach::Dial::PortForward,
             allow_foreign_adopt_endpoints: false,
+            allow_cluster_issuer: false,
         };
         request(
             &s,
@@ -309,6 +310,7 @@ mod tests {
             namespace: "ns".into(),
             dial: crate::reach::Dial::PortForward,
             allow_foreign_adopt_endpoints: false,
+            allow_cluster_issuer: false,
         };
         // No member answers here: the engine waits, and the verb gives up at its timeout.
         let e = request(&s, output::Format::Json, args(Duration::from_secs(3)), "t2")

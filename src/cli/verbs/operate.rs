@@ -90,6 +90,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
             usize::from(a.max_backups_per_namespace),
             usize::from(a.max_backups),
         ),
+        allow_cluster_issuer: g.allow_cluster_issuer,
         ..operate::OperateOptions::new(s.client, None, a.metrics_addr, dial)
     })
     .await

@@ -657,6 +657,7 @@ mod tests {
             namespace: "ns".into(),
             dial: crate::reach::Dial::PortForward,
             allow_foreign_adopt_endpoints: false,
+            allow_cluster_issuer: false,
         };
         record_and_wait(
             &s,
@@ -683,6 +684,7 @@ mod tests {
             namespace: "ns".into(),
             dial: crate::reach::Dial::PortForward,
             allow_foreign_adopt_endpoints: false,
+            allow_cluster_issuer: false,
         };
         // No member answers here: the engine fences clients and then cannot go on; the verb
         // gives up at its timeout, before anything was deleted.
