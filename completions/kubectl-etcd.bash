@@ -311,7 +311,7 @@ _kubectl__etcd() {
 
     case "${cmd}" in
         kubectl__etcd)
-            opts="-n -o -v -h -V --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help --version create scale upgrade adopt backup restore certificate rotate-ca tls recover defrag hibernate wake snapshot status logs report reconcile delete operate install crd manifests completions help"
+            opts="-n -o -v -h -V --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help --version create scale upgrade adopt backup restore certificate rotate-ca tls recover defrag hibernate wake snapshot status logs report reconcile delete operate install crd manifests completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -357,7 +357,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__adopt)
-            opts="-n -o -v -h --from --endpoints --tls-secret --tls --insecure --certificate-lifetime --tls-issuer --tls-issuer-kind --tls-server-secret --tls-client-secret --tls-peer-secret --plain-peers --auth-secret --take-over-service --abort --yes --storage --storage-class --image-repository --quota-backend-bytes --cluster-domain --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
+            opts="-n -o -v -h --from --endpoints --tls-secret --tls --insecure --certificate-lifetime --tls-issuer --tls-issuer-kind --tls-server-secret --tls-client-secret --tls-peer-secret --plain-peers --auth-secret --take-over-service --abort --yes --storage --storage-class --image-repository --quota-backend-bytes --cluster-domain --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -475,7 +475,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__backup)
-            opts="-n -o -v -h --to --compression --credentials-secret --sse --sse-kms-key-id --encryption-key-secret --dry-run --tools-image --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help list help"
+            opts="-n -o -v -h --to --compression --credentials-secret --sse --sse-kms-key-id --encryption-key-secret --dry-run --tools-image --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help list help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -591,7 +591,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__backup__subcmd__list)
-            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
+            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -637,7 +637,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__certificate)
-            opts="-n -o -v -h --user --out --lifetime --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
+            opts="-n -o -v -h --user --out --lifetime --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -695,7 +695,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__completions)
-            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help bash zsh fish kubectl"
+            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help bash zsh fish kubectl"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -741,7 +741,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__crd)
-            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
+            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -787,7 +787,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__create)
-            opts="-n -o -v -h --replicas --version --storage --storage-class --ephemeral --image-repository --image-pull-secret --etcd-option --allow-etcd-option --priority-class --cluster-domain --service-type --tls --insecure --certificate-lifetime --tls-issuer --tls-issuer-kind --tls-server-secret --tls-client-secret --tls-peer-secret --plain-peers --auth-secret --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
+            opts="-n -o -v -h --replicas --version --storage --storage-class --ephemeral --image-repository --image-pull-secret --etcd-option --allow-etcd-option --priority-class --cluster-domain --service-type --tls --insecure --certificate-lifetime --tls-issuer --tls-issuer-kind --tls-server-secret --tls-client-secret --tls-peer-secret --plain-peers --auth-secret --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -913,7 +913,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__defrag)
-            opts="-n -o -v -h --compact --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
+            opts="-n -o -v -h --compact --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -963,7 +963,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__delete)
-            opts="-n -o -v -h --delete-data --yes --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
+            opts="-n -o -v -h --delete-data --yes --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1531,7 +1531,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__hibernate)
-            opts="-n -o -v -h --to --no-snapshot --yes --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
+            opts="-n -o -v -h --to --no-snapshot --yes --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1585,7 +1585,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__install)
-            opts="-n -o -v -h --operator --image --image-pull-secret --watch-namespace --operator-namespace --monitoring --print --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
+            opts="-n -o -v -h --operator --image --image-pull-secret --watch-namespace --operator-namespace --monitoring --print --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1647,7 +1647,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__logs)
-            opts="-f -n -o -v -h --follow --since --member --raw --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
+            opts="-f -n -o -v -h --follow --since --member --raw --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1701,7 +1701,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__manifests)
-            opts="-n -o -v -h --image --image-pull-secret --watch-namespace --operator-namespace --monitoring --prometheus-rules --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
+            opts="-n -o -v -h --image --image-pull-secret --watch-namespace --operator-namespace --monitoring --prometheus-rules --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1763,7 +1763,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__operate)
-            opts="-n -o -v -h --watch-namespace --metrics-addr --identity --allow-ambient-credentials --s3-endpoint-allow --allow-etcd-option --max-backups-per-namespace --max-backups --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
+            opts="-n -o -v -h --watch-namespace --metrics-addr --identity --allow-ambient-credentials --s3-endpoint-allow --allow-etcd-option --max-backups-per-namespace --max-backups --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1837,7 +1837,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__reconcile)
-            opts="-n -o -v -h --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
+            opts="-n -o -v -h --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1887,7 +1887,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__recover)
-            opts="-n -o -v -h --from-member --from-backup --to --credentials-secret --copy-local-credentials --tools-image --yes --force --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
+            opts="-n -o -v -h --from-member --from-backup --to --credentials-secret --copy-local-credentials --tools-image --yes --force --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1957,7 +1957,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__report)
-            opts="-f -n -o -v -h --file --logs --since --operator --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
+            opts="-f -n -o -v -h --file --logs --since --operator --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2015,7 +2015,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__restore)
-            opts="-n -o -v -h --from --from-backup --latest-of --replicas --version --storage --storage-class --sha256 --credentials-secret --copy-local-credentials --encryption-key-secret --tools-image --image-repository --image-pull-secret --cluster-domain --service-type --tls --insecure --certificate-lifetime --tls-issuer --tls-issuer-kind --tls-server-secret --tls-client-secret --tls-peer-secret --plain-peers --auth-secret --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
+            opts="-n -o -v -h --from --from-backup --latest-of --replicas --version --storage --storage-class --sha256 --credentials-secret --copy-local-credentials --encryption-key-secret --tools-image --image-repository --image-pull-secret --cluster-domain --service-type --tls --insecure --certificate-lifetime --tls-issuer --tls-issuer-kind --tls-server-secret --tls-client-secret --tls-peer-secret --plain-peers --auth-secret --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2157,7 +2157,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__rotate__subcmd__ca)
-            opts="-n -o -v -h --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
+            opts="-n -o -v -h --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2207,7 +2207,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__scale)
-            opts="-n -o -v -h --replicas --storage --storage-class --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
+            opts="-n -o -v -h --replicas --storage --storage-class --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2269,7 +2269,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__snapshot)
-            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help fetch discard agent help"
+            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help fetch discard agent help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2315,7 +2315,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__snapshot__subcmd__agent)
-            opts="-n -o -v -h --root --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help hold check put get list head delete help"
+            opts="-n -o -v -h --root --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help hold check put get list head delete help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2365,7 +2365,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__snapshot__subcmd__agent__subcmd__check)
-            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
+            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2411,7 +2411,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__snapshot__subcmd__agent__subcmd__delete)
-            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
+            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2457,7 +2457,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__snapshot__subcmd__agent__subcmd__get)
-            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
+            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2503,7 +2503,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__snapshot__subcmd__agent__subcmd__head)
-            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
+            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2675,7 +2675,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__snapshot__subcmd__agent__subcmd__hold)
-            opts="-n -o -v -h --idle --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
+            opts="-n -o -v -h --idle --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2725,7 +2725,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__snapshot__subcmd__agent__subcmd__list)
-            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
+            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2771,7 +2771,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__snapshot__subcmd__agent__subcmd__put)
-            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
+            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2817,7 +2817,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__snapshot__subcmd__discard)
-            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
+            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2863,7 +2863,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__snapshot__subcmd__fetch)
-            opts="-n -o -v -h --to --sha256 --encryption-key-file --clean --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
+            opts="-n -o -v -h --to --sha256 --encryption-key-file --clean --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3093,7 +3093,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__status)
-            opts="-A -n -o -v -h --all-namespaces --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
+            opts="-A -n -o -v -h --all-namespaces --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3139,7 +3139,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__tls)
-            opts="-n -o -v -h --on --off --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
+            opts="-n -o -v -h --on --off --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3189,7 +3189,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__upgrade)
-            opts="-n -o -v -h --version --to --skip-backup --yes --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
+            opts="-n -o -v -h --version --to --skip-backup --yes --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3247,7 +3247,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__wake)
-            opts="-n -o -v -h --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --help"
+            opts="-n -o -v -h --no-wait --timeout --dry-run --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

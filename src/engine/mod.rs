@@ -182,6 +182,8 @@ pub async fn reconcile_once(
     // A finished adoption no longer acts: settled before anything is observed.
     let done = cluster.status.as_ref().and_then(|s| s.completed.clone());
     let desired = plan::adopt::settle(desired, &done.unwrap_or_default());
+    // The driver's leave for a cert-manager ClusterIssuer (`--allow-cluster-issuer`).
+    let desired = model::pki::keep_issuer(desired, ctx.allow_cluster_issuer);
     let (desired, mut observed) = observed(ctx, &desired, cluster).await?;
     let (desired, mut step) = planned(ctx, desired, &mut observed).await;
     let mut outcome = Outcome::Unchanged;

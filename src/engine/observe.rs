@@ -274,7 +274,6 @@ pub async fn observe(
     // Options off the driver's allow list: kept where the members run them already, else left out.
     let running = seen.sts.as_ref().and_then(etcd_command);
     let d = model::keep_options(d, running.as_deref(), &ctx.etcd_options);
-    let d = model::pki::keep_issuer(d, ctx.allow_cluster_issuer);
     // The operator the policy admits: this driver when it is an operator in a pod, else whom
     // the policy admits already (a CLI pass never locks out an operator installed elsewhere).
     let admitted = seen
