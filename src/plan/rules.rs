@@ -188,8 +188,10 @@ pub(super) fn quorum_lost(d: &Desired, o: &Observed) -> Option<Step> {
 /// What proves the cluster has a quorum however few of its voters this driver reaches, in a
 /// sentence naming the member: a voter that passed its linearizable read in this pass (etcd
 /// serves one only after its leader confirmed its leadership with a majority of the voters,
-/// ReadIndex), else a voter whose pod the kubelet counts Ready (its readiness probe is the same
-/// read from inside the pod, `objects::workload`, failing it takes the pod out within seconds).
+/// ReadIndex), else a voter this driver does not reach at all whose pod the kubelet counts Ready
+/// (its readiness probe is the same read from inside the pod, `objects::workload`, failing it
+/// takes the pod out within seconds). A voter that answered here but failed the read is fresher
+/// evidence than its pod's readiness, which lags a real loss by up to three probe periods.
 /// `None`: nothing seen proves one. A member that does not answer here may be cut off from this
 /// driver only; a proven quorum says the cluster serves, whatever the driver reaches.
 pub fn quorum_proof(d: &Desired, o: &Observed) -> Option<String> {
@@ -202,6 +204,7 @@ pub fn quorum_proof(d: &Desired, o: &Observed) -> Option<String> {
         ));
     }
     c.voters()
+        .filter(|m| m.status.is_none())
         .find(|m| {
             m.ordinal
                 .and_then(|k| o.pods.get(&k))
@@ -930,6 +933,17 @@ fn restore_done_mark(r: &crate::model::RestoreSource) -> &str {
     r.nonce.as_deref().unwrap_or(&r.url)
 }
 
+/// `spec.restore` itself, not the restore a recovery settles into `d.restore` (its nonce is the
+/// recovery's): a recovery's restore is the recovery's to mark (`status.completed.recovery`), and
+/// the seed's claim may carry an earlier restore's mark while it deletes the old members.
+fn own_restore(d: &Desired) -> Option<&crate::model::RestoreSource> {
+    d.restore.as_ref().filter(|r| {
+        d.recovery
+            .as_ref()
+            .is_none_or(|rec| r.nonce.as_deref() != Some(rec.nonce.as_str()))
+    })
+}
+
 /// `status.completed.restore` after a pass: the mark kept, or the spec's restore once the seed
 /// runs on its restored volume (the StatefulSet made on it). From then on the snapshot is never
 /// restored again: a cluster that later loses every volume and object is a recovery's to
@@ -939,7 +953,7 @@ pub(super) fn restore_completed_mark(d: &Desired, o: &Observed) -> Option<String
         && o.volumes
             .values()
             .any(|v| !v.terminating && v.restore == Some(RestoreMark::Restored));
-    match &d.restore {
+    match own_restore(d) {
         Some(r) if restored => Some(restore_done_mark(r).to_string()),
         _ => o.completed.restore.clone(),
     }
@@ -959,7 +973,8 @@ pub(super) fn restore_seed(d: &Desired, o: &Observed) -> Option<Step> {
     let r = d.restore.as_ref()?;
     if o.config.is_some()
         || o.statefulset.is_some()
-        || o.completed.restore.as_deref() == Some(restore_done_mark(r))
+        || own_restore(d)
+            .is_some_and(|r| o.completed.restore.as_deref() == Some(restore_done_mark(r)))
     {
         return None;
     }

@@ -735,6 +735,15 @@ fn ready_pods_of_voters_this_driver_cannot_reach_prove_a_quorum() {
         matches!(&step, Step::Wait { reason: Reason::EtcdUnreachable, message } if message.contains("demo-1's pod is Ready")),
         "{step:?}"
     );
+    // A voter that answered here but failed its read proves nothing by its pod's readiness,
+    // which lags a real loss (CI: `recover` refused seconds after two of three members went,
+    // the survivor's pod still Ready).
+    let mut survivor_only = o.clone();
+    survivor_only.pods.get_mut(&0).unwrap().ready = true;
+    for k in [1, 2] {
+        survivor_only.pods.remove(&k);
+    }
+    assert_eq!(quorum_proof(&d, &survivor_only), None);
     for k in [1, 2] {
         o.pods.get_mut(&k).unwrap().ready = false;
     }
@@ -1750,6 +1759,47 @@ fn a_finished_restore_is_never_run_again_when_every_volume_is_gone() {
         Some("n2")
     );
     assert_eq!(plan(&again, &gone), Step::RestoreSeed { url: url.into() });
+}
+
+/// A recovery's restore (settled into `d.restore` with the recovery's nonce) is the recovery's
+/// to mark: the seed's claim, marked by an earlier restore, must not mark it done while the old
+/// members still run, nor stop it once they are deleted. CI found the loop this made: "delete
+/// the lost cluster's StatefulSet, member config and volumes" then "repair the member config",
+/// for ever.
+#[test]
+fn a_recoverys_restore_is_never_marked_done_by_an_earlier_restores_claim() {
+    let mut d = restored(3);
+    let spec = crate::api::RecoverySpec {
+        nonce: "n2".into(),
+        from_backup: Some("demo-b".into()),
+        restore_credentials_secret: Some("s3".into()),
+        force: true,
+        ..Default::default()
+    };
+    d.recovery = crate::model::recovery::validate(Some(&spec), "demo", None).unwrap();
+    d.restore.as_mut().unwrap().nonce = Some("n2".into());
+    let old_members = Observed {
+        statefulset: Some(WorkloadView {
+            replicas: 3,
+            ..Default::default()
+        }),
+        volumes: volumes(&[Some(RestoreMark::Restored), None, None]),
+        ..Default::default()
+    };
+    assert_eq!(rules::restore_completed_mark(&d, &old_members), None);
+    // Deleted, with a mark the spec's own restore left: the recovery's seed is restored.
+    let deleted = Observed {
+        known_members: (0..3).collect(),
+        completed: crate::api::CompletedRequests {
+            restore: Some("n2".into()),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    assert!(matches!(
+        rules::restore_seed(&d, &deleted),
+        Some(Step::RestoreSeed { .. })
+    ));
 }
 
 /// Invariant: once the seed served on its restored data (writes acknowledged since), no pass ever
