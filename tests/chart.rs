@@ -157,7 +157,15 @@ fn rules_tpl() -> String {
         ),
         ("namespaced", find(&scoped, "Role", n, Some("w"))),
         ("nodes", find(&scoped, "ClusterRole", &format!("{n}-nodes"), None)),
-        ("lease", find(&cluster, "Role", n, Some(NAMESPACE))),
+        (
+            "lease",
+            find(
+                &cluster,
+                "Role",
+                &kubectl_etcd::keys::install::leader_lease(n),
+                Some(NAMESPACE),
+            ),
+        ),
         ("view", find(&cluster, "ClusterRole", &format!("{n}-view"), None)),
         ("edit", find(&cluster, "ClusterRole", &format!("{n}-edit"), None)),
     ]

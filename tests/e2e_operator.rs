@@ -113,7 +113,7 @@ fn the_in_cluster_operator_converges_kubectl_apply_and_kubectl_scale_and_the_cli
                 OP_NS,
                 "get",
                 "lease",
-                "kubectl-etcd-engine",
+                &kubectl_etcd::keys::install::leader_lease(kubectl_etcd::keys::install::NAME),
                 "-o",
                 "jsonpath={.spec.holderIdentity}",
             ]);

@@ -97,9 +97,11 @@ pub fn manifests_watching(
             &cluster,
         ));
     }
+    // Named after the Lease it grants: a Role NAME in the operator's namespace is the watched
+    // namespace's when the operator watches its own (the two collided, and one overwrote the other).
     out.extend(bound(
         "Role",
-        NAME,
+        &leader_lease(NAME),
         Some(namespace),
         &access::operator_namespace(&leader_lease(NAME)),
     ));
