@@ -520,4 +520,4 @@ pub fn old_members_reachable(d: &Desired, last: Option<&EtcdClusterStatus>) -> b
 }
 
 #[cfg(test)]
-mod tests;
+pub(super) mod tests;

@@ -6,7 +6,7 @@
 
 use super::tests::{desired, healthy};
 use super::*;
-use crate::api::{RecoverySpec, UpgradeStatus, upgrade_state};
+use crate::api::{UpgradeStatus, upgrade_state};
 use crate::model::{RestoreMark, UpgradeRecord, Version};
 
 /// A request carried out, the spec still carrying it, and the world it left.
@@ -66,17 +66,7 @@ fn audit(f: &Finished) {
 }
 
 fn recovered(from_backup: Option<&str>) -> Finished {
-    let spec = RecoverySpec {
-        nonce: "n1".into(),
-        from_member: from_backup.is_none().then(|| "demo-0".into()),
-        from_backup: from_backup.map(Into::into),
-        to: from_backup.is_none().then(|| "s3://b/p".into()),
-        restore_credentials_secret: Some("s3".into()),
-        force: true,
-        ..Default::default()
-    };
-    let mut d = desired(3);
-    d.recovery = crate::model::recovery::validate(Some(&spec), "demo", None).unwrap();
+    let d = recover::tests::recovering(from_backup, true);
     let mut o = healthy(&d, 3);
     o.completed.recovery = Some("n1".into());
     Finished {
@@ -91,19 +81,7 @@ fn recovered(from_backup: Option<&str>) -> Finished {
 }
 
 fn adopted() -> Finished {
-    let d = crate::fixtures::cluster("demo")
-        .spec(|s| {
-            s.adopt = Some(crate::api::AdoptSpec {
-                stateful_set: Some("etcd".into()),
-                endpoints: (0..3)
-                    .map(|k| format!("http://etcd-{k}.etcd.ns.svc.cluster.local:2379"))
-                    .collect(),
-                cluster_id: "0000000000000007".into(),
-                take_over_service: Some("etcd-client".into()),
-                ..Default::default()
-            })
-        })
-        .desired();
+    let d = adopt::tests::adopting(false, true);
     let mut o = healthy(&adopt::settle(d.clone(), &Default::default()), 3);
     o.completed.adoption = Some("0000000000000007".into());
     Finished {
@@ -114,14 +92,7 @@ fn adopted() -> Finished {
 }
 
 fn restored() -> Finished {
-    let d = crate::fixtures::cluster("demo")
-        .spec(|s| {
-            s.restore = Some(crate::api::RestoreSpec {
-                source: "s3://backups/etcd/ns-old-20261201T000000Z-r9.db.zst".into(),
-                ..Default::default()
-            });
-        })
-        .desired();
+    let d = tests::restored(3);
     let mut o = healthy(&d, 3);
     o.volumes.get_mut(&0).unwrap().restore = Some(RestoreMark::Restored);
     o.completed.restore = rules::restore_completed_mark(&d, &o);

@@ -449,4 +449,4 @@ fn after_deletion(d: &Desired, o: &Observed, record: &str) -> Option<Step> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(super) mod tests;

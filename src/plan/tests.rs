@@ -1495,7 +1495,7 @@ fn a_formed_cluster_lists_no_started_member_under_its_own_name() {
     assert!(list.contains("demo-1.started=http://demo-1."), "{list}");
 }
 
-fn restored(replicas: i32) -> Desired {
+pub(super) fn restored(replicas: i32) -> Desired {
     crate::fixtures::cluster("demo")
         .replicas(replicas)
         .spec(|s| {

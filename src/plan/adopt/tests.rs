@@ -6,7 +6,7 @@ use crate::api::AdoptSpec;
 use crate::model::{AdoptionView, MemberStatusView};
 use crate::plan::tests::{healthy, member};
 
-fn adopting(abort: bool, take_over: bool) -> Desired {
+pub(in crate::plan) fn adopting(abort: bool, take_over: bool) -> Desired {
     crate::fixtures::cluster("demo")
         .spec(|s| {
             s.adopt = Some(AdoptSpec {

@@ -12,7 +12,7 @@ use crate::api::{EtcdBackupSpec, EtcdBackupStatus, RecoverySpec, backup_phase};
 use crate::model::VolumeView;
 
 /// `demo` of 3, told to rebuild from demo-0 (nonce `n1`), unless `from_backup` names a record.
-fn recovering(from_backup: Option<&str>, force: bool) -> Desired {
+pub(in crate::plan) fn recovering(from_backup: Option<&str>, force: bool) -> Desired {
     let spec = RecoverySpec {
         nonce: "n1".into(),
         from_member: from_backup.is_none().then(|| "demo-0".into()),
