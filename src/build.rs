@@ -1,5 +1,5 @@
 //! The build script: release builds for x86_64 Linux (GNU) place the functions an idle operator
-//! runs next to each other, in the order of `src/hot-code.order` (lld's
+//! runs next to each other, in the order of `link/hot-code.order` (lld's
 //! `--symbol-ordering-file`). An operator's resident memory is mostly the binary's code pages,
 //! and the kernel maps 64 KiB around every page it touches: with the 3 MiB of functions that
 //! `operate` runs (start, forming clusters, idle passes) spread over 11 MiB of code, an idle
@@ -13,7 +13,7 @@
 use std::env;
 use std::process::Command;
 
-const ORDER: &str = "src/hot-code.order";
+const ORDER: &str = "link/hot-code.order";
 
 fn main() {
     println!("cargo::rerun-if-changed={ORDER}");
@@ -27,6 +27,10 @@ fn main() {
     let version = rustc_version();
     let dir = env::var("CARGO_MANIFEST_DIR").unwrap_or_default();
     let Ok(order) = std::fs::read_to_string(format!("{dir}/{ORDER}")) else {
+        println!(
+            "cargo::warning={ORDER} is missing: the functions of an idle operator stay spread \
+             over the binary until tests/hot-code.sh writes it (KE_HOT_CODE_ORDER=0 builds without it)"
+        );
         return;
     };
     if !links_with_rust_lld(&version) {

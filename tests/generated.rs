@@ -1,4 +1,4 @@
-//! Generated files (crds/, completions/, tests/monitoring/rules.yaml, src/hot-code.order) must match what generates them now.
+//! Generated files (crds/, completions/, tests/monitoring/rules.yaml, link/hot-code.order) must match what generates them now.
 // A test is one scenario read top to bottom: its length is the scenario's. The size and
 // complexity gates (Cargo.toml's [lints.clippy], clippy.toml) are for the shipped code.
 #![allow(clippy::too_many_lines, clippy::cognitive_complexity)]
@@ -195,7 +195,7 @@ fn the_crd_has_the_scale_subresource_printer_columns_and_a_short_name() {
 /// hashes change with the dependencies: regenerated with every change of Cargo.lock.
 #[test]
 fn the_hot_code_order_follows_the_lockfile() {
-    let order = std::fs::read_to_string("src/hot-code.order").unwrap();
+    let order = std::fs::read_to_string("link/hot-code.order").unwrap();
     let lock = std::fs::read("Cargo.lock").unwrap();
     let hex = kubectl_etcd::archive::codec::hex(
         ring::digest::digest(&ring::digest::SHA256, &lock).as_ref(),
@@ -203,10 +203,10 @@ fn the_hot_code_order_follows_the_lockfile() {
     let recorded = order
         .lines()
         .find_map(|l| l.strip_prefix("# Cargo.lock sha256: "))
-        .expect("src/hot-code.order records the Cargo.lock it was generated with");
+        .expect("link/hot-code.order records the Cargo.lock it was generated with");
     assert_eq!(
         recorded, hex,
-        "src/hot-code.order was generated for another Cargo.lock; regenerate it with `tests/hot-code.sh` (on the testbed)"
+        "link/hot-code.order was generated for another Cargo.lock; regenerate it with `tests/hot-code.sh` (on the testbed)"
     );
     let functions = order.lines().filter(|l| !l.starts_with('#')).count();
     assert!(functions > 1000, "{functions} functions listed");

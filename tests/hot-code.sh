@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates src/hot-code.order (not a test, not in CI; needs the testbed, valgrind, python3):
+# Regenerates link/hot-code.order (not a test, not in CI; needs the testbed, valgrind, python3):
 # the functions `kubectl etcd operate` runs, which release builds link next to each other (see
 # src/build.rs). The release binary is built with a link map, then run under callgrind on the
 # testbed: it forms 12 clusters in a namespace of its own (eleven of 1 member, one of 3) and idles
@@ -9,7 +9,7 @@
 # executed is listed, in its address order in the build measured (the linker's own order, which
 # keeps related code together). Regenerate after a change of Cargo.lock (tests/generated.rs
 # checks it) or of the toolchain (the build warns), and after large changes of the engine.
-#   tests/hot-code.sh            # ~10 minutes; writes src/hot-code.order
+#   tests/hot-code.sh            # ~10 minutes; writes link/hot-code.order
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export KUBECONFIG=${KUBECONFIG:-/tmp/tb/admin.kubeconfig}
@@ -131,5 +131,5 @@ PY
   echo "# rustc: $(rustc -V)"
   echo "# Cargo.lock sha256: $(sha256sum Cargo.lock | cut -d' ' -f1)"
   cat "$WORK/order"
-} >src/hot-code.order
-say "wrote src/hot-code.order ($(grep -vc '^#' src/hot-code.order) functions)"
+} >link/hot-code.order
+say "wrote link/hot-code.order ($(grep -vc '^#' link/hot-code.order) functions)"
