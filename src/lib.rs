@@ -15,7 +15,8 @@
 //!    engine leases.
 //! 9. `backup`: taking backups (the one recipe).
 //! 10. `engine`: observe, act, the drivers' policy; the backup steps.
-//! 11. `operate`: the in-cluster driver.
+//! 11. `operate`, `pod_tools`: the in-cluster driver; the tools the restore and pvc:// agent pods
+//!     run (`kubectl-etcd snapshot …`).
 //! 12. `cli`: the kubectl plugin; it reaches `operate` only through `operate::run`.
 // `Error` carries kube's and etcd's errors by value so callers can match on them; it is built
 // only on failure paths, never per item, so its size costs nothing measurable.
@@ -43,6 +44,7 @@ pub mod operate;
 pub mod phase;
 pub mod pki;
 pub mod plan;
+pub mod pod_tools;
 pub mod reach;
 #[cfg(all(test, feature = "e2e"))]
 mod testing;

@@ -119,7 +119,7 @@ pub enum Verb {
     #[command(hide = true)]
     Snapshot {
         #[command(subcommand)]
-        op: restore::SnapshotOp,
+        op: crate::pod_tools::SnapshotOp,
     },
     /// Show clusters, their members and the engine's next step (observes only).
     ///

@@ -61,7 +61,14 @@ pub async fn run(cli: Cli) -> Result<(), Error> {
         Verb::Wake(a) => verbs::hibernate::wake(g, a).await,
         Verb::Logs(a) => verbs::logs::run(g, a).await,
         Verb::Report(a) => verbs::report::run(g, a).await,
-        Verb::Snapshot { op } => verbs::restore::snapshot(op).await,
+        Verb::Snapshot { op } => {
+            let mut stdout = tokio::io::stdout();
+            let said = crate::pod_tools::run(op, tokio::io::stdin(), &mut stdout).await?;
+            if let Some(line) = said {
+                output::progress_line(&line);
+            }
+            Ok(())
+        }
     }
 }
 

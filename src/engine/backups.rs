@@ -22,8 +22,6 @@ use crate::error::{BackupError, Error};
 use crate::model::records::select;
 use crate::model::{self, BackupPlan, BackupsView, Desired, Observed, Version};
 
-/// The side of a pvc:// store that runs in its agent pod (`kubectl-etcd snapshot agent …`).
-pub use crate::backup::pvc::{AgentOp, run_agent};
 /// What a driver asks of a backup (`Context::backup_request` makes one), and the member a
 /// backup would be taken from.
 pub use crate::backup::take::{Request, Source};

@@ -1,5 +1,5 @@
-//! `kubectl etcd restore NEW --from URL | --from-backup B | --latest-of C`, and the `snapshot`
-//! tools the restore pods run inside the cluster.
+//! `kubectl etcd restore NEW --from URL | --from-backup B | --latest-of C` (the restore pod's
+//! own tools are `pod_tools`).
 //!
 //! Nothing of the new cluster is created before the snapshot is known good. A backup whose sha256
 //! is known (its EtcdBackup record, `--sha256`) and which the cluster reads itself (s3://, pvc://)
@@ -9,9 +9,6 @@
 //! sha256, a file of this machine) is downloaded and verified here first (sha256 of the stored
 //! object, decompression, etcd's own hash).
 
-use std::path::PathBuf;
-
-use clap::Subcommand;
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Secret};
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, Patch};
@@ -20,19 +17,19 @@ use super::backup::bad_url;
 use crate::api::{
     EtcdBackup, EtcdCluster, EtcdClusterSpec, RestoreSpec, StorageSpec, backup_phase,
 };
-use crate::archive::crypt::{Key, KeySecret};
+use crate::archive::crypt::KeySecret;
 use crate::archive::fetch::{self, Verified};
-use crate::archive::store::{Location, Store};
+use crate::archive::store::Location;
 use crate::cli::flags::{
     DomainFlag, Global, ImageFlags, SecurityFlags, ServiceFlag, TlsMode, WaitFlags,
 };
 use crate::cli::{Session, check_secrets, drive, output, usage};
-use crate::engine::backups::{self, AgentOp, Stored};
+use crate::engine::backups::{self, Stored};
 use crate::error::BackupError;
 use crate::error::Error;
 use crate::model::records::select;
 use crate::model::{self, DEFAULT_TOOLS_IMAGE};
-use crate::objects::pvc_agent::{self, AGENT_IDLE, MOUNT_DIR};
+use crate::objects::pvc_agent;
 
 #[derive(clap::Args, Debug)]
 #[command(group(clap::ArgGroup::new("source").required(true).args(["from", "from_backup", "latest_of"])))]
@@ -89,75 +86,6 @@ pub struct Args {
     pub security: SecurityFlags,
     #[command(flatten)]
     pub wait: WaitFlags,
-}
-
-#[derive(Subcommand, Debug)]
-pub enum SnapshotOp {
-    /// Download URL, verify it (sha256, decompression, etcd's hash) and write it to --to.
-    Fetch {
-        url: String,
-        #[arg(long)]
-        to: PathBuf,
-        #[arg(long)]
-        sha256: Option<String>,
-        /// A file holding the key of an encrypted snapshot (the restore pod's mounted Secret).
-        #[arg(long)]
-        encryption_key_file: Option<PathBuf>,
-        /// A directory to remove first (a data dir left by an interrupted restore).
-        #[arg(long)]
-        clean: Option<PathBuf>,
-    },
-    /// Remove a directory of downloaded snapshots.
-    Discard { dir: PathBuf },
-    /// The pvc:// agent: store operations on the claim mounted in this pod (see backup::pvc).
-    Agent {
-        /// The location's directory in the mounted claim.
-        #[arg(long, default_value = MOUNT_DIR)]
-        root: PathBuf,
-        #[command(subcommand)]
-        op: AgentCmd,
-    },
-}
-
-/// One operation of the pvc:// agent (`engine::backups::AgentOp`).
-#[derive(Subcommand, Debug)]
-pub enum AgentCmd {
-    /// Stay up until no operation ran for --idle seconds (the agent pod's main process).
-    Hold {
-        #[arg(long, default_value_t = AGENT_IDLE.as_secs())]
-        idle: u64,
-    },
-    /// Check that the directory can be created and written.
-    Check,
-    /// Store framed data from stdin under KEY.
-    Put { key: String },
-    /// Write KEY to stdout.
-    Get { key: String },
-    /// List objects under PREFIX (JSON).
-    List {
-        #[arg(default_value = "")]
-        prefix: String,
-    },
-    /// Size and time of KEY (JSON, null when absent).
-    Head { key: String },
-    /// Delete KEY.
-    Delete { key: String },
-}
-
-impl From<AgentCmd> for AgentOp {
-    fn from(c: AgentCmd) -> Self {
-        match c {
-            AgentCmd::Hold { idle } => AgentOp::Hold {
-                idle: std::time::Duration::from_secs(idle),
-            },
-            AgentCmd::Check => AgentOp::Check,
-            AgentCmd::Put { key } => AgentOp::Put { key },
-            AgentCmd::Get { key } => AgentOp::Get { key },
-            AgentCmd::List { prefix } => AgentOp::List { prefix },
-            AgentCmd::Head { key } => AgentOp::Head { key },
-            AgentCmd::Delete { key } => AgentOp::Delete { key },
-        }
-    }
 }
 
 /// Where a restore reads from: the object URL, its expected sha256, and the version it was taken on.
@@ -921,64 +849,6 @@ async fn delete_claim(s: &Session, claim: &str) {
     let claims: Api<PersistentVolumeClaim> = Api::namespaced(s.client.clone(), &s.namespace);
     if let Err(e) = claims.delete(claim, &DeleteParams::default()).await {
         tracing::warn!(namespace = %s.namespace, claim, error = %e, "could not delete the staging claim");
-    }
-}
-
-/// `kubectl-etcd snapshot …`: run inside restore pods (credentials from the pod's environment).
-pub async fn snapshot(op: SnapshotOp) -> Result<(), Error> {
-    match op {
-        SnapshotOp::Fetch {
-            url,
-            to,
-            sha256,
-            encryption_key_file,
-            clean,
-        } => {
-            let (loc, key) = Location::parse_object(&url).map_err(bad_url)?;
-            // A pvc:// source is mounted into this container (restore pod) at MOUNT_DIR.
-            let loc = loc
-                .pvc_as_file(std::path::Path::new(MOUNT_DIR))
-                .unwrap_or(loc);
-            let secret = match &encryption_key_file {
-                Some(f) => {
-                    let bytes = tokio::fs::read(f).await.map_err(|e| {
-                        BackupError::Key(format!("cannot read the key file {}: {e}", f.display()))
-                    })?;
-                    Some(Key::parse(&bytes).map_err(|why| {
-                        BackupError::Key(format!("the key file {}: {why}", f.display()))
-                    })?)
-                }
-                None => None,
-            };
-            let store = Store::open(&loc, None).await.map_err(BackupError::from)?;
-            let v = fetch::fetch_to_file_patiently(
-                &store,
-                &key,
-                secret.as_ref(),
-                sha256.as_deref(),
-                &to,
-                clean.as_deref(),
-            )
-            .await?;
-            output::progress_line(&format!(
-                "fetched and verified {url}: {} bytes stored, {} bytes of snapshot, sha256 {}",
-                v.stored_bytes, v.snapshot_bytes, v.sha256
-            ));
-            Ok(())
-        }
-        SnapshotOp::Agent { root, op } => {
-            let mut stdout = tokio::io::stdout();
-            Ok(backups::run_agent(&root, op.into(), tokio::io::stdin(), &mut stdout).await?)
-        }
-        SnapshotOp::Discard { dir } => {
-            match tokio::fs::remove_dir_all(&dir).await {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(Error::Io(e)),
-            }
-            output::progress_line(&format!("removed {}", dir.display()));
-            Ok(())
-        }
     }
 }
 
