@@ -61,6 +61,9 @@ pub const ANNOTATION_TRUSTED_CA: &str = "etcd.kubectl-etcd.io/trusted-ca";
 pub const ANNOTATION_TLS_SWITCH: &str = "etcd.kubectl-etcd.io/tls-switch";
 /// On the seed's claim of a restored cluster: `restoring`, then `restored` (`model::RestoreMark`).
 pub const ANNOTATION_RESTORE: &str = "etcd.kubectl-etcd.io/restore";
+/// On a member's claim: when the engine asked it to grow (RFC 3339; `Step::GrowVolume`), from
+/// which the wait for its capacity is bounded (`plan::storage::EXPANSION_PATIENCE`).
+pub const ANNOTATION_GROW_ASKED: &str = "etcd.kubectl-etcd.io/grow-asked";
 /// Annotation the `delete --delete-data` verb sets: the finalizer then deletes member volumes too.
 pub const ANNOTATION_DELETE_DATA: &str = "etcd.kubectl-etcd.io/delete-data";
 /// Annotation `kubectl etcd upgrade` writes with `spec.version`: the URL of the pre-upgrade

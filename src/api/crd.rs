@@ -37,12 +37,6 @@ pub fn crd() -> CustomResourceDefinition {
 pub const ADMISSION_RULES: &[(&str, &str, &str)] = &[
     (
         "storage",
-        "(has(self.ephemeral) && self.ephemeral) || (has(oldSelf.ephemeral) && oldSelf.ephemeral) || \
-         quantity(has(self.size) ? self.size : '1Gi').compareTo(quantity(has(oldSelf.size) ? oldSelf.size : '1Gi')) >= 0",
-        "spec.storage.size cannot shrink on an existing cluster (etcd's data stays on the volumes; growing is allowed): put the old value back, or create a new cluster with the smaller size and move the data with kubectl etcd backup and kubectl etcd restore",
-    ),
-    (
-        "storage",
         "(has(self.ephemeral) && self.ephemeral) == (has(oldSelf.ephemeral) && oldSelf.ephemeral)",
         "spec.storage.ephemeral cannot change on an existing cluster: put the old value back, or move the data to a new cluster with kubectl etcd backup and kubectl etcd restore",
     ),
@@ -58,6 +52,27 @@ pub const ADMISSION_RULES: &[(&str, &str, &str)] = &[
         "spec.tls.serverSecret and spec.tls.clientSecret are set together (the members serve https with the first and the engine, probe and backups present the second)",
     ),
 ];
+
+/// Message of `shrink_rule`.
+pub const SHRINK_MESSAGE: &str = "spec.storage.size cannot shrink on an existing cluster (etcd's data stays on the volumes; growing is allowed, and so is going back to status.volumeCapacity, what the claims have, after an expansion that never showed): put the old value back, or create a new cluster with the smaller size and move the data with kubectl etcd backup and kubectl etcd restore";
+
+/// The rule refusing a smaller `spec.storage.size`, on the whole object (it reads the status):
+/// below the old size only down to `status.volumeCapacity`, the smallest capacity the member
+/// claims have (an expansion that never showed is undone so; `model::keep_storage` agrees).
+pub fn shrink_rule() -> String {
+    let size =
+        |x: &str| format!("quantity(has({x}.spec.storage.size) ? {x}.spec.storage.size : '1Gi')");
+    let ephemeral =
+        |x: &str| format!("(has({x}.spec.storage.ephemeral) && {x}.spec.storage.ephemeral)");
+    format!(
+        "!has(self.spec.storage) || !has(oldSelf.spec.storage) || {} || {} || {}.compareTo({}) >= 0 || (has(oldSelf.status) && has(oldSelf.status.volumeCapacity) && isQuantity(oldSelf.status.volumeCapacity) && {}.compareTo(quantity(oldSelf.status.volumeCapacity)) >= 0)",
+        ephemeral("self"),
+        ephemeral("oldSelf"),
+        size("self"),
+        size("oldSelf"),
+        size("self"),
+    )
+}
 
 /// Message of `tls_switch_rule`.
 pub const TLS_SWITCH_MESSAGE: &str = "spec.tls cannot be switched to client TLS without peer TLS, or peer TLS alone, on an existing cluster: TLS is switched on or off for clients and peers together (kubectl etcd tls NAME --on|--off, or mode managed, none, or secrets with all three Secrets); other Secrets of the same kind may be set, and the mode the cluster has (status.tls.mode) may be written down";
@@ -119,12 +134,20 @@ fn add_admission_rules(crd: &mut CustomResourceDefinition) {
         object
             .x_kubernetes_validations
             .get_or_insert_with(Vec::new)
-            .push(ValidationRule {
-                rule: tls_switch_rule(),
-                message: Some(TLS_SWITCH_MESSAGE.into()),
-                field_path: Some(".spec.tls".into()),
-                ..Default::default()
-            });
+            .extend([
+                ValidationRule {
+                    rule: tls_switch_rule(),
+                    message: Some(TLS_SWITCH_MESSAGE.into()),
+                    field_path: Some(".spec.tls".into()),
+                    ..Default::default()
+                },
+                ValidationRule {
+                    rule: shrink_rule(),
+                    message: Some(SHRINK_MESSAGE.into()),
+                    field_path: Some(".spec.storage.size".into()),
+                    ..Default::default()
+                },
+            ]);
         let Some(root) = object.properties.as_mut() else {
             continue;
         };
@@ -283,17 +306,15 @@ mod tests {
                 .collect()
         };
         let storage = rules(&spec.properties.as_ref().unwrap()["storage"]);
-        // Growing and a class change are carried out on the running cluster; shrinking and
-        // switching to or from ephemeral storage are refused.
-        for (field, verb) in [("size", "shrink"), ("ephemeral", "change")] {
-            assert!(
-                storage
-                    .iter()
-                    .any(|(rule, message)| rule.contains("oldSelf")
-                        && message.starts_with(&format!("spec.storage.{field} cannot {verb}"))),
-                "{field}: {storage:?}"
-            );
-        }
+        // Growing and a class change are carried out on the running cluster; switching to or
+        // from ephemeral storage is refused here, shrinking on the whole object (below).
+        assert!(
+            storage
+                .iter()
+                .any(|(rule, message)| rule.contains("oldSelf")
+                    && message.starts_with("spec.storage.ephemeral cannot change")),
+            "{storage:?}"
+        );
         assert!(
             !storage.iter().any(|(_, m)| m.contains("storageClassName")),
             "{storage:?}"
@@ -305,7 +326,21 @@ mod tests {
         );
         // The TLS switch rule sits on the whole object: it reads the mode recorded in status.
         let switch = rules(schema);
-        assert_eq!(switch.len(), 1, "{switch:?}");
+        assert_eq!(switch.len(), 2, "{switch:?}");
+        // The shrink rule too: down to status.volumeCapacity, what the claims have, is allowed.
+        let (shrink, message) = &switch[1];
+        assert!(
+            message.starts_with("spec.storage.size cannot shrink")
+                && shrink.contains("oldSelf.spec.storage.size")
+                && shrink.contains("quantity(oldSelf.status.volumeCapacity)"),
+            "{shrink}"
+        );
+        assert_eq!(
+            schema.x_kubernetes_validations.as_ref().unwrap()[1]
+                .field_path
+                .as_deref(),
+            Some(".spec.storage.size")
+        );
         let (rule, message) = &switch[0];
         assert!(
             message.starts_with("spec.tls cannot be switched"),

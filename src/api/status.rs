@@ -69,6 +69,10 @@ pub struct EtcdClusterStatus {
     /// snapshot record retention or a user deleted stays finished).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub completed: Option<CompletedRequests>,
+    /// The smallest capacity of the member volumes: `spec.storage.size` may go back down to it
+    /// (an expansion whose capacity never showed is undone so).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volume_capacity: Option<String>,
 }
 
 /// `status.completed`: the durable done-marks of the spec's one-time requests.

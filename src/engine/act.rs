@@ -567,11 +567,16 @@ pub async fn act(ctx: &Context, d: &Desired, o: &Observed, step: &Step) -> Resul
     Ok(Done::Changed)
 }
 
-/// `Step::GrowVolume`: a merge patch of the claim's request alone. The claim is the StatefulSet's
-/// (it made it), and an apply would have to restate (and take over) the rest of its spec.
+/// `Step::GrowVolume`: a merge patch of the claim's request alone, with when it was asked
+/// (`objects::ANNOTATION_GROW_ASKED`: the planner bounds the wait for its capacity from then). The
+/// claim is the StatefulSet's (it made it), and an apply would have to restate (and take over)
+/// the rest of its spec.
 async fn grow_volume(ctx: &Context, d: &Desired, claim: &str, to: &str) -> Result<(), Error> {
     let api: Api<PersistentVolumeClaim> = Api::namespaced(ctx.client.clone(), &d.namespace);
-    let patch = serde_json::json!({"spec": {"resources": {"requests": {"storage": to}}}});
+    let patch = serde_json::json!({
+        "metadata": {"annotations": {objects::ANNOTATION_GROW_ASKED: jiff::Timestamp::now().to_string()}},
+        "spec": {"resources": {"requests": {"storage": to}}},
+    });
     api.patch(claim, &PatchParams::default(), &Patch::Merge(&patch))
         .await
         .map_err(|e| {

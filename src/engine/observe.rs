@@ -261,7 +261,7 @@ pub async fn observe(
     last: Option<&EtcdClusterStatus>,
 ) -> Result<(Desired, Observed), Error> {
     let mut seen = crate::phase::timed(crate::phase!("read_objects"), read_objects(ctx, d)).await?;
-    let mut statefulset = seen.sts.as_ref().map(workload_view);
+    let mut statefulset = seen.sts.as_ref().map(|s| workload_view(d, s, &seen.pvcs));
     if let Some(w) = statefulset.as_mut() {
         let missing = pods_missing(d, w.replicas, &seen.pods);
         if !missing.is_empty() {
@@ -655,7 +655,8 @@ fn newest_create_failure(
     newest_recent(events, about_a_missing_pod, now)
 }
 
-fn workload_view(s: &StatefulSet) -> WorkloadView {
+/// The StatefulSet as the planner reads it, with the smallest capacity of the member claims.
+fn workload_view(d: &Desired, s: &StatefulSet, pvcs: &[PersistentVolumeClaim]) -> WorkloadView {
     WorkloadView {
         replicas: s.spec.as_ref().and_then(|s| s.replicas).unwrap_or(0).max(0) as u32,
         template_hash: s
@@ -681,6 +682,7 @@ fn workload_view(s: &StatefulSet) -> WorkloadView {
         terminating: s.metadata.deletion_timestamp.is_some(),
         controller_behind: controller_behind(s),
         cannot_create: None,
+        volume_capacity: model::smallest_capacity(&volume_views(d, pvcs)).map(str::to_owned),
         member_selector: s
             .spec
             .as_ref()
@@ -841,6 +843,12 @@ fn volume_views(d: &Desired, pvcs: &[PersistentVolumeClaim]) -> BTreeMap<u32, Vo
                         .as_ref()
                         .and_then(|s| s.capacity.as_ref()?.get("storage"))
                         .map(|q| q.0.clone()),
+                    grow_asked: v
+                        .metadata
+                        .annotations
+                        .as_ref()
+                        .and_then(|a| a.get(objects::ANNOTATION_GROW_ASKED))
+                        .and_then(|t| t.parse().ok()),
                 },
             ))
         })

@@ -666,10 +666,16 @@ pub(super) fn keep_storage(mut d: Desired, workload: Option<&WorkloadView>) -> D
     let way = "the volumes keep the data: put the old value back, or create a new cluster with the new storage and move the data with `kubectl etcd backup` and `kubectl etcd restore`";
     match (&have, &mut d.storage) {
         (Storage::Volume { size: a, .. }, Storage::Volume { size: b, .. }) => {
-            if quantity_bytes(b) < quantity_bytes(a) {
+            // Back down to what the claims have is no shrink: an expansion that never showed
+            // (`plan::storage::expansion_pending`) is undone that way.
+            let floor = workload
+                .and_then(|w| w.volume_capacity.as_deref())
+                .filter(|c| quantity_bytes(c) < quantity_bytes(a))
+                .unwrap_or(a);
+            if quantity_bytes(b) < quantity_bytes(floor) {
                 d.refused.push(invalid(
                     "spec.storage.size",
-                    format!("cannot shrink from {a} to {b} on an existing cluster; {way}"),
+                    format!("cannot shrink from {floor} to {b} on an existing cluster; {way}"),
                 ));
                 *b = a.clone();
             }

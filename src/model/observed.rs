@@ -204,6 +204,10 @@ pub struct WorkloadView {
     /// Its selector carries the member labels (`objects::member_labels`); false for one made
     /// before it did (a StatefulSet's selector is immutable: `Desired::legacy_selector`).
     pub member_selector: bool,
+    /// The smallest capacity of the member claims (`smallest_capacity`, observed with it): below
+    /// its claim template's size after an expansion that never showed, and then the size the
+    /// spec may go back to.
+    pub volume_capacity: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -468,6 +472,24 @@ pub struct VolumeView {
     pub size: Option<String>,
     /// The size it has (`status.capacity.storage`; `None` before it is bound).
     pub capacity: Option<String>,
+    /// When the engine asked it to grow (`objects::ANNOTATION_GROW_ASKED`, written with the new
+    /// request by `GrowVolume`): the expansion's wait is bounded from then.
+    #[serde(skip)]
+    pub grow_asked: Option<jiff::Timestamp>,
+}
+
+/// The smallest capacity of the member claims (`None`: none bound): what each member's data fits
+/// in, so the least `spec.storage.size` may go back to after an expansion that never showed.
+pub fn smallest_capacity(volumes: &BTreeMap<u32, VolumeView>) -> Option<&str> {
+    volumes
+        .values()
+        .filter(|v| !v.terminating)
+        .filter_map(|v| {
+            let c = v.capacity.as_deref()?;
+            Some((super::quantity_bytes(c)?, c))
+        })
+        .min_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c)
 }
 
 /// A restore's mark on the seed's volume: the durable record that the restore ran, which outlives

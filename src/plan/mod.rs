@@ -182,6 +182,8 @@ pub fn plan(d: &Desired, o: &Observed) -> Step {
         .find_map(|rule| rule(d, o))
         // Backups only when the cluster itself needs nothing: they never pre-empt a repair.
         .or_else(|| backup::next(d, o))
+        // A grown claim's capacity last: its wait (or hold) pre-empts nothing.
+        .or_else(|| storage::expansion_pending(d, o))
         .unwrap_or(Step::Idle);
     saying_what_cannot_be_created(
         o,

@@ -577,6 +577,7 @@ impl World {
                 controller_behind: self.controller_lag && self.seen_revision != *h,
                 cannot_create: None,
                 member_selector: true,
+                volume_capacity: None,
                 storage: self.sts_storage.clone(),
                 tls: self
                     .templates
@@ -693,6 +694,7 @@ impl World {
                             class,
                             capacity: size.clone(),
                             size,
+                            grow_asked: None,
                         },
                     )
                 })

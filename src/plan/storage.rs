@@ -185,7 +185,8 @@ pub(super) fn volumes_outdated(d: &Desired, o: &Observed) -> Option<Step> {
     }
     let swaps: Vec<u32> = changes.iter().map(|(k, _, _)| *k).collect();
     if swaps.is_empty() {
-        return growing(d, o);
+        // A grown claim's capacity is waited for after everything else (`expansion_pending`).
+        return None;
     }
     let voters = c.voters().count();
     if voters < 2 {
@@ -233,9 +234,17 @@ pub(super) fn volumes_outdated(d: &Desired, o: &Observed) -> Option<Step> {
     })
 }
 
+/// How long a grown claim's capacity may take to show before the cluster holds: a resize and the
+/// kubelet's file-system growth take seconds to a few minutes; a class that claims expansion but
+/// has no resizer never shows it.
+pub const EXPANSION_PATIENCE: jiff::SignedDuration = jiff::SignedDuration::from_mins(10);
+
 /// Every claim asks for the spec's size; one whose volume has not reached it yet (the resize
-/// under way, the kubelet growing the file system) is waited for.
-fn growing(d: &Desired, o: &Observed) -> Option<Step> {
+/// under way, the kubelet growing the file system) is waited for, for `EXPANSION_PATIENCE` from
+/// when it was asked (`VolumeView::grow_asked`; a claim grown without the mark is not waited
+/// for), then held, naming the claim and both ways out. Asked by `plan` after every rule and the
+/// backups: a capacity that never shows stops no repair, renewal, backup or other rule.
+pub fn expansion_pending(d: &Desired, o: &Observed) -> Option<Step> {
     let Storage::Volume { size, .. } = &d.storage else {
         return None;
     };
@@ -248,12 +257,34 @@ fn growing(d: &Desired, o: &Observed) -> Option<Step> {
                 .is_some_and(|have| have < want)
             && v.size.as_deref().and_then(quantity_bytes) >= Some(want)
     })?;
-    Some(wait(
+    let capacity = v.capacity.as_deref().unwrap_or("unknown");
+    let asked = v.grow_asked.map(|t| o.now.duration_since(t));
+    if let Some(waited) = asked.filter(|w| *w < EXPANSION_PATIENCE) {
+        return Some(wait(
+            Reason::ResizingStorage,
+            format!(
+                "volume {} is being expanded to {size} (capacity {capacity} so far, asked {}s \
+                 ago; held after {}s)",
+                v.name,
+                waited.as_secs(),
+                EXPANSION_PATIENCE.as_secs()
+            ),
+        ));
+    }
+    let back = crate::model::smallest_capacity(&o.volumes).unwrap_or(capacity);
+    Some(hold(
         Reason::ResizingStorage,
         format!(
-            "volume {} is being expanded to {size} (capacity {} so far)",
+            "volume {} asks for {size} but its capacity is still {capacity}{}: its StorageClass \
+             allows expansion, yet nothing resizes the volume (no resizer for its provisioner). \
+             Install the class's volume resizer, or set spec.storage.size back to {back}, what the \
+             claims have (`kubectl etcd scale {} --storage {back}`)",
             v.name,
-            v.capacity.as_deref().unwrap_or("unknown")
+            asked.map_or(String::new(), |w| format!(
+                " {}s after it was asked",
+                w.as_secs()
+            )),
+            d.name
         ),
     ))
 }
@@ -398,6 +429,7 @@ mod tests {
         );
         for v in o.volumes.values_mut() {
             v.size = Some("2Gi".into());
+            v.grow_asked = Some(o.now);
         }
         let step = plan(&d, &o);
         assert!(
@@ -505,5 +537,95 @@ mod tests {
         );
         let (d, o) = changed("1Gi", Some("fast"), true);
         assert!(describe(&d, &o)[1].contains("the class changes"));
+    }
+
+    /// Every claim asked for 2Gi `ago` (`None`: without the mark); each still has 1Gi.
+    fn grown_without_capacity(ago: Option<i64>) -> (Desired, Observed) {
+        let (d, mut o) = changed("2Gi", None, true);
+        recreated(&d, &mut o);
+        for v in o.volumes.values_mut() {
+            v.size = Some("2Gi".into());
+            v.grow_asked = ago.map(|s| o.now - jiff::SignedDuration::from_secs(s));
+        }
+        (d, o)
+    }
+
+    #[test]
+    fn an_expansion_whose_capacity_never_shows_holds_naming_the_claim_and_the_fix() {
+        let (d, o) = grown_without_capacity(Some(60));
+        let step = plan(&d, &o);
+        assert!(
+            matches!(&step, Step::Wait { reason: Reason::ResizingStorage, message } if message.contains("capacity 1Gi so far")),
+            "{step:?}"
+        );
+        for ago in [Some(EXPANSION_PATIENCE.as_secs() + 1), None] {
+            let (d, o) = grown_without_capacity(ago);
+            let step = plan(&d, &o);
+            let Step::Hold { reason, message } = &step else {
+                panic!("{ago:?}: {step:?}");
+            };
+            assert_eq!(*reason, Reason::ResizingStorage);
+            assert!(
+                message.contains(&objects::volume_name(&d.name, 0))
+                    && message.contains("spec.storage.size back to 1Gi")
+                    && message.contains("kubectl etcd scale demo --storage 1Gi")
+                    && message.contains("resizer"),
+                "{message}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_expansion_waited_for_stops_no_later_rule() {
+        // A voter not ready (a rule after the storage rules) and a due certificate: both still
+        // planned while the capacity is waited for, and after the hold.
+        for ago in [60, EXPANSION_PATIENCE.as_secs() + 1] {
+            let (d, mut o) = grown_without_capacity(Some(ago));
+            o.pods.get_mut(&1).unwrap().ready = false;
+            let step = plan(&d, &o);
+            assert!(
+                matches!(
+                    &step,
+                    Step::Wait {
+                        reason: Reason::MembersNotReady,
+                        ..
+                    }
+                ),
+                "{ago}: {step:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_size_set_back_to_what_the_claims_have_ends_the_hold() {
+        let (mut d, mut o) = grown_without_capacity(Some(EXPANSION_PATIENCE.as_secs() + 1));
+        let sts = o.statefulset.as_mut().unwrap();
+        sts.volume_capacity = crate::model::smallest_capacity(&o.volumes).map(str::to_owned);
+        d.storage = Storage::Volume {
+            size: "1Gi".into(),
+            class: None,
+        };
+        let d = crate::model::keep_immutable(d, o.statefulset.as_ref());
+        assert!(d.refused.is_empty(), "{:?}", d.refused);
+        assert!(matches!(
+            plan(&d, &o),
+            Step::RecreateStatefulSet { replicas: 3, .. }
+        ));
+        recreated(&d, &mut o);
+        assert_eq!(plan(&d, &o), Step::Idle);
+        // Below what the claims have is still a shrink.
+        let mut small = d.clone();
+        small.storage = Storage::Volume {
+            size: "512Mi".into(),
+            class: None,
+        };
+        let small = crate::model::keep_immutable(small, o.statefulset.as_ref());
+        assert!(
+            small.refused[0]
+                .message
+                .contains("shrink from 1Gi to 512Mi"),
+            "{:?}",
+            small.refused
+        );
     }
 }

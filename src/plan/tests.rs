@@ -63,6 +63,7 @@ pub(super) fn healthy(d: &Desired, n: u32) -> Observed {
             controller_behind: false,
             cannot_create: None,
             member_selector: true,
+            volume_capacity: None,
         }),
         supporting_objects: true,
         clients_fenced: false,
@@ -108,6 +109,7 @@ pub(super) fn healthy(d: &Desired, n: u32) -> Observed {
                         class,
                         capacity: size.clone(),
                         size,
+                        grow_asked: None,
                     },
                 )
             })

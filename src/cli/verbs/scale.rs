@@ -72,7 +72,11 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
             storage.storage_class_name = Some(class.clone());
         }
         let after = model::validate(&cluster).map_err(|e| usage(&name, e))?;
-        refuse_shrink(&before.storage, &after.storage).map_err(|e| usage(&name, e))?;
+        let capacity = cluster
+            .status
+            .as_ref()
+            .and_then(|s| s.volume_capacity.as_deref());
+        refuse_shrink(&before.storage, &after.storage, capacity).map_err(|e| usage(&name, e))?;
         intent.push(format!(
             "set spec.storage of EtcdCluster {ns}/{name} from {} to {}",
             crate::plan::storage::describe_storage(&before.storage),
@@ -129,11 +133,18 @@ fn quota_hint(before: &model::Desired, after: &model::Desired) -> Option<String>
 }
 
 /// A smaller size, or volumes switched to or from ephemeral storage, is refused before anything
-/// is written (the CRD refuses it at admission too), with the way that works.
-fn refuse_shrink(before: &Storage, after: &Storage) -> Result<(), InvalidSpec> {
+/// is written (the CRD refuses it at admission too), with the way that works. Going back to
+/// `capacity` (`status.volumeCapacity`, what the claims have) is no shrink: it undoes an
+/// expansion that never showed.
+fn refuse_shrink(
+    before: &Storage,
+    after: &Storage,
+    capacity: Option<&str>,
+) -> Result<(), InvalidSpec> {
+    let bytes = model::quantity_bytes;
     match (before, after) {
         (Storage::Volume { size: a, .. }, Storage::Volume { size: b, .. })
-            if model::quantity_bytes(b) < model::quantity_bytes(a) =>
+            if bytes(b) < bytes(a) && !capacity.is_some_and(|c| bytes(b) >= bytes(c)) =>
         {
             Err(model::invalid(
                 "spec.storage.size",
@@ -166,12 +177,16 @@ mod tests {
 
     #[test]
     fn growing_and_moving_are_allowed_shrinking_is_refused_with_the_way_that_works() {
-        assert!(refuse_shrink(&volume("1Gi", None), &volume("2Gi", None)).is_ok());
-        assert!(refuse_shrink(&volume("1Gi", None), &volume("1024Mi", Some("fast"))).is_ok());
-        let e = refuse_shrink(&volume("2Gi", None), &volume("1Gi", None)).unwrap_err();
+        assert!(refuse_shrink(&volume("1Gi", None), &volume("2Gi", None), None).is_ok());
+        assert!(refuse_shrink(&volume("1Gi", None), &volume("1024Mi", Some("fast")), None).is_ok());
+        let e = refuse_shrink(&volume("2Gi", None), &volume("1Gi", None), None).unwrap_err();
         assert_eq!(e.field, "spec.storage.size");
         assert!(e.message.contains("kubectl etcd backup"), "{e}");
-        assert!(refuse_shrink(&Storage::Ephemeral, &volume("1Gi", None)).is_err());
+        assert!(refuse_shrink(&Storage::Ephemeral, &volume("1Gi", None), None).is_err());
+        // Back to what the claims have after an expansion that never showed; not below it.
+        let stalled = Some("1Gi");
+        assert!(refuse_shrink(&volume("2Gi", None), &volume("1Gi", None), stalled).is_ok());
+        assert!(refuse_shrink(&volume("2Gi", None), &volume("512Mi", None), stalled).is_err());
     }
 
     #[test]
