@@ -240,6 +240,7 @@ pub(super) fn track_members(
         for (ord, p) in &o.pods {
             if p.revision.as_ref() == Some(rev)
                 && !p.terminating
+                && !super::rules::learner(o, *ord)
                 && (from == to || version_of(*ord) != Some(from))
                 && !s.healthy_on_target.contains(&p.name)
             {

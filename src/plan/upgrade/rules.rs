@@ -30,7 +30,8 @@ pub fn lagging(c: &ClusterView) -> Option<&MemberView> {
 /// never from its pod's creation, and for a running container from no earlier than that
 /// container's start (a slow start is not the new version failing); a member once seen healthy
 /// on the new version (`healthyOnTarget`) never counts (a later container restart is not the
-/// upgrade's doing).
+/// upgrade's doing). Only the members the change upgrades are judged: a learner (added meanwhile,
+/// its pod born on the new template) still receiving its snapshot is the scaling's to wait for.
 pub(super) fn failing_member<'a>(
     d: &Desired,
     o: &'a Observed,
@@ -70,6 +71,7 @@ pub(super) fn failing_member<'a>(
     let (ord, pod) = o.pods.iter().find(|(ord, p)| {
         p.revision.as_ref() == Some(rev)
             && !p.terminating
+            && !learner(o, **ord)
             && (!p.ready || !healthy(**ord))
             && !r.status.healthy_on_target.contains(&p.name)
             && r.status
@@ -90,6 +92,11 @@ pub(super) fn failing_member<'a>(
         deadline(pod)
     );
     Some((from, to, *ord, pod, why))
+}
+
+/// Whether the member at `ordinal` is a learner (no voter yet: not one the change upgrades).
+pub(super) fn learner(o: &Observed, ordinal: u32) -> bool {
+    matches!(&o.etcd, EtcdView::Reached(c) if c.member_at(ordinal).is_some_and(|m| m.learner))
 }
 
 /// Whether putting `from` back is still possible: the old minor is safe while the cluster

@@ -1316,3 +1316,50 @@ fn a_rollback_recorded_either_way_keeps_the_old_version() {
         assert_eq!(d.version, v("3.6.15"), "{state}");
     }
 }
+
+/// Issue 43 R7: `scale --replicas 4` during an upgrade adds demo-3 as a learner, whose pod
+/// starts on the new template and receives the leader's snapshot for longer than the deadline.
+/// The upgrade judges only the members it upgrades: the learner is waited for, never a failed
+/// upgrade, and never noted as restarted by the change.
+#[test]
+fn a_learner_still_catching_up_at_the_deadline_is_not_a_failed_upgrade() {
+    let d = want("3.5.99");
+    let mut o = healthy(&want("3.4.23"), 4);
+    for m in &mut cluster(&mut o).members {
+        m.status.as_mut().unwrap().version = Some(v("3.4.23"));
+    }
+    o.last_version = Some(v("3.4.23"));
+    let d = settle(d, &o);
+    template_applied(&mut o, &d);
+    restarted(&mut o, 2, "3.5.99", 10);
+    // demo-3: a learner on the new revision, not ready, receiving its snapshot (no status yet).
+    restarted(&mut o, 3, "3.5.99", d.upgrade_timeout_seconds + 60);
+    let m = cluster(&mut o)
+        .members
+        .iter_mut()
+        .find(|m| m.ordinal == Some(3))
+        .unwrap();
+    (m.learner, m.healthy, m.status) = (true, false, None);
+    o.pods.get_mut(&3).unwrap().ready = false;
+    let step = plan(&d, &o);
+    assert!(!matches!(step, Step::RollBack { .. }), "{step:?}");
+    // Nor does status note it as restarted by the change (its clock never starts as a learner).
+    let mut fresh = o.clone();
+    fresh
+        .upgrade
+        .as_mut()
+        .unwrap()
+        .status
+        .restarted_at
+        .remove("demo-3");
+    let rec = record(&d, &fresh, &step, fresh.upgrade.as_ref().map(|r| &r.status)).unwrap();
+    assert!(!rec.restarted_at.contains_key("demo-3"), "{rec:?}");
+    // An upgraded voter past its deadline still rolls the upgrade back.
+    restarted(&mut o, 2, "3.5.99", d.upgrade_timeout_seconds);
+    crashing(&mut o, 2);
+    assert!(
+        matches!(plan(&d, &o), Step::RollBack { ordinal: 2, .. }),
+        "{:?}",
+        plan(&d, &o)
+    );
+}
