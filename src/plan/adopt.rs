@@ -358,16 +358,17 @@ fn old_statefulset_down(a: &Adoption, o: &Observed, old: &[&MemberView]) -> Opti
 
 /// `spec.adopt.abort`: the engine's members go, one at a time (the learner first, leadership
 /// handed back to an old member), their slots and volumes after them. Refused once an old
-/// member was retired: it cannot come back on its old data.
+/// member was retired: it cannot come back on its old data. The old members it began with are
+/// its endpoints (one each, from the survey), not the spec's size, which may have changed since.
 fn abort(d: &Desired, o: &Observed, c: &ClusterView, old: &[&MemberView]) -> Option<Step> {
-    if old.len() < d.replicas as usize {
+    let began = d.adopt.as_ref().map_or(0, |a| a.endpoints.len());
+    if old.len() < began {
         return Some(hold(
             Reason::Adopting,
             format!(
-                "the adoption cannot be aborted: {} of {} old members were retired already and \
-                 cannot come back on their data; remove spec.adopt.abort to finish it",
-                d.replicas as usize - old.len(),
-                d.replicas
+                "the adoption cannot be aborted: {} of {began} old members were retired already \
+                 and cannot come back on their data; remove spec.adopt.abort to finish it",
+                began - old.len(),
             ),
         ));
     }

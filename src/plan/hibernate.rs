@@ -174,4 +174,35 @@ mod tests {
         );
         assert!(converged(&st, Some(d.generation)));
     }
+
+    /// Issue 43 R10: woken with every volume gone (deleted while asleep), no member can come
+    /// back: the cluster holds and offers the hibernation snapshot's record, never waits.
+    #[test]
+    fn waking_with_every_volume_gone_offers_the_hibernation_snapshot() {
+        let d = desired(3);
+        let mut o = stopped(&d);
+        o.volumes.clear();
+        let mut snapshot =
+            crate::api::EtcdBackup::new("demo-hibernate-1", crate::api::EtcdBackupSpec::default());
+        snapshot.status = Some(crate::api::EtcdBackupStatus {
+            phase: Some(crate::api::backup_phase::SUCCEEDED.into()),
+            quorum: Some(true),
+            verified: true,
+            url: Some("s3://b/etcd/demo-hibernate.db.zst".into()),
+            ..Default::default()
+        });
+        o.backups.records = vec![snapshot];
+        let step = plan(&d, &o);
+        assert!(
+            matches!(&step, Step::Hold { reason: Reason::QuorumLost, message }
+                if message.contains("recover demo --from-backup demo-hibernate-1")
+                    && message.contains("no member volume is left")),
+            "{step:?}"
+        );
+        // Volumes still there: woken on them, as before.
+        assert_eq!(
+            plan(&d, &stopped(&d)),
+            Step::ResizeStatefulSet { from: 0, to: 3 }
+        );
+    }
 }

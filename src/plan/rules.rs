@@ -393,6 +393,16 @@ pub(super) fn etcd_unanswered(d: &Desired, o: &Observed) -> Option<Step> {
         EtcdView::NotQueried if every_member_lost_its_data(o, s) => {
             Some(hold(Reason::QuorumLost, all_data_lost(d, o)))
         }
+        // Woken (or scaled to 0 by hand) with every member's volume gone: no member can come
+        // back on its data, so the backups (the hibernation snapshot the newest) are the way on.
+        EtcdView::NotQueried
+            if s == 0
+                && o.volumes.is_empty()
+                && o.pods.is_empty()
+                && d.storage != crate::model::Storage::Ephemeral =>
+        {
+            Some(hold(Reason::QuorumLost, all_data_lost(d, o)))
+        }
         EtcdView::NotQueried => Some(wait(
             Reason::EtcdUnreachable,
             format!("no member pod is running{}", pod_trouble(o)),
@@ -428,7 +438,8 @@ fn all_data_lost(d: &Desired, o: &Observed) -> String {
     let who = trouble
         .strip_prefix(" (")
         .and_then(|t| t.strip_suffix(')'))
-        .unwrap_or(&trouble);
+        .filter(|t| !t.is_empty())
+        .unwrap_or("no member pod and no member volume is left");
     let backup = newest_good_backup(o);
     let list = match backup {
         Some(_) => String::new(),

@@ -593,3 +593,24 @@ fn a_finished_adoption_stays_finished_through_hibernation_and_waking() {
     };
     assert!(settle(other, &done).adopt.is_some());
 }
+
+/// Issue 43 R10: the abort guard counts the old members the adoption began with (its
+/// endpoints), not the spec's size, which `scale` may change meanwhile.
+#[test]
+fn abort_counts_retired_members_against_the_old_cluster_not_the_spec_size() {
+    // Scaled to 5 while joining: no old member retired, so the abort goes on.
+    let mut d = adopting(true, false);
+    d.replicas = 5;
+    let o = world(&d, &[0, 1, 2], 2, 3);
+    let step = plan(&d, &o);
+    assert!(!matches!(step, Step::Hold { .. }), "{step}");
+    // Scaled to 2 after etcd-2 was retired: refused, naming 1 of 3.
+    let mut d = adopting(true, false);
+    d.replicas = 2;
+    let o = world(&d, &[0, 1], 2, 2);
+    let step = plan(&d, &o);
+    assert!(
+        matches!(&step, Step::Hold { message, .. } if message.contains("1 of 3 old members were retired")),
+        "{step}"
+    );
+}
