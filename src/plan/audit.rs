@@ -129,6 +129,33 @@ fn woken() -> Finished {
     }
 }
 
+/// Storage grown to 2Gi in place (`class`: `None`), or every member moved to 2Gi of `class`:
+/// the claims, the claim template and the spec agree; a grown claim keeps its grow mark.
+fn storage_moved(class: Option<&str>) -> Finished {
+    let mut d = desired(3);
+    d.storage = crate::model::Storage::Volume {
+        size: "2Gi".into(),
+        class: class.map(str::to_owned),
+    };
+    let mut o = healthy(&d, 3);
+    for v in o.volumes.values_mut() {
+        v.class = Some(class.unwrap_or("standard").into());
+        if class.is_none() {
+            v.grow_asked = Some(o.now - storage::EXPANSION_PATIENCE * 3);
+        }
+    }
+    o.statefulset.as_mut().unwrap().volume_capacity = Some("2Gi".into());
+    Finished {
+        what: if class.is_some() {
+            "a storage move to another class"
+        } else {
+            "a volume expansion"
+        },
+        d,
+        o,
+    }
+}
+
 /// Every member runs `running`, `status.upgrade` says `from → to` ended in `state`.
 fn upgraded(want: &str, running: &str, from: &str, to: &str, state: &str) -> Finished {
     let v = |s: &str| Version::parse(s).unwrap();
@@ -176,6 +203,8 @@ fn no_rule_acts_again_on_a_finished_request() {
         restored(),
         hibernated(),
         woken(),
+        storage_moved(None),
+        storage_moved(Some("fast")),
         upgraded(
             "3.5.30",
             "3.5.30",
