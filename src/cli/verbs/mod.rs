@@ -5,6 +5,7 @@ pub mod adopt;
 pub mod backup;
 pub mod certificate;
 pub mod create;
+mod credentials;
 pub mod defrag;
 pub mod delete;
 pub mod hibernate;

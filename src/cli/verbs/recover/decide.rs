@@ -10,7 +10,7 @@ use crate::archive::store::Location;
 pub enum PodCredentials {
     /// This Secret of the cluster's namespace (it exists and holds the keys).
     Secret(String),
-    /// A Secret made from this machine's `AWS_*` variables (`restore::env_credentials_secret`).
+    /// A Secret made from this machine's `AWS_*` variables (`credentials::env_credentials_secret`).
     FromEnvironment,
     /// Not S3 (a pvc:// claim the pod mounts).
     NotNeeded,

@@ -53,7 +53,7 @@ pub struct Args {
     #[arg(long)]
     pub credentials_secret: Option<String>,
     #[command(flatten)]
-    pub copy: super::restore::CopyLocalCredentials,
+    pub copy: super::credentials::CopyLocalCredentials,
     /// Image holding kubectl-etcd, for the restore pod.
     #[arg(long, env = "KUBECTL_ETCD_TOOLS_IMAGE", default_value = DEFAULT_TOOLS_IMAGE)]
     pub tools_image: String,
@@ -370,7 +370,7 @@ async fn check_restore(
         &Preflight {
             source: &location,
             secret: secret_check,
-            env_credentials: super::restore::local_keys_set(),
+            env_credentials: super::credentials::local_keys_set(),
             copy_local: a.copy.copy_local_credentials,
             tools_image: &a.tools_image,
             ephemeral: matches!(d.storage, model::Storage::Ephemeral),
@@ -569,10 +569,10 @@ async fn stopped(
 /// The restore pod's S3 Secret from this machine's `AWS_*` variables, owned by the cluster.
 async fn make_env_secret(s: &Session, d: &Desired, name: &str) -> Result<String, Error> {
     let ns = s.namespace.as_str();
-    let mut made = super::restore::env_credentials_secret(ns, name).ok_or_else(|| {
+    let mut made = super::credentials::env_credentials_secret(ns, name).ok_or_else(|| {
         Error::Usage("AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are no longer set".into())
     })?;
-    super::restore::warn_of_a_loopback_endpoint();
+    super::credentials::warn_of_a_loopback_endpoint();
     made.metadata.owner_references = Some(vec![objects::owner(d)]);
     let secrets: Api<k8s_openapi::api::core::v1::Secret> = Api::namespaced(s.client.clone(), ns);
     match secrets.create(&super::intent_post(), &made).await {
