@@ -1,7 +1,10 @@
-//! Generated files (crds/, completions/, tests/monitoring/rules.yaml, link/hot-code.order) must match what generates them now.
+//! Generated files (crds/, completions/, tests/monitoring/rules.yaml, link/hot-code.order, the verb
+//! tables and the module map of docs/src/) must match what generates them now.
 // A test is one scenario read top to bottom: its length is the scenario's. The size and
 // complexity gates (Cargo.toml's [lints.clippy], clippy.toml) are for the shipped code.
 #![allow(clippy::too_many_lines, clippy::cognitive_complexity)]
+
+mod source;
 
 use kubectl_etcd::cli;
 
@@ -210,4 +213,120 @@ fn the_hot_code_order_follows_the_lockfile() {
     );
     let functions = order.lines().filter(|l| !l.starts_with('#')).count();
     assert!(functions > 1000, "{functions} functions listed");
+}
+
+const MODULE_MAP_BEGIN: &str =
+    "<!-- modules: generated from src/ by tests/generated.rs; do not edit -->";
+const MODULE_MAP_END: &str = "<!-- modules: end -->";
+
+/// The module map: the rooms floor by floor in the order `src/lib.rs` states, each room's
+/// modules (those compiled outside tests) after it, each with the first sentence of its `//!`
+/// doc. Fails naming a module without one.
+fn module_map(root: &std::path::Path) -> String {
+    let lib = std::fs::read_to_string(root.join("src/lib.rs")).unwrap();
+    let mut files = Vec::new();
+    source::module_tree(root, std::path::Path::new("src/lib.rs"), &mut files);
+    let mut table = String::from("| floor | module | what it is |\n|---|---|---|\n");
+    for (i, rooms) in source::floors(&lib).iter().enumerate() {
+        let mut floor = Some(i + 1);
+        for room in rooms {
+            let mut modules: Vec<&source::SourceFile> = files
+                .iter()
+                .filter(|f| f.path != std::path::Path::new("src/lib.rs"))
+                .filter(|f| source::room_of(&f.path) == *room)
+                .collect();
+            modules.sort_by_key(|f| f.module());
+            assert!(
+                !modules.is_empty(),
+                "src/lib.rs names the room `{room}`, which has no file"
+            );
+            for f in modules {
+                let summary = f.summary();
+                assert!(
+                    !summary.is_empty(),
+                    "{} has no `//!` doc: begin it with one sentence saying what the module is",
+                    f.path.display()
+                );
+                table.push_str(&format!(
+                    "| {} | `{}` | {} |\n",
+                    floor.take().map(|n| n.to_string()).unwrap_or_default(),
+                    f.module(),
+                    summary.replace('|', "\\|")
+                ));
+            }
+        }
+    }
+    table
+}
+
+/// The module map of docs/src/architecture.md, between its markers, is what `src/` says now.
+/// `KE_REGENERATE=1` writes it instead of failing.
+#[test]
+fn the_module_map_is_fresh() {
+    let regenerate = "KE_REGENERATE=1 cargo test --features live,e2e --test generated module_map";
+    let path = "docs/src/architecture.md";
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let have = std::fs::read_to_string(root.join(path)).unwrap();
+    let (Some(begin), Some(end)) = (have.find(MODULE_MAP_BEGIN), have.find(MODULE_MAP_END)) else {
+        panic!(
+            "{path} has no module map: put the lines\n{MODULE_MAP_BEGIN}\n{MODULE_MAP_END}\nwhere it goes, then run `{regenerate}`"
+        )
+    };
+    let start = begin + MODULE_MAP_BEGIN.len();
+    let want = format!("{}\n{}{}", &have[..start], module_map(root), &have[end..]);
+    if have == want {
+        return;
+    }
+    if std::env::var_os("KE_REGENERATE").is_some() {
+        std::fs::write(root.join(path), want).unwrap();
+    } else {
+        panic!(
+            "{path}'s module map is stale (a module or its `//!` doc changed); regenerate it with `{regenerate}`"
+        );
+    }
+}
+
+/// The map has every room of `src/lib.rs` and every module compiled outside tests, and none of
+/// the test-only ones.
+#[test]
+fn the_module_map_lists_every_module() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let map = module_map(root);
+    for module in [
+        "keys",
+        "plan",
+        "plan::upgrade::rules",
+        "cli::verbs::restore",
+        "pod_tools",
+    ] {
+        assert!(
+            map.contains(&format!("| `{module}` |")),
+            "no row for {module}:\n{map}"
+        );
+    }
+    for test_only in ["plan::sim", "plan::tests", "fixtures", "testing"] {
+        assert!(
+            !map.contains(&format!("`{test_only}`")),
+            "{test_only} is test code:\n{map}"
+        );
+    }
+    let rows = map.lines().count() - 2;
+    let mut files = Vec::new();
+    source::module_tree(root, std::path::Path::new("src/lib.rs"), &mut files);
+    assert_eq!(
+        rows,
+        files.len() - 1,
+        "one row per module but the crate's root:\n{map}"
+    );
+    let floors: Vec<&str> = map
+        .lines()
+        .skip(2)
+        .map(|l| l.split('|').nth(1).unwrap().trim())
+        .filter(|f| !f.is_empty())
+        .collect();
+    assert_eq!(floors.first(), Some(&"1"));
+    assert_eq!(
+        floors.len(),
+        floors.last().unwrap().parse::<usize>().unwrap()
+    );
 }
