@@ -114,6 +114,29 @@ pub struct EtcdBackupStatus {
     /// Why it failed, or a warning (e.g. taken from a member without quorum).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// The operator's read of the stored object: written by the engine only, after it read the
+    /// object at `url` to its end. Retention counts a backup only when this check found the
+    /// object with the `size` and `sha256` above (a record alone proves nothing: anyone who may
+    /// take a backup writes records).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store_check: Option<StoreCheck>,
+}
+
+/// What the engine found when it read a backup's object (`EtcdBackupStatus.storeCheck`).
+#[derive(Deserialize, Serialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StoreCheck {
+    /// The claim checked: the record's `url`, `size` and `sha256` at the time. A record whose
+    /// claim changed since is checked again.
+    pub url: String,
+    pub size: i64,
+    pub sha256: String,
+    /// True when the object was found with exactly that size and sha256.
+    pub matched: bool,
+    /// What was found instead (missing, another size, another sha256).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    pub time: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
 }
 
 /// Phases of an EtcdBackup.

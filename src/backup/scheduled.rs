@@ -11,8 +11,9 @@ use kube::ResourceExt;
 use kube::api::{Api, DeleteParams};
 
 use super::{select, take};
-use crate::api::{EtcdBackup, EtcdCluster, backup_phase};
-use crate::archive::store::{Location, Store};
+use crate::api::{EtcdBackup, EtcdCluster, StoreCheck, backup_phase};
+use crate::archive::codec::Sha256Reader;
+use crate::archive::store::{Location, Store, StoreError};
 use crate::error::{BackupError, Error};
 use crate::model::Desired;
 use crate::reach::Reach;
@@ -53,6 +54,73 @@ pub async fn prune(
         store.close().await;
     }
     result
+}
+
+/// Reads the object of `record` (`key` in `req`'s destination) to its end and writes what was
+/// found into its `status.storeCheck` (`Step::CheckBackup`): the recorded size and sha256, or
+/// another object, or none. A store that cannot be read now is an error: the next pass checks
+/// again. The stored bytes are hashed as they come, never held.
+pub async fn check(
+    reach: &Reach,
+    d: &Desired,
+    req: &take::Request,
+    record: &EtcdBackup,
+    key: &str,
+    now: Timestamp,
+) -> Result<(), Error> {
+    let Some((url, size, sha256)) = select::claim(record) else {
+        return Ok(());
+    };
+    let store = take::open(reach, &d.namespace, req).await?;
+    let found = read_whole(&store, key).await;
+    store.close().await;
+    let message = match found {
+        Ok((n, sum)) => found_as_recorded((n, &sum), (size, sha256), key),
+        Err(StoreError::NotFound(_)) => Some(format!("{key} is not in the store")),
+        Err(e) => return Err(BackupError::from(e).into()),
+    };
+    let mut st = record.status.clone().unwrap_or_default();
+    st.store_check = Some(StoreCheck {
+        url: url.to_string(),
+        size,
+        sha256: sha256.to_string(),
+        matched: message.is_none(),
+        message: message.clone(),
+        time: Time(now),
+    });
+    take::write_status(reach, record, &st).await?;
+    match message {
+        None => {
+            tracing::info!(cluster = %d.name, namespace = %d.namespace, backup = %record.name_any(), "found the backup's object as recorded")
+        }
+        Some(why) => {
+            tracing::warn!(cluster = %d.name, namespace = %d.namespace, backup = %record.name_any(), "the backup's object is not as recorded, so retention never counts it: {why}")
+        }
+    }
+    Ok(())
+}
+
+/// None when `found` (bytes, sha256) is what the record says, else what differs.
+pub fn found_as_recorded(found: (u64, &str), recorded: (i64, &str), key: &str) -> Option<String> {
+    let ((n, sum), (size, sha256)) = (found, recorded);
+    (i64::try_from(n) != Ok(size) || !sum.eq_ignore_ascii_case(sha256)).then(|| {
+        format!(
+            "{key} holds {n} bytes with sha256 {sum}; the record says {size} bytes with sha256 {sha256}"
+        )
+    })
+}
+
+/// The size and sha256 of `key`'s stored bytes, read to the end.
+async fn read_whole(store: &Store, key: &str) -> Result<(u64, String), StoreError> {
+    let (body, _) = store.get(key).await?;
+    let mut hashed = Sha256Reader::new(body);
+    tokio::io::copy(&mut hashed, &mut tokio::io::sink())
+        .await
+        .map_err(|e| StoreError::Io {
+            what: format!("reading {}", store.url(key)),
+            source: e,
+        })?;
+    Ok(hashed.finish())
 }
 
 /// Marks `Failed` a `Running` record whose taker is gone (`Step::AbandonBackup`), after aborting
@@ -113,4 +181,26 @@ pub async fn restore_names(client: &kube::Client, ns: &str) -> Result<BTreeSet<S
         .iter()
         .filter_map(|c| c.spec.restore.as_ref()?.backup_name.clone())
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_the_engine_read_is_compared_with_the_record_exactly() {
+        let sum = "ab".repeat(32);
+        assert_eq!(found_as_recorded((10, &sum), (10, &sum), "k"), None);
+        assert_eq!(
+            found_as_recorded((10, &sum.to_uppercase()), (10, &sum), "k"),
+            None
+        );
+        let why = found_as_recorded((11, &sum), (10, &sum), "k").unwrap();
+        assert!(
+            why.contains("k holds 11 bytes") && why.contains("the record says 10 bytes"),
+            "{why}"
+        );
+        assert!(found_as_recorded((10, &"cd".repeat(32)), (10, &sum), "k").is_some());
+        assert!(found_as_recorded((10, &sum), (-1, &sum), "k").is_some());
+    }
 }

@@ -147,6 +147,7 @@ pub fn step_objects(d: &Desired, step: &Step) -> Vec<Object> {
         | Step::RaiseQuota { .. }
         | Step::TakeScheduledBackup { .. }
         | Step::PruneBackups { .. }
+        | Step::CheckBackup { .. }
         | Step::AbandonBackup { .. }
         // Patches of the old cluster's objects, not objects of the engine's.
         | Step::ResizeOldStatefulSet { .. }
@@ -544,6 +545,9 @@ pub async fn act(ctx: &Context, d: &Desired, o: &Observed, step: &Step) -> Resul
             super::backups::prune(ctx, d, delete, foreign).await?
         }
         Step::AbandonBackup { record, .. } => super::backups::abandon(ctx, (d, o), record).await?,
+        Step::CheckBackup { record, key, .. } => {
+            super::backups::check_stored(ctx, (d, o), record, key).await?
+        }
         Step::Compact { .. } | Step::Defragment { .. } | Step::DisarmNospace { .. } => {
             return Ok(maintain(ctx, d, o, step).await);
         }

@@ -446,6 +446,20 @@ pub(super) async fn prune(
     crate::backup::scheduled::prune(&ctx.reach, d, &req, delete).await
 }
 
+/// `Step::CheckBackup`.
+pub(super) async fn check_stored(
+    ctx: &Context,
+    (d, o): (&Desired, &Observed),
+    record: &str,
+    key: &str,
+) -> Result<(), Error> {
+    let Some(found) = o.backups.records.iter().find(|b| b.name_any() == record) else {
+        return Ok(());
+    };
+    let req = ctx.backup_request(plan_of(d)?.to.clone(), label::TRIGGER_SCHEDULE);
+    crate::backup::scheduled::check(&ctx.reach, d, &req, found, key, jiff::Timestamp::now()).await
+}
+
 /// `Step::AbandonBackup`.
 pub(super) async fn abandon(
     ctx: &Context,

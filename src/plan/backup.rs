@@ -10,6 +10,7 @@
 //! ```text
 //!   abandoned Running record (its taker gone) ─▶ AbandonBackup (Failed, its upload aborted)
 //!   schedule due, none in progress            ─▶ TakeScheduledBackup ─▶ (Running … Succeeded|Failed)
+//!   succeeded scheduled backup, its object not read yet (with retention) ─▶ CheckBackup
 //!   newest scheduled backup succeeded, some expired ─▶ PruneBackups
 //!   newest scheduled backup failed, old failures     ─▶ PruneBackups (failures only)
 //! ```
@@ -50,7 +51,33 @@ pub fn next(d: &Desired, o: &Observed) -> Option<Step> {
     }
     abandoned(d, o)
         .or_else(|| scheduled_backup_due(d, plan, o))
+        .or_else(|| unchecked_backup(d, plan, o))
         .or_else(|| expired_backups(d, plan, o))
+}
+
+/// With a retention policy, a succeeded scheduled backup whose object the engine has not read
+/// yet (or whose claim changed since): read it first (`Step::CheckBackup`), the newest first.
+/// Retention counts only what was found as recorded, so no record alone — a tenant may write
+/// one — pushes a real backup out.
+fn unchecked_backup(d: &Desired, plan: &BackupPlan, o: &Observed) -> Option<Step> {
+    plan.retention.as_ref()?;
+    let mut ours: Vec<&EtcdBackup> = mine(d, o)
+        .into_iter()
+        .filter(|b| scheduled(b) && select::succeeded(b))
+        .filter(|b| select::stored(b) == select::Stored::Unchecked)
+        .collect();
+    ours.sort_by_key(|b| std::cmp::Reverse(select::taken_at(b)));
+    ours.into_iter().find_map(|b| {
+        let (url, size, sha256) = select::claim(b)?;
+        let key = plan.to.location.key_of(url)?;
+        object_time(&d.namespace, &d.name, &key)?;
+        Some(Step::CheckBackup {
+            record: b.name_any(),
+            key,
+            size,
+            sha256: sha256.to_string(),
+        })
+    })
 }
 
 /// A scheduled backup of this cluster (retention and the schedule count only those).
@@ -398,6 +425,55 @@ pub struct Owner<'a> {
 /// differ a little); anything later is not a backup of ours.
 const FUTURE_SKEW: jiff::SignedDuration = jiff::SignedDuration::from_secs(600);
 
+/// For each object key of the destination, the verified record that names it first (created first,
+/// then by name): a later record naming the same object is a copy, and deleting it would delete
+/// the first one's object.
+fn first_namers(
+    records: &[EtcdBackup],
+    destination: &Location,
+) -> std::collections::BTreeMap<String, String> {
+    let mut by_key: std::collections::BTreeMap<String, (Option<Timestamp>, String)> =
+        std::collections::BTreeMap::new();
+    let verified = |b: &&EtcdBackup| scheduled(b) && select::stored(b) == select::Stored::Verified;
+    for b in records.iter().filter(verified) {
+        let Some(key) = b
+            .status
+            .as_ref()
+            .and_then(|s| s.url.as_deref())
+            .and_then(|u| destination.key_of(u))
+        else {
+            continue;
+        };
+        let this = (
+            b.metadata.creation_timestamp.as_ref().map(|t| t.0),
+            b.name_any(),
+        );
+        by_key
+            .entry(key)
+            .and_modify(|first| {
+                if this < *first {
+                    *first = this.clone();
+                }
+            })
+            .or_insert_with(|| this.clone());
+    }
+    by_key.into_iter().map(|(k, (_, name))| (k, name)).collect()
+}
+
+/// What the engine's read of a record's object found, for a report.
+fn check_note(b: &EtcdBackup) -> String {
+    match (
+        select::stored(b),
+        b.status.as_ref().and_then(|s| s.store_check.as_ref()),
+    ) {
+        (select::Stored::Mismatched, Some(c)) => c
+            .message
+            .clone()
+            .unwrap_or_else(|| "not as recorded".into()),
+        _ => "not checked yet".into(),
+    }
+}
+
 /// What retention decided.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Expiry {
@@ -424,6 +500,7 @@ pub fn expired(
 ) -> Expiry {
     let mut foreign = Vec::new();
     let mut objects = std::collections::BTreeMap::new();
+    let first_namer = first_namers(records, owner.destination);
     let candidates: Vec<Candidate> = records
         .iter()
         .filter(|b| scheduled(b))
@@ -466,8 +543,35 @@ pub fn expired(
                     ));
                     return None;
                 }
+                if select::stored(b) != select::Stored::Verified {
+                    foreign.push(format!(
+                        "EtcdBackup {}/{} names {url}, which the operator has not found in the store with the recorded size and sha256 ({}): retention leaves it and its record alone",
+                        owner.namespace,
+                        b.name_any(),
+                        check_note(b),
+                    ));
+                    return None;
+                }
+                if let Some(first) = first_namer.get(key.as_str())
+                    && *first != b.name_any()
+                {
+                    foreign.push(format!(
+                        "EtcdBackup {}/{} names {url}, the object of EtcdBackup {first}: retention leaves it and its record alone",
+                        owner.namespace,
+                        b.name_any(),
+                    ));
+                    return None;
+                }
                 time = named;
                 objects.insert(b.name_any(), key);
+            } else if select::succeeded(b) {
+                // A success with no object to find is no backup to count.
+                foreign.push(format!(
+                    "EtcdBackup {}/{} succeeded without naming its object: retention leaves it and its record alone",
+                    owner.namespace,
+                    b.name_any(),
+                ));
+                return None;
             }
             Some(Candidate {
                 name: b.name_any(),

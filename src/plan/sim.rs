@@ -945,6 +945,7 @@ impl World {
             | Step::RaiseQuota { .. }
             | Step::TakeScheduledBackup { .. }
             | Step::PruneBackups { .. }
+            | Step::CheckBackup { .. }
             | Step::AbandonBackup { .. }
             // No simulated cluster is adopted.
             | Step::ResizeOldStatefulSet { .. }

@@ -168,6 +168,15 @@ pub enum Step {
         delete: Vec<(String, Option<String>)>,
         foreign: Vec<String>,
     },
+    /// Read the object of scheduled backup `record` (`key` in the destination) to its end and
+    /// write what was found into `status.storeCheck`: retention counts the backup only when it
+    /// has `size` bytes with this `sha256`.
+    CheckBackup {
+        record: String,
+        key: String,
+        size: i64,
+        sha256: String,
+    },
     /// A `Running` backup record whose taker is gone: mark it `Failed` and abort the unfinished
     /// upload its object would have had.
     AbandonBackup { record: String, taken_by: String },
@@ -328,6 +337,7 @@ impl Step {
             Step::RaiseQuota { .. } => Reason::QuotaRaised,
             Step::TakeScheduledBackup { .. }
             | Step::PruneBackups { .. }
+            | Step::CheckBackup { .. }
             | Step::AbandonBackup { .. } => Reason::BackingUp,
             Step::ResizeOldStatefulSet { .. } | Step::TakeOverService { .. } => Reason::Adopting,
             Step::RecreateStatefulSet { .. } | Step::GrowVolume { .. } => Reason::ResizingStorage,
@@ -425,6 +435,11 @@ impl fmt::Display for Step {
                 slot.strftime("%Y-%m-%d %H:%M UTC")
             ),
             Step::PruneBackups { delete, foreign } => prune(f, delete, foreign),
+            Step::CheckBackup { record, key, .. } => write!(
+                f,
+                "read backup {record}'s object {key} and check its recorded size and sha256 \
+                 (retention counts only a backup found as recorded)"
+            ),
             Step::AbandonBackup { record, taken_by } => write!(
                 f,
                 "mark backup {record} failed: {} stopped before finishing it",

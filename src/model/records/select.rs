@@ -78,6 +78,41 @@ pub fn good(b: &EtcdBackup) -> bool {
     succeeded(b) && !without_quorum(b)
 }
 
+/// What a succeeded record claims about its object: where, how many bytes, which sha256.
+pub fn claim(b: &EtcdBackup) -> Option<(&str, i64, &str)> {
+    let st = b.status.as_ref()?;
+    Some((st.url.as_deref()?, st.size?, st.sha256.as_deref()?))
+}
+
+/// How the engine's read of the object stands against the record's claim.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stored {
+    /// Found with the claimed size and sha256: retention may count it.
+    Verified,
+    /// Read, and not as claimed (missing, another size or sha256): never counted nor deleted.
+    Mismatched,
+    /// Not read yet, or the claim changed since (or it claims nothing to read).
+    Unchecked,
+}
+
+/// Whether the engine found `b`'s object as its record claims (`status.storeCheck`).
+pub fn stored(b: &EtcdBackup) -> Stored {
+    let (Some(claim), Some(check)) = (
+        claim(b),
+        b.status.as_ref().and_then(|s| s.store_check.as_ref()),
+    ) else {
+        return Stored::Unchecked;
+    };
+    if claim != (check.url.as_str(), check.size, check.sha256.as_str()) {
+        return Stored::Unchecked;
+    }
+    if check.matched {
+        Stored::Verified
+    } else {
+        Stored::Mismatched
+    }
+}
+
 /// When a backup was taken: its start, else its record's creation.
 pub fn taken_at(b: &EtcdBackup) -> Option<Timestamp> {
     b.status

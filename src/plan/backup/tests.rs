@@ -149,7 +149,34 @@ fn record(name: &str, trigger: &str, phase: &str, start: &str) -> EtcdBackup {
         start_time: Some(Time(t(start))),
         ..Default::default()
     });
+    if phase == "Succeeded" {
+        let key = crate::archive::naming::object_key(
+            "ns",
+            "demo",
+            t(start),
+            7,
+            crate::archive::codec::Compression::Zstd,
+            false,
+        );
+        b.status.as_mut().unwrap().url = Some(format!("s3://b/p/{key}"));
+        found_as_recorded(&mut b);
+    }
     b
+}
+
+/// The engine read `b`'s object and found it as recorded (`status.storeCheck`).
+fn found_as_recorded(b: &mut EtcdBackup) {
+    let st = b.status.as_mut().unwrap();
+    st.size.get_or_insert(1000);
+    st.sha256.get_or_insert_with(|| "ab".repeat(32));
+    st.store_check = Some(crate::api::StoreCheck {
+        url: st.url.clone().unwrap(),
+        size: st.size.unwrap(),
+        sha256: st.sha256.clone().unwrap(),
+        matched: true,
+        message: None,
+        time: Time(t("2026-12-01T00:00:00Z")),
+    });
 }
 
 #[test]
@@ -314,6 +341,7 @@ fn a_backup_an_etcd_cluster_restores_from_is_never_pruned() {
 fn stored(name: &str, start: &str, url: &str) -> EtcdBackup {
     let mut b = of("u", name, start);
     b.status.as_mut().unwrap().url = Some(url.into());
+    found_as_recorded(&mut b);
     b
 }
 
@@ -496,6 +524,7 @@ fn demo_record(name: &str, trigger: &str, phase: &str, start: &str, by: &str) ->
                 false,
             )
         ));
+        found_as_recorded(&mut b);
     }
     b
 }
@@ -757,4 +786,108 @@ fn an_earlier_cluster_of_the_same_name_neither_counts_nor_is_pruned() {
         Step::TakeScheduledBackup { .. }
     ));
     assert_eq!(status(&d, &o, &[]).0.unwrap().last_successful, None);
+}
+
+/// Issue 42 item 6: a record alone proves nothing. Anyone who may take a backup writes
+/// EtcdBackup records; a forged "newest" one — its object missing, or other bytes than it
+/// claims, or a copy of a real record's claim — never pushes a verified backup out, and is itself
+/// neither counted nor deleted (deleting it would delete the object it names).
+#[test]
+fn a_forged_newest_record_never_deletes_a_verified_backup() {
+    let dest = Location::parse("s3://b/p").unwrap();
+    let obj = |h: u32| format!("ns-demo-20261201T{h:02}0000.000Z-r7.db.zst");
+    let url = |h: u32| format!("s3://b/p/{}", obj(h));
+    let real = stored("real", "2026-12-01T05:00:00Z", &url(5));
+    // Newer, never read by the engine.
+    let mut unchecked = stored("unchecked", "2026-12-01T11:00:00Z", &url(11));
+    unchecked.status.as_mut().unwrap().store_check = None;
+    // Newer, read: the object is not there.
+    let mut missing = stored("missing", "2026-12-01T10:00:00Z", &url(10));
+    let check = missing
+        .status
+        .as_mut()
+        .unwrap()
+        .store_check
+        .as_mut()
+        .unwrap();
+    check.matched = false;
+    check.message = Some(format!("{} is not in the store", obj(10)));
+    // Verified once, then its claim was rewritten (a larger object, another sha256).
+    let mut rewritten = stored("rewritten", "2026-12-01T09:00:00Z", &url(9));
+    rewritten.status.as_mut().unwrap().sha256 = Some("cd".repeat(32));
+    // A copy of the real record's claim, written after it.
+    let mut copy = stored("copy", "2026-12-01T11:30:00Z", &url(5));
+    copy.metadata.creation_timestamp = Some(Time(t("2026-12-01T11:30:00Z")));
+    let mut real = real;
+    real.metadata.creation_timestamp = Some(Time(t("2026-12-01T05:00:00Z")));
+    let records = vec![unchecked, missing, rewritten, copy, real.clone()];
+    let e = keep_last_one_of_u(&records, &dest);
+    assert!(e.delete.is_empty(), "{:?}", e.delete);
+    assert_eq!(e.foreign.len(), 4, "{:#?}", e.foreign);
+    for (f, name, why) in [
+        (&e.foreign[0], "unchecked", "not checked yet"),
+        (&e.foreign[1], "missing", "is not in the store"),
+        (&e.foreign[2], "rewritten", "not checked yet"),
+        (&e.foreign[3], "copy", "the object of EtcdBackup real"),
+    ] {
+        assert!(
+            f.contains(&format!("EtcdBackup ns/{name} names")) && f.contains(why),
+            "{f}"
+        );
+    }
+    // A second verified backup, newer: now the real one goes (keepLast 1), with its object;
+    // the forged ones still stay out of the count.
+    let mut records = records;
+    records.push(stored("newer", "2026-12-01T08:00:00Z", &url(8)));
+    let e = keep_last_one_of_u(&records, &dest);
+    assert_eq!(e.delete, vec![("real".to_string(), Some(obj(5)))]);
+}
+
+/// The planner reads a succeeded backup's object before retention counts it: newest first,
+/// one per pass; a record not found as recorded never leads to a deletion.
+#[test]
+fn retention_waits_for_the_engine_to_find_each_backup_as_recorded() {
+    let d = scheduled_demo(Some(1));
+    let old = demo_record("s1", "schedule", "Succeeded", "2026-12-01T09:00:00Z", ME);
+    let mut new = demo_record("s2", "schedule", "Succeeded", "2026-12-01T10:00:00Z", ME);
+    new.status.as_mut().unwrap().store_check = None;
+    let o = seen(&d, "2026-12-01T10:10:00Z", vec![new.clone(), old.clone()]);
+    assert_eq!(
+        crate::plan::plan(&d, &o),
+        Step::CheckBackup {
+            record: "s2".into(),
+            key: "ns-demo-20261201T100000.000Z-r7.db.zst".into(),
+            size: 1000,
+            sha256: "ab".repeat(32),
+        }
+    );
+    // Found with other bytes: nothing is deleted, and it is not read again.
+    let mut bad = new.clone();
+    found_as_recorded(&mut bad);
+    bad.status
+        .as_mut()
+        .unwrap()
+        .store_check
+        .as_mut()
+        .unwrap()
+        .matched = false;
+    let o = seen(&d, "2026-12-01T10:10:00Z", vec![bad, old.clone()]);
+    assert_eq!(crate::plan::plan(&d, &o), Step::Idle);
+    // Found as recorded: the older one goes.
+    found_as_recorded(&mut new);
+    let o = seen(&d, "2026-12-01T10:10:00Z", vec![new, old]);
+    assert!(
+        matches!(crate::plan::plan(&d, &o), Step::PruneBackups { ref delete, .. } if delete == &vec![(
+            "s1".to_string(),
+            Some("ns-demo-20261201T090000.000Z-r7.db.zst".to_string())
+        )]),
+        "{:?}",
+        crate::plan::plan(&d, &o)
+    );
+    // Without a retention policy nothing is read.
+    let d = scheduled_demo(None);
+    let mut unread = demo_record("s3", "schedule", "Succeeded", "2026-12-01T10:00:00Z", ME);
+    unread.status.as_mut().unwrap().store_check = None;
+    let o = seen(&d, "2026-12-01T10:10:00Z", vec![unread]);
+    assert_eq!(crate::plan::plan(&d, &o), Step::Idle);
 }
