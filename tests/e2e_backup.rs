@@ -2277,30 +2277,13 @@ fn encrypted_backups_on_a_claim_and_in_a_file_restore_and_recover_with_their_key
 fn retention_never_deletes_what_a_forged_record_points_at() {
     install_crd();
     let ns = Ns::new("backup-forged");
-    let (endpoint, bucket) = s3();
+    let (_, bucket) = s3();
     s3_creds_secret(&ns.0);
     let prefix = format!("e2e/{}/scheduled", ns.0);
     let outside = format!("e2e/{}/precious/keep-me.db", ns.0);
     let others = format!("{prefix}/{}-other-20200101T000000.000Z-r1.db", ns.0);
-    let put = |key: &str| {
-        let out = Command::new("/var/cache/kubectl-etcd/s3-venv/bin/python")
-            .args([
-                "-c",
-                "import sys,boto3; from botocore.config import Config; boto3.client('s3', endpoint_url=sys.argv[1], config=Config(s3={'addressing_style':'path'})).put_object(Bucket=sys.argv[2], Key=sys.argv[3], Body=b'not yours')",
-                &endpoint,
-                &bucket,
-                key,
-            ])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
-    put(&outside);
-    put(&others);
+    s3_put(&bucket, &outside);
+    s3_put(&bucket, &others);
     let _op = LocalOperator::watching(&ns.0, "127.0.0.1:18091");
     let (uid, _) = scheduled_demo(&ns.0, &bucket, &prefix, 0);
     // The forged records: scheduled, Succeeded, of this cluster (its uid), dated long ago; one
@@ -2364,6 +2347,164 @@ fn retention_never_deletes_what_a_forged_record_points_at() {
             "{key} is still there"
         );
     }
+}
+
+/// Puts `not yours` (9 bytes) at `key` in the testbed's S3.
+fn s3_put(bucket: &str, key: &str) {
+    let (endpoint, _) = s3();
+    let out = Command::new("/var/cache/kubectl-etcd/s3-venv/bin/python")
+        .args([
+            "-c",
+            "import sys,boto3; from botocore.config import Config; boto3.client('s3', endpoint_url=sys.argv[1], config=Config(s3={'addressing_style':'path'})).put_object(Bucket=sys.argv[2], Key=sys.argv[3], Body=b'not yours')",
+            &endpoint,
+            bucket,
+            key,
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Writes the EtcdBackup record `name` of demo (uid `uid`) as a tenant's hand would — scheduled,
+/// of this cluster — and, as an admin, its status: `Succeeded`, its object at `url` with `size`
+/// bytes and `sha256`, started at `start`.
+fn forge_record(
+    ns: &str,
+    name: &str,
+    uid: &str,
+    dest: &str,
+    claim: (&str, i64, &str),
+    start: &str,
+) {
+    let (url, size, sha256) = claim;
+    let record = serde_json::json!({
+        "apiVersion": "etcd.kubectl-etcd.io/v1alpha1",
+        "kind": "EtcdBackup",
+        "metadata": {"name": name, "namespace": ns, "labels": {
+            "etcd.kubectl-etcd.io/cluster": "demo",
+            "etcd.kubectl-etcd.io/trigger": "schedule"}},
+        "spec": {"cluster": "demo", "destination": dest, "trigger": "schedule", "clusterUid": uid},
+    });
+    ok(kubectl_stdin(&["apply", "-f", "-"], &record.to_string()));
+    let status = serde_json::json!({"status": {
+        "phase": "Succeeded", "url": url, "size": size, "sha256": sha256,
+        "verified": true, "quorum": true, "startTime": start, "completionTime": start}});
+    ok(kubectl(&[
+        "-n",
+        ns,
+        "patch",
+        "etcdbackup",
+        name,
+        "--subresource",
+        "status",
+        "--type",
+        "merge",
+        "-p",
+        &status.to_string(),
+    ]));
+}
+
+/// Issue 42 item 6: a record counts for retention only once the operator found its object with
+/// the recorded size and sha256. Two forged "newest" records of demo (keepLast 1) — one naming
+/// an object that does not exist, one naming an object of other bytes than it claims — would
+/// each have pushed every real backup out; instead the real backups rotate as before (never
+/// fewer than one), the forged records are read, marked not as recorded, and left alone with
+/// the object they name.
+#[test]
+fn a_forged_newest_record_whose_object_is_missing_or_other_never_prunes_a_real_backup() {
+    install_crd();
+    let ns = Ns::new("backup-newest");
+    let (_, bucket) = s3();
+    s3_creds_secret(&ns.0);
+    let prefix = format!("e2e/{}/scheduled", ns.0);
+    let dest = format!("s3://{bucket}/{prefix}");
+    let _op = LocalOperator::watching(&ns.0, "127.0.0.1:18098");
+    let (uid, _) = scheduled_demo(&ns.0, &bucket, &prefix, 50);
+    let first = eventually(
+        "the first scheduled backup, found as recorded",
+        Duration::from_secs(180),
+        || {
+            let list = get_json(&ns.0, &["etcdbackups"]);
+            list["items"].as_array()?.iter().find_map(|b| {
+                (b["status"]["storeCheck"]["matched"] == true)
+                    .then(|| b["metadata"]["name"].as_str().unwrap().to_string())
+            })
+        },
+    );
+    // Dated two minutes ahead: newer than every real backup for the rest of the test.
+    let ahead = jiff::Timestamp::now() + jiff::SignedDuration::from_secs(120);
+    let now = jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string();
+    let key = |r: i64| {
+        format!(
+            "{prefix}/{}-demo-{}-r{r}.db.zst",
+            ns.0,
+            ahead.strftime("%Y%m%dT%H%M%S.000Z")
+        )
+    };
+    let sum = "ab".repeat(32);
+    forge_record(
+        &ns.0,
+        "forged-missing",
+        &uid,
+        &dest,
+        (&format!("s3://{bucket}/{}", key(1)), 4096, &sum),
+        &now,
+    );
+    s3_put(&bucket, &key(2));
+    forge_record(
+        &ns.0,
+        "forged-other",
+        &uid,
+        &dest,
+        (&format!("s3://{bucket}/{}", key(2)), 4096, &sum),
+        &now,
+    );
+    let seen = std::cell::RefCell::new(std::collections::BTreeSet::from([first]));
+    eventually(
+        "two more real scheduled backups, one kept, the forged ones read",
+        Duration::from_secs(300),
+        || {
+            let real: Vec<_> = scheduled_backups(&ns.0)
+                .into_iter()
+                .filter(|b| !b.0.starts_with("forged-"))
+                .collect();
+            assert!(
+                !real.is_empty(),
+                "every real backup was deleted (seen: {:?})",
+                seen.borrow()
+            );
+            seen.borrow_mut().extend(real.iter().map(|b| b.0.clone()));
+            let read = ["forged-missing", "forged-other"].iter().all(|n| {
+                let b = get_json(&ns.0, &["etcdbackup", n]);
+                b["status"]["storeCheck"]["matched"] == false
+            });
+            (seen.borrow().len() >= 3 && real.len() == 1 && read).then_some(())
+        },
+    );
+    let missing = get_json(&ns.0, &["etcdbackup", "forged-missing"]);
+    let why = missing["status"]["storeCheck"]["message"]
+        .as_str()
+        .unwrap_or("");
+    assert!(why.contains("is not in the store"), "{missing}");
+    let other = get_json(&ns.0, &["etcdbackup", "forged-other"]);
+    let why = other["status"]["storeCheck"]["message"]
+        .as_str()
+        .unwrap_or("");
+    assert!(
+        why.contains("holds 9 bytes") && why.contains("the record says 4096 bytes"),
+        "{other}"
+    );
+    assert_eq!(
+        s3_head_bytes(&bucket, &key(2), 9),
+        b"not yours",
+        "the object a forged record names is left alone"
+    );
 }
 
 /// An S3 server whose certificate a private CA signed (the TLS front of the test server): the

@@ -435,11 +435,7 @@ impl fmt::Display for Step {
                 slot.strftime("%Y-%m-%d %H:%M UTC")
             ),
             Step::PruneBackups { delete, foreign } => prune(f, delete, foreign),
-            Step::CheckBackup { record, key, .. } => write!(
-                f,
-                "read backup {record}'s object {key} and check its recorded size and sha256 \
-                 (retention counts only a backup found as recorded)"
-            ),
+            Step::CheckBackup { record, key, .. } => check_backup(f, record, key),
             Step::AbandonBackup { record, taken_by } => write!(
                 f,
                 "mark backup {record} failed: {} stopped before finishing it",
@@ -578,6 +574,14 @@ fn raise_quota(f: &mut fmt::Formatter<'_>, from: i64, to: i64) -> fmt::Result {
     )
 }
 
+fn check_backup(f: &mut fmt::Formatter<'_>, record: &str, key: &str) -> fmt::Result {
+    write!(
+        f,
+        "read backup {record}'s object {key} and check its recorded size and sha256 (retention \
+         counts only a backup found as recorded)"
+    )
+}
+
 fn prune(
     f: &mut fmt::Formatter<'_>,
     delete: &[(String, Option<String>)],
@@ -592,7 +596,7 @@ fn prune(
     if !foreign.is_empty() {
         write!(
             f,
-            " ({} record(s) outside the destination left alone)",
+            " ({} record(s) left alone: outside the destination, or not found as recorded)",
             foreign.len()
         )?;
     }
