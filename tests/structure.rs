@@ -217,7 +217,6 @@ const MAX_LINES: usize = 800;
 /// with the size it may not grow past (a ratchet). Split one and take it off this list; no file
 /// joins it.
 const STILL_OVER: &[(&str, usize)] = &[
-    ("src/archive/store/s3.rs", 1217),
     ("src/engine/act.rs", 873),
     ("src/engine/observe.rs", 1522),
     ("src/model/validate.rs", 1444),
