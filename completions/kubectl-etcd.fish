@@ -89,6 +89,8 @@ complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l tls
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l tls-client-secret -d 'Secret with the client certificate the engine, the readiness probe and backups present (needs --tls-server-secret)' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l tls-peer-secret -d 'Secret with the members\' peer certificate (mutual TLS between members)' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l auth-secret -d 'Secret with the username and password (keys `username`, `password`) of an etcd user with the root role: the engine, the readiness probe and backups authenticate as it once etcd\'s authentication is enabled' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l etcd-auth -d 'etcd\'s authentication by client certificate (`spec.tls.etcdAuth`, modes managed and cert-manager): each certificate\'s CN is its etcd user, the engine\'s own is root, and `kubectl etcd certificate --user U` gives U a role. `create`\'s default: on for etcd 3.5 and later (off for 3.4, which etcd cannot upgrade to 3.5 with it on); `restore` and `adopt`: off' -r -f -a "on\t''
+off\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l timeout -d 'Give up waiting after this long (e.g. 90s, 5m). The cluster keeps converging' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand create" -l context -d 'kubeconfig context to use' -r
@@ -165,6 +167,8 @@ complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand adopt" -l tls-
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand adopt" -l tls-client-secret -d 'Secret with the client certificate the engine, the readiness probe and backups present (needs --tls-server-secret)' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand adopt" -l tls-peer-secret -d 'Secret with the members\' peer certificate (mutual TLS between members)' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand adopt" -l auth-secret -d 'Secret with the username and password (keys `username`, `password`) of an etcd user with the root role: the engine, the readiness probe and backups authenticate as it once etcd\'s authentication is enabled' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand adopt" -l etcd-auth -d 'etcd\'s authentication by client certificate (`spec.tls.etcdAuth`, modes managed and cert-manager): each certificate\'s CN is its etcd user, the engine\'s own is root, and `kubectl etcd certificate --user U` gives U a role. `create`\'s default: on for etcd 3.5 and later (off for 3.4, which etcd cannot upgrade to 3.5 with it on); `restore` and `adopt`: off' -r -f -a "on\t''
+off\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand adopt" -l take-over-service -d 'Point the old client Service at the new members before the last old member goes, so clients need no change. Without a value: the Service that selects the old pods (a ClusterIP one first)' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand adopt" -l storage -d 'Volume size per new member (default 1Gi)' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand adopt" -l storage-class -d 'StorageClass of the new members\' volumes' -r
@@ -261,6 +265,8 @@ complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l tl
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l tls-client-secret -d 'Secret with the client certificate the engine, the readiness probe and backups present (needs --tls-server-secret)' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l tls-peer-secret -d 'Secret with the members\' peer certificate (mutual TLS between members)' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l auth-secret -d 'Secret with the username and password (keys `username`, `password`) of an etcd user with the root role: the engine, the readiness probe and backups authenticate as it once etcd\'s authentication is enabled' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l etcd-auth -d 'etcd\'s authentication by client certificate (`spec.tls.etcdAuth`, modes managed and cert-manager): each certificate\'s CN is its etcd user, the engine\'s own is root, and `kubectl etcd certificate --user U` gives U a role. `create`\'s default: on for etcd 3.5 and later (off for 3.4, which etcd cannot upgrade to 3.5 with it on); `restore` and `adopt`: off' -r -f -a "on\t''
+off\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l timeout -d 'Give up waiting after this long (e.g. 90s, 5m). The cluster keeps converging' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -l context -d 'kubeconfig context to use' -r
@@ -284,6 +290,7 @@ complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand restore" -s h 
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand certificate" -l user -d 'The user the certificate names (its CN): letters, digits, \'-\', \'_\', \'.\' and \'@\'' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand certificate" -l out -d 'Directory the files go to (made 0700 when missing): ca.crt, USER.crt, USER.key' -r -F
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand certificate" -l lifetime -d 'How long the certificate is valid (e.g. 720h; default 90 days)' -r
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand certificate" -l prefix -d 'A key prefix the user\'s role reaches (repeatable, e.g. --prefix /app/). None: every key, read-only' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand certificate" -s n -l namespace -d 'Namespace of the cluster (default: the kubeconfig context\'s namespace, else "default")' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand certificate" -l context -d 'kubeconfig context to use' -r
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand certificate" -l kubeconfig -d 'Path of the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
@@ -294,6 +301,7 @@ complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand certificate" -
 json\t''"
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand certificate" -l dial -d 'How to reach etcd members: port-forward through the API server (the default, and the only way from a workstation), or direct to the pod IPs (a CLI run inside the cluster\'s network: a pod of the cluster\'s namespace, which its NetworkPolicy admits; the bytes of a backup then skip the API server). `operate` in a pod dials direct unless told otherwise' -r -f -a "direct\t''
 port-forward\t''"
+complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand certificate" -l read-write -d 'The role writes (puts, deletes, transactions) under the --prefix keys too; without it the role only reads'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand certificate" -s v -l verbose -d 'More log output on stderr (-v info, -vv debug)'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand certificate" -l allow-foreign-adopt-endpoints -d 'Let `spec.adopt.endpoints` name members outside the EtcdCluster\'s namespace (another namespace\'s pods, short or external names, IPs of no pod of the namespace). Off by default: whoever may write an EtcdCluster could otherwise take over any etcd the driver reaches. For the operator: `operate --allow-foreign-adopt-endpoints`'
 complete -c kubectl-etcd -n "__fish_kubectl_etcd_using_subcommand certificate" -l allow-cluster-issuer -d 'Let `spec.tls.issuerRef` name a cert-manager ClusterIssuer. Off by default: its CA signs for every namespace, so every cluster it signs for accepts the others\' certificates. For the operator: `operate --allow-cluster-issuer`'

@@ -710,6 +710,9 @@ fn a_managed_tls_cluster_serves_only_https_and_renews_under_a_writer_without_res
             n,
             "--user",
             "app",
+            "--prefix",
+            "app/",
+            "--read-write",
             "--out",
             dir.to_str().unwrap(),
         ],
@@ -880,6 +883,9 @@ fn a_cluster_made_with_defaults_serves_only_https_to_clients_with_certificates()
             "d",
             "--user",
             "app",
+            "--prefix",
+            "app/",
+            "--read-write",
             "--out",
             dir.to_str().unwrap(),
         ],
@@ -1002,7 +1008,8 @@ fn tls_get(
 fn peer_port_admits_only_the_peer_certificate(version: &str) {
     install_crd();
     let ns = Ns::new(&format!("tls-peer-{}", version.replace('.', "")));
-    create_managed(&ns.0, "p", &["--version", version]);
+    // etcd's authentication on 3.4 too (not its default there): `certificate` needs it.
+    create_managed(&ns.0, "p", &["--version", version, "--etcd-auth", "on"]);
     let out = tempfile::tempdir().unwrap();
     let dir = out.path().join("app");
     ok(etcd(

@@ -21,7 +21,7 @@ EXCLUSIVE=" e2e_operator e2e_defrag e2e_helm "
 # seconds on the last full run (a new file without a line starts early: 600)
 declare -A WEIGHT=(
   [e2e_faults]=1640 [e2e_tls]=1030 [e2e_backup]=1020 [e2e_adopt]=680 [e2e]=660 [e2e_upgrade]=650
-  [e2e_storage]=440 [e2e_monitoring]=135 [e2e_tenancy]=100 [etcd_live]=98 [e2e_netpol]=80
+  [e2e_auth]=120 [e2e_storage]=440 [e2e_monitoring]=135 [e2e_tenancy]=100 [etcd_live]=98 [e2e_netpol]=80
   [e2e_ownership]=60 [e2e_status]=35 [e2e_security]=33 [e2e_privilege]=30 [e2e_namespaced]=29
   [e2e_lease]=28 [e2e_controller]=23 [s3_live]=25 [kubectl_etcd]=15 [e2e_support]=11 [generated]=1
   [docs]=1 [output]=1 [structure]=1 [kubectl-etcd]=1

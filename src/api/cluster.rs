@@ -408,6 +408,15 @@ pub struct TlsSpec {
     /// members read it at their next TLS handshake, without a restart.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub server_names: Vec<String>,
+    /// Modes managed and certManager: etcd's authentication, with each client certificate's CN
+    /// as its etcd user. The engine makes the user `root` (the CN of its own certificate), then
+    /// turns authentication on; `kubectl etcd certificate --user U` gives U a role of its own
+    /// (read-only on every key by default, or the prefixes it names). `kubectl etcd create`
+    /// writes `true` for a new cluster on etcd 3.5 or later; absent, it is off (what a cluster
+    /// made before it existed keeps). Setting it back to false does not turn etcd's
+    /// authentication off: `kubectl exec NAME-0 -- etcdctl auth disable` does.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub etcd_auth: bool,
 }
 
 /// A cert-manager issuer (`spec.tls.issuerRef`), as cert-manager's own `issuerRef` names it.

@@ -103,6 +103,8 @@ pub enum Reason {
     DisarmingAlarm,
     /// NOSPACE: the database was still full after defragmentation; the engine raised the quota.
     QuotaRaised,
+    /// `spec.tls.etcdAuth`: the engine makes etcd's user root and turns authentication on.
+    EnablingAuth,
     /// NOSPACE: the database is full of live data even at the raised quota; a human decides.
     DatabaseFull,
     /// A scheduled backup is started, an abandoned one failed, or expired ones pruned.
@@ -186,6 +188,7 @@ impl Reason {
             Reason::Defragmenting => "Defragmenting",
             Reason::DisarmingAlarm => "DisarmingAlarm",
             Reason::QuotaRaised => "QuotaRaised",
+            Reason::EnablingAuth => "EnablingAuth",
             Reason::DatabaseFull => "DatabaseFull",
             Reason::BackingUp => "BackingUp",
             Reason::Adopting => "Adopting",

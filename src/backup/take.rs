@@ -697,6 +697,7 @@ mod tests {
                 leader: Some(100),
                 members,
                 auth_enabled: false,
+                auth: None,
                 list_unconfirmed: false,
             }),
             ..Default::default()

@@ -211,6 +211,13 @@ pub struct SecurityFlags {
     /// authentication is enabled.
     #[arg(long)]
     pub auth_secret: Option<String>,
+    /// etcd's authentication by client certificate (`spec.tls.etcdAuth`, modes managed and
+    /// cert-manager): each certificate's CN is its etcd user, the engine's own is root, and
+    /// `kubectl etcd certificate --user U` gives U a role. `create`'s default: on for etcd 3.5
+    /// and later (off for 3.4, which etcd cannot upgrade to 3.5 with it on); `restore` and
+    /// `adopt`: off.
+    #[arg(long, value_name = "on|off", value_parser = ["on", "off"])]
+    pub etcd_auth: Option<String>,
 }
 
 impl SecurityFlags {
@@ -249,8 +256,21 @@ impl SecurityFlags {
                 kind: self.tls_issuer_kind.clone(),
                 group: None,
             }),
+            etcd_auth: self.etcd_auth.as_deref() == Some("on"),
             ..Default::default()
         })
+    }
+
+    /// `spec.tls` of a new cluster of `version` (`create`): as `spec`, with etcd's
+    /// authentication on by default where `model::etcd_auth_by_default` says so.
+    pub fn new_cluster_spec(&self, version: crate::model::Version) -> Option<crate::api::TlsSpec> {
+        let mut tls = self.spec(Some(TlsMode::Managed));
+        if let Some(t) = tls.as_mut()
+            && self.etcd_auth.is_none()
+        {
+            t.etcd_auth = crate::model::etcd_auth_by_default(Some(t), version);
+        }
+        tls
     }
 }
 

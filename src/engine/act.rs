@@ -14,7 +14,7 @@ use crate::error::Error;
 use crate::etcd::{EtcdClient, EtcdError};
 use crate::model::{Desired, EtcdView, Observed, RestoreMark};
 use crate::objects;
-use crate::plan::Step;
+use crate::plan::{AuthStep, Step};
 
 fn apply_params() -> PatchParams {
     PatchParams::apply(objects::FIELD_MANAGER).force()
@@ -145,6 +145,7 @@ pub fn step_objects(d: &Desired, step: &Step) -> Vec<Object> {
         | Step::Defragment { .. }
         | Step::DisarmNospace { .. }
         | Step::RaiseQuota { .. }
+        | Step::Auth { .. }
         | Step::TakeScheduledBackup { .. }
         | Step::PruneBackups { .. }
         | Step::CheckBackup { .. }
@@ -548,7 +549,10 @@ pub async fn act(ctx: &Context, d: &Desired, o: &Observed, step: &Step) -> Resul
         Step::CheckBackup { record, key, .. } => {
             super::backups::check_stored(ctx, (d, o), record, key).await?
         }
-        Step::Compact { .. } | Step::Defragment { .. } | Step::DisarmNospace { .. } => {
+        Step::Compact { .. }
+        | Step::Defragment { .. }
+        | Step::DisarmNospace { .. }
+        | Step::Auth { .. } => {
             return Ok(maintain(ctx, d, o, step).await);
         }
         // The decision is the change: the status this pass writes records it, and the next
@@ -806,6 +810,19 @@ async fn maintain(ctx: &Context, d: &Desired, o: &Observed, step: &Step) -> Done
                 }
             }
             r
+        }
+        // etcd's authentication (`plan::auth`): one call each, through the leader.
+        Step::Auth { part } => {
+            let mut c = match leader_client(ctx, d, o).await {
+                Ok(c) => c,
+                Err(why) => return Done::NotYet(why),
+            };
+            let root = crate::etcd::ROOT;
+            match part {
+                AuthStep::AddRoot => c.add_user(root).await,
+                AuthStep::GrantRoot => c.grant_role(root, root).await,
+                AuthStep::Enable => c.enable_auth().await,
+            }
         }
         _ => Ok(()),
     };

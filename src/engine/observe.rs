@@ -1371,14 +1371,21 @@ async fn observe_etcd(
         .iter()
         .map(|m| cut_off_from_here(member_view(d, m, &answers), pods))
         .collect();
+    let auth = if d.etcd_auth {
+        crate::phase::timed(crate::phase!("auth"), auth_view(&answers, leader)).await
+    } else {
+        None
+    };
     EtcdView::Reached(ClusterView {
         cluster_id: list.cluster_id,
         leader,
         members,
         list_unconfirmed,
-        auth_enabled: answers
-            .iter()
-            .any(|a| a.client.as_ref().is_some_and(|c| c.authenticated())),
+        auth_enabled: auth.is_some_and(|a| a.enabled)
+            || answers
+                .iter()
+                .any(|a| a.client.as_ref().is_some_and(|c| c.authenticated())),
+        auth,
     })
 }
 
@@ -1418,6 +1425,22 @@ async fn member_list(
 /// them): asked of the leader, or else of a member that answers, once per pass and only while
 /// one is raised. The revision comes with them, else from the status answers' headers (a
 /// requested compaction's target).
+/// etcd's authentication and its root user (`spec.tls.etcdAuth`), asked of a voter whose
+/// linearizable read passed, the leader first: a lagging member could still show a root user
+/// or an enabled authentication that is gone, or the other way round. `None` when none answered.
+async fn auth_view(answers: &[Answer], leader: Option<u64>) -> Option<crate::etcd::AuthView> {
+    let mut askable: Vec<&Answer> = answers.iter().filter(|a| a.read_linearizably()).collect();
+    askable.sort_by_key(|a| a.status.as_ref().map(|s| s.member_id) != leader);
+    for a in askable {
+        let mut c = a.client.clone()?;
+        match c.auth_view().await {
+            Ok(v) => return Some(v),
+            Err(e) => tracing::debug!(member = a.ordinal, error = %e, "authentication not read"),
+        }
+    }
+    None
+}
+
 async fn full_database(answers: &[Answer], leader: Option<u64>) -> FullDatabase {
     let mut full = FullDatabase::default();
     if answers.iter().any(|a| a.alarmed) {

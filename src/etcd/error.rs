@@ -176,6 +176,13 @@ pub enum EtcdError {
         #[source]
         source: Cause,
     },
+    #[error("failed to {what} via {endpoint}")]
+    Auth {
+        endpoint: String,
+        what: String,
+        #[source]
+        source: Cause,
+    },
     #[error("failed to get {key} via {endpoint}")]
     Get {
         endpoint: String,
@@ -323,6 +330,7 @@ impl EtcdError {
             | EtcdError::UpdatePeerUrl { endpoint, .. }
             | EtcdError::MoveLeader { endpoint, .. }
             | EtcdError::Put { endpoint, .. }
+            | EtcdError::Auth { endpoint, .. }
             | EtcdError::Get { endpoint, .. }
             | EtcdError::Snapshot { endpoint, .. }
             | EtcdError::Keyspace { endpoint, .. }
@@ -349,6 +357,7 @@ impl EtcdError {
             | EtcdError::UpdatePeerUrl { source, .. }
             | EtcdError::MoveLeader { source, .. }
             | EtcdError::Put { source, .. }
+            | EtcdError::Auth { source, .. }
             | EtcdError::Get { source, .. }
             | EtcdError::Snapshot { source, .. }
             | EtcdError::Keyspace { source, .. }

@@ -185,9 +185,69 @@ pub enum Auth {
     Learner,
 }
 
+/// The etcd user with the `root` role every cluster with authentication on needs (etcd refuses
+/// `auth enable` without it), and the role itself.
+pub const ROOT: &str = "root";
+
+pub use crate::model::AuthView;
+
+/// One permission of an etcd role: reading (and writing, when `write`) the keys in
+/// `[key, range_end)`; an empty `range_end` is the one key, `range_end` `\0` every key from `key` on.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Grant {
+    pub key: Vec<u8>,
+    pub range_end: Vec<u8>,
+    pub write: bool,
+}
+
+impl Grant {
+    /// Every key under `prefix` (an empty prefix: every key).
+    pub fn prefix(prefix: &[u8], write: bool) -> Grant {
+        if prefix.is_empty() {
+            return Grant {
+                key: vec![0],
+                range_end: vec![0],
+                write,
+            };
+        }
+        Grant {
+            key: prefix.to_vec(),
+            range_end: prefix_end(prefix),
+            write,
+        }
+    }
+}
+
+/// The first key after every key that starts with `prefix` (etcd's own rule: the last byte below
+/// 0xff raised by one, the bytes after it dropped; all 0xff: every key from `prefix` on, `\0`).
+pub fn prefix_end(prefix: &[u8]) -> Vec<u8> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xff {
+            end.push(last + 1);
+            return end;
+        }
+    }
+    vec![0]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_prefix_grant_ends_where_etcd_ends_the_prefix() {
+        assert_eq!(prefix_end(b"/app/"), b"/app0".to_vec());
+        assert_eq!(prefix_end(b"a\xff"), b"b".to_vec());
+        assert_eq!(prefix_end(b"\xff\xff"), vec![0]);
+        let all = Grant::prefix(b"", false);
+        assert_eq!((all.key, all.range_end), (vec![0], vec![0]));
+        let app = Grant::prefix(b"/app/", true);
+        assert_eq!(
+            (app.key.as_slice(), app.range_end.as_slice(), app.write),
+            (&b"/app/"[..], &b"/app0"[..], true)
+        );
+    }
 
     #[test]
     fn a_member_is_started_once_it_published_its_client_urls() {

@@ -137,6 +137,17 @@ pub fn new_cluster_defaults(spec: &mut crate::api::EtcdClusterSpec) {
         }
     }
 }
+
+/// Whether `create` turns etcd's authentication on (`spec.tls.etcdAuth`) for a new cluster of
+/// `version` with `tls`, unless a flag says otherwise: with a client certificate the engine
+/// names (modes managed and certManager), on etcd 3.5 and later. Not on 3.4: etcd does not
+/// support a rolling upgrade from 3.4 to 3.5 with authentication on (`plan::upgrade` refuses
+/// it), so a 3.4 cluster born with it could not be upgraded without turning it off first.
+pub fn etcd_auth_by_default(tls: Option<&crate::api::TlsSpec>, version: super::Version) -> bool {
+    let mode = tls.and_then(|t| t.mode.as_deref());
+    matches!(mode, Some("managed" | "certManager")) && (version.major, version.minor) >= (3, 5)
+}
+
 /// Where members keep their data.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub enum Storage {
@@ -413,6 +424,9 @@ pub struct Desired {
     /// The Secret of the etcd user to authenticate as while etcd's authentication is on
     /// (`spec.auth.userSecret`).
     pub auth_secret: Option<String>,
+    /// etcd's authentication by client certificate (`spec.tls.etcdAuth`): the engine keeps the
+    /// user `root` and turns it on (`plan::auth`). Only with managed or cert-manager TLS.
+    pub etcd_auth: bool,
     /// Defragmentation on request and by policy (`spec.maintenance`).
     pub maintenance: super::maintenance::Maintenance,
     /// The running cluster to take over (`spec.adopt`).
@@ -505,6 +519,7 @@ impl Desired {
             tls_origin: TlsOrigin::Spec,
             tls_switch: None,
             auth_secret: None,
+            etcd_auth: false,
             maintenance: super::maintenance::Maintenance::default(),
             adopt: None,
             recovery: None,

@@ -543,8 +543,12 @@ pub struct ClusterView {
     /// its applied index), so it may lag behind membership changes: steps that destroy a member
     /// (remove, wipe) wait for a confirmed list.
     pub list_unconfirmed: bool,
-    /// etcd's authentication is on: a member accepted the `spec.auth` user's credentials.
+    /// etcd's authentication is on: a member accepted the `spec.auth` user's credentials, or
+    /// said so when asked (`auth`).
     pub auth_enabled: bool,
+    /// etcd's authentication and its root user, asked of a voter that read linearizably, only
+    /// for a cluster with `spec.tls.etcdAuth`; `None`: not asked, or no answer.
+    pub auth: Option<AuthView>,
 }
 
 impl ClusterView {
@@ -619,4 +623,15 @@ pub struct MemberStatusView {
     pub raft_index: u64,
     pub raft_term: u64,
     pub leader: u64,
+}
+
+/// What a member says of etcd's authentication and its root user (`crate::etcd::EtcdClient::auth_view`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct AuthView {
+    /// Authentication is on.
+    pub enabled: bool,
+    /// The user `root` exists.
+    pub root_user: bool,
+    /// The user `root` has the role `root`.
+    pub root_role: bool,
 }

@@ -1632,3 +1632,47 @@ fn server_names_are_checked_and_only_where_the_engine_or_cert_manager_issues() {
         assert!(e.message.contains(says), "{}", e.message);
     }
 }
+
+#[test]
+fn etcd_auth_needs_a_client_certificate_the_engine_names() {
+    let tls = |mode: &str| crate::api::TlsSpec {
+        mode: Some(mode.into()),
+        etcd_auth: true,
+        ..Default::default()
+    };
+    let mut s = spec(3, "3.6.15");
+    s.tls = Some(tls("managed"));
+    assert!(validate(&cluster(s.clone())).unwrap().etcd_auth);
+    s.tls = Some(tls("none"));
+    let e = validate(&cluster(s.clone())).unwrap_err();
+    assert_eq!(e.field, "spec.tls.etcdAuth", "{e:?}");
+    assert!(e.message.contains("managed or certManager"), "{e}");
+    // Absent: off, what a cluster made before the field keeps.
+    s.tls = None;
+    assert!(!validate(&cluster(s)).unwrap().etcd_auth);
+}
+
+#[test]
+fn create_turns_etcd_auth_on_for_managed_and_cert_manager_clusters_from_3_5() {
+    let tls = |mode: &str| crate::api::TlsSpec {
+        mode: Some(mode.into()),
+        ..Default::default()
+    };
+    let v = |s: &str| Version::parse(s).unwrap();
+    for mode in ["managed", "certManager"] {
+        assert!(etcd_auth_by_default(Some(&tls(mode)), v("3.5.0")), "{mode}");
+        assert!(etcd_auth_by_default(Some(&tls(mode)), v("3.7.3")), "{mode}");
+        // 3.4: etcd cannot upgrade it to 3.5 with authentication on.
+        assert!(
+            !etcd_auth_by_default(Some(&tls(mode)), v("3.4.23")),
+            "{mode}"
+        );
+    }
+    for mode in ["secrets", "none"] {
+        assert!(
+            !etcd_auth_by_default(Some(&tls(mode)), v("3.6.15")),
+            "{mode}"
+        );
+    }
+    assert!(!etcd_auth_by_default(None, v("3.6.15")));
+}

@@ -17,7 +17,7 @@ mod rules;
 mod step;
 pub use maintenance::Trigger;
 pub use rules::*;
-pub use step::{ConfigChange, DowngradeStep, Restart, Step};
+pub use step::{AuthStep, ConfigChange, DowngradeStep, Restart, Step};
 
 /// Members needed for a majority of `voters`.
 pub fn quorum(voters: usize) -> usize {
@@ -170,6 +170,7 @@ pub const RULES: &[Rule] = &[
     unhealthy_voters,
     voters_not_ready,
     tls_switch::move_peer_urls,
+    auth::enable,
     maintenance::requested_defrag,
     maintenance::policy_defrag,
 ];
@@ -303,6 +304,7 @@ pub fn formed(o: &Observed) -> bool {
 }
 
 pub mod adopt;
+pub mod auth;
 pub mod backup;
 mod drain;
 mod hibernate;

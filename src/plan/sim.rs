@@ -512,6 +512,7 @@ impl World {
             EtcdView::Reached(ClusterView {
                 cluster_id: 42,
                 auth_enabled: false,
+                auth: None,
                 // Without quorum no voter passes a linearizable read.
                 list_unconfirmed: !quorum_up,
                 leader: self.leader,
@@ -939,7 +940,9 @@ impl World {
                 );
                 f.alarm = false;
             })),
-            Step::Wait { .. }
+            // The simulated world has no etcd authentication (`plan::auth` has its own tests).
+            Step::Auth { .. }
+            | Step::Wait { .. }
             | Step::RollBack { .. }
             | Step::PreUpgradeSnapshot { .. }
             | Step::RaiseQuota { .. }

@@ -42,6 +42,7 @@ pub const HOLDING: &str = "holding: ";
 ///   TLS on/off (see `tls_switch`): UpdateTemplate(both schemes) ─▶ RestartMember… ─▶
 ///               UpdatePeerUrl (each, to the switch port) ─▶ UpdateTemplate(new scheme) ─▶
 ///               RestartMember… ─▶ UpdatePeerUrl (each, back to 2380) ─▶ UpdateTemplate ─▶ RestartMember…
+///   etcd's authentication (see `auth`): Auth(AddRoot) ─▶ Auth(GrantRoot) ─▶ Auth(Enable)
 ///   anything not ready yet: Wait;  anything unsafe or ambiguous: Hold (no action, Degraded);
 ///   quorum lost: Hold(QuorumLost) until `kubectl etcd recover` writes spec.recovery:
 ///               FenceClients ─▶ TakeRecoverySnapshot ─▶ VerifyRecoverySnapshot ─▶ DeleteLostMembers
@@ -231,6 +232,8 @@ pub enum Step {
         from: String,
         to: String,
     },
+    /// `spec.tls.etcdAuth`: one step of turning etcd's authentication on (see `auth`).
+    Auth { part: AuthStep },
     /// Nothing to do until the world moves on.
     Wait { reason: Reason, message: String },
     /// Acting would be unsafe or ambiguous: report and change nothing until a human or the
@@ -240,6 +243,18 @@ pub enum Step {
     Paused,
     /// Converged.
     Idle,
+}
+
+/// The steps of turning etcd's authentication on, in their order (`Step::Auth`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum AuthStep {
+    /// Add the user root (the CN of the engine's client certificate), without a password.
+    AddRoot,
+    /// Grant it the role root.
+    GrantRoot,
+    /// Turn authentication on.
+    Enable,
 }
 
 /// Why a member's pod is restarted.
@@ -335,6 +350,7 @@ impl Step {
             Step::Defragment { .. } => Reason::Defragmenting,
             Step::DisarmNospace { .. } => Reason::DisarmingAlarm,
             Step::RaiseQuota { .. } => Reason::QuotaRaised,
+            Step::Auth { .. } => Reason::EnablingAuth,
             Step::TakeScheduledBackup { .. }
             | Step::PruneBackups { .. }
             | Step::CheckBackup { .. }
@@ -422,13 +438,9 @@ impl fmt::Display for Step {
                 "defragment {name} ({why}; one member at a time, the leader last, while every \
                  other voter answers)"
             ),
-            Step::DisarmNospace { .. } => write!(
-                f,
-                "disarm NOSPACE: every member is below {}% of its quota again, so etcd accepts \
-                 writes",
-                nospace::FULL_PERCENT
-            ),
+            Step::DisarmNospace { .. } => disarm(f),
             Step::RaiseQuota { from, to } => raise_quota(f, *from, *to),
+            Step::Auth { part } => auth_step(f, *part),
             Step::TakeScheduledBackup { slot } => write!(
                 f,
                 "start the scheduled backup of {} (it runs beside the engine's passes)",
@@ -601,6 +613,31 @@ fn prune(
         )?;
     }
     Ok(())
+}
+
+fn disarm(f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    write!(
+        f,
+        "disarm NOSPACE: every member is below {}% of its quota again, so etcd accepts writes",
+        nospace::FULL_PERCENT
+    )
+}
+
+fn auth_step(f: &mut fmt::Formatter<'_>, part: AuthStep) -> fmt::Result {
+    let root = crate::etcd::ROOT;
+    match part {
+        AuthStep::AddRoot => write!(
+            f,
+            "add etcd user {root} (the engine's client certificate), before authentication is \
+             turned on"
+        ),
+        AuthStep::GrantRoot => write!(f, "grant etcd role {root} to user {root}"),
+        AuthStep::Enable => write!(
+            f,
+            "turn etcd's authentication on (spec.tls.etcdAuth): each client certificate's CN is \
+             its user from now on"
+        ),
+    }
 }
 
 impl Step {

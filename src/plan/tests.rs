@@ -120,6 +120,7 @@ pub(super) fn healthy(d: &Desired, n: u32) -> Observed {
             leader: Some(100),
             members: (0..n).map(|o| member(d, o)).collect(),
             auth_enabled: false,
+            auth: None,
             list_unconfirmed: false,
         }),
         known_members: (0..n).collect(),

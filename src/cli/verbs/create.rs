@@ -69,10 +69,10 @@ async fn create(g: &Global, a: Args) -> Result<(), Error> {
     if let Some(w) = model::support_warning(version) {
         output::progress_line(&w);
     }
-    let version = version.to_string();
     // Without a TLS flag a new cluster gets managed TLS (the mode is written out, so the spec
-    // shows it).
-    let tls = a.security.spec(Some(TlsMode::Managed));
+    // shows it), and etcd's authentication by certificate from 3.5 on.
+    let tls = a.security.new_cluster_spec(version);
+    let version = version.to_string();
     if tls.as_ref().and_then(|t| t.mode.as_deref()) == Some(TlsMode::None.as_str()) {
         output::progress_line(&format!(
             "warning: EtcdCluster {name} will serve plain http (--insecure): any pod that reaches \

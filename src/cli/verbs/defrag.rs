@@ -350,6 +350,7 @@ mod tests {
                 leader: Some(100 + u64::from(leader)),
                 members,
                 auth_enabled: false,
+                auth: None,
                 list_unconfirmed: false,
             }),
             ..Default::default()

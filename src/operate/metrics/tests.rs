@@ -152,6 +152,7 @@ fn pass_with(leader: u64, healthy: [bool; 3], db: [i64; 3]) -> Pass {
                 leader: Some(leader),
                 members,
                 auth_enabled: false,
+                auth: None,
                 list_unconfirmed: false,
             }),
             ..Default::default()
