@@ -1666,8 +1666,9 @@ fn a_cert_manager_cluster_serves_what_cert_manager_issued_and_renews_under_a_wri
     let lives = pod_lives(&ns.0, n);
     assert_eq!(lives.len(), 3, "{lives:?}");
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let puts = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
     let writer = {
-        let (ns, stop) = (ns.0.clone(), stop.clone());
+        let (ns, stop, puts) = (ns.0.clone(), stop.clone(), puts.clone());
         std::thread::spawn(move || {
             let mut failed = Vec::new();
             let mut written = 0u32;
@@ -1678,6 +1679,7 @@ fn a_cert_manager_cluster_serves_what_cert_manager_issued_and_renews_under_a_wri
                     failed.push(format!("{key}: {}", r.stderr.trim()));
                 }
                 written += 1;
+                puts.store(written, std::sync::atomic::Ordering::Relaxed);
                 std::thread::sleep(Duration::from_millis(500));
             }
             (written, failed)
@@ -1717,12 +1719,18 @@ fn a_cert_manager_cluster_serves_what_cert_manager_issued_and_renews_under_a_wri
         "the kubelet brought the renewed Secrets into every member after {} s",
         renewed_at.elapsed().as_secs()
     );
-    // The writer goes on over the renewed certificates (new connections each put).
-    std::thread::sleep(Duration::from_secs(15));
+    // The writer goes on over the renewed certificates (new connections each put): three puts
+    // more after every member has them, however slow the machine is.
+    let at_renewal = puts.load(std::sync::atomic::Ordering::Relaxed);
+    eventually(
+        "three puts over the renewed certificates",
+        Duration::from_secs(180),
+        || (puts.load(std::sync::atomic::Ordering::Relaxed) >= at_renewal + 3).then_some(()),
+    );
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let (written, failed) = writer.join().unwrap();
     eprintln!("writer: {written} puts, {} failed", failed.len());
-    assert!(written > 20, "the writer wrote only {written}");
+    assert!(written >= at_renewal + 3, "the writer wrote only {written}");
     assert_eq!(
         failed,
         Vec::<String>::new(),
