@@ -265,8 +265,10 @@ impl SecurityFlags {
     /// authentication on by default where `model::etcd_auth_by_default` says so.
     pub fn new_cluster_spec(&self, version: crate::model::Version) -> Option<crate::api::TlsSpec> {
         let mut tls = self.spec(Some(TlsMode::Managed));
+        // A password user (`--auth-secret`) is the cluster's root: no passwordless root beside it.
         if let Some(t) = tls.as_mut()
             && self.etcd_auth.is_none()
+            && self.auth_secret.is_none()
         {
             t.etcd_auth = crate::model::etcd_auth_by_default(Some(t), version);
         }
