@@ -379,13 +379,7 @@ impl Reach {
             .map_err(fail)?;
         let files = objects::tls_files(&found)
             .map_err(|missing| fail(format!("Secret {}/{secret} {missing}", d.namespace)))?;
-        let host = url
-            .split_once("://")
-            .map_or(url, |(_, r)| r)
-            .split(['/', ':'])
-            .next()
-            .unwrap_or_default()
-            .to_string();
+        let host = host_of_url(url);
         crate::etcd::TlsDial::new(&files.ca, &files.cert, &files.key, &host)
             .map(Some)
             .map_err(|source| EtcdError::Connect {
@@ -393,6 +387,17 @@ impl Reach {
                 source,
             })
     }
+}
+
+/// The host part of `url` (`https://demo-0.demo:2379/x` → `demo-0.demo`); `url` itself when it
+/// names no scheme.
+pub fn host_of_url(url: &str) -> String {
+    url.split_once("://")
+        .map_or(url, |(_, r)| r)
+        .split(['/', ':'])
+        .next()
+        .unwrap_or_default()
+        .to_string()
 }
 
 #[cfg(test)]

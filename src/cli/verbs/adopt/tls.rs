@@ -122,13 +122,7 @@ async fn secret_files(
 /// What old member `member` presents at `url` (its peer or client URL), through a port-forward
 /// to the pod the URL names; the refusal when it cannot be read.
 async fn presented(s: &Session, member: &str, url: &str) -> Result<certs::Presented, String> {
-    let host = url
-        .split_once("://")
-        .map_or(url, |(_, r)| r)
-        .split(['/', ':'])
-        .next()
-        .unwrap_or_default()
-        .to_string();
+    let host = crate::reach::host_of_url(url);
     let Some((pod, port)) = crate::reach::pod_of_url(url) else {
         return Err(format!(
             "{member} advertises {url}, which names no pod to read its certificate through"
