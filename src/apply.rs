@@ -44,13 +44,84 @@ fn drop_nulls(v: &mut Value) {
 /// belongs to its one writer. A status that other managers own fields of (one written before
 /// status was applied, by a merge patch: the API server names that writer `unknown`) is taken
 /// over first by applying `previous`, the status read with `meta`, as it stands: from then on a
-/// field the writer leaves out is removed, not kept by its old owner.
+/// field the writer leaves out is removed, not kept by its old owner. No precondition: for a
+/// writer that holds the object alone (a backup's taker); the engine writes through
+/// [`status_over`].
 pub async fn status<K, S>(
     api: &Api<K>,
     meta: &ObjectMeta,
     previous: Option<&S>,
     manager: &str,
     status: &S,
+) -> Result<(), kube::Error>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
+    S: Serialize,
+{
+    apply_status(api, meta, previous, manager, status, None).await
+}
+
+/// What [`status_over`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Written {
+    /// The status is the one given.
+    Applied,
+    /// Nothing written: the object's status is no longer the one the writer read (another pass
+    /// wrote it meanwhile, or the object was deleted and made again). The writer's status was
+    /// derived from a stale copy; the next pass starts from the new one.
+    Stale,
+}
+
+/// Writes `status` over the status `read` carries, and only over it: a compare-and-swap. The
+/// object is read again; when its status (`status_of`) or uid differs from `read`'s, nothing is
+/// written ([`Written::Stale`]); otherwise `status` is applied with that read's resourceVersion
+/// as a precondition, so a write that slips in between makes the API server refuse it (also
+/// `Stale`). Changes of spec or metadata since `read` (a finalizer, an annotation the pass itself
+/// wrote) do not count: only the status is compared.
+pub async fn status_over<K, S>(
+    api: &Api<K>,
+    read: &K,
+    status_of: impl Fn(&K) -> Option<&S>,
+    manager: &str,
+    status: &S,
+) -> Result<Written, kube::Error>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
+    S: Serialize + PartialEq,
+{
+    let name = read.meta().name.as_deref().unwrap_or_default();
+    let now = api.get(name).await?;
+    if now.meta().uid != read.meta().uid || status_of(&now) != status_of(read) {
+        return Ok(Written::Stale);
+    }
+    let at = now.meta().resource_version.clone();
+    match apply_status(api, now.meta(), status_of(&now), manager, status, at).await {
+        Ok(()) => Ok(Written::Applied),
+        Err(kube::Error::Api(s)) if s.code == 409 => Ok(Written::Stale),
+        Err(e) => Err(e),
+    }
+}
+
+/// The apply document of `status`, with `resource_version` as the write's precondition when
+/// given (the API server refuses the write with 409 if the object changed since).
+fn document<K: Resource<DynamicType = ()>>(
+    status: &impl Serialize,
+    resource_version: Option<&str>,
+) -> Result<Value, kube::Error> {
+    let mut doc = status_document::<K>(status).map_err(kube::Error::SerdeError)?;
+    if let Some(rv) = resource_version {
+        doc["metadata"] = json!({ "resourceVersion": rv });
+    }
+    Ok(doc)
+}
+
+async fn apply_status<K, S>(
+    api: &Api<K>,
+    meta: &ObjectMeta,
+    previous: Option<&S>,
+    manager: &str,
+    status: &S,
+    mut at: Option<String>,
 ) -> Result<(), kube::Error>
 where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
@@ -65,8 +136,8 @@ where
             manager,
             "taking over a status written by other field managers"
         );
-        let doc = status_document::<K>(previous).map_err(kube::Error::SerdeError)?;
-        let shared = api.patch_status(name, &params, &Patch::Apply(doc)).await?;
+        let doc = document::<K>(previous, at.as_deref())?;
+        let mut shared = api.patch_status(name, &params, &Patch::Apply(doc)).await?;
         // Applying the value a field has makes its owners share it (force settles conflicts
         // only): the others' claims are let go of, so that `manager` owns the status alone.
         if let Some(release) = release_others(shared.meta(), manager) {
@@ -74,11 +145,14 @@ where
                 field_manager: Some(manager.into()),
                 ..PatchParams::default()
             };
-            api.patch(name, &params, &Patch::Json::<()>(release))
+            shared = api
+                .patch(name, &params, &Patch::Json::<()>(release))
                 .await?;
         }
+        // The precondition goes on from this process's own writes.
+        at = at.and(shared.meta().resource_version.clone());
     }
-    let doc = status_document::<K>(status).map_err(kube::Error::SerdeError)?;
+    let doc = document::<K>(status, at.as_deref())?;
     api.patch_status(name, &params, &Patch::Apply(doc)).await?;
     Ok(())
 }
@@ -220,7 +294,7 @@ mod tests {
                     "{rel} writes a status itself ({write})"
                 );
             }
-            if text.contains("apply::status(") {
+            if text.contains("apply::status(") || text.contains("apply::status_over(") {
                 writers.insert(rel);
             }
         }
@@ -260,5 +334,17 @@ mod tests {
             status_document::<EtcdBackup>(&json!({"phase": "Running"})).unwrap()["kind"],
             "EtcdBackup"
         );
+    }
+
+    /// The engine's write carries the resourceVersion it read as a precondition; the backup
+    /// taker's carries none.
+    #[test]
+    fn a_precondition_is_the_resource_version_read() {
+        let status = json!({"phase": "Running"});
+        let doc = document::<EtcdCluster>(&status, Some("42")).unwrap();
+        assert_eq!(doc["metadata"], json!({"resourceVersion": "42"}));
+        assert_eq!(doc["status"], status);
+        let doc = document::<EtcdCluster>(&status, None).unwrap();
+        assert!(doc.get("metadata").is_none(), "{doc}");
     }
 }

@@ -246,6 +246,106 @@ async fn each_status_has_one_writer_and_the_engine_never_writes_spec() {
         .unwrap();
 }
 
+/// Issue 43 R10: a status derived from a stale copy of the cluster is never written over a newer
+/// one (two drivers' passes: two CLIs, a CLI beside a restarting operator). The engine writes
+/// through `apply::status_over`, a compare-and-swap on the status against the API server: here on
+/// a cluster no driver serves, with the engine's field manager.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_status_is_written_only_over_the_status_it_was_derived_from() {
+    use kubectl_etcd::api::EtcdClusterStatus;
+    use kubectl_etcd::apply::{Written, status_over};
+    install_crd();
+    let client = client().await;
+    let ns_guard = Ns::new("status-cas");
+    let ns = ns_guard.0.clone();
+    let clusters: Api<EtcdCluster> = Api::namespaced(client.clone(), &ns);
+    let manifest = r#"{"apiVersion":"etcd.kubectl-etcd.io/v1alpha1","kind":"EtcdCluster",
+        "metadata":{"name":"cas"},"spec":{"replicas":1,"version":"3.5.16"}}"#;
+    ok(kubectl_stdin(&["-n", &ns, "apply", "-f", "-"], manifest));
+    let with = |m: &str| EtcdClusterStatus {
+        message: Some(m.into()),
+        ..Default::default()
+    };
+    let write = |read: EtcdCluster, m: &'static str| {
+        let (clusters, status) = (clusters.clone(), with(m));
+        async move {
+            status_over(
+                &clusters,
+                &read,
+                |c| c.status.as_ref(),
+                MANAGER_ENGINE,
+                &status,
+            )
+            .await
+            .unwrap()
+        }
+    };
+    let message = || async {
+        let c = clusters.get("cas").await.unwrap();
+        c.status.and_then(|s| s.message).unwrap_or_default()
+    };
+
+    // Two passes read the cluster; the first writes its status.
+    let read = clusters.get("cas").await.unwrap();
+    assert_eq!(write(read.clone(), "first pass").await, Written::Applied);
+    assert_eq!(message().await, "first pass");
+    // The second derived its status from the copy before that write: nothing written.
+    assert_eq!(write(read, "stale pass").await, Written::Stale);
+    assert_eq!(message().await, "first pass");
+
+    // Spec and metadata changes since the read (a user's edit, the engine's own annotation or
+    // finalizer) do not make a pass stale: only the status is compared.
+    let read = clusters.get("cas").await.unwrap();
+    ok(kubectl(&[
+        "-n",
+        &ns,
+        "annotate",
+        "etcdcluster",
+        "cas",
+        "e2e/touched=yes",
+    ]));
+    ok(kubectl(&[
+        "-n",
+        &ns,
+        "patch",
+        "etcdcluster",
+        "cas",
+        "--type",
+        "merge",
+        "-p",
+        r#"{"spec":{"replicas":3}}"#,
+    ]));
+    assert_eq!(write(read, "next pass").await, Written::Applied);
+    assert_eq!(message().await, "next pass");
+
+    // The cluster deleted and made again under the same name: a copy of the old one is stale.
+    let old = clusters.get("cas").await.unwrap();
+    ok(kubectl(&[
+        "-n",
+        &ns,
+        "delete",
+        "etcdcluster",
+        "cas",
+        "--wait=true",
+    ]));
+    ok(kubectl_stdin(&["-n", &ns, "apply", "-f", "-"], manifest));
+    let mut old_copy = old;
+    old_copy.status = None;
+    assert_eq!(write(old_copy, "old cluster's pass").await, Written::Stale);
+    assert_eq!(message().await, "");
+
+    // Every write went through the engine's field manager alone.
+    let c = clusters.get("cas").await.unwrap();
+    let fresh = write(c, "engine").await;
+    assert_eq!(fresh, Written::Applied);
+    let c = clusters.get("cas").await.unwrap();
+    assert_one_status_writer(
+        "EtcdCluster cas",
+        c.metadata.managed_fields.as_deref().unwrap_or_default(),
+        MANAGER_ENGINE,
+    );
+}
+
 /// The check above fails on what it is there to catch (no cluster needed).
 #[test]
 fn a_second_status_writer_is_caught() {

@@ -393,30 +393,30 @@ fn namespace_of(cluster: &EtcdCluster) -> String {
 }
 
 /// Writes `status` whole, by server-side apply as the engine, its one writer (callers skip the
-/// write when it equals what the cluster shows: a steady state writes nothing).
+/// write when it equals what the cluster shows: a steady state writes nothing), and only over the
+/// status this pass read (`apply::status_over`): two drivers' passes (two CLIs, a CLI beside a
+/// restarting operator) never write a status derived from a copy older than the other's write,
+/// which would take back a done-mark the other recorded. A stale pass writes nothing; the next
+/// pass starts from the newer status.
 async fn write_status(
     api: &Api<EtcdCluster>,
     cluster: &EtcdCluster,
     status: &EtcdClusterStatus,
 ) -> Result<(), Error> {
-    crate::apply::status(
+    let (name, ns) = (cluster.name_any(), namespace_of(cluster));
+    let written = crate::apply::status_over(
         api,
-        &cluster.metadata,
-        cluster.status.as_ref(),
+        cluster,
+        |c| c.status.as_ref(),
         crate::keys::MANAGER_ENGINE,
         status,
     )
     .await
-    .map_err(|e| {
-        let ns = cluster.namespace().unwrap_or_default();
-        Error::kube(
-            "update the status of",
-            crate::api::KIND,
-            &ns,
-            &cluster.name_any(),
-            e,
-        )
-    })
+    .map_err(|e| Error::kube("update the status of", crate::api::KIND, &ns, &name, e))?;
+    if written == crate::apply::Written::Stale {
+        tracing::info!(cluster = %name, namespace = %ns, "status not written: another pass wrote it since this one read the cluster; the next pass starts from it");
+    }
+    Ok(())
 }
 
 /// An invalid spec is reported as a condition (and never hot-loops: the operator waits for the
