@@ -220,7 +220,6 @@ const STILL_OVER: &[(&str, usize)] = &[
     ("src/engine/observe.rs", 1545),
     ("src/model/validate.rs", 1473),
     ("src/operate/mod.rs", 960),
-    ("src/plan/rules.rs", 1208),
 ];
 
 /// A production file of `src/` has at most 800 lines: a file that grows past it has two real
