@@ -1247,6 +1247,47 @@ async fn a_member_is_reached_through_a_port_forward_that_reopens_after_a_drop() 
     );
 }
 
+/// Issue 43 R10: what the backup taker proves its source with. A member cut off from its peers
+/// (here: the other two are gone) answers the serializable keyspace count with what it had, and
+/// fails the linearizable one; a member of a quorum answers both, the linearizable one at the
+/// revision of every write acknowledged before it.
+#[tokio::test]
+async fn a_member_cut_off_from_its_quorum_fails_the_linearizable_keyspace_read() {
+    let mut cluster = Cluster::start("3.5", 27600, 3).await;
+    let mut c0 = cluster.client(0).await;
+    let mut c1 = cluster.client(1).await;
+    c1.put("/proof/k", "v")
+        .await
+        .map_err(|e| report(&e))
+        .unwrap();
+    let written = c1.keyspace().await.unwrap().revision;
+    let proven = retry("a linearizable keyspace read on m0", || {
+        let mut c = c0.clone();
+        async move { c.keyspace_linearizable().await }
+    })
+    .await;
+    assert!(
+        proven.revision >= written,
+        "{} < {written}",
+        proven.revision
+    );
+    assert!(proven.keys >= 1);
+
+    cluster.kill(1);
+    cluster.kill(2);
+    let alone = c0.keyspace().await.map_err(|e| report(&e)).unwrap();
+    assert!(alone.revision >= written);
+    let refused = c0
+        .keyspace_linearizable()
+        .await
+        .expect_err("a member without a quorum passed a linearizable read");
+    assert!(
+        report(&refused).contains("keyspace"),
+        "{}",
+        report(&refused)
+    );
+}
+
 #[tokio::test]
 async fn a_port_forward_to_a_missing_pod_fails_for_good() {
     let api = fake_api::start("etcd-0", "127.0.0.1:1".into()).await;

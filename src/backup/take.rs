@@ -37,7 +37,9 @@ pub struct Source {
     pub member: String,
     pub raft_index: u64,
     pub version: String,
-    /// A healthy majority answered: the snapshot holds every acknowledged write.
+    /// A healthy majority answered: the snapshot holds every acknowledged write. The pass's
+    /// observation says so; the taker proves it again on the source itself, by a linearizable
+    /// read just before the snapshot ([`proven_by_a_linearizable_read`]).
     pub quorum: bool,
 }
 
@@ -587,12 +589,16 @@ async fn attempt(
         .pods
         .get(&source.ordinal)
         .and_then(|p| p.ip.clone());
-    let revision = reach
+    let mut client = reach
         .connect(d, source.ordinal, ip.as_deref())
         .await
-        .map_err(|e| failed_at(BackupError::Etcd(Box::new(e))))?
-        .keyspace()
-        .await
+        .map_err(|e| failed_at(BackupError::Etcd(Box::new(e))))?;
+    let read = if proven_by_a_linearizable_read(&source) {
+        client.keyspace_linearizable().await
+    } else {
+        client.keyspace().await
+    };
+    let revision = read
         .map_err(|e| failed_at(BackupError::Etcd(Box::new(e))))?
         .revision;
     let key = object_key(
@@ -621,6 +627,17 @@ async fn attempt(
         sha256: stored.sha256_hex,
         snapshot_bytes,
     })
+}
+
+/// Pure: whether the try reads the source's revision by a linearizable read: when the snapshot
+/// will be recorded as holding every acknowledged write (`quorum`). The observation that chose the
+/// source may be older than the try (a retry on another member comes after a stream that broke,
+/// minutes later): a member cut off from its peers since would still answer a serializable read
+/// with what it had, and its snapshot would count as complete. The linearizable read fails on
+/// it instead, so the try fails on that source and the next member is tried. A backup without a
+/// quorum (or of one named member, `recover`'s) reads serializably and says so in its record.
+fn proven_by_a_linearizable_read(source: &Source) -> bool {
+    source.quorum
 }
 
 /// Pure: the ordinal of the member a failed try was taking its snapshot from, when another member
@@ -773,6 +790,32 @@ mod tests {
         assert!(choose_source_except(&d, &o, &[1, 2]).unwrap().quorum);
         let e = pick(&[0, 1, 2]).unwrap_err();
         assert!(e.contains("no other member of ns/demo"), "{e}");
+    }
+
+    /// Issue 43 R10: a try whose snapshot will count as holding every acknowledged write proves
+    /// it on its source (a linearizable read) whatever the observation said: the retry after a
+    /// broken stream comes from an observation that may be minutes old, and a member cut off
+    /// from its peers since would pass a serializable read. Without a quorum (or for one named
+    /// member) the read is serializable and the record says what the snapshot holds.
+    #[test]
+    fn a_snapshot_counted_complete_is_proven_on_its_source_first() {
+        let o = observed(vec![
+            member(0, 10, true, false, "3.5.16"),
+            member(1, 12, true, false, "3.5.16"),
+            member(2, 11, true, false, "3.5.16"),
+        ]);
+        let d = desired();
+        for lost in [&[][..], &[1], &[1, 2]] {
+            let s = choose_source_except(&d, &o, lost).unwrap();
+            assert!(s.quorum && proven_by_a_linearizable_read(&s), "{lost:?}");
+        }
+        let sick = observed(vec![
+            member(0, 10, false, false, "3.5.16"),
+            member(1, 30, false, false, "3.5.16"),
+            member(2, 11, true, false, "3.5.16"),
+        ]);
+        let s = choose_source(&d, &sick).unwrap();
+        assert!(!s.quorum && !proven_by_a_linearizable_read(&s));
     }
 
     #[test]

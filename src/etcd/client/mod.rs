@@ -555,10 +555,24 @@ impl EtcdClient {
 
     /// The current revision and the number of keys (a serializable count: no quorum needed).
     pub async fn keyspace(&mut self) -> Result<Keyspace, EtcdError> {
-        let opts = etcd_client::GetOptions::new()
+        self.keyspace_read(true).await
+    }
+
+    /// The same by a linearizable read: it passes only on a member of a quorum whose applied
+    /// index the leader confirmed, so the revision is at least that of every write acknowledged
+    /// before it (a member cut off from its peers answers the serializable count with what it
+    /// had, and fails this one).
+    pub async fn keyspace_linearizable(&mut self) -> Result<Keyspace, EtcdError> {
+        self.keyspace_read(false).await
+    }
+
+    async fn keyspace_read(&mut self, serializable: bool) -> Result<Keyspace, EtcdError> {
+        let mut opts = etcd_client::GetOptions::new()
             .with_all_keys()
-            .with_count_only()
-            .with_serializable();
+            .with_count_only();
+        if serializable {
+            opts = opts.with_serializable();
+        }
         let resp = Self::call(self.rpc_timeout, self.client.get(vec![0u8], Some(opts)))
             .await
             .map_err(|source| EtcdError::Keyspace {
