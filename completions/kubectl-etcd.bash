@@ -1775,7 +1775,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__operate)
-            opts="-n -o -v -h --watch-namespace --metrics-addr --identity --allow-ambient-credentials --s3-endpoint-allow --allow-etcd-option --max-backups-per-namespace --max-backups --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help"
+            opts="-n -o -v -h --watch-namespace --metrics-addr --metrics-auth --identity --allow-ambient-credentials --s3-endpoint-allow --allow-etcd-option --max-backups-per-namespace --max-backups --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1787,6 +1787,10 @@ _kubectl__etcd() {
                     ;;
                 --metrics-addr)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --metrics-auth)
+                    COMPREPLY=($(compgen -W "kubernetes none" -- "${cur}"))
                     return 0
                     ;;
                 --identity)

@@ -147,6 +147,23 @@ pub mod install {
         format!("{operator}-workload")
     }
 
+    /// The operator's metrics URL (a non-resource URL to RBAC) and the verb a read of it is
+    /// authorized as.
+    pub const METRICS_PATH: &str = "/metrics";
+    pub const METRICS_VERB: &str = "get";
+
+    /// The ClusterRole that lets a user read operator install `operator`'s `/metrics` (the
+    /// non-resource URL, `get`: what `operate::metrics::auth` asks a SubjectAccessReview).
+    pub fn metrics_reader_role(operator: &str) -> String {
+        format!("{operator}-metrics-reader")
+    }
+
+    /// The ServiceAccount (and its token Secret and ClusterRoleBinding to `metrics_reader_role`)
+    /// whose token the monitoring pack's PodMonitor scrapes the operator with.
+    pub fn metrics_scraper(operator: &str) -> String {
+        format!("{operator}-metrics-scraper")
+    }
+
     /// The username of operator install `operator`'s ServiceAccount in `namespace` (what its
     /// admission policy matches).
     pub fn service_account_user(namespace: &str, operator: &str) -> String {

@@ -205,18 +205,16 @@ fn admission_tpl() -> String {
 
 /// templates/monitoring.yaml (`monitoring.enabled`): `objects::monitoring::manifests` as JSON
 /// documents (JSON is YAML), with the release namespace and the operator's name (`name`: the
-/// objects' label and the operator PodMonitor's selector) put in as template expressions, and the
-/// alerts' own `{{ $labels.x }}` escaped so that Helm prints them as they are.
+/// objects' label, the operator PodMonitor's selector, its scraper's names and the reader role
+/// it is bound to) put in as template expressions (whole values quoted, inside names as they
+/// are), and the alerts' own `{{ $labels.x }}` escaped so that Helm prints them as they are.
 fn monitoring_tpl() -> String {
     const NS: &str = "@release-namespace@";
     const NAME: &str = "@operator-name@";
-    let docs: Vec<String> = monitoring::manifests(NS)
+    let docs: Vec<String> = monitoring::manifests(NS, NAME)
         .into_iter()
         .map(|mut o| {
             o["metadata"]["labels"][LABEL_NAME] = NAME.into();
-            if o["metadata"]["name"] == monitoring::OPERATOR_MONITOR {
-                o["spec"]["selector"]["matchLabels"][LABEL_NAME] = NAME.into();
-            }
             serde_json::to_string_pretty(&o)
                 .unwrap()
                 .replace("{{", "{{ \"{{\" }}")
@@ -225,6 +223,8 @@ fn monitoring_tpl() -> String {
                     &format!("\"{NAME}\""),
                     "{{ include \"kubectl-etcd.name\" . | quote }}",
                 )
+                .replace(NS, "{{ .Release.Namespace }}")
+                .replace(NAME, "{{ include \"kubectl-etcd.name\" . }}")
         })
         .collect();
     format!(
@@ -321,19 +321,20 @@ fn helm_template_with_monitoring_elsewhere_watches_the_release_and_its_operator(
         "helm template",
         template("ops", &["monitoring.enabled=true", "name=etcd-op"]),
     ));
-    let mut want: Vec<Value> = monitoring::manifests("ops");
+    let mut want: Vec<Value> = monitoring::manifests("ops", "etcd-op");
     for o in &mut want {
         o["metadata"]["labels"][LABEL_NAME] = "etcd-op".into();
-        if o["metadata"]["name"] == monitoring::OPERATOR_MONITOR {
-            o["spec"]["selector"]["matchLabels"][LABEL_NAME] = "etcd-op".into();
-        }
     }
+    // The pack's objects: its kinds (the operator's own ServiceAccount and bindings are the
+    // install's), the dashboard, and the scraper's objects, by name.
     let kinds = ["PodMonitor", "PrometheusRule"];
+    let scraper = kubectl_etcd::keys::install::metrics_scraper("etcd-op");
     let mut have: Vec<Value> = all
         .iter()
         .filter(|o| {
             kinds.contains(&o["kind"].as_str().unwrap_or(""))
                 || o["metadata"]["name"] == monitoring::DASHBOARD_NAME
+                || o["metadata"]["name"] == scraper.as_str()
         })
         .cloned()
         .collect();

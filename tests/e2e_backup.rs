@@ -1076,6 +1076,9 @@ impl LocalOperator {
                 ns,
                 "--metrics-addr",
                 metrics,
+                // read below without a token (the guard of /metrics is e2e_namespaced's)
+                "--metrics-auth",
+                "none",
                 "--dial",
                 "port-forward",
                 "--identity",

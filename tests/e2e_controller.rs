@@ -21,7 +21,9 @@ use kube::api::{Api, ListParams, PostParams};
 use kubectl_etcd::api::{EtcdCluster, reason};
 use kubectl_etcd::engine::Dial;
 use kubectl_etcd::lease;
-use kubectl_etcd::operate::{ACTION, OperateOptions, RENEW_EVERY, REPORTER, run_until};
+use kubectl_etcd::operate::{
+    ACTION, MetricsAuth, OperateOptions, RENEW_EVERY, REPORTER, run_until,
+};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
@@ -63,6 +65,8 @@ async fn the_leader_bootstraps_a_cluster_reports_it_and_lets_go_on_shutdown() {
     let op = common::InProcessOperator::start(OperateOptions {
         identity: identity.clone(),
         lease_namespace: ns.clone(),
+        // Read below without a token (the guard of /metrics is e2e_namespaced's).
+        metrics_auth: MetricsAuth::Off,
         ..OperateOptions::new(client.clone(), Some(ns.clone()), addr, Dial::PortForward)
     });
 
@@ -225,6 +229,7 @@ fn options(client: &kube::Client, ns: &str, who: &str, port: u16) -> OperateOpti
     OperateOptions {
         identity: lease::operator_identity(who),
         lease_namespace: ns.into(),
+        metrics_auth: MetricsAuth::Off,
         ..OperateOptions::new(
             client.clone(),
             Some(ns.into()),

@@ -80,12 +80,18 @@ fn encode(s: &str) -> String {
 
 /// `GET path` from `addr` (HTTP/1.0: one response, no chunking): the body of a 200.
 fn get(addr: &str, path: &str) -> Result<String, String> {
+    get_with(addr, path, None)
+}
+
+/// `get` with `token` as a bearer token.
+fn get_with(addr: &str, path: &str, token: Option<&str>) -> Result<String, String> {
     let sock = addr.parse().map_err(|e| format!("{addr}: {e}"))?;
     let mut conn = TcpStream::connect_timeout(&sock, Duration::from_secs(5))
         .map_err(|e| format!("{addr}: {e}"))?;
     conn.set_read_timeout(Some(Duration::from_secs(15)))
         .map_err(|e| e.to_string())?;
-    write!(conn, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").map_err(|e| e.to_string())?;
+    let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
+    write!(conn, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n{auth}\r\n").map_err(|e| e.to_string())?;
     let mut out = Vec::new();
     conn.read_to_end(&mut out)
         .map_err(|e| format!("{addr}{path}: {e}"))?;
@@ -199,9 +205,10 @@ impl Drop for Prometheus {
 // ---------------------------------------------------------------------------------------------
 // the scrape configuration, from the PodMonitors
 
-/// One scrape job of `monitor`: its endpoint's path, scheme and `honorLabels`, and per pod it
+/// One scrape job of `monitor`: its endpoint's path, scheme and `honorLabels`, its bearer token
+/// when it names one (`token`: the Secret's, as prometheus-operator reads it), and per pod it
 /// selects a static target labelled as its relabelings label it.
-fn scrape_job(monitor: &Value, targets: &[(ScrapedPod, String)]) -> Value {
+fn scrape_job(monitor: &Value, targets: &[(ScrapedPod, String)], token: Option<&str>) -> Value {
     let ep = &monitor["spec"]["podMetricsEndpoints"][0];
     let statics: Vec<Value> = targets
         .iter()
@@ -215,13 +222,76 @@ fn scrape_job(monitor: &Value, targets: &[(ScrapedPod, String)]) -> Value {
             json!({ "targets": [address], "labels": labels })
         })
         .collect();
-    json!({
+    let mut job = json!({
         "job_name": monitor["metadata"]["name"],
         "metrics_path": ep["path"],
         "scheme": ep["scheme"],
         "honor_labels": ep["honorLabels"].as_bool().unwrap_or(false),
         "static_configs": statics,
-    })
+    });
+    if ep["authorization"]["type"] == "Bearer" {
+        let token = token.expect("the token of the Secret the PodMonitor names");
+        job["authorization"] = json!({ "type": "Bearer", "credentials": token });
+    }
+    job
+}
+
+/// The monitoring pack's scraper (`monitoring::scraper`: ServiceAccount, token Secret,
+/// ClusterRoleBinding) and the reader role it is bound to (`install::metrics_reader`), under
+/// names of this test's own (`ke-<ns>`: cluster-scoped objects shared with no one), deleted by
+/// name when dropped.
+struct Scraper {
+    name: String,
+    token: String,
+}
+
+impl Scraper {
+    fn new(ns: &str) -> Scraper {
+        let base = format!("ke-{ns}");
+        let mut items = monitoring::scraper(ns, &base);
+        items.push(install::metrics_reader(&base));
+        let list = json!({ "apiVersion": "v1", "kind": "List", "items": items });
+        ok(kubectl_stdin(&["apply", "-f", "-"], &list.to_string()));
+        let name = kubectl_etcd::keys::install::metrics_scraper(&base);
+        let token = eventually(
+            "Kubernetes to fill the scraper's token Secret",
+            Duration::from_secs(30),
+            || {
+                let r = kubectl(&[
+                    "-n",
+                    ns,
+                    "get",
+                    "secret",
+                    &name,
+                    "-o",
+                    &format!(
+                        "go-template={{{{with .data}}}}{{{{index . \"{}\" | base64decode}}}}{{{{end}}}}",
+                        monitoring::SCRAPER_TOKEN_KEY
+                    ),
+                ]);
+                let token = r.stdout.trim().to_string();
+                (r.code == 0 && !token.is_empty() && token != "<no value>").then_some(token)
+            },
+        );
+        Scraper { name: base, token }
+    }
+}
+
+impl Drop for Scraper {
+    fn drop(&mut self) {
+        let _ = kubectl(&[
+            "delete",
+            "clusterrolebinding",
+            "--ignore-not-found",
+            &kubectl_etcd::keys::install::metrics_scraper(&self.name),
+        ]);
+        let _ = kubectl(&[
+            "delete",
+            "clusterrole",
+            "--ignore-not-found",
+            &kubectl_etcd::keys::install::metrics_reader_role(&self.name),
+        ]);
+    }
 }
 
 /// The member pods of `ns` with the address of their `metrics` port (what the PodMonitor's
@@ -259,7 +329,7 @@ fn operator_pod_labels() -> std::collections::BTreeMap<String, String> {
     serde_json::from_value(deployment["spec"]["template"]["metadata"]["labels"].clone()).unwrap()
 }
 
-fn config(ns: &str, operator: &str) -> Value {
+fn config(ns: &str, operator: &str, token: &str) -> Value {
     let members = member_pods(ns);
     assert_eq!(
         members.len(),
@@ -291,8 +361,12 @@ fn config(ns: &str, operator: &str) -> Value {
     json!({
         "global": { "scrape_interval": "5s", "scrape_timeout": "4s", "evaluation_interval": "5s" },
         "scrape_configs": [
-            scrape_job(&monitoring::members_monitor(install::NAMESPACE), &member_targets),
-            scrape_job(&monitoring::operator_monitor(install::NAMESPACE), &operator_target),
+            scrape_job(&monitoring::members_monitor(install::NAMESPACE), &member_targets, None),
+            scrape_job(
+                &monitoring::operator_monitor(install::NAMESPACE, install::NAME),
+                &operator_target,
+                Some(token),
+            ),
         ],
     })
 }
@@ -506,7 +580,13 @@ fn prometheus_scrapes_the_cluster_and_its_operator_and_the_alerts_fire_and_clear
         r#"{"spec":{"backup":{"suspend":true}}}"#,
     ]));
 
-    let prom = Prometheus::start(&config(&ns.0, &metrics));
+    // /metrics answers the token of the pack's scraper alone (`--metrics-auth kubernetes`).
+    let scraper = Scraper::new(&ns.0);
+    assert!(
+        get(&metrics, "/metrics").is_err_and(|e| e.contains("401")),
+        "the operator's /metrics without a token"
+    );
+    let prom = Prometheus::start(&config(&ns.0, &metrics, &scraper.token));
     let up = |job: &str| {
         prom.query(&format!(r#"up{{job="{job}"}} == 1"#))
             .iter()
@@ -558,7 +638,7 @@ fn prometheus_scrapes_the_cluster_and_its_operator_and_the_alerts_fire_and_clear
     let quiet = (0..3).any(|_| {
         let before = api_state(&ns.0);
         for _ in 0..50 {
-            get(&metrics, "/metrics").expect("the operator's /metrics");
+            get_with(&metrics, "/metrics", Some(&scraper.token)).expect("the operator's /metrics");
         }
         for (_, _, address) in member_pods(&ns.0) {
             for _ in 0..10 {

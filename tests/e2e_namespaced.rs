@@ -138,6 +138,48 @@ fn operator_admitted(ns: &str, name: &str) -> Value {
     client["from"][1].clone()
 }
 
+/// `/metrics` of the operator `name` running in `ns` (issue 42 item 4), straight to its pod: 401
+/// without a token, 403 with the token of a ServiceAccount lacking the reader role, 200 once one
+/// is bound to it; the probes answer without a token; the operator may review tokens.
+fn metrics_need_a_reader_token(ns: &str, name: &str) {
+    use common::scrape::{bind_cluster_role, http_get, token};
+    let user = format!("system:serviceaccount:{ns}:{name}");
+    for review in ["tokenreviews", "subjectaccessreviews"] {
+        let r = kubectl(&["auth", "can-i", "create", review, "--as", &user]);
+        assert_eq!(r.stdout.trim(), "yes", "the operator may create {review}");
+    }
+    let addr = common::scrape::metrics_addr(ns, name);
+    let status = |r: &str| r.lines().next().unwrap_or_default().to_string();
+    let anonymous = http_get(&addr, "/metrics", None);
+    assert!(anonymous.starts_with("HTTP/1.1 401"), "{anonymous}");
+    assert!(!anonymous.contains("kubectl_etcd_"), "{anonymous}");
+    assert!(http_get(&addr, "/healthz", None).starts_with("HTTP/1.1 200"));
+    assert!(http_get(&addr, "/readyz", None).starts_with("HTTP/1.1 200"));
+    let stranger = http_get(&addr, "/metrics", Some(&token(ns, "stranger")));
+    assert!(stranger.starts_with("HTTP/1.1 403"), "{stranger}");
+    assert!(
+        stranger.contains(&format!("{name}-metrics-reader")),
+        "the refusal names the role to bind: {stranger}"
+    );
+    // The install's reader role, bound as the monitoring pack binds its scraper.
+    let reader = kubectl_etcd::keys::install::metrics_reader_role(name);
+    bind_cluster_role(&format!("{name}-scraper"), &reader, ns, "scraper", name);
+    let scraper = token(ns, "scraper");
+    let allowed = eventually(
+        "the reader's token to be let through",
+        Duration::from_secs(30),
+        || {
+            let r = http_get(&addr, "/metrics", Some(&scraper));
+            r.starts_with("HTTP/1.1 200").then_some(r)
+        },
+    );
+    assert!(
+        allowed.contains("kubectl_etcd_leader"),
+        "{}",
+        status(&allowed)
+    );
+}
+
 #[test]
 fn an_operator_watching_two_namespaces_acts_there_only_and_a_cli_user_needs_no_rights_in_its_namespace()
  {
@@ -201,6 +243,7 @@ fn an_operator_watching_two_namespaces_acts_there_only_and_a_cli_user_needs_no_r
         &format!("deployment/{name}"),
         "--timeout=180s",
     ]));
+    metrics_need_a_reader_token(&op.0, &name);
 
     for ns in [&a.0, &b.0, &c.0] {
         ok(kubectl_stdin(

@@ -7,7 +7,6 @@
 
 mod common;
 
-use std::io::{Read, Write};
 use std::time::Duration;
 
 use common::*;
@@ -17,16 +16,7 @@ fn operator_image() -> String {
 }
 
 fn http_get(addr: &str, path: &str) -> String {
-    let mut s = std::net::TcpStream::connect(addr).expect("operator metrics port reachable");
-    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut out = String::new();
-    let _ = s.read_to_string(&mut out);
-    out
+    common::scrape::http_get(addr, path, None)
 }
 
 #[test]
@@ -217,19 +207,34 @@ fn the_in_cluster_operator_converges_kubectl_apply_and_kubectl_scale_and_the_cli
     }
 
     // Metrics and health endpoints, straight to the operator pod.
-    let ip = ok(kubectl(&[
-        "-n",
+    let addr = common::scrape::metrics_addr(OP_NS, kubectl_etcd::keys::install::NAME);
+    // Behind the reviews of a bearer token (`--metrics-auth kubernetes`): 401 without one, 200
+    // with a token of a ServiceAccount bound to the install's reader role.
+    let anonymous = http_get(&addr, "/metrics");
+    assert!(anonymous.starts_with("HTTP/1.1 401"), "{anonymous}");
+    let operator = kubectl_etcd::keys::install::NAME;
+    common::scrape::bind_cluster_role(
+        &format!("{operator}-e2e-scraper"),
+        &kubectl_etcd::keys::install::metrics_reader_role(operator),
         OP_NS,
-        "get",
-        "pods",
-        "-l",
-        "app.kubernetes.io/name=kubectl-etcd-operator",
-        "-o",
-        "jsonpath={.items[0].status.podIP}",
-    ]));
-    let addr = format!("{}:8080", ip.stdout.trim());
-    let metrics = http_get(&addr, "/metrics");
-    assert!(metrics.starts_with("HTTP/1.1 200"), "{metrics}");
+        "e2e-scraper",
+        operator,
+    );
+    let token = common::scrape::token(OP_NS, "e2e-scraper");
+    let metrics = eventually(
+        "the reader's token to be let through",
+        Duration::from_secs(30),
+        || {
+            let r = common::scrape::http_get(&addr, "/metrics", Some(&token));
+            r.starts_with("HTTP/1.1 200").then_some(r)
+        },
+    );
+    let _ = kubectl(&[
+        "delete",
+        "clusterrolebinding",
+        "--ignore-not-found",
+        &format!("{operator}-e2e-scraper"),
+    ]);
     for name in [
         "kubectl_etcd_reconciles_total",
         "kubectl_etcd_reconcile_duration_seconds",

@@ -53,7 +53,10 @@ pub fn manifests_yaml(a: &ManifestsArgs) -> String {
     let mut docs =
         install::manifests_watching(&a.image, ns, &a.watch_namespace, &a.image_pull_secrets);
     if a.monitoring {
-        docs.extend(crate::objects::monitoring::manifests(ns));
+        docs.extend(crate::objects::monitoring::manifests(
+            ns,
+            crate::objects::install::NAME,
+        ));
     }
     let docs: Vec<String> = docs.iter().map(output::yaml).collect();
     let regenerate = if a.monitoring {

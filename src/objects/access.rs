@@ -6,6 +6,8 @@
 //! step without etcd makes, recorded) hold the table against what the engine does. Pure.
 
 use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::authentication::v1::TokenReview;
+use k8s_openapi::api::authorization::v1::SubjectAccessReview;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{ConfigMap, Node, PersistentVolumeClaim, Pod, Secret, Service};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
@@ -134,6 +136,10 @@ pub fn watched_namespaces() -> Vec<Access> {
         // The clusters' Leases live beside them (`lease`): taken, renewed, released, and
         // deleted with their cluster.
         of::<Lease>(LEASES),
+        // Who may read the operator's `/metrics` (`operate::metrics::review`): the token's
+        // review, then its user's access to the URL (cluster-scoped, created, never stored).
+        of::<TokenReview>(&[CREATE]),
+        of::<SubjectAccessReview>(&[CREATE]),
     ]
 }
 
@@ -192,12 +198,17 @@ pub fn workload() -> Vec<Access> {
 }
 
 /// Whether `a` is on a cluster-scoped resource, which only a ClusterRole can grant: Nodes (the
-/// node of a member that does not answer) and StorageClasses (a storage change), read only.
+/// node of a member that does not answer) and StorageClasses (a storage change), read only, and
+/// the reviews of a `/metrics` request's token.
 pub fn is_cluster_scoped(a: &Access) -> bool {
-    let (node, class) = (resource_of::<Node>(), resource_of::<StorageClass>());
-    [node, class]
-        .iter()
-        .any(|(g, r)| (a.group.as_str(), a.resource.as_str()) == (g.as_str(), r.as_str()))
+    [
+        resource_of::<Node>(),
+        resource_of::<StorageClass>(),
+        resource_of::<TokenReview>(),
+        resource_of::<SubjectAccessReview>(),
+    ]
+    .iter()
+    .any(|(g, r)| (a.group.as_str(), a.resource.as_str()) == (g.as_str(), r.as_str()))
 }
 
 /// `table` split into what a Role in one namespace can grant and what needs a ClusterRole.
@@ -285,15 +296,29 @@ mod tests {
     }
 
     #[test]
-    fn nodes_and_storage_classes_alone_need_a_cluster_role() {
+    fn nodes_storage_classes_and_the_metrics_reviews_alone_need_a_cluster_role() {
         let (namespaced, cluster) = by_scope(watched_namespaces());
         let names: Vec<&str> = cluster.iter().map(|a| a.resource.as_str()).collect();
-        assert_eq!(names, ["nodes", "storageclasses"]);
+        assert_eq!(
+            names,
+            [
+                "nodes",
+                "storageclasses",
+                "tokenreviews",
+                "subjectaccessreviews"
+            ]
+        );
+        // Read only, but for the reviews, which the API server answers and stores nowhere.
+        assert!(
+            cluster.iter().all(|a| a.resource.ends_with("reviews")
+                || a.verbs.iter().all(|v| [GET, LIST].contains(v))),
+            "read only: {cluster:?}"
+        );
         assert!(
             cluster
                 .iter()
-                .all(|a| a.verbs.iter().all(|v| [GET, LIST].contains(v))),
-            "read only: {cluster:?}"
+                .filter(|a| a.resource.ends_with("reviews"))
+                .all(|a| a.verbs == [CREATE])
         );
         assert!(
             namespaced
@@ -347,7 +372,12 @@ mod tests {
                 .any(|v| [CREATE, PATCH, UPDATE, DELETE].contains(v));
             let etcd = a.group == crate::api::GROUP && a.resource.starts_with("etcdclusters");
             let binding = a.resource == "rolebindings";
-            assert!(!writes || etcd || binding, "cluster-wide write: {a:?}");
+            // A review is asked, not written: the API server stores nothing.
+            let review = ["tokenreviews", "subjectaccessreviews"].contains(&a.resource.as_str());
+            assert!(
+                !writes || etcd || binding || review,
+                "cluster-wide write: {a:?}"
+            );
             assert!(a.resource != "secrets" && a.resource != "leases", "{a:?}");
         }
         let bind: Vec<&Access> = t.iter().filter(|a| a.verbs.contains(&BIND)).collect();

@@ -5,7 +5,9 @@
 
 use serde_json::{Value, json};
 
-use crate::keys::install::{leader_lease, workload_role};
+use crate::keys::install::{
+    METRICS_PATH, METRICS_VERB, leader_lease, metrics_reader_role, workload_role,
+};
 use crate::objects::{
     ENV_OPERATOR_NAME, ENV_POD_NAME, ENV_POD_NAMESPACE, FIELD_MANAGER, LABEL_MANAGED_BY, LABEL_NAME,
 };
@@ -107,6 +109,7 @@ pub fn manifests_watching(
     ));
     out.extend(admission::manifests(namespace, NAME, &labels()));
     out.extend(aggregated_roles());
+    out.push(metrics_reader(NAME));
     out.push(deployment(
         image,
         namespace,
@@ -199,6 +202,18 @@ fn aggregated_roles() -> Vec<Value> {
             &["create", "update", "patch", "delete", "deletecollection"],
         ),
     ]
+}
+
+/// The ClusterRole whose subjects may read the operator's `/metrics` (`operate --metrics-auth
+/// kubernetes`, the default, asks a SubjectAccessReview of `get` on the URL): bind a scraper's
+/// ServiceAccount to it with a ClusterRoleBinding (the monitoring pack binds its own,
+/// `objects::monitoring`). Named after operator install `operator`.
+pub fn metrics_reader(operator: &str) -> Value {
+    json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": { "name": metrics_reader_role(operator), "labels": labels() },
+        "rules": [{ "nonResourceURLs": [METRICS_PATH], "verbs": [METRICS_VERB] }],
+    })
 }
 
 fn deployment(image: &str, namespace: &str, watch: &[&str], pull_secrets: &[&str]) -> Value {
@@ -368,7 +383,8 @@ mod tests {
             [
                 "kubectl-etcd-operator-nodes",
                 "kubectl-etcd-operator-view",
-                "kubectl-etcd-operator-edit"
+                "kubectl-etcd-operator-edit",
+                "kubectl-etcd-operator-metrics-reader"
             ],
             "no ClusterRole reaching namespaced objects"
         );
@@ -394,7 +410,26 @@ mod tests {
             let granted = if cluster_scoped { nodes } else { role };
             assert!(allows(granted, g, r, v), "{v} {g}/{r} not granted");
         }
-        assert_eq!(nodes["rules"].as_array().unwrap().len(), 2, "{nodes}");
+        // and the reviews of a /metrics request's token
+        assert!(allows(
+            nodes,
+            "authentication.k8s.io",
+            "tokenreviews",
+            "create"
+        ));
+        assert!(allows(
+            nodes,
+            "authorization.k8s.io",
+            "subjectaccessreviews",
+            "create"
+        ));
+        assert!(!allows(
+            role,
+            "authentication.k8s.io",
+            "tokenreviews",
+            "create"
+        ));
+        assert_eq!(nodes["rules"].as_array().unwrap().len(), 4, "{nodes}");
         assert!(
             !allows(role, "", "nodes", "get"),
             "a Role cannot grant nodes"
@@ -458,6 +493,19 @@ mod tests {
     fn cluster_wide_the_operator_reads_and_binds_but_writes_no_secret_pod_or_lease() {
         let all = manifests("img", NAMESPACE);
         let every = cluster_role(&all, NAME);
+        // It reviews the tokens of /metrics requests (`operate::metrics::review`).
+        assert!(allows(
+            every,
+            "authentication.k8s.io",
+            "tokenreviews",
+            "create"
+        ));
+        assert!(allows(
+            every,
+            "authorization.k8s.io",
+            "subjectaccessreviews",
+            "create"
+        ));
         for (g, r, v) in [
             ("", "secrets", "get"),
             ("", "secrets", "create"),
@@ -607,6 +655,23 @@ mod tests {
         let binding = kind(&all, "RoleBinding", Some("ops"));
         assert_eq!(binding["subjects"][0]["namespace"], "ops");
         assert!(all.iter().all(|o| o["metadata"]["namespace"] != NAMESPACE));
+    }
+
+    #[test]
+    fn a_metrics_reader_role_grants_get_of_metrics_and_nothing_else_in_every_scope() {
+        for watch in [vec![], list(&["team-a"])] {
+            let all = manifests_watching("img", "ops", &watch, &[]);
+            let reader = cluster_role(&all, "kubectl-etcd-operator-metrics-reader");
+            assert_eq!(
+                reader["rules"],
+                json!([{ "nonResourceURLs": ["/metrics"], "verbs": ["get"] }])
+            );
+            // nobody is bound to it by the install: whoever scrapes is, by its owner
+            assert!(
+                all.iter()
+                    .all(|o| o["roleRef"]["name"] != reader["metadata"]["name"])
+            );
+        }
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The monitoring manifests (`kubectl etcd manifests --monitoring`, `install --monitoring`): a
-//! PodMonitor for the members' metrics listener, one for the operator's `/metrics`, a
+//! PodMonitor for the members' metrics listener, one for the operator's `/metrics` (and the
+//! ServiceAccount whose token it scrapes with, bound to the operator's metrics reader role), a
 //! PrometheusRule with the alerts, and a Grafana dashboard in a ConfigMap. Pure: values out, no
 //! client; the output is deterministic (the Helm chart is built from it).
 //!
@@ -13,6 +14,7 @@
 
 use serde_json::{Value, json};
 
+use crate::keys::install::{metrics_reader_role, metrics_scraper};
 use crate::objects::install;
 use crate::objects::{FIELD_MANAGER, LABEL_INSTANCE, LABEL_MANAGED_BY, LABEL_NAME};
 
@@ -353,24 +355,53 @@ pub fn members_monitor(namespace: &str) -> Value {
     })
 }
 
-/// The PodMonitor of the operator's pods (`/metrics` on their `metrics` port). Its per-cluster
-/// series carry the cluster's `namespace` and `name` themselves: `honorLabels` keeps them (else
-/// Prometheus renames them `exported_namespace` and writes the operator pod's namespace over
-/// them, and every alert on them names the wrong cluster).
-pub fn operator_monitor(namespace: &str) -> Value {
+/// The PodMonitor of operator `operator`'s pods (`/metrics` on their `metrics` port), with the
+/// bearer token of its scraper (`scraper`): `/metrics` answers only a token whose user may get
+/// it (`operate --metrics-auth`). Its per-cluster series carry the cluster's `namespace` and
+/// `name` themselves: `honorLabels` keeps them (else Prometheus renames them
+/// `exported_namespace` and writes the operator pod's namespace over them, and every alert on
+/// them names the wrong cluster).
+pub fn operator_monitor(namespace: &str, operator: &str) -> Value {
     json!({
         "apiVersion": "monitoring.coreos.com/v1", "kind": "PodMonitor",
         "metadata": meta(OPERATOR_MONITOR, namespace),
         "spec": {
             "namespaceSelector": { "matchNames": [namespace] },
-            "selector": { "matchLabels": { LABEL_NAME: install::NAME } },
+            "selector": { "matchLabels": { LABEL_NAME: operator } },
             "podMetricsEndpoints": [{
                 "port": PORT_NAME, "path": "/metrics", "scheme": "http", "interval": SCRAPE_INTERVAL,
                 "honorLabels": true,
+                "authorization": {
+                    "type": "Bearer",
+                    "credentials": { "name": metrics_scraper(operator), "key": SCRAPER_TOKEN_KEY },
+                },
                 "relabelings": operator_relabelings(),
             }],
         },
     })
+}
+
+/// The key of a ServiceAccount token Secret that holds the token.
+pub const SCRAPER_TOKEN_KEY: &str = "token";
+
+/// The identity the operator's PodMonitor scrapes with: a ServiceAccount, a long-lived token
+/// Secret of it (filled by Kubernetes' token controller; prometheus-operator reads it from the
+/// PodMonitor's namespace) and its ClusterRoleBinding to the reader role of operator `operator`
+/// (`install::metrics_reader`), all named `keys::install::metrics_scraper`.
+pub fn scraper(namespace: &str, operator: &str) -> Vec<Value> {
+    let name = metrics_scraper(operator);
+    let mut secret = meta(&name, namespace);
+    secret["annotations"] = json!({ "kubernetes.io/service-account.name": name });
+    vec![
+        json!({ "apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta(&name, namespace) }),
+        json!({ "apiVersion": "v1", "kind": "Secret", "metadata": secret, "type": "kubernetes.io/service-account-token" }),
+        json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "metadata": { "name": name, "labels": labels() },
+            "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": metrics_reader_role(operator) },
+            "subjects": [{ "kind": "ServiceAccount", "name": name, "namespace": namespace }],
+        }),
+    ]
 }
 
 /// The rule groups (a Prometheus rule file's content; the PrometheusRule's spec). `for_override`
@@ -566,14 +597,17 @@ pub fn dashboard_config_map(namespace: &str) -> Value {
     })
 }
 
-/// Everything `--monitoring` adds, in `namespace` (the operator's).
-pub fn manifests(namespace: &str) -> Vec<Value> {
-    vec![
+/// Everything `--monitoring` adds for operator `operator` (`install::NAME` unless renamed, the
+/// chart's `name`), in `namespace` (the operator's).
+pub fn manifests(namespace: &str, operator: &str) -> Vec<Value> {
+    let mut out = vec![
         members_monitor(namespace),
-        operator_monitor(namespace),
+        operator_monitor(namespace, operator),
         prometheus_rule(namespace),
         dashboard_config_map(namespace),
-    ]
+    ];
+    out.extend(scraper(namespace, operator));
+    out
 }
 
 /// A pod a PodMonitor would scrape, as `scrape_labels` needs it.
@@ -715,7 +749,11 @@ mod tests {
             )
         );
         assert!(
-            scrape_labels(&operator_monitor("kubectl-etcd-system"), &pod).is_none(),
+            scrape_labels(
+                &operator_monitor("kubectl-etcd-system", install::NAME),
+                &pod
+            )
+            .is_none(),
             "the operator's monitor selects no member"
         );
     }
@@ -853,14 +891,50 @@ mod tests {
     #[test]
     fn the_manifests_are_deterministic() {
         assert_eq!(
-            manifests("kubectl-etcd-system"),
-            manifests("kubectl-etcd-system")
+            manifests("kubectl-etcd-system", install::NAME),
+            manifests("kubectl-etcd-system", install::NAME)
         );
-        let all = manifests("x");
+        let all = manifests("x", "op");
         let kinds: Vec<&str> = all.iter().map(|m| m["kind"].as_str().unwrap()).collect();
         assert_eq!(
             kinds,
-            ["PodMonitor", "PodMonitor", "PrometheusRule", "ConfigMap"]
+            [
+                "PodMonitor",
+                "PodMonitor",
+                "PrometheusRule",
+                "ConfigMap",
+                "ServiceAccount",
+                "Secret",
+                "ClusterRoleBinding"
+            ]
         );
+    }
+
+    /// `/metrics` answers only a reviewed token (`operate --metrics-auth`): the operator's
+    /// PodMonitor sends its scraper's, whose ServiceAccount is bound to the reader role.
+    #[test]
+    fn the_operator_monitor_scrapes_with_the_token_of_a_service_account_bound_to_the_reader() {
+        let all = manifests("mon", "op");
+        let monitor = &operator_monitor("mon", "op");
+        let auth = &monitor["spec"]["podMetricsEndpoints"][0]["authorization"];
+        assert_eq!(auth["type"], "Bearer");
+        assert_eq!(auth["credentials"]["key"], "token");
+        let by = |kind: &str| all.iter().find(|o| o["kind"] == kind).unwrap();
+        let secret = by("Secret");
+        assert_eq!(auth["credentials"]["name"], secret["metadata"]["name"]);
+        assert_eq!(secret["metadata"]["namespace"], "mon");
+        assert_eq!(secret["type"], "kubernetes.io/service-account-token");
+        let account = by("ServiceAccount");
+        assert_eq!(
+            secret["metadata"]["annotations"]["kubernetes.io/service-account.name"],
+            account["metadata"]["name"]
+        );
+        let binding = by("ClusterRoleBinding");
+        assert_eq!(binding["roleRef"]["name"], "op-metrics-reader");
+        assert_eq!(
+            binding["subjects"],
+            json!([{ "kind": "ServiceAccount", "name": "op-metrics-scraper", "namespace": "mon" }])
+        );
+        assert_eq!(monitor["spec"]["selector"]["matchLabels"][LABEL_NAME], "op");
     }
 }

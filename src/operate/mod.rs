@@ -44,6 +44,7 @@ use crate::lease::{self, Acquired, Lock};
 use crate::objects::ENV_POD_NAME;
 use crate::plan::Step;
 use leases::ClusterLeases;
+pub use metrics::auth::MetricsAuth;
 use metrics::{Metrics, PassResult};
 
 /// How long the operator's Leases (leader and clusters) last without renewal. A leader that
@@ -75,6 +76,8 @@ pub struct OperateOptions {
     pub identity: String,
     /// Listen address of `/metrics`, `/healthz` and `/readyz` (the manifests use port 8080).
     pub metrics_addr: SocketAddr,
+    /// Who may read `/metrics` (`--metrics-auth`; `new`: a reviewed bearer token).
+    pub metrics_auth: MetricsAuth,
     pub dial: Dial,
     /// Namespace of the leader Lease: `lease::NAMESPACE` (tests use their own); in a pod, the
     /// operator's own (`in_pod`).
@@ -119,6 +122,7 @@ impl OperateOptions {
             namespaces: namespace.into_iter().collect(),
             identity: default_identity(),
             metrics_addr,
+            metrics_auth: MetricsAuth::Kubernetes,
             dial,
             lease_namespace: lease::NAMESPACE.into(),
             leader_lease: None,
@@ -181,13 +185,9 @@ pub async fn run(opts: OperateOptions) -> Result<(), Error> {
 /// `run` until `shutdown` is cancelled (tests cancel their own).
 pub async fn run_until(opts: OperateOptions, shutdown: CancellationToken) -> Result<(), Error> {
     let metrics = Arc::new(Metrics::default());
-    let listeners = metrics::bind(opts.metrics_addr).await?;
-    let bound: Vec<String> = listeners
-        .iter()
-        .filter_map(|l| l.local_addr().ok().map(|a| a.to_string()))
-        .collect();
-    let server = tokio::spawn(metrics::serve(listeners, metrics.clone()));
-    tracing::info!(identity = %opts.identity, addr = %bound.join(","), "operator starting");
+    let guard = metrics::Guard::new(opts.metrics_auth, &opts.client, opts.operator.as_ref());
+    let (server, bound) = metrics::start(opts.metrics_addr, guard, metrics.clone()).await?;
+    tracing::info!(identity = %opts.identity, addr = %bound, metrics_auth = ?opts.metrics_auth, "operator starting");
     tracing::info!(
         ambient_credentials = opts.store_access.ambient_credentials,
         s3_endpoints = ?opts.store_access.endpoints,

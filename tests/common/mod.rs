@@ -8,6 +8,7 @@
 pub mod operator;
 pub mod proxy;
 pub mod robustness;
+pub mod scrape;
 pub mod writer;
 
 use std::path::PathBuf;

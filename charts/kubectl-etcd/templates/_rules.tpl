@@ -9,6 +9,8 @@
 - {"apiGroups":[""],"resources":["pods"],"verbs":["list","watch"]}
 - {"apiGroups":[""],"resources":["nodes"],"verbs":["get"]}
 - {"apiGroups":["storage.k8s.io"],"resources":["storageclasses"],"verbs":["get","list"]}
+- {"apiGroups":["authentication.k8s.io"],"resources":["tokenreviews"],"verbs":["create"]}
+- {"apiGroups":["authorization.k8s.io"],"resources":["subjectaccessreviews"],"verbs":["create"]}
 - {"apiGroups":["rbac.authorization.k8s.io"],"resources":["rolebindings"],"verbs":["get","create","patch"]}
 - {"apiGroups":["rbac.authorization.k8s.io"],"resourceNames":["{{ include "kubectl-etcd.name" . }}-workload"],"resources":["clusterroles"],"verbs":["bind"]}
 {{- end -}}
@@ -56,6 +58,8 @@
 {{- define "kubectl-etcd.rules.nodes" -}}
 - {"apiGroups":[""],"resources":["nodes"],"verbs":["get"]}
 - {"apiGroups":["storage.k8s.io"],"resources":["storageclasses"],"verbs":["get","list"]}
+- {"apiGroups":["authentication.k8s.io"],"resources":["tokenreviews"],"verbs":["create"]}
+- {"apiGroups":["authorization.k8s.io"],"resources":["subjectaccessreviews"],"verbs":["create"]}
 {{- end -}}
 {{- define "kubectl-etcd.rules.lease" -}}
 - {"apiGroups":["coordination.k8s.io"],"resourceNames":["{{ include "kubectl-etcd.name" . }}-leader"],"resources":["leases"],"verbs":["get","update"]}

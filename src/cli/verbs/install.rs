@@ -65,7 +65,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         if !a.operator {
             manifests.push(install::namespace_object(ns));
         }
-        manifests.extend(objects::monitoring::manifests(ns));
+        manifests.extend(objects::monitoring::manifests(ns, objects::install::NAME));
     }
     if a.print {
         let crds: Vec<serde_json::Value> = crate::api::crds()

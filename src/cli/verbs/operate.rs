@@ -23,6 +23,13 @@ pub struct Args {
     /// address (IPv4 alone on a kernel without IPv6); 0.0.0.0:PORT is IPv4 only.
     #[arg(long, default_value_t = SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, METRICS_PORT)))]
     pub metrics_addr: SocketAddr,
+    /// Who may read /metrics. kubernetes: a bearer token the API server accepts (TokenReview)
+    /// of a user allowed `get` on the non-resource URL /metrics (SubjectAccessReview; the
+    /// ClusterRole kubectl-etcd-operator-metrics-reader grants it), each verdict cached a minute.
+    /// none: anyone who reaches the port (only behind another guard: a proxy, a NetworkPolicy).
+    /// /healthz and /readyz are always open.
+    #[arg(long, value_enum, default_value_t = operate::MetricsAuth::Kubernetes)]
+    pub metrics_auth: operate::MetricsAuth,
     /// Leader-election identity (default: operator/$POD_NAME or operator/<hostname>); `operator/`
     /// is put before one given without it (CLI verbs tell an operator by it).
     #[arg(long)]
@@ -91,6 +98,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
             usize::from(a.max_backups),
         ),
         allow_cluster_issuer: g.allow_cluster_issuer,
+        metrics_auth: a.metrics_auth,
         ..operate::OperateOptions::new(s.client, None, a.metrics_addr, dial)
     })
     .await

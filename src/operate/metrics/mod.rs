@@ -4,22 +4,28 @@
 //! May touch: a TCP listener. Label sets are bounded: `result` and `phase` take a fixed set of
 //! values, the per-cluster gauges one label set per EtcdCluster, dropped when it is deleted.
 //!
-//! - `/metrics`: the families below, in the Prometheus text format 0.0.4.
+//! - `/metrics`: the families below, in the Prometheus text format 0.0.4, to a bearer token whose
+//!   user may `get` the non-resource URL `/metrics` (`auth`, `review`; `--metrics-auth none`:
+//!   to anyone).
 //! - `/healthz`: 200 while the process runs (liveness).
 //! - `/readyz`: 200 once leader election has reached the API server once — as the leader running
 //!   the controller, or as a standby replica waiting for the Lease. A standby is ready so that a
 //!   rollout of a two-replica Deployment proceeds; 503 before that first answer.
 //!
 //! Files: `passes` (the operator's own series), `cluster` (what a pass saw of a cluster),
-//! `backup` (its backups), `certs` (its TLS certificates' expiry), `server` (HTTP). Each file's
-//! families are one struct registered here. `read` is the one file that reads the API server
-//! (the TLS Secrets, after a pass); the server and the families hold no client.
+//! `backup` (its backups), `certs` (its TLS certificates' expiry), `server` (HTTP), `auth` (who
+//! may read `/metrics`: pure) and `review` (the reviews that tell, with a client). Each file's
+//! families are one struct registered here. `read` (the TLS Secrets, after a pass) and `review`
+//! (a token's reviews) are the files that reach the API server; the server and the families hold
+//! no client.
 
+pub mod auth;
 mod backup;
 mod certs;
 mod cluster;
 mod passes;
 mod read;
+mod review;
 mod server;
 #[cfg(test)]
 mod tests;
@@ -34,7 +40,8 @@ use prometheus_client::registry::{Registry, Unit};
 
 pub use passes::PassResult;
 pub use read::refresh_certificates;
-pub use server::{bind, serve};
+pub use review::Guard;
+pub use server::start;
 
 use crate::api::Phase;
 

@@ -1,6 +1,7 @@
-//! The HTTP server (hyper) of `/metrics`, `/healthz` and `/readyz`. It holds the metrics and
-//! nothing else: no Kubernetes client, so a scrape reads memory and writes nothing anywhere
-//! (`the_server_holds_no_client` keeps it so).
+//! The HTTP server (hyper) of `/metrics`, `/healthz` and `/readyz`. It holds the metrics and the
+//! guard of `/metrics` (`review::Guard`), nothing else: no Kubernetes client of its own, so a
+//! scrape reads memory and writes nothing anywhere (`the_server_holds_no_client` keeps it so);
+//! the guard's reviews are the only requests a scrape may cause.
 
 use std::convert::Infallible;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -9,28 +10,51 @@ use std::time::Duration;
 
 use http_body_util::Full;
 use hyper::body::Bytes;
-use hyper::header::{CONNECTION, CONTENT_TYPE, HeaderValue};
+use hyper::header::{AUTHORIZATION, CONNECTION, CONTENT_TYPE, HeaderValue, WWW_AUTHENTICATE};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 
 use super::Metrics;
+use super::auth::{METRICS_PATH, Verdict};
+use super::review::Guard;
 
 const TEXT: &str = "text/plain; charset=utf-8";
 pub(super) const EXPOSITION: &str = "text/plain; version=0.0.4; charset=utf-8";
 
-/// The answer to `method path`.
+fn reply(status: StatusCode, content_type: &'static str, body: String) -> Response<Full<Bytes>> {
+    let mut r = Response::new(Full::new(Bytes::from(body)));
+    *r.status_mut() = status;
+    r.headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+    // One request per connection is all Prometheus and the kubelet need.
+    r.headers_mut()
+        .insert(CONNECTION, HeaderValue::from_static("close"));
+    r
+}
+
+/// Whether the request `method path` must pass the guard first: a read of `/metrics` (other
+/// methods are refused with 405 anyway, the probes stay open for the kubelet).
+pub(super) fn guarded(method: &Method, path: &str) -> bool {
+    path == METRICS_PATH && (method == Method::GET || method == Method::HEAD)
+}
+
+/// The answer to a request the guard refused (`reader`: the ClusterRole that would grant it).
+pub(super) fn refuse(verdict: &Verdict, reader: &str) -> Response<Full<Bytes>> {
+    let status =
+        StatusCode::from_u16(verdict.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut r = reply(status, TEXT, verdict.message(reader));
+    if status == StatusCode::UNAUTHORIZED {
+        r.headers_mut().insert(
+            WWW_AUTHENTICATE,
+            HeaderValue::from_static("Bearer realm=\"kubectl-etcd\""),
+        );
+    }
+    r
+}
+
+/// The answer to `method path` (once the guard let a read of `/metrics` through).
 pub(super) fn respond(metrics: &Metrics, method: &Method, path: &str) -> Response<Full<Bytes>> {
-    let reply = |status: StatusCode, content_type: &'static str, body: String| {
-        let mut r = Response::new(Full::new(Bytes::from(body)));
-        *r.status_mut() = status;
-        r.headers_mut()
-            .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
-        // One request per connection is all Prometheus and the kubelet need.
-        r.headers_mut()
-            .insert(CONNECTION, HeaderValue::from_static("close"));
-        r
-    };
     if method != Method::GET && method != Method::HEAD {
         return reply(StatusCode::METHOD_NOT_ALLOWED, TEXT, "only GET\n".into());
     }
@@ -77,8 +101,24 @@ pub async fn bind(addr: SocketAddr) -> std::io::Result<Vec<TcpListener>> {
 /// How long a client may take to send its request head.
 const HEADER_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Serves `/metrics`, `/healthz` and `/readyz` on every listener until the task is dropped.
-pub async fn serve(listeners: Vec<TcpListener>, metrics: Arc<Metrics>) {
+/// Binds `addr` (`bind`) and serves there (`serve`) in a task of its own; the addresses bound.
+pub async fn start(
+    addr: SocketAddr,
+    guard: Guard,
+    metrics: Arc<Metrics>,
+) -> std::io::Result<(tokio::task::JoinHandle<()>, String)> {
+    let listeners = bind(addr).await?;
+    let bound: Vec<String> = listeners
+        .iter()
+        .filter_map(|l| l.local_addr().ok().map(|a| a.to_string()))
+        .collect();
+    let server = tokio::spawn(serve(listeners, Arc::new(guard), metrics));
+    Ok((server, bound.join(",")))
+}
+
+/// Serves `/metrics` (behind `guard`), `/healthz` and `/readyz` on every listener until the
+/// task is dropped.
+pub async fn serve(listeners: Vec<TcpListener>, guard: Arc<Guard>, metrics: Arc<Metrics>) {
     loop {
         let accepted = futures::future::select_all(listeners.iter().map(|l| Box::pin(l.accept())));
         let conn = match accepted.await.0 {
@@ -90,11 +130,20 @@ pub async fn serve(listeners: Vec<TcpListener>, metrics: Arc<Metrics>) {
                 continue;
             }
         };
-        let metrics = metrics.clone();
+        let (metrics, guard) = (metrics.clone(), guard.clone());
         tokio::spawn(async move {
             let service = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
-                let response = respond(&metrics, req.method(), req.uri().path());
-                async move { Ok::<_, Infallible>(response) }
+                let (metrics, guard) = (metrics.clone(), guard.clone());
+                async move {
+                    if guarded(req.method(), req.uri().path()) {
+                        let header = req.headers().get(AUTHORIZATION).map(|h| h.as_bytes());
+                        let verdict = guard.check(header).await;
+                        if verdict != Verdict::Allowed {
+                            return Ok::<_, Infallible>(refuse(&verdict, guard.reader()));
+                        }
+                    }
+                    Ok(respond(&metrics, req.method(), req.uri().path()))
+                }
             });
             let served = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())

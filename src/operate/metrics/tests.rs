@@ -8,7 +8,7 @@ use hyper::{Method, StatusCode};
 
 use super::backup::{last_duration, schedule_interval};
 use super::certs;
-use super::server::respond;
+use super::server::{bind, guarded, refuse, respond, serve};
 use super::*;
 use crate::api::BackupStatus;
 use crate::engine::Pass;
@@ -626,7 +626,7 @@ async fn the_server_speaks_http_over_tcp() {
     assert_eq!(listeners.len(), 1, "an address is bound as given");
     let addr = listeners[0].local_addr().unwrap();
     let m = Arc::new(Metrics::default());
-    let server = tokio::spawn(serve(listeners, m));
+    let server = tokio::spawn(serve(listeners, Arc::new(Guard::Open), m));
     let get = |request: &'static [u8]| async move {
         let mut conn = tokio::net::TcpStream::connect(addr).await.unwrap();
         conn.write_all(request).await.unwrap();
@@ -655,7 +655,11 @@ async fn the_default_address_answers_on_ipv6_and_ipv4() {
     let listeners = bind("[::]:0".parse().unwrap()).await.unwrap();
     let port = listeners[0].local_addr().unwrap().port();
     let ipv6 = listeners[0].local_addr().unwrap().is_ipv6();
-    let server = tokio::spawn(serve(listeners, Arc::new(Metrics::default())));
+    let server = tokio::spawn(serve(
+        listeners,
+        Arc::new(Guard::Open),
+        Arc::new(Metrics::default()),
+    ));
     let get = |host: &'static str| async move {
         let mut conn = tokio::net::TcpStream::connect((host, port)).await.unwrap();
         conn.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -674,7 +678,8 @@ async fn the_default_address_answers_on_ipv6_and_ipv4() {
 }
 
 /// A scrape reads memory and writes nothing (the idle test's promise holds while Prometheus
-/// scrapes): the server and every family it renders hold no Kubernetes client, and `/metrics`
+/// scrapes): the server, the guard's rules and every family it renders hold no Kubernetes client
+/// (the guard's reviews, cached per token, are review.rs's and create no object), and `/metrics`
 /// answers from `render` alone.
 #[tokio::test]
 async fn the_server_holds_no_client() {
@@ -685,11 +690,13 @@ async fn the_server_holds_no_client() {
         ("cluster.rs", include_str!("cluster.rs")),
         ("backup.rs", include_str!("backup.rs")),
         ("certs.rs", include_str!("certs.rs")),
+        ("auth.rs", include_str!("auth.rs")),
     ] {
         for client in ["kube::", "Client", "Api<", "reqwest", "hyper::client"] {
             assert!(
                 !text.contains(client),
-                "operate/metrics/{file} mentions {client}: a scrape must not reach the API server"
+                "operate/metrics/{file} mentions {client}: a scrape reaches the API server only \
+                 through the guard's reviews (review.rs)"
             );
         }
     }
@@ -700,6 +707,84 @@ async fn the_server_holds_no_client() {
         .unwrap()
         .to_bytes();
     assert_eq!(String::from_utf8_lossy(&bytes), m.render());
+}
+
+/// Only reads of `/metrics` pass the guard: the kubelet's probes need no token, and other
+/// methods are refused (405) before any review.
+#[test]
+fn only_reads_of_metrics_are_guarded() {
+    assert!(guarded(&Method::GET, "/metrics"));
+    assert!(guarded(&Method::HEAD, "/metrics"));
+    for (method, path) in [
+        (Method::GET, "/healthz"),
+        (Method::GET, "/readyz"),
+        (Method::POST, "/metrics"),
+        (Method::GET, "/metrics/x"),
+        (Method::GET, "/nope"),
+    ] {
+        assert!(!guarded(&method, path), "{method} {path}");
+    }
+}
+
+#[test]
+fn a_refusal_answers_its_status_and_a_401_names_the_bearer_scheme() {
+    use super::auth::Verdict;
+    let r = refuse(&Verdict::Unauthenticated("no Authorization header"), "r");
+    assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        r.headers()[hyper::header::WWW_AUTHENTICATE],
+        "Bearer realm=\"kubectl-etcd\""
+    );
+    let r = refuse(&Verdict::Forbidden { user: "u".into() }, "r");
+    assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    assert!(!r.headers().contains_key(hyper::header::WWW_AUTHENTICATE));
+    let r = refuse(&Verdict::Unavailable("down".into()), "r");
+    assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
+}
+
+/// With the Kubernetes guard, over TCP: no token is 401 before any review, a token the API
+/// server cannot review (none listens here) is 503 and not cached, and the probes answer
+/// without a token.
+#[tokio::test]
+async fn a_reviewed_server_refuses_metrics_without_a_token_and_keeps_the_probes_open() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let config = kube::Config::new("http://127.0.0.1:9".parse().unwrap());
+    let client = kube::Client::try_from(config).unwrap();
+    let guard = Guard::new(auth::MetricsAuth::Kubernetes, &client, None);
+    assert_eq!(guard.reader(), "kubectl-etcd-operator-metrics-reader");
+    let listeners = bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let addr = listeners[0].local_addr().unwrap();
+    let m = Arc::new(Metrics::default());
+    m.set_ready(true);
+    let server = tokio::spawn(serve(listeners, Arc::new(guard), m));
+    let get = |request: String| async move {
+        let mut conn = tokio::net::TcpStream::connect(addr).await.unwrap();
+        conn.write_all(request.as_bytes()).await.unwrap();
+        let mut out = String::new();
+        conn.read_to_string(&mut out).await.unwrap();
+        out
+    };
+    let req = |path: &str, header: &str| format!("GET {path} HTTP/1.1\r\nHost: x\r\n{header}\r\n");
+    let out = get(req("/metrics", "")).await;
+    assert!(out.starts_with("HTTP/1.1 401"), "{out}");
+    assert!(
+        out.contains("kubectl-etcd-operator-metrics-reader"),
+        "{out}"
+    );
+    assert!(!out.contains("kubectl_etcd_leader"), "{out}");
+    let out = get(req("/metrics", "Authorization: Basic eDp5\r\n")).await;
+    assert!(out.starts_with("HTTP/1.1 401"), "{out}");
+    for _ in 0..2 {
+        let out = get(req("/metrics", "Authorization: Bearer abc\r\n")).await;
+        assert!(out.starts_with("HTTP/1.1 503"), "{out}");
+        assert!(
+            out.contains("tokenreviews and subjectaccessreviews"),
+            "{out}"
+        );
+    }
+    assert!(get(req("/healthz", "")).await.starts_with("HTTP/1.1 200"));
+    assert!(get(req("/readyz", "")).await.starts_with("HTTP/1.1 200"));
+    server.abort();
 }
 
 // --- certificates -------------------------------------------------------------------------
