@@ -217,7 +217,6 @@ const MAX_LINES: usize = 800;
 /// with the size it may not grow past (a ratchet). Split one and take it off this list; no file
 /// joins it.
 const STILL_OVER: &[(&str, usize)] = &[
-    ("src/engine/observe.rs", 1545),
     ("src/model/validate.rs", 1473),
     ("src/operate/mod.rs", 960),
 ];
