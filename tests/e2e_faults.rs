@@ -2073,14 +2073,6 @@ fn not_enforced(mut f: Fault) -> Fault {
     f
 }
 
-/// Rows that delete the cluster and create it again: the new cluster has a new CA, and the
-/// robustness client still holds the client certificate of the start, so its last put fails.
-fn recreated(mut f: Fault) -> Fault {
-    f.checker_not_enforced =
-        Some("the cluster is created again with a new CA; the client keeps the first certificate");
-    f
-}
-
 /// The row's 3-member cluster: `create`, or the manifest with `spec` applied and reconciled.
 fn create_row_cluster(ns: &str, spec: &str) -> Check {
     if spec.is_empty() {
@@ -2129,7 +2121,7 @@ fn rows() -> Vec<(&'static str, Fault)> {
         ),
         (
             "delete_keep_data_create",
-            recreated(fault(deleted_keeping_data_then_created)),
+            fault(deleted_keeping_data_then_created),
         ),
         (
             "storage_edit_refused_scale",
@@ -2163,7 +2155,7 @@ fn rows() -> Vec<(&'static str, Fault)> {
         ("leader_cut_off_network", fault(leader_cut_off_the_network)),
         (
             "invalid_spec_then_deleted",
-            recreated(fault(invalid_spec_then_deleted)),
+            fault(invalid_spec_then_deleted),
         ),
         (
             "upgrade_done_etcd_restarted",

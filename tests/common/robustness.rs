@@ -252,34 +252,50 @@ fn keep_wal(data: &Path, keep: &Path) -> Result<(), String> {
 
 /// The managed client certificate's files and flags, when cluster `demo` has TLS.
 fn tls_args(ns: &str, dir: &Path, cmd: &mut Command) -> Result<(), String> {
-    let secret = kubectl(&["-n", ns, "get", "secret", "demo-tls-client", "-o", "json"]);
-    if secret.code == 0 {
-        let s: serde_json::Value = serde_json::from_str(&secret.stdout).unwrap_or_default();
-        for (key, flag) in [
-            ("ca.crt", "--cacert"),
-            ("tls.crt", "--cert"),
-            ("tls.key", "--key"),
-        ] {
-            let pem = get(
-                ns,
-                &[
-                    "secret",
-                    "demo-tls-client",
-                    "-o",
-                    &format!("go-template={{{{index .data \"{key}\" | base64decode}}}}"),
-                ],
-            );
-            if pem.is_empty() || s["data"][key].is_null() {
-                return Err(format!("secret demo-tls-client has no {key}"));
-            }
-            let file = dir.join(key);
-            std::fs::write(&file, pem + "\n").map_err(|e| e.to_string())?;
-            cmd.arg(flag).arg(file);
+    if write_tls_files(ns, dir)? {
+        for (key, flag) in TLS_FILES {
+            cmd.arg(flag).arg(dir.join(key));
         }
         cmd.arg("--server-name")
             .arg(format!("demo-client.{ns}.svc"));
     }
     Ok(())
+}
+
+/// The client Secret's keys, and the client's flag for each file.
+const TLS_FILES: [(&str, &str); 3] = [
+    ("ca.crt", "--cacert"),
+    ("tls.crt", "--cert"),
+    ("tls.key", "--key"),
+];
+
+/// Writes the client Secret's files into `dir` (each atomically: the client reads them at every
+/// new connection, so a cluster made again under a new CA is dialed with its new certificate);
+/// `false` when the cluster has no client Secret (no TLS).
+fn write_tls_files(ns: &str, dir: &Path) -> Result<bool, String> {
+    let secret = kubectl(&["-n", ns, "get", "secret", "demo-tls-client", "-o", "json"]);
+    if secret.code != 0 {
+        return Ok(false);
+    }
+    let s: serde_json::Value = serde_json::from_str(&secret.stdout).unwrap_or_default();
+    for (key, _) in TLS_FILES {
+        let pem = get(
+            ns,
+            &[
+                "secret",
+                "demo-tls-client",
+                "-o",
+                &format!("go-template={{{{index .data \"{key}\" | base64decode}}}}"),
+            ],
+        );
+        if pem.is_empty() || s["data"][key].is_null() {
+            return Err(format!("secret demo-tls-client has no {key}"));
+        }
+        let (file, tmp) = (dir.join(key), dir.join(format!(".{key}.new")));
+        std::fs::write(&tmp, pem + "\n").map_err(|e| e.to_string())?;
+        std::fs::rename(&tmp, &file).map_err(|e| e.to_string())?;
+    }
+    Ok(true)
 }
 
 /// Hard-links the WAL files of the members now beside their volumes (see the module doc).
@@ -408,10 +424,15 @@ impl Robustness {
         }
         let kept = keep_members_wal(ns);
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let (flag, file, n) = (stop.clone(), dir.path().join("targets"), ns.to_string());
+        let (flag, at, n) = (stop.clone(), dir.path().to_path_buf(), ns.to_string());
+        let tls = dir.path().join("ca.crt").exists();
         let refresher = std::thread::spawn(move || {
             while !flag.load(std::sync::atomic::Ordering::Relaxed) {
-                write_targets(&n, &file);
+                write_targets(&n, &at.join("targets"));
+                if tls {
+                    // A cluster being made again has no Secret for a moment: the files stay.
+                    let _ = write_tls_files(&n, &at);
+                }
                 for _ in 0..10 {
                     if flag.load(std::sync::atomic::Ordering::Relaxed) {
                         return;

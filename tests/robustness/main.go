@@ -416,35 +416,45 @@ func readStopFile(path string, ids identity.Provider, baseTime time.Time) ([]rep
 // dialer: etcd's RecordingClient dials without TLS and keeps the addresses it was given; each
 // endpoint gets a local listener whose connections are carried (over TLS with the client
 // certificate, ALPN h2, when the cluster has TLS) to where the endpoint is now: the targets file
-// is read at each new connection, so a client whose member pod came back at a new IP reconnects.
+// is read at each new connection, so a client whose member pod came back at a new IP reconnects,
+// and so are the TLS files (the test rewrites them from the client Secret), so a cluster deleted
+// and created again under a new CA is dialed with its new certificates.
 type dialer struct {
 	ctx     context.Context
-	tls     *tls.Config
+	tf      tlsFiles
 	targets string
 }
 
 func newDialer(ctx context.Context, tf tlsFiles) (*dialer, error) {
-	d := &dialer{ctx: ctx, targets: tf.targets}
+	d := &dialer{ctx: ctx, tf: tf, targets: tf.targets}
 	if tf.ca == "" {
 		return d, nil
 	}
-	pem, err := os.ReadFile(tf.ca)
+	_, err := d.tlsConfig()
+	return d, err
+}
+
+// tlsConfig: the TLS files as they are now (nil without TLS).
+func (d *dialer) tlsConfig() (*tls.Config, error) {
+	if d.tf.ca == "" {
+		return nil, nil
+	}
+	pem, err := os.ReadFile(d.tf.ca)
 	if err != nil {
 		return nil, err
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("%s holds no PEM certificate", tf.ca)
+		return nil, fmt.Errorf("%s holds no PEM certificate", d.tf.ca)
 	}
-	pair, err := tls.LoadX509KeyPair(tf.cert, tf.key)
+	pair, err := tls.LoadX509KeyPair(d.tf.cert, d.tf.key)
 	if err != nil {
 		return nil, err
 	}
-	d.tls = &tls.Config{
-		RootCAs: pool, Certificates: []tls.Certificate{pair}, ServerName: tf.serverName,
+	return &tls.Config{
+		RootCAs: pool, Certificates: []tls.Certificate{pair}, ServerName: d.tf.serverName,
 		NextProtos: []string{"h2"}, MinVersion: tls.VersionTLS12,
-	}
-	return d, nil
+	}, nil
 }
 
 // target: where endpoint `name` is now (the targets file), else where it was at the start.
@@ -488,10 +498,14 @@ func (d *dialer) carry(c net.Conn, target string) {
 	var up net.Conn
 	var err error
 	nd := &net.Dialer{Timeout: 3 * time.Second}
-	if d.tls == nil {
+	cfg, err := d.tlsConfig()
+	if err != nil {
+		return
+	}
+	if cfg == nil {
 		up, err = nd.Dial("tcp", target)
 	} else {
-		up, err = tls.DialWithDialer(nd, "tcp", target, d.tls)
+		up, err = tls.DialWithDialer(nd, "tcp", target, cfg)
 	}
 	if err != nil {
 		return
