@@ -37,7 +37,7 @@ use std::time::{Duration, Instant};
 
 use common::operator::LocalOperator;
 use common::robustness::{
-    Foreign, ForeignOp, Robustness, acknowledged_revision, recorded_put, unix_ns,
+    Foreign, ForeignOp, Robustness, acknowledged_revision, recorded_put, unique_value, unix_ns,
 };
 use common::writer::{CLASS_B, QuorumSampler};
 use common::*;
@@ -1189,12 +1189,11 @@ fn nospace_then_quota_raised(ns: &str) -> Check {
     converges_to(ns, 3, "3m")
 }
 
-/// One key overwritten with 1 MiB values until etcd refuses ("database space exceeded": the
+/// One key overwritten with 1 MiB values (each its own) until etcd refuses ("database space exceeded": the
 /// NOSPACE alarm is raised) in a cluster with a 16 MiB quota.
 fn fill_until_nospace(ns: &str) -> Check {
-    let value = "x".repeat(1 << 20);
-    let full = (0..40).any(|_| {
-        let r = recorded_put(ns, "demo-0", "big", &value);
+    let full = (0..40).any(|i| {
+        let r = recorded_put(ns, "demo-0", "big", &unique_value(i, 1 << 20));
         r.code != 0 && format!("{}{}", r.stdout, r.stderr).contains("database space exceeded")
     });
     ensure(full, "40 MiB went into a 16 MiB quota")
@@ -1210,10 +1209,12 @@ fn nospace_healed_unattended(ns: &str) -> Check {
     fill_until_nospace(ns)?;
     let start = Instant::now();
     let mut passes = String::new();
+    let mut tries = 0;
     let healed = within(Duration::from_secs(400), || {
         let r = etcd_in(ns, &["reconcile", CLUSTER, "--timeout", "20s"]);
         passes.push_str(&r.stderr);
-        recorded_put(ns, "demo-2", "after", "nospace").code == 0
+        tries += 1;
+        recorded_put(ns, "demo-2", "after", &format!("nospace-{tries}")).code == 0
     });
     ensure(
         healed,
@@ -2062,17 +2063,6 @@ fn fault_on(spec: &'static str, run: impl Fn(&str) -> Check + Sync + 'static) ->
     }
 }
 
-/// A full database: the first run (2026-12-07) found the history not linearizable
-/// (nospace_healed_unattended) and porcupine timing out (nospace_quota_raised); until explained
-/// (a NOSPACE-refused write the model takes as maybe-applied, the engine's own compaction), the
-/// verdict is printed in the table and does not fail the row.
-const NOSPACE_UNEXPLAINED: &str = "NOSPACE rows: verdict under investigation (issue 43 item 3)";
-
-fn not_enforced(mut f: Fault) -> Fault {
-    f.checker_not_enforced = Some(NOSPACE_UNEXPLAINED);
-    f
-}
-
 /// The row's 3-member cluster: `create`, or the manifest with `spec` applied and reconciled.
 fn create_row_cluster(ns: &str, spec: &str) -> Check {
     if spec.is_empty() {
@@ -2182,17 +2172,17 @@ fn rows() -> Vec<(&'static str, Fault)> {
         ),
         (
             "nospace_quota_raised",
-            not_enforced(fault_on(
+            fault_on(
                 r#"{"version":"3.7.3","etcd":{"quotaBackendBytes":16777216}}"#,
                 nospace_then_quota_raised,
-            )),
+            ),
         ),
         (
             "nospace_healed_unattended",
-            not_enforced(fault_on(
+            fault_on(
                 r#"{"version":"3.7.3","etcd":{"quotaBackendBytes":16777216}}"#,
                 nospace_healed_unattended,
-            )),
+            ),
         ),
         (
             "driver_cut_off_two_members",

@@ -1,4 +1,5 @@
-//! The rule audit (issue 43 item 4): once a request of the spec is carried out, the healthy
+//! The rule audit (issue 43 item 4): once a request of the spec is carried out (recovery,
+//! adopt, restore, hibernate/wake, storage move, upgrade, rollback, CA rotation, TLS switch), the healthy
 //! cluster that results is left alone by every rule of `RULES`, each asked in turn: as it is, with its records deleted (backup records, restore marks, the restore pod),
 //! with every pod restarted, and with its spec applied again. A rule that speaks in any of these
 //! worlds would act on a finished request a second time, which is the class of fault the
@@ -194,6 +195,46 @@ fn upgraded(want: &str, running: &str, from: &str, to: &str, state: &str) -> Fin
     }
 }
 
+/// A CA rotation (`spec.tls.caGeneration` raised): run to its end in the rotation's simulated
+/// world (new CA alone, every leaf re-issued, members restarted on it).
+fn ca_rotated() -> Finished {
+    let (d, o) = pki::rotation::rotated();
+    Finished {
+        what: "a CA rotation",
+        d,
+        o,
+    }
+}
+
+/// TLS switched on (`tls.mode: managed` on a plain cluster) once the members moved back to 2380
+/// over https: a managed cluster on its first CA; and switched off: a plain cluster.
+fn tls_switched(on: bool) -> Finished {
+    let (d, o) = if on {
+        pki::rotation::managed_at_rest()
+    } else {
+        let d = crate::fixtures::cluster("demo")
+            .replicas(3)
+            .spec(|s| {
+                s.tls = Some(crate::api::TlsSpec {
+                    mode: Some("none".into()),
+                    ..Default::default()
+                });
+            })
+            .desired();
+        let o = healthy(&d, 3);
+        (d, o)
+    };
+    Finished {
+        what: if on {
+            "TLS switched on"
+        } else {
+            "TLS switched off"
+        },
+        d,
+        o,
+    }
+}
+
 #[test]
 fn no_rule_acts_again_on_a_finished_request() {
     let finished = [
@@ -219,6 +260,9 @@ fn no_rule_acts_again_on_a_finished_request() {
             "3.5.99",
             upgrade_state::ROLLED_BACK,
         ),
+        ca_rotated(),
+        tls_switched(true),
+        tls_switched(false),
     ];
     for f in &finished {
         audit(f);

@@ -866,7 +866,7 @@ mod tests {
 /// simulated world (Secrets, the kubelet's lag in bringing them into pods, what each member
 /// loaded at start) driven through a rotation with a crash at every pass.
 #[cfg(test)]
-mod rotation {
+pub(super) mod rotation {
     use std::collections::{BTreeMap, BTreeSet};
 
     use super::super::tests::healthy;
@@ -1414,6 +1414,24 @@ mod rotation {
             w.check();
         }
         panic!("the rotation did not finish in 200 passes");
+    }
+
+    /// The spec and world a finished rotation leaves (the rule audit, `plan::audit`).
+    pub(in crate::plan) fn rotated() -> (Desired, Observed) {
+        let (mut w, _) = rotate(None);
+        // The member restarted last is Ready again.
+        w.restarting = None;
+        let d = managed(1);
+        let o = w.observed(&d);
+        (d, o)
+    }
+
+    /// A managed cluster at rest on its first CA, its members started on it: where switching
+    /// TLS on ends (`plan::tls_switch`; the rule audit).
+    pub(in crate::plan) fn managed_at_rest() -> (Desired, Observed) {
+        let d = managed(0);
+        let o = observed(&d, &Secrets::steady(A), None, NOW);
+        (d, o)
     }
 
     #[test]

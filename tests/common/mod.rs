@@ -455,9 +455,9 @@ pub fn keyspace_digest(ns: &str, pod: &str) -> (usize, String) {
 /// defragmentation gives back. Err names the command that failed (the fault matrix's rows
 /// report it; other tests unwrap).
 pub fn fragment(ns: &str, times: u32) -> Result<(), String> {
-    let value = "x".repeat(512 << 10);
     let failed = |what: &str, r: &Run| Err(format!("{what}: {} {}", r.code, r.stderr.trim()));
-    for _ in 0..times {
+    for i in 0..times {
+        let value = robustness::unique_value(i as usize, 512 << 10);
         let r = robustness::recorded_put(ns, "demo-0", "big", &value);
         if r.code != 0 {
             return failed("etcdctl put big", &r);

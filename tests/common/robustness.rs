@@ -37,7 +37,8 @@ pub enum Foreign {
 }
 
 impl ForeignOp {
-    /// The stop-file line (a long value of one repeated byte is written as `put-repeat`).
+    /// The stop-file line (a long value that repeats a short unit is written as `put-repeat`,
+    /// the unit and how many times).
     fn line(&self) -> String {
         let (s, c, r) = (&self.stream, self.call_ns, self.return_ns);
         match &self.what {
@@ -45,18 +46,43 @@ impl ForeignOp {
                 key,
                 value,
                 revision,
-            } => match value.chars().next() {
-                Some(ch) if value.len() > 64 && value.chars().all(|x| x == ch) => format!(
-                    "put-repeat {s} {key} {ch} {} {c} {r} {revision}\n",
-                    value.len()
+            } => match repeated_unit(value) {
+                Some(unit) => format!(
+                    "put-repeat {s} {key} {unit} {} {c} {r} {revision}\n",
+                    value.len() / unit.len()
                 ),
-                _ => format!("put {s} {key} {value} {c} {r} {revision}\n"),
+                None => format!("put {s} {key} {value} {c} {r} {revision}\n"),
             },
             Foreign::Compact { revision, done } => {
                 format!("compact {s} {revision} {c} {r} {}\n", u8::from(*done))
             }
         }
     }
+}
+
+/// The unit (at most 16 bytes, no whitespace) a long value repeats, if it is one.
+fn repeated_unit(value: &str) -> Option<&str> {
+    if value.len() <= 64 || !value.is_ascii() {
+        return None;
+    }
+    (1..=16)
+        .filter(|u| value.len() % u == 0)
+        .map(|u| &value[..u])
+        .find(|unit| {
+            !unit.contains(char::is_whitespace)
+                && value
+                    .as_bytes()
+                    .chunks(unit.len())
+                    .all(|c| c == unit.as_bytes())
+        })
+}
+
+/// A value of about `bytes` bytes, unique to `n`: etcd's checker matches each put with the
+/// requests the members persisted by its value, so two puts of one value (a refused one, then
+/// one that took effect) would be taken for each other.
+pub fn unique_value(n: usize, bytes: usize) -> String {
+    let unit = format!("v{n:07x}");
+    unit.repeat(bytes.div_ceil(unit.len()))
 }
 
 /// Writes made by the faults themselves, by namespace, until the row hands them over.

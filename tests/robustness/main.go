@@ -365,7 +365,7 @@ func readStopFile(path string, ids identity.Provider, baseTime time.Time) ([]rep
 		case fs[0] == "data-dir" && len(fs) == 2:
 			dirs = append(dirs, fs[1])
 		case (fs[0] == "put" && len(fs) == 7) || (fs[0] == "put-repeat" && len(fs) == 8):
-			// put STREAM KEY VALUE CALL RET REV | put-repeat STREAM KEY CHAR LEN CALL RET REV
+			// put STREAM KEY VALUE CALL RET REV | put-repeat STREAM KEY UNIT COUNT CALL RET REV (UNIT repeated COUNT times)
 			value, rest := fs[3], fs[4:]
 			if fs[0] == "put-repeat" {
 				l, err := strconv.Atoi(fs[4])
