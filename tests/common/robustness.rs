@@ -66,7 +66,7 @@ fn repeated_unit(value: &str) -> Option<&str> {
         return None;
     }
     (1..=16)
-        .filter(|u| value.len() % u == 0)
+        .filter(|u| value.len().is_multiple_of(*u))
         .map(|u| &value[..u])
         .find(|unit| {
             !unit.contains(char::is_whitespace)
@@ -303,22 +303,21 @@ fn write_tls_files(ns: &str, dir: &Path) -> Result<bool, String> {
     if secret.code != 0 {
         return Ok(false);
     }
-    let s: serde_json::Value = serde_json::from_str(&secret.stdout).unwrap_or_default();
+    let s: k8s_openapi::api::core::v1::Secret =
+        serde_json::from_str(&secret.stdout).map_err(|e| format!("secret demo-tls-client: {e}"))?;
+    let data = s.data.unwrap_or_default();
     for (key, _) in TLS_FILES {
-        let pem = get(
-            ns,
-            &[
-                "secret",
-                "demo-tls-client",
-                "-o",
-                &format!("go-template={{{{index .data \"{key}\" | base64decode}}}}"),
-            ],
-        );
-        if pem.is_empty() || s["data"][key].is_null() {
-            return Err(format!("secret demo-tls-client has no {key}"));
+        let pem = data
+            .get(key)
+            .map(|b| b.0.clone())
+            .filter(|pem| !pem.is_empty())
+            .ok_or_else(|| format!("secret demo-tls-client has no {key}"))?;
+        let file = dir.join(key);
+        if std::fs::read(&file).is_ok_and(|now| now == pem) {
+            continue;
         }
-        let (file, tmp) = (dir.join(key), dir.join(format!(".{key}.new")));
-        std::fs::write(&tmp, pem + "\n").map_err(|e| e.to_string())?;
+        let tmp = dir.join(format!(".{key}.new"));
+        std::fs::write(&tmp, pem).map_err(|e| e.to_string())?;
         std::fs::rename(&tmp, &file).map_err(|e| e.to_string())?;
     }
     Ok(true)

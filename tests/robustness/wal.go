@@ -23,7 +23,11 @@ import (
 // raft request"), and a cluster kubectl-etcd manages carries some (alarms when the quota is hit,
 // lease checkpoints, auth). Those change no key, so each member's WAL is copied into a scratch
 // data dir with their payload emptied (an empty entry is what etcd's parser skips), and etcd's
-// merge and parser read the copies. Returns the requests and the emptied requests by kind.
+// merge and parser read the copies. And one more: while a NOSPACE alarm is raised, etcd's
+// capped applier refuses puts, transactions that put and lease grants that were proposed and
+// committed (the raft log holds them; the keyspace never sees them): those are emptied too, as
+// the applier would refuse them, so the checker does not take them as applied. Returns the
+// requests and the emptied requests by kind.
 func persistedRequests(lg *zap.Logger, dataDirs []string) ([]model.EtcdRequest, string, error) {
 	scratch, err := os.MkdirTemp("", "robustness-wal-")
 	if err != nil {
@@ -39,7 +43,13 @@ func persistedRequests(lg *zap.Logger, dataDirs []string) ([]model.EtcdRequest, 
 			lg.Warn("skipping a member's WAL", zap.String("data-dir", dir), zap.Error(err))
 			continue
 		}
+		nospace := map[uint64]bool{}
 		for _, e := range ents {
+			if refusedUnderNospace(e, nospace) {
+				e.Data = nil
+				dropped["refused-nospace"]++
+				continue
+			}
 			if kind := keyless(e); kind != "" {
 				e.Data = nil
 				dropped[kind]++
@@ -95,4 +105,47 @@ func keyless(e *raftpb.Entry) string {
 		return false
 	})
 	return name
+}
+
+// refusedUnderNospace: whether entry e is a request etcd's capped applier refuses (a put, a
+// transaction with a put in either branch, a lease grant) because a NOSPACE alarm is raised,
+// following the alarm requests of the log in order in `raised` (member id -> raised).
+func refusedUnderNospace(e *raftpb.Entry, raised map[uint64]bool) bool {
+	if e.GetType() != raftpb.EntryNormal || len(e.Data) == 0 {
+		return false
+	}
+	var r pb.InternalRaftRequest
+	if err := proto.Unmarshal(e.Data, &r); err != nil {
+		return false
+	}
+	if a := r.Alarm; a != nil {
+		if a.Alarm == pb.AlarmType_NOSPACE {
+			switch a.Action {
+			case pb.AlarmRequest_ACTIVATE:
+				raised[a.MemberID] = true
+			case pb.AlarmRequest_DEACTIVATE:
+				delete(raised, a.MemberID)
+			}
+		}
+		return false
+	}
+	if len(raised) == 0 {
+		return false
+	}
+	return r.Put != nil || r.LeaseGrant != nil || (r.Txn != nil && txnPuts(r.Txn))
+}
+
+// txnPuts: whether a transaction puts in either branch (nested transactions too).
+func txnPuts(t *pb.TxnRequest) bool {
+	for _, ops := range [][]*pb.RequestOp{t.Success, t.Failure} {
+		for _, op := range ops {
+			if op.GetRequestPut() != nil {
+				return true
+			}
+			if nested := op.GetRequestTxn(); nested != nil && txnPuts(nested) {
+				return true
+			}
+		}
+	}
+	return false
 }
