@@ -245,6 +245,24 @@ impl Session {
         }
     }
 
+    /// `cluster`'s spec validated, or `Error::InvalidSpec` naming the cluster `name` in this
+    /// session's namespace: the one mapping of an invalid spec the verbs share.
+    fn validate(&self, name: &str, cluster: &EtcdCluster) -> Result<model::Desired, Error> {
+        model::validate(cluster).map_err(|source| Error::InvalidSpec {
+            namespace: self.namespace.clone(),
+            name: name.to_string(),
+            source,
+        })
+    }
+
+    /// The cluster `name`, read, and its spec validated (`validate`): where a verb on an existing
+    /// cluster starts.
+    async fn load_cluster(&self, name: &str) -> Result<(EtcdCluster, model::Desired), Error> {
+        let cluster = self.get_cluster(name).await?;
+        let d = self.validate(name, &cluster)?;
+        Ok((cluster, d))
+    }
+
     /// The cluster, or `None` when RBAC hides it: verbs that only read (`logs`, `report`) go on
     /// with what the user may read. A cluster that does not exist is still an error.
     async fn get_cluster_if_readable(&self, name: &str) -> Result<Option<EtcdCluster>, Error> {

@@ -9,7 +9,6 @@ use clap::Subcommand;
 use jiff::Timestamp;
 use kube::ResourceExt;
 
-use crate::api::EtcdCluster;
 use crate::archive::Destination;
 use crate::archive::codec::Compression;
 use crate::archive::crypt::KeySecret;
@@ -89,12 +88,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     model::validate_name(&name).map_err(|e| usage(&name, e))?;
     let s = Session::connect(g).await?;
     s.ensure_crd().await?;
-    let cluster: EtcdCluster = s.get_cluster(&name).await?;
-    let desired = model::validate(&cluster).map_err(|source| Error::InvalidSpec {
-        namespace: s.namespace.clone(),
-        name: name.clone(),
-        source,
-    })?;
+    let (cluster, desired) = s.load_cluster(&name).await?;
     // The cluster's backup plan fills in what the flags leave out (its SSE only for its own
     // destination).
     let plan = desired.backup.as_ref();

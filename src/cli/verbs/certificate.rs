@@ -165,12 +165,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     }
     let role = role_of(&a.user, &a.prefixes, a.read_write).map_err(|e| usage(&name, e))?;
     let s = Session::connect(g).await?;
-    let cluster = s.get_cluster(&name).await?;
-    let d = model::validate(&cluster).map_err(|source| Error::InvalidSpec {
-        namespace: s.namespace.clone(),
-        name: name.clone(),
-        source,
-    })?;
+    let (_, d) = s.load_cluster(&name).await?;
     issues_from_its_own_ca(&name, &d)?;
     authenticates_by_certificate(&d)?;
     let key_path = a.out.join(format!("{}.key", a.user));

@@ -119,11 +119,7 @@ async fn create(g: &Global, a: Args) -> Result<(), Error> {
     let s = Session::connect(g).await?;
     let mut cluster = EtcdCluster::new(&name, spec);
     cluster.metadata.namespace = Some(s.namespace.clone());
-    let d = model::validate(&cluster).map_err(|source| Error::InvalidSpec {
-        namespace: s.namespace.clone(),
-        name: name.clone(),
-        source,
-    })?;
+    let d = s.validate(&name, &cluster)?;
     model::check_options(&d, &model::OptionLeave::Tuning(a.allow_etcd_option))
         .map_err(|e| usage(&name, e))?;
     check_secrets(&s, &name, &d).await?;

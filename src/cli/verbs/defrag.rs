@@ -161,13 +161,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
 /// Records request `nonce` and waits for the engine to carry it out; prints the report.
 async fn request(s: &Session, format: output::Format, a: Args, nonce: &str) -> Result<(), Error> {
     let name = a.name.clone();
-    let cluster = s.get_cluster(&name).await?;
-    let invalid = |source| Error::InvalidSpec {
-        namespace: s.namespace.clone(),
-        name: name.clone(),
-        source,
-    };
-    let d = model::validate(&cluster).map_err(invalid)?;
+    let (cluster, d) = s.load_cluster(&name).await?;
     // Read-only: the order to show, and the sizes and alarms to report against.
     let ctx = Context::new(s.client.clone(), s.dial);
     let (d, before) = crate::engine::observe(&ctx, &d, cluster.status.as_ref()).await?;
@@ -189,7 +183,7 @@ async fn request(s: &Session, format: output::Format, a: Args, nonce: &str) -> R
         )
         .await
         .map_err(|e| Error::kube("request a defragmentation of", KIND, &s.namespace, &name, e))?;
-    model::validate(&patched).map_err(invalid)?;
+    s.validate(&name, &patched)?;
     output::progress_line(&format!(
         "EtcdCluster {}/{name}: defragmentation requested (nonce {nonce}{})",
         s.namespace,

@@ -52,12 +52,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     let s = Session::connect(g).await?;
     s.ensure_crd_current().await?;
     let ns = s.namespace.clone();
-    let cluster = s.get_cluster(&name).await?;
-    let d = model::validate(&cluster).map_err(|source| Error::InvalidSpec {
-        namespace: ns.clone(),
-        name: name.clone(),
-        source,
-    })?;
+    let (cluster, d) = s.load_cluster(&name).await?;
     if d.storage == Storage::Ephemeral {
         return Err(Error::Usage(format!(
             "EtcdCluster {ns}/{name} keeps its data in emptyDir volumes (spec.storage.ephemeral), \

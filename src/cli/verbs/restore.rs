@@ -246,7 +246,7 @@ async fn restore(g: &Global, a: Args) -> Result<(), Error> {
             .map(crate::api::BackupEncryption::from_key_secret),
     };
     let mut cluster = new_cluster(&s, &a, replicas, version, restore, storage);
-    let d = validated(&s, &cluster)?;
+    let d = s.validate(&cluster.name_any(), &cluster)?;
     check_secrets(&s, &name, &d).await?;
     if a.wait.dry_run {
         progress.abandon();
@@ -600,14 +600,6 @@ fn new_cluster(
     cluster
 }
 
-fn validated(s: &Session, cluster: &EtcdCluster) -> Result<model::Desired, Error> {
-    model::validate(cluster).map_err(|source| Error::InvalidSpec {
-        namespace: s.namespace.clone(),
-        name: cluster.name_any(),
-        source,
-    })
-}
-
 /// What a dry run says the restore would create.
 fn dry_run_lines(
     s: &Session,
@@ -666,7 +658,7 @@ async fn hand_over(
     if made_secret.is_none() && staging.is_none() {
         return Ok(());
     }
-    let owner = crate::objects::owner(&validated(s, created)?);
+    let owner = crate::objects::owner(&s.validate(&created.name_any(), created)?);
     if let Some(mut secret) = made_secret {
         secret.metadata.owner_references = Some(vec![owner.clone()]);
         let secrets: Api<Secret> = Api::namespaced(s.client.clone(), &s.namespace);

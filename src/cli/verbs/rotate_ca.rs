@@ -71,13 +71,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     model::validate_name(&name).map_err(|e| usage(&name, e))?;
     let s = Session::connect(g).await?;
     s.ensure_crd_current().await?;
-    let cluster = s.get_cluster(&name).await?;
-    let invalid = |source| Error::InvalidSpec {
-        namespace: s.namespace.clone(),
-        name: name.clone(),
-        source,
-    };
-    let d = model::validate(&cluster).map_err(invalid)?;
+    let (cluster, d) = s.load_cluster(&name).await?;
     let Some(pki) = d.pki.as_ref() else {
         return Err(usage(
             &name,
@@ -115,7 +109,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         )
         .await
         .map_err(|e| Error::kube("request a CA rotation of", KIND, &s.namespace, &name, e))?;
-    model::validate(&patched).map_err(invalid)?;
+    s.validate(&name, &patched)?;
     output::progress_line(&format!(
         "EtcdCluster {}/{name}: CA rotation requested (spec.tls.caGeneration {generation})",
         s.namespace
@@ -124,7 +118,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         return output::print_cluster(g.output, &patched);
     }
     drive::converge(&s, &name, a.wait.timeout).await?;
-    let d = model::validate(&s.get_cluster(&name).await?).map_err(invalid)?;
+    let (_, d) = s.load_cluster(&name).await?;
     let (_, after) = crate::engine::pki::observe(&ctx, &d, &mut Vec::new()).await?;
     let r = Rotated {
         cluster: format!("{}/{name}", s.namespace),

@@ -45,14 +45,8 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     let s = Session::connect(g).await?;
     s.ensure_crd_current().await?;
     let api = s.clusters();
-    let mut cluster = s.get_cluster(&name).await?;
+    let (mut cluster, before) = s.load_cluster(&name).await?;
     let ns = s.namespace.clone();
-    let invalid = |source| Error::InvalidSpec {
-        namespace: ns.clone(),
-        name: name.clone(),
-        source,
-    };
-    let before = model::validate(&cluster).map_err(invalid)?;
     let mut spec = Map::new();
     let mut intent = Vec::new();
     if let Some(r) = replicas {
@@ -87,7 +81,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
             json!({"size": cluster.spec.storage.size, "storageClassName": cluster.spec.storage.storage_class_name}),
         );
     }
-    model::validate(&cluster).map_err(invalid)?;
+    s.validate(&name, &cluster)?;
     if a.wait.dry_run {
         return drive::dry_run(&s, g, &cluster, &intent).await;
     }

@@ -79,13 +79,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     model::validate_name(&name).map_err(|e| usage(&name, e))?;
     let s = Session::connect(g).await?;
     s.ensure_crd_current().await?;
-    let mut cluster = s.get_cluster(&name).await?;
-    let invalid = |source| Error::InvalidSpec {
-        namespace: s.namespace.clone(),
-        name: name.clone(),
-        source,
-    };
-    let before = model::validate(&cluster).map_err(invalid)?;
+    let (mut cluster, before) = s.load_cluster(&name).await?;
     if before.adopt.is_some() {
         return Err(usage(
             &name,
@@ -109,7 +103,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         tls.ca_generation = None;
         tls.certificate_lifetime = None;
     }
-    model::validate(&cluster).map_err(invalid)?;
+    s.validate(&name, &cluster)?;
     let intent = plan_lines(&s.namespace, &name, a.on);
     if a.wait.dry_run {
         return drive::dry_run(&s, g, &cluster, &intent).await;
@@ -123,7 +117,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         )
         .await
         .map_err(|e| Error::kube("switch TLS of", KIND, &s.namespace, &name, e))?;
-    model::validate(&patched).map_err(invalid)?;
+    s.validate(&name, &patched)?;
     output::progress_line(&format!(
         "EtcdCluster {}/{name}: TLS switched {} (spec.tls.mode {})",
         s.namespace,

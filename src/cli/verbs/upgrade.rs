@@ -55,13 +55,7 @@ async fn upgrade(g: &Global, a: Args) -> Result<(), Error> {
     let s = Session::connect(g).await?;
     s.ensure_crd_current().await?;
     let ns = s.namespace.clone();
-    let mut cluster = s.get_cluster(&name).await?;
-    let invalid = |source| Error::InvalidSpec {
-        namespace: ns.clone(),
-        name: name.clone(),
-        source,
-    };
-    let current = model::validate(&cluster).map_err(invalid)?;
+    let (mut cluster, current) = s.load_cluster(&name).await?;
     let ctx = Context::new(s.client.clone(), s.dial);
     let (_, observed) = crate::engine::observe(&ctx, &current, cluster.status.as_ref()).await?;
     let (lowest, highest) = running_versions(&s, &cluster, &observed, to)?;
@@ -118,7 +112,7 @@ async fn upgrade(g: &Global, a: Args) -> Result<(), Error> {
         }
     };
     cluster.spec.version = to.to_string();
-    model::validate(&cluster).map_err(invalid)?;
+    s.validate(&name, &cluster)?;
     let patched = s
         .clusters()
         .patch(

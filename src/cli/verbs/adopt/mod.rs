@@ -543,12 +543,7 @@ async fn adopt(s: &Session, g: &Global, a: &Args) -> Result<(), Error> {
         }
     };
     let mut cluster = adopting_cluster(s, a, &first, service);
-    let invalid = |source| Error::InvalidSpec {
-        namespace: s.namespace.clone(),
-        name: a.name.clone(),
-        source,
-    };
-    let desired = model::validate(&cluster).map_err(invalid)?;
+    let desired = s.validate(&a.name, &cluster)?;
     // The survey is the engine's own observation of the old members (a dry-run pass).
     let pass = engine::reconcile_once(&ctx, &cluster, Mode::DryRun).await?;
     refusals.extend(survey::refusals(
@@ -584,7 +579,7 @@ async fn adopt(s: &Session, g: &Global, a: &Args) -> Result<(), Error> {
     if let Some(v) = version {
         cluster.spec.version = v.to_string();
     }
-    let d = model::validate(&cluster).map_err(invalid)?;
+    let d = s.validate(&a.name, &cluster)?;
     let mut lines = plan_lines(&d, c, &what);
     lines.push(format!("next engine step: {}", pass.step));
     if a.wait.dry_run || !a.yes {

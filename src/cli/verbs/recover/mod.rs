@@ -166,12 +166,7 @@ struct Decided {
 async fn recover(s: &Session, g: &Global, a: Args) -> Result<(), Error> {
     let (ns, name) = (s.namespace.as_str(), a.name.as_str());
     let who = format!("{ns}/{name}");
-    let cluster = s.get_cluster(name).await?;
-    let d = model::validate(&cluster).map_err(|source| Error::InvalidSpec {
-        namespace: ns.to_string(),
-        name: name.to_string(),
-        source,
-    })?;
+    let (cluster, d) = s.load_cluster(name).await?;
     let decided = decide(s, &a, &d, &cluster).await?;
     if a.wait.dry_run || !a.yes {
         if !a.wait.dry_run {
