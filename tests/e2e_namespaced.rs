@@ -148,6 +148,8 @@ fn metrics_need_a_reader_token(ns: &str, name: &str) {
         let r = kubectl(&["auth", "can-i", "create", review, "--as", &user]);
         assert_eq!(r.stdout.trim(), "yes", "the operator may create {review}");
     }
+    // Behind the install's NetworkPolicy of the operator's pods: ingress to this port alone.
+    ok(kubectl(&["-n", ns, "get", "networkpolicy", name]));
     let addr = common::scrape::metrics_addr(ns, name);
     let status = |r: &str| r.lines().next().unwrap_or_default().to_string();
     let anonymous = http_get(&addr, "/metrics", None);

@@ -110,6 +110,7 @@ pub fn manifests_watching(
     out.extend(admission::manifests(namespace, NAME, &labels()));
     out.extend(aggregated_roles());
     out.push(metrics_reader(NAME));
+    out.push(network_policy(namespace));
     out.push(deployment(
         image,
         namespace,
@@ -213,6 +214,28 @@ pub fn metrics_reader(operator: &str) -> Value {
         "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
         "metadata": { "name": metrics_reader_role(operator), "labels": labels() },
         "rules": [{ "nonResourceURLs": [METRICS_PATH], "verbs": [METRICS_VERB] }],
+    })
+}
+
+/// The NetworkPolicy of the operator's own pods: ingress to the metrics port alone, from
+/// anywhere (Prometheus runs wherever its owner put it, and `/metrics` answers only a reviewed
+/// token, `operate --metrics-auth`; the kubelet's probes use the same port). Nothing else listens
+/// in the pod. Egress is not restricted: the operator must reach the API server (an address
+/// behind the `kubernetes` Service that a policy's peers cannot name portably: often the host
+/// network), the client port of members in every namespace it serves, DNS, and the S3 endpoints
+/// its backups name (any host, any port the `--s3-endpoint-allow` list admits); a policy that
+/// listed them would either admit everything or break backups to a store it could not foresee.
+/// The operator's egress is held by what it will dial instead (the S3 endpoint allow list, adopt
+/// endpoints of the cluster's own namespace).
+pub fn network_policy(namespace: &str) -> Value {
+    json!({
+        "apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+        "metadata": { "name": NAME, "namespace": namespace, "labels": labels() },
+        "spec": {
+            "podSelector": { "matchLabels": { LABEL_NAME: NAME } },
+            "policyTypes": ["Ingress"],
+            "ingress": [{ "ports": [{ "protocol": "TCP", "port": METRICS_PORT }] }],
+        },
     })
 }
 
@@ -655,6 +678,29 @@ mod tests {
         let binding = kind(&all, "RoleBinding", Some("ops"));
         assert_eq!(binding["subjects"][0]["namespace"], "ops");
         assert!(all.iter().all(|o| o["metadata"]["namespace"] != NAMESPACE));
+    }
+
+    #[test]
+    fn the_operator_pods_admit_the_metrics_port_alone_and_keep_their_egress() {
+        let all = manifests("img", "ops");
+        let p = kind(&all, "NetworkPolicy", Some("ops"));
+        assert_eq!(p["spec"]["policyTypes"], json!(["Ingress"]));
+        assert_eq!(
+            p["spec"]["ingress"],
+            json!([{ "ports": [{ "protocol": "TCP", "port": METRICS_PORT }] }])
+        );
+        // it selects the operator's pods, and the probes' port is the one it admits
+        let d = kind(&all, "Deployment", Some("ops"));
+        for (k, v) in p["spec"]["podSelector"]["matchLabels"].as_object().unwrap() {
+            assert_eq!(&d["spec"]["template"]["metadata"]["labels"][k], v);
+        }
+        let c = &d["spec"]["template"]["spec"]["containers"][0];
+        assert_eq!(c["ports"][0]["containerPort"], METRICS_PORT);
+        assert_eq!(c["livenessProbe"]["httpGet"]["port"], c["ports"][0]["name"]);
+        drop(
+            serde_json::from_value::<k8s_openapi::api::networking::v1::NetworkPolicy>(p.clone())
+                .unwrap(),
+        );
     }
 
     #[test]
