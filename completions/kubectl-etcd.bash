@@ -1597,7 +1597,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__install)
-            opts="-n -o -v -h --operator --image --image-pull-secret --watch-namespace --operator-namespace --monitoring --print --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help"
+            opts="-n -o -v -h --operator --image --image-pull-secret --watch-namespace --operator-namespace --monitoring --allow-etcd-option --allow-image-prefix --print --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1616,6 +1616,14 @@ _kubectl__etcd() {
                     return 0
                     ;;
                 --operator-namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --allow-etcd-option)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --allow-image-prefix)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1713,7 +1721,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__manifests)
-            opts="-n -o -v -h --image --image-pull-secret --watch-namespace --operator-namespace --monitoring --prometheus-rules --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help"
+            opts="-n -o -v -h --image --image-pull-secret --watch-namespace --operator-namespace --monitoring --prometheus-rules --allow-etcd-option --allow-image-prefix --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1732,6 +1740,14 @@ _kubectl__etcd() {
                     return 0
                     ;;
                 --operator-namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --allow-etcd-option)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --allow-image-prefix)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1775,7 +1791,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__operate)
-            opts="-n -o -v -h --watch-namespace --metrics-addr --metrics-auth --identity --allow-ambient-credentials --s3-endpoint-allow --allow-etcd-option --max-backups-per-namespace --max-backups --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help"
+            opts="-n -o -v -h --watch-namespace --metrics-addr --metrics-auth --identity --allow-ambient-credentials --s3-endpoint-allow --allow-etcd-option --allow-image-prefix --max-backups-per-namespace --max-backups --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1802,6 +1818,10 @@ _kubectl__etcd() {
                     return 0
                     ;;
                 --allow-etcd-option)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --allow-image-prefix)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

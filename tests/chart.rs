@@ -176,7 +176,9 @@ fn rules_tpl() -> String {
     )
 }
 
-/// templates/admission.yaml: `objects::admission::manifests` as JSON documents, with the release
+/// templates/admission.yaml: `objects::admission::manifests` and the policy of
+/// `objects::admission::spec::manifests` (its parameters and binding are templates/allow.yaml,
+/// which depend on values) as JSON documents, with the release
 /// namespace and the operator's name put in as template expressions (whole values quoted, and
 /// inside the policy's expressions and messages as they are: both are DNS labels).
 fn admission_tpl() -> String {
@@ -184,7 +186,20 @@ fn admission_tpl() -> String {
     const NAME: &str = "@operator-name@";
     let labels =
         serde_json::json!({ LABEL_NAME: NAME, "app.kubernetes.io/managed-by": "kubectl-etcd" });
-    let docs: Vec<String> = kubectl_etcd::objects::admission::manifests(NS, NAME, &labels)
+    // The policy's allow lists, from values (as CEL list literals).
+    const OPTIONS: &str = "@allow-etcd-options@";
+    const PREFIXES: &str = "@allow-image-prefixes@";
+    let allowed = kubectl_etcd::objects::admission::spec::Allowed {
+        etcd_options: vec![OPTIONS.into()],
+        image_prefixes: vec![PREFIXES.into()],
+    };
+    let mut objects = kubectl_etcd::objects::admission::manifests(NS, NAME, &labels);
+    objects.extend(
+        kubectl_etcd::objects::admission::spec::manifests(NS, NAME, &[], &allowed, &labels)
+            .into_iter()
+            .filter(|o| o["kind"] == "ValidatingAdmissionPolicy"),
+    );
+    let docs: Vec<String> = objects
         .iter()
         .map(|o| {
             serde_json::to_string_pretty(o)
@@ -192,6 +207,14 @@ fn admission_tpl() -> String {
                 .replace(
                     &format!("\"{NAME}\""),
                     "{{ include \"kubectl-etcd.name\" . | quote }}",
+                )
+                .replace(
+                    &format!("['{OPTIONS}']"),
+                    "{{ include \"kubectl-etcd.celList\" .Values.allowEtcdOptions }}",
+                )
+                .replace(
+                    &format!("['{PREFIXES}']"),
+                    "{{ include \"kubectl-etcd.celList\" .Values.allowImagePrefixes }}",
                 )
                 .replace(NS, "{{ .Release.Namespace }}")
                 .replace(NAME, "{{ include \"kubectl-etcd.name\" . }}")
@@ -519,6 +542,45 @@ fn helm_template_with_pull_secrets_renders_the_objects_of_manifests() {
         serde_json::json!([{ "name": "regcred" }, { "name": "mirror" }])
     );
     assert_same(&chart, &want, "imagePullSecrets");
+}
+
+#[test]
+fn helm_template_allow_values_are_manifests_allow_flags() {
+    let chart = objects(&must(
+        "helm template",
+        template(
+            NAMESPACE,
+            &[
+                "allowEtcdOptions={enable-pprof,enable-v2}",
+                "allowImagePrefixes={registry.example/}",
+                "rbac.scope=namespace",
+            ],
+        ),
+    ));
+    let want = manifests_objects(&[
+        "--allow-etcd-option",
+        "enable-pprof,enable-v2",
+        "--allow-image-prefix",
+        "registry.example/",
+        "--watch-namespace",
+        NAMESPACE,
+    ]);
+    let policy = want
+        .iter()
+        .find(|o| o["kind"] == "ValidatingAdmissionPolicy" && o["spec"]["variables"].is_array())
+        .unwrap();
+    assert_eq!(
+        policy["spec"]["variables"][1]["expression"],
+        "['enable-pprof', 'enable-v2']"
+    );
+    let args = &want.iter().find(|o| o["kind"] == "Deployment").unwrap()["spec"]["template"]["spec"]
+        ["containers"][0]["args"];
+    assert!(
+        args.to_string()
+            .contains(r#""--allow-etcd-option","enable-pprof,enable-v2","--allow-image-prefix","registry.example/""#),
+        "{args}"
+    );
+    assert_same(&chart, &want, "allowEtcdOptions, allowImagePrefixes");
 }
 
 #[test]

@@ -5,7 +5,9 @@
 //! create pods or write Leases in `kube-system`; the admission policy refuses its writes there
 //! (even when RBAC would allow them), in a namespace labelled to refuse it, and any Secret, Lease
 //! or RoleBinding not of the engine's shapes; the in-cluster operator binds its workload role in a
-//! namespace where it serves a cluster, and serves it.
+//! namespace where it serves a cluster, and serves it. The admission policy on EtcdClusters
+//! (issue 42 item 6) holds a tenant with namespace `edit` to the operator's etcd option and
+//! image prefix allow lists.
 //!
 //! Shares the testbed: the Deployment runs with `--watch-namespace` limited to this test's
 //! namespace (the RBAC and the policy are those of the every-namespace install), so this file runs
@@ -22,6 +24,7 @@ use std::time::Duration;
 use common::*;
 use kubectl_etcd::keys::install::{leader_lease, workload_role};
 use kubectl_etcd::keys::{LABEL_REFUSE_OPERATOR, install::service_account_user};
+use kubectl_etcd::objects::admission::spec::{self, Allowed};
 use kubectl_etcd::objects::install;
 use serde_json::{Value, json};
 
@@ -134,6 +137,14 @@ fn the_operator_may_not_touch_kube_system_and_its_admission_policy_admits_only_t
             if o["kind"] == "Deployment" {
                 o["spec"]["template"]["spec"]["containers"][0]["args"] =
                     json!(["operate", "--watch-namespace", tenant.0]);
+            }
+            // The policy on EtcdClusters holds the tenant's namespace alone, like the operator
+            // (every namespace's would hold the other tests' clusters on the shared testbed).
+            if o["kind"] == "ValidatingAdmissionPolicyBinding"
+                && o["metadata"]["name"] == spec::policy_name(install::NAME)
+            {
+                o["spec"]["matchResources"] = json!({ "namespaceSelector": { "matchLabels": {
+                    "kubernetes.io/metadata.name": tenant.0 } } });
             }
             o
         })
@@ -322,4 +333,133 @@ fn the_operator_may_not_touch_kube_system_and_its_admission_policy_admits_only_t
     );
     // The cluster it served is still served (the policy did not stop the engine's own writes).
     assert!(status_ready(&tenant.0, 1).is_some());
+}
+
+/// EtcdCluster `name` in `ns` with one member and `spec` merged into its spec.
+fn etcd_cluster(ns: &str, name: &str, spec: &Value) -> String {
+    let mut c = json!({
+        "apiVersion": "etcd.kubectl-etcd.io/v1alpha1", "kind": "EtcdCluster",
+        "metadata": { "name": name, "namespace": ns },
+        "spec": { "replicas": 1, "version": "3.6.16" },
+    });
+    for (k, v) in spec.as_object().unwrap() {
+        c["spec"][k] = v.clone();
+    }
+    c.to_string()
+}
+
+#[test]
+fn a_tenant_sets_only_the_etcd_options_and_images_the_operator_allows() {
+    install_crd();
+    let ns = Ns::new("allow");
+    let name = format!("ke-{}", ns.0);
+    let _installed = Installed {
+        name: name.clone(),
+        namespace: ns.0.clone(),
+    };
+    // The policy of an install watching this namespace, its operator allowing enable-pprof and
+    // the images of registry.example (the policy alone: nothing here runs a cluster).
+    let allowed = Allowed {
+        etcd_options: vec!["enable-pprof".into()],
+        image_prefixes: vec!["registry.example/".into()],
+    };
+    let apply = |allowed: &Allowed| {
+        let labels = json!({ "app.kubernetes.io/name": name });
+        let items = spec::manifests(&ns.0, &name, &[ns.0.as_str()], allowed, &labels);
+        let list = json!({"apiVersion": "v1", "kind": "List", "items": items});
+        ok(kubectl_stdin(&["apply", "-f", "-"], &list.to_string()));
+    };
+    apply(&allowed);
+    let tenant = "e2e-allow-tenant";
+    edits(tenant, &ns.0);
+
+    let off_list = etcd_cluster(
+        &ns.0,
+        "v2",
+        &json!({"etcd": {"options": {"enable-v2": "true"}}}),
+    );
+    let err = eventually(
+        "the policy to refuse an option off the list",
+        Duration::from_secs(60),
+        || try_create(tenant, &off_list).err(),
+    );
+    assert!(
+        err.contains("spec.etcd.options sets enable-v2:")
+            && err.contains("--allow-etcd-option NAME")
+            && err.contains(&spec::policy_name(&name)),
+        "{err}"
+    );
+    for (what, spec, says) in [
+        (
+            "a foreign repository",
+            json!({"imageRepository": "docker.io/attacker/etcd"}),
+            "spec.imageRepository docker.io/attacker/etcd is not under an image prefix",
+        ),
+        (
+            "a look-alike of the default repository",
+            json!({"imageRepository": "gcr.io/etcd-development/etcd-evil"}),
+            "spec.imageRepository gcr.io/etcd-development/etcd-evil is not under",
+        ),
+        (
+            "a foreign tools image",
+            json!({"restore": {"source": "s3://b/k.db", "toolsImage": "docker.io/attacker/tools:1"}}),
+            "spec.restore.toolsImage docker.io/attacker/tools:1 is not under",
+        ),
+    ] {
+        let err = try_create(tenant, &etcd_cluster(&ns.0, "img", &spec)).expect_err(what);
+        assert!(
+            err.contains(says) && err.contains("--allow-image-prefix"),
+            "{what}: {err}"
+        );
+    }
+    // Within the lists: tuning flags, the allowed flag and images, the default tools image.
+    let within = etcd_cluster(
+        &ns.0,
+        "ok",
+        &json!({
+            "etcd": {"options": {"heartbeat-interval": "200", "enable-pprof": "true"}},
+            "imageRepository": "registry.example/etcd",
+            "restore": {"source": "s3://b/k.db", "toolsImage": kubectl_etcd::model::DEFAULT_TOOLS_IMAGE},
+        }),
+    );
+    ok(as_user(tenant, &["create", "-f", "-"], &within));
+
+    // The operator's owner takes enable-pprof off the list: the cluster that has it keeps it
+    // through other writes (the engine's too), but may not change it.
+    apply(&Allowed::default());
+    let patch = |p: &str| {
+        as_user(
+            tenant,
+            &[
+                "-n",
+                &ns.0,
+                "patch",
+                "etcdcluster",
+                "ok",
+                "--type",
+                "merge",
+                "-p",
+                p,
+            ],
+            "",
+        )
+    };
+    // (A new value each time: one admitted before the policy changed is the object's own.)
+    let mut value = 0;
+    let err = eventually(
+        "the policy to take its new list",
+        Duration::from_secs(60),
+        || {
+            value += 1;
+            let r = patch(&format!(
+                r#"{{"spec":{{"etcd":{{"options":{{"enable-pprof":"{value}"}}}}}}}}"#
+            ));
+            (r.code != 0).then_some(r.stderr)
+        },
+    );
+    assert!(
+        err.contains("spec.etcd.options sets enable-pprof:"),
+        "{err}"
+    );
+    ok(patch(r#"{"spec":{"replicas":3}}"#));
 }

@@ -158,44 +158,6 @@ fn refused_passwords(ns: &str) -> usize {
         .sum()
 }
 
-/// Gives `TENANT` the built-in `edit` role in `ns`, and nothing elsewhere; `edit` writes
-/// EtcdClusters through the ClusterRoles the install aggregates into it (applied here as the
-/// install would, the operator left out).
-fn tenant_edits(ns: &str) {
-    let aggregated: Vec<Value> = kubectl_etcd::objects::install::manifests("unused", OP_NS)
-        .into_iter()
-        .filter(|o| {
-            o["kind"] == "ClusterRole"
-                && !o["metadata"]["labels"]["rbac.authorization.k8s.io/aggregate-to-edit"].is_null()
-        })
-        .collect();
-    assert!(!aggregated.is_empty(), "the install aggregates into edit");
-    let list = json!({"apiVersion": "v1", "kind": "List", "items": aggregated});
-    ok(kubectl_stdin(
-        &["apply", "--server-side", "--force-conflicts", "-f", "-"],
-        &list.to_string(),
-    ));
-    ok(kubectl(&[
-        "-n",
-        ns,
-        "create",
-        "rolebinding",
-        "tenant-edit",
-        "--clusterrole=edit",
-        &format!("--user={TENANT}"),
-    ]));
-    let can = |verb: &str, what: &str, ns: &str| {
-        kubectl(&["auth", "can-i", "--as", TENANT, "-n", ns, verb, what])
-            .stdout
-            .trim()
-            == "yes"
-    };
-    eventually("the tenant's edit role", Duration::from_secs(30), || {
-        can("create", "etcdclusters.etcd.kubectl-etcd.io", ns).then_some(())
-    });
-    assert!(!can("get", "pods", "kube-system"), "{TENANT} is namespaced");
-}
-
 /// `kubectl --as TENANT -n ns apply -f -` of `objects`.
 fn as_tenant_apply(ns: &str, objects: &[Value]) {
     let list = json!({"apiVersion": "v1", "kind": "List", "items": objects});
@@ -284,7 +246,7 @@ fn a_tenant_cannot_adopt_the_etcd_of_another_namespace_nor_send_a_password_in_cl
     let (v, t) = (victim.0.as_str(), tenant.0.as_str());
     let before = self::victim(v, true);
     assert_eq!(refused_passwords(v), 0);
-    tenant_edits(t);
+    edits(TENANT, t);
 
     // The tenant names the victim's members and its real cluster id, with a password to try.
     as_tenant_apply(
@@ -364,7 +326,7 @@ fn an_operator_watching_the_tenant_refuses_the_pod_ips_of_another_namespace() {
     let tenant = Ns::new("ten-iptenant");
     let (v, t) = (victim.0.as_str(), tenant.0.as_str());
     let before = self::victim(v, false);
-    tenant_edits(t);
+    edits(TENANT, t);
     let ips = ok(kubectl(&[
         "-n",
         v,

@@ -68,6 +68,9 @@ pub enum Reason {
     /// `spec.etcd.options` sets a flag the operator does not allow (`--allow-etcd-option`); the
     /// rest of the spec goes on.
     OptionNotAllowed,
+    /// `spec.imageRepository` or a tools image is not under an image prefix the operator allows
+    /// (`--allow-image-prefix`): the members or the restore pod run the default image instead.
+    ImageNotAllowed,
     /// The seed's volume is being restored from a snapshot.
     RestoringSnapshot,
     /// A scheduled backup is due but waits for a slot: the operator's bound on backups at once,
@@ -172,6 +175,7 @@ impl Reason {
             Reason::QuorumLost => "QuorumLost",
             Reason::ImmutableField => "ImmutableField",
             Reason::OptionNotAllowed => "OptionNotAllowed",
+            Reason::ImageNotAllowed => "ImageNotAllowed",
             Reason::RestoringSnapshot => "RestoringSnapshot",
             Reason::BackupQueued => "BackupQueued",
             Reason::RestoreFailed => "RestoreFailed",

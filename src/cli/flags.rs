@@ -319,6 +319,33 @@ pub fn parse_secret_name(s: &str) -> Result<String, String> {
     }
 }
 
+/// What the installed operator lets specs set beyond the defaults, given to its `operate` and
+/// to the admission policy on EtcdClusters alike (`objects::admission::spec`).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct AllowArgs {
+    /// Let `spec.etcd.options` set this etcd flag besides the tuning flags (repeatable, or
+    /// comma-separated), in the operator's passes and at the API server (admission policy).
+    /// Example: --allow-etcd-option enable-pprof
+    #[arg(long, value_delimiter = ',', value_name = "NAME", value_parser = crate::objects::admission::spec::parse_allowed)]
+    pub allow_etcd_option: Vec<String>,
+    /// Let `spec.imageRepository` and the tools images name images under this prefix besides
+    /// gcr.io/etcd-development/etcd and ghcr.io/kubectl-etcd/kubectl-etcd (repeatable, or
+    /// comma-separated; `registry.example/` takes all of that registry), in the operator's
+    /// passes and at the API server (admission policy).
+    /// Example: --allow-image-prefix registry.example/mirror/
+    #[arg(long, value_delimiter = ',', value_name = "PREFIX", value_parser = crate::objects::admission::spec::parse_allowed)]
+    pub allow_image_prefix: Vec<String>,
+}
+
+impl AllowArgs {
+    pub fn allowed(&self) -> crate::objects::admission::spec::Allowed {
+        crate::objects::admission::spec::Allowed {
+            etcd_options: self.allow_etcd_option.clone(),
+            image_prefixes: self.allow_image_prefix.clone(),
+        }
+    }
+}
+
 /// A namespace name (an RFC 1123 label: what Kubernetes accepts for a Namespace).
 pub fn parse_namespace(s: &str) -> Result<String, String> {
     let ok = !s.is_empty()

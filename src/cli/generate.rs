@@ -42,6 +42,8 @@ pub struct ManifestsArgs {
     /// prometheus-operator, and `promtool`; tests/monitoring/rules.yaml is this output).
     #[arg(long, conflicts_with = "monitoring")]
     pub prometheus_rules: bool,
+    #[command(flatten)]
+    pub allow: super::flags::AllowArgs,
 }
 
 /// What `kubectl etcd manifests` prints.
@@ -50,8 +52,13 @@ pub fn manifests_yaml(a: &ManifestsArgs) -> String {
         return prometheus_rules_yaml();
     }
     let ns = &a.operator_namespace;
-    let mut docs =
-        install::manifests_watching(&a.image, ns, &a.watch_namespace, &a.image_pull_secrets);
+    let mut docs = install::manifests_allowing(
+        &a.image,
+        ns,
+        &a.watch_namespace,
+        &a.image_pull_secrets,
+        &a.allow.allowed(),
+    );
     if a.monitoring {
         docs.extend(crate::objects::monitoring::manifests(
             ns,
@@ -121,6 +128,7 @@ pub fn operator_yaml_watching(image: &str, watch: &[String]) -> String {
         operator_namespace: install::NAMESPACE.into(),
         monitoring: false,
         prometheus_rules: false,
+        allow: super::flags::AllowArgs::default(),
     })
 }
 

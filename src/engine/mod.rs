@@ -51,9 +51,11 @@ pub struct Context {
     /// The scheduled backups this driver takes beside its passes; `None`: it takes none (the
     /// CLI, which exits once its verb converged and would abandon them).
     pub scheduled: Option<std::sync::Arc<backups::Runner>>,
-    /// Which `spec.etcd.options` this driver writes into member templates: any for a person's
-    /// CLI, the tuning flags and `--allow-etcd-option`'s for the operator (`model::keep_options`).
-    pub etcd_options: crate::model::OptionLeave,
+    /// Which `spec.etcd.options` and images this driver writes into member templates and
+    /// restore pods: any for a person's CLI; for the operator, the tuning flags and
+    /// `--allow-etcd-option`'s, the default image prefixes and `--allow-image-prefix`'s
+    /// (`model::keep_leave`).
+    pub leave: crate::model::Leave,
     /// The operator's pods, when this driver is an operator in a pod (`operate`, from the
     /// Deployment's downward API): the NetworkPolicies it writes admit them. `None`: keep whom
     /// a policy admits already (`model::keep_operator`).
@@ -76,7 +78,7 @@ impl Context {
             store_access: crate::archive::store::Access::ANY,
             identity: crate::lease::cli_identity(),
             scheduled: None,
-            etcd_options: crate::model::OptionLeave::Any,
+            leave: crate::model::Leave::ANY,
             operator: None,
             allow_foreign_adopt_endpoints: false,
             allow_cluster_issuer: false,

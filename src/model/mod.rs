@@ -7,6 +7,7 @@
 //! `observed`: `Observed` and its views; `records`: the `EtcdBackup` records' labels and selection.
 
 mod adopt;
+mod allow;
 mod desired;
 pub mod maintenance;
 mod observed;
@@ -18,6 +19,7 @@ mod validate;
 mod version;
 
 pub use adopt::*;
+pub use allow::*;
 pub use desired::*;
 pub use observed::*;
 pub use operator::*;

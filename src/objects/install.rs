@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use crate::keys::install::{
     METRICS_PATH, METRICS_VERB, leader_lease, metrics_reader_role, workload_role,
 };
+use crate::objects::admission::spec::Allowed;
 use crate::objects::{
     ENV_OPERATOR_NAME, ENV_POD_NAME, ENV_POD_NAMESPACE, FIELD_MANAGER, LABEL_MANAGED_BY, LABEL_NAME,
 };
@@ -49,6 +50,19 @@ pub fn manifests_watching(
     namespace: &str,
     watch: &[String],
     pull_secrets: &[String],
+) -> Vec<Value> {
+    manifests_allowing(image, namespace, watch, pull_secrets, &Allowed::default())
+}
+
+/// `manifests_watching`, the operator letting specs set `allowed` beyond the defaults (its
+/// `operate` flags, and the parameters of the admission policy on EtcdClusters,
+/// `admission::spec`, which holds every writer of a spec to the same lists).
+pub fn manifests_allowing(
+    image: &str,
+    namespace: &str,
+    watch: &[String],
+    pull_secrets: &[String],
+    allowed: &Allowed,
 ) -> Vec<Value> {
     let meta = |name: &str, ns: Option<&str>| {
         let mut m = json!({ "name": name, "labels": labels() });
@@ -108,6 +122,13 @@ pub fn manifests_watching(
         &access::operator_namespace(&leader_lease(NAME)),
     ));
     out.extend(admission::manifests(namespace, NAME, &labels()));
+    out.extend(admission::spec::manifests(
+        namespace,
+        NAME,
+        &watch,
+        allowed,
+        &labels(),
+    ));
     out.extend(aggregated_roles());
     out.push(metrics_reader(NAME));
     out.push(network_policy(namespace));
@@ -116,6 +137,7 @@ pub fn manifests_watching(
         namespace,
         &watch,
         &each_once(pull_secrets),
+        allowed,
     ));
     out
 }
@@ -239,11 +261,18 @@ pub fn network_policy(namespace: &str) -> Value {
     })
 }
 
-fn deployment(image: &str, namespace: &str, watch: &[&str], pull_secrets: &[&str]) -> Value {
+fn deployment(
+    image: &str,
+    namespace: &str,
+    watch: &[&str],
+    pull_secrets: &[&str],
+    allowed: &Allowed,
+) -> Value {
     let mut args = vec!["operate".to_string()];
     if !watch.is_empty() {
         args.extend(["--watch-namespace".to_string(), watch.join(",")]);
     }
+    args.extend(allowed.operate_args());
     let selector = json!({ LABEL_NAME: NAME });
     let probe = |path: &str, period: u32| json!({ "httpGet": { "path": path, "port": "metrics" }, "periodSeconds": period, "timeoutSeconds": 2, "failureThreshold": 3 });
     let mut d = json!({

@@ -628,6 +628,19 @@ pub fn template_tls(t: &PodTemplateSpec) -> Tls {
     }
 }
 
+/// The etcd container of a StatefulSet's pod template (its command and image, as the members
+/// run them).
+pub fn running_container(s: &StatefulSet) -> Option<&Container> {
+    s.spec
+        .as_ref()?
+        .template
+        .spec
+        .as_ref()?
+        .containers
+        .iter()
+        .find(|c| c.name == CONTAINER)
+}
+
 /// The cluster domain the members of a template advertise their names in (`member_env`'s
 /// `ETCD_INITIAL_ADVERTISE_PEER_URLS`, `<scheme>://$(POD_NAME).<peers>.$(POD_NS).svc.<domain>:<port>`);
 /// `None` for a template that does not say.

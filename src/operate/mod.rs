@@ -92,9 +92,9 @@ pub struct OperateOptions {
     /// --allow-ambient-credentials`, `--s3-endpoint-allow`): by default no ambient cloud
     /// identity and AWS endpoints only.
     pub store_access: crate::archive::store::Access,
-    /// Which `spec.etcd.options` member templates get (`--allow-etcd-option`): by default the
-    /// tuning flags only (`model::TUNING_OPTIONS`).
-    pub etcd_options: crate::model::OptionLeave,
+    /// Which `spec.etcd.options` and images clusters get (`--allow-etcd-option`,
+    /// `--allow-image-prefix`): by default the tuning flags and the default images only.
+    pub leave: crate::model::Leave,
     /// This operator's pods, when it runs in one (`own_pods`): the NetworkPolicies it writes
     /// admit them to the members' client port.
     pub operator: Option<crate::model::OperatorPods>,
@@ -128,7 +128,7 @@ impl OperateOptions {
             leader_lease: None,
             bind_workload: false,
             store_access: crate::archive::store::Access::operator(false, &[]),
-            etcd_options: crate::model::OptionLeave::Tuning(Vec::new()),
+            leave: crate::model::Leave::operator(Vec::new(), Vec::new()),
             operator: None,
             allow_foreign_adopt_endpoints: false,
             backup_bounds: (
@@ -338,7 +338,7 @@ async fn lead(
     let mut ctx = Context::new(opts.client.clone(), opts.dial);
     ctx.add_finalizer = true;
     ctx.store_access = opts.store_access.clone();
-    ctx.etcd_options = opts.etcd_options.clone();
+    ctx.leave = opts.leave.clone();
     ctx.operator = opts.operator.clone();
     ctx.allow_foreign_adopt_endpoints = opts.allow_foreign_adopt_endpoints;
     ctx.allow_cluster_issuer = opts.allow_cluster_issuer;

@@ -495,6 +495,12 @@ impl Conditions<'_> {
                 true,
                 if d.refused.iter().all(|r| r.field == "spec.etcd.options") {
                     Reason::OptionNotAllowed
+                } else if d
+                    .refused
+                    .iter()
+                    .all(|r| crate::model::IMAGE_FIELDS.contains(&r.field))
+                {
+                    Reason::ImageNotAllowed
                 } else {
                     Reason::ImmutableField
                 },

@@ -623,3 +623,43 @@ pub async fn delete_and_wait_gone(
     })
     .await;
 }
+
+/// Gives `user` the built-in `edit` role in `ns`, and nothing elsewhere; `edit` writes
+/// EtcdClusters through the ClusterRoles the install aggregates into it (applied here as the
+/// install would, the operator left out).
+pub fn edits(user: &str, ns: &str) {
+    let aggregated: Vec<serde_json::Value> =
+        kubectl_etcd::objects::install::manifests("unused", OP_NS)
+            .into_iter()
+            .filter(|o| {
+                o["kind"] == "ClusterRole"
+                    && !o["metadata"]["labels"]["rbac.authorization.k8s.io/aggregate-to-edit"]
+                        .is_null()
+            })
+            .collect();
+    assert!(!aggregated.is_empty(), "the install aggregates into edit");
+    let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": aggregated});
+    ok(kubectl_stdin(
+        &["apply", "--server-side", "--force-conflicts", "-f", "-"],
+        &list.to_string(),
+    ));
+    ok(kubectl(&[
+        "-n",
+        ns,
+        "create",
+        "rolebinding",
+        &format!("{user}-edit"),
+        "--clusterrole=edit",
+        &format!("--user={user}"),
+    ]));
+    let can = |verb: &str, what: &str, ns: &str| {
+        kubectl(&["auth", "can-i", "--as", user, "-n", ns, verb, what])
+            .stdout
+            .trim()
+            == "yes"
+    };
+    eventually("the tenant's edit role", Duration::from_secs(30), || {
+        can("create", "etcdclusters.etcd.kubectl-etcd.io", ns).then_some(())
+    });
+    assert!(!can("get", "pods", "kube-system"), "{user} is namespaced");
+}

@@ -74,6 +74,10 @@ impl LocalOperator {
             &self.ns,
             "--identity",
             given,
+            // The tests' tools image (`KE_OPERATOR_IMAGE`, testbed.local/…) runs their restore
+            // and recovery pods.
+            "--allow-image-prefix",
+            "testbed.local/",
         ];
         args.extend(self.args.iter().map(String::as_str));
         let child = kubectl_cmd(&args)

@@ -33,3 +33,9 @@ app.kubernetes.io/name: {{ include "kubectl-etcd.name" . }}
   name: {{ include "kubectl-etcd.name" . }}
   namespace: {{ .Release.Namespace }}
 {{- end -}}
+
+{{/* A list of etcd flag names or image prefixes as a CEL list literal, for the admission policy
+on EtcdClusters (objects::admission::spec): ['a', 'b']. */}}
+{{- define "kubectl-etcd.celList" -}}
+[{{ range $i, $e := . }}{{ if regexMatch "['\"\\\\, ]" $e }}{{ fail (printf "%q is not an etcd flag name or image prefix (no quotes, backslashes, commas or spaces)" $e) }}{{ end }}{{ if $i }}, {{ end }}'{{ $e }}'{{ end }}]
+{{- end -}}

@@ -49,6 +49,8 @@ pub struct Args {
     /// prometheus-operator's CRDs in the cluster).
     #[arg(long)]
     pub monitoring: bool,
+    #[command(flatten)]
+    pub allow: crate::cli::flags::AllowArgs,
     /// Print the manifests instead of applying them.
     #[arg(long)]
     pub print: bool,
@@ -57,7 +59,13 @@ pub struct Args {
 pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     let ns = &a.operator_namespace;
     let mut manifests = if a.operator {
-        install::manifests_watching(&a.image, ns, &a.watch_namespace, &a.image_pull_secrets)
+        install::manifests_allowing(
+            &a.image,
+            ns,
+            &a.watch_namespace,
+            &a.image_pull_secrets,
+            &a.allow.allowed(),
+        )
     } else {
         vec![]
     };

@@ -53,6 +53,14 @@ pub struct Args {
     /// Example: --allow-etcd-option enable-pprof
     #[arg(long, value_delimiter = ',', value_name = "NAME")]
     pub allow_etcd_option: Vec<String>,
+    /// Let `spec.imageRepository`, `spec.restore.toolsImage` and `spec.recovery.toolsImage` name
+    /// images under this prefix (repeatable, or comma-separated): the same repository, or below
+    /// it (`registry.example/` takes everything of that registry). Allowed always:
+    /// gcr.io/etcd-development/etcd and ghcr.io/kubectl-etcd/kubectl-etcd. A cluster naming
+    /// another runs the default image instead (condition SpecRefused names the field).
+    /// Example: --allow-image-prefix registry.example/mirror/
+    #[arg(long, value_delimiter = ',', value_name = "PREFIX", value_parser = crate::objects::admission::spec::parse_allowed)]
+    pub allow_image_prefix: Vec<String>,
     /// Scheduled backups taken at once in one namespace; a due backup beyond waits for a slot
     /// (condition reason BackupQueued), so one tenant's schedules cannot starve the others'.
     #[arg(long, default_value_t = crate::model::BackupQueue::PER_NAMESPACE as u16, value_parser = clap::value_parser!(u16).range(1..))]
@@ -86,7 +94,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
             .as_deref()
             .map_or_else(operate::default_identity, lease::operator_identity),
         store_access: Access::operator(a.allow_ambient_credentials, &a.s3_endpoint_allow),
-        etcd_options: crate::model::OptionLeave::Tuning(a.allow_etcd_option),
+        leave: crate::model::Leave::operator(a.allow_etcd_option, a.allow_image_prefix),
         namespaces: a.watch_namespace,
         operator: pods,
         lease_namespace,

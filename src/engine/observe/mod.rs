@@ -38,7 +38,7 @@ use nodes::nodes_of;
 use pods::pod_view;
 pub(super) use restore_pod::restore_pod_phases;
 use restore_pod::{fetch_retrying, restore_pod_view};
-use workload::{etcd_command, member_claims, storage_class, volume_views, workload_view};
+use workload::{member_claims, storage_class, volume_views, workload_view};
 
 async fn get_opt<K>(
     api: &Api<K>,
@@ -103,9 +103,10 @@ pub async fn observe(
     // The spec as the world lets it apply (storage and TLS stay what the StatefulSet has): the
     // members are dialed with it, and the pass decides with it.
     let d = model::keep_immutable(d.clone(), statefulset.as_ref());
-    // Options off the driver's allow list: kept where the members run them already, else left out.
-    let running = seen.sts.as_ref().and_then(etcd_command);
-    let d = model::keep_options(d, running.as_deref(), &ctx.etcd_options);
+    // Options and images off the driver's allow lists: kept where the members run them already,
+    // else left out or replaced by the default (`model::keep_leave`).
+    let running = seen.sts.as_ref().and_then(objects::running_container);
+    let d = model::keep_leave(d, running, &ctx.leave);
     // The operator the policy admits: this driver when it is an operator in a pod, else whom
     // the policy admits already (a CLI pass never locks out an operator installed elsewhere).
     let admitted = seen

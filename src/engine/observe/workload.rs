@@ -108,20 +108,6 @@ fn controller_behind(s: &StatefulSet) -> bool {
     }
 }
 
-/// The etcd command of a StatefulSet's member template (flags included).
-pub(super) fn etcd_command(s: &StatefulSet) -> Option<Vec<String>> {
-    s.spec
-        .as_ref()?
-        .template
-        .spec
-        .as_ref()?
-        .containers
-        .iter()
-        .find(|c| c.name == objects::CONTAINER)?
-        .command
-        .clone()
-}
-
 pub(super) fn volume_views(
     d: &Desired,
     pvcs: &[PersistentVolumeClaim],

@@ -15,6 +15,8 @@
 
 use serde_json::{Value, json};
 
+pub mod spec;
+
 use crate::keys::install::{leader_lease, service_account_user, workload_role};
 use crate::keys::{CLUSTER_LEASE_PREFIX, LABEL_MANAGED_BY, MANAGER_ENGINE};
 use crate::model::pki::CertRole;
@@ -136,33 +138,51 @@ fn validations(namespace: &str, operator: &str) -> Vec<Value> {
 /// The policy and its binding for operator install `operator` whose ServiceAccount is in
 /// `namespace` (both named `operator`: cluster-scoped, one per install).
 pub fn manifests(namespace: &str, operator: &str, labels: &Value) -> Vec<Value> {
-    let meta = json!({ "name": operator, "labels": labels });
+    policy_and_binding(
+        operator,
+        labels,
+        json!({
+            "matchConstraints": {
+                "resourceRules": [{
+                    "apiGroups": ["*"], "apiVersions": ["*"],
+                    "operations": ["CREATE", "UPDATE", "DELETE"],
+                    "resources": ["*/*"],
+                }],
+            },
+            "matchConditions": [{
+                "name": "the-operator",
+                "expression": format!("request.userInfo.username == {}", lit(&service_account_user(namespace, operator))),
+            }],
+            "validations": validations(namespace, operator),
+        }),
+        json!({}),
+    )
+}
+
+/// ValidatingAdmissionPolicy `name` of `spec`, failing closed, and its binding `name` (of
+/// `binding`'s spec besides), denying what it refuses.
+fn policy_and_binding(
+    name: &str,
+    labels: &Value,
+    mut spec: Value,
+    mut binding: Value,
+) -> Vec<Value> {
+    let meta = json!({ "name": name, "labels": labels });
+    spec["failurePolicy"] = json!("Fail");
+    binding["policyName"] = json!(name);
+    binding["validationActions"] = json!(["Deny"]);
     vec![
         json!({
             "apiVersion": "admissionregistration.k8s.io/v1",
             "kind": "ValidatingAdmissionPolicy",
             "metadata": meta,
-            "spec": {
-                "failurePolicy": "Fail",
-                "matchConstraints": {
-                    "resourceRules": [{
-                        "apiGroups": ["*"], "apiVersions": ["*"],
-                        "operations": ["CREATE", "UPDATE", "DELETE"],
-                        "resources": ["*/*"],
-                    }],
-                },
-                "matchConditions": [{
-                    "name": "the-operator",
-                    "expression": format!("request.userInfo.username == {}", lit(&service_account_user(namespace, operator))),
-                }],
-                "validations": validations(namespace, operator),
-            },
+            "spec": spec,
         }),
         json!({
             "apiVersion": "admissionregistration.k8s.io/v1",
             "kind": "ValidatingAdmissionPolicyBinding",
             "metadata": meta,
-            "spec": { "policyName": operator, "validationActions": ["Deny"] },
+            "spec": binding,
         }),
     ]
 }
