@@ -261,6 +261,20 @@ impl SecurityFlags {
         })
     }
 
+    /// `--auth-secret` with `--etcd-auth on` cannot work: the certificate's passwordless root and
+    /// the Secret's password user would both be the cluster's root (the engine made the first,
+    /// then authenticated as the second, and never converged).
+    pub fn check_auth(&self) -> Result<(), String> {
+        match (&self.auth_secret, self.etcd_auth.as_deref()) {
+            (Some(s), Some("on")) => Err(format!(
+                "--auth-secret {s} and --etcd-auth on cannot go together (a password root and a \
+                 certificate root); leave out --etcd-auth on to keep the password user, or \
+                 --auth-secret to have certificates authenticate"
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// `spec.tls` of a new cluster of `version` (`create`): as `spec`, with etcd's
     /// authentication on by default where `model::etcd_auth_by_default` says so.
     pub fn new_cluster_spec(&self, version: crate::model::Version) -> Option<crate::api::TlsSpec> {
@@ -364,6 +378,38 @@ pub fn parse_namespace(s: &str) -> Result<String, String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn create_refuses_a_password_root_beside_certificate_authentication() {
+        use clap::Parser;
+        let security = |args: &[&str]| {
+            let all = [
+                &["kubectl-etcd", "create", "demo", "--version", "3.6.16"],
+                args,
+            ]
+            .concat();
+            let cli = crate::cli::Cli::try_parse_from(all).unwrap();
+            let crate::cli::Verb::Create(a) = cli.verb else {
+                panic!("not create")
+            };
+            a.security
+        };
+        let both = security(&["--auth-secret", "root-pw", "--etcd-auth", "on"]);
+        let why = both.check_auth().unwrap_err();
+        assert!(
+            why.contains("--auth-secret root-pw")
+                && why.contains("--etcd-auth on")
+                && why.contains("leave out"),
+            "{why}"
+        );
+        security(&["--auth-secret", "root-pw"])
+            .check_auth()
+            .unwrap();
+        security(&["--auth-secret", "root-pw", "--etcd-auth", "off"])
+            .check_auth()
+            .unwrap();
+        security(&["--etcd-auth", "on"]).check_auth().unwrap();
+    }
+
     use super::*;
 
     #[test]

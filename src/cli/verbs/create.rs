@@ -71,6 +71,9 @@ async fn create(g: &Global, a: Args) -> Result<(), Error> {
     }
     // Without a TLS flag a new cluster gets managed TLS (the mode is written out, so the spec
     // shows it), and etcd's authentication by certificate from 3.5 on.
+    a.security
+        .check_auth()
+        .map_err(|why| Error::Usage(format!("EtcdCluster {name}: {why}")))?;
     let tls = a.security.new_cluster_spec(version);
     let version = version.to_string();
     if tls.as_ref().and_then(|t| t.mode.as_deref()) == Some(TlsMode::None.as_str()) {
