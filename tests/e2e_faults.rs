@@ -2049,13 +2049,16 @@ fn run_row(name: &'static str, fault: &Fault) -> Row {
     match checker.stop(puts) {
         Ok(v) => {
             row.history = Some(v.operations);
-            row.robustness = v.problem().map_or_else(
-                || "ok".into(),
-                |p| {
+            row.robustness = match v.problem() {
+                None => "ok".into(),
+                Some(p) if v.undecided() => {
+                    format!("{p} (reported: not decided within 5 min on this machine)")
+                }
+                Some(p) => {
                     row.problem = Some(p.clone());
                     p
-                },
-            );
+                }
+            };
         }
         Err(e) => {
             row.robustness = e.clone();

@@ -217,16 +217,30 @@ fn member_status(
         db_size: m.status.as_ref().map(|s| s.db_size >> 20 << 20),
         raft_index: None,
         // A member whose pod does not run says why the pod does not (its etcd was killed for
-        // memory, its image cannot be pulled) rather than that nobody answered.
+        // memory, its image cannot be pulled) rather than that nobody answered; so does one
+        // whose etcd started again moments ago after such an end (a member killed as it starts
+        // runs for a few seconds between two kills, not yet answering).
         error: m
             .ordinal
             .and_then(|k| o.pods.get(&k))
-            .filter(|p| !m.healthy && !p.running)
+            .filter(|p| !m.healthy && (!p.running || restarted_lately(p)))
             .and_then(|p| Some(format!("pod {}: {}", p.name, p.trouble()?)))
             .or_else(|| m.error.clone()),
         lost_since: m.ordinal.and_then(|k| lost_since.get(&k)).map(|t| Time(*t)),
     }
 }
+
+/// Whether a pod's etcd runs again since less than [`RESTARTED_LATELY_SECONDS`] after an end:
+/// its last end still explains why it does not answer yet.
+fn restarted_lately(p: &crate::model::PodView) -> bool {
+    p.restarts > 0
+        && p.running_seconds
+            .is_some_and(|s| s < RESTARTED_LATELY_SECONDS)
+}
+
+/// How long after a restart a member that does not answer is still said to be restarting
+/// after its last end (etcd answers within seconds of a start when it can).
+const RESTARTED_LATELY_SECONDS: u64 = 120;
 
 /// What the step and the observation say the cluster is doing: one flag per condition (and the
 /// phase), each true while the step works towards it.

@@ -305,7 +305,8 @@ pub fn cluster_json(ns: &str, name: &str) -> serde_json::Value {
 pub const OP_NS: &str = "kubectl-etcd-system";
 
 /// The installed operator's Deployment, deleted when the guard drops: later test binaries run the
-/// engine from the CLI.
+/// engine from the CLI. So is its admission policy on EtcdClusters (cluster-wide, with the
+/// default image prefixes), which would refuse later files' clusters that name testbed images.
 pub struct Operator;
 impl Drop for Operator {
     fn drop(&mut self) {
@@ -319,6 +320,15 @@ impl Drop for Operator {
             "--timeout=60s",
         ])
         .output();
+        let policy = kubectl_etcd::objects::admission::spec::policy_name(
+            kubectl_etcd::objects::install::NAME,
+        );
+        for kind in [
+            "validatingadmissionpolicybinding",
+            "validatingadmissionpolicy",
+        ] {
+            let _ = kubectl_cmd(&["delete", kind, &policy, "--ignore-not-found"]).output();
+        }
     }
 }
 

@@ -162,6 +162,15 @@ pub struct Verdict {
 }
 
 impl Verdict {
+    /// The checker did not decide: porcupine's search ran out of its 5 minutes (on a busy
+    /// 2-core machine, a long history with many writes of unknown outcome, such as a full
+    /// database's refused puts), and nothing else failed. Not a wrong outcome: a row reports it
+    /// and does not fail on it (speed belongs to the machine); "illegal" and every watch or
+    /// serializable failure still fail.
+    pub fn undecided(&self) -> bool {
+        self.linearization == "Timeout" && self.error.is_empty()
+    }
+
     /// `None` when every check ran and passed; else what failed.
     pub fn problem(&self) -> Option<String> {
         let passed = self.linearizable
