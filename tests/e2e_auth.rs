@@ -180,11 +180,73 @@ fn roles_hold(ns: &str, version: &str, extra: &[&str]) {
     assert_eq!(ready_members(&scaled["status"]), (4, 4, 4), "{scaled}");
 }
 
+/// `spec.auth` written beside `spec.tls.etcdAuth` of cluster `c` (by kubectl, not `create`): a
+/// pass is refused with exit 2 and the `Degraded` condition (reason `InvalidSpec`) names both
+/// fields and the way out; nothing changes until `spec.auth` goes again.
+fn password_root_refused(ns: &str) {
+    let sts = || {
+        ok(kubectl(&[
+            "-n",
+            ns,
+            "get",
+            "statefulset",
+            "c",
+            "-o",
+            "jsonpath={.metadata.generation}",
+        ]))
+        .stdout
+    };
+    let before = sts();
+    let patch = |kind: &str, p: &str| {
+        ok(kubectl(&[
+            "-n",
+            ns,
+            "patch",
+            "etcdcluster",
+            "c",
+            "--type",
+            kind,
+            "-p",
+            p,
+        ]))
+    };
+    patch("merge", r#"{"spec":{"auth":{"userSecret":"c-root"}}}"#);
+    let r = etcd(ns, &["reconcile", "c", "--timeout", "30s"]);
+    assert_eq!(r.code, 2, "{} {}", r.stdout, r.stderr);
+    for says in [
+        "spec.auth.userSecret c-root",
+        "spec.tls.etcdAuth: true",
+        "remove spec.auth",
+    ] {
+        assert!(r.stderr.contains(says), "{says:?}: {}", r.stderr);
+    }
+    let c = cluster_json(ns, "c");
+    let held = c["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "Degraded")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(held["reason"], "InvalidSpec", "{c}");
+    assert!(
+        held["message"]
+            .as_str()
+            .unwrap()
+            .contains("spec.tls.etcdAuth"),
+        "{held}"
+    );
+    assert_eq!(sts(), before, "the StatefulSet changed");
+    patch("json", r#"[{"op":"remove","path":"/spec/auth"}]"#);
+    ok(etcd(ns, &["reconcile", "c", "--timeout", "2m"]));
+}
+
 #[test]
 fn application_certificates_reach_what_their_role_grants_and_the_engine_upgrades_to_3_7() {
     install_crd();
     let ns = Ns::new("auth-37");
     roles_hold(&ns.0, "3.6.15", &[]);
+    password_root_refused(&ns.0);
     // Upgraded with authentication on: the engine's certificate is root on 3.7 too.
     let dir = tempfile::tempdir().unwrap();
     let to = format!("file://{}", dir.path().display());

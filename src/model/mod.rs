@@ -4,10 +4,11 @@
 //! configuration; everything downstream reads `Desired`.
 //!
 //! `version`: etcd versions; `desired`: `Desired` and its defaults; `validate`: spec → `Desired`;
-//! `observed`: `Observed` and its views; `records`: the `EtcdBackup` records' labels and selection.
+//! `auth`: `spec.auth` and `spec.tls.etcdAuth`, never both; `observed`: `Observed` and its views; `records`: the `EtcdBackup` records' labels and selection.
 
 mod adopt;
 mod allow;
+mod auth;
 mod desired;
 pub mod maintenance;
 mod observed;

@@ -249,29 +249,6 @@ fn schedules_refuse_pvc_and_file_destinations_and_restores_read_pvc_but_not_file
 }
 
 #[test]
-fn the_auth_user_secret_is_a_secret_name() {
-    let mut s = spec(3, "3.6.15");
-    assert_eq!(validate(&cluster(s.clone())).unwrap().auth_secret, None);
-    s.auth = Some(crate::api::AuthSpec {
-        user_secret: "etcd-root".into(),
-    });
-    assert_eq!(
-        validate(&cluster(s.clone()))
-            .unwrap()
-            .auth_secret
-            .as_deref(),
-        Some("etcd-root")
-    );
-    for bad in ["", "Root", "root_user", "-root"] {
-        s.auth = Some(crate::api::AuthSpec {
-            user_secret: bad.into(),
-        });
-        let e = validate(&cluster(s.clone())).unwrap_err();
-        assert_eq!(e.field, "spec.auth.userSecret", "{bad:?}: {e:?}");
-    }
-}
-
-#[test]
 fn ids_are_formatted_like_etcdctl() {
     assert_eq!(fmt_id(0x8e9e05c52164694d), "8e9e05c52164694d");
     assert_eq!(fmt_id(0x2a), "000000000000002a");
@@ -1631,25 +1608,6 @@ fn server_names_are_checked_and_only_where_the_engine_or_cert_manager_issues() {
         assert_eq!(e.field, "spec.tls.serverNames", "{e:?}");
         assert!(e.message.contains(says), "{}", e.message);
     }
-}
-
-#[test]
-fn etcd_auth_needs_a_client_certificate_the_engine_names() {
-    let tls = |mode: &str| crate::api::TlsSpec {
-        mode: Some(mode.into()),
-        etcd_auth: true,
-        ..Default::default()
-    };
-    let mut s = spec(3, "3.6.15");
-    s.tls = Some(tls("managed"));
-    assert!(validate(&cluster(s.clone())).unwrap().etcd_auth);
-    s.tls = Some(tls("none"));
-    let e = validate(&cluster(s.clone())).unwrap_err();
-    assert_eq!(e.field, "spec.tls.etcdAuth", "{e:?}");
-    assert!(e.message.contains("managed or certManager"), "{e}");
-    // Absent: off, what a cluster made before the field keeps.
-    s.tls = None;
-    assert!(!validate(&cluster(s)).unwrap().etcd_auth);
 }
 
 #[test]

@@ -277,7 +277,7 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
     let tls = tls_of(&name, cluster)?;
     engine_peer_trust(&t.options, &tls)?;
     let server_names = validate_server_names(spec.tls.as_ref(), &tls)?;
-    let (auth_secret, etcd_auth) = validate_auth(spec, &tls)?;
+    let auth = super::auth::validate(spec, &tls)?;
     Ok(Desired {
         namespace: cluster
             .metadata
@@ -332,8 +332,8 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
         tls_origin: tls.origin,
         tls: tls.tls,
         tls_switch: None,
-        auth_secret,
-        etcd_auth,
+        auth_secret: auth.user_secret,
+        etcd_auth: auth.etcd_auth,
         maintenance: super::maintenance::validate(spec.maintenance.as_ref())?,
         adopt: spec
             .adopt
@@ -1297,38 +1297,6 @@ fn fields_of_mode(mode: TlsMode, t: &crate::api::TlsSpec) -> Result<u64, Invalid
 }
 
 /// `spec.tls.issuerRef` and `certificateLifetime` of mode certManager.
-/// etcd's authentication: the Secret of `spec.auth`'s user, and `spec.tls.etcdAuth`.
-fn validate_auth(
-    spec: &crate::api::EtcdClusterSpec,
-    tls: &TlsChoice,
-) -> Result<(Option<String>, bool), InvalidSpec> {
-    let auth_secret = spec
-        .auth
-        .as_ref()
-        .map(|a| validate_secret_name("spec.auth.userSecret", &a.user_secret))
-        .transpose()?;
-    Ok((auth_secret, validate_etcd_auth(spec.tls.as_ref(), tls)?))
-}
-
-/// `spec.tls.etcdAuth` needs client certificates whose CN the engine chose: the engine's own
-/// is `root` in modes managed and certManager only.
-fn validate_etcd_auth(
-    t: Option<&crate::api::TlsSpec>,
-    tls: &TlsChoice,
-) -> Result<bool, InvalidSpec> {
-    let asked = t.is_some_and(|t| t.etcd_auth);
-    if asked && tls.pki.is_none() && tls.cert_manager.is_none() {
-        return Err(InvalidSpec {
-            field: "spec.tls.etcdAuth",
-            message: "needs spec.tls.mode managed or certManager (the engine's client \
-                      certificate is then etcd's user root); remove etcdAuth, or use spec.auth \
-                      with a password user for mode secrets"
-                .into(),
-        });
-    }
-    Ok(asked)
-}
-
 fn validate_issuer_ref(t: &crate::api::TlsSpec) -> Result<super::pki::CertManagerTls, InvalidSpec> {
     let Some(r) = &t.issuer_ref else {
         return Err(invalid(
