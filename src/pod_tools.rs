@@ -61,7 +61,15 @@ pub enum AgentCmd {
     /// Store framed data from stdin under KEY.
     Put { key: String },
     /// Write KEY to stdout.
-    Get { key: String },
+    Get {
+        key: String,
+        /// Skip the first N bytes (a read resumed after its session was cut short).
+        #[arg(long, default_value_t = 0)]
+        from: u64,
+        /// Refuse when KEY's size is not N (it was replaced between two sessions of one read).
+        #[arg(long)]
+        size: Option<u64>,
+    },
     /// List objects under PREFIX (JSON).
     List {
         #[arg(default_value = "")]
@@ -81,7 +89,7 @@ impl From<AgentCmd> for AgentOp {
             },
             AgentCmd::Check => AgentOp::Check,
             AgentCmd::Put { key } => AgentOp::Put { key },
-            AgentCmd::Get { key } => AgentOp::Get { key },
+            AgentCmd::Get { key, from, size } => AgentOp::Get { key, from, size },
             AgentCmd::List { prefix } => AgentOp::List { prefix },
             AgentCmd::Head { key } => AgentOp::Head { key },
             AgentCmd::Delete { key } => AgentOp::Delete { key },

@@ -108,9 +108,12 @@ pub enum AgentOp {
     Put {
         key: String,
     },
-    /// Write the object to stdout.
+    /// Write the object to stdout from byte `from`; refused when `size` is given and the object's
+    /// differs (it changed between two sessions of one read).
     Get {
         key: String,
+        from: u64,
+        size: Option<u64>,
     },
     /// Print the objects under `prefix` ([`WireObject`]s).
     List {
@@ -175,14 +178,25 @@ where
                 sha256: s.sha256_hex,
             })
         }
-        AgentOp::Get { key } => {
-            let (mut body, _) = store.get(&key).await?;
-            tokio::io::copy(&mut body, out)
+        AgentOp::Get { key, from, size } => {
+            let (mut body, found) = store.get(&key).await?;
+            if let (Some(want), Some(found)) = (size, found)
+                && want != found
+            {
+                return Err(StoreError::other(
+                    format!("cannot send {}", store.url(&key)),
+                    format!("it has {found} bytes now, {want} when the read began: it was replaced; read it again"),
+                )
+                .into());
+            }
+            let io_err = |e| StoreError::Io {
+                what: format!("cannot send {}", store.url(&key)),
+                source: e,
+            };
+            tokio::io::copy(&mut (&mut body).take(from), &mut tokio::io::sink())
                 .await
-                .map_err(|e| StoreError::Io {
-                    what: format!("cannot send {}", store.url(&key)),
-                    source: e,
-                })?;
+                .map_err(io_err)?;
+            tokio::io::copy(&mut body, out).await.map_err(io_err)?;
             Vec::new()
         }
         AgentOp::List { prefix } => {
@@ -610,7 +624,15 @@ impl Agent {
         })
     }
 
-    /// A reader of `key`: the agent's stdout, which fails at its end unless the agent succeeded.
+    /// A reader of `key`: the agent's stdout, which fails at its end unless every byte of the
+    /// object came and the agent succeeded.
+    ///
+    /// An exec session can end successfully with its stdout cut short (kubernetes#124571: the
+    /// status frame overtakes the last output frames, and kube stops reading at the status), so
+    /// the bytes are counted against the object's size: a session that ended early is followed by
+    /// another from the first missing byte (`get --from N --size S`, which the agent refuses if the
+    /// object's size changed), as long as each one brings data. A reader never sees a short object
+    /// as a whole one.
     pub async fn get(
         &self,
         key: &str,
@@ -618,69 +640,156 @@ impl Agent {
         let Some(info) = self.head(key).await? else {
             return Err(StoreError::NotFound(self.url(key)));
         };
-        let mut ap = self.start(&["get", key], false).await?;
-        let status = ap.take_status();
-        let mut out = ap.stdout().ok_or_else(|| {
-            StoreError::other(format!("cannot read {}", self.url(key)), "no stdout")
-        })?;
-        let err = ap.stderr();
+        let size = info.size;
+        let first = self.start_get(key, 0, size).await?;
         let (tx, rx) = tokio::sync::mpsc::channel::<io::Result<Bytes>>(4);
         let agent = self.clone();
-        let what = format!("cannot read {}", self.url(key));
+        let key = key.to_string();
         tokio::spawn(async move {
-            let _keep = ap;
-            let err = tokio::spawn(read_all(err, STDERR_LIMIT));
-            let mut status = std::pin::pin!(async move {
-                match status {
-                    Some(s) => s.await,
-                    None => None,
-                }
-            });
-            // Resolved once the session ended: its stdout is then all buffered, and closed unless
-            // the session broke (then nothing closes it: reads stop after a short wait).
-            let mut ended: Option<Option<Status>> = None;
-            let mut buf = BytesMut::with_capacity(64 * 1024);
+            let what = format!("cannot read {}", agent.url(&key));
+            let mut session = Some(first);
+            let mut got = 0u64;
             loop {
-                buf.reserve(64 * 1024);
-                let read = match ended {
-                    None => tokio::select! {
-                        r = out.read_buf(&mut buf) => Some(r),
-                        st = &mut status => { ended = Some(st); continue; }
-                    },
-                    Some(_) => tokio::time::timeout(AGENT_REPORT, out.read_buf(&mut buf))
-                        .await
-                        .ok(),
-                };
-                match read {
-                    Some(Ok(0)) | None => break,
-                    Some(Ok(_)) => {
-                        if tx.send(Ok(buf.split().freeze())).await.is_err() {
-                            return; // the reader went away
+                let ap = match session.take() {
+                    Some(ap) => ap,
+                    None => match agent.start_get(&key, got, size).await {
+                        Ok(ap) => ap,
+                        Err(e) => {
+                            let _ = tx.send(Err(io::Error::other(e.to_string()))).await;
+                            return;
                         }
+                    },
+                };
+                let Some(n) = agent.relay(ap, &what, &tx).await else {
+                    return; // failed (the reader was told) or went away
+                };
+                got += n;
+                let short = match resumed(got, size, n) {
+                    Resume::Done => return,
+                    Resume::From(at) => {
+                        tracing::info!(object = %agent.url(&key), at, size, "an exec session ended short (kubernetes#124571): reading on from the first missing byte");
+                        continue;
                     }
-                    Some(Err(e)) => {
-                        let _ = tx.send(Err(e)).await;
-                        return;
-                    }
-                }
-            }
-            let status = match ended {
-                Some(st) => st,
-                None => status.await,
-            };
-            let stderr = match tokio::time::timeout(AGENT_REPORT, err).await {
-                Ok(Ok(e)) => e,
-                _ => Vec::new(),
-            };
-            if let Err(e) = agent.verdict(&what, status, stderr) {
-                let _ = tx.send(Err(io::Error::other(e.to_string()))).await;
+                    Resume::Fail(why) => why,
+                };
+                let _ = tx
+                    .send(Err(io::Error::other(format!("{what}: {short}"))))
+                    .await;
+                return;
             }
         });
         let stream = tokio_stream_from(rx);
         Ok((
             Box::new(tokio_util::io::StreamReader::new(stream)),
-            Some(info.size),
+            Some(size),
         ))
+    }
+
+    async fn start_get(
+        &self,
+        key: &str,
+        from: u64,
+        size: u64,
+    ) -> Result<AttachedProcess, StoreError> {
+        let (from, size) = (from.to_string(), size.to_string());
+        self.start(&["get", key, "--from", &from, "--size", &size], false)
+            .await
+    }
+
+    /// Passes one `get` session's stdout to `tx`; the bytes it passed once the agent succeeded,
+    /// `None` once it failed (the error was sent) or the reader went away.
+    async fn relay(
+        &self,
+        mut ap: AttachedProcess,
+        what: &str,
+        tx: &tokio::sync::mpsc::Sender<io::Result<Bytes>>,
+    ) -> Option<u64> {
+        let status = ap.take_status();
+        let Some(mut out) = ap.stdout() else {
+            let _ = tx
+                .send(Err(io::Error::other(format!("{what}: no stdout"))))
+                .await;
+            return None;
+        };
+        let err = tokio::spawn(read_all(ap.stderr(), STDERR_LIMIT));
+        let mut status = std::pin::pin!(async move {
+            match status {
+                Some(s) => s.await,
+                None => None,
+            }
+        });
+        // Resolved once the session ended: its stdout is then all buffered, and closed unless
+        // the session broke (then nothing closes it: reads stop after a short wait).
+        let mut ended: Option<Option<Status>> = None;
+        let mut buf = BytesMut::with_capacity(64 * 1024);
+        let mut passed = 0u64;
+        loop {
+            buf.reserve(64 * 1024);
+            let read = match ended {
+                None => tokio::select! {
+                    r = out.read_buf(&mut buf) => Some(r),
+                    st = &mut status => { ended = Some(st); continue; }
+                },
+                Some(_) => tokio::time::timeout(AGENT_REPORT, out.read_buf(&mut buf))
+                    .await
+                    .ok(),
+            };
+            match read {
+                Some(Ok(0)) | None => break,
+                Some(Ok(n)) => {
+                    passed += n as u64;
+                    if tx.send(Ok(buf.split().freeze())).await.is_err() {
+                        return None; // the reader went away
+                    }
+                }
+                Some(Err(e)) => {
+                    let _ = tx.send(Err(e)).await;
+                    return None;
+                }
+            }
+        }
+        let status = match ended {
+            Some(st) => st,
+            None => status.await,
+        };
+        let stderr = match tokio::time::timeout(AGENT_REPORT, err).await {
+            Ok(Ok(e)) => e,
+            _ => Vec::new(),
+        };
+        drop(ap);
+        match self.verdict(what, status, stderr) {
+            Ok(()) => Some(passed),
+            Err(e) => {
+                let _ = tx.send(Err(io::Error::other(e.to_string()))).await;
+                None
+            }
+        }
+    }
+}
+
+/// What follows a `get` session that succeeded, having brought `last` bytes: `got` of `size`
+/// came in all.
+#[derive(Debug, PartialEq, Eq)]
+enum Resume {
+    Done,
+    /// Another session, from this byte.
+    From(u64),
+    Fail(String),
+}
+
+fn resumed(got: u64, size: u64, last: u64) -> Resume {
+    if got == size {
+        Resume::Done
+    } else if got > size {
+        Resume::Fail(format!(
+            "{got} bytes came for an object of {size}: it changed while being read; read it again"
+        ))
+    } else if last == 0 {
+        Resume::Fail(format!(
+            "the agent's output stopped at byte {got} of {size}, and a new session brought nothing more; read it again"
+        ))
+    } else {
+        Resume::From(got)
     }
 }
 
@@ -802,12 +911,38 @@ mod tests {
         let got = run(
             AgentOp::Get {
                 key: "a/x.db".into(),
+                from: 0,
+                size: None,
             },
             vec![],
         )
         .await
         .unwrap();
         assert_eq!(got, d);
+        // A read resumed from byte 70,000: the rest, exactly.
+        let rest = run(
+            AgentOp::Get {
+                key: "a/x.db".into(),
+                from: 70_000,
+                size: Some(d.len() as u64),
+            },
+            vec![],
+        )
+        .await
+        .unwrap();
+        assert_eq!(rest, d[70_000..]);
+        // ... of an object replaced meanwhile (another size): refused, nothing sent.
+        let e = run(
+            AgentOp::Get {
+                key: "a/x.db".into(),
+                from: 70_000,
+                size: Some(d.len() as u64 + 1),
+            },
+            vec![],
+        )
+        .await
+        .unwrap_err();
+        assert!(e.to_string().contains("was replaced"), "{e}");
         let list: Vec<WireObject> = serde_json::from_slice(
             &run(
                 AgentOp::List {
@@ -847,7 +982,9 @@ mod tests {
         assert!(
             run(
                 AgentOp::Get {
-                    key: "a/x.db".into()
+                    key: "a/x.db".into(),
+                    from: 0,
+                    size: None,
                 },
                 vec![]
             )
@@ -865,5 +1002,18 @@ mod tests {
         let put = AgentOp::Put { key: "x.db".into() };
         assert!(run_agent(dir.path(), put, cut, &mut out).await.is_err());
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_read_cut_short_resumes_from_its_first_missing_byte_while_sessions_bring_data() {
+        assert_eq!(resumed(100, 100, 100), Resume::Done);
+        assert_eq!(resumed(0, 0, 0), Resume::Done);
+        // kubernetes#124571: a session that succeeded with its output cut short
+        assert_eq!(resumed(60, 100, 60), Resume::From(60));
+        assert_eq!(resumed(90, 100, 30), Resume::From(90));
+        // a session that brought nothing: no endless loop
+        assert!(matches!(resumed(90, 100, 0), Resume::Fail(m) if m.contains("byte 90 of 100")));
+        // more than the object: it changed
+        assert!(matches!(resumed(101, 100, 41), Resume::Fail(m) if m.contains("changed")));
     }
 }
