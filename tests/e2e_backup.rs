@@ -1120,7 +1120,8 @@ fn a_schedule_every_minute_runs_keeps_the_newest_and_retention_deletes_the_oldes
         ns = ns.0
     );
     ok(kubectl_stdin(&["apply", "-f", "-"], &manifest));
-    let _op = LocalOperator::watching(&ns.0, "127.0.0.1:18099");
+    let metrics_addr = format!("127.0.0.1:{}", free_port());
+    let _op = LocalOperator::watching(&ns.0, &metrics_addr);
     // At least three scheduled runs, of which retention keeps the newest two.
     let seen = std::cell::RefCell::new(std::collections::BTreeSet::new());
     eventually(
@@ -1194,7 +1195,7 @@ fn a_schedule_every_minute_runs_keeps_the_newest_and_retention_deletes_the_oldes
         "the last-backup gauge to match status.backup",
         Duration::from_secs(30),
         || {
-            let metrics = http_get("127.0.0.1:18099", "/metrics");
+            let metrics = http_get(&metrics_addr, "/metrics");
             let line = metrics.lines().find(|l| l.starts_with(&series))?;
             let value: i64 = line.rsplit(' ').next()?.parse().ok()?;
             // A newer scheduled run may have finished meanwhile.
@@ -1388,12 +1389,7 @@ fn with_the_operator_running_recover_records_the_decision_and_the_operator_rebui
     let old_id = cluster_json(&ns.0, "demo")["status"]["clusterId"].clone();
     lose_two_of_three(&ns.0);
 
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-        .to_string();
+    let port = free_port();
     let op = common::operator::LocalOperator::start(
         &ns.0,
         &[
@@ -1590,7 +1586,7 @@ fn a_cluster_re_created_empty_under_the_same_name_never_prunes_the_old_ones_back
     let (endpoint, bucket) = s3();
     s3_creds_secret(&ns.0);
     let prefix = format!("e2e/{}/scheduled", ns.0);
-    let _op = LocalOperator::watching(&ns.0, "127.0.0.1:18097");
+    let _op = LocalOperator::watching(&ns.0, "127.0.0.1:0");
     // The real data: 500 acknowledged keys, two scheduled backups of which retention keeps one.
     let (old_uid, before) = scheduled_demo(&ns.0, &bucket, &prefix, 500);
     let seen = std::cell::RefCell::new(std::collections::BTreeSet::new());
@@ -1782,7 +1778,7 @@ fn a_scheduled_backup_to_a_slow_store_runs_beside_the_passes_that_repair_the_clu
     let proxy = SlowProxy::start(upstream.trim_start_matches("http://"), 160 * 1024);
     let endpoint = format!("http://{}", proxy.addr);
     s3_secret(&ns.0, "s3-slow", &endpoint);
-    let _op = LocalOperator::allowing(&ns.0, "127.0.0.1:18093", &endpoint);
+    let _op = LocalOperator::allowing(&ns.0, "127.0.0.1:0", &endpoint);
     let manifest = |backup: &str| {
         format!(
             r#"{{"apiVersion":"etcd.kubectl-etcd.io/v1alpha1","kind":"EtcdCluster","metadata":{{"name":"demo","namespace":"{ns}"}},
@@ -2287,7 +2283,7 @@ fn retention_never_deletes_what_a_forged_record_points_at() {
     let others = format!("{prefix}/{}-other-20200101T000000.000Z-r1.db", ns.0);
     s3_put(&bucket, &outside);
     s3_put(&bucket, &others);
-    let _op = LocalOperator::watching(&ns.0, "127.0.0.1:18091");
+    let _op = LocalOperator::watching(&ns.0, "127.0.0.1:0");
     let (uid, _) = scheduled_demo(&ns.0, &bucket, &prefix, 0);
     // The forged records: scheduled, Succeeded, of this cluster (its uid), dated long ago; one
     // names an object beside the destination, one another cluster's object inside it.
@@ -2425,7 +2421,7 @@ fn a_forged_newest_record_whose_object_is_missing_or_other_never_prunes_a_real_b
     s3_creds_secret(&ns.0);
     let prefix = format!("e2e/{}/scheduled", ns.0);
     let dest = format!("s3://{bucket}/{prefix}");
-    let _op = LocalOperator::watching(&ns.0, "127.0.0.1:18098");
+    let _op = LocalOperator::watching(&ns.0, "127.0.0.1:0");
     let (uid, _) = scheduled_demo(&ns.0, &bucket, &prefix, 50);
     let first = eventually(
         "the first scheduled backup, found as recorded",

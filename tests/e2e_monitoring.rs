@@ -59,13 +59,6 @@ fn prometheus_bin() -> PathBuf {
     PathBuf::from(dir).join("prometheus")
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
-}
-
 /// Percent-encoding of a query parameter (everything but RFC 3986's unreserved characters).
 fn encode(s: &str) -> String {
     s.bytes()

@@ -570,7 +570,7 @@ fn a_version_applied_with_the_operator_takes_the_pre_upgrade_snapshot_first() {
             "--watch-namespace",
             &ns.0,
             "--metrics-addr",
-            "127.0.0.1:18097",
+            "127.0.0.1:0",
             "--dial",
             "port-forward",
             "--identity",

@@ -201,6 +201,16 @@ pub fn install_crd() {
     ok(kubectl(&["etcd", "install"]));
 }
 
+/// A loopback port free now, for a local operator's `--metrics-addr` that the test reads: a fixed
+/// port is taken whenever another file holding it runs in the other lane (`tests/lanes.sh`), and
+/// that operator exits at start. An operator whose metrics nobody reads listens on port 0.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
 /// Polls `f` until it returns Some, or panics after `timeout` naming `what`.
 pub fn eventually<T>(what: &str, timeout: Duration, mut f: impl FnMut() -> Option<T>) -> T {
     let start = Instant::now();
