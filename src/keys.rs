@@ -104,10 +104,39 @@ pub const SWITCH_PEER_PORT: u16 = 2382;
 /// The members' plaintext metrics listener (`--listen-metrics-urls`): `/metrics` and `/health`.
 pub const MEMBER_METRICS_PORT: u16 = 2381;
 
-/// The CN of the engine's own client certificate: etcd takes it as the user once its
-/// authentication is on (with `--client-cert-auth`), so the engine, the probe and backups keep
-/// working when someone runs `etcdctl auth enable` without `spec.auth`.
-pub const ENGINE_USER: &str = "root";
+/// The CN of the engine's client certificate of clusters made before it was per cluster (and
+/// etcd's user that every authenticated cluster keeps, the role `root`'s first holder).
+pub const LEGACY_ENGINE_USER: &str = "root";
+
+/// How every cluster's own etcd user begins (`engine_user`).
+pub const ENGINE_USER_PREFIX: &str = "kubectl-etcd:";
+
+/// The longest CN the engine writes: X.509's upper bound, which cert-manager enforces.
+pub const MAX_COMMON_NAME_BYTES: usize = 64;
+
+/// The CN of the engine's client certificate for cluster `cluster` of `namespace`:
+/// `kubectl-etcd:<namespace>:<cluster>`. etcd takes it as the user once its authentication is
+/// on, and the engine makes that user with the role `root` (`plan::auth`): unique to the
+/// cluster, so the engine's certificate of one cluster is no user of another that shares its CA
+/// (a cert-manager ClusterIssuer). Neither name can hold a colon, so no two clusters share one;
+/// past 64 bytes it is `kubectl-etcd:` and the first 40 hex digits of the SHA-256 of
+/// `<namespace>/<cluster>` (one colon: never a short form). etcd 3.4–3.7 take any such name
+/// (checked by hand with each: a user with colons, authenticated by certificate).
+pub fn engine_user(namespace: &str, cluster: &str) -> String {
+    let name = format!("{ENGINE_USER_PREFIX}{namespace}:{cluster}");
+    if name.len() <= MAX_COMMON_NAME_BYTES {
+        return name;
+    }
+    let sum = ring::digest::digest(
+        &ring::digest::SHA256,
+        format!("{namespace}/{cluster}").as_bytes(),
+    );
+    let hex: String = sum.as_ref()[..20]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!("{ENGINE_USER_PREFIX}{hex}")
+}
 
 /// Headless Service: stable per-member DNS names for peers (publishes not-ready addresses).
 pub fn peer_service_name(cluster: &str) -> String {
@@ -174,3 +203,21 @@ pub mod install {
 /// What every cluster's engine Lease is named after (`lease::cluster_lease`):
 /// `etcdcluster.<namespace>.<name>`.
 pub const CLUSTER_LEASE_PREFIX: &str = "etcdcluster.";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_engine_user_names_its_cluster_and_fits_a_common_name() {
+        assert_eq!(engine_user("team-a", "demo"), "kubectl-etcd:team-a:demo");
+        assert_ne!(engine_user("a", "bc"), engine_user("ab", "c"));
+        // The longest names Kubernetes allows: hashed, within 64 bytes, still one per cluster.
+        let ns = "n".repeat(63);
+        let long = engine_user(&ns, &"c".repeat(63));
+        assert!(long.len() <= MAX_COMMON_NAME_BYTES, "{long}");
+        assert_eq!(long.matches(':').count(), 1, "{long}");
+        assert_ne!(long, engine_user(&ns, &"d".repeat(63)));
+        assert_ne!(engine_user("team-a", "demo"), LEGACY_ENGINE_USER);
+    }
+}

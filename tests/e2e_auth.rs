@@ -4,7 +4,10 @@
 //! certificate --user app` then reads but does not write; with `--prefix /app/ --read-write` it
 //! writes there and nowhere else, and never administers members or authentication. The engine
 //! still takes backups, scales and upgrades (or refuses 3.4 → 3.5, which etcd does not support
-//! with authentication on).
+//! with authentication on). The engine's certificate is the cluster's own user
+//! (`kubectl-etcd:<ns>:c`): another cluster's engine certificate from the same CA is refused, and
+//! a cluster whose Secret still holds CN root moves with a writer running. `spec.auth` beside
+//! `etcdAuth` is refused.
 #![cfg(feature = "e2e")]
 // A test is one scenario read top to bottom: its length is the scenario's.
 #![allow(clippy::too_many_lines, clippy::cognitive_complexity)]
@@ -13,6 +16,7 @@ mod common;
 
 use std::path::Path;
 
+use common::writer::{start_tls_writer_of, writer_log};
 use common::*;
 
 /// `etcdctl ARGS` inside member `pod` as the application whose files `certificate` wrote into
@@ -101,6 +105,11 @@ fn roles_hold(ns: &str, version: &str, extra: &[&str]) {
     )));
     assert_eq!(created["spec"]["tls"]["etcdAuth"], true, "{created}");
     assert_eq!(ready_members(&created["status"]), (3, 3, 3), "{created}");
+    // The engine's certificate is the cluster's own etcd user, not root.
+    assert_eq!(
+        secret_cn(ns, "c-tls-client"),
+        format!("kubectl-etcd:{ns}:c")
+    );
 
     // Bad input: refused, nothing written, nothing changed.
     refused(ns, &["--user", "root"], "engine's own etcd user");
@@ -180,6 +189,105 @@ fn roles_hold(ns: &str, version: &str, extra: &[&str]) {
     assert_eq!(ready_members(&scaled["status"]), (4, 4, 4), "{scaled}");
 }
 
+/// File `key` of Secret `secret` in `ns`, decoded.
+fn secret_file(ns: &str, secret: &str, key: &str) -> String {
+    let template = format!("go-template={{{{index .data \"{key}\" | base64decode}}}}");
+    ok(kubectl(&[
+        "-n", ns, "get", "secret", secret, "-o", &template,
+    ]))
+    .stdout
+}
+
+/// The CN of the certificate in Secret `secret` of `ns`.
+fn secret_cn(ns: &str, secret: &str) -> String {
+    let pem = secret_file(ns, secret, "tls.crt");
+    let der = kubectl_etcd::pki::pem_certs(pem.as_bytes())
+        .unwrap()
+        .remove(0);
+    kubectl_etcd::pki::der::common_name(&der).unwrap()
+}
+
+/// A client certificate of CN `cn` from cluster `c`'s CA, as anyone holding that CA issues it
+/// (a cert-manager issuer several clusters share), written as `file.crt`, `file.key` and
+/// `ca.crt` into `dir`: its PEM certificate and key.
+fn forged(ns: &str, cn: &str, file: &str, dir: &Path) -> (String, String) {
+    use kubectl_etcd::model::pki::CertRole;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let p =
+        kubectl_etcd::pki::leaf_params(CertRole::Client, "c", ns, "cluster.local", cn, now, 86_400)
+            .unwrap();
+    let ca_key = secret_file(ns, "c-tls-ca", "ca.key");
+    let leaf = kubectl_etcd::pki::sign(&p, "c", ns, &ca_key).unwrap();
+    std::fs::write(dir.join(format!("{file}.crt")), &leaf.cert_pem).unwrap();
+    std::fs::write(dir.join(format!("{file}.key")), &leaf.key_pem).unwrap();
+    std::fs::write(
+        dir.join("ca.crt"),
+        secret_file(ns, "c-tls-client", "ca.crt"),
+    )
+    .unwrap();
+    (leaf.cert_pem, leaf.key_pem)
+}
+
+/// The engine's client certificate names the cluster (`kubectl-etcd:<ns>:c`): a certificate of
+/// the same CA with another cluster's CN (what a shared cert-manager issuer would give that
+/// cluster's engine) is refused here, one with this cluster's CN is root. A cluster made before
+/// the CN was per cluster (its client Secret CN root, as that release issued it) moves to its
+/// own CN in one pass, while a writer puts keys with that Secret: no write fails.
+fn engine_identity(ns: &str) {
+    let own = format!("kubectl-etcd:{ns}:c");
+    assert_eq!(secret_cn(ns, "c-tls-client"), own);
+    let dir = tempfile::tempdir().unwrap();
+    forged(ns, "kubectl-etcd:other-team:c", "other", dir.path());
+    denied(
+        as_app(ns, "c-0", "c", (dir.path(), "other"), "get /shared/k"),
+        "another cluster's engine certificate",
+    );
+    forged(ns, &own, "own", dir.path());
+    allowed(
+        as_app(ns, "c-0", "c", (dir.path(), "own"), "member list"),
+        "this cluster's engine certificate",
+    );
+
+    // The Secret as a release before wrote it: CN root (the engine's user exists already here;
+    // the planner tests take the user's creation through every crash).
+    let (cert, key) = forged(ns, "root", "root", dir.path());
+    let patch = serde_json::json!({"stringData": {"tls.crt": cert, "tls.key": key}});
+    ok(kubectl(&[
+        "-n",
+        ns,
+        "patch",
+        "secret",
+        "c-tls-client",
+        "--type",
+        "merge",
+        "-p",
+        &patch.to_string(),
+    ]));
+    assert_eq!(secret_cn(ns, "c-tls-client"), "root");
+    start_tls_writer_of(ns, "c", "c-tls-client");
+    ok(etcd(ns, &["reconcile", "c", "--timeout", "2m"]));
+    assert_eq!(
+        secret_cn(ns, "c-tls-client"),
+        own,
+        "moved to the cluster's own CN"
+    );
+    // A few more writes with the moved Secret, then none failed.
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let _ = kubectl(&["-n", ns, "delete", "pod", "writer", "--wait=false"]);
+    let log = writer_log(ns);
+    let failed = log.writes.iter().filter(|(acked, _)| !acked).count();
+    assert_eq!(
+        failed,
+        0,
+        "{} acknowledged, {failed} failed",
+        log.acked.len()
+    );
+    eprintln!("writer: {} acknowledged, none failed", log.acked.len());
+}
+
 /// `spec.auth` written beside `spec.tls.etcdAuth` of cluster `c` (by kubectl, not `create`): a
 /// pass is refused with exit 2 and the `Degraded` condition (reason `InvalidSpec`) names both
 /// fields and the way out; nothing changes until `spec.auth` goes again.
@@ -247,6 +355,7 @@ fn application_certificates_reach_what_their_role_grants_and_the_engine_upgrades
     let ns = Ns::new("auth-37");
     roles_hold(&ns.0, "3.6.15", &[]);
     password_root_refused(&ns.0);
+    engine_identity(&ns.0);
     // Upgraded with authentication on: the engine's certificate is root on 3.7 too.
     let dir = tempfile::tempdir().unwrap();
     let to = format!("file://{}", dir.path().display());

@@ -212,8 +212,9 @@ pub struct SecurityFlags {
     #[arg(long)]
     pub auth_secret: Option<String>,
     /// etcd's authentication by client certificate (`spec.tls.etcdAuth`, modes managed and
-    /// cert-manager): each certificate's CN is its etcd user, the engine's own is root, and
-    /// `kubectl etcd certificate --user U` gives U a role. `create`'s default: on for etcd 3.5
+    /// cert-manager): each certificate's CN is its etcd user, the engine's own is the cluster's
+    /// (kubectl-etcd:NAMESPACE:NAME, role root), and `kubectl etcd certificate --user U` gives U
+    /// a role. `create`'s default: on for etcd 3.5
     /// and later (off for 3.4, which etcd cannot upgrade to 3.5 with it on); `restore` and
     /// `adopt`: off.
     #[arg(long, value_name = "on|off", value_parser = ["on", "off"])]

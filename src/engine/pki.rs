@@ -15,9 +15,6 @@ use crate::objects::{
     tls_key,
 };
 
-/// The CN of the engine's own client certificate (named in `crate::keys`).
-pub use crate::keys::ENGINE_USER;
-
 /// The Secrets of the cluster's TLS, by role: the engine's own in managed mode, the ones
 /// `spec.tls` names otherwise (none without TLS).
 fn secrets(d: &Desired) -> Vec<(CertRole, String)> {
@@ -102,7 +99,7 @@ async fn new_leaf(ctx: &Context, d: &Desired, role: CertRole, now: i64) -> Resul
         &d.name,
         &d.namespace,
         &d.cluster_domain,
-        ENGINE_USER,
+        &d.client_cn(),
         now,
         lifetime,
     )
@@ -173,15 +170,16 @@ fn trust_view(found: &[(CertRole, String, Option<Secret>)]) -> TrustView {
     t
 }
 
-/// The certificates of the cluster's TLS Secrets as they are now (empty without TLS), and (in
-/// managed mode) what they say of a CA rotation.
+/// The certificates of the cluster's TLS Secrets as they are now (empty without TLS), (in
+/// managed mode) what they say of a CA rotation, and (managed and certManager) the CN of the
+/// engine's client certificate.
 /// Managed mode: a Secret at one of the engine's names that is not the cluster's goes to
 /// `not_owned` and reads as missing (the planner holds on it before anything issues over it).
 pub async fn observe(
     ctx: &Context,
     d: &Desired,
     not_owned: &mut Vec<crate::model::NotOwned>,
-) -> Result<(Vec<CertificateView>, TrustView), Error> {
+) -> Result<(Vec<CertificateView>, TrustView, Option<String>), Error> {
     let api: Api<Secret> = Api::namespaced(ctx.client.clone(), &d.namespace);
     let mut found = Vec::new();
     for (role, name) in secrets(d) {
@@ -219,6 +217,13 @@ pub async fn observe(
                 .and_then(|p| first_der(&p))
                 .unwrap_or_default()
         });
+    let client_cn = found
+        .iter()
+        .filter(|_| d.pki.is_some() || d.cert_manager.is_some())
+        .find(|(r, _, _)| *r == CertRole::Client)
+        .and_then(|(_, _, s)| objects::tls_files(s.as_ref()?).ok())
+        .and_then(|f| first_der(&f.cert))
+        .and_then(|der| crate::pki::der::common_name(&der));
     let certificates = found
         .into_iter()
         .map(|(role, secret, s)| {
@@ -238,7 +243,7 @@ pub async fn observe(
             CertificateView { role, secret, cert }
         })
         .collect();
-    Ok((certificates, trust))
+    Ok((certificates, trust, client_cn))
 }
 
 /// Mode certManager: the cert-manager `Certificate` of each leaf (empty in other modes). A

@@ -174,6 +174,20 @@ impl Desired {
         (!self.server_names.is_empty())
             .then(|| format!("{:016x}", fnv1a(&self.server_names.join(","))))
     }
+
+    /// The cluster's own etcd user, the CN of the engine's client certificate
+    /// (`keys::engine_user`).
+    pub fn engine_user(&self) -> String {
+        crate::keys::engine_user(&self.namespace, &self.name)
+    }
+
+    /// The CN the engine's client certificate is issued with now: the cluster's own user, or
+    /// the one it keeps until its move (`kept_client_cn`).
+    pub fn client_cn(&self) -> String {
+        self.kept_client_cn
+            .clone()
+            .unwrap_or_else(|| self.engine_user())
+    }
 }
 
 impl ClientService {
@@ -427,6 +441,10 @@ pub struct Desired {
     /// etcd's authentication by client certificate (`spec.tls.etcdAuth`): the engine keeps the
     /// user `root` and turns it on (`plan::auth`). Only with managed or cert-manager TLS.
     pub etcd_auth: bool,
+    /// The CN the engine's client certificate keeps for now instead of `engine_user()`: a
+    /// cluster made before the CN was per cluster keeps `root` until its own user has the role
+    /// `root` (`plan::auth::settle`). `None`: `engine_user()`.
+    pub kept_client_cn: Option<String>,
     /// Defragmentation on request and by policy (`spec.maintenance`).
     pub maintenance: super::maintenance::Maintenance,
     /// The running cluster to take over (`spec.adopt`).
@@ -520,6 +538,7 @@ impl Desired {
             tls_switch: None,
             auth_secret: None,
             etcd_auth: false,
+            kept_client_cn: None,
             maintenance: super::maintenance::Maintenance::default(),
             adopt: None,
             recovery: None,

@@ -68,6 +68,9 @@ pub struct Observed {
     pub certificates: Vec<super::pki::CertificateView>,
     /// Managed TLS: the CAs, and what each leaf trusts (a CA rotation's state).
     pub trust: super::pki::TrustView,
+    /// The CN of the engine's client certificate (its Secret's `tls.crt`, modes managed and
+    /// certManager); `None`: no readable one.
+    pub client_cn: Option<String>,
     /// Mode certManager: the cert-manager `Certificate` of each leaf (empty otherwise).
     pub cert_manager: Vec<super::pki::CertManagerView>,
     /// The peers the leader counts as connected (its own `/metrics`), read only when the plan
@@ -634,4 +637,8 @@ pub struct AuthView {
     pub root_user: bool,
     /// The user `root` has the role `root`.
     pub root_role: bool,
+    /// The cluster's own user (the engine's certificate's CN, `keys::engine_user`) exists.
+    pub engine_user: bool,
+    /// The cluster's own user has the role `root`.
+    pub engine_role: bool,
 }

@@ -271,6 +271,9 @@ pub enum Issue {
     Bundle,
     /// CA rotation done: the retiring CA leaves the CA Secret (and so every trust bundle).
     Retire,
+    /// The engine's client certificate moves to the cluster's own CN (`plan::auth`): a
+    /// cluster made when every engine's certificate was CN `root`.
+    Identity,
 }
 
 /// Whether the leaf `cert` is to be issued at `now` (Unix time), and why.

@@ -334,6 +334,7 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
         tls_switch: None,
         auth_secret: auth.user_secret,
         etcd_auth: auth.etcd_auth,
+        kept_client_cn: None,
         maintenance: super::maintenance::validate(spec.maintenance.as_ref())?,
         adopt: spec
             .adopt

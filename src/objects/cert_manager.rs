@@ -41,7 +41,7 @@ pub fn certificate(d: &Desired, cm: &CertManagerTls, role: CertRole) -> Certific
     };
     let common_name = match role {
         // etcd takes a client certificate's CN as its user once authentication is on.
-        CertRole::Client => crate::keys::ENGINE_USER.to_string(),
+        CertRole::Client => d.client_cn(),
         other => crate::model::pki::member_common_name(&d.name, other),
     };
     let spec = CertificateSpec {
@@ -138,6 +138,14 @@ mod tests {
         let peer = certificate(&named, &cm(), CertRole::Peer).spec;
         assert!(!peer.dns_names.contains(&"etcd.example.com".to_string()));
         let client = certificate(&d, &cm(), CertRole::Client);
+        // The cluster's own user; a cluster made before it keeps root until its move.
+        assert_eq!(
+            client.spec.common_name,
+            Some(format!("kubectl-etcd:{}:{}", d.namespace, d.name))
+        );
+        let mut kept = d.clone();
+        kept.kept_client_cn = Some("root".into());
+        let client = certificate(&kept, &cm(), CertRole::Client);
         assert_eq!(client.spec.common_name.as_deref(), Some("root"));
         assert!(client.spec.dns_names.is_empty());
         assert!(!client.spec.usages.contains(&"server auth".to_string()));

@@ -697,10 +697,7 @@ fn the_peer_port_admits_only_the_peer_certificate_the_engine_issues() {
         Some("demo peer")
     );
     // Not the client certificates: the engine's CN is a user, not the peer's.
-    assert_ne!(
-        allowed_peer_cn(&d).as_deref(),
-        Some(crate::keys::ENGINE_USER)
-    );
+    assert_ne!(allowed_peer_cn(&d), Some(d.client_cn()));
     // Secrets the user brings: their CN is unknown, nothing is set; plain http: no peer TLS.
     assert!(!member_env(&with_tls(true, true)).contains_key("ETCD_PEER_CERT_ALLOWED_CN"));
     assert!(!member_env(&desired()).contains_key("ETCD_PEER_CERT_ALLOWED_CN"));

@@ -1,5 +1,6 @@
-//! The few DER elements of an X.509 certificate up to its validity: no X.509 crate for two
-//! fields (the certificate-expiry metric and managed TLS's renewal read them). Pure.
+//! The few DER elements of an X.509 certificate up to its subject: no X.509 crate for three
+//! fields (the certificate-expiry metric and managed TLS's renewal read the validity; the
+//! engine's identity move its client certificate's CN). Pure.
 
 const SEQUENCE: u8 = 0x30;
 /// `[0] EXPLICIT Version` of a TBSCertificate (absent for v1).
@@ -104,6 +105,39 @@ pub fn signed_by(leaf: &[u8], ca: &[u8]) -> bool {
     ring::signature::UnparsedPublicKey::new(&ring::signature::ECDSA_P256_SHA256_ASN1, key)
         .verify(tbs, sig)
         .is_ok()
+}
+
+const SET: u8 = 0x31;
+const OID: u8 = 0x06;
+/// The attribute type commonName, 2.5.4.3.
+const COMMON_NAME: &[u8] = &[0x55, 0x04, 0x03];
+
+/// The subject's CN of a DER certificate (RFC 5280 4.1: after the validity comes the subject,
+/// Name ::= SEQUENCE OF SET OF SEQUENCE { type OID, value }): the user etcd takes it for. Its
+/// value as text, whatever string type carries it; `None` without one.
+pub fn common_name(der: &[u8]) -> Option<String> {
+    // serialNumber, signature, issuer, validity
+    let rest = tbs_field(der, 4)?;
+    let (SEQUENCE, mut rdns, _) = element(rest)? else {
+        return None;
+    };
+    while !rdns.is_empty() {
+        let (SET, set, next) = element(rdns)? else {
+            return None;
+        };
+        let (SEQUENCE, attribute, _) = element(set)? else {
+            return None;
+        };
+        let (OID, oid, value) = element(attribute)? else {
+            return None;
+        };
+        if oid == COMMON_NAME {
+            let (_, text, _) = element(value)?;
+            return String::from_utf8(text.to_vec()).ok();
+        }
+        rdns = next;
+    }
+    None
 }
 
 /// `notAfter` of a DER certificate, as Unix time (see `validity`).

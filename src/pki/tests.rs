@@ -186,6 +186,29 @@ fn a_client_certificate_names_its_user() {
 }
 
 #[test]
+fn the_common_name_is_read_back_from_the_certificate() {
+    let ca = new_ca("demo", "team", NOW).unwrap();
+    let user = crate::keys::engine_user("team", "demo");
+    let p = leaf_params(
+        CertRole::Client,
+        "demo",
+        "team",
+        "cluster.local",
+        &user,
+        NOW,
+        DAY,
+    );
+    let leaf = sign(&p.unwrap(), "demo", "team", &ca.key_pem).unwrap();
+    assert_eq!(der::common_name(&der(&leaf.cert_pem)), Some(user));
+    let server = issue(&ca, CertRole::Server, DAY);
+    assert_eq!(
+        der::common_name(&der(&server.cert_pem)).as_deref(),
+        Some("demo server")
+    );
+    assert_eq!(der::common_name(b"not a certificate"), None);
+}
+
+#[test]
 fn times_out_of_range_are_refused() {
     assert!(matches!(
         leaf_params(

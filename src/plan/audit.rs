@@ -1,5 +1,6 @@
 //! The rule audit (issue 43 item 4): once a request of the spec is carried out (recovery,
-//! adopt, restore, hibernate/wake, storage move, upgrade, rollback, CA rotation, TLS switch), the healthy
+//! adopt, restore, hibernate/wake, storage move, upgrade, rollback, CA rotation, TLS switch, the
+//! engine's move to its own CN), the healthy
 //! cluster that results is left alone by every rule of `RULES`, each asked in turn: as it is, with its records deleted (backup records, restore marks, the restore pod),
 //! with every pod restarted, and with its spec applied again. A rule that speaks in any of these
 //! worlds would act on a finished request a second time, which is the class of fault the
@@ -235,6 +236,27 @@ fn tls_switched(on: bool) -> Finished {
     }
 }
 
+/// The engine's client certificate moved to the cluster's own CN (`plan::auth`): etcd's
+/// authentication on, the user root and the cluster's own with the role root, the client Secret
+/// issued with the new CN.
+fn identity_moved() -> Finished {
+    let (mut d, mut o) = pki::rotation::managed_at_rest();
+    d.etcd_auth = true;
+    o.client_cn = Some(d.engine_user());
+    tests::cluster(&mut o).auth = Some(crate::model::AuthView {
+        enabled: true,
+        root_user: true,
+        root_role: true,
+        engine_user: true,
+        engine_role: true,
+    });
+    Finished {
+        what: "the engine's move to the cluster's own CN",
+        d,
+        o,
+    }
+}
+
 #[test]
 fn no_rule_acts_again_on_a_finished_request() {
     let finished = [
@@ -263,6 +285,7 @@ fn no_rule_acts_again_on_a_finished_request() {
         ca_rotated(),
         tls_switched(true),
         tls_switched(false),
+        identity_moved(),
     ];
     for f in &finished {
         audit(f);
@@ -294,4 +317,11 @@ fn without_its_done_mark_a_finished_request_acts_again() {
         let step = plan(&d, &o);
         assert!(!at_rest(&step), "{}: {step:?}", f.what);
     }
+    // The move's mark is the client certificate's CN: still root, the certificate is issued
+    // again.
+    let f = identity_moved();
+    let mut o = f.o.clone();
+    o.client_cn = Some(crate::keys::LEGACY_ENGINE_USER.into());
+    let step = plan(&settle(f.d.clone(), &o), &o);
+    assert!(!at_rest(&step), "{}: {step:?}", f.what);
 }

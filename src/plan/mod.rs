@@ -115,6 +115,7 @@ pub fn settle(d: Desired, o: &Observed) -> Desired {
     let d = upgrade::settle(d, o);
     let d = nospace::settle(d, o);
     let d = pki::settle(d, o);
+    let d = auth::settle(d, o);
     let d = tls_switch::settle(d, o);
     recover::settle(d, o)
 }

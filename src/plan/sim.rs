@@ -617,6 +617,7 @@ impl World {
             // The simulated clusters run without managed TLS.
             certificates: Vec::new(),
             trust: Default::default(),
+            client_cn: None,
             cert_manager: Vec::new(),
             maintenance: None,
             completed: Default::default(),

@@ -249,10 +249,15 @@ pub enum Step {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum AuthStep {
-    /// Add the user root (the CN of the engine's client certificate), without a password.
+    /// Add the user root (etcd needs it to turn authentication on), without a password.
     AddRoot,
     /// Grant it the role root.
     GrantRoot,
+    /// Add the cluster's own user (the CN of the engine's client certificate), without a
+    /// password.
+    AddEngineUser,
+    /// Grant it the role root.
+    GrantEngineRole,
     /// Turn authentication on.
     Enable,
 }
@@ -542,6 +547,11 @@ fn issue(f: &mut fmt::Formatter<'_>, role: CertRole, secret: &str, why: Issue) -
             "renew the {role} certificate (Secret {secret}): two thirds of its lifetime have \
              passed; members read it at their next TLS handshake, without a restart"
         ),
+        Issue::Identity => write!(
+            f,
+            "issue the {role} certificate again with the cluster's own CN (Secret {secret}): \
+             its etcd user has the role root; the old certificate (CN root) stays valid"
+        ),
     }
 }
 
@@ -628,10 +638,18 @@ fn auth_step(f: &mut fmt::Formatter<'_>, part: AuthStep) -> fmt::Result {
     match part {
         AuthStep::AddRoot => write!(
             f,
-            "add etcd user {root} (the engine's client certificate), before authentication is \
-             turned on"
+            "add etcd user {root} (etcd needs it), before authentication is turned on"
         ),
         AuthStep::GrantRoot => write!(f, "grant etcd role {root} to user {root}"),
+        AuthStep::AddEngineUser => write!(
+            f,
+            "add the cluster's own etcd user (the CN of the engine's client certificate, \
+             kubectl-etcd:<namespace>:<name>)"
+        ),
+        AuthStep::GrantEngineRole => write!(
+            f,
+            "grant etcd role {root} to the cluster's own user (the engine's client certificate)"
+        ),
         AuthStep::Enable => write!(
             f,
             "turn etcd's authentication on (spec.tls.etcdAuth): each client certificate's CN is \

@@ -69,6 +69,7 @@ pub(super) fn healthy(d: &Desired, n: u32) -> Observed {
         clients_fenced: false,
         certificates: Vec::new(),
         trust: Default::default(),
+        client_cn: None,
         cert_manager: Vec::new(),
         leader_peers: None,
         not_owned: Vec::new(),

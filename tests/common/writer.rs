@@ -47,6 +47,19 @@ pub fn start_writer(ns: &str) {
 /// the kubelet keeps it current) and each put is a new etcdctl, so a new TLS connection that
 /// checks the member's certificate against the Secret's `ca.crt` and presents its certificate.
 pub fn start_tls_writer(ns: &str, secret: &str) {
+    start_tls_writer_of(ns, "demo", secret);
+}
+
+/// `start_tls_writer` for the cluster `cluster`.
+pub fn start_tls_writer_of(ns: &str, cluster: &str, secret: &str) {
+    let put = format!(
+        "etcdctl --endpoints=https://{cluster}-client:2379 --cacert=/tls/ca.crt \
+         --cert=/tls/tls.crt --key=/tls/tls.key --dial-timeout=3s --command-timeout=5s"
+    );
+    let script = format!(
+        "i=0; while true; do if {put} put w/$i v$i >/dev/null 2>&1; then r=ack; else r=fail; \
+         fi; read t _ < /proc/uptime; echo $r $i $t; i=$((i+1)); sleep 0.4; done"
+    );
     let pod = serde_json::json!({
         "apiVersion": "v1",
         "kind": "Pod",
@@ -56,7 +69,7 @@ pub fn start_tls_writer(ns: &str, secret: &str) {
             "containers": [{
                 "name": "writer",
                 "image": "gcr.io/etcd-development/etcd:v3.5.16",
-                "command": ["sh", "-c", "i=0; while true; do if etcdctl --endpoints=https://demo-client:2379 --cacert=/tls/ca.crt --cert=/tls/tls.crt --key=/tls/tls.key --dial-timeout=3s --command-timeout=5s put w/$i v$i >/dev/null 2>&1; then r=ack; else r=fail; fi; read t _ < /proc/uptime; echo $r $i $t; i=$((i+1)); sleep 0.4; done"],
+                "command": ["sh", "-c", script],
                 "volumeMounts": [{"name": "tls", "mountPath": "/tls", "readOnly": true}],
             }],
             "volumes": [{"name": "tls", "secret": {"secretName": secret}}],

@@ -52,16 +52,20 @@ struct Role {
     grants: Vec<crate::etcd::Grant>,
 }
 
-/// The role `--prefix` and `--read-write` ask for user `user`, or why not: root is the engine's
-/// own user, and a writer of every key could overwrite what every other application keeps.
+/// The role `--prefix` and `--read-write` ask for user `user`, or why not: root and the
+/// cluster's own user are the engine's, and a writer of every key could overwrite what every other application keeps.
 fn role_of(user: &str, prefixes: &[String], read_write: bool) -> Result<Role, InvalidSpec> {
-    if user == crate::etcd::ROOT {
+    // The engine's users: `root`, and each cluster's own (`keys::engine_user`), whose
+    // certificate would be the engine's.
+    if user == crate::etcd::ROOT || user.starts_with(crate::keys::ENGINE_USER_PREFIX) {
         return Err(InvalidSpec {
             field: "--user",
             message: format!(
-                "{} is the engine's own etcd user, whose role reaches everything, members and \
-                 authentication included; give the application a name of its own",
-                crate::etcd::ROOT
+                "{user} is the engine's own etcd user, whose role reaches everything, members \
+                 and authentication included; give the application a name of its own (not \
+                 {} and not starting with {})",
+                crate::etcd::ROOT,
+                crate::keys::ENGINE_USER_PREFIX
             ),
         });
     }
@@ -382,9 +386,11 @@ mod tests {
 
     #[test]
     fn root_a_writer_of_every_key_and_an_empty_prefix_are_refused_naming_the_fix() {
-        let e = role_of("root", &[], false).unwrap_err();
-        assert_eq!(e.field, "--user");
-        assert!(e.message.contains("a name of its own"), "{}", e.message);
+        for engine in ["root", "kubectl-etcd:team:demo", "kubectl-etcd:other:demo"] {
+            let e = role_of(engine, &[], false).unwrap_err();
+            assert_eq!(e.field, "--user");
+            assert!(e.message.contains("a name of its own"), "{}", e.message);
+        }
         let e = role_of("app", &[], true).unwrap_err();
         assert_eq!(e.field, "--read-write");
         assert!(

@@ -84,7 +84,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         ));
     };
     let ctx = Context::new(s.client.clone(), s.dial);
-    let (_, before) = crate::engine::pki::observe(&ctx, &d, &mut Vec::new()).await?;
+    let (_, before, _) = crate::engine::pki::observe(&ctx, &d, &mut Vec::new()).await?;
     // Above both the spec's and what the CA Secret answers (a Secret written by a newer spec).
     let generation = pki.ca_generation.max(before.generation) + 1;
     if before.retiring.is_some() {
@@ -119,7 +119,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     }
     drive::converge(&s, &name, a.wait.timeout).await?;
     let (_, d) = s.load_cluster(&name).await?;
-    let (_, after) = crate::engine::pki::observe(&ctx, &d, &mut Vec::new()).await?;
+    let (_, after, _) = crate::engine::pki::observe(&ctx, &d, &mut Vec::new()).await?;
     let r = Rotated {
         cluster: format!("{}/{name}", s.namespace),
         generation,

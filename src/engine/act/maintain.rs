@@ -116,6 +116,8 @@ pub(super) async fn maintain(ctx: &Context, d: &Desired, o: &Observed, step: &St
             match part {
                 AuthStep::AddRoot => c.add_user(root).await,
                 AuthStep::GrantRoot => c.grant_role(root, root).await,
+                AuthStep::AddEngineUser => c.add_user(&d.engine_user()).await,
+                AuthStep::GrantEngineRole => c.grant_role(&d.engine_user(), root).await,
                 AuthStep::Enable => c.enable_auth().await,
             }
         }

@@ -265,7 +265,8 @@ async fn observe_etcd(
         .map(|m| cut_off_from_here(member_view(d, m, &answers), pods))
         .collect();
     let auth = if d.etcd_auth {
-        crate::phase::timed(crate::phase!("auth"), auth_view(&answers, leader)).await
+        let engine = d.engine_user();
+        crate::phase::timed(crate::phase!("auth"), auth_view(&answers, leader, &engine)).await
     } else {
         None
     };
@@ -318,15 +319,19 @@ async fn member_list(
 /// them): asked of the leader, or else of a member that answers, once per pass and only while
 /// one is raised. The revision comes with them, else from the status answers' headers (a
 /// requested compaction's target).
-/// etcd's authentication and its root user (`spec.tls.etcdAuth`), asked of a voter whose
+/// etcd's authentication, its root user and the cluster's own (`engine`, `spec.tls.etcdAuth`), asked of a voter whose
 /// linearizable read passed, the leader first: a lagging member could still show a root user
 /// or an enabled authentication that is gone, or the other way round. `None` when none answered.
-async fn auth_view(answers: &[Answer], leader: Option<u64>) -> Option<crate::etcd::AuthView> {
+async fn auth_view(
+    answers: &[Answer],
+    leader: Option<u64>,
+    engine: &str,
+) -> Option<crate::etcd::AuthView> {
     let mut askable: Vec<&Answer> = answers.iter().filter(|a| a.read_linearizably()).collect();
     askable.sort_by_key(|a| a.status.as_ref().map(|s| s.member_id) != leader);
     for a in askable {
         let mut c = a.client.clone()?;
-        match c.auth_view().await {
+        match c.auth_view(engine).await {
             Ok(v) => return Some(v),
             Err(e) => tracing::debug!(member = a.ordinal, error = %e, "authentication not read"),
         }

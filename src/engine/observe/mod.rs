@@ -169,8 +169,7 @@ pub async fn observe(
         false => None,
     };
     let (last_version, upgrade) = crate::plan::upgrade::from_status(last);
-    let (certificates, trust) = super::pki::observe(ctx, d, &mut seen.not_owned).await?;
-    let cert_manager = super::pki::observe_cert_manager(ctx, d, &mut seen.not_owned).await?;
+    let (certificates, trust, client_cn) = super::pki::observe(ctx, d, &mut seen.not_owned).await?;
     let observed = Observed {
         statefulset,
         supporting_objects: seen.supporting_current(d, admitted.as_ref()),
@@ -195,7 +194,8 @@ pub async fn observe(
         storage_class,
         certificates,
         trust,
-        cert_manager,
+        client_cn,
+        cert_manager: super::pki::observe_cert_manager(ctx, d, &mut seen.not_owned).await?,
         // Read by the engine when the plan removes a voter (`plan::needs_leader_peers`).
         leader_peers: None,
         not_owned: seen.not_owned,

@@ -13,11 +13,11 @@ impl EtcdClient {
         }
     }
 
-    /// Whether etcd's authentication is on, and whether its user `root` exists with the role
-    /// `root`. On: an authentication of `root` without a password is refused as failed, never
+    /// Whether etcd's authentication is on, and whether its user `root` and the cluster's own
+    /// user `engine` exist with the role `root`. On: an authentication of `root` without a password is refused as failed, never
     /// with "authentication is not enabled" (3.4 has no AuthStatus call; root has no password
     /// from 3.5 on, an unknown random one before).
-    pub async fn auth_view(&mut self) -> Result<AuthView, EtcdError> {
+    pub async fn auth_view(&mut self, engine: &str) -> Result<AuthView, EtcdError> {
         let mut auth = self.client.auth_client();
         let enabled = match Self::call(
             self.rpc_timeout,
@@ -42,20 +42,31 @@ impl EtcdClient {
                 ));
             }
         };
-        let roles = match Self::call(self.rpc_timeout, auth.user_get(ROOT)).await {
-            Ok(r) => Some(r.roles().to_vec()),
+        let root = self.user_roles(ROOT).await?;
+        let own = self.user_roles(engine).await?;
+        let has_root =
+            |r: &Option<Vec<String>>| r.as_ref().is_some_and(|r| r.iter().any(|r| r == ROOT));
+        Ok(AuthView {
+            enabled,
+            root_user: root.is_some(),
+            root_role: has_root(&root),
+            engine_user: own.is_some(),
+            engine_role: has_root(&own),
+        })
+    }
+
+    /// The roles of etcd user `name`, or `None` when there is no such user.
+    async fn user_roles(&mut self, name: &str) -> Result<Option<Vec<String>>, EtcdError> {
+        let mut auth = self.client.auth_client();
+        match Self::call(self.rpc_timeout, auth.user_get(name)).await {
+            Ok(r) => Ok(Some(r.roles().to_vec())),
             Err(Cause::Etcd(etcd_client::Error::GRpcStatus(s)))
                 if s.message().contains("user name not found") =>
             {
-                None
+                Ok(None)
             }
-            Err(source) => return Err(self.auth_error(format!("read etcd user {ROOT}"))(source)),
-        };
-        Ok(AuthView {
-            enabled,
-            root_user: roles.is_some(),
-            root_role: roles.is_some_and(|r| r.iter().any(|r| r == ROOT)),
-        })
+            Err(source) => Err(self.auth_error(format!("read etcd user {name}"))(source)),
+        }
     }
 
     /// Adds the user `name` (none there yet) without a password: it authenticates by the CN of
