@@ -2497,12 +2497,20 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__snapshot__subcmd__agent__subcmd__get)
-            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help"
+            opts="-n -o -v -h --from --size --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --namespace)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
