@@ -97,11 +97,17 @@ _kubectl__etcd() {
             kubectl__etcd__subcmd__backup,list)
                 cmd="kubectl__etcd__subcmd__backup__subcmd__list"
                 ;;
+            kubectl__etcd__subcmd__backup,verify)
+                cmd="kubectl__etcd__subcmd__backup__subcmd__verify"
+                ;;
             kubectl__etcd__subcmd__backup__subcmd__help,help)
                 cmd="kubectl__etcd__subcmd__backup__subcmd__help__subcmd__help"
                 ;;
             kubectl__etcd__subcmd__backup__subcmd__help,list)
                 cmd="kubectl__etcd__subcmd__backup__subcmd__help__subcmd__list"
+                ;;
+            kubectl__etcd__subcmd__backup__subcmd__help,verify)
+                cmd="kubectl__etcd__subcmd__backup__subcmd__help__subcmd__verify"
                 ;;
             kubectl__etcd__subcmd__help,adopt)
                 cmd="kubectl__etcd__subcmd__help__subcmd__adopt"
@@ -181,11 +187,17 @@ _kubectl__etcd() {
             kubectl__etcd__subcmd__help__subcmd__backup,list)
                 cmd="kubectl__etcd__subcmd__help__subcmd__backup__subcmd__list"
                 ;;
+            kubectl__etcd__subcmd__help__subcmd__backup,verify)
+                cmd="kubectl__etcd__subcmd__help__subcmd__backup__subcmd__verify"
+                ;;
             kubectl__etcd__subcmd__help__subcmd__snapshot,agent)
                 cmd="kubectl__etcd__subcmd__help__subcmd__snapshot__subcmd__agent"
                 ;;
             kubectl__etcd__subcmd__help__subcmd__snapshot,discard)
                 cmd="kubectl__etcd__subcmd__help__subcmd__snapshot__subcmd__discard"
+                ;;
+            kubectl__etcd__subcmd__help__subcmd__snapshot,drill-read)
+                cmd="kubectl__etcd__subcmd__help__subcmd__snapshot__subcmd__drill__subcmd__read"
                 ;;
             kubectl__etcd__subcmd__help__subcmd__snapshot,fetch)
                 cmd="kubectl__etcd__subcmd__help__subcmd__snapshot__subcmd__fetch"
@@ -216,6 +228,9 @@ _kubectl__etcd() {
                 ;;
             kubectl__etcd__subcmd__snapshot,discard)
                 cmd="kubectl__etcd__subcmd__snapshot__subcmd__discard"
+                ;;
+            kubectl__etcd__subcmd__snapshot,drill-read)
+                cmd="kubectl__etcd__subcmd__snapshot__subcmd__drill__subcmd__read"
                 ;;
             kubectl__etcd__subcmd__snapshot,fetch)
                 cmd="kubectl__etcd__subcmd__snapshot__subcmd__fetch"
@@ -276,6 +291,9 @@ _kubectl__etcd() {
                 ;;
             kubectl__etcd__subcmd__snapshot__subcmd__help,discard)
                 cmd="kubectl__etcd__subcmd__snapshot__subcmd__help__subcmd__discard"
+                ;;
+            kubectl__etcd__subcmd__snapshot__subcmd__help,drill-read)
+                cmd="kubectl__etcd__subcmd__snapshot__subcmd__help__subcmd__drill__subcmd__read"
                 ;;
             kubectl__etcd__subcmd__snapshot__subcmd__help,fetch)
                 cmd="kubectl__etcd__subcmd__snapshot__subcmd__help__subcmd__fetch"
@@ -479,7 +497,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__backup)
-            opts="-n -o -v -h --to --compression --credentials-secret --sse --sse-kms-key-id --encryption-key-secret --dry-run --tools-image --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help list help"
+            opts="-n -o -v -h --to --compression --credentials-secret --sse --sse-kms-key-id --encryption-key-secret --dry-run --tools-image --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help list verify help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -553,7 +571,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__backup__subcmd__help)
-            opts="list help"
+            opts="list verify help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -594,6 +612,20 @@ _kubectl__etcd() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        kubectl__subcmd__etcd__subcmd__backup__subcmd__help__subcmd__verify)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         kubectl__subcmd__etcd__subcmd__backup__subcmd__list)
             opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -601,6 +633,60 @@ _kubectl__etcd() {
                 return 0
             fi
             case "${prev}" in
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --dial)
+                    COMPREPLY=($(compgen -W "direct port-forward" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__etcd__subcmd__backup__subcmd__verify)
+            opts="-n -o -v -h --latest-of --tools-image --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --latest-of)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tools-image)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --namespace)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1053,7 +1139,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__help__subcmd__backup)
-            opts="list"
+            opts="list verify"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1067,6 +1153,20 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__help__subcmd__backup__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__etcd__subcmd__help__subcmd__backup__subcmd__verify)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1333,7 +1433,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__help__subcmd__snapshot)
-            opts="fetch discard agent"
+            opts="fetch drill-read discard agent"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1459,6 +1559,20 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__help__subcmd__snapshot__subcmd__discard)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__etcd__subcmd__help__subcmd__snapshot__subcmd__drill__subcmd__read)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2309,7 +2423,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__snapshot)
-            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help fetch discard agent help"
+            opts="-n -o -v -h --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help fetch drill-read discard agent help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2910,8 +3024,66 @@ _kubectl__etcd() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        kubectl__subcmd__etcd__subcmd__snapshot__subcmd__drill__subcmd__read)
+            opts="-n -o -v -h --endpoint --fetched --to --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --endpoint)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --fetched)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --to)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --dial)
+                    COMPREPLY=($(compgen -W "direct port-forward" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         kubectl__subcmd__etcd__subcmd__snapshot__subcmd__fetch)
-            opts="-n -o -v -h --to --sha256 --encryption-key-file --clean --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help"
+            opts="-n -o -v -h --to --sha256 --encryption-key-file --clean --report --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2930,6 +3102,10 @@ _kubectl__etcd() {
                     return 0
                     ;;
                 --clean)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --report)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2973,7 +3149,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__snapshot__subcmd__help)
-            opts="fetch discard agent help"
+            opts="fetch drill-read discard agent help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3099,6 +3275,20 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__snapshot__subcmd__help__subcmd__discard)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__etcd__subcmd__snapshot__subcmd__help__subcmd__drill__subcmd__read)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

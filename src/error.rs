@@ -35,6 +35,9 @@ pub mod exit {
     /// An encrypted backup's key is missing or wrong (or its Secret holds no key): refused
     /// before anything was created or written. The message names the backup and the Secret.
     pub const BACKUP_KEY: i32 = 12;
+    /// A restore drill (`backup verify`) found the backup is not what its record says, or it
+    /// does not restore: its `status.drill` and the message name every reason.
+    pub const DRILL_FAILED: i32 = 13;
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -163,6 +166,9 @@ pub enum BackupError {
     /// The encryption key: its Secret missing or holding no key, or not the backup's.
     #[error("{0}")]
     Key(String),
+    /// A restore drill failed: the backup does not restore, or is not what its record says.
+    #[error("the restore drill of EtcdBackup {backup} failed: {why}")]
+    DrillFailed { backup: String, why: String },
 }
 
 impl From<FetchError> for BackupError {
@@ -194,6 +200,7 @@ impl BackupError {
             | BackupError::Refused(_)
             | BackupError::NoSource(_)
             | BackupError::Key(_)
+            | BackupError::DrillFailed { .. }
             | BackupError::Corrupt(_) => false,
         }
     }
@@ -208,6 +215,7 @@ impl BackupError {
             BackupError::Store(_) | BackupError::Corrupt(_) => exit::BACKUP_FAILED,
             BackupError::NoSource(_) | BackupError::Etcd(_) => exit::ETCD_UNAVAILABLE,
             BackupError::Key(_) => exit::BACKUP_KEY,
+            BackupError::DrillFailed { .. } => exit::DRILL_FAILED,
             BackupError::SourceLost { cause, .. } => cause.exit_code(),
         }
     }

@@ -25,6 +25,11 @@ pub const LABEL_ZONE: &str = "topology.kubernetes.io/zone";
 pub const LABEL_HOSTNAME: &str = "kubernetes.io/hostname";
 /// Label on the restore pod (not the member selector: the pod is no member).
 pub const LABEL_RESTORE_OF: &str = "etcd.kubectl-etcd.io/restore-of";
+/// Label on a restore drill's pod and NetworkPolicy: the cluster whose backup it drills (what a
+/// later drill deletes leftovers by).
+pub const LABEL_DRILL_OF: &str = "etcd.kubectl-etcd.io/drill-of";
+/// Label naming one drill's pod (what its NetworkPolicy selects).
+pub const LABEL_DRILL: &str = "etcd.kubectl-etcd.io/drill";
 /// Label naming the claim a pvc agent pod serves.
 pub const LABEL_AGENT_OF: &str = "etcd.kubectl-etcd.io/pvc-agent";
 

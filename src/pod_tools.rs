@@ -18,6 +18,7 @@ use crate::archive::fetch;
 use crate::archive::store::{Location, Store};
 use crate::backup::pvc::{AgentOp, run_agent};
 use crate::error::{BackupError, Error};
+use crate::model::records::drill::{DrillFigures, Fetched};
 use crate::objects::pvc_agent::{AGENT_IDLE, MOUNT_DIR};
 
 #[derive(Subcommand, Debug)]
@@ -35,6 +36,21 @@ pub enum SnapshotOp {
         /// A directory to remove first (a data dir left by an interrupted restore).
         #[arg(long)]
         clean: Option<PathBuf>,
+        /// Write what was read (stored bytes, their sha256) as JSON to this file (a drill's).
+        #[arg(long)]
+        report: Option<PathBuf>,
+    },
+    /// A restore drill's reading: wait for the restored member at --endpoint, then write its
+    /// revision, key count and HashKV as JSON (with --fetched's figures) to --to.
+    DrillRead {
+        #[arg(long)]
+        endpoint: String,
+        /// The fetch's --report.
+        #[arg(long)]
+        fetched: PathBuf,
+        /// Where the figures go (the container's termination message).
+        #[arg(long, default_value = "/dev/termination-log")]
+        to: PathBuf,
     },
     /// Remove a directory of downloaded snapshots.
     Discard { dir: PathBuf },
@@ -111,6 +127,7 @@ where
             sha256,
             encryption_key_file,
             clean,
+            report,
         } => {
             let (loc, key) =
                 Location::parse_object(&url).map_err(|e| Error::Usage(e.to_string()))?;
@@ -130,9 +147,31 @@ where
                 clean.as_deref(),
             )
             .await?;
+            if let Some(path) = report {
+                let fetched = Fetched {
+                    stored_bytes: v.stored_bytes,
+                    sha256: v.sha256.clone(),
+                };
+                write_json(&path, &fetched).await?;
+            }
             Ok(Some(format!(
                 "fetched and verified {url}: {} bytes stored, {} bytes of snapshot, sha256 {}",
                 v.stored_bytes, v.snapshot_bytes, v.sha256
+            )))
+        }
+        SnapshotOp::DrillRead {
+            endpoint,
+            fetched,
+            to,
+        } => {
+            let fetched: Fetched = serde_json::from_slice(&tokio::fs::read(&fetched).await?)
+                .map_err(|e| Error::Serialize(Box::new(e)))?;
+            let restored = read_restored(&endpoint).await?;
+            let figures = DrillFigures { fetched, restored };
+            write_json(&to, &figures).await?;
+            Ok(Some(format!(
+                "the restored member holds revision {} with {} keys, HashKV {} above compaction {}",
+                restored.revision, restored.keys, restored.hash_kv, restored.compact_revision
             )))
         }
         SnapshotOp::Agent { root, op } => {
@@ -148,6 +187,56 @@ where
             Ok(Some(format!("removed {}", dir.display())))
         }
     }
+}
+
+/// How long `drill-read` waits for the restored member to answer (it starts once its data
+/// dir is restored: a large one takes a while to open).
+const DRILL_READY: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// The restored member's revision, key count and HashKV, once it answers.
+async fn read_restored(endpoint: &str) -> Result<crate::model::records::drill::Restored, Error> {
+    use crate::etcd::{EtcdClient, HashAt};
+    let started = std::time::Instant::now();
+    let gone = |e: crate::etcd::EtcdError| Error::Etcd {
+        namespace: String::new(),
+        name: "(the drill's member)".into(),
+        source: e,
+    };
+    let mut client = loop {
+        match EtcdClient::connect(endpoint, std::time::Duration::from_secs(5)).await {
+            Ok(mut c) => match c.keyspace().await {
+                Ok(_) => break c,
+                Err(e) if started.elapsed() > DRILL_READY => return Err(gone(e)),
+                Err(_) => {}
+            },
+            Err(e) if started.elapsed() > DRILL_READY => return Err(gone(e)),
+            Err(_) => {}
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    };
+    let now = client.keyspace().await.map_err(gone)?;
+    match client.hash_at(now.revision).await.map_err(gone)? {
+        HashAt::Hash {
+            hash_kv,
+            compact_revision,
+            keys,
+        } => Ok(crate::model::records::drill::Restored {
+            revision: now.revision,
+            keys,
+            hash_kv,
+            compact_revision,
+        }),
+        other => Err(Error::Usage(format!(
+            "the drill's member cannot hash its own revision {}: {other:?}",
+            now.revision
+        ))),
+    }
+}
+
+async fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<(), Error> {
+    let bytes = serde_json::to_vec(value).map_err(|e| Error::Serialize(Box::new(e)))?;
+    tokio::fs::write(path, bytes).await?;
+    Ok(())
 }
 
 /// The key of an encrypted snapshot, from the file the restore pod mounts its Secret as.
@@ -273,6 +362,7 @@ mod tests {
                 sha256: None,
                 encryption_key_file: None,
                 clean: None,
+                report: None,
             },
             tokio::io::empty(),
             &mut tokio::io::sink(),

@@ -128,8 +128,9 @@ fn the_verb_tables_list_every_verb() {
         );
     }
     assert!(reference.contains("\n### backup list\n"));
+    assert!(reference.contains("\n### backup verify\n"));
     assert!(
-        reference.starts_with(&format!("{} verbs,", verbs.len() + 1)),
+        reference.starts_with(&format!("{} verbs,", verbs.len() + 2)),
         "{reference}"
     );
 }

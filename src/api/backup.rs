@@ -120,6 +120,54 @@ pub struct EtcdBackupStatus {
     /// take a backup writes records).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub store_check: Option<StoreCheck>,
+    /// The last restore drill of this backup (`kubectl etcd backup verify`,
+    /// `spec.backup.drill`): restored into a throwaway one-member etcd and compared with this
+    /// record and the live cluster. Written by the drill only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drill: Option<DrillStatus>,
+}
+
+/// What a restore drill found (`EtcdBackupStatus.drill`).
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DrillStatus {
+    pub time: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>,
+    /// Passed or Failed.
+    pub outcome: String,
+    /// The objects restored, by URL (the backup's object; later also the archive segments
+    /// replayed after it). A drill counts for the record only while its `url` is still this.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub objects: Vec<String>,
+    /// The stored object as read: its size and sha256.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+    /// What the restored member holds: its revision, its number of keys, etcd's `HashKV` at
+    /// that revision and the compaction it was computed above.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keys: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hash_kv: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compact_revision: Option<i64>,
+    /// The live cluster's `HashKV` at the same revision, when it could still be computed there
+    /// (not compacted past it, nor since the backup).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live_hash_kv: Option<i64>,
+    /// Why it failed, or what could not be compared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_seconds: Option<f64>,
+}
+
+/// Outcomes of a restore drill.
+pub mod drill_outcome {
+    pub const PASSED: &str = "Passed";
+    pub const FAILED: &str = "Failed";
 }
 
 /// What the engine found when it read a backup's object (`EtcdBackupStatus.storeCheck`).

@@ -6,6 +6,7 @@
 //! retention, cron — is the `archive` room's; the restore pod is `objects::restore`;
 //! `BackupError` sits with the other errors in `error`.
 
+pub mod drill;
 pub mod pvc;
 pub mod scheduled;
 pub mod take;

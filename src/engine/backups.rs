@@ -76,6 +76,25 @@ pub async fn would_take(ctx: &Context, d: &Desired, req: &Request) -> Result<Sou
     Ok(take::choose_source(&d, &observed).map_err(BackupError::NoSource)?)
 }
 
+/// A restore drill of `record`, a backup of `cluster` (`backup::drill`): restored into a
+/// throwaway one-member etcd with the tools image `tools_image`, compared with the record and
+/// the live cluster, the result written on the record. Returns the record as written and the
+/// verdict. The live cluster is only read.
+pub async fn drill(
+    ctx: &Context,
+    cluster: &EtcdCluster,
+    record: &EtcdBackup,
+    tools_image: &str,
+) -> Result<(EtcdBackup, crate::model::records::drill::Verdict), Error> {
+    let d = model::validate(cluster).map_err(|source| Error::InvalidSpec {
+        namespace: d_namespace(cluster),
+        name: cluster.metadata.name.clone().unwrap_or_default(),
+        source,
+    })?;
+    let (d, observed) = super::observe(ctx, &d, cluster.status.as_ref()).await?;
+    crate::backup::drill::run(&ctx.reach, (&d, &observed), record, tools_image).await
+}
+
 /// EtcdBackup records of `cluster` in `ns`, newest first (a cluster's records outlive it).
 pub async fn records(
     client: &kube::Client,

@@ -174,6 +174,22 @@ pub struct Keyspace {
     pub keys: i64,
 }
 
+/// A member's keyspace at one revision, as a restore drill compares it (`EtcdClient::hash_at`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum HashAt {
+    /// etcd's `HashKV` at the revision (over what its compaction kept), and the keys there.
+    Hash {
+        hash_kv: u32,
+        compact_revision: i64,
+        keys: i64,
+    },
+    /// The member compacted past the revision.
+    Compacted,
+    /// The revision is ahead of the member's own (`revision`).
+    Future { revision: i64 },
+}
+
 /// What `EtcdClient::authenticate` found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Auth {

@@ -7,6 +7,7 @@ pub mod access;
 pub mod admission;
 pub mod cert_manager;
 pub mod certs;
+pub mod drill;
 pub mod install;
 pub mod monitoring;
 pub mod network_policy;

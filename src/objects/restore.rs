@@ -52,6 +52,28 @@ pub fn pod_name(cluster: &str) -> String {
 /// the version has them (3.4.27+, 3.5.10+, 3.6); without the tool's second hash check.
 pub fn restore_command(d: &Desired, token: &str) -> (Vec<String>, Vec<EnvVar>) {
     let v = d.version;
+    let seed = objects::pod_name(&d.name, 0);
+    let peer = objects::peer_url(d, 0);
+    let (mut cmd, env) = snapshot_restore(v, &seed, &peer, token);
+    if supports_bump_revision(v) {
+        cmd.extend([
+            "--bump-revision".into(),
+            BUMP_REVISION.to_string(),
+            "--mark-compacted".into(),
+        ]);
+    }
+    (cmd, env)
+}
+
+/// `snapshot restore` of [`SNAPSHOT_FILE`] into the data dir as the one member `name` at
+/// `peer`, by the tool of version `v`, without the tool's second hash check (the restore
+/// pod's and the drill pod's shared part).
+pub fn snapshot_restore(
+    v: Version,
+    name: &str,
+    peer: &str,
+    token: &str,
+) -> (Vec<String>, Vec<EnvVar>) {
     let (tool, env) = if v.minor >= 5 {
         ("/usr/local/bin/etcdutl", vec![])
     } else {
@@ -64,9 +86,7 @@ pub fn restore_command(d: &Desired, token: &str) -> (Vec<String>, Vec<EnvVar>) {
             }],
         )
     };
-    let seed = objects::pod_name(&d.name, 0);
-    let peer = objects::peer_url(d, 0);
-    let mut cmd: Vec<String> = vec![
+    let cmd: Vec<String> = vec![
         tool.into(),
         "snapshot".into(),
         "restore".into(),
@@ -74,26 +94,19 @@ pub fn restore_command(d: &Desired, token: &str) -> (Vec<String>, Vec<EnvVar>) {
         "--data-dir".into(),
         objects::data_dir(),
         "--name".into(),
-        seed.clone(),
+        name.into(),
         "--initial-cluster".into(),
-        format!("{seed}={peer}"),
+        format!("{name}={peer}"),
         "--initial-cluster-token".into(),
         token.into(),
         "--initial-advertise-peer-urls".into(),
-        peer,
+        peer.into(),
         // The fetch container wrote only a snapshot whose etcd hash it checked while writing
         // (`archive::fetch`: one without the hash is refused), so the tool's own check would
         // read the whole file again for nothing (0.8 s of 2.2 s for 1.5 GiB, etcdutl 3.7.3 on
         // this machine). The trailing hash is cut off either way.
         "--skip-hash-check".into(),
     ];
-    if supports_bump_revision(v) {
-        cmd.extend([
-            "--bump-revision".into(),
-            BUMP_REVISION.to_string(),
-            "--mark-compacted".into(),
-        ]);
-    }
     (cmd, env)
 }
 
@@ -163,7 +176,7 @@ pub fn restore_pod(d: &Desired, r: &RestoreSource, token: &str) -> Pod {
 }
 
 /// The seed's data volume, where every container of the restore pod works.
-fn data_mount() -> VolumeMount {
+pub(super) fn data_mount() -> VolumeMount {
     VolumeMount {
         name: objects::DATA_VOLUME.into(),
         mount_path: objects::DATA_DIR.into(),
@@ -172,7 +185,7 @@ fn data_mount() -> VolumeMount {
 }
 
 /// A container running `kubectl-etcd ARGS` from the tools image, with the source's credentials.
-fn tools_container(r: &RestoreSource, name: &str, args: Vec<String>) -> Container {
+pub(super) fn tools_container(r: &RestoreSource, name: &str, args: Vec<String>) -> Container {
     let creds = r.credentials_secret.as_ref().map(|s| {
         vec![EnvFromSource {
             secret_ref: Some(SecretEnvSource {
@@ -225,7 +238,7 @@ fn tools_container(r: &RestoreSource, name: &str, args: Vec<String>) -> Containe
 
 /// `snapshot fetch`: download and verify into the data volume (clearing what an interrupted
 /// restore left), reading a pvc:// source from its claim mounted read-only.
-fn fetch_container(r: &RestoreSource, from_claim: bool) -> Container {
+pub(super) fn fetch_container(r: &RestoreSource, from_claim: bool) -> Container {
     let mut fetch = vec![
         "snapshot".into(),
         "fetch".into(),
@@ -274,6 +287,26 @@ fn fetch_container(r: &RestoreSource, from_claim: bool) -> Container {
 /// key, owner-readable) of an encrypted snapshot, and the credentials Secret's `AWS_CA_BUNDLE`
 /// (optional: most Secrets have none).
 fn restore_volumes(d: &Desired, source_claim: Option<String>, r: &RestoreSource) -> Vec<Volume> {
+    let data = Volume {
+        name: objects::DATA_VOLUME.into(),
+        persistent_volume_claim: Some(
+            k8s_openapi::api::core::v1::PersistentVolumeClaimVolumeSource {
+                claim_name: objects::volume_name(&d.name, 0),
+                read_only: Some(false),
+            },
+        ),
+        ..Default::default()
+    };
+    source_volumes(data, source_claim, r)
+}
+
+/// The data volume `data` and what the fetch reads from: a pvc:// source's claim, the key of an
+/// encrypted snapshot, the credentials Secret's CA bundle.
+pub(super) fn source_volumes(
+    data: Volume,
+    source_claim: Option<String>,
+    r: &RestoreSource,
+) -> Vec<Volume> {
     let key = r.encryption.as_ref();
     let ca = r.credentials_secret.as_ref().map(|s| Volume {
         name: CA_VOLUME.into(),
@@ -289,42 +322,33 @@ fn restore_volumes(d: &Desired, source_claim: Option<String>, r: &RestoreSource)
         }),
         ..Default::default()
     });
-    std::iter::once(Volume {
-        name: objects::DATA_VOLUME.into(),
-        persistent_volume_claim: Some(
-            k8s_openapi::api::core::v1::PersistentVolumeClaimVolumeSource {
-                claim_name: objects::volume_name(&d.name, 0),
-                read_only: Some(false),
-            },
-        ),
-        ..Default::default()
-    })
-    .chain(source_claim.map(|claim| Volume {
-        name: SOURCE_VOLUME.into(),
-        persistent_volume_claim: Some(
-            k8s_openapi::api::core::v1::PersistentVolumeClaimVolumeSource {
-                claim_name: claim,
-                read_only: Some(true),
-            },
-        ),
-        ..Default::default()
-    }))
-    .chain(key.map(|k| Volume {
-        name: KEY_VOLUME.into(),
-        secret: Some(k8s_openapi::api::core::v1::SecretVolumeSource {
-            secret_name: Some(k.name.clone()),
-            items: Some(vec![k8s_openapi::api::core::v1::KeyToPath {
-                key: k.key.clone(),
-                path: KEY_FILE.into(),
-                mode: Some(0o400),
-            }]),
-            default_mode: Some(0o400),
-            optional: Some(false),
-        }),
-        ..Default::default()
-    }))
-    .chain(ca)
-    .collect()
+    std::iter::once(data)
+        .chain(source_claim.map(|claim| Volume {
+            name: SOURCE_VOLUME.into(),
+            persistent_volume_claim: Some(
+                k8s_openapi::api::core::v1::PersistentVolumeClaimVolumeSource {
+                    claim_name: claim,
+                    read_only: Some(true),
+                },
+            ),
+            ..Default::default()
+        }))
+        .chain(key.map(|k| Volume {
+            name: KEY_VOLUME.into(),
+            secret: Some(k8s_openapi::api::core::v1::SecretVolumeSource {
+                secret_name: Some(k.name.clone()),
+                items: Some(vec![k8s_openapi::api::core::v1::KeyToPath {
+                    key: k.key.clone(),
+                    path: KEY_FILE.into(),
+                    mode: Some(0o400),
+                }]),
+                default_mode: Some(0o400),
+                optional: Some(false),
+            }),
+            ..Default::default()
+        }))
+        .chain(ca)
+        .collect()
 }
 
 #[cfg(test)]

@@ -183,6 +183,8 @@ fn file_info(key: String, m: &std::fs::Metadata) -> ObjectInfo {
         key,
         size: m.len(),
         last_modified: m.modified().ok().and_then(|t| Timestamp::try_from(t).ok()),
+        // Files carry no stamp of their own: their record's size and sha256 are the claim.
+        stamp: None,
     }
 }
 

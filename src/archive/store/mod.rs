@@ -206,6 +206,33 @@ pub struct ObjectInfo {
     pub key: String,
     pub size: u64,
     pub last_modified: Option<Timestamp>,
+    /// The size and sha256 stored with the object when it was written (tamper evidence: S3
+    /// object metadata); `None` when it carries none.
+    pub stamp: Option<Stamp>,
+}
+
+/// What an object says of itself: the size and sha256 of its bytes, stored with it as it was
+/// written (S3 user metadata `x-amz-meta-kubectl-etcd-size` and `-sha256`). A drill compares it
+/// with the bytes it reads and with the record: an object changed in place (a flipped byte, cut
+/// short) no longer matches its own stamp, and another object copied over it brings its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stamp {
+    pub size: u64,
+    pub sha256: String,
+}
+
+impl Stamp {
+    /// The user metadata names (S3 prefixes them with `x-amz-meta-`).
+    pub const SIZE: &'static str = "kubectl-etcd-size";
+    pub const SHA256: &'static str = "kubectl-etcd-sha256";
+
+    /// From an object's user metadata, when it holds both.
+    pub fn from_metadata(m: &std::collections::HashMap<String, String>) -> Option<Stamp> {
+        Some(Stamp {
+            size: m.get(Stamp::SIZE)?.trim().parse().ok()?,
+            sha256: m.get(Stamp::SHA256)?.trim().to_ascii_lowercase(),
+        })
+    }
 }
 
 /// Object storage reached by something outside this room (the pvc:// agent of `backup::pvc`),

@@ -40,6 +40,7 @@ impl From<WireObject> for ObjectInfo {
             last_modified: o
                 .last_modified
                 .and_then(|s| jiff::Timestamp::from_second(s).ok()),
+            stamp: None,
         }
     }
 }

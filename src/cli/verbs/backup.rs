@@ -73,6 +73,23 @@ pub enum BackupSub {
         /// Cluster whose backups to list (its records outlive it).
         name: String,
     },
+    /// Restore drill: restore a backup into a throwaway one-member etcd (one pod, no Service,
+    /// a NetworkPolicy admitting nothing) and compare its revision, key count and HashKV with
+    /// the record and the live cluster; the result goes on the record (status.drill) and the
+    /// pod goes. Exit 13 when the drill fails. The live cluster is only read.
+    ///
+    /// Example: kubectl etcd backup verify --latest-of demo
+    Verify {
+        /// The EtcdBackup to drill.
+        #[arg(required_unless_present = "latest_of", conflicts_with = "latest_of")]
+        name: Option<String>,
+        /// Drill the newest good backup of this cluster.
+        #[arg(long, value_name = "CLUSTER")]
+        latest_of: Option<String>,
+        /// Image holding kubectl-etcd, for the drill pod's fetch and reading.
+        #[arg(long, env = "KUBECTL_ETCD_TOOLS_IMAGE", default_value = crate::model::DEFAULT_TOOLS_IMAGE)]
+        tools_image: String,
+    },
 }
 
 pub(crate) fn bad_url(e: impl std::fmt::Display) -> Error {
@@ -81,8 +98,14 @@ pub(crate) fn bad_url(e: impl std::fmt::Display) -> Error {
 
 /// `kubectl etcd backup NAME [--to URL]`.
 pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
-    if let Some(BackupSub::List { name }) = a.list {
-        return list(g, &name).await;
+    match a.list {
+        Some(BackupSub::List { name }) => return list(g, &name).await,
+        Some(BackupSub::Verify {
+            name,
+            latest_of,
+            tools_image,
+        }) => return verify(g, name, latest_of, &tools_image).await,
+        None => {}
     }
     let name = a.name.unwrap_or_default();
     model::validate_name(&name).map_err(|e| usage(&name, e))?;
@@ -227,6 +250,87 @@ async fn list(g: &Global, cluster: &str) -> Result<(), Error> {
         output::progress_line(&line);
     }
     output::print_backups(g.output, &list)
+}
+
+/// `kubectl etcd backup verify NAME | --latest-of CLUSTER`: one restore drill.
+async fn verify(
+    g: &Global,
+    name: Option<String>,
+    latest_of: Option<String>,
+    tools_image: &str,
+) -> Result<(), Error> {
+    let s = Session::connect(g).await?;
+    s.ensure_crd().await?;
+    let record = match (name, latest_of) {
+        (Some(name), _) => {
+            let api: kube::Api<crate::api::EtcdBackup> =
+                kube::Api::namespaced(s.client.clone(), &s.namespace);
+            api.get_opt(&name)
+                .await
+                .map_err(|e| Error::kube("get", "EtcdBackup", &s.namespace, &name, e))?
+                .ok_or_else(|| {
+                    Error::Usage(format!(
+                        "EtcdBackup {}/{name} not found; list backups with `kubectl etcd backup list CLUSTER`",
+                        s.namespace
+                    ))
+                })?
+        }
+        (None, cluster) => {
+            let cluster = cluster.unwrap_or_default();
+            let list = backups::records(&s.client, &s.namespace, &cluster).await?;
+            let live = s
+                .clusters()
+                .get_opt(&cluster)
+                .await
+                .map_err(|e| Error::kube("get", crate::api::KIND, &s.namespace, &cluster, e))?;
+            let who = live.as_ref().map(backups::identity);
+            select::latest(&list, who, select::Prefer::Newest)
+                .map_err(|why| Error::Usage(format!("{why} for {}/{cluster}", s.namespace)))?
+                .pick
+                .clone()
+        }
+    };
+    let backup = format!("{}/{}", s.namespace, record.name_any());
+    let (cluster, _) = s.load_cluster(&record.spec.cluster).await?;
+    let progress = output::Progress::new(&backup);
+    progress.step("restoring it into a throwaway etcd");
+    let ctx = Context::new(s.client.clone(), s.dial);
+    let (written, verdict) = match backups::drill(&ctx, &cluster, &record, tools_image).await {
+        Ok(done) => done,
+        Err(e) => {
+            progress.abandon();
+            return Err(e);
+        }
+    };
+    let drill = written
+        .status
+        .as_ref()
+        .and_then(|st| st.drill.clone())
+        .unwrap_or_default();
+    let figures = match (drill.revision, drill.keys, drill.hash_kv) {
+        (Some(r), Some(k), Some(h)) => format!(
+            "revision {r}, {k} keys, HashKV {h}{}",
+            match drill.live_hash_kv {
+                Some(l) => format!(" (the live cluster's: {l})"),
+                None => String::new(),
+            }
+        ),
+        _ => "nothing restored".into(),
+    };
+    progress.finish(&format!("restore drill {}: {figures}", verdict.outcome()));
+    for note in &verdict.notes {
+        output::progress_line(&format!("note: {note}"));
+    }
+    output::print_backups(g.output, &[written])?;
+    if verdict.passed() {
+        Ok(())
+    } else {
+        Err(crate::error::BackupError::DrillFailed {
+            backup,
+            why: verdict.problems.join("; "),
+        }
+        .into())
+    }
 }
 
 /// Pure: what `backup list` says on stderr beside the table: backups taken without quorum (never

@@ -153,7 +153,8 @@ async fn resolve_source(s: &Session, a: &Args) -> Result<Source, Error> {
     }
     // The newest good backup of the cluster of that name as it exists now (its uid), or of the
     // one that took the newest good backup when none exists: never one taken without quorum,
-    // never one of another cluster that had the same name.
+    // never one of another cluster that had the same name; the newest whose restore drill
+    // passed first, never one whose drill failed.
     let cluster = a.latest_of.clone().unwrap_or_default();
     let list = backups::records(&s.client, &s.namespace, &cluster).await?;
     let live = s
@@ -161,7 +162,8 @@ async fn resolve_source(s: &Session, a: &Args) -> Result<Source, Error> {
         .get_opt(&cluster)
         .await
         .map_err(|e| Error::kube("get", crate::api::KIND, &s.namespace, &cluster, e))?;
-    let newest = select::latest(&list, live.as_ref().map(backups::identity)).map_err(|why| {
+    let who = live.as_ref().map(backups::identity);
+    let newest = select::latest(&list, who, select::Prefer::Drilled).map_err(|why| {
         Error::Usage(format!(
             "{why} for {}/{cluster}; take one with `kubectl etcd backup {cluster} --to URL`",
             s.namespace

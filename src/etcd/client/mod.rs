@@ -10,8 +10,8 @@ use k8s_openapi::api::core::v1::Pod;
 
 use super::dial::{self, TlsDial};
 use super::{
-    Auth, Cause, DEFAULT_RPC_TIMEOUT, DowngradeAction, EndpointStatus, EtcdError, Keyspace, Member,
-    MemberList, Versions,
+    Auth, Cause, DEFAULT_RPC_TIMEOUT, DowngradeAction, EndpointStatus, EtcdError, HashAt, Keyspace,
+    Member, MemberList, Versions,
 };
 use crate::model::fmt_id;
 
@@ -582,6 +582,47 @@ impl EtcdClient {
         Ok(Keyspace {
             revision: resp.header().map_or(0, |h| h.revision()),
             keys: resp.count(),
+        })
+    }
+
+    /// The keyspace at `revision` (0: the latest): etcd's `HashKV` there, the compaction it was
+    /// computed above, and the number of keys (a serializable count at that revision).
+    pub async fn hash_at(&mut self, revision: i64) -> Result<HashAt, EtcdError> {
+        let failed = |source| EtcdError::Keyspace {
+            endpoint: self.endpoint.clone(),
+            source,
+        };
+        let hash = match Self::call(self.rpc_timeout, self.client.hash_kv(revision)).await {
+            Ok(h) => h,
+            Err(Cause::Etcd(e)) if e.to_string().contains("has been compacted") => {
+                return Ok(HashAt::Compacted);
+            }
+            Err(Cause::Etcd(e)) if e.to_string().contains("future revision") => {
+                let now = self.keyspace().await?;
+                return Ok(HashAt::Future {
+                    revision: now.revision,
+                });
+            }
+            Err(source) => return Err(failed(source)),
+        };
+        let at = if revision == 0 {
+            hash.header().map_or(0, |h| h.revision())
+        } else {
+            revision
+        };
+        let opts = etcd_client::GetOptions::new()
+            .with_all_keys()
+            .with_count_only()
+            .with_serializable()
+            .with_revision(at);
+        let keys = Self::call(self.rpc_timeout, self.client.get(vec![0u8], Some(opts)))
+            .await
+            .map_err(failed)?
+            .count();
+        Ok(HashAt::Hash {
+            hash_kv: hash.hash(),
+            compact_revision: hash.compact_version(),
+            keys,
         })
     }
 

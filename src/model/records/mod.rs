@@ -32,4 +32,5 @@ pub mod label {
     }
 }
 
+pub mod drill;
 pub mod select;

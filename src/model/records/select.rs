@@ -129,12 +129,25 @@ pub struct Latest<'a> {
     pub passed_over: Vec<String>,
 }
 
+/// Which of the eligible backups `latest` picks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Prefer {
+    /// The newest backup whose restore drill passed; with none drilled, the newest one; never
+    /// one whose drill failed (`restore --latest-of`).
+    Drilled,
+    /// The newest one, drilled or not (`backup verify --latest-of`: the one to drill).
+    Newest,
+}
+
 /// The newest good backup of the cluster `who` (the cluster as it exists now), or — when no
-/// cluster of that name exists — of the cluster that took the newest good backup. Backups
-/// without quorum, and backups of another cluster of the same name, are passed over and named.
+/// cluster of that name exists — of the cluster that took the newest good backup, as `prefer`
+/// says. Backups without quorum, backups of another cluster of the same name, and (preferring
+/// drilled ones) backups whose drill failed or that a drilled one is preferred to, are passed
+/// over and named.
 pub fn latest<'a>(
     records: &'a [EtcdBackup],
     who: Option<Identity<'_>>,
+    prefer: Prefer,
 ) -> Result<Latest<'a>, String> {
     let mut newest_first: Vec<&EtcdBackup> = records.iter().collect();
     newest_first.sort_by_key(|b| std::cmp::Reverse(taken_at(b)));
@@ -152,9 +165,10 @@ pub fn latest<'a>(
     };
     let mut passed_over = Vec::new();
     let mut others = 0;
+    let mut eligible = Vec::new();
     for b in &newest_first {
         if owner(b, &who) == Owner::Other {
-            if succeeded(b) {
+            if succeeded(b) && eligible.is_empty() {
                 others += 1;
             }
             continue;
@@ -163,29 +177,76 @@ pub fn latest<'a>(
             continue;
         }
         if without_quorum(b) {
-            passed_over.push(format!(
-                "passed over {}: taken without a healthy quorum (name it with --from-backup to use it)",
-                b.name_any()
-            ));
+            if eligible.is_empty() {
+                passed_over.push(format!(
+                    "passed over {}: taken without a healthy quorum (name it with --from-backup to use it)",
+                    b.name_any()
+                ));
+            }
             continue;
         }
-        if others > 0 {
-            passed_over.push(format!(
-                "passed over {others} newer backup(s) of another cluster of the same name (re-created since, or deleted); see `kubectl etcd backup list`"
-            ));
-        }
-        if owner(b, &who) == Owner::ByNameOnly {
-            passed_over.push(format!(
-                "{} predates cluster uids in records: matched by name only",
-                b.name_any()
-            ));
-        }
-        return Ok(Latest {
-            pick: b,
-            passed_over,
-        });
+        eligible.push(*b);
     }
-    Err(none_good(&newest_first))
+    let pick = match prefer {
+        Prefer::Newest => eligible.first().copied(),
+        Prefer::Drilled => drilled_pick(&eligible, &mut passed_over),
+    };
+    let Some(pick) = pick else {
+        if !eligible.is_empty() {
+            return Err(format!(
+                "no good backup: the restore drill of each of the {} good one(s) failed ({}; see `kubectl etcd backup list`, name one with --from-backup to use it anyway)",
+                eligible.len(),
+                eligible
+                    .iter()
+                    .map(|b| b.name_any())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        return Err(none_good(&newest_first));
+    };
+    if others > 0 {
+        passed_over.push(format!(
+            "passed over {others} newer backup(s) of another cluster of the same name (re-created since, or deleted); see `kubectl etcd backup list`"
+        ));
+    }
+    if owner(pick, &who) == Owner::ByNameOnly {
+        passed_over.push(format!(
+            "{} predates cluster uids in records: matched by name only",
+            pick.name_any()
+        ));
+    }
+    Ok(Latest { pick, passed_over })
+}
+
+/// The newest of `eligible` (newest first) whose drill passed, else the newest never drilled;
+/// never one whose drill failed. What it passes over on the way is said in `notes`.
+fn drilled_pick<'a>(
+    eligible: &[&'a EtcdBackup],
+    notes: &mut Vec<String>,
+) -> Option<&'a EtcdBackup> {
+    use super::drill::{Drilled, drilled};
+    let passed = eligible.iter().position(|b| drilled(b) == Drilled::Passed);
+    let undrilled = eligible.iter().position(|b| drilled(b) == Drilled::Not);
+    let at = passed.or(undrilled)?;
+    for b in &eligible[..at] {
+        let why = match drilled(b) {
+            Drilled::Failed => format!(
+                "its restore drill failed ({})",
+                b.status
+                    .as_ref()
+                    .and_then(|s| s.drill.as_ref())
+                    .and_then(|d| d.message.as_deref())
+                    .unwrap_or("see its status.drill")
+            ),
+            _ => format!(
+                "not drilled, and {} passed its restore drill",
+                eligible[at].name_any()
+            ),
+        };
+        notes.push(format!("passed over {}: {why}", b.name_any()));
+    }
+    Some(eligible[at])
 }
 
 fn none_good(records: &[&EtcdBackup]) -> String {
@@ -321,7 +382,7 @@ mod tests {
             backup("lagging", Some("uid-old"), 1).without_quorum(),
             backup("good", Some("uid-old"), 2),
         ]);
-        let got = latest(&l, Some(OLD)).unwrap();
+        let got = latest(&l, Some(OLD), Prefer::Drilled).unwrap();
         assert_eq!(got.pick.name_any(), "good");
         assert!(
             got.passed_over[0].contains("lagging"),
@@ -336,9 +397,21 @@ mod tests {
             backup("new-empty", Some("uid-new"), 1).cluster_id(Some("00000000000000bb")),
             backup("old-data", Some("uid-old"), 5),
         ]);
-        assert_eq!(latest(&l, Some(NEW)).unwrap().pick.name_any(), "new-empty");
-        assert_eq!(latest(&l, Some(OLD)).unwrap().pick.name_any(), "old-data");
-        let got = latest(&l, Some(OLD)).unwrap();
+        assert_eq!(
+            latest(&l, Some(NEW), Prefer::Drilled)
+                .unwrap()
+                .pick
+                .name_any(),
+            "new-empty"
+        );
+        assert_eq!(
+            latest(&l, Some(OLD), Prefer::Drilled)
+                .unwrap()
+                .pick
+                .name_any(),
+            "old-data"
+        );
+        let got = latest(&l, Some(OLD), Prefer::Drilled).unwrap();
         assert!(
             got.passed_over[0].contains("another cluster"),
             "{:?}",
@@ -353,22 +426,25 @@ mod tests {
             backup("newest-good", Some("uid-new"), 2),
             backup("old", Some("uid-old"), 3),
         ]);
-        assert_eq!(latest(&l, None).unwrap().pick.name_any(), "newest-good");
+        assert_eq!(
+            latest(&l, None, Prefer::Drilled).unwrap().pick.name_any(),
+            "newest-good"
+        );
     }
 
     #[test]
     fn latest_of_with_only_backups_without_quorum_refuses_naming_the_way() {
         let l = list(vec![backup("lagging", Some("uid-old"), 1).without_quorum()]);
-        let e = latest(&l, Some(OLD)).unwrap_err();
+        let e = latest(&l, Some(OLD), Prefer::Drilled).unwrap_err();
         assert!(e.contains("--from-backup"), "{e}");
-        let e = latest(&l, None).unwrap_err();
+        let e = latest(&l, None, Prefer::Drilled).unwrap_err();
         assert!(e.contains("without a healthy quorum"), "{e}");
     }
 
     #[test]
     fn latest_of_says_when_it_matched_an_older_record_by_name_only() {
         let l = list(vec![backup("legacy", None, 1).cluster_id(None)]);
-        let got = latest(&l, Some(NEW)).unwrap();
+        let got = latest(&l, Some(NEW), Prefer::Drilled).unwrap();
         assert!(
             got.passed_over[0].contains("by name only"),
             "{:?}",

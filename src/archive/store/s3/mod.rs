@@ -452,6 +452,8 @@ impl S3Backend {
                     key: k[strip..].to_string(),
                     size: o.size().and_then(|n| u64::try_from(n).ok()).unwrap_or(0),
                     last_modified: o.last_modified().and_then(to_timestamp),
+                    // A listing carries no metadata: `head` reads an object's stamp.
+                    stamp: None,
                 });
             }
         }
@@ -509,6 +511,7 @@ impl S3Backend {
                     .and_then(|n| u64::try_from(n).ok())
                     .unwrap_or(0),
                 last_modified: o.last_modified().and_then(to_timestamp),
+                stamp: o.metadata().and_then(super::Stamp::from_metadata),
             })),
             Err(e) => match self.error(
                 format!("cannot read {}", self.object_url(key)),

@@ -18,6 +18,9 @@ use super::*;
 use crate::archive::codec::Sha256;
 use crate::archive::store::{Store, StoreError, Stored};
 
+/// The largest object S3 copies in one request (CopyObject: 5 GiB).
+pub(super) const COPY_LIMIT: u64 = 5 << 30;
+
 impl S3Backend {
     pub(in crate::archive::store) async fn put<R: AsyncRead + Unpin + Send>(
         &self,
@@ -39,7 +42,11 @@ impl S3Backend {
             // Small enough for one request.
             sha.update(&first);
             let (bytes, sha256_hex) = sha.finish();
-            self.put_whole(key, &full, first.freeze()).await?;
+            let stamp = super::super::Stamp {
+                size: bytes,
+                sha256: sha256_hex.clone(),
+            };
+            self.put_whole(key, &full, first.freeze(), &stamp).await?;
             progress(bytes);
             return Ok(Stored {
                 key: key.into(),
@@ -91,6 +98,11 @@ impl S3Backend {
         guard.backend = None;
         done?;
         let (bytes, sha256_hex) = sha.finish();
+        let stamp = super::super::Stamp {
+            size: bytes,
+            sha256: sha256_hex.clone(),
+        };
+        self.stamp(key, &full, &stamp).await?;
         Ok(Stored {
             key: key.into(),
             bytes,
@@ -104,16 +116,59 @@ impl S3Backend {
         key: &str,
         full: &str,
         body: Bytes,
+        stamp: &super::super::Stamp,
     ) -> Result<(), StoreError> {
         put_with_sse(self.client.put_object(), self.sse.as_ref())
             .bucket(&self.bucket)
             .key(full)
+            .metadata(super::super::Stamp::SIZE, stamp.size.to_string())
+            .metadata(super::super::Stamp::SHA256, &stamp.sha256)
             .body(ByteStream::from(body))
             .send()
             .await
             .map_err(|e| {
                 self.error(
                     format!("cannot upload {}", self.object_url(key)),
+                    Some(key),
+                    e,
+                )
+            })?;
+        Ok(())
+    }
+
+    /// Writes `stamp` into the metadata of the object a multipart upload just completed: its
+    /// sha256 is known only once every part is read, after the upload began. S3 changes an
+    /// object's metadata only by copying it onto itself (server-side, nothing goes through
+    /// here), which one request does up to [`COPY_LIMIT`]; a larger object keeps no stamp of its
+    /// own (its record still names its size and sha256).
+    pub(super) async fn stamp(
+        &self,
+        key: &str,
+        full: &str,
+        stamp: &super::super::Stamp,
+    ) -> Result<(), StoreError> {
+        if stamp.size > COPY_LIMIT {
+            return Ok(());
+        }
+        let (sse, kms) = sse_fields(self.sse.as_ref());
+        self.client
+            .copy_object()
+            .bucket(&self.bucket)
+            .key(full)
+            .copy_source(format!("{}/{full}", self.bucket))
+            .metadata_directive(aws_sdk_s3::types::MetadataDirective::Replace)
+            .metadata(super::super::Stamp::SIZE, stamp.size.to_string())
+            .metadata(super::super::Stamp::SHA256, &stamp.sha256)
+            .set_server_side_encryption(sse)
+            .set_ssekms_key_id(kms)
+            .send()
+            .await
+            .map_err(|e| {
+                self.error(
+                    format!(
+                        "cannot stamp {} with its size and sha256",
+                        self.object_url(key)
+                    ),
                     Some(key),
                     e,
                 )
