@@ -328,6 +328,70 @@ mod tests {
         }
     }
 
+    /// `b` with a restore drill of `outcome` of the object it names.
+    fn drilled(b: B, outcome: &str) -> B {
+        b.st(|s| {
+            s.url = Some("s3://b/p/x".into());
+            s.drill = Some(crate::api::DrillStatus {
+                outcome: outcome.into(),
+                objects: vec!["s3://b/p/x".into()],
+                ..Default::default()
+            });
+        })
+    }
+
+    #[test]
+    fn latest_of_prefers_the_newest_drilled_backup_and_never_a_failed_drill() {
+        let l = list(vec![
+            drilled(backup("failed", Some("uid-old"), 1), "Failed"),
+            backup("undrilled", Some("uid-old"), 2),
+            drilled(backup("passed", Some("uid-old"), 3), "Passed"),
+            backup("older", Some("uid-old"), 4),
+        ]);
+        let got = latest(&l, Some(OLD), Prefer::Drilled).unwrap();
+        assert_eq!(got.pick.name_any(), "passed");
+        assert!(
+            got.passed_over[0].contains("failed: its restore drill failed"),
+            "{:?}",
+            got.passed_over
+        );
+        assert!(
+            got.passed_over[1].contains("undrilled: not drilled, and passed passed"),
+            "{:?}",
+            got.passed_over
+        );
+        // `backup verify --latest-of` drills the newest, whatever its drills.
+        assert_eq!(
+            latest(&l, Some(OLD), Prefer::Newest)
+                .unwrap()
+                .pick
+                .name_any(),
+            "failed"
+        );
+        // None drilled but a failed one: the newest never drilled.
+        let l = list(vec![
+            drilled(backup("failed", Some("uid-old"), 1), "Failed"),
+            backup("undrilled", Some("uid-old"), 2),
+        ]);
+        assert_eq!(
+            latest(&l, Some(OLD), Prefer::Drilled)
+                .unwrap()
+                .pick
+                .name_any(),
+            "undrilled"
+        );
+        // Every good one failed its drill: refused, naming them.
+        let l = list(vec![drilled(
+            backup("failed", Some("uid-old"), 1),
+            "Failed",
+        )]);
+        let e = latest(&l, Some(OLD), Prefer::Drilled).unwrap_err();
+        assert!(
+            e.contains("restore drill of each of the 1 good one(s) failed (failed"),
+            "{e}"
+        );
+    }
+
     fn list(bs: Vec<B>) -> Vec<EtcdBackup> {
         bs.into_iter().map(|b| b.0).collect()
     }
