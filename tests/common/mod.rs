@@ -155,24 +155,30 @@ impl Drop for Ns {
             let _ = kubectl_cmd(&["delete", "namespace", &self.0, "--wait=false"]).output();
             // An operator the test started (dropped before the namespace) put its finalizer on
             // the clusters and is gone: release it, or the namespace stays Terminating for good.
-            let names = kubectl_cmd(&["-n", &self.0, "get", "etcdclusters", "-o", "name"])
-                .output()
-                .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-                .unwrap_or_default();
-            for name in names.lines().filter(|l| !l.is_empty()) {
-                let _ = kubectl_cmd(&[
-                    "-n",
-                    &self.0,
-                    "patch",
-                    name,
-                    "--type",
-                    "merge",
-                    "-p",
-                    r#"{"metadata":{"finalizers":null}}"#,
-                ])
-                .output();
-            }
+            release_finalizers(&self.0);
         }
+    }
+}
+
+/// Releases the finalizers of every EtcdCluster in `ns` (an operator that would release them is
+/// gone).
+fn release_finalizers(ns: &str) {
+    let names = kubectl_cmd(&["-n", ns, "get", "etcdclusters", "-o", "name"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
+    for name in names.lines().filter(|l| !l.is_empty()) {
+        let _ = kubectl_cmd(&[
+            "-n",
+            ns,
+            "patch",
+            name,
+            "--type",
+            "merge",
+            "-p",
+            r#"{"metadata":{"finalizers":null}}"#,
+        ])
+        .output();
     }
 }
 
@@ -338,6 +344,21 @@ impl Drop for Operator {
             "validatingadmissionpolicy",
         ] {
             let _ = kubectl_cmd(&["delete", kind, &policy, "--ignore-not-found"]).output();
+        }
+        // Clusters of a namespace going away (its guard dropped first, while the operator ran
+        // and could still put its finalizer back) keep a finalizer nobody will release now:
+        // release it, or the namespace stays Terminating for good.
+        let going = kubectl_cmd(&[
+            "get",
+            "namespaces",
+            "-o",
+            "jsonpath={range .items[?(@.status.phase==\"Terminating\")]}{.metadata.name}{\"\\n\"}{end}",
+        ])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
+        for ns in going.lines().filter(|l| !l.is_empty()) {
+            release_finalizers(ns);
         }
     }
 }
