@@ -36,13 +36,7 @@ pub async fn take(
     req: &Request,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<EtcdBackup, Error> {
-    let d = model::validate(cluster).map_err(|source| Error::InvalidSpec {
-        namespace: d_namespace(cluster),
-        name: cluster.metadata.name.clone().unwrap_or_default(),
-        source,
-    })?;
-    // Dials with what the members run (a refused spec change, e.g. of spec.tls, aside).
-    let (d, observed) = super::observe(ctx, &d, cluster.status.as_ref()).await?;
+    let (d, observed) = validated_and_observed(ctx, cluster).await?;
     take::take(
         &ctx.reach,
         Of {
@@ -53,6 +47,20 @@ pub async fn take(
         progress,
     )
     .await
+}
+
+/// The cluster's spec validated, and the cluster observed with what its members run (a refused
+/// spec change, e.g. of spec.tls, aside): what a backup or a drill dials with.
+async fn validated_and_observed(
+    ctx: &Context,
+    cluster: &EtcdCluster,
+) -> Result<(Desired, Observed), Error> {
+    let d = model::validate(cluster).map_err(|source| Error::InvalidSpec {
+        namespace: d_namespace(cluster),
+        name: cluster.metadata.name.clone().unwrap_or_default(),
+        source,
+    })?;
+    super::observe(ctx, &d, cluster.status.as_ref()).await
 }
 
 fn d_namespace(cluster: &EtcdCluster) -> String {
@@ -86,12 +94,7 @@ pub async fn drill(
     record: &EtcdBackup,
     tools_image: &str,
 ) -> Result<(EtcdBackup, crate::model::records::drill::Verdict), Error> {
-    let d = model::validate(cluster).map_err(|source| Error::InvalidSpec {
-        namespace: d_namespace(cluster),
-        name: cluster.metadata.name.clone().unwrap_or_default(),
-        source,
-    })?;
-    let (d, observed) = super::observe(ctx, &d, cluster.status.as_ref()).await?;
+    let (d, observed) = validated_and_observed(ctx, cluster).await?;
     crate::backup::drill::run(&ctx.reach, (&d, &observed), record, tools_image).await
 }
 
@@ -107,6 +110,22 @@ pub async fn records(
 /// The cluster as its backup records name it (uid, cluster id): which records are its own.
 pub fn identity(cluster: &EtcdCluster) -> select::Identity<'_> {
     crate::backup::scheduled::identity(cluster)
+}
+
+/// The records of backups of the cluster named `cluster` in `ns` (`records`), and that cluster as
+/// it exists now, if it does (its `identity` tells its own backups from a namesake's): what a
+/// `--latest-of` choice is made from.
+pub async fn records_and_cluster(
+    client: &kube::Client,
+    ns: &str,
+    cluster: &str,
+) -> Result<(Vec<EtcdBackup>, Option<EtcdCluster>), Error> {
+    let list = records(client, ns, cluster).await?;
+    let live = Api::<EtcdCluster>::namespaced(client.clone(), ns)
+        .get_opt(cluster)
+        .await
+        .map_err(|e| Error::kube("get", crate::api::KIND, ns, cluster, e))?;
+    Ok((list, live))
 }
 
 /// Whether the Secret `secret` of `ns` holds S3 credentials (`AWS_ACCESS_KEY_ID`,

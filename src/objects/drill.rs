@@ -20,12 +20,12 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{Container, EmptyDirVolumeSource, Pod, PodSpec, Volume};
+use k8s_openapi::api::core::v1::{EmptyDirVolumeSource, Pod, PodSpec, Volume};
 use k8s_openapi::api::networking::v1::{NetworkPolicy, NetworkPolicySpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 
 use super::restore::{
-    data_mount, fetch_container, snapshot_restore, source_volumes, tools_container,
+    etcd_container, fetch_container, snapshot_restore, source_volumes, tools_container,
 };
 use crate::keys::{LABEL_DRILL, LABEL_DRILL_OF};
 use crate::model::{Desired, RestoreSource};
@@ -97,19 +97,8 @@ pub fn pod(d: &Desired, r: &RestoreSource, pod: &str) -> Pod {
         Ok(crate::archive::store::Location::Pvc { claim, .. }) => Some(claim),
         _ => None,
     };
-    let etcd_container = |name: &str, command: Vec<String>, env| Container {
-        name: name.into(),
-        image: Some(d.image.clone()),
-        image_pull_policy: Some("IfNotPresent".into()),
-        command: Some(command),
-        env: Some(env),
-        volume_mounts: Some(vec![data_mount()]),
-        termination_message_policy: Some("FallbackToLogsOnError".into()),
-        security_context: Some(super::security::container_context()),
-        ..Default::default()
-    };
     let (restore, env) = snapshot_restore(d.version, MEMBER, PEER_URL, MEMBER);
-    let mut etcd = etcd_container("etcd", serve_command(), vec![]);
+    let mut etcd = etcd_container(d, "etcd", serve_command(), vec![]);
     // A native sidecar: started before `read`, stopped once `read` ends.
     etcd.restart_policy = Some("Always".into());
     let read = tools_container(
@@ -141,7 +130,11 @@ pub fn pod(d: &Desired, r: &RestoreSource, pod: &str) -> Pod {
             enable_service_links: Some(false),
             automount_service_account_token: Some(false),
             security_context: Some(super::security::pod_context()),
-            init_containers: Some(vec![fetch, etcd_container("restore", restore, env), etcd]),
+            init_containers: Some(vec![
+                fetch,
+                etcd_container(d, "restore", restore, env),
+                etcd,
+            ]),
             containers: vec![read],
             volumes: Some(source_volumes(data, source_claim, r)),
             node_selector: d.node_selector.clone(),

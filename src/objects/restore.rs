@@ -127,17 +127,7 @@ pub fn restore_pod(d: &Desired, r: &RestoreSource, token: &str) -> Pod {
         _ => None,
     };
     let (command, env) = restore_command(d, token);
-    let restore = Container {
-        name: "restore".into(),
-        image: Some(d.image.clone()),
-        image_pull_policy: Some("IfNotPresent".into()),
-        command: Some(command),
-        env: Some(env),
-        volume_mounts: Some(vec![data_mount()]),
-        termination_message_policy: Some("FallbackToLogsOnError".into()),
-        security_context: Some(super::security::container_context()),
-        ..Default::default()
-    };
+    let restore = etcd_container(d, "restore", command, env);
     let mut labels = BTreeMap::new();
     labels.insert(LABEL_RESTORE_OF.to_string(), d.name.clone());
     labels.insert(
@@ -176,6 +166,27 @@ pub fn restore_pod(d: &Desired, r: &RestoreSource, token: &str) -> Pod {
 }
 
 /// The seed's data volume, where every container of the restore pod works.
+/// A container `name` of the cluster's etcd image running `command` on the data volume (the
+/// restore pod's `restore`, the drill pod's `restore` and `etcd`).
+pub(super) fn etcd_container(
+    d: &Desired,
+    name: &str,
+    command: Vec<String>,
+    env: Vec<EnvVar>,
+) -> Container {
+    Container {
+        name: name.into(),
+        image: Some(d.image.clone()),
+        image_pull_policy: Some("IfNotPresent".into()),
+        command: Some(command),
+        env: Some(env),
+        volume_mounts: Some(vec![data_mount()]),
+        termination_message_policy: Some("FallbackToLogsOnError".into()),
+        security_context: Some(super::security::container_context()),
+        ..Default::default()
+    }
+}
+
 pub(super) fn data_mount() -> VolumeMount {
     VolumeMount {
         name: objects::DATA_VOLUME.into(),

@@ -277,12 +277,8 @@ async fn verify(
         }
         (None, cluster) => {
             let cluster = cluster.unwrap_or_default();
-            let list = backups::records(&s.client, &s.namespace, &cluster).await?;
-            let live = s
-                .clusters()
-                .get_opt(&cluster)
-                .await
-                .map_err(|e| Error::kube("get", crate::api::KIND, &s.namespace, &cluster, e))?;
+            let (list, live) =
+                backups::records_and_cluster(&s.client, &s.namespace, &cluster).await?;
             let who = live.as_ref().map(backups::identity);
             select::latest(&list, who, select::Prefer::Newest)
                 .map_err(|why| Error::Usage(format!("{why} for {}/{cluster}", s.namespace)))?

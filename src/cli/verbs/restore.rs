@@ -156,12 +156,7 @@ async fn resolve_source(s: &Session, a: &Args) -> Result<Source, Error> {
     // never one of another cluster that had the same name; the newest whose restore drill
     // passed first, never one whose drill failed.
     let cluster = a.latest_of.clone().unwrap_or_default();
-    let list = backups::records(&s.client, &s.namespace, &cluster).await?;
-    let live = s
-        .clusters()
-        .get_opt(&cluster)
-        .await
-        .map_err(|e| Error::kube("get", crate::api::KIND, &s.namespace, &cluster, e))?;
+    let (list, live) = backups::records_and_cluster(&s.client, &s.namespace, &cluster).await?;
     let who = live.as_ref().map(backups::identity);
     let newest = select::latest(&list, who, select::Prefer::Drilled).map_err(|why| {
         Error::Usage(format!(
