@@ -39,6 +39,50 @@ fn version(ns: &str, kind: &str, name: &str) -> (String, String) {
     (s("uid"), s("resourceVersion"))
 }
 
+/// `kubectl exec POD -- ARGS` in `ns`. A pod its own StatefulSet is making again (seen once in
+/// CI: "pods twin-etcd-0 not found" right after it was ready) or whose container is starting is
+/// waited for, up to two minutes, and the namespace's events are printed to say why; any other
+/// failure fails the test at once.
+fn exec_in(ns: &str, pod: &str, args: &[&str]) -> Run {
+    let mut all = vec!["-n", ns, "exec", pod, "--"];
+    all.extend_from_slice(args);
+    let start = std::time::Instant::now();
+    loop {
+        let r = kubectl(&all);
+        if r.code == 0 {
+            return r;
+        }
+        let passing = r.stderr.contains("NotFound")
+            || r.stderr.contains("not found")
+            || r.stderr.contains("container not ready")
+            || r.stderr.contains("unable to upgrade connection");
+        if !passing || start.elapsed() > Duration::from_secs(120) {
+            eprintln!("{}", events(ns));
+            return ok(r);
+        }
+        eprintln!(
+            "exec in {ns}/{pod} failed ({}); waiting for the pod. Events:\n{}",
+            r.stderr.trim(),
+            events(ns)
+        );
+        std::thread::sleep(Duration::from_secs(2));
+    }
+}
+
+/// The events of `ns`, oldest first, one line each (for a failure's message).
+fn events(ns: &str) -> String {
+    kubectl(&[
+        "-n",
+        ns,
+        "get",
+        "events",
+        "--sort-by=.lastTimestamp",
+        "-o",
+        "custom-columns=TIME:.lastTimestamp,OBJECT:.involvedObject.name,REASON:.reason,MESSAGE:.message",
+    ])
+    .stdout
+}
+
 /// The Degraded condition of the cluster: (reason, message).
 fn degraded(ns: &str, name: &str) -> Option<(String, String)> {
     let c = cluster_json(ns, name);
@@ -249,9 +293,7 @@ spec:
                 .then_some(())
         },
     );
-    ok(kubectl(&[
-        "-n", &ns.0, "exec", &twin_pod, "--", "etcdctl", "put", "theirs", "kept",
-    ]));
+    exec_in(&ns.0, &twin_pod, &["etcdctl", "put", "theirs", "kept"]);
 
     ok(etcd(
         &ns.0,
@@ -315,17 +357,16 @@ spec:
         alive("pod", &twin_pod),
         version(&ns.0, "pvc", &twin_claim),
     );
-    assert_eq!(before, after, "the plain etcd's objects were touched");
-    let kept = ok(kubectl(&[
-        "-n",
+    assert_eq!(
+        before,
+        after,
+        "the plain etcd's objects were touched; events:\n{}",
+        events(&ns.0)
+    );
+    let kept = exec_in(
         &ns.0,
-        "exec",
         &twin_pod,
-        "--",
-        "etcdctl",
-        "get",
-        "theirs",
-        "--print-value-only",
-    ]));
+        &["etcdctl", "get", "theirs", "--print-value-only"],
+    );
     assert_eq!(kept.stdout.trim(), "kept");
 }
