@@ -16,55 +16,11 @@ mod common;
 
 use std::time::Duration;
 
+use common::operator::{Installed, operator_image};
 use common::*;
 use kubectl_etcd::lease;
 use kubectl_etcd::objects::{access, install};
 use serde_json::{Value, json};
-
-fn operator_image() -> String {
-    std::env::var("KE_OPERATOR_IMAGE").expect("KE_OPERATOR_IMAGE is not set: tests/run-all.sh builds testbed.local/kubectl-etcd:dev with tests/cluster/images.sh operator")
-}
-
-/// What the test installed outside its namespaces, deleted when dropped (the namespaces go
-/// with their `Ns`, dropped after it).
-struct Installed {
-    name: String,
-    namespace: String,
-}
-
-impl Drop for Installed {
-    fn drop(&mut self) {
-        let n = &self.name;
-        // The operator first (also after a failed assertion): one still running when the
-        // namespaces go would put its finalizer back on their clusters, and then be gone.
-        let _ = kubectl(&[
-            "-n",
-            &self.namespace,
-            "delete",
-            "deployment",
-            "--ignore-not-found",
-            n,
-            "--wait=true",
-            "--timeout=60s",
-        ]);
-        let _ = kubectl(&[
-            "delete",
-            "clusterrole,clusterrolebinding",
-            "--ignore-not-found",
-            "-l",
-            &format!("app.kubernetes.io/name={n}"),
-        ]);
-        // The admission policy and its binding are cluster-scoped too; the lease Role and the
-        // leader Lease go with the operator's namespace.
-        let _ = kubectl(&[
-            "delete",
-            "validatingadmissionpolicy,validatingadmissionpolicybinding",
-            "--ignore-not-found",
-            "-l",
-            &format!("app.kubernetes.io/name={n}"),
-        ]);
-    }
-}
 
 fn cluster(ns: &str, name: &str, replicas: u32) -> String {
     format!(
@@ -224,27 +180,8 @@ fn an_operator_watching_two_namespaces_acts_there_only_and_a_cli_user_needs_no_r
 
     // The same objects, installed into a namespace of this test under a name of its own (the
     // chart's `name`), so that other operators on the testbed are untouched.
-    let name = format!("ke-{}", op.0);
-    let _installed = Installed {
-        name: name.clone(),
-        namespace: op.0.clone(),
-    };
-    let items: Vec<Value> = install::manifests_watching(&image, &op.0, &watched, &[])
-        .into_iter()
-        .filter(|o| o["kind"] != "Namespace")
-        .collect();
-    let text = serde_json::to_string(&json!({"apiVersion": "v1", "kind": "List", "items": items}))
-        .unwrap()
-        .replace(install::NAME, &name);
-    ok(kubectl_stdin(&["apply", "-f", "-"], &text));
-    ok(kubectl(&[
-        "-n",
-        &op.0,
-        "rollout",
-        "status",
-        &format!("deployment/{name}"),
-        "--timeout=180s",
-    ]));
+    let installed = Installed::watching(&op.0, &watched);
+    let name = installed.name.clone();
     metrics_need_a_reader_token(&op.0, &name);
 
     for ns in [&a.0, &b.0, &c.0] {

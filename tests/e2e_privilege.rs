@@ -21,54 +21,13 @@ mod common;
 
 use std::time::Duration;
 
+use common::operator::{Installed, operator_image};
 use common::*;
 use kubectl_etcd::keys::install::{leader_lease, workload_role};
 use kubectl_etcd::keys::{LABEL_REFUSE_OPERATOR, install::service_account_user};
 use kubectl_etcd::objects::admission::spec::{self, Allowed};
 use kubectl_etcd::objects::install;
 use serde_json::{Value, json};
-
-fn operator_image() -> String {
-    std::env::var("KE_OPERATOR_IMAGE").expect("KE_OPERATOR_IMAGE is not set: tests/run-all.sh builds testbed.local/kubectl-etcd:dev with tests/cluster/images.sh operator")
-}
-
-/// The cluster-scoped objects of the install and the test's grant in kube-system, deleted when
-/// dropped (the namespaces go with their `Ns`, dropped after it).
-struct Installed {
-    name: String,
-    namespace: String,
-}
-
-impl Drop for Installed {
-    fn drop(&mut self) {
-        let n = &self.name;
-        let _ = kubectl(&[
-            "-n",
-            &self.namespace,
-            "delete",
-            "deployment",
-            "--ignore-not-found",
-            n,
-            "--wait=true",
-            "--timeout=60s",
-        ]);
-        let _ = kubectl(&[
-            "-n",
-            "kube-system",
-            "delete",
-            "rolebinding",
-            "--ignore-not-found",
-            n,
-        ]);
-        let _ = kubectl(&[
-            "delete",
-            "clusterrole,clusterrolebinding,validatingadmissionpolicy,validatingadmissionpolicybinding",
-            "--ignore-not-found",
-            "-l",
-            &format!("app.kubernetes.io/name={n}"),
-        ]);
-    }
-}
 
 /// `kubectl --as USER ARGS…` with `input` on stdin.
 fn as_user(user: &str, args: &[&str], input: &str) -> Run {
@@ -124,10 +83,7 @@ fn the_operator_may_not_touch_kube_system_and_its_admission_policy_admits_only_t
     let refused = Ns::new("priv-no");
     let name = format!("ke-{}", op.0);
     let user = service_account_user(&op.0, &name);
-    let _installed = Installed {
-        name: name.clone(),
-        namespace: op.0.clone(),
-    };
+    let _installed = Installed::named(&op.0);
     // The every-namespace install, under this test's name, its operator watching the tenant's
     // namespace only.
     let items: Vec<Value> = install::manifests(&operator_image(), &op.0)
@@ -353,10 +309,7 @@ fn a_tenant_sets_only_the_etcd_options_and_images_the_operator_allows() {
     install_crd();
     let ns = Ns::new("allow");
     let name = format!("ke-{}", ns.0);
-    let _installed = Installed {
-        name: name.clone(),
-        namespace: ns.0.clone(),
-    };
+    let _installed = Installed::named(&ns.0);
     // The policy of an install watching this namespace, its operator allowing enable-pprof and
     // the images of registry.example (the policy alone: nothing here runs a cluster).
     let allowed = Allowed {

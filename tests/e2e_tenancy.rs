@@ -9,6 +9,11 @@
 //! - By their pod IPs, driven by an operator watching T alone and dialing pods directly (as one
 //!   in the cluster does; here a child process, `common::operator`): refused the same way.
 //!
+//! - Against the operator installed in the cluster for T (`install --operator
+//!   --watch-namespace T`): the same by pod IPs, a ClusterIssuer, a forged status, and reaches
+//!   into V, kube-system and the operator's namespace, by the tenant and by the operator's own
+//!   identity; each refused, while the operator serves the tenant's own cluster.
+//!
 //! Each time V's member list, keys and pods are what they were.
 #![cfg(feature = "e2e")]
 // A test is one scenario read top to bottom: its length is the scenario's. The size and
@@ -19,6 +24,7 @@ mod common;
 
 use std::time::Duration;
 
+use common::operator::Installed;
 use common::*;
 use serde_json::{Value, json};
 
@@ -144,6 +150,28 @@ impl Victim {
         urls.sort();
         urls
     }
+}
+
+/// `http://<pod IP>:2379` of each of the victim's members in `ns`, as an operator in the
+/// cluster dials them.
+fn pod_ip_endpoints(ns: &str) -> Vec<String> {
+    let ips = ok(kubectl(&[
+        "-n",
+        ns,
+        "get",
+        "pods",
+        "-l",
+        "app=plain-etcd",
+        "-o",
+        "jsonpath={.items[*].status.podIP}",
+    ]));
+    let endpoints: Vec<String> = ips
+        .stdout
+        .split_whitespace()
+        .map(|ip| format!("http://{ip}:2379"))
+        .collect();
+    assert_eq!(endpoints.len(), 3, "{}", ips.stdout);
+    endpoints
 }
 
 /// The lines of the victim's member logs where etcd refused a password.
@@ -327,22 +355,7 @@ fn an_operator_watching_the_tenant_refuses_the_pod_ips_of_another_namespace() {
     let (v, t) = (victim.0.as_str(), tenant.0.as_str());
     let before = self::victim(v, false);
     edits(TENANT, t);
-    let ips = ok(kubectl(&[
-        "-n",
-        v,
-        "get",
-        "pods",
-        "-l",
-        "app=plain-etcd",
-        "-o",
-        "jsonpath={.items[*].status.podIP}",
-    ]));
-    let endpoints: Vec<String> = ips
-        .stdout
-        .split_whitespace()
-        .map(|ip| format!("http://{ip}:2379"))
-        .collect();
-    assert_eq!(endpoints.len(), 3, "{}", ips.stdout);
+    let endpoints = pod_ip_endpoints(v);
     // No `spec.auth` here: the pod IPs alone are the vector.
     as_tenant_apply(
         t,
@@ -380,6 +393,205 @@ fn an_operator_watching_the_tenant_refuses_the_pod_ips_of_another_namespace() {
     nothing_runs(t, "grab");
     assert_eq!(Victim::read(v, false), before);
     drop(op);
+}
+
+/// `kind/name` → (uid, resourceVersion) of every object of `kinds` in `ns`: what must not
+/// change there while a tenant tries its vectors.
+fn objects_of(ns: &str, kinds: &str) -> Vec<(String, String, String)> {
+    let list = json(&ok(kubectl(&["-n", ns, "get", kinds, "-o", "json"])));
+    let mut all: Vec<_> = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            let m = &o["metadata"];
+            let s = |v: &Value| v.as_str().unwrap_or_default().to_string();
+            (
+                format!("{}/{}", s(&o["kind"]), s(&m["name"])),
+                s(&m["uid"]),
+                s(&m["resourceVersion"]),
+            )
+        })
+        .collect();
+    all.sort();
+    all
+}
+
+/// What a tenant must never change: the Secrets, ConfigMaps, ServiceAccounts and RBAC of
+/// kube-system and of the operator's namespace, and the operator's workload (its status
+/// aside: by uid and generation).
+fn outside(op_ns: &str) -> Vec<(String, String, String)> {
+    const WRITABLE: &str = "secrets,configmaps,serviceaccounts,roles,rolebindings";
+    let mut all = Vec::new();
+    for ns in ["kube-system", op_ns] {
+        // (In kube-system, the grants other tests' operators get there, `ke-e2e-…`, come and
+        // go beside this one.)
+        all.extend(
+            objects_of(ns, WRITABLE)
+                .into_iter()
+                .filter(|(o, _, _)| ns != "kube-system" || !o.contains("/ke-e2e-")),
+        );
+        let workloads = json(&ok(kubectl(&[
+            "-n",
+            ns,
+            "get",
+            "deployments,statefulsets,daemonsets",
+            "-o",
+            "json",
+        ])));
+        for o in workloads["items"].as_array().unwrap() {
+            let m = &o["metadata"];
+            all.push((
+                format!("{ns}/{}/{}", o["kind"], m["name"]),
+                m["uid"].to_string(),
+                m["generation"].to_string(),
+            ));
+        }
+    }
+    all
+}
+
+/// Issue 42 item 8: the vectors above and more, against the operator as a platform team
+/// installs it for the tenant's namespace (in the cluster, `install --operator
+/// --watch-namespace T`: its ServiceAccount, a Role in T, its admission policies). The tenant,
+/// `edit` in T alone, adopts another namespace's etcd by its pod IPs, names a ClusterIssuer,
+/// writes the status only the engine writes, and reaches for the victim's namespace and the
+/// operator's; each is refused, the operator still serves the tenant's own cluster, and nothing
+/// changed in the victim, in kube-system or in the operator's namespace.
+#[test]
+fn against_the_operator_installed_for_its_namespace_each_vector_is_refused_and_nothing_outside_changes()
+ {
+    install_crd();
+    let victim = Ns::new("ten-ivictim");
+    let tenant = Ns::new("ten-itenant");
+    let op = Ns::new("ten-iop");
+    let (v, t) = (victim.0.as_str(), tenant.0.as_str());
+    let before = self::victim(v, false);
+    edits(TENANT, t);
+    let installed = Installed::watching(&op.0, &[t.to_string()]);
+    let kept = outside(&op.0);
+
+    // The tenant's own cluster: the operator serves it (so the refusals below are its).
+    as_tenant_apply(
+        t,
+        &[json!({
+            "apiVersion": "etcd.kubectl-etcd.io/v1alpha1", "kind": "EtcdCluster",
+            "metadata": {"name": "demo", "namespace": t},
+            "spec": {"replicas": 1, "version": "3.6.16"},
+        })],
+    );
+    eventually(
+        "the installed operator to bring up the tenant's cluster",
+        Duration::from_secs(240),
+        || status_ready(t, 1),
+    );
+
+    // 1. Another namespace's members by their pod IPs (the operator dials pods directly).
+    let endpoints = pod_ip_endpoints(v);
+    // 2. A ClusterIssuer: its CA would sign for every namespace.
+    let shared_ca = json!({
+        "apiVersion": "etcd.kubectl-etcd.io/v1alpha1", "kind": "EtcdCluster",
+        "metadata": {"name": "shared-ca", "namespace": t},
+        "spec": {"replicas": 1, "version": "3.6.16", "tls": {
+            "mode": "certManager",
+            "issuerRef": {"name": "e2e-everyones-ca", "kind": "ClusterIssuer"},
+        }},
+    });
+    as_tenant_apply(
+        t,
+        &[
+            adopting(t, "grab", &endpoints, before.cluster_id, None),
+            shared_ca,
+        ],
+    );
+    for (name, reason, says) in [
+        (
+            "grab",
+            Some("AdoptionRefused"),
+            format!("is not the IP of a pod of namespace {t}"),
+        ),
+        ("shared-ca", None, "names ClusterIssuer".to_string()),
+    ] {
+        eventually(
+            &format!("the operator to refuse {name}"),
+            Duration::from_secs(120),
+            || {
+                let (conds, _) = conditions(t, name);
+                conds
+                    .iter()
+                    .any(|(r, m)| reason.is_none_or(|want| r == want) && m.contains(&says))
+                    .then_some(())
+            },
+        );
+    }
+
+    // 3. The status only the engine writes (a forged member list, phase or backup record).
+    let forged = kubectl(&[
+        "--as",
+        TENANT,
+        "-n",
+        t,
+        "patch",
+        "etcdcluster",
+        "demo",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        r#"{"status":{"phase":"Ready","clusterId":"0000000000000001"}}"#,
+    ]);
+    assert_ne!(forged.code, 0, "status forged: {}", forged.stdout);
+    assert!(forged.stderr.contains("forbidden"), "{}", forged.stderr);
+
+    // 4. Beyond its namespace: the victim's, the operator's, kube-system.
+    for (ns, verb, what) in [
+        (v, "create", "etcdclusters.etcd.kubectl-etcd.io"),
+        (v, "create", "pods/exec"),
+        (op.0.as_str(), "get", "secrets"),
+        (op.0.as_str(), "update", "leases"),
+        (op.0.as_str(), "patch", "deployments"),
+        ("kube-system", "get", "secrets"),
+    ] {
+        let r = kubectl(&["auth", "can-i", "--as", TENANT, "-n", ns, verb, what]);
+        assert_eq!(
+            r.stdout.trim(),
+            "no",
+            "the tenant may {verb} {what} in {ns}"
+        );
+    }
+    // 5. The operator's own identity: nothing in the victim's namespace or in kube-system.
+    let sa = installed.user();
+    for ns in [v, "kube-system"] {
+        for (verb, what) in [
+            ("get", "secrets"),
+            ("create", "pods"),
+            ("create", "pods/exec"),
+            ("update", "leases"),
+        ] {
+            let r = kubectl(&["auth", "can-i", "--as", &sa, "-n", ns, verb, what]);
+            assert_eq!(
+                r.stdout.trim(),
+                "no",
+                "the operator may {verb} {what} in {ns}"
+            );
+        }
+    }
+
+    // Passes go on (a hold is looked at again); none acted outside.
+    std::thread::sleep(Duration::from_secs(20));
+    for name in ["grab", "shared-ca"] {
+        assert!(conditions(t, name).1["clusterId"].is_null(), "{name}");
+    }
+    nothing_runs(t, "grab");
+    assert_eq!(Victim::read(v, false), before);
+    assert_eq!(
+        outside(&op.0),
+        kept,
+        "kube-system or the operator's namespace changed"
+    );
+    assert!(
+        status_ready(t, 1).is_some(),
+        "the tenant's own cluster still serves"
+    );
 }
 
 /// Issue 42 item 6: `restore` never copies this machine's S3 keys into a Secret of the namespace

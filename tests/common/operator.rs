@@ -166,3 +166,94 @@ impl Drop for LocalOperator {
         let _ = std::fs::remove_file(&self.log);
     }
 }
+
+/// The image of the in-cluster operator (`tests/cluster/images.sh operator` builds it).
+pub fn operator_image() -> String {
+    std::env::var("KE_OPERATOR_IMAGE").expect("KE_OPERATOR_IMAGE is not set: tests/run-all.sh builds testbed.local/kubectl-etcd:dev with tests/cluster/images.sh operator")
+}
+
+/// An operator installed in the cluster by a test under a name of its own (`ke-<namespace>`, the
+/// chart's `name`), so that other operators on the testbed are untouched. Dropping it deletes its
+/// Deployment first (also after a failed assertion: one still running when the namespaces go
+/// would put its finalizer back on their clusters, and then be gone), then what it has outside
+/// its namespace: cluster-scoped objects and a grant in kube-system. The namespaces go with
+/// their `Ns`, dropped after it.
+pub struct Installed {
+    pub name: String,
+    pub namespace: String,
+}
+
+impl Installed {
+    /// The guard alone, for a test that applies the objects itself.
+    pub fn named(namespace: &str) -> Installed {
+        Installed {
+            name: format!("ke-{namespace}"),
+            namespace: namespace.to_string(),
+        }
+    }
+
+    /// What `install --operator --watch-namespace W…` writes (a Role in each watched namespace,
+    /// its admission policies), installed into `namespace` and rolled out.
+    pub fn watching(namespace: &str, watched: &[String]) -> Installed {
+        let installed = Installed::named(namespace);
+        let items: Vec<serde_json::Value> = kubectl_etcd::objects::install::manifests_watching(
+            &operator_image(),
+            namespace,
+            watched,
+            &[],
+        )
+        .into_iter()
+        .filter(|o| o["kind"] != "Namespace")
+        .collect();
+        let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items});
+        let text = serde_json::to_string(&list)
+            .unwrap()
+            .replace(kubectl_etcd::objects::install::NAME, &installed.name);
+        ok(kubectl_stdin(&["apply", "-f", "-"], &text));
+        ok(kubectl(&[
+            "-n",
+            namespace,
+            "rollout",
+            "status",
+            &format!("deployment/{}", installed.name),
+            "--timeout=180s",
+        ]));
+        installed
+    }
+
+    /// `system:serviceaccount:NS:NAME`, the operator's identity for `--as`.
+    pub fn user(&self) -> String {
+        kubectl_etcd::keys::install::service_account_user(&self.namespace, &self.name)
+    }
+}
+
+impl Drop for Installed {
+    fn drop(&mut self) {
+        let n = &self.name;
+        let _ = kubectl(&[
+            "-n",
+            &self.namespace,
+            "delete",
+            "deployment",
+            "--ignore-not-found",
+            n,
+            "--wait=true",
+            "--timeout=60s",
+        ]);
+        let _ = kubectl(&[
+            "-n",
+            "kube-system",
+            "delete",
+            "rolebinding",
+            "--ignore-not-found",
+            n,
+        ]);
+        let _ = kubectl(&[
+            "delete",
+            "clusterrole,clusterrolebinding,validatingadmissionpolicy,validatingadmissionpolicybinding",
+            "--ignore-not-found",
+            "-l",
+            &format!("app.kubernetes.io/name={n}"),
+        ]);
+    }
+}
