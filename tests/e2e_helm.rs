@@ -15,20 +15,12 @@
 mod common;
 
 use std::path::PathBuf;
-use std::process::Command;
 use std::time::Duration;
 
+use common::operator::helm;
 use common::*;
 
 const CHART: &str = "charts/kubectl-etcd";
-
-fn helm(bin: &PathBuf, args: &[&str]) -> Run {
-    let mut c = Command::new(bin);
-    c.args(args).env("KUBECONFIG", kubeconfig());
-    let mut shown = vec!["(helm)"];
-    shown.extend_from_slice(args);
-    run_cmd(&shown, c)
-}
 
 /// Uninstalls the release when the test ends, passed or not (before the namespace goes).
 struct Release {

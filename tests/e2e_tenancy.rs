@@ -452,23 +452,35 @@ fn outside(op_ns: &str) -> Vec<(String, String, String)> {
 }
 
 /// Issue 42 item 8: the vectors above and more, against the operator as a platform team
-/// installs it for the tenant's namespace (in the cluster, `install --operator
-/// --watch-namespace T`: its ServiceAccount, a Role in T, its admission policies). The tenant,
-/// `edit` in T alone, adopts another namespace's etcd by its pod IPs, names a ClusterIssuer,
-/// writes the status only the engine writes, and reaches for the victim's namespace and the
-/// operator's; each is refused, the operator still serves the tenant's own cluster, and nothing
-/// changed in the victim, in kube-system or in the operator's namespace.
+/// installs it for the tenant's namespace, in the cluster: by `install --operator
+/// --watch-namespace T` and by the Helm chart (`rbac.scope=namespace`), each with its
+/// ServiceAccount, a Role in T and its admission policies.
 #[test]
 fn against_the_operator_installed_for_its_namespace_each_vector_is_refused_and_nothing_outside_changes()
  {
+    hostile_tenant_against("ten-m", Installed::watching);
+}
+
+#[test]
+fn against_the_operator_the_helm_chart_installed_for_its_namespace_each_vector_is_refused() {
+    hostile_tenant_against("ten-h", Installed::by_helm);
+}
+
+/// The tenant, `edit` in T alone, adopts another namespace's etcd by its pod IPs, names a
+/// ClusterIssuer, writes the status only the engine writes, and reaches for the victim's
+/// namespace and the operator's; each is refused, the operator (installed by `install`) still
+/// serves the tenant's own cluster, and nothing changed in the victim, in kube-system or in the
+/// operator's namespace.
+/// `tag` starts its namespaces' names (the two installers' tests run side by side).
+fn hostile_tenant_against(tag: &str, install: fn(&str, &[String]) -> Installed) {
     install_crd();
-    let victim = Ns::new("ten-ivictim");
-    let tenant = Ns::new("ten-itenant");
-    let op = Ns::new("ten-iop");
+    let victim = Ns::new(&format!("{tag}victim"));
+    let tenant = Ns::new(&format!("{tag}tenant"));
+    let op = Ns::new(&format!("{tag}op"));
     let (v, t) = (victim.0.as_str(), tenant.0.as_str());
     let before = self::victim(v, false);
     edits(TENANT, t);
-    let installed = Installed::watching(&op.0, &[t.to_string()]);
+    let installed = install(&op.0, &[t.to_string()]);
     let kept = outside(&op.0);
 
     // The tenant's own cluster: the operator serves it (so the refusals below are its).

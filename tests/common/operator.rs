@@ -181,6 +181,20 @@ pub fn operator_image() -> String {
 pub struct Installed {
     pub name: String,
     pub namespace: String,
+    /// helm, when the chart installed it (release `ke`, uninstalled first on drop).
+    pub helm: Option<PathBuf>,
+}
+
+/// The release name of a chart a test installs.
+pub const RELEASE: &str = "ke";
+
+/// `helm ARGS…` (`bin`: `packaging_tool("helm")`) against the testbed.
+pub fn helm(bin: &PathBuf, args: &[&str]) -> Run {
+    let mut c = std::process::Command::new(bin);
+    c.args(args).env("KUBECONFIG", kubeconfig());
+    let mut shown = vec!["(helm)"];
+    shown.extend_from_slice(args);
+    run_cmd(&shown, c)
 }
 
 impl Installed {
@@ -189,7 +203,35 @@ impl Installed {
         Installed {
             name: format!("ke-{namespace}"),
             namespace: namespace.to_string(),
+            helm: None,
         }
+    }
+
+    /// The same operator as `watching`, installed by the Helm chart (charts/kubectl-etcd,
+    /// `rbac.scope=namespace`, `rbac.watchNamespace`) as release `ke` of `namespace`.
+    pub fn by_helm(namespace: &str, watched: &[String]) -> Installed {
+        let image = operator_image();
+        let (repo, tag) = image
+            .rsplit_once(':')
+            .expect("KE_OPERATOR_IMAGE is REPOSITORY:TAG");
+        let mut installed = Installed::named(namespace);
+        let bin = packaging_tool("helm");
+        let chart = format!("{}/charts/kubectl-etcd", env!("CARGO_MANIFEST_DIR"));
+        let values = [
+            "rbac.scope=namespace".to_string(),
+            format!("rbac.watchNamespace={}", watched.join("\\,")),
+            format!("name={}", installed.name),
+            format!("image.repository={repo}"),
+            format!("image.tag={tag}"),
+        ];
+        let mut args = vec!["install", RELEASE, &chart, "-n", namespace];
+        for v in &values {
+            args.extend(["--set", v.as_str()]);
+        }
+        args.extend(["--wait", "--timeout", "180s"]);
+        installed.helm = Some(bin.clone());
+        ok(helm(&bin, &args));
+        installed
     }
 
     /// What `install --operator --watch-namespace W…` writes (a Role in each watched namespace,
@@ -230,6 +272,19 @@ impl Installed {
 impl Drop for Installed {
     fn drop(&mut self) {
         let n = &self.name;
+        if let Some(bin) = &self.helm {
+            let _ = helm(
+                bin,
+                &[
+                    "uninstall",
+                    RELEASE,
+                    "-n",
+                    &self.namespace,
+                    "--ignore-not-found",
+                    "--wait",
+                ],
+            );
+        }
         let _ = kubectl(&[
             "-n",
             &self.namespace,
