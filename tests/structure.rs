@@ -216,7 +216,7 @@ const MAX_LINES: usize = 800;
 /// Files over `MAX_LINES` whose split waits (they were being changed when the limit came), each
 /// with the size it may not grow past (a ratchet). Split one and take it off this list; no file
 /// joins it.
-const STILL_OVER: &[(&str, usize)] = &[("src/model/validate.rs", 1442)];
+const STILL_OVER: &[(&str, usize)] = &[];
 
 /// A production file of `src/` has at most 800 lines: a file that grows past it has two real
 /// parts, and becomes a folder with a file for each. Production files are those of the module
