@@ -1905,7 +1905,7 @@ _kubectl__etcd() {
             return 0
             ;;
         kubectl__subcmd__etcd__subcmd__operate)
-            opts="-n -o -v -h --watch-namespace --metrics-addr --metrics-auth --identity --allow-ambient-credentials --s3-endpoint-allow --allow-etcd-option --allow-image-prefix --max-backups-per-namespace --max-backups --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help"
+            opts="-n -o -v -h --watch-namespace --metrics-addr --metrics-auth --identity --allow-ambient-credentials --s3-endpoint-allow --allow-etcd-option --allow-image-prefix --max-backups-per-namespace --max-backups --max-passes-per-namespace --namespace --context --kubeconfig --output --verbose --log-format --dial --allow-foreign-adopt-endpoints --allow-cluster-issuer --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1944,6 +1944,10 @@ _kubectl__etcd() {
                     return 0
                     ;;
                 --max-backups)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-passes-per-namespace)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -12,6 +12,7 @@ use kube::api::{Api, Patch, PatchParams};
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::Context;
+use super::act::Done;
 use crate::api::{EtcdBackup, EtcdCluster};
 use crate::archive::Destination;
 use crate::archive::fetch::{self, Verified};
@@ -19,6 +20,7 @@ use crate::archive::store::{Access, Location, Store};
 use crate::backup::label;
 use crate::backup::take::{self, Of};
 use crate::error::{BackupError, Error};
+use crate::model::fair::{Bounds, Fair, Turn};
 use crate::model::records::select;
 use crate::model::{self, BackupPlan, BackupsView, Desired, Observed, Version};
 
@@ -345,34 +347,36 @@ pub(super) fn pre_upgrade_request(d: &Desired, destination: &str) -> Result<Requ
 }
 
 /// The scheduled backups this process takes beside the passes: which records it is taking now
-/// (`Observed::backups.taking`), and whom to tell when one ends (the operator starts a pass of
-/// that cluster, which sees the record's outcome at once).
+/// (`Observed::backups.taking`), the slots they take (`model::fair`: per namespace, in all, and
+/// the namespaces' turns), and whom to tell when one ends (the operator starts a pass of that
+/// cluster, which sees the record's outcome at once, and of the clusters whose turn comes).
 #[derive(Debug)]
 pub struct Runner {
     taking: Mutex<BTreeSet<(String, String)>>,
+    slots: Mutex<Fair<String>>,
     ended: Option<UnboundedSender<(String, String)>>,
-    /// How many it takes at once, per namespace and in all (`BackupQueue`'s bounds).
-    bounds: (usize, usize),
 }
 
+/// How long a due backup keeps its place in line without its cluster asking again (its passes
+/// ask every few seconds while it waits, and at once when its turn comes): a cluster deleted
+/// or no longer due leaves the line then.
+const IN_LINE_FOR: std::time::Duration = std::time::Duration::from_secs(120);
+
 impl Runner {
-    /// `ended` receives `(namespace, cluster)` when a backup of that cluster ends; `bounds` are
-    /// the backups taken at once per namespace and in all.
-    pub fn new(ended: Option<UnboundedSender<(String, String)>>, bounds: (usize, usize)) -> Runner {
+    /// `ended` receives `(namespace, cluster)` when a backup of that cluster ends, and when a
+    /// waiting cluster's turn comes; `bounds`: the backups taken at once per namespace and in all.
+    pub fn new(ended: Option<UnboundedSender<(String, String)>>, bounds: Bounds) -> Runner {
         Runner {
             taking: Mutex::new(BTreeSet::new()),
+            slots: Mutex::new(Fair::new(bounds, Some(IN_LINE_FOR))),
             ended,
-            bounds,
         }
     }
 
-    /// What the backup rules read of this process's backups beside the namespace's own.
-    fn queue(&self) -> crate::model::BackupQueue {
-        crate::model::BackupQueue {
-            taking_everywhere: self.lock().len(),
-            per_namespace: self.bounds.0,
-            total: self.bounds.1,
-        }
+    /// Due backups waiting for a slot, by namespace (every namespace with one running or
+    /// waiting).
+    pub fn waiting_by_namespace(&self) -> std::collections::BTreeMap<String, usize> {
+        self.slots().waiting_by_namespace()
     }
 
     fn taking(&self, ns: &str) -> BTreeSet<String> {
@@ -385,6 +389,29 @@ impl Runner {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, BTreeSet<(String, String)>> {
         self.taking.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn slots(&self) -> std::sync::MutexGuard<'_, Fair<String>> {
+        self.slots.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Cluster `name` of `ns` asks for a backup slot.
+    fn ask(&self, ns: &str, name: &str) -> Turn {
+        self.slots()
+            .ask(ns, &name.to_owned(), std::time::Instant::now())
+    }
+
+    /// The slot of cluster `name` of `ns` frees: a pass of it, and of the clusters whose turn
+    /// comes.
+    fn free(&self, ns: &str, name: &str) {
+        let next = self
+            .slots()
+            .done(ns, &name.to_owned(), std::time::Instant::now());
+        if let Some(ended) = &self.ended {
+            for cluster in std::iter::once((ns.to_owned(), name.to_owned())).chain(next) {
+                let _ = ended.send(cluster);
+            }
+        }
     }
 }
 
@@ -406,13 +433,7 @@ pub(super) async fn observe(
         Some(_) => crate::backup::scheduled::restore_names(&ctx.client, &d.namespace).await?,
         None => BTreeSet::new(),
     };
-    let queue = ctx
-        .scheduled
-        .as_ref()
-        .map(|r| r.queue())
-        .unwrap_or_default();
     Ok(BackupsView {
-        queue,
         records,
         taking,
         me: ctx.identity.clone(),
@@ -432,20 +453,32 @@ fn plan_of(d: &Desired) -> Result<&BackupPlan, Error> {
     })
 }
 
-/// `Step::TakeScheduledBackup`: records the backup (`Running`, signed by this process) and starts
-/// the rest of the recipe (`take::finish`) beside the passes; returns once the record exists.
-/// The passes that follow go on with the cluster's repairs and see the backup through its record.
+/// `Step::TakeScheduledBackup`: takes a slot (else the cluster waits in line, `BackupQueued`),
+/// records the backup (`Running`, signed by this process) and starts the rest of the recipe
+/// (`take::finish`) beside the passes; returns once the record exists. The passes that follow go
+/// on with the cluster's repairs and see the backup through its record.
 pub(super) async fn start_scheduled(
     ctx: &Context,
     (d, o): (&Desired, &Observed),
-) -> Result<(), Error> {
+) -> Result<Done, Error> {
     let Some(runner) = ctx.scheduled.clone() else {
         return Err(Error::Usage(
             "this driver takes no scheduled backups (only a long-running operator does)".into(),
         ));
     };
+    let turn = runner.ask(&d.namespace, &d.name);
+    if let Some(wait) = crate::plan::backup::queued(d, &turn) {
+        tracing::debug!(cluster = %d.name, namespace = %d.namespace, "{wait}");
+        return Ok(Done::Wait(wait));
+    }
     let req = ctx.backup_request(plan_of(d)?.to.clone(), label::TRIGGER_SCHEDULE);
-    let record = take::start(&ctx.reach, d, &req, jiff::Timestamp::now()).await?;
+    let record = match take::start(&ctx.reach, d, &req, jiff::Timestamp::now()).await {
+        Ok(record) => record,
+        Err(e) => {
+            runner.free(&d.namespace, &d.name);
+            return Err(e);
+        }
+    };
     let key = (d.namespace.clone(), record.name_any());
     runner.lock().insert(key.clone());
     let (reach, d, o) = (ctx.reach.clone(), d.clone(), o.clone());
@@ -463,11 +496,9 @@ pub(super) async fn start_scheduled(
             }
         }
         runner.lock().remove(&key);
-        if let Some(ended) = &runner.ended {
-            let _ = ended.send((d.namespace.clone(), d.name.clone()));
-        }
+        runner.free(&d.namespace, &d.name);
     });
-    Ok(())
+    Ok(Done::Changed)
 }
 
 /// `Step::PruneBackups`.

@@ -362,6 +362,10 @@ fn acted(
             };
             (wait, Outcome::NotYet(why), None)
         }
+        act::Done::Wait(wait) => {
+            let why = wait.to_string();
+            (wait, Outcome::NotYet(why), None)
+        }
     }
 }
 

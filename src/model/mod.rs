@@ -10,6 +10,7 @@ mod adopt;
 mod allow;
 mod auth;
 mod desired;
+pub mod fair;
 pub mod maintenance;
 mod observed;
 mod operator;

@@ -131,38 +131,6 @@ pub struct BackupsView {
     pub pinned: std::collections::BTreeSet<String>,
     /// When the EtcdCluster was created: its first scheduled slot counts from then.
     pub created: Option<jiff::Timestamp>,
-    /// The scheduled backups this process takes in every namespace, and its bounds.
-    pub queue: BackupQueue,
-}
-
-/// How many scheduled backups a process takes at once: one tenant's many schedules must neither
-/// starve the others' nor make the operator run out of memory for everyone.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub struct BackupQueue {
-    /// Taking now, in every namespace.
-    pub taking_everywhere: usize,
-    /// At most this many at once in one namespace (`operate --max-backups-per-namespace`).
-    pub per_namespace: usize,
-    /// At most this many at once in all (`operate --max-backups`).
-    pub total: usize,
-}
-
-impl Default for BackupQueue {
-    fn default() -> BackupQueue {
-        BackupQueue {
-            taking_everywhere: 0,
-            per_namespace: BackupQueue::PER_NAMESPACE,
-            total: BackupQueue::TOTAL,
-        }
-    }
-}
-
-impl BackupQueue {
-    /// The default bound per namespace: a tenant's second schedule never waits for its first.
-    pub const PER_NAMESPACE: usize = 2;
-    /// The default bound in all: each backup streams through a buffer of its own (a few MiB) and
-    /// a member's snapshot; eight keep the operator within its memory limit.
-    pub const TOTAL: usize = 8;
 }
 
 /// The one-shot pod that restores a seed member's volume.

@@ -16,6 +16,7 @@
 //! ```
 
 mod binding;
+mod fair;
 mod leases;
 mod metrics;
 mod watch;
@@ -99,8 +100,10 @@ pub struct OperateOptions {
     /// namespace (`engine::Context::allow_foreign_adopt_endpoints`).
     pub allow_foreign_adopt_endpoints: bool,
     /// Scheduled backups taken at once, per namespace and in all (`--max-backups-per-namespace`,
-    /// `--max-backups`).
-    pub backup_bounds: (usize, usize),
+    /// `--max-backups`), the freed slots going to the namespaces in turn (`model::fair`).
+    pub backup_bounds: crate::model::fair::Bounds,
+    /// Passes run at once per namespace (`--max-passes-per-namespace`; none in all).
+    pub pass_bounds: crate::model::fair::Bounds,
     /// `--allow-cluster-issuer`: mode certManager may name a ClusterIssuer
     /// (`engine::Context::allow_cluster_issuer`).
     pub allow_cluster_issuer: bool,
@@ -128,10 +131,8 @@ impl OperateOptions {
             leave: crate::model::Leave::operator(Vec::new(), Vec::new()),
             operator: None,
             allow_foreign_adopt_endpoints: false,
-            backup_bounds: (
-                crate::model::BackupQueue::PER_NAMESPACE,
-                crate::model::BackupQueue::TOTAL,
-            ),
+            backup_bounds: crate::model::fair::Bounds::BACKUPS,
+            pass_bounds: crate::model::fair::Bounds::PASSES,
             allow_cluster_issuer: false,
         }
     }
@@ -346,6 +347,12 @@ async fn lead(
         Some(ended),
         opts.backup_bounds,
     )));
+    tracing::info!(
+        passes_per_namespace = opts.pass_bounds.per_namespace,
+        backups_per_namespace = opts.backup_bounds.per_namespace,
+        backups = opts.backup_bounds.total,
+        "fair share: slots per namespace and in all, freed slots going to the namespaces in turn"
+    );
     let reporter = Reporter {
         controller: REPORTER.into(),
         instance: Some(opts.identity.clone()),
@@ -357,6 +364,7 @@ async fn lead(
         backoff: Backoffs::default(),
         held_by: Holders::default(),
         passes: Arc::default(),
+        slots: Arc::new(fair::Gate::new(opts.pass_bounds, metrics.clone())),
         leases: ClusterLeases::new(opts.client.clone(), &opts.identity, LEASE_DURATION),
         bindings: binding::Bindings::new(
             opts.client.clone(),
@@ -443,13 +451,22 @@ struct State {
     held_by: Holders,
     /// Passes running now; the last one to end gives the freed memory back.
     passes: Arc<AtomicUsize>,
+    /// The passes' slots in each namespace (`--max-passes-per-namespace`).
+    slots: Arc<fair::Gate>,
 }
 
 /// One pass (kube-runtime already wraps it in a span naming the object; our lines carry the
 /// `cluster`/`namespace` fields themselves so JSON logs can be filtered on them).
 async fn reconcile(cluster: Arc<EtcdCluster>, st: Arc<State>) -> Result<Action, Error> {
-    let _running = Running::enter(&st.passes);
     let object = ObjectRef::from_obj(&*cluster);
+    let _slot = st
+        .slots
+        .enter(
+            object.namespace.as_deref().unwrap_or_default(),
+            &object.name,
+        )
+        .await;
+    let _running = Running::enter(&st.passes);
     // Its rights in the namespace first: the cluster's Lease is among them.
     st.bindings
         .ensure(object.namespace.as_deref().unwrap_or_default())
@@ -665,6 +682,11 @@ impl State {
             Outcome::Unchanged => PassResult::Unchanged,
         };
         self.metrics.pass(result, took);
+        // The due backups waiting for a slot, as this pass left them (it may have joined a line).
+        if let Some(runner) = &self.ctx.scheduled {
+            self.metrics
+                .queued(metrics::Work::Backup, &runner.waiting_by_namespace());
+        }
         if pass.outcome == Outcome::Released {
             self.metrics.forget(labels);
             self.leases.remove(object).await;

@@ -148,39 +148,40 @@ fn scheduled_backup_due(d: &Desired, plan: &BackupPlan, o: &Observed) -> Option<
         o.backups.created.unwrap_or(o.now),
         o.now,
     ) {
-        Due::Now(slot) => Some(queued(d, o).unwrap_or(Step::TakeScheduledBackup { slot })),
+        Due::Now(slot) => Some(Step::TakeScheduledBackup { slot }),
         Due::Off | Due::At(_) => None,
     }
 }
 
-/// A due backup waits while the process takes as many as it may at once, in the cluster's
-/// namespace or in all (`BackupQueue`): the slot is taken late, never skipped.
-fn queued(d: &Desired, o: &Observed) -> Option<Step> {
-    let q = &o.backups.queue;
-    let here = o.backups.taking.len();
-    let (n, bound, flag, where_) = if here >= q.per_namespace {
-        (
-            here,
-            q.per_namespace,
-            "--max-backups-per-namespace",
-            format!("in namespace {}", d.namespace),
-        )
-    } else if q.taking_everywhere >= q.total {
-        (
-            q.taking_everywhere,
-            q.total,
-            "--max-backups",
-            "in all namespaces".to_string(),
-        )
-    } else {
+/// The wait of a due backup the operator's slots hold back (`model::fair`: `operate
+/// --max-backups-per-namespace`, `--max-backups`, round-robin between namespaces): the slot is
+/// taken late, never skipped. `turn` is `Turn::Wait`; `Go` waits for nothing.
+pub fn queued(d: &Desired, turn: &crate::model::fair::Turn) -> Option<Step> {
+    use crate::model::fair::{Full, Turn};
+    let Turn::Wait {
+        full,
+        running,
+        bound,
+        ahead,
+    } = turn
+    else {
         return None;
+    };
+    let why = match full {
+        Some(Full::Namespace) => format!(
+            "the operator takes {running} backups in namespace {} now, at most {bound} at once \
+             (operate --max-backups-per-namespace)",
+            d.namespace
+        ),
+        Some(Full::Total) => format!(
+            "the operator takes {running} backups in all namespaces now, at most {bound} at once \
+             (operate --max-backups)"
+        ),
+        None => format!("{ahead} due backups of other namespaces take the free slots first"),
     };
     Some(super::wait(
         crate::api::Reason::BackupQueued,
-        format!(
-            "the scheduled backup is due and waits for a slot: the operator takes {n} backups \
-             {where_} now, at most {bound} at once (operate {flag})"
-        ),
+        format!("the scheduled backup is due and waits for a slot: {why}; {ahead} ahead of it"),
     ))
 }
 

@@ -8,6 +8,7 @@ use crate::cli::flags::Global;
 use crate::engine::Dial;
 use crate::error::Error;
 use crate::keys::install;
+use crate::model::fair::Bounds;
 use crate::objects::install::METRICS_PORT;
 use crate::{lease, operate};
 
@@ -61,14 +62,21 @@ pub struct Args {
     /// Example: --allow-image-prefix registry.example/mirror/
     #[arg(long, value_delimiter = ',', value_name = "PREFIX", value_parser = crate::objects::admission::spec::parse_allowed)]
     pub allow_image_prefix: Vec<String>,
-    /// Scheduled backups taken at once in one namespace; a due backup beyond waits for a slot
-    /// (condition reason BackupQueued), so one tenant's schedules cannot starve the others'.
-    #[arg(long, default_value_t = crate::model::BackupQueue::PER_NAMESPACE as u16, value_parser = clap::value_parser!(u16).range(1..))]
+    /// Scheduled backups taken at once in one namespace; a due backup beyond waits in its
+    /// namespace's line (condition reason BackupQueued), so one tenant's schedules cannot starve
+    /// the others'.
+    #[arg(long, default_value_t = Bounds::BACKUPS.per_namespace as u16, value_parser = clap::value_parser!(u16).range(1..))]
     pub max_backups_per_namespace: u16,
     /// Scheduled backups taken at once in all namespaces (each holds a stream buffer and a
     /// member's snapshot in flight): the operator's memory stays bounded however many are due.
-    #[arg(long, default_value_t = crate::model::BackupQueue::TOTAL as u16, value_parser = clap::value_parser!(u16).range(1..))]
+    /// A freed slot goes to the namespaces in turn (round-robin), whichever has most waiting.
+    #[arg(long, default_value_t = Bounds::BACKUPS.total as u16, value_parser = clap::value_parser!(u16).range(1..))]
     pub max_backups: u16,
+    /// Reconcile passes run at once in one namespace; a pass beyond waits for one of them to end
+    /// (metric kubectl_etcd_queued{work="pass"}), so one tenant's many clusters cannot crowd
+    /// out the others' (passes of different namespaces never wait for each other).
+    #[arg(long, default_value_t = Bounds::PASSES.per_namespace as u16, value_parser = clap::value_parser!(u16).range(1..))]
+    pub max_passes_per_namespace: u16,
 }
 
 pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
@@ -101,10 +109,14 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         leader_lease,
         bind_workload: in_pod,
         allow_foreign_adopt_endpoints: g.allow_foreign_adopt_endpoints,
-        backup_bounds: (
-            usize::from(a.max_backups_per_namespace),
-            usize::from(a.max_backups),
-        ),
+        backup_bounds: Bounds {
+            per_namespace: usize::from(a.max_backups_per_namespace),
+            total: usize::from(a.max_backups),
+        },
+        pass_bounds: Bounds {
+            per_namespace: usize::from(a.max_passes_per_namespace),
+            ..Bounds::PASSES
+        },
         allow_cluster_issuer: g.allow_cluster_issuer,
         metrics_auth: a.metrics_auth,
         ..operate::OperateOptions::new(s.client, None, a.metrics_addr, dial)
@@ -125,5 +137,43 @@ mod tests {
             panic!("not operate")
         };
         assert_eq!(a.metrics_addr.to_string(), "[::]:8080");
+    }
+
+    fn operate(args: &[&str]) -> Result<super::Args, String> {
+        let argv = ["kubectl-etcd", "operate"].iter().chain(args);
+        match crate::cli::Cli::try_parse_from(argv) {
+            Ok(cli) => match cli.verb {
+                crate::cli::Verb::Operate(a) => Ok(a),
+                _ => panic!("not operate"),
+            },
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    #[test]
+    fn the_fair_share_bounds_default_to_two_and_eight_backups_and_four_passes_a_namespace() {
+        let a = operate(&[]).unwrap();
+        assert_eq!(
+            (
+                a.max_backups_per_namespace,
+                a.max_backups,
+                a.max_passes_per_namespace
+            ),
+            (2, 8, 4)
+        );
+        let a = operate(&["--max-passes-per-namespace", "1", "--max-backups", "3"]).unwrap();
+        assert_eq!((a.max_passes_per_namespace, a.max_backups), (1, 3));
+    }
+
+    #[test]
+    fn a_bound_of_zero_is_refused_naming_its_flag() {
+        for flag in [
+            "--max-passes-per-namespace",
+            "--max-backups-per-namespace",
+            "--max-backups",
+        ] {
+            let e = operate(&[flag, "0"]).unwrap_err();
+            assert!(e.contains(flag) && e.contains("0 is not in 1..="), "{e}");
+        }
     }
 }

@@ -148,6 +148,9 @@ pub enum Done {
     Defragmented(Defragmentation),
     /// etcd said "not yet" (e.g. learner still catching up): a wait, not a failure.
     NotYet(String),
+    /// The step may not start now, and this wait says why (a scheduled backup held back by the
+    /// operator's slots, `model::fair`).
+    Wait(Step),
 }
 
 /// Where a restore's time went in its pod, as phases (`-v`; `observe::restore_pod_phases`): read
@@ -223,7 +226,9 @@ pub async fn act(ctx: &Context, d: &Desired, o: &Observed, step: &Step) -> Resul
             let url = super::backups::pre_upgrade_snapshot(ctx, (d, o), *to, destination).await?;
             tracing::info!(cluster = %d.name, namespace = %d.namespace, %url, "pre-upgrade snapshot taken");
         }
-        Step::TakeScheduledBackup { .. } => super::backups::start_scheduled(ctx, (d, o)).await?,
+        Step::TakeScheduledBackup { .. } => {
+            return super::backups::start_scheduled(ctx, (d, o)).await;
+        }
         Step::PruneBackups { delete, foreign } => {
             super::backups::prune(ctx, d, delete, foreign).await?
         }

@@ -13,7 +13,8 @@
 //!   rollout of a two-replica Deployment proceeds; 503 before that first answer.
 //!
 //! Files: `passes` (the operator's own series), `cluster` (what a pass saw of a cluster),
-//! `backup` (its backups), `certs` (its TLS certificates' expiry), `server` (HTTP), `auth` (who
+//! `backup` (its backups), `certs` (its TLS certificates' expiry), `queued` (work waiting for a
+//! fair-share slot), `server` (HTTP), `auth` (who
 //! may read `/metrics`: pure) and `review` (the reviews that tell, with a client). Each file's
 //! families are one struct registered here. `read` (the TLS Secrets, after a pass) and `review`
 //! (a token's reviews) are the files that reach the API server; the server and the families hold
@@ -24,6 +25,7 @@ mod backup;
 mod certs;
 mod cluster;
 mod passes;
+mod queued;
 mod read;
 mod review;
 mod server;
@@ -39,6 +41,7 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::registry::{Registry, Unit};
 
 pub use passes::PassResult;
+pub use queued::Work;
 pub use read::refresh_certificates;
 pub use review::Guard;
 pub use server::start;
@@ -77,6 +80,7 @@ pub struct Metrics {
     clusters: cluster::Clusters,
     backups: backup::Backups,
     certs: certs::Certs,
+    queued: queued::Queued,
     seen: Mutex<HashMap<ClusterLabels, Seen>>,
     ready: AtomicBool,
 }
@@ -109,6 +113,7 @@ impl Default for Metrics {
             clusters: cluster::Clusters::register(&mut registry),
             backups: backup::Backups::register(&mut registry),
             certs: certs::Certs::register(&mut registry),
+            queued: queued::Queued::register(&mut registry),
             registry,
             seen: Mutex::default(),
             ready: AtomicBool::new(false),

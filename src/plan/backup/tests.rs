@@ -546,43 +546,53 @@ fn a_due_backup_is_started_when_the_cluster_needs_nothing_else() {
 }
 
 /// Issue 42 item 5: one tenant's many schedules neither starve the others nor exhaust the
-/// operator. A due backup waits (BackupQueued, naming the bound and its flag) while the process
-/// takes its namespace's bound, or its bound in all; once a slot frees, the same slot is taken,
-/// late, never skipped.
+/// operator. A due backup is planned whatever the operator runs (the slots are `model::fair`'s,
+/// asked when it starts); the wait it gets then names the bound and its flag, or its turn.
 #[test]
-fn a_due_backup_waits_for_a_slot_while_the_operator_takes_its_bound() {
+fn a_due_backup_held_back_by_the_slots_waits_naming_the_bound_and_its_flag() {
+    use crate::model::fair::{Full, Turn};
     let d = scheduled_demo(None);
     let done = demo_record("s1", "schedule", "Succeeded", "2026-12-01T10:00:00Z", ME);
-    let slot = Step::TakeScheduledBackup {
-        slot: t("2026-12-01T11:00:00Z"),
+    let o = seen(&d, "2026-12-01T11:00:30Z", vec![done]);
+    assert_eq!(
+        crate::plan::plan(&d, &o),
+        Step::TakeScheduledBackup {
+            slot: t("2026-12-01T11:00:00Z")
+        }
+    );
+    let wait = |full, running, bound, ahead| {
+        let turn = Turn::Wait {
+            full,
+            running,
+            bound,
+            ahead,
+        };
+        match crate::plan::backup::queued(&d, &turn) {
+            Some(Step::Wait {
+                reason: crate::api::Reason::BackupQueued,
+                message,
+            }) => message,
+            other => panic!("{other:?}"),
+        }
     };
-    // Two other clusters of the namespace are being backed up (their records, not demo's).
-    let mut o = seen(&d, "2026-12-01T11:00:30Z", vec![done.clone()]);
-    o.backups.taking = ["other-a-1".to_string(), "other-b-1".to_string()].into();
-    o.backups.queue.taking_everywhere = 2;
-    let step = crate::plan::plan(&d, &o);
+    let here = wait(Some(Full::Namespace), 2, 2, 3);
     assert!(
-        matches!(&step, Step::Wait { reason: crate::api::Reason::BackupQueued, message }
-            if message.contains("namespace ns") && message.contains("--max-backups-per-namespace")),
-        "{step:?}"
+        here.contains("2 backups in namespace ns")
+            && here.contains("--max-backups-per-namespace")
+            && here.contains("3 ahead"),
+        "{here}"
     );
-    // Other namespaces fill the bound in all.
-    o.backups.taking = ["other-a-1".to_string()].into();
-    o.backups.queue.taking_everywhere = crate::model::BackupQueue::TOTAL;
-    let step = crate::plan::plan(&d, &o);
+    let all = wait(Some(Full::Total), 8, 8, 0);
     assert!(
-        matches!(&step, Step::Wait { reason: crate::api::Reason::BackupQueued, message }
-            if message.contains("in all namespaces") && message.contains("--max-backups")),
-        "{step:?}"
+        all.contains("in all namespaces") && all.contains("operate --max-backups)"),
+        "{all}"
     );
-    // A slot frees 20 minutes later: the 11:00 slot is taken then.
-    let mut o = seen(&d, "2026-12-01T11:20:00Z", vec![done]);
-    o.backups.queue.taking_everywhere = crate::model::BackupQueue::TOTAL - 1;
-    assert_eq!(crate::plan::plan(&d, &o), slot);
-    // A wait for a slot never holds a repair back.
-    o.backups.queue.taking_everywhere = crate::model::BackupQueue::TOTAL;
-    o.supporting_objects = false;
-    assert_eq!(crate::plan::plan(&d, &o), Step::ApplySupportingObjects);
+    let turn = wait(None, 5, 8, 2);
+    assert!(
+        turn.contains("other namespaces take the free slots first"),
+        "{turn}"
+    );
+    assert_eq!(crate::plan::backup::queued(&d, &Turn::Go), None);
 }
 
 #[test]
