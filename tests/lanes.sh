@@ -26,7 +26,7 @@ EXCLUSIVE=" e2e_operator e2e_defrag e2e_helm "
 declare -A WEIGHT=(
   [e2e_faults]=1700 [e2e_backup]=1090 [e2e_tls]=800 [e2e_upgrade]=610 [e2e]=540 [e2e_storage]=410
   [e2e_adopt]=270 [e2e_auth]=185 [e2e_monitoring]=155 [e2e_tenancy]=150 [e2e_drill]=100 [etcd_live]=100 [e2e_status]=85
-  [e2e_lease]=70 [e2e_netpol]=60 [e2e_ownership]=40 [e2e_security]=40 [e2e_namespaced]=40
+  [e2e_lease]=70 [e2e_netpol]=60 [e2e_ownership]=40 [e2e_security]=40 [e2e_namespaced]=40 [e2e_fairness]=30
   [kubectl_etcd]=22 [s3_live]=21 [e2e_controller]=21 [e2e_privilege]=13 [e2e_support]=12 [generated]=1
   [docs]=1 [output]=1 [structure]=1 [kubectl-etcd]=1
 )
