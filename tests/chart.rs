@@ -583,6 +583,60 @@ fn helm_template_allow_values_are_manifests_allow_flags() {
     assert_same(&chart, &want, "allowEtcdOptions, allowImagePrefixes");
 }
 
+/// The fair-share values become `operate`'s flags, and change nothing else: unset, the chart is
+/// `manifests` (`helm_template_renders_the_objects_of_manifests`).
+#[test]
+fn helm_template_fair_share_values_are_operate_flags_and_nothing_else() {
+    let chart = objects(&must(
+        "helm template",
+        template(
+            NAMESPACE,
+            &[
+                "fairShare.maxPassesPerNamespace=2",
+                "fairShare.maxBackupsPerNamespace=1",
+                "fairShare.maxBackups=3",
+            ],
+        ),
+    ));
+    let want = manifests_objects(&[]);
+    let args = |all: &[Value]| {
+        all.iter().find(|o| o["kind"] == "Deployment").unwrap()["spec"]["template"]["spec"]
+            ["containers"][0]["args"]
+            .clone()
+    };
+    let flags = [
+        "--max-passes-per-namespace",
+        "2",
+        "--max-backups-per-namespace",
+        "1",
+        "--max-backups",
+        "3",
+    ];
+    let mut expected = args(&want).as_array().unwrap().clone();
+    expected.extend(flags.iter().map(|f| Value::from(*f)));
+    assert_eq!(args(&chart), Value::Array(expected));
+    let help = must("operate --help", {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_kubectl-etcd"));
+        c.args(["operate", "--help"]);
+        run(c)
+    });
+    for flag in flags.iter().step_by(2) {
+        assert!(help.contains(flag), "operate has no {flag}");
+    }
+    let strip = |all: &[Value]| -> Vec<Value> {
+        all.iter()
+            .map(|o| {
+                let mut o = o.clone();
+                if o["kind"] == "Deployment" {
+                    o["spec"]["template"]["spec"]["containers"][0]["args"] = Value::Null;
+                }
+                o
+            })
+            .collect()
+    };
+    assert_same(&strip(&chart), &strip(&want), "fairShare");
+}
+
 #[test]
 fn helm_template_refuses_an_unknown_scope_with_the_choices() {
     let out = template(NAMESPACE, &["rbac.scope=everywhere"]);
