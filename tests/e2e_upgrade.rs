@@ -203,6 +203,14 @@ fn three_four_to_three_five_to_three_six_to_three_seven_rolls_one_member_at_a_ti
     create(&ns.0, "3.4.23");
     // etcd decides the cluster version a few seconds after the members start.
     assert_versions(&ns.0, "3.4.23", "3.4.0");
+    assert_integrity_flags(
+        &ns.0,
+        &[
+            "--experimental-initial-corrupt-check=true",
+            "--experimental-corrupt-check-time=10m",
+        ],
+        "compact-hash",
+    );
 
     // Refused paths: exit 2, nothing written.
     assert_refused(
@@ -245,6 +253,16 @@ fn three_four_to_three_five_to_three_six_to_three_seven_rolls_one_member_at_a_ti
     assert_versions(&ns.0, "3.5.35", "3.5.0");
     assert_eq!(c["status"]["upgrade"]["state"], "Upgraded", "{c}");
     assert_eq!(c["status"]["upgrade"]["fromVersion"], "3.4.23", "{c}");
+    assert_integrity_flags(
+        &ns.0,
+        &[
+            "--experimental-initial-corrupt-check=true",
+            "--experimental-corrupt-check-time=10m",
+            "--experimental-compact-hash-check-enabled=true",
+            "--experimental-stop-grpc-service-on-defrag=true",
+        ],
+        "feature-gates",
+    );
     let backup = c["status"]["upgrade"]["backup"]
         .as_str()
         .unwrap_or("")
@@ -271,6 +289,14 @@ fn three_four_to_three_five_to_three_six_to_three_seven_rolls_one_member_at_a_ti
     assert_versions(&ns.0, "3.6.15", "3.6.0");
     assert_eq!(c["status"]["upgrade"]["state"], "Upgraded", "{c}");
     assert_eq!(c["status"]["upgrade"]["fromVersion"], "3.5.35", "{c}");
+    assert_integrity_flags(
+        &ns.0,
+        &[
+            "--feature-gates=CompactHashCheck=true,InitialCorruptCheck=true,StopGRPCServiceOnDefrag=true",
+            "--corrupt-check-time=10m",
+        ],
+        "experimental-",
+    );
 
     // A cluster born on 3.4 goes on to 3.7 (3.6.15 is above the 3.6.11 that 3.6 → 3.7 needs).
     timed_upgrade(&ns.0, "3.7.3", &["--to", &to, "--timeout", "8m"]);
@@ -279,6 +305,14 @@ fn three_four_to_three_five_to_three_six_to_three_seven_rolls_one_member_at_a_ti
     assert_versions(&ns.0, "3.7.3", "3.7.0");
     assert_eq!(c["status"]["upgrade"]["state"], "Upgraded", "{c}");
     assert_eq!(c["status"]["upgrade"]["fromVersion"], "3.6.15", "{c}");
+    assert_integrity_flags(
+        &ns.0,
+        &[
+            "--feature-gates=CompactHashCheck=true,InitialCorruptCheck=true,StopGRPCServiceOnDefrag=true",
+            "--corrupt-check-time=10m",
+        ],
+        "experimental-",
+    );
     assert!(assert_no_acknowledged_write_lost(&ns.0) > 0);
 }
 
@@ -642,6 +676,18 @@ fn three_four_to_three_five_is_refused_while_auth_is_enabled() {
         &["--version", "3.5.35", "--skip-backup", "--yes"],
         "no 3.4 → 3.5 while auth is enabled",
     );
+}
+
+/// Every member runs the integrity checks `create` writes on, under its version's flag names
+/// (`want`), and none of another version's.
+fn assert_integrity_flags(ns: &str, want: &[&str], not: &str) {
+    for pod in ["demo-0", "demo-1", "demo-2"] {
+        let cmd = member_command(ns, pod);
+        for f in want {
+            assert!(cmd.contains(f), "{pod}: {f} in {cmd}");
+        }
+        assert!(!cmd.contains(not), "{pod}: no {not} in {cmd}");
+    }
 }
 
 /// The pod's command line (etcd's flags).

@@ -106,6 +106,10 @@ pub struct EtcdClusterSpec {
     /// etcd server tuning.
     #[serde(default)]
     pub etcd: EtcdTuning,
+    /// etcd's own integrity checks, rendered for the version each member runs (`create` and
+    /// `restore` write them all on; a cluster without the block runs none): docs/src/cluster.md.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub integrity: Option<IntegritySpec>,
     /// When true the engine observes and reports but changes nothing.
     #[serde(default)]
     pub paused: bool,
@@ -621,6 +625,34 @@ pub struct EtcdTuning {
     /// pod shows why), and setting the spec back repairs it.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub options: BTreeMap<String, String>,
+}
+
+/// etcd's integrity checks (`spec.integrity`). Each is left out for a version that does not have
+/// it and starts with the upgrade that brings it; a change restarts the members one at a time.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct IntegritySpec {
+    /// Each member compares its data with its peers' before it serves clients
+    /// (`InitialCorruptCheck`).
+    #[serde(default)]
+    pub initial_check: bool,
+    /// How often the leader compares every member's hash of the whole keyspace, e.g. "10m"
+    /// (unset or "0s": never). Each check reads every member's database once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^[0-9]+[smh]$"))]
+    pub corrupt_check_period: Option<String>,
+    /// The leader compares its followers' hashes of each compacted revision (`CompactHashCheck`;
+    /// etcd 3.5.5 and later). Cheap: etcd computes the hashes while compacting.
+    #[serde(default)]
+    pub compact_hash_check: bool,
+    /// The compaction-hash check's period (unset: etcd's, 1m).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^[0-9]+[smh]$"))]
+    pub compact_hash_check_period: Option<String>,
+    /// A defragmenting member stops serving gRPC, so clients move to another member
+    /// (`StopGRPCServiceOnDefrag`; etcd 3.5.14 and later).
+    #[serde(default)]
+    pub stop_serving_on_defrag: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

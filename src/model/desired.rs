@@ -120,6 +120,9 @@ pub fn new_cluster_defaults(spec: &mut crate::api::EtcdClusterSpec) {
         t.auto_compaction_mode = Some(DEFAULT_AUTO_COMPACTION_MODE.into());
         t.auto_compaction_retention = Some(DEFAULT_AUTO_COMPACTION_RETENTION.into());
     }
+    if spec.integrity.is_none() && !super::integrity::set_by_options(&spec.etcd.options) {
+        spec.integrity = Some(super::integrity::new_cluster_default());
+    }
     if spec.topology_spread_constraints.is_none() {
         spec.topology_spread_constraints = Some(default_topology_spread());
     }
@@ -407,6 +410,8 @@ pub struct Desired {
     pub etcd_flags: Vec<String>,
     /// `spec.etcd.options` (checked for form; `keep_options` applies the allow list).
     pub etcd_options: BTreeMap<String, String>,
+    /// `spec.integrity`, rendered for the template's version (`integrity::flags`).
+    pub integrity: Option<super::integrity::Integrity>,
     /// `--quota-backend-bytes` when the spec sets it (0 or absent: etcd's default), or the quota
     /// the engine raised for a full database (`plan::nospace::settle`).
     pub quota_backend_bytes: Option<i64>,
@@ -523,6 +528,7 @@ impl Desired {
             pod_labels: BTreeMap::new(),
             pod_annotations: BTreeMap::new(),
             etcd_flags: Vec::new(),
+            integrity: None,
             etcd_options: BTreeMap::new(),
             quota_backend_bytes: None,
             quota_raised_from: None,

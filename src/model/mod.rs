@@ -11,6 +11,7 @@ mod allow;
 mod auth;
 mod desired;
 pub mod fair;
+pub mod integrity;
 pub mod maintenance;
 mod observed;
 mod operator;

@@ -247,6 +247,9 @@ pub fn pull_secret_refs(
 fn member_container(d: &Desired, tls_env: Vec<EnvVar>, tls_mounts: Vec<VolumeMount>) -> Container {
     let mut args = vec!["etcd".to_string()];
     args.extend(d.etcd_flags.iter().cloned());
+    if let Some(i) = &d.integrity {
+        args.extend(crate::model::integrity::flags(i, d.version));
+    }
     Container {
         name: CONTAINER.into(),
         image: Some(d.image.clone()),

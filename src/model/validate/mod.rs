@@ -181,6 +181,7 @@ pub fn validate(cluster: &EtcdCluster) -> Result<Desired, InvalidSpec> {
         pod_annotations,
         etcd_flags,
         etcd_options: t.options.clone(),
+        integrity: super::integrity::validate(spec.integrity.as_ref(), &t.options)?,
         quota_backend_bytes: t.quota_backend_bytes,
         quota_raised_from: None,
         paused: spec.paused,

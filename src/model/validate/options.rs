@@ -99,7 +99,6 @@ pub const TUNING_OPTIONS: &[&str] = &[
     "experimental-compaction-sleep-interval",
     "corrupt-check-time",
     "experimental-corrupt-check-time",
-    "initial-corrupt-check",
     "experimental-initial-corrupt-check",
     "compact-hash-check-time",
     "experimental-compact-hash-check-time",
