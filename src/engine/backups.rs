@@ -358,9 +358,12 @@ pub struct Runner {
 }
 
 /// How long a due backup keeps its place in line without its cluster asking again (its passes
-/// ask every few seconds while it waits, and at once when its turn comes): a cluster deleted
+/// ask every 30 s while it waits, and at once when its turn comes): a cluster deleted
 /// or no longer due leaves the line then.
 const IN_LINE_FOR: std::time::Duration = std::time::Duration::from_secs(120);
+// A waiting cluster looks again every `Pace::OPERATOR.holding` (`Pace::after`): it must keep
+// its place with a look or two to spare.
+const _: () = assert!(IN_LINE_FOR.as_secs() > 2 * super::Pace::OPERATOR.holding.as_secs());
 
 impl Runner {
     /// `ended` receives `(namespace, cluster)` when a backup of that cluster ends, and when a
@@ -540,4 +543,43 @@ pub(super) async fn abandon(
     };
     let req = ctx.backup_request(plan_of(d)?.to.clone(), label::TRIGGER_SCHEDULE);
     crate::backup::scheduled::abandon(&ctx.reach, d, &req, found, jiff::Timestamp::now()).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_freed_backup_slot_starts_a_pass_of_its_cluster_and_of_the_one_whose_turn_comes() {
+        let (ended, mut passes) = tokio::sync::mpsc::unbounded_channel();
+        let runner = Runner::new(
+            Some(ended),
+            Bounds {
+                per_namespace: 1,
+                total: 1,
+            },
+        );
+        assert_eq!(runner.ask("a", "one"), Turn::Go);
+        assert!(matches!(runner.ask("a", "two"), Turn::Wait { .. }));
+        assert!(matches!(runner.ask("b", "lone"), Turn::Wait { .. }));
+        assert_eq!(
+            runner.waiting_by_namespace(),
+            [("a".to_string(), 1), ("b".to_string(), 1)].into()
+        );
+        runner.free("a", "one");
+        let mut woken = Vec::new();
+        while let Ok(p) = passes.try_recv() {
+            woken.push(p);
+        }
+        let pair = |ns: &str, c: &str| (ns.to_string(), c.to_string());
+        assert_eq!(
+            woken,
+            [pair("a", "one"), pair("a", "two")],
+            "a's line came first"
+        );
+        assert_eq!(runner.ask("a", "two"), Turn::Go);
+        runner.free("a", "two");
+        assert_eq!(passes.try_recv().ok(), Some(pair("a", "two")));
+        assert_eq!(passes.try_recv().ok(), Some(pair("b", "lone")), "b's turn");
+    }
 }

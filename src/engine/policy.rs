@@ -110,6 +110,17 @@ impl Pace {
         match (outcome, step) {
             (Outcome::Released, _) => Next::Released,
             (Outcome::Acted, _) => Next::Again(self.acted),
+            // A due backup in line for a slot: the backup runner starts a pass of the cluster
+            // when its turn comes (`backups::Runner`); meanwhile a look every `holding` keeps
+            // its place in line, without an observe of the cluster every few seconds per
+            // waiting backup.
+            (
+                _,
+                Step::Wait {
+                    reason: crate::api::Reason::BackupQueued,
+                    ..
+                },
+            ) => Next::Again(self.holding),
             (Outcome::NotYet(_), _) | (_, Step::Wait { .. }) => Next::Again(self.waiting),
             (_, Step::Hold { message, .. }) => Next::Held {
                 message: message.clone(),
@@ -259,6 +270,19 @@ mod tests {
         assert_eq!(p.after(&Outcome::Unchanged, &Step::Paused), s(60));
         assert_eq!(p.after(&Outcome::Unchanged, &Step::Idle), Next::Converged);
         assert_eq!(p.after(&Outcome::Released, &Step::Idle), Next::Released);
+    }
+
+    #[test]
+    fn a_backup_waiting_for_a_slot_looks_again_at_the_holding_pace_its_turn_wakes_it() {
+        let queued = Step::Wait {
+            reason: crate::api::Reason::BackupQueued,
+            message: "the scheduled backup is due and waits for a slot".into(),
+        };
+        let why = Outcome::NotYet(queued.to_string());
+        assert_eq!(
+            Pace::OPERATOR.after(&why, &queued),
+            Next::Again(Duration::from_secs(30))
+        );
     }
 
     #[test]
