@@ -7,7 +7,8 @@ use k8s_openapi::api::core::v1::TopologySpreadConstraint;
 use serde::Serialize;
 
 use super::observed::WorkloadView;
-use super::validate::{InvalidSpec, invalid, quantity_bytes};
+use super::quantity::Quantity;
+use super::validate::{InvalidSpec, invalid};
 use super::version::{MAX_MINOR, Version, VersionChange};
 use crate::keys::{LABEL_HOSTNAME, LABEL_ZONE};
 
@@ -23,6 +24,8 @@ pub const DEFAULT_LOST_MEMBER_GRACE_SECONDS: u64 = 180;
 pub const DEFAULT_UPGRADE_TIMEOUT_SECONDS: u64 = 300;
 /// Volume size when the spec names none.
 pub const DEFAULT_STORAGE_SIZE: &str = "1Gi";
+/// [`DEFAULT_STORAGE_SIZE`] in bytes.
+pub const DEFAULT_STORAGE_BYTES: i64 = 1 << 30;
 /// Room a member's volume keeps beside the database for etcd's write-ahead log: the five WAL
 /// files etcd retains (`--max-wals`, 64 MiB each) and the one it preallocates.
 pub const WAL_RESERVE_BYTES: i64 = (6 * 64) << 20;
@@ -45,13 +48,14 @@ pub fn volume_fitting(quota: i64) -> i64 {
 
 /// The smallest volume a new cluster gets: a 64 MiB quota beside the WAL's room.
 pub const MIN_NEW_VOLUME: &str = "512Mi";
+/// [`MIN_NEW_VOLUME`] in bytes.
+pub const MIN_NEW_VOLUME_BYTES: i64 = 512 << 20;
 
 /// Refuses a volume size too small for a new cluster (below [`MIN_NEW_VOLUME`]): etcd
 /// preallocates its WAL in 64 MiB files and keeps up to six. Existing clusters are never refused
 /// for it (their volumes exist).
-pub fn check_new_volume(size: &str) -> Result<(), String> {
-    let bytes = super::quantity_bytes(size).unwrap_or(0.0);
-    if bytes < super::quantity_bytes(MIN_NEW_VOLUME).unwrap_or(0.0) {
+pub fn check_new_volume(size: &Quantity) -> Result<(), String> {
+    if size.signed_bytes() < MIN_NEW_VOLUME_BYTES {
         return Err(format!(
             "volumes of {size} are too small for etcd: it preallocates its write-ahead log in \
              64 MiB files and keeps up to six beside the database; give --storage \
@@ -73,17 +77,20 @@ pub fn new_cluster_quota(volume_bytes: i64) -> i64 {
 /// with the size to give instead. With none given, the smallest whole GiB, the default at
 /// least, whose quota is at least twice the database (or etcd's default). `None`: the default
 /// size.
-pub fn restore_storage(given: Option<&str>, snapshot_bytes: u64) -> Result<Option<String>, String> {
+pub fn restore_storage(
+    given: Option<&Quantity>,
+    snapshot_bytes: u64,
+) -> Result<Option<Quantity>, String> {
     const GIB: i64 = 1 << 30;
     let db = i64::try_from(snapshot_bytes).unwrap_or(i64::MAX);
     let wanted = db.saturating_mul(2).min(DEFAULT_QUOTA_BYTES);
     let fitting_gib = (volume_fitting(wanted).saturating_add(GIB - 1) / GIB).max(1);
     let Some(given) = given else {
-        let default = super::quantity_bytes(DEFAULT_STORAGE_SIZE).unwrap_or(0.0) as i64;
-        return Ok((new_cluster_quota(default) < wanted).then(|| format!("{fitting_gib}Gi")));
+        return Ok((new_cluster_quota(DEFAULT_STORAGE_BYTES) < wanted)
+            .then(|| Quantity::gib(fitting_gib.unsigned_abs())));
     };
     check_new_volume(given)?;
-    let quota = super::quantity_bytes(given).map_or(0, |b| new_cluster_quota(b as i64));
+    let quota = new_cluster_quota(given.signed_bytes());
     // (A database that fills etcd's default quota needs a bigger quota, not a bigger volume.)
     if quota < DEFAULT_QUOTA_BYTES && db >= quota / 100 * 90 {
         return Err(format!(
@@ -95,7 +102,7 @@ pub fn restore_storage(given: Option<&str>, snapshot_bytes: u64) -> Result<Optio
             quota >> 20,
         ));
     }
-    Ok(Some(given.to_string()))
+    Ok(Some(given.clone()))
 }
 
 /// Auto-compaction `create` and `restore` write into a new cluster's spec (`new_cluster_defaults`):
@@ -132,8 +139,8 @@ pub fn new_cluster_defaults(spec: &mut crate::api::EtcdClusterSpec) {
     // etcd's default quota (2 GiB) does not fit the default volume (1 GiB): a quota that does.
     if spec.etcd.quota_backend_bytes.is_none() && !spec.storage.ephemeral {
         let size = spec.storage.size.as_deref().unwrap_or(DEFAULT_STORAGE_SIZE);
-        if let Some(bytes) = super::quantity_bytes(size) {
-            let quota = new_cluster_quota(bytes as i64);
+        if let Some(size) = Quantity::read(size) {
+            let quota = new_cluster_quota(size.signed_bytes());
             if quota < DEFAULT_QUOTA_BYTES {
                 spec.etcd.quota_backend_bytes = Some(quota);
             }
@@ -155,7 +162,10 @@ pub fn etcd_auth_by_default(tls: Option<&crate::api::TlsSpec>, version: super::V
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub enum Storage {
     Ephemeral,
-    Volume { size: String, class: Option<String> },
+    Volume {
+        size: Quantity,
+        class: Option<String>,
+    },
 }
 
 /// `spec.clientService`, validated. `hash` is `None` exactly when the spec sets none: the
@@ -709,10 +719,10 @@ pub(super) fn keep_storage(mut d: Desired, workload: Option<&WorkloadView>) -> D
             // Back down to what the claims have is no shrink: an expansion that never showed
             // (`plan::storage::expansion_pending`) is undone that way.
             let floor = workload
-                .and_then(|w| w.volume_capacity.as_deref())
-                .filter(|c| quantity_bytes(c) < quantity_bytes(a))
+                .and_then(|w| w.volume_capacity.as_ref())
+                .filter(|c| c.bytes() < a.bytes())
                 .unwrap_or(a);
-            if quantity_bytes(b) < quantity_bytes(floor) {
+            if b.bytes() < floor.bytes() {
                 d.refused.push(invalid(
                     "spec.storage.size",
                     format!("cannot shrink from {floor} to {b} on an existing cluster; {way}"),
@@ -731,11 +741,6 @@ pub(super) fn keep_storage(mut d: Desired, workload: Option<&WorkloadView>) -> D
     }
     d.storage = have;
     d
-}
-
-/// Whether two quantities name the same size ("1Gi" and "1024Mi" do).
-pub fn same_size(a: &str, b: &str) -> bool {
-    a == b || quantity_bytes(a).is_some_and(|x| Some(x) == quantity_bytes(b))
 }
 
 /// A validated `spec.restore`.

@@ -3,7 +3,8 @@
 //! Pure: no client, no clock. `validate` is the only place that reads raw spec fields for
 //! configuration; everything downstream reads `Desired`.
 //!
-//! `version`: etcd versions; `desired`: `Desired` and its defaults; `validate`: spec → `Desired`;
+//! `version`: etcd versions; `quantity`: sizes, parsed once where they enter; `desired`: `Desired`
+//! and its defaults; `validate`: spec → `Desired`;
 //! `auth`: `spec.auth` and `spec.tls.etcdAuth`, never both; `observed`: `Observed` and its views; `records`: the `EtcdBackup` records' labels and selection.
 
 mod adopt;
@@ -16,6 +17,7 @@ pub mod maintenance;
 mod observed;
 mod operator;
 pub mod pki;
+mod quantity;
 pub mod records;
 pub mod recovery;
 mod validate;
@@ -26,6 +28,7 @@ pub use allow::*;
 pub use desired::*;
 pub use observed::*;
 pub use operator::*;
+pub use quantity::Quantity;
 pub use validate::*;
 pub use version::*;
 

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::desired::{Storage, Tls};
+use super::quantity::Quantity;
 use super::version::{UpgradeRecord, Version};
 
 /// A member or cluster id as etcdctl prints it (16 hex digits), in status and messages.
@@ -178,7 +179,7 @@ pub struct WorkloadView {
     /// The smallest capacity of the member claims (`smallest_capacity`, observed with it): below
     /// its claim template's size after an expansion that never showed, and then the size the
     /// spec may go back to.
-    pub volume_capacity: Option<String>,
+    pub volume_capacity: Option<Quantity>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -440,9 +441,9 @@ pub struct VolumeView {
     /// Its StorageClass (`spec.storageClassName`; `None`: not set yet).
     pub class: Option<String>,
     /// The size it asks for (`spec.resources.requests.storage`).
-    pub size: Option<String>,
+    pub size: Option<Quantity>,
     /// The size it has (`status.capacity.storage`; `None` before it is bound).
-    pub capacity: Option<String>,
+    pub capacity: Option<Quantity>,
     /// When the engine asked it to grow (`objects::ANNOTATION_GROW_ASKED`, written with the new
     /// request by `GrowVolume`): the expansion's wait is bounded from then.
     #[serde(skip)]
@@ -451,16 +452,12 @@ pub struct VolumeView {
 
 /// The smallest capacity of the member claims (`None`: none bound): what each member's data fits
 /// in, so the least `spec.storage.size` may go back to after an expansion that never showed.
-pub fn smallest_capacity(volumes: &BTreeMap<u32, VolumeView>) -> Option<&str> {
+pub fn smallest_capacity(volumes: &BTreeMap<u32, VolumeView>) -> Option<&Quantity> {
     volumes
         .values()
         .filter(|v| !v.terminating)
-        .filter_map(|v| {
-            let c = v.capacity.as_deref()?;
-            Some((super::quantity_bytes(c)?, c))
-        })
-        .min_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, c)| c)
+        .filter_map(|v| v.capacity.as_ref())
+        .min_by_key(|c| c.bytes())
 }
 
 /// A restore's mark on the seed's volume: the durable record that the restore ran, which outlives

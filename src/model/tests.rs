@@ -117,39 +117,47 @@ fn a_restore_gets_volumes_whose_quota_holds_its_database_or_is_refused_with_the_
     assert_eq!(restore_storage(None, 5000 * MIB), Ok(Some("5Gi".into())));
     // Given: kept while the quota it gets is below 90 % full, else refused with a size.
     assert_eq!(
-        restore_storage(Some("1Gi"), 280 * MIB),
+        restore_storage(Some(&"1Gi".into()), 280 * MIB),
         Ok(Some("1Gi".into()))
     );
-    let err = restore_storage(Some("1Gi"), 300 * MIB).unwrap_err();
+    let err = restore_storage(Some(&"1Gi".into()), 300 * MIB).unwrap_err();
     assert!(
         err.contains("(300 MiB) would fill 93% of the quota volumes of 1Gi hold (320 MiB")
             && err.ends_with("give --storage 2Gi or more"),
         "{err}"
     );
     assert_eq!(
-        restore_storage(Some("8Gi"), 1300 * MIB),
+        restore_storage(Some(&"8Gi".into()), 1300 * MIB),
         Ok(Some("8Gi".into()))
     );
     assert!(
-        restore_storage(Some("2Gi"), 1300 * MIB)
+        restore_storage(Some(&"2Gi".into()), 1300 * MIB)
             .unwrap_err()
             .contains("--storage 5Gi")
     );
     // Too small for any database.
-    let err = restore_storage(Some("256Mi"), 0).unwrap_err();
+    let err = restore_storage(Some(&"256Mi".into()), 0).unwrap_err();
     assert!(
         err.contains("too small") && err.contains("--storage 512Mi"),
         "{err}"
     );
-    assert_eq!(check_new_volume("512Mi"), Ok(()));
+    assert_eq!(check_new_volume(&"512Mi".into()), Ok(()));
     assert_eq!(
-        quota_fitting(quantity_bytes(MIN_NEW_VOLUME).unwrap() as i64),
+        quota_fitting(Quantity::from(MIN_NEW_VOLUME).signed_bytes()),
         64 << 20
     );
-    assert!(check_new_volume("500M").is_err());
+    assert_eq!(
+        Quantity::from(MIN_NEW_VOLUME).signed_bytes(),
+        MIN_NEW_VOLUME_BYTES
+    );
+    assert_eq!(
+        Quantity::from(DEFAULT_STORAGE_SIZE).signed_bytes(),
+        DEFAULT_STORAGE_BYTES
+    );
+    assert!(check_new_volume(&"500M".into()).is_err());
     // Past 90 % of etcd's default quota, a bigger volume gets no bigger quota: not refused here.
     assert_eq!(
-        restore_storage(Some("8Gi"), 1900 * MIB),
+        restore_storage(Some(&"8Gi".into()), 1900 * MIB),
         Ok(Some("8Gi".into()))
     );
     // Every size picked holds its database below half its quota, or at etcd's default.
@@ -158,7 +166,7 @@ fn a_restore_gets_volumes_whose_quota_holds_its_database_or_is_refused_with_the_
         let size = restore_storage(None, db)
             .unwrap()
             .unwrap_or(DEFAULT_STORAGE_SIZE.into());
-        let quota = new_cluster_quota(quantity_bytes(&size).unwrap() as i64);
+        let quota = new_cluster_quota(size.signed_bytes());
         assert!(
             db as i64 <= quota / 2 || quota == DEFAULT_QUOTA_BYTES,
             "{mib} MiB: {size} holds {quota}"
@@ -961,12 +969,29 @@ fn bad_names_are_rejected() {
 fn storage_size_must_be_a_positive_quantity() {
     let mut s = spec(3, "3.5.16");
     s.storage.size = Some("lots".into());
-    assert_eq!(
-        validate(&cluster(s.clone())).unwrap_err().field,
-        "spec.storage.size"
+    let e = validate(&cluster(s.clone())).unwrap_err();
+    assert_eq!(e.field, "spec.storage.size");
+    assert!(
+        e.message.contains("\"lots\" is not a size") && e.message.contains("e.g. 1Gi"),
+        "{e}"
     );
     s.storage.size = Some("0Gi".into());
-    assert!(validate(&cluster(s.clone())).is_err());
+    let e = validate(&cluster(s.clone())).unwrap_err();
+    assert_eq!(e.field, "spec.storage.size");
+    assert!(e.message.contains("give a positive size"), "{e}");
+    s.storage.size = Some("16Ei".into());
+    let e = validate(&cluster(s.clone())).unwrap_err();
+    assert_eq!(e.field, "spec.storage.size");
+    assert!(
+        e.message.contains("larger than the largest size (16 EiB)"),
+        "{e}"
+    );
+    // Read once here: the size keeps its text and knows its bytes.
+    s.storage.size = Some("1.5Gi".into());
+    let Storage::Volume { size, .. } = validate(&cluster(s.clone())).unwrap().storage else {
+        panic!("a volume was asked for");
+    };
+    assert_eq!((size.as_str(), size.bytes()), ("1.5Gi", 3 << 29));
     s.storage.size = Some("512Mi".into());
     s.storage.storage_class_name = Some("fast".into());
     assert_eq!(

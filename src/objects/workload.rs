@@ -690,7 +690,7 @@ pub(super) fn volume_claim(d: &Desired) -> Option<PersistentVolumeClaim> {
                 resources: Some(VolumeResourceRequirements {
                     requests: Some(BTreeMap::from([(
                         "storage".to_string(),
-                        Quantity(size.clone()),
+                        Quantity(size.to_string()),
                     )])),
                     ..Default::default()
                 }),

@@ -46,7 +46,7 @@ pub(super) fn volume_room(d: &Desired) -> Option<i64> {
     let crate::model::Storage::Volume { size, .. } = &d.storage else {
         return None;
     };
-    crate::model::quantity_bytes(size).map(|b| crate::model::quota_fitting(b as i64))
+    Some(crate::model::quota_fitting(size.signed_bytes()))
 }
 
 fn full(d: &Desired, db_size: i64) -> bool {

@@ -755,7 +755,7 @@ impl World {
                 assert!(w.expandable, "grew a volume whose class does not expand");
                 assert!(w.pods.contains_key(&ordinal) || w.volumes.contains_key(&ordinal));
                 match w.volume_storage.get_mut(&ordinal) {
-                    Some(Storage::Volume { size, .. }) => *size = to,
+                    Some(Storage::Volume { size, .. }) => *size = to.as_str().into(),
                     other => panic!("grew volume {ordinal} of {other:?}"),
                 }
             })),

@@ -97,7 +97,7 @@ pub fn derive_status(
     st.backup = backup;
     st.conditions.extend(healthy);
     st.restored_from = d.restore.as_ref().map(|r| r.url.clone());
-    st.volume_capacity = crate::model::smallest_capacity(&o.volumes).map(str::to_owned);
+    st.volume_capacity = crate::model::smallest_capacity(&o.volumes).map(ToString::to_string);
     st.upgrade = super::upgrade::record(d, o, step, prev.and_then(|p| p.upgrade.as_ref()));
     st.maintenance = super::nospace::record(d, o, step, prev.and_then(|p| p.maintenance.as_ref()));
     // A finished adoption (`adopt::settle` took it out of the spec) keeps its last record.

@@ -23,7 +23,7 @@ use std::fmt;
 use serde::Serialize;
 
 use super::*;
-use crate::model::{Storage, VolumeView, WorkloadView, quantity_bytes, same_size};
+use crate::model::{Storage, VolumeView, WorkloadView};
 
 /// How a volume reaches the spec's storage.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -70,7 +70,7 @@ pub fn class_needed(
 fn same_storage(a: &Storage, b: &Storage) -> bool {
     match (a, b) {
         (Storage::Volume { size: x, class: cx }, Storage::Volume { size: y, class: cy }) => {
-            cx == cy && same_size(x, y)
+            cx == cy && x.same_size(y)
         }
         _ => a == b,
     }
@@ -91,13 +91,10 @@ pub fn volume_path(
     if want.is_some() && v.class != *want {
         return Some(Path::Swap);
     }
-    let smaller = match (
-        v.size.as_deref().and_then(quantity_bytes),
-        quantity_bytes(size),
-    ) {
-        (Some(have), Some(want)) => have < want,
-        _ => false,
-    };
+    let smaller = v
+        .size
+        .as_ref()
+        .is_some_and(|have| have.bytes() < size.bytes());
     if !smaller {
         return None;
     }
@@ -179,8 +176,8 @@ pub(super) fn volumes_outdated(d: &Desired, o: &Observed) -> Option<Step> {
         return Some(Step::GrowVolume {
             ordinal: *k,
             claim: v.name.clone(),
-            from: v.size.clone().unwrap_or_default(),
-            to: size.clone(),
+            from: v.size.as_ref().map(ToString::to_string).unwrap_or_default(),
+            to: size.to_string(),
         });
     }
     let swaps: Vec<u32> = changes.iter().map(|(k, _, _)| *k).collect();
@@ -248,16 +245,16 @@ pub fn expansion_pending(d: &Desired, o: &Observed) -> Option<Step> {
     let Storage::Volume { size, .. } = &d.storage else {
         return None;
     };
-    let want = quantity_bytes(size)?;
+    let want = size.bytes();
     let v = o.volumes.values().find(|v| {
         !v.terminating
-            && v.capacity
-                .as_deref()
-                .and_then(quantity_bytes)
-                .is_some_and(|have| have < want)
-            && v.size.as_deref().and_then(quantity_bytes) >= Some(want)
+            && v.capacity.as_ref().is_some_and(|have| have.bytes() < want)
+            && v.size.as_ref().is_some_and(|asked| asked.bytes() >= want)
     })?;
-    let capacity = v.capacity.as_deref().unwrap_or("unknown");
+    let capacity = v
+        .capacity
+        .as_ref()
+        .map_or("unknown".to_string(), ToString::to_string);
     let asked = v.grow_asked.map(|t| o.now.duration_since(t));
     if let Some(waited) = asked.filter(|w| *w < EXPANSION_PATIENCE) {
         return Some(wait(
@@ -271,7 +268,8 @@ pub fn expansion_pending(d: &Desired, o: &Observed) -> Option<Step> {
             ),
         ));
     }
-    let back = crate::model::smallest_capacity(&o.volumes).unwrap_or(capacity);
+    let back = crate::model::smallest_capacity(&o.volumes)
+        .map_or_else(|| capacity.clone(), ToString::to_string);
     Some(hold(
         Reason::ResizingStorage,
         format!(
@@ -600,7 +598,7 @@ mod tests {
     fn the_size_set_back_to_what_the_claims_have_ends_the_hold() {
         let (mut d, mut o) = grown_without_capacity(Some(EXPANSION_PATIENCE.as_secs() + 1));
         let sts = o.statefulset.as_mut().unwrap();
-        sts.volume_capacity = crate::model::smallest_capacity(&o.volumes).map(str::to_owned);
+        sts.volume_capacity = crate::model::smallest_capacity(&o.volumes).cloned();
         d.storage = Storage::Volume {
             size: "1Gi".into(),
             class: None,

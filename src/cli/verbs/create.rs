@@ -24,8 +24,8 @@ pub struct Args {
     /// Volume size per member (default 1Gi, at least 512Mi). The quota (`--quota-backend-bytes`) is etcd's
     /// 2 GiB, or less where the volume holds no more: 320 MiB on 1Gi, 832 MiB on 2Gi; 4480Mi
     /// holds etcd's default.
-    #[arg(long)]
-    pub storage: Option<String>,
+    #[arg(long, value_parser = crate::model::Quantity::parse)]
+    pub storage: Option<crate::model::Quantity>,
     /// StorageClass of the member volumes (default: the cluster's default class).
     #[arg(long)]
     pub storage_class: Option<String>,
@@ -103,7 +103,7 @@ async fn create(g: &Global, a: Args) -> Result<(), Error> {
         image_pull_secrets: a.image.pull_secrets(),
         image_repository: a.image.image_repository,
         storage: StorageSpec {
-            size: a.storage,
+            size: a.storage.map(|q| q.to_string()),
             storage_class_name: a.storage_class,
             ephemeral: a.ephemeral,
         },

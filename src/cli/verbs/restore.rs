@@ -57,8 +57,8 @@ pub struct Args {
     pub version: Option<String>,
     /// Volume size per member (default: 1Gi, or the smallest whole Gi whose quota holds the
     /// snapshot's database twice over; refused when its quota would be 90 % full at once).
-    #[arg(long)]
-    pub storage: Option<String>,
+    #[arg(long, value_parser = crate::model::Quantity::parse)]
+    pub storage: Option<crate::model::Quantity>,
     /// StorageClass of the member volumes.
     #[arg(long)]
     pub storage_class: Option<String>,
@@ -310,7 +310,8 @@ fn storage_for(
         .filter(|b| *b > 0)
         .or(src.snapshot_bytes)
         .unwrap_or(0);
-    model::restore_storage(a.storage.as_deref(), db)
+    model::restore_storage(a.storage.as_ref(), db)
+        .map(|size| size.map(|q| q.to_string()))
         .map_err(|why| Error::Usage(format!("EtcdCluster {}/{}: {why}", s.namespace, a.name)))
 }
 

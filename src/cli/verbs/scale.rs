@@ -26,8 +26,8 @@ pub struct Args {
     pub replicas: Option<i64>,
     /// Volume size per member, bigger than now (e.g. 2Gi): grown in place where the
     /// StorageClass allows expansion, else each member moved to a new volume.
-    #[arg(long)]
-    pub storage: Option<String>,
+    #[arg(long, value_parser = crate::model::Quantity::parse)]
+    pub storage: Option<crate::model::Quantity>,
     /// StorageClass to move the member volumes to, one member at a time.
     #[arg(long)]
     pub storage_class: Option<String>,
@@ -60,7 +60,7 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
     if a.storage.is_some() || a.storage_class.is_some() {
         let storage = &mut cluster.spec.storage;
         if let Some(size) = &a.storage {
-            storage.size = Some(size.clone());
+            storage.size = Some(size.to_string());
         }
         if let Some(class) = &a.storage_class {
             storage.storage_class_name = Some(class.clone());
@@ -69,7 +69,8 @@ pub async fn run(g: &Global, a: Args) -> Result<(), Error> {
         let capacity = cluster
             .status
             .as_ref()
-            .and_then(|s| s.volume_capacity.as_deref());
+            .and_then(|s| s.volume_capacity.as_deref())
+            .and_then(model::Quantity::read);
         refuse_shrink(&before.storage, &after.storage, capacity).map_err(|e| usage(&name, e))?;
         intent.push(format!(
             "set spec.storage of EtcdCluster {ns}/{name} from {} to {}",
@@ -113,10 +114,9 @@ fn quota_hint(before: &model::Desired, after: &model::Desired) -> Option<String>
     else {
         return None;
     };
-    let bytes = |s: &str| model::quantity_bytes(s).map(|b| b as i64);
     let quota = crate::plan::nospace::quota(after);
-    let fits = model::new_cluster_quota(bytes(new)?);
-    (bytes(new)? > bytes(old)? && fits > quota).then(|| {
+    let fits = model::new_cluster_quota(new.signed_bytes());
+    (new.bytes() > old.bytes() && fits > quota).then(|| {
         format!(
             "the quota stays {} MiB (changing it restarts every member, one at a time); volumes \
              of {new} hold up to {} MiB: set spec.etcd.quotaBackendBytes to {fits} to use them",
@@ -133,12 +133,11 @@ fn quota_hint(before: &model::Desired, after: &model::Desired) -> Option<String>
 fn refuse_shrink(
     before: &Storage,
     after: &Storage,
-    capacity: Option<&str>,
+    capacity: Option<model::Quantity>,
 ) -> Result<(), InvalidSpec> {
-    let bytes = model::quantity_bytes;
     match (before, after) {
         (Storage::Volume { size: a, .. }, Storage::Volume { size: b, .. })
-            if bytes(b) < bytes(a) && !capacity.is_some_and(|c| bytes(b) >= bytes(c)) =>
+            if b.bytes() < a.bytes() && capacity.is_none_or(|c| b.bytes() < c.bytes()) =>
         {
             Err(model::invalid(
                 "spec.storage.size",
@@ -178,9 +177,9 @@ mod tests {
         assert!(e.message.contains("kubectl etcd backup"), "{e}");
         assert!(refuse_shrink(&Storage::Ephemeral, &volume("1Gi", None), None).is_err());
         // Back to what the claims have after an expansion that never showed; not below it.
-        let stalled = Some("1Gi");
-        assert!(refuse_shrink(&volume("2Gi", None), &volume("1Gi", None), stalled).is_ok());
-        assert!(refuse_shrink(&volume("2Gi", None), &volume("512Mi", None), stalled).is_err());
+        let stalled = || Some("1Gi".into());
+        assert!(refuse_shrink(&volume("2Gi", None), &volume("1Gi", None), stalled()).is_ok());
+        assert!(refuse_shrink(&volume("2Gi", None), &volume("512Mi", None), stalled()).is_err());
     }
 
     #[test]
@@ -212,6 +211,9 @@ mod tests {
         };
         assert!(parse(&[]).is_err());
         assert!(parse(&["--storage", "2Gi"]).is_ok());
+        // A size that is none is refused as the flag is read, with the way to write one.
+        let e = parse(&["--storage", "2GB"]).unwrap_err().to_string();
+        assert!(e.contains("--storage") && e.contains("e.g. 1Gi"), "{e}");
         assert!(parse(&["--storage-class", "fast", "--replicas", "3"]).is_ok());
     }
 }

@@ -21,8 +21,8 @@ fn workload_storage(s: &StatefulSet) -> Storage {
                 .as_ref()
                 .and_then(|r| r.requests.as_ref())
                 .and_then(|r| r.get("storage"))
-                .map(|q| q.0.clone())
-                .unwrap_or_default(),
+                .and_then(|q| model::Quantity::read(&q.0))
+                .unwrap_or_else(model::Quantity::unset),
             class: spec.storage_class_name.clone().filter(|c| !c.is_empty()),
         },
     }
@@ -86,7 +86,7 @@ pub(super) fn workload_view(
         terminating: s.metadata.deletion_timestamp.is_some(),
         controller_behind: controller_behind(s),
         cannot_create: None,
-        volume_capacity: model::smallest_capacity(&volume_views(d, pvcs)).map(str::to_owned),
+        volume_capacity: model::smallest_capacity(&volume_views(d, pvcs)).cloned(),
         member_selector: s
             .spec
             .as_ref()
@@ -132,12 +132,12 @@ pub(super) fn volume_views(
                         .spec
                         .as_ref()
                         .and_then(|s| s.resources.as_ref()?.requests.as_ref()?.get("storage"))
-                        .map(|q| q.0.clone()),
+                        .and_then(|q| model::Quantity::read(&q.0)),
                     capacity: v
                         .status
                         .as_ref()
                         .and_then(|s| s.capacity.as_ref()?.get("storage"))
-                        .map(|q| q.0.clone()),
+                        .and_then(|q| model::Quantity::read(&q.0)),
                     grow_asked: v
                         .metadata
                         .annotations

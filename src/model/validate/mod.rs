@@ -17,7 +17,7 @@ use backup::*;
 pub use names::*;
 pub use options::*;
 use placement::*;
-pub use storage::*;
+use storage::*;
 pub use tls::*;
 
 use serde::Serialize;

@@ -3,60 +3,23 @@
 use super::{InvalidSpec, invalid};
 use crate::api::CompactionMode;
 use crate::model::desired::{DEFAULT_STORAGE_SIZE, Storage};
-
-/// "1Gi" → 1073741824 (the suffixes `validate_quantity` accepts), so "1024Mi" equals "1Gi" as
-/// the API server canonicalises it.
-pub fn quantity_bytes(q: &str) -> Option<f64> {
-    let end = q
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(q.len());
-    let (num, unit) = q.split_at(end);
-    let k: f64 = match unit {
-        "" => 1.0,
-        "Ki" => 1024.0,
-        "Mi" => 1024f64.powi(2),
-        "Gi" => 1024f64.powi(3),
-        "Ti" => 1024f64.powi(4),
-        "Pi" => 1024f64.powi(5),
-        "k" => 1e3,
-        "M" => 1e6,
-        "G" => 1e9,
-        "T" => 1e12,
-        "P" => 1e15,
-        _ => return None,
-    };
-    Some(num.parse::<f64>().ok()? * k)
-}
-
-pub(super) fn validate_quantity(field: &'static str, q: &str) -> Result<(), InvalidSpec> {
-    let digits_end = q
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(q.len());
-    let (num, unit) = q.split_at(digits_end);
-    let ok_num = !num.is_empty() && num.parse::<f64>().map(|n| n > 0.0).unwrap_or(false);
-    let ok_unit = matches!(
-        unit,
-        "" | "Ki" | "Mi" | "Gi" | "Ti" | "Pi" | "k" | "M" | "G" | "T" | "P"
-    );
-    if !ok_num || !ok_unit {
-        return Err(invalid(
-            field,
-            format!("{q:?} is not a positive size; use e.g. 1Gi or 500Mi"),
-        ));
-    }
-    Ok(())
-}
+use crate::model::quantity::Quantity;
 
 /// `spec.storage`: an emptyDir, or a volume of a valid size (the default when unset).
 pub(super) fn validate_storage(s: &crate::api::StorageSpec) -> Result<Storage, InvalidSpec> {
     if s.ephemeral {
         return Ok(Storage::Ephemeral);
     }
-    let size = s
-        .size
-        .clone()
-        .unwrap_or_else(|| DEFAULT_STORAGE_SIZE.to_string());
-    validate_quantity("spec.storage.size", &size)?;
+    let size = s.size.as_deref().unwrap_or(DEFAULT_STORAGE_SIZE);
+    let size = Quantity::parse(size).map_err(|e| invalid("spec.storage.size", e))?;
+    if size.bytes() == 0 {
+        return Err(invalid(
+            "spec.storage.size",
+            format!(
+                "\"{size}\" is no room for a member's data; give a positive size, e.g. 1Gi or 500Mi"
+            ),
+        ));
+    }
     Ok(Storage::Volume {
         size,
         class: s.storage_class_name.clone().filter(|c| !c.is_empty()),

@@ -54,8 +54,8 @@ pub struct Args {
     #[arg(long)]
     pub yes: bool,
     /// Volume size per new member (default 1Gi).
-    #[arg(long)]
-    pub storage: Option<String>,
+    #[arg(long, value_parser = crate::model::Quantity::parse)]
+    pub storage: Option<crate::model::Quantity>,
     /// StorageClass of the new members' volumes.
     #[arg(long)]
     pub storage_class: Option<String>,
@@ -497,7 +497,7 @@ fn adopting_cluster(
                 .unwrap_or_else(|| model::DEFAULT_VERSION.into()),
             image_repository: a.image_repository.clone(),
             storage: StorageSpec {
-                size: a.storage.clone(),
+                size: a.storage.as_ref().map(ToString::to_string),
                 storage_class_name: a.storage_class.clone(),
                 ephemeral: false,
             },

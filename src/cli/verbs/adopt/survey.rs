@@ -142,10 +142,7 @@ pub(super) fn capacity_refusals(c: &ClusterView, d: &model::Desired) -> Vec<Stri
         let bigger = model::restore_storage(None, u64::try_from(db).unwrap_or(0))
             .ok()
             .flatten()
-            .filter(|size| {
-                model::quantity_bytes(size)
-                    .is_some_and(|b| model::new_cluster_quota(b as i64) > db.saturating_mul(2))
-            })
+            .filter(|size| model::new_cluster_quota(size.signed_bytes()) > db.saturating_mul(2))
             .map(|size| format!("--storage {size} (volumes whose quota holds it twice over) or "))
             .unwrap_or_default();
         why.push(format!(
@@ -157,7 +154,7 @@ pub(super) fn capacity_refusals(c: &ClusterView, d: &model::Desired) -> Vec<Stri
         ));
     }
     if let model::Storage::Volume { size, .. } = &d.storage
-        && model::quantity_bytes(size).is_some_and(|v| db as f64 >= v)
+        && db >= size.signed_bytes()
     {
         why.push(format!(
             "{name}'s database is {}, not smaller than the new members' volumes of {size}: \
