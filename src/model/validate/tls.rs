@@ -399,3 +399,451 @@ pub(super) fn validate_tls(t: &crate::api::TlsSpec) -> Result<Tls, InvalidSpec> 
         peer_secret,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::model::tests::{cluster, mode, plain_peers, spec, tls};
+    use crate::model::*;
+
+    #[test]
+    fn a_new_cluster_with_client_tls_but_plain_peers_is_refused_unless_asked_for() {
+        let validated = |t: crate::api::TlsSpec, st: Option<crate::api::EtcdClusterStatus>| {
+            let mut s = spec(3, "3.6.15");
+            s.tls = Some(t);
+            let mut c = cluster(s);
+            c.status = st;
+            validate(&c)
+        };
+        // New: refused, naming the field, the risk and the three ways out.
+        let e = validated(tls(Some("srv"), Some("cli"), None), None).unwrap_err();
+        assert_eq!(e.field, "spec.tls.peerSecret");
+        for said in [
+            "raft in the clear",
+            "peerSecret",
+            "mode: managed",
+            "plainPeers: true",
+        ] {
+            assert!(e.message.contains(said), "{said}: {}", e.message);
+        }
+        // Asked for: taken, client TLS only.
+        let d = validated(plain_peers(tls(Some("srv"), Some("cli"), None)), None).unwrap();
+        assert_eq!(
+            (d.tls.client_scheme(), d.tls.peer_secret.clone()),
+            ("https", None)
+        );
+        // A cluster that ran before the field existed keeps running.
+        let ran = crate::api::EtcdClusterStatus {
+            cluster_id: Some("1a2b".into()),
+            ..Default::default()
+        };
+        assert!(validated(tls(Some("srv"), Some("cli"), None), Some(ran)).is_ok());
+        // Contradictions and misplaced opt-ins.
+        let e = validated(plain_peers(tls(Some("srv"), Some("cli"), Some("p"))), None).unwrap_err();
+        assert_eq!(e.field, "spec.tls.plainPeers");
+        for m in ["managed", "none"] {
+            let t = plain_peers(crate::api::TlsSpec {
+                mode: Some(m.into()),
+                ..Default::default()
+            });
+            assert_eq!(
+                validated(t, None).unwrap_err().field,
+                "spec.tls.plainPeers",
+                "{m}"
+            );
+        }
+        // Peer TLS alone (clients plain) is no secret kept from the peers: taken as before.
+        assert!(validated(tls(None, None, Some("p")), None).is_ok());
+    }
+
+    #[test]
+    fn tls_needs_server_and_client_secrets_together_and_secret_names() {
+        let mut s = spec(3, "3.6.15");
+        s.tls = Some(tls(Some("srv"), Some("cli"), Some("peer")));
+        let d = validate(&cluster(s.clone())).unwrap();
+        assert_eq!(
+            d.tls.client,
+            Some(ClientTls {
+                server_secret: "srv".into(),
+                client_secret: "cli".into()
+            })
+        );
+        assert_eq!(d.tls.peer_secret.as_deref(), Some("peer"));
+        assert_eq!(
+            (d.tls.client_scheme(), d.tls.peer_scheme()),
+            ("https", "https")
+        );
+        s.tls = Some(tls(None, None, Some("peer")));
+        let d = validate(&cluster(s.clone())).unwrap();
+        assert_eq!(
+            (d.tls.client_scheme(), d.tls.peer_scheme()),
+            ("http", "https")
+        );
+        s.tls = Some(mode(Some("none"), None));
+        assert_eq!(validate(&cluster(s.clone())).unwrap().tls, Tls::default());
+        for (t, field) in [
+            (tls(Some("srv"), None, None), "spec.tls.clientSecret"),
+            (tls(None, Some("cli"), None), "spec.tls.serverSecret"),
+            (tls(Some("Srv"), Some("cli"), None), "spec.tls.serverSecret"),
+            (
+                tls(Some("srv"), Some("cli-"), None),
+                "spec.tls.clientSecret",
+            ),
+            (tls(None, None, Some("")), "spec.tls.peerSecret"),
+        ] {
+            s.tls = Some(t.clone());
+            let e = validate(&cluster(s.clone())).unwrap_err();
+            assert_eq!(e.field, field, "{t:?}: {e:?}");
+        }
+    }
+
+    #[test]
+    fn tls_modes_managed_secrets_and_none_and_a_new_cluster_without_one_is_managed() {
+        let with = |t: Option<crate::api::TlsSpec>| {
+            let mut s = spec(3, "3.6.15");
+            s.tls = t;
+            validate(&cluster(s))
+        };
+        // A new cluster (no status) without a mode is born with managed TLS.
+        for t in [None, Some(mode(None, None))] {
+            let d = with(t.clone()).unwrap();
+            assert_eq!(
+                (
+                    d.tls.clone(),
+                    d.pki.is_some(),
+                    d.insecure_asked,
+                    d.tls_origin
+                ),
+                (
+                    crate::objects::managed_tls("demo"),
+                    true,
+                    false,
+                    TlsOrigin::Birth
+                ),
+                "{t:?}"
+            );
+        }
+        // ... with the lifetime it names.
+        let d = with(Some(mode(None, Some("1h")))).unwrap();
+        assert_eq!(d.pki.unwrap().leaf_lifetime_seconds, 3600);
+        let d = with(Some(tls(Some("srv"), Some("cli"), Some("peer")))).unwrap();
+        assert_eq!((d.tls.client_scheme(), d.pki.clone()), ("https", None));
+        assert_eq!(d.tls_origin, TlsOrigin::Spec);
+        // Managed: client and peer TLS with the engine's own Secrets.
+        let d = with(Some(mode(Some("managed"), None))).unwrap();
+        assert_eq!(d.tls, crate::objects::managed_tls("demo"));
+        assert_eq!(
+            d.tls.client.as_ref().unwrap().server_secret,
+            "demo-tls-server"
+        );
+        assert_eq!(d.tls.peer_secret.as_deref(), Some("demo-tls-peer"));
+        assert_eq!(
+            d.pki.unwrap().leaf_lifetime_seconds,
+            crate::model::pki::DEFAULT_LEAF_LIFETIME_SECONDS
+        );
+        let d = with(Some(mode(Some("managed"), Some("5m")))).unwrap();
+        assert_eq!(d.pki.unwrap().leaf_lifetime_seconds, 300);
+        // None asked for: plain http, said explicitly.
+        let d = with(Some(mode(Some("none"), None))).unwrap();
+        assert_eq!((d.tls.client_scheme(), d.insecure_asked), ("http", true));
+        let secrets = tls(Some("srv"), Some("cli"), Some("p"));
+        for (t, field, says) in [
+            (
+                crate::api::TlsSpec {
+                    mode: Some("managed".into()),
+                    ..secrets.clone()
+                },
+                "spec.tls.mode",
+                "remove serverSecret",
+            ),
+            (
+                crate::api::TlsSpec {
+                    mode: Some("none".into()),
+                    ..secrets.clone()
+                },
+                "spec.tls.mode",
+                "plain http",
+            ),
+            (
+                mode(Some("secrets"), None),
+                "spec.tls.mode",
+                "needs serverSecret",
+            ),
+            (
+                mode(Some("auto"), None),
+                "spec.tls.mode",
+                "managed, certManager, secrets or none",
+            ),
+            (
+                mode(Some("managed"), Some("4m")),
+                "spec.tls.certificateLifetime",
+                "shorter than 5m",
+            ),
+            (
+                mode(Some("managed"), Some("soon")),
+                "spec.tls.certificateLifetime",
+                "not a duration",
+            ),
+            (
+                crate::api::TlsSpec {
+                    certificate_lifetime: Some("1h".into()),
+                    ..secrets.clone()
+                },
+                "spec.tls.certificateLifetime",
+                "only to modes managed and certManager",
+            ),
+        ] {
+            let e = with(Some(t.clone())).unwrap_err();
+            assert_eq!(e.field, field, "{t:?}: {e:?}");
+            assert!(e.message.contains(says), "{t:?}: {e:?}");
+        }
+    }
+
+    #[test]
+    fn cert_manager_mode_names_a_ca_issuer_and_keeps_to_it() {
+        let issuer = |name: &str, kind: Option<&str>| crate::api::IssuerRef {
+            name: name.into(),
+            kind: kind.map(Into::into),
+            group: None,
+        };
+        let with = |t: crate::api::TlsSpec, status: Option<crate::api::EtcdClusterStatus>| {
+            let mut c = cluster({
+                let mut s = spec(3, "3.6.15");
+                s.tls = Some(t);
+                s
+            });
+            c.status = status;
+            validate(&c)
+        };
+        let cm = |r: Option<crate::api::IssuerRef>, lifetime: Option<&str>| crate::api::TlsSpec {
+            mode: Some("certManager".into()),
+            issuer_ref: r,
+            certificate_lifetime: lifetime.map(Into::into),
+            ..Default::default()
+        };
+        // managed mode's Secret names, cert-manager's issuer, no CA of the engine's
+        let d = with(cm(Some(issuer("etcd-ca", None)), None), None).unwrap();
+        assert_eq!(d.tls, crate::objects::managed_tls("demo"));
+        assert_eq!(d.pki, None);
+        let m = d.cert_manager.unwrap();
+        assert_eq!(
+            (
+                m.issuer_name.as_str(),
+                m.issuer_kind.as_str(),
+                m.issuer_group.as_str()
+            ),
+            ("etcd-ca", "Issuer", "cert-manager.io")
+        );
+        assert_eq!(m.lifetime_seconds, None);
+        // an issuerRef alone means certManager; a ClusterIssuer and a lifetime are kept
+        let alone = crate::api::TlsSpec {
+            issuer_ref: Some(issuer("ca", Some("ClusterIssuer"))),
+            certificate_lifetime: Some("24h".into()),
+            ..Default::default()
+        };
+        let m = with(alone, None).unwrap().cert_manager.unwrap();
+        assert_eq!(
+            (m.issuer_kind.as_str(), m.lifetime_seconds),
+            ("ClusterIssuer", Some(86_400))
+        );
+        // refused, naming the field
+        let mut secrets = cm(Some(issuer("ca", None)), None);
+        secrets.server_secret = Some("srv".into());
+        let managed_with_issuer = crate::api::TlsSpec {
+            mode: Some("managed".into()),
+            issuer_ref: Some(issuer("ca", None)),
+            ..Default::default()
+        };
+        for (t, field, says) in [
+            (cm(None, None), "spec.tls.issuerRef", "is missing"),
+            (
+                cm(Some(issuer("Bad_Name", None)), None),
+                "spec.tls.issuerRef.name",
+                "not an object name",
+            ),
+            (
+                cm(Some(issuer("ca", Some("Vault"))), None),
+                "spec.tls.issuerRef.kind",
+                "Issuer or ClusterIssuer",
+            ),
+            (
+                cm(Some(issuer("ca", None)), Some("30m")),
+                "spec.tls.certificateLifetime",
+                "at least 1h",
+            ),
+            (
+                secrets,
+                "spec.tls.mode",
+                "certManager issues its own certificates",
+            ),
+            (
+                managed_with_issuer,
+                "spec.tls.issuerRef",
+                "set mode: certManager",
+            ),
+        ] {
+            let e = with(t.clone(), None).unwrap_err();
+            assert_eq!(e.field, field, "{t:?}: {e:?}");
+            assert!(e.message.contains(says), "{t:?}: {e:?}");
+        }
+        // A running cluster does not move between managed and certManager: the members trust the
+        // CA they started with.
+        let e = with(
+            cm(Some(issuer("ca", None)), None),
+            Some(recorded("managed")),
+        )
+        .unwrap_err();
+        assert_eq!(e.field, "spec.tls.mode");
+        assert!(e.message.contains("runs TLS mode managed"), "{e:?}");
+        let back = crate::api::TlsSpec {
+            mode: Some("managed".into()),
+            ..Default::default()
+        };
+        let e = with(back, Some(recorded("certManager"))).unwrap_err();
+        assert!(e.message.contains("set mode: certManager again"), "{e:?}");
+        // ... and one that records certManager keeps it
+        assert!(
+            with(
+                cm(Some(issuer("ca", None)), None),
+                Some(recorded("certManager"))
+            )
+            .is_ok()
+        );
+    }
+
+    fn status_with(
+        f: impl FnOnce(&mut crate::api::EtcdClusterStatus),
+    ) -> crate::api::EtcdClusterStatus {
+        let mut st = crate::api::EtcdClusterStatus::default();
+        f(&mut st);
+        st
+    }
+
+    fn recorded(mode: &str) -> crate::api::EtcdClusterStatus {
+        status_with(|st| {
+            st.tls = Some(crate::api::TlsStatus {
+                mode: mode.into(),
+                certificates: Vec::new(),
+            })
+        })
+    }
+
+    #[test]
+    fn a_missing_mode_is_decided_at_birth_and_read_back_from_status_afterwards() {
+        use TlsMode::{Managed, None as Plain};
+        // Born now: nothing recorded, nothing shows a member ever ran.
+        assert_eq!(unset_tls_mode(None, false), (Managed, TlsOrigin::Birth));
+        // A status without members (e.g. the invalid spec of a new cluster reported) is no birth.
+        let reported = status_with(|st| st.message = Some("spec.replicas: …".into()));
+        assert_eq!(
+            unset_tls_mode(Some(&reported), false),
+            (Managed, TlsOrigin::Birth)
+        );
+        // Afterwards: what status recorded.
+        assert_eq!(
+            unset_tls_mode(Some(&recorded("managed")), false),
+            (Managed, TlsOrigin::Recorded)
+        );
+        assert_eq!(
+            unset_tls_mode(Some(&recorded("none")), false),
+            (Plain, TlsOrigin::Recorded)
+        );
+        // Born before the record existed: status shows the cluster ran, and it keeps plain http.
+        let ran = status_with(|st| st.cluster_id = Some("8e9e05c52164694d".into()));
+        assert_eq!(
+            unset_tls_mode(Some(&ran), false),
+            (Plain, TlsOrigin::BornBefore)
+        );
+        let members = status_with(|st| st.members = vec![Default::default()]);
+        assert_eq!(
+            unset_tls_mode(Some(&members), false),
+            (Plain, TlsOrigin::BornBefore)
+        );
+        // A `secrets` record whose Secrets left the spec is no birth decision.
+        assert_eq!(
+            unset_tls_mode(Some(&recorded("secrets")), false),
+            (Plain, TlsOrigin::BornBefore)
+        );
+        // Adopting: the new members join old ones that speak plain http.
+        assert_eq!(unset_tls_mode(None, true), (Plain, TlsOrigin::Adopting));
+    }
+
+    #[test]
+    fn an_old_cluster_without_a_mode_keeps_plain_http_and_a_recorded_birth_stays_managed() {
+        let with_status = |st: crate::api::EtcdClusterStatus, t: Option<crate::api::TlsSpec>| {
+            let mut s = spec(3, "3.6.15");
+            s.tls = t;
+            let mut c = cluster(s);
+            c.status = Some(st);
+            validate(&c).unwrap()
+        };
+        let old = status_with(|st| st.cluster_id = Some("8e9e05c52164694d".into()));
+        let d = with_status(old.clone(), None);
+        assert_eq!((d.tls.clone(), d.pki.clone()), (Tls::default(), None));
+        assert!(!d.insecure_asked, "nobody asked for plain http");
+        // Its next pass records `none`, and that holds from then on.
+        let d = with_status(recorded("none"), None);
+        assert_eq!(
+            (d.tls.clone(), d.tls_origin),
+            (Tls::default(), TlsOrigin::Recorded)
+        );
+        let d = with_status(recorded("managed"), None);
+        assert_eq!(d.tls, crate::objects::managed_tls("demo"));
+        assert!(d.pki.is_some());
+        // The spec's own mode wins over any record (a change is then for `keep_tls` to refuse).
+        let d = with_status(recorded("none"), Some(mode(Some("managed"), None)));
+        assert_eq!((d.tls_origin, d.pki.is_some()), (TlsOrigin::Spec, true));
+        // The running plain cluster keeps what it runs, unrefused: no switch.
+        let plain = WorkloadView {
+            tls: Some(Tls::default()),
+            ..Default::default()
+        };
+        let d = keep_immutable(with_status(old, None), Some(&plain));
+        assert!(d.refused.is_empty(), "{:?}", d.refused);
+        assert_eq!(d.tls, Tls::default());
+        // A certificate lifetime without a mode on an old plain cluster names the fix.
+        let e = {
+            let mut s = spec(3, "3.6.15");
+            s.tls = Some(mode(None, Some("1h")));
+            let mut c = cluster(s);
+            c.status = Some(recorded("none"));
+            validate(&c).unwrap_err()
+        };
+        assert_eq!(e.field, "spec.tls.certificateLifetime");
+    }
+
+    #[test]
+    fn a_birth_default_meeting_a_statefulset_follows_it_without_a_refusal() {
+        // The status was lost (the manifest restored by a backup tool) but the members run.
+        let mut s = spec(3, "3.6.15");
+        s.tls = None;
+        let born = validate(&cluster(s)).unwrap();
+        assert_eq!(born.tls_origin, TlsOrigin::Birth);
+        let plain = WorkloadView {
+            tls: Some(Tls::default()),
+            ..Default::default()
+        };
+        let d = keep_immutable(born.clone(), Some(&plain));
+        assert!(d.refused.is_empty(), "{:?}", d.refused);
+        assert_eq!((d.tls, d.pki), (Tls::default(), None));
+        let byo = WorkloadView {
+            tls: Some(Tls {
+                client: Some(ClientTls {
+                    server_secret: "srv".into(),
+                    client_secret: "cli".into(),
+                }),
+                peer_secret: None,
+            }),
+            ..Default::default()
+        };
+        let d = keep_immutable(born.clone(), Some(&byo));
+        assert!(d.refused.is_empty(), "{:?}", d.refused);
+        assert_eq!(
+            (d.tls.client_scheme(), d.tls.peer_scheme(), d.pki),
+            ("https", "http", None)
+        );
+        // No StatefulSet: born managed.
+        let d = keep_immutable(born, None);
+        assert_eq!(d.tls, crate::objects::managed_tls("demo"));
+        assert!(d.pki.is_some());
+    }
+}
