@@ -236,3 +236,123 @@ fn a_good_backup_passes_its_drill_and_three_tampered_ones_fail_leaving_nothing()
         "no drill pod, policy or claim is left"
     );
 }
+
+/// `spec.backup.drill` on a cluster with a backup: an operator in this process, scoped to the
+/// test's namespace, first sweeps a drill pod an earlier operator left for a record that is gone,
+/// then drills the backup through its passes (start, the pod beside the passes, finish), writes
+/// the verdict on the record and `status.backup.lastDrill`, and leaves nothing behind.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_operator_drills_a_backup_on_schedule_and_sweeps_what_a_dead_one_left() {
+    use futures::FutureExt;
+    use kube::api::{Api, Patch, PatchParams};
+    use kubectl_etcd::api::{EtcdBackup, EtcdCluster};
+    use kubectl_etcd::engine::Dial;
+    use kubectl_etcd::operate::OperateOptions;
+
+    install_crd();
+    let ns = Ns::new("drill-sched");
+    let (endpoint, bucket) = s3();
+    s3_secret(&ns.0, "s3", &endpoint);
+    let image = std::env::var("KE_OPERATOR_IMAGE").expect("KE_OPERATOR_IMAGE is not set");
+    create_one(&ns.0, "demo", &["a", "b", "c"]);
+    let to = format!("s3://{bucket}/e2e/{}/sched", ns.0);
+    let (good, _) = backup(&ns.0, "demo", &to, &bucket);
+
+    // What an operator that died mid-drill left: the pod of a drill whose record is gone since.
+    let leftover = serde_json::json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "gone-drill", "namespace": ns.0, "labels": {
+            "etcd.kubectl-etcd.io/drill-of": "demo",
+            "etcd.kubectl-etcd.io/drill": "gone-drill",
+            "etcd.kubectl-etcd.io/trigger": "schedule",
+            "app.kubernetes.io/managed-by": "kubectl-etcd",
+        }},
+        "spec": {"restartPolicy": "Never", "containers": [{
+            "name": "read", "image": image, "command": ["sleep", "3600"],
+        }]},
+    });
+    let file = std::env::temp_dir().join(format!("{}-leftover.json", ns.0));
+    std::fs::write(&file, leftover.to_string()).unwrap();
+    ok(kubectl(&["apply", "-f", file.to_str().unwrap()]));
+
+    let client = client().await;
+    let clusters: Api<EtcdCluster> = Api::namespaced(client.clone(), &ns.0);
+    let backups: Api<EtcdBackup> = Api::namespaced(client.clone(), &ns.0);
+    let on = serde_json::json!({"spec": {"backup": {
+        "destination": to,
+        "credentialsSecret": "s3",
+        "drill": {"every": "10m", "toolsImage": image},
+    }}});
+    clusters
+        .patch("demo", &PatchParams::default(), &Patch::Merge(&on))
+        .await
+        .unwrap();
+
+    let t0 = std::time::Instant::now();
+    let prefix = image.split('/').next().unwrap().to_string();
+    let op = InProcessOperator::start(OperateOptions {
+        identity: format!("operator/e2e-drill-{}", std::process::id()),
+        lease_namespace: ns.0.clone(),
+        store_access: kubectl_etcd::archive::store::Access::ANY,
+        leave: kubectl_etcd::model::Leave::operator(Vec::new(), vec![prefix]),
+        ..OperateOptions::new(
+            client.clone(),
+            Some(ns.0.clone()),
+            std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+            Dial::PortForward,
+        )
+    });
+    let outcome = std::panic::AssertUnwindSafe(async {
+        let drill = eventually_async(
+            "the scheduled drill's verdict on the record",
+            420,
+            || async { backups.get(&good).await.ok()?.status?.drill },
+        )
+        .await;
+        eprintln!(
+            "drilled through the operator's passes in {:?}",
+            t0.elapsed()
+        );
+        assert_eq!(drill.outcome, "Passed", "{drill:?}");
+        assert!(
+            drill.hash_kv.is_some() && drill.hash_kv == drill.live_hash_kv,
+            "{drill:?}"
+        );
+        let st = eventually_async("status.backup.lastDrill", 60, || async {
+            let b = clusters.get("demo").await.ok()?.status?.backup?;
+            b.last_drill.is_some().then_some(b)
+        })
+        .await;
+        let last = st.last_drill.clone().unwrap();
+        assert_eq!(
+            (last.backup.as_str(), last.outcome.as_str()),
+            (good.as_str(), "Passed")
+        );
+        let (at, next) = (last.time.unwrap().0, st.next_drill_time.unwrap().0);
+        assert_eq!(
+            next.as_second() - at.as_second(),
+            600,
+            "next = last + every"
+        );
+        // No pod or policy left, the leftover swept too.
+        eventually_async("no drill object left", 60, || async {
+            drill_objects(&ns.0).is_empty().then_some(())
+        })
+        .await;
+        // `kubectl etcd status` says it.
+        let r = ok(etcd_s3(&ns.0, &["status", "demo"]));
+        assert!(
+            r.stdout.contains(&format!("last drill of {good} Passed"))
+                && r.stdout.contains("next drill in"),
+            "{}",
+            r.stdout
+        );
+    })
+    .catch_unwind()
+    .await;
+    let stopped = op.stop().await;
+    if let Err(p) = outcome {
+        std::panic::resume_unwind(p);
+    }
+    assert!(matches!(stopped, Some(Ok(()))), "{stopped:?}");
+}

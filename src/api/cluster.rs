@@ -479,6 +479,26 @@ pub struct BackupSpec {
     /// uses it too unless `--encryption-key-secret` or `--to` says otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub encryption: Option<BackupEncryption>,
+    /// Scheduled restore drills: the operator restores the newest successful backup into a
+    /// throwaway one-member etcd (no Service, a NetworkPolicy admitting nothing) and compares it
+    /// with its record and the live cluster, as `kubectl etcd backup verify` does, at most once
+    /// per `every`, only while the cluster needs nothing else. The result goes on the backup
+    /// (`status.drill`) and into `status.backup.lastDrill`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drill: Option<DrillSpec>,
+}
+
+/// `spec.backup.drill`: how often the operator drills a backup.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DrillSpec {
+    /// How long after the last drill of the cluster the next one comes (a duration: 10m at
+    /// least, e.g. 24h). A drill needs a successful backup not drilled yet.
+    pub every: String,
+    /// Image holding `kubectl-etcd`, for the drill pod's fetch and read (default: the
+    /// operator's own release).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools_image: Option<String>,
 }
 
 /// Client-side encryption of backups: where the key is.

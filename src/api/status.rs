@@ -243,6 +243,31 @@ pub struct BackupStatus {
     /// When the schedule last created a backup.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_scheduled_time: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>,
+    /// The newest restore drill of the cluster's backups (scheduled or `backup verify`), and
+    /// with `spec.backup.drill` when the next one is due.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_drill: Option<LastDrill>,
+    /// With `spec.backup.drill`: when the next drill is due (it runs once a successful backup
+    /// not drilled yet exists and the cluster needs nothing else).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_drill_time: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>,
+}
+
+/// The newest restore drill of a cluster's backups (`status.backup.lastDrill`).
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LastDrill {
+    /// The EtcdBackup drilled.
+    pub backup: String,
+    pub time: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>,
+    /// Passed or Failed.
+    pub outcome: String,
+    /// Why it failed (the record's `status.drill.message` has the rest).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// When a drill of the cluster last passed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_passed_time: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>,
 }
 
 /// One etcd member as last observed.

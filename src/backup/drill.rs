@@ -41,16 +41,71 @@ pub async fn run(
     tools_image: &str,
 ) -> Result<(EtcdBackup, Verdict), Error> {
     let started = Instant::now();
-    let name = record.name_any();
+    let (url, source) = source(d, record, tools_image)?;
+    let read = head(reach, d, record, &url, tools_image).await?;
+    clean_up(&reach.client, d).await?;
+    let pod_name = pod::pod_name(&record.name_any());
+    let ran = in_pod(&reach.client, d, &source, &pod_name).await;
+    clean_up(&reach.client, d).await?;
+    let ran = ran?;
+    let read = as_read(Some(read), &ran);
+    conclude(reach, (d, o), record, (read, ran), started.elapsed()).await
+}
+
+/// `Step::Drill(Start)`: the drill pod of `record` and its NetworkPolicy, labelled as the
+/// engine's (`objects::drill::scheduled`); returns once both exist, and the pod runs beside the
+/// passes. A record whose object is not in the store is refused before anything is created.
+pub async fn start(
+    reach: &Reach,
+    d: &Desired,
+    record: &EtcdBackup,
+    tools_image: &str,
+) -> Result<(), Error> {
+    let (url, source) = source(d, record, tools_image)?;
+    head(reach, d, record, &url, tools_image).await?;
+    let name = pod::pod_name(&record.name_any());
+    create(&reach.client, d, &source, &name, true).await
+}
+
+/// `Step::Drill(Finish)`: the drill pod `pod_name` of `record` ended `ended` after `took`: the
+/// verdict is written on the record, then the pod and its NetworkPolicy are deleted.
+pub async fn finish(
+    reach: &Reach,
+    (d, o): (&Desired, &Observed),
+    record: &EtcdBackup,
+    (pod_name, ended, took): (&str, Result<DrillFigures, String>, Duration),
+    tools_image: &str,
+) -> Result<(EtcdBackup, Verdict), Error> {
+    let (url, _) = source(d, record, tools_image)?;
+    // The stamp stored with the object; a failed drill's size as the store says it.
+    let stored = head(reach, d, record, &url, tools_image).await.ok();
+    let read = as_read(stored, &ended);
+    let done = conclude(reach, (d, o), record, (read, ended), took).await?;
+    delete(
+        &reach.client,
+        d,
+        &[pod_name.to_string()],
+        &[pod_name.to_string()],
+    )
+    .await?;
+    Ok(done)
+}
+
+/// Where `record`'s object is and how the drill pod reads it.
+fn source(
+    d: &Desired,
+    record: &EtcdBackup,
+    tools_image: &str,
+) -> Result<(String, RestoreSource), Error> {
     let st = record.status.clone().unwrap_or_default();
     let url = st.url.clone().ok_or_else(|| {
         BackupError::Usage(format!(
-            "EtcdBackup {}/{name} names no stored object (phase {}): there is nothing to drill",
+            "EtcdBackup {}/{} names no stored object (phase {}): there is nothing to drill",
             d.namespace,
+            record.name_any(),
             st.phase.as_deref().unwrap_or("unknown")
         ))
     })?;
-    let read = head(reach, d, record, &url, tools_image).await?;
     let source = RestoreSource {
         url: url.clone(),
         // Read to its end in any case: the verdict compares the sha256 with the record.
@@ -60,29 +115,46 @@ pub async fn run(
         nonce: None,
         encryption: record.spec.encryption.as_ref().map(|e| e.key_secret()),
     };
-    clean_up(&reach.client, d).await?;
-    let pod_name = pod::pod_name(&name);
-    let ran = in_pod(&reach.client, d, &source, &pod_name).await;
-    clean_up(&reach.client, d).await?;
-    let (read, restored) = match ran? {
-        Ok(f) => (
-            Read {
-                size: f.fetched.stored_bytes,
-                sha256: Some(f.fetched.sha256),
-                stamp: read.stamp,
-            },
-            Ok(f.restored),
-        ),
-        Err(why) => (read, Err(why)),
-    };
+    Ok((url, source))
+}
+
+/// The object as the drill read it: what the pod's fetch read when it restored (the store's
+/// stamp beside it), else what the store says (`stored`).
+fn as_read(stored: Option<Read>, ran: &Result<DrillFigures, String>) -> Option<Read> {
+    match ran {
+        Ok(f) => Some(Read {
+            size: f.fetched.stored_bytes,
+            sha256: Some(f.fetched.sha256.clone()),
+            stamp: stored.and_then(|r| r.stamp),
+        }),
+        Err(_) => stored,
+    }
+}
+
+/// The verdict of a drill that ran (`read`, and its pod's outcome), compared with the record and
+/// the live cluster, written on the record (`status.drill`).
+async fn conclude(
+    reach: &Reach,
+    (d, o): (&Desired, &Observed),
+    record: &EtcdBackup,
+    (read, ran): (Option<Read>, Result<DrillFigures, String>),
+    took: Duration,
+) -> Result<(EtcdBackup, Verdict), Error> {
+    let name = record.name_any();
+    let restored = ran.map(|f| f.restored);
     let live = match &restored {
         Ok(r) => live_at(reach, d, o, r.revision).await,
         Err(_) => Live::Unknown("nothing restored".into()),
     };
     let figures = restored.as_ref().ok().copied();
-    let v = verdict(&Recorded::of(record), Some(&read), restored, &live);
-    let drill = status(&url, &read, figures.as_ref(), &live, &v, started);
-    let mut st = st;
+    let v = verdict(&Recorded::of(record), read.as_ref(), restored, &live);
+    let url = record
+        .status
+        .as_ref()
+        .and_then(|s| s.url.clone())
+        .unwrap_or_default();
+    let drill = status(&url, read.as_ref(), figures.as_ref(), &live, &v, took);
+    let mut st = record.status.clone().unwrap_or_default();
     st.drill = Some(drill);
     take::write_status(reach, record, &st).await?;
     let mut written = record.clone();
@@ -126,6 +198,32 @@ async fn head(
     })
 }
 
+/// Creates the drill pod `name` restoring `r` and its NetworkPolicy (the policy first: the pod
+/// is never reachable); `scheduled`: labelled as the engine's.
+async fn create(
+    client: &kube::Client,
+    d: &Desired,
+    r: &RestoreSource,
+    name: &str,
+    scheduled: bool,
+) -> Result<(), Error> {
+    let pp = PostParams::default();
+    let policies: Api<NetworkPolicy> = Api::namespaced(client.clone(), &d.namespace);
+    policies
+        .create(&pp, &pod::network_policy(d, name))
+        .await
+        .map_err(|e| Error::kube("create", "NetworkPolicy", &d.namespace, name, e))?;
+    let pods: Api<Pod> = Api::namespaced(client.clone(), &d.namespace);
+    let mut p = pod::pod(d, r, name);
+    if scheduled {
+        p = pod::scheduled(p);
+    }
+    pods.create(&pp, &p)
+        .await
+        .map_err(|e| Error::kube("create", "Pod", &d.namespace, name, e))?;
+    Ok(())
+}
+
 /// Runs the drill pod to its end: `Ok(Ok(figures))` when it restored and read, `Ok(Err(why))`
 /// when the backup did not restore (a container failed: its last words).
 async fn in_pod(
@@ -134,16 +232,8 @@ async fn in_pod(
     r: &RestoreSource,
     name: &str,
 ) -> Result<Result<DrillFigures, String>, Error> {
-    let pp = PostParams::default();
-    let policies: Api<NetworkPolicy> = Api::namespaced(client.clone(), &d.namespace);
-    policies
-        .create(&pp, &pod::network_policy(d, name))
-        .await
-        .map_err(|e| Error::kube("create", "NetworkPolicy", &d.namespace, name, e))?;
+    create(client, d, r, name, false).await?;
     let pods: Api<Pod> = Api::namespaced(client.clone(), &d.namespace);
-    pods.create(&pp, &pod::pod(d, r, name))
-        .await
-        .map_err(|e| Error::kube("create", "Pod", &d.namespace, name, e))?;
     let deadline = Instant::now() + Duration::from_secs(pod::DEADLINE_SECONDS.unsigned_abs() + 30);
     loop {
         let p = pods
@@ -256,6 +346,34 @@ async fn clean_up(client: &kube::Client, d: &Desired) -> Result<(), Error> {
     Ok(())
 }
 
+/// `Step::Drill(Sweep)` and a finished drill: deletes the drill pods `pods` and NetworkPolicies
+/// `policies` of the cluster `d` by name (one gone already is no error).
+pub async fn delete(
+    client: &kube::Client,
+    d: &Desired,
+    pods: &[String],
+    policies: &[String],
+) -> Result<(), Error> {
+    let dp = DeleteParams::background();
+    let pod_api: Api<Pod> = Api::namespaced(client.clone(), &d.namespace);
+    for p in pods {
+        if let Err(e) = pod_api.delete(p, &dp).await
+            && !matches!(&e, kube::Error::Api(s) if s.code == 404)
+        {
+            return Err(Error::kube("delete", "Pod", &d.namespace, p, e));
+        }
+    }
+    let policy_api: Api<NetworkPolicy> = Api::namespaced(client.clone(), &d.namespace);
+    for p in policies {
+        if let Err(e) = policy_api.delete(p, &dp).await
+            && !matches!(&e, kube::Error::Api(s) if s.code == 404)
+        {
+            return Err(Error::kube("delete", "NetworkPolicy", &d.namespace, p, e));
+        }
+    }
+    Ok(())
+}
+
 /// The live cluster at `revision`: the first member that answers.
 async fn live_at(reach: &Reach, d: &Desired, o: &Observed, revision: i64) -> Live {
     let mut last = "no member answered".to_string();
@@ -294,18 +412,18 @@ async fn live_at(reach: &Reach, d: &Desired, o: &Observed, revision: i64) -> Liv
 /// The record's `status.drill`.
 fn status(
     url: &str,
-    read: &Read,
+    read: Option<&Read>,
     restored: Option<&Restored>,
     live: &Live,
     v: &Verdict,
-    started: Instant,
+    took: Duration,
 ) -> DrillStatus {
     DrillStatus {
         time: Some(Time(Timestamp::now())),
         outcome: v.outcome().into(),
         objects: vec![url.to_string()],
-        size: i64::try_from(read.size).ok(),
-        sha256: read.sha256.clone(),
+        size: read.and_then(|r| i64::try_from(r.size).ok()),
+        sha256: read.and_then(|r| r.sha256.clone()),
         revision: restored.map(|r| r.revision),
         keys: restored.map(|r| r.keys),
         hash_kv: restored.map(|r| i64::from(r.hash_kv)),
@@ -323,7 +441,7 @@ fn status(
             _ => None,
         },
         message: v.message(),
-        duration_seconds: Some(started.elapsed().as_secs_f64()),
+        duration_seconds: Some(took.as_secs_f64()),
     }
 }
 

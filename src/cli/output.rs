@@ -237,6 +237,10 @@ pub(crate) fn status_table(c: &EtcdCluster, pass: Option<&Pass>) -> String {
         out.push_str(&line);
         out.push('\n');
     }
+    if let Some(line) = drill_line(&st, jiff::Timestamp::now()) {
+        out.push_str(&line);
+        out.push('\n');
+    }
     out.push_str(&clients_line(c, &st));
     out.push('\n');
     if let Some(line) = tls_line(&st) {
@@ -556,6 +560,41 @@ fn backup_line(st: &crate::api::EtcdClusterStatus, now: jiff::Timestamp) -> Opti
     Some(parts.join("; "))
 }
 
+/// "last drill of NAME Passed 3h ago; next drill in 21h" (None without a drill or drills on).
+fn drill_line(st: &crate::api::EtcdClusterStatus, now: jiff::Timestamp) -> Option<String> {
+    let b = st.backup.as_ref()?;
+    let mut parts = Vec::new();
+    match &b.last_drill {
+        Some(l) => {
+            let ago = l
+                .time
+                .as_ref()
+                .map_or(0, |t| now.as_second() - t.0.as_second());
+            let mut line = format!(
+                "last drill of {} {} {} ago",
+                l.backup,
+                l.outcome,
+                human_age(ago)
+            );
+            if let Some(why) = &l.message {
+                line.push_str(&format!(" ({why})"));
+            }
+            parts.push(line);
+        }
+        None if b.next_drill_time.is_some() => parts.push("last drill: none yet".into()),
+        None => return None,
+    }
+    match &b.next_drill_time {
+        Some(t) if t.0 > now => parts.push(format!(
+            "next drill in {}",
+            human_age(t.0.as_second() - now.as_second())
+        )),
+        Some(_) => parts.push("next drill: due (once a backup not drilled yet exists)".into()),
+        None => parts.push("no scheduled drills (spec.backup.drill)".into()),
+    }
+    Some(parts.join("; "))
+}
+
 fn human_age(secs: i64) -> String {
     match secs.max(0) {
         s if s < 120 => format!("{s}s"),
@@ -568,6 +607,36 @@ fn human_age(secs: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_drill_line_says_the_last_drill_and_the_next() {
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+        let now: jiff::Timestamp = "2026-12-02T12:00:00Z".parse().unwrap();
+        let mut st = crate::api::EtcdClusterStatus {
+            backup: Some(crate::api::BackupStatus::default()),
+            ..Default::default()
+        };
+        assert_eq!(drill_line(&st, now), None, "no drill, none scheduled");
+        let b = st.backup.as_mut().unwrap();
+        b.next_drill_time = Some(Time("2026-12-02T11:00:00Z".parse().unwrap()));
+        assert_eq!(
+            drill_line(&st, now).unwrap(),
+            "last drill: none yet; next drill: due (once a backup not drilled yet exists)"
+        );
+        let b = st.backup.as_mut().unwrap();
+        b.last_drill = Some(crate::api::LastDrill {
+            backup: "demo-1".into(),
+            time: Some(Time("2026-12-02T09:00:00Z".parse().unwrap())),
+            outcome: "Failed".into(),
+            message: Some("its fetch step failed".into()),
+            last_passed_time: None,
+        });
+        b.next_drill_time = Some(Time("2026-12-03T09:00:00Z".parse().unwrap()));
+        assert_eq!(
+            drill_line(&st, now).unwrap(),
+            "last drill of demo-1 Failed 3h ago (its fetch step failed); next drill in 21h"
+        );
+    }
 
     #[test]
     fn sizes_are_human() {

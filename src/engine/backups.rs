@@ -20,9 +20,11 @@ use crate::archive::store::{Access, Location, Store};
 use crate::backup::label;
 use crate::backup::take::{self, Of};
 use crate::error::{BackupError, Error};
+use crate::model::drill::{DrillPod, DrillPolicy};
 use crate::model::fair::{Bounds, Fair, Turn};
 use crate::model::records::select;
 use crate::model::{self, BackupPlan, BackupsView, Desired, Observed, Version};
+use crate::plan::drill::DrillStep;
 
 /// What a driver asks of a backup (`Context::backup_request` makes one), and the member a
 /// backup would be taken from.
@@ -436,7 +438,13 @@ pub(super) async fn observe(
         Some(_) => crate::backup::scheduled::restore_names(&ctx.client, &d.namespace).await?,
         None => BTreeSet::new(),
     };
+    let (drill_pods, drill_policies) = match ctx.scheduled {
+        Some(_) => Box::pin(drill_objects(&ctx.client, d)).await?,
+        None => Default::default(),
+    };
     Ok(BackupsView {
+        drill_pods,
+        drill_policies,
         records,
         taking,
         me: ctx.identity.clone(),
@@ -456,14 +464,31 @@ fn plan_of(d: &Desired) -> Result<&BackupPlan, Error> {
     })
 }
 
+/// The backup and drill steps (`plan::backup`, `plan::drill`); any other step changes nothing.
+pub(super) async fn act(
+    ctx: &Context,
+    (d, o): (&Desired, &Observed),
+    step: &crate::plan::Step,
+) -> Result<Done, Error> {
+    use crate::plan::Step;
+    match step {
+        Step::TakeScheduledBackup { .. } => return start_scheduled(ctx, (d, o)).await,
+        Step::PruneBackups { delete, foreign } => prune(ctx, d, delete, foreign).await?,
+        Step::AbandonBackup { record, .. } => abandon(ctx, (d, o), record).await?,
+        Step::CheckBackup { record, key, .. } => check_stored(ctx, (d, o), record, key).await?,
+        // Boxed: a drill's finish is a deep future, which would grow every pass's (a worker
+        // thread's stack holds it).
+        Step::Drill { part } => Box::pin(drill_step(ctx, (d, o), part)).await?,
+        _ => {}
+    }
+    Ok(Done::Changed)
+}
+
 /// `Step::TakeScheduledBackup`: takes a slot (else the cluster waits in line, `BackupQueued`),
 /// records the backup (`Running`, signed by this process) and starts the rest of the recipe
 /// (`take::finish`) beside the passes; returns once the record exists. The passes that follow go
 /// on with the cluster's repairs and see the backup through its record.
-pub(super) async fn start_scheduled(
-    ctx: &Context,
-    (d, o): (&Desired, &Observed),
-) -> Result<Done, Error> {
+async fn start_scheduled(ctx: &Context, (d, o): (&Desired, &Observed)) -> Result<Done, Error> {
     let Some(runner) = ctx.scheduled.clone() else {
         return Err(Error::Usage(
             "this driver takes no scheduled backups (only a long-running operator does)".into(),
@@ -505,7 +530,7 @@ pub(super) async fn start_scheduled(
 }
 
 /// `Step::PruneBackups`.
-pub(super) async fn prune(
+async fn prune(
     ctx: &Context,
     d: &Desired,
     delete: &[(String, Option<String>)],
@@ -519,7 +544,7 @@ pub(super) async fn prune(
 }
 
 /// `Step::CheckBackup`.
-pub(super) async fn check_stored(
+async fn check_stored(
     ctx: &Context,
     (d, o): (&Desired, &Observed),
     record: &str,
@@ -533,16 +558,117 @@ pub(super) async fn check_stored(
 }
 
 /// `Step::AbandonBackup`.
-pub(super) async fn abandon(
-    ctx: &Context,
-    (d, o): (&Desired, &Observed),
-    record: &str,
-) -> Result<(), Error> {
+async fn abandon(ctx: &Context, (d, o): (&Desired, &Observed), record: &str) -> Result<(), Error> {
     let Some(found) = o.backups.records.iter().find(|b| b.name_any() == record) else {
         return Ok(());
     };
     let req = ctx.backup_request(plan_of(d)?.to.clone(), label::TRIGGER_SCHEDULE);
     crate::backup::scheduled::abandon(&ctx.reach, d, &req, found, jiff::Timestamp::now()).await
+}
+
+/// The restore drills' pods and NetworkPolicies of the cluster `d` (`objects::drill`).
+async fn drill_objects(
+    client: &kube::Client,
+    d: &Desired,
+) -> Result<(Vec<DrillPod>, Vec<DrillPolicy>), Error> {
+    use crate::objects::drill as pod;
+    use k8s_openapi::api::core::v1::Pod;
+    use k8s_openapi::api::networking::v1::NetworkPolicy;
+    let lp = kube::api::ListParams::default().labels(&pod::selector(&d.name));
+    let created = |m: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| {
+        m.creation_timestamp.as_ref().map(|t| t.0)
+    };
+    let pods = Api::<Pod>::namespaced(client.clone(), &d.namespace)
+        .list(&lp)
+        .await
+        .map_err(|e| Error::kube("list", "Pod", &d.namespace, &pod::selector(&d.name), e))?;
+    let policies = Api::<NetworkPolicy>::namespaced(client.clone(), &d.namespace)
+        .list(&lp)
+        .await
+        .map_err(|e| {
+            Error::kube(
+                "list",
+                "NetworkPolicy",
+                &d.namespace,
+                &pod::selector(&d.name),
+                e,
+            )
+        })?;
+    let pods = pods
+        .items
+        .iter()
+        .filter(|p| p.metadata.deletion_timestamp.is_none())
+        .map(|p| DrillPod {
+            name: p.name_any(),
+            backup: pod::backup_of(&p.name_any()).unwrap_or_default().into(),
+            scheduled: pod::is_scheduled(p.labels()),
+            created: created(&p.metadata),
+            ended: crate::backup::drill::finished(p),
+        })
+        .collect();
+    let policies = policies
+        .items
+        .iter()
+        .filter(|p| p.metadata.deletion_timestamp.is_none())
+        .map(|p| DrillPolicy {
+            name: p.name_any(),
+            created: created(&p.metadata),
+        })
+        .collect();
+    Ok((pods, policies))
+}
+
+/// `Step::Drill`: starts a drill of a record, finishes one whose pod ended (the verdict on its
+/// record), or sweeps drill objects no one will finish.
+async fn drill_step(
+    ctx: &Context,
+    (d, o): (&Desired, &Observed),
+    part: &DrillStep,
+) -> Result<(), Error> {
+    let record = |name: &str| o.backups.records.iter().find(|b| b.name_any() == name);
+    let tools_image = d
+        .backup
+        .as_ref()
+        .and_then(|b| b.drill.as_ref())
+        .map_or(crate::model::DEFAULT_TOOLS_IMAGE, |p| {
+            p.tools_image.as_str()
+        });
+    match part {
+        DrillStep::Start { record: name } => {
+            let Some(b) = record(name) else {
+                return Ok(());
+            };
+            crate::backup::drill::start(&ctx.reach, d, b, tools_image).await
+        }
+        DrillStep::Finish { record: name, pod } => {
+            let found = o.backups.drill_pods.iter().find(|p| &p.name == pod);
+            let (Some(b), Some(p)) = (record(name), found) else {
+                return Ok(());
+            };
+            let Some(ended) = p.ended.clone() else {
+                return Ok(());
+            };
+            let took = p
+                .created
+                .map_or(0, |c| (o.now.as_second() - c.as_second()).max(0));
+            let took = std::time::Duration::from_secs(took.unsigned_abs());
+            let (_, v) = crate::backup::drill::finish(
+                &ctx.reach,
+                (d, o),
+                b,
+                (pod, ended, took),
+                tools_image,
+            )
+            .await?;
+            if !v.passed() {
+                tracing::warn!(cluster = %d.name, namespace = %d.namespace, backup = %name, "the restore drill of EtcdBackup {}/{name} failed: {}", d.namespace, v.message().unwrap_or_default());
+            }
+            Ok(())
+        }
+        DrillStep::Sweep { pods, policies, .. } => {
+            crate::backup::drill::delete(&ctx.client, d, pods, policies).await
+        }
+    }
 }
 
 #[cfg(test)]

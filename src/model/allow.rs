@@ -21,10 +21,11 @@ pub const DEFAULT_IMAGE_PREFIXES: [&str; 2] = [DEFAULT_IMAGE_REPOSITORY, TOOLS_R
 
 /// The spec fields that name an image: etcd's repository, the restore and the recovery pods'
 /// tools image (the admission policy checks the same, `objects::admission::spec`).
-pub const IMAGE_FIELDS: [&str; 3] = [
+pub const IMAGE_FIELDS: [&str; 4] = [
     "spec.imageRepository",
     "spec.restore.toolsImage",
     "spec.recovery.toolsImage",
+    "spec.backup.drill.toolsImage",
 ];
 
 /// The flag that adds an image prefix (the operator's, `install --operator`'s and the CLI's).
@@ -146,11 +147,18 @@ pub fn keep_images(mut d: Desired, running: Option<&str>, leave: &ImageLeave) ->
             IMAGE_FIELDS[2],
             d.recovery.as_mut().map(|r| &mut r.tools_image),
         ),
+        (
+            IMAGE_FIELDS[3],
+            d.backup
+                .as_mut()
+                .and_then(|b| b.drill.as_mut())
+                .map(|r| &mut r.tools_image),
+        ),
     ];
     let mut refused = Vec::new();
     for (field, image) in tools {
         if let Some(image) = image.filter(|i| !leave.allows(i)) {
-            let what = format!(" (the restore pod runs {DEFAULT_TOOLS_IMAGE})");
+            let what = format!(" (the pod runs {DEFAULT_TOOLS_IMAGE})");
             refused.push(image_not_allowed(field, image, &what));
             *image = DEFAULT_TOOLS_IMAGE.into();
         }

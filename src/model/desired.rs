@@ -350,6 +350,8 @@ pub struct BackupPlan {
     pub run_on_create: bool,
     /// Which scheduled backups to keep (`None`: all).
     pub retention: Option<crate::archive::retention::Retention>,
+    /// Scheduled restore drills (`spec.backup.drill`; `None`: only on demand).
+    pub drill: Option<super::drill::DrillPlan>,
 }
 
 /// The validated, defaulted spec. Built once per pass by `validate`.

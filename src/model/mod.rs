@@ -5,12 +5,13 @@
 //!
 //! `version`: etcd versions; `quantity`: sizes, parsed once where they enter; `desired`: `Desired`
 //! and its defaults; `validate`: spec → `Desired`;
-//! `auth`: `spec.auth` and `spec.tls.etcdAuth`, never both; `observed`: `Observed` and its views; `records`: the `EtcdBackup` records' labels and selection.
+//! `auth`: `spec.auth` and `spec.tls.etcdAuth`, never both; `drill`: `spec.backup.drill`; `observed`: `Observed` and its views; `records`: the `EtcdBackup` records' labels and selection.
 
 mod adopt;
 mod allow;
 mod auth;
 mod desired;
+pub mod drill;
 pub mod fair;
 pub mod integrity;
 pub mod maintenance;

@@ -132,6 +132,9 @@ pub struct BackupsView {
     pub pinned: std::collections::BTreeSet<String>,
     /// When the EtcdCluster was created: its first scheduled slot counts from then.
     pub created: Option<jiff::Timestamp>,
+    /// The restore drills' pods and NetworkPolicies of the cluster (read by the operator only).
+    pub drill_pods: Vec<super::drill::DrillPod>,
+    pub drill_policies: Vec<super::drill::DrillPolicy>,
 }
 
 /// The one-shot pod that restores a seed member's volume.

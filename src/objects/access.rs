@@ -100,8 +100,9 @@ pub fn watched_namespaces() -> Vec<Access> {
         // Member volumes are the StatefulSet's; the engine applies a restored seed's claim and
         // deletes removed or wiped members' claims (all of them with --delete-data).
         of::<PersistentVolumeClaim>(&[GET, LIST, WATCH, CREATE, PATCH, DELETE, DELETECOLLECTION]),
-        // Member pods are the StatefulSet's; the engine applies only a restore pod, and deletes
-        // or evicts members to restart them.
+        // Member pods are the StatefulSet's; the engine applies only a restore pod, creates and
+        // deletes restore drills' pods (`spec.backup.drill`; their NetworkPolicy is among the
+        // owned kinds above), and deletes or evicts members to restart them.
         of::<Pod>(&[GET, LIST, WATCH, CREATE, PATCH, DELETE]),
         sub::<Pod>("eviction", &[CREATE]),
         // The restore pod's last log line while its download is tried again: why the restore

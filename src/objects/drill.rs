@@ -43,9 +43,34 @@ pub const FETCHED_FILE: &str = "/var/lib/etcd/restore/fetched.json";
 /// How long a drill pod may run before Kubernetes stops it (a drill whose driver is gone).
 pub const DEADLINE_SECONDS: i64 = 900;
 
+const SUFFIX: &str = "-drill";
+
 /// Name of the drill pod (and its NetworkPolicy) of the backup record `backup`.
 pub fn pod_name(backup: &str) -> String {
-    format!("{backup}-drill")
+    format!("{backup}{SUFFIX}")
+}
+
+/// The backup record whose drill pod (or NetworkPolicy) is `pod` (`pod_name`'s inverse).
+pub fn backup_of(pod: &str) -> Option<&str> {
+    pod.strip_suffix(SUFFIX)
+}
+
+/// A drill pod the engine starts (`spec.backup.drill`), labelled as the schedule's: a pass
+/// finishes it. A `backup verify` pod is its CLI's to finish.
+pub fn scheduled(mut p: Pod) -> Pod {
+    p.metadata.labels.get_or_insert_with(BTreeMap::new).insert(
+        crate::model::records::label::TRIGGER.into(),
+        crate::model::records::label::TRIGGER_SCHEDULE.into(),
+    );
+    p
+}
+
+/// Whether the drill pod labelled `labels` is one the engine started (`scheduled`).
+pub fn is_scheduled(labels: &BTreeMap<String, String>) -> bool {
+    labels
+        .get(crate::model::records::label::TRIGGER)
+        .map(String::as_str)
+        == Some(crate::model::records::label::TRIGGER_SCHEDULE)
 }
 
 /// Selector of every drill object of `cluster`.

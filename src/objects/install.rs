@@ -388,6 +388,11 @@ mod tests {
         (GROUP, "etcdbackups", "delete"),
         (GROUP, "etcdbackups/status", "patch"),
         ("", "secrets", "get"),
+        // scheduled restore drills (`backup::drill`): a pod and a NetworkPolicy created, listed
+        // and deleted by name (never by collection), the verdict on the record's status
+        ("", "pods", "create"),
+        ("networking.k8s.io", "networkpolicies", "create"),
+        ("networking.k8s.io", "networkpolicies", "list"),
         // the node of each member's pod (a member on a gone node is replaced)
         ("", "nodes", "get"),
         // a storage change: may the volumes grow in place, which class is the default
@@ -663,7 +668,8 @@ mod tests {
         assert!(!allows(role, "", "secrets", "update"));
         assert!(!allows(role, "", "pods/exec", "create"));
         assert!(!allows(role, GROUP, "etcdclusters", "delete"));
-        // Member pods come from the StatefulSet; the one pod the engine creates is a restore pod.
+        // Member pods come from the StatefulSet; the pods the engine creates are a restore pod and
+        // drill pods, neither attached to.
         assert!(!allows(role, "", "pods/attach", "create"));
         // The clusters' Leases live beside them, so wherever clusters are; never listed.
         assert!(!allows(role, "coordination.k8s.io", "leases", "list"));

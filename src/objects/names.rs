@@ -176,7 +176,7 @@ pub fn managed_selector() -> String {
 }
 
 /// The cluster an object the engine made belongs to, by its labels: a member pod's, its
-/// StatefulSet's or a Service's (the members' selector labels), or a restore pod's. `None` for
+/// StatefulSet's or a Service's (the members' selector labels), a restore or drill pod's. `None` for
 /// others (a claim's agent pod, anything unlabelled): no pass waits on them.
 pub fn cluster_of(labels: &BTreeMap<String, String>) -> Option<&str> {
     if labels.get(LABEL_NAME).map(String::as_str) == Some("etcd")
@@ -186,6 +186,7 @@ pub fn cluster_of(labels: &BTreeMap<String, String>) -> Option<&str> {
     }
     labels
         .get(crate::keys::LABEL_RESTORE_OF)
+        .or_else(|| labels.get(crate::keys::LABEL_DRILL_OF))
         .map(String::as_str)
 }
 pub(super) fn labels(cluster: &str) -> BTreeMap<String, String> {

@@ -885,6 +885,13 @@ fn a_pod_or_statefulset_is_told_to_belong_to_its_cluster_by_its_labels() {
     let restore = labels(restore::restore_pod(&d, d.restore.as_ref().unwrap(), "tok"));
     assert_eq!(cluster_of(&restore), Some("demo"));
     assert_eq!(restore.get(&key), Some(&value));
+    // A drill pod: its end starts a pass, which finishes the drill.
+    let drill = labels(drill::pod(
+        &d,
+        d.restore.as_ref().unwrap(),
+        &drill::pod_name("demo-1"),
+    ));
+    assert_eq!(cluster_of(&drill), Some("demo"));
     // A claim's agent pod belongs to no cluster's pass; nor does a pod of someone else's.
     let agent = labels(pvc_agent::agent_pod(
         "demo-pvc-agent-x",

@@ -500,14 +500,21 @@ async fn reconcile(cluster: Arc<EtcdCluster>, st: Arc<State>) -> Result<Action, 
 }
 
 /// When the next pass of the cluster (uid `key`) comes: the engine's pace, or the cluster's next
-/// scheduled backup when that is sooner.
+/// scheduled backup or drill when that is sooner.
 fn next_pass(pass: &engine::Pass, key: &str) -> Action {
     let backup_due = pass
         .status
         .backup
         .as_ref()
-        .and_then(|b| b.next_scheduled_time.as_ref())
-        .map(|t| t.0.as_second() - jiff::Timestamp::now().as_second())
+        .and_then(|b| {
+            [&b.next_scheduled_time, &b.next_drill_time]
+                .into_iter()
+                .flatten()
+                .map(|t| t.0)
+                .filter(|t| *t > jiff::Timestamp::now())
+                .min()
+        })
+        .map(|t| t.as_second() - jiff::Timestamp::now().as_second())
         // A slot already due waits for a pass with nothing else to do: the pace of the pass.
         .filter(|secs| *secs > 0)
         .map(|secs| Duration::from_secs(secs as u64));

@@ -41,7 +41,7 @@ use crate::model::records::{label, select};
 use crate::model::{BackupPlan, Desired, EtcdView, Observed, fmt_id};
 
 #[cfg(test)]
-mod tests;
+pub(super) mod tests;
 
 /// The next backup step, if any. The engine asks only when the cluster's own rules say `Idle`.
 pub fn next(d: &Desired, o: &Observed) -> Option<Step> {
@@ -268,6 +268,7 @@ pub fn status(
         st.last_failed = Some(failed.name_any());
         st.last_failed_time = done_at(failed).map(Time);
     }
+    super::drill::status(d, o, &mut st);
     let Some((plan, sched)) = schedule else {
         return ((st != BackupStatus::default()).then_some(st), None);
     };

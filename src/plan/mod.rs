@@ -184,6 +184,8 @@ pub fn plan(d: &Desired, o: &Observed) -> Step {
         .find_map(|rule| rule(d, o))
         // Backups only when the cluster itself needs nothing: they never pre-empt a repair.
         .or_else(|| backup::next(d, o))
+        // Restore drills after the backups, last of all that acts.
+        .or_else(|| drill::next(d, o))
         // A grown claim's capacity last: its wait (or hold) pre-empts nothing.
         .or_else(|| storage::expansion_pending(d, o))
         .unwrap_or(Step::Idle);
@@ -308,6 +310,7 @@ pub mod adopt;
 pub mod auth;
 pub mod backup;
 mod drain;
+pub mod drill;
 mod hibernate;
 pub mod maintenance;
 pub mod nospace;

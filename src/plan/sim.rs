@@ -951,6 +951,7 @@ impl World {
             | Step::PruneBackups { .. }
             | Step::CheckBackup { .. }
             | Step::AbandonBackup { .. }
+            | Step::Drill { .. }
             // No simulated cluster is adopted.
             | Step::ResizeOldStatefulSet { .. }
             | Step::TakeOverService { .. }

@@ -181,6 +181,9 @@ pub enum Step {
     /// A `Running` backup record whose taker is gone: mark it `Failed` and abort the unfinished
     /// upload its object would have had.
     AbandonBackup { record: String, taken_by: String },
+    /// A scheduled restore drill: start one, finish one that ended, or sweep what is left of
+    /// one (see `drill`).
+    Drill { part: super::drill::DrillStep },
     /// Adoption: scale the old cluster's StatefulSet `name` down by one, after the member of its
     /// top slot was removed (the StatefulSet and its volumes are kept).
     ResizeOldStatefulSet { name: String, from: u32, to: u32 },
@@ -359,7 +362,8 @@ impl Step {
             Step::TakeScheduledBackup { .. }
             | Step::PruneBackups { .. }
             | Step::CheckBackup { .. }
-            | Step::AbandonBackup { .. } => Reason::BackingUp,
+            | Step::AbandonBackup { .. }
+            | Step::Drill { .. } => Reason::BackingUp,
             Step::ResizeOldStatefulSet { .. } | Step::TakeOverService { .. } => Reason::Adopting,
             Step::RecreateStatefulSet { .. } | Step::GrowVolume { .. } => Reason::ResizingStorage,
             Step::HibernateSnapshot { .. } | Step::Hibernate { .. } => Reason::Hibernating,
@@ -462,6 +466,7 @@ impl fmt::Display for Step {
                     taken_by
                 }
             ),
+            Step::Drill { part } => write!(f, "{part}"),
             Step::ResizeOldStatefulSet { .. } | Step::TakeOverService { .. } => self.fmt_adopt(f),
             Step::RecreateStatefulSet { .. }
             | Step::GrowVolume { .. }

@@ -226,16 +226,11 @@ pub async fn act(ctx: &Context, d: &Desired, o: &Observed, step: &Step) -> Resul
             let url = super::backups::pre_upgrade_snapshot(ctx, (d, o), *to, destination).await?;
             tracing::info!(cluster = %d.name, namespace = %d.namespace, %url, "pre-upgrade snapshot taken");
         }
-        Step::TakeScheduledBackup { .. } => {
-            return super::backups::start_scheduled(ctx, (d, o)).await;
-        }
-        Step::PruneBackups { delete, foreign } => {
-            super::backups::prune(ctx, d, delete, foreign).await?
-        }
-        Step::AbandonBackup { record, .. } => super::backups::abandon(ctx, (d, o), record).await?,
-        Step::CheckBackup { record, key, .. } => {
-            super::backups::check_stored(ctx, (d, o), record, key).await?
-        }
+        Step::TakeScheduledBackup { .. }
+        | Step::PruneBackups { .. }
+        | Step::AbandonBackup { .. }
+        | Step::Drill { .. }
+        | Step::CheckBackup { .. } => return super::backups::act(ctx, (d, o), step).await,
         Step::Compact { .. }
         | Step::Defragment { .. }
         | Step::DisarmNospace { .. }

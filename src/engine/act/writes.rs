@@ -140,6 +140,7 @@ pub fn step_objects(d: &Desired, step: &Step) -> Vec<Object> {
         | Step::PruneBackups { .. }
         | Step::CheckBackup { .. }
         | Step::AbandonBackup { .. }
+        | Step::Drill { .. }
         // Patches of the old cluster's objects, not objects of the engine's.
         | Step::ResizeOldStatefulSet { .. }
         | Step::TakeOverService { .. }

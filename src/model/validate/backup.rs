@@ -4,7 +4,7 @@ use super::{InvalidSpec, invalid};
 use crate::model::desired::{BackupPlan, DEFAULT_TOOLS_IMAGE, RestoreSource};
 
 /// `spec.backup`: a destination the operator can write, a schedule that parses, a known
-/// compression. (The backup section is read by the backup schedule, not by the planner.)
+/// compression, a drill interval (`model::drill`).
 pub(super) fn validate_backup(b: &crate::api::BackupSpec) -> Result<BackupPlan, InvalidSpec> {
     use crate::archive::store::{Location, Sse};
     let location = Location::parse(&b.destination)
@@ -62,6 +62,11 @@ pub(super) fn validate_backup(b: &crate::api::BackupSpec) -> Result<BackupPlan, 
         suspend: b.suspend,
         run_on_create: b.run_on_create,
         retention: b.retention.clone(),
+        drill: b
+            .drill
+            .as_ref()
+            .map(super::super::drill::validate)
+            .transpose()?,
     })
 }
 

@@ -4,7 +4,8 @@
 //!
 //! - `spec.etcd.options` sets only the tuning flags (`model::TUNING_OPTIONS`) and those of
 //!   `install --operator --allow-etcd-option` (the chart's `allowEtcdOptions`);
-//! - `spec.imageRepository`, `spec.restore.toolsImage` and `spec.recovery.toolsImage` name images
+//! - `spec.imageRepository`, `spec.restore.toolsImage`, `spec.recovery.toolsImage` and
+//!   `spec.backup.drill.toolsImage` name images
 //!   under `model::DEFAULT_IMAGE_PREFIXES` or `--allow-image-prefix` (`allowImagePrefixes`).
 //!
 //! The lists are written into the policy itself (CEL list literals), not read from a parameter
@@ -138,6 +139,11 @@ fn validations(who: &str) -> Vec<Value> {
         image_rule("spec.imageRepository", &["imageRepository"], who),
         image_rule("spec.restore.toolsImage", &["restore", "toolsImage"], who),
         image_rule("spec.recovery.toolsImage", &["recovery", "toolsImage"], who),
+        image_rule(
+            "spec.backup.drill.toolsImage",
+            &["backup", "drill", "toolsImage"],
+            who,
+        ),
     ]
 }
 
@@ -260,6 +266,7 @@ mod tests {
             "spec.imageRepository",
             "spec.restore.toolsImage",
             "spec.recovery.toolsImage",
+            "spec.backup.drill.toolsImage",
         ];
         assert_eq!(v.len(), fields.len());
         for (rule, field) in v.iter().zip(fields) {

@@ -22,6 +22,7 @@ fn spec() -> BackupPlan {
         suspend: false,
         run_on_create: false,
         retention: None,
+        drill: None,
     }
 }
 
@@ -489,7 +490,7 @@ fn scheduled_demo(retention: Option<u32>) -> Desired {
 }
 
 /// A converged cluster seen by the operator at `now`, created at midnight, with `records`.
-fn seen(d: &Desired, now: &str, records: Vec<EtcdBackup>) -> Observed {
+pub(crate) fn seen(d: &Desired, now: &str, records: Vec<EtcdBackup>) -> Observed {
     let mut o = crate::plan::tests::healthy(d, 3);
     o.now = t(now);
     o.backups = crate::model::BackupsView {
