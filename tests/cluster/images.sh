@@ -55,10 +55,19 @@ commit_archive() {
 # (no grep -q: it exits at the first match, and under pipefail the SIGPIPE of ctr fails the check)
 imported() { $CTR images ls -q 2>/dev/null | grep -Fx "$1" >/dev/null; }
 
+# Pinned (containerd's `io.cri-containerd.pinned` label, which the CRI reports as `pinned`): the
+# kubelet's image garbage collection passes a pinned image over. imageGCHighThresholdPercent 100
+# (up.sh) turns off its periodic run, but under disk pressure the eviction manager still reclaims
+# space by deleting unused images: seen in a local CI run when the disk fell under 2 % free, it
+# deleted the pause and etcd 3.5.35 images, and every pod made after that failed to start, since an
+# imported image cannot be pulled back.
+pin() { $CTR images label "$1" io.cri-containerd.pinned=pinned >/dev/null; }
+
 import_archive() {
   local image=$1 archive=$2
   $CTR images import "$archive" >/dev/null
   imported "$image" || die "import of $archive did not produce $image"
+  pin "$image"
 }
 
 # ---------------------------------------------------------------- pause
@@ -184,7 +193,7 @@ case "$mode" in
       present=0 added=0
       for pair in "${want[@]}"; do
         image=${pair%%=*} archive=${pair#*=}
-        if imported "$image"; then present=$((present + 1)); continue; fi
+        if imported "$image"; then pin "$image"; present=$((present + 1)); continue; fi
         import_archive "$image" "$archive"
         log "imported $image"
         added=$((added + 1))
