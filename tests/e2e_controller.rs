@@ -12,7 +12,7 @@ mod common;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use common::{Ns, client, eventually_async as eventually};
+use common::{Ns, client, engine_client, eventually_async as eventually};
 use futures::FutureExt;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::events::v1::Event as K8sEvent;
@@ -47,14 +47,7 @@ async fn try_get(addr: SocketAddr, path: &str) -> std::io::Result<String> {
 #[tokio::test(flavor = "multi_thread")]
 // Runs with --features e2e (tests/run-all.sh), against $KUBECONFIG.
 async fn the_leader_bootstraps_a_cluster_reports_it_and_lets_go_on_shutdown() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| "kubectl_etcd=info".into());
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_test_writer()
-        .try_init();
-    let client = client().await;
-    kubectl_etcd::engine::apply_crd(&client).await.unwrap();
+    let client = engine_client().await;
     let pid = std::process::id();
     let ns_guard = Ns::new("operate");
     let ns = ns_guard.0.clone();

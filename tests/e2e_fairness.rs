@@ -11,7 +11,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
 
-use common::{Ns, client, eventually_async as eventually, s3, s3_secret};
+use common::{Ns, engine_client, eventually_async as eventually, s3, s3_secret};
 use futures::FutureExt;
 use kube::ResourceExt;
 use kube::api::{Api, PostParams};
@@ -44,14 +44,7 @@ fn running(c: &EtcdCluster) -> bool {
 #[tokio::test(flavor = "multi_thread")]
 // Runs with --features e2e (tests/run-all.sh), against $KUBECONFIG, with S3 (/tmp/tb/s3.env).
 async fn with_one_slot_a_namespaces_due_backups_never_hold_back_another_namespaces_cluster() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| "kubectl_etcd=info".into());
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_test_writer()
-        .try_init();
-    let client = client().await;
-    kubectl_etcd::engine::apply_crd(&client).await.unwrap();
+    let client = engine_client().await;
     let (endpoint, bucket) = s3();
     let (a_guard, b_guard) = (Ns::new("fair-a"), Ns::new("fair-b"));
     let (a, b) = (a_guard.0.clone(), b_guard.0.clone());

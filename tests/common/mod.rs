@@ -439,6 +439,20 @@ pub fn token_kubeconfig(server: &str, token: &str, namespace: &str) -> (tempfile
 }
 
 /// A kube client for the testbed (`KE_E2E_KUBECONFIG`), for tests that drive the library itself.
+/// For a test that runs the engine in its own process: the engine's log in the test's output
+/// (`RUST_LOG`, default `kubectl_etcd=info`), a client for the testbed, and the CRDs applied.
+pub async fn engine_client() -> kube::Client {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| "kubectl_etcd=info".into());
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_test_writer()
+        .try_init();
+    let client = client().await;
+    kubectl_etcd::engine::apply_crd(&client).await.unwrap();
+    client
+}
+
 pub async fn client() -> kube::Client {
     let kc = kube::config::Kubeconfig::read_from(kubeconfig()).expect("KE_E2E_KUBECONFIG reads");
     let config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
